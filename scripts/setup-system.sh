@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the system libraries Viper uses when they are missing (idempotent). UCX is optional at
+# run time: without it the ucx:// transport reports itself unavailable and tcp:// is used instead.
+set -u
+need=()
+ldconfig -p 2>/dev/null | grep -q 'libucp\.so' || need+=(libucx0)
+[ -e /usr/include/ucp/api/ucp.h ] || need+=(libucx-dev)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "viper: UCX libraries missing (${need[*]}); the ucx:// transport will be unavailable (install them with apt-get as root)" >&2
+  exit 0
+fi
+echo "viper: installing ${need[*]} (UCX for the ucx:// transport)..." >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }; then
+  echo "viper: could not install ${need[*]}; the ucx:// transport will be unavailable" >&2
+fi
+exit 0

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The viper command: finds a JDK 25, builds the CLI on first use (or when sources changed), runs it.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$root/scripts/java-env.sh"
+lib="$root/viper-cli/target/viper-lib"
+stamp="$lib/.built"
+stale() {
+  [ -f "$stamp" ] || return 0
+  [ -n "$(find "$root" -path "$root/.git" -prune -o \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) -newer "$stamp" -print -quit 2>/dev/null)" ]
+}
+if stale; then
+  echo "building viper..." >&2
+  "$root/scripts/setup-system.sh"
+  log="$(mktemp)"
+  if ! (cd "$root" && ./mvnw -B -q -ntp -DskipTests -pl viper-cli -am package >"$log" 2>&1); then
+    cat "$log" >&2; rm -f "$log"
+    echo "viper: build failed (log above)" >&2; exit 1
+  fi
+  rm -f "$log"
+  touch "$stamp"
+fi
+exec "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED ${VIPER_JAVA_OPTS:-} -cp "$root/viper-cli/target/viper-cli.jar:$lib/*" io.viper.cli.ViperMain "$@"

@@ -1,0 +1,11 @@
+package io.viper.errors;
+
+/**
+ * Bytes that arrived but do not match the content hash the manifest promised. Retriable: another
+ * location (finally the PFS) may hold good bytes.
+ */
+public class ViperCorruptDataException extends RetriableViperException {
+    public ViperCorruptDataException(String message) {
+        super(Reason.CORRUPT, message);
+    }
+}

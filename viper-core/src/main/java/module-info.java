@@ -1,0 +1,11 @@
+/**
+ * Viper's API and SPI. Imports no transport library: transports and notifiers are found with
+ * {@link java.util.ServiceLoader} and chosen by URI scheme.
+ */
+module io.viper.core {
+    requires transitive java.logging;
+    requires com.fasterxml.jackson.databind;
+
+    exports io.viper.errors;
+    exports io.viper.tensor;
+}

@@ -1,0 +1,4 @@
+/**
+ * Cumulative inference loss simulation and checkpoint schedules: fixed, adaptive, optimal and epoch.
+ */
+package io.viper.scheduler;

@@ -6,6 +6,7 @@ module io.viper.core {
     requires transitive java.logging;
     requires com.fasterxml.jackson.databind;
 
+    exports io.viper;
     exports io.viper.errors;
     exports io.viper.tensor;
 }

@@ -8,5 +8,12 @@ module io.viper.core {
 
     exports io.viper;
     exports io.viper.errors;
+    exports io.viper.hash;
+    exports io.viper.manifest;
+    exports io.viper.spi;
     exports io.viper.tensor;
+
+    uses io.viper.spi.TransportProvider;
+    uses io.viper.spi.RepositoryProvider;
+    uses io.viper.spi.NotifierProvider;
 }

@@ -1,0 +1,108 @@
+package io.viper.manifest;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.tensor.TensorInfo;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SequencedMap;
+
+/**
+ * A checkpoint without its bytes: what a notifier carries. Per tensor: name, dtype, shape, byte
+ * offset and length in the data section, and content hash; the total size; string metadata; and
+ * the locations where the bytes can be read, in the producer's order of preference.
+ *
+ * <p>Immutable and thread-safe. Tensors are in data order and contiguous (validated).
+ *
+ * @param model         the model name
+ * @param version       the version (> 0), only growing per model
+ * @param producerId    who published it (host:pid or a configured id)
+ * @param publishedAtMs producer wall clock (epoch millis) when {@code publish} was called
+ * @param metadata      string metadata (iteration, loss, ...)
+ * @param tensors       tensors in data order
+ * @param locations     where the bytes can be read, most preferred first
+ */
+public record Manifest(String model, long version, String producerId, long publishedAtMs,
+                       SequencedMap<String, String> metadata, List<TensorEntry> tensors, List<Location> locations) {
+
+    public Manifest {
+        validateModelName(model);
+        if (version <= 0) {
+            throw new ViperConfigException("manifest " + model + ": version must be positive, got " + version);
+        }
+        Objects.requireNonNull(producerId, "producerId");
+        metadata = Collections.unmodifiableSequencedMap(new LinkedHashMap<>(Objects.requireNonNull(metadata, "metadata")));
+        tensors = List.copyOf(tensors);
+        locations = List.copyOf(locations);
+        long expected = 0;
+        Map<String, Boolean> seen = new HashMap<>();
+        for (TensorEntry t : tensors) {
+            TensorInfo i = t.info();
+            if (seen.put(i.name(), Boolean.TRUE) != null) {
+                throw new ViperConfigException("manifest " + model + " v" + version + ": duplicate tensor '" + i.name() + "'");
+            }
+            if (i.offset() != expected) {
+                throw new ViperConfigException("manifest " + model + " v" + version + ": tensor '" + i.name() + "' starts at "
+                        + i.offset() + ", expected " + expected + " (tensors must be contiguous in data order)");
+            }
+            expected = Math.addExact(expected, i.length());
+        }
+    }
+
+    /**
+     * Checks a model name: 1 to 200 characters from letters, digits, '.', '_' and '-', not starting
+     * with '.', so that it is safe as a directory name, a Kafka key and a URI part.
+     */
+    public static String validateModelName(String model) {
+        if (model == null || model.isEmpty() || model.length() > 200 || model.startsWith(".")
+                || !model.chars().allMatch(c -> c < 128 && (Character.isLetterOrDigit(c) || c == '.' || c == '_' || c == '-'))) {
+            throw new ViperConfigException("invalid model name '" + model
+                    + "': use 1-200 characters from letters, digits, '.', '_' and '-', not starting with '.'");
+        }
+        return model;
+    }
+
+    /** Sum of all tensor lengths. */
+    public long totalBytes() {
+        long n = 0;
+        for (TensorEntry t : tensors) {
+            n += t.info().length();
+        }
+        return n;
+    }
+
+    /** The entry for {@code name}, or null. */
+    public TensorEntry tensor(String name) {
+        for (TensorEntry t : tensors) {
+            if (t.name().equals(name)) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    /** This manifest with {@code extra} locations appended (duplicates dropped). */
+    public Manifest withLocations(List<Location> extra) {
+        List<Location> all = new ArrayList<>(locations);
+        for (Location l : extra) {
+            if (!all.contains(l)) {
+                all.add(l);
+            }
+        }
+        return new Manifest(model, version, producerId, publishedAtMs, metadata, tensors, all);
+    }
+
+    /** This manifest with exactly {@code newLocations}. */
+    public Manifest replaceLocations(List<Location> newLocations) {
+        return new Manifest(model, version, producerId, publishedAtMs, metadata, tensors, newLocations);
+    }
+
+    @Override
+    public String toString() {
+        return "Manifest[" + model + " v" + version + ", " + tensors.size() + " tensors, " + totalBytes() + " bytes, " + locations + "]";
+    }
+}

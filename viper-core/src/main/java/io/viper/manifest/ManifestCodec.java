@@ -1,0 +1,233 @@
+package io.viper.manifest;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
+import io.viper.hash.ContentHash;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The wire and disk encoding of a {@link Manifest}: UTF-8 JSON, format version {@value #FORMAT_VERSION}.
+ *
+ * <pre>{@code
+ * {"format": 1,
+ *  "model": "nt3", "version": 7, "producer": "host:4242", "published_at_ms": 1763795000000,
+ *  "metadata": {"viper.iteration": "700", "viper.loss": "0.31"},
+ *  "tensors": [{"name": "dense.weight", "dtype": "F32", "shape": [64, 10],
+ *               "offset": 0, "length": 2560, "xxh3_128": "0f1e...32 hex"}],
+ *  "total_bytes": 2560,
+ *  "locations": [{"uri": "ucx://127.0.0.1:40123", "tier": "HOST"},
+ *                {"uri": "file:///pfs/nt3/7/model.safetensors", "tier": "PFS"}]}
+ * }</pre>
+ *
+ * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with
+ * a {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that
+ * later minor additions stay readable. Thread-safe.
+ */
+public final class ManifestCodec {
+    /** The format version this codec writes and the newest it reads. */
+    public static final int FORMAT_VERSION = 1;
+    /** Largest encoded manifest accepted (a model with about 100,000 tensors). */
+    public static final int MAX_ENCODED_BYTES = 32 * 1024 * 1024;
+
+    private static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .build();
+
+    static {
+        MAPPER.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(16).build());
+    }
+
+    private ManifestCodec() {
+    }
+
+    /** Encodes {@code m} as compact UTF-8 JSON. */
+    public static byte[] encode(Manifest m) {
+        ObjectNode root = MAPPER.createObjectNode();
+        root.put("format", FORMAT_VERSION);
+        root.put("model", m.model());
+        root.put("version", m.version());
+        root.put("producer", m.producerId());
+        root.put("published_at_ms", m.publishedAtMs());
+        ObjectNode meta = root.putObject("metadata");
+        m.metadata().forEach(meta::put);
+        ArrayNode tensors = root.putArray("tensors");
+        for (TensorEntry t : m.tensors()) {
+            ObjectNode o = tensors.addObject();
+            TensorInfo i = t.info();
+            o.put("name", i.name());
+            o.put("dtype", i.dtype().safetensorsName());
+            ArrayNode shape = o.putArray("shape");
+            for (long d : i.shape()) {
+                shape.add(d);
+            }
+            o.put("offset", i.offset());
+            o.put("length", i.length());
+            o.put("xxh3_128", t.hash().toHex());
+        }
+        root.put("total_bytes", m.totalBytes());
+        ArrayNode locs = root.putArray("locations");
+        for (Location l : m.locations()) {
+            locs.addObject().put("uri", l.uri().toString()).put("tier", l.tier().name());
+        }
+        try {
+            return MAPPER.writeValueAsBytes(root);
+        } catch (IOException e) {
+            throw new ViperException(ViperException.Reason.INTERNAL, "cannot encode manifest " + m.model() + " v" + m.version(), e);
+        }
+    }
+
+    /** Decodes a manifest; {@code source} names where the bytes came from, for error messages. */
+    public static Manifest decode(byte[] bytes, String source) {
+        if (bytes.length > MAX_ENCODED_BYTES) {
+            throw new ViperFormatException(source, "manifest of " + bytes.length + " bytes exceeds the limit of " + MAX_ENCODED_BYTES);
+        }
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(bytes);
+        } catch (IOException e) {
+            throw new ViperFormatException(source, "manifest is not valid JSON: " + firstLine(e.getMessage()));
+        }
+        if (root == null || !root.isObject()) {
+            throw new ViperFormatException(source, "manifest is not a JSON object");
+        }
+        long format = integer(root, "format", source);
+        if (format < 1 || format > FORMAT_VERSION) {
+            throw new ViperFormatException(source, "manifest format " + format + " is not supported (this reader knows 1.." + FORMAT_VERSION + ")");
+        }
+        try {
+            String model = text(root, "model", source);
+            long version = integer(root, "version", source);
+            String producer = text(root, "producer", source);
+            long publishedAt = integer(root, "published_at_ms", source);
+            LinkedHashMap<String, String> meta = new LinkedHashMap<>();
+            JsonNode metaNode = field(root, "metadata", source);
+            if (!metaNode.isObject()) {
+                throw new ViperFormatException(source, "manifest field 'metadata' is not an object");
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = metaNode.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                if (!e.getValue().isTextual()) {
+                    throw new ViperFormatException(source, "manifest metadata '" + e.getKey() + "' is not a string");
+                }
+                meta.put(e.getKey(), e.getValue().textValue());
+            }
+            List<TensorEntry> tensors = new ArrayList<>();
+            for (JsonNode t : array(root, "tensors", source)) {
+                if (!t.isObject()) {
+                    throw new ViperFormatException(source, "manifest tensor entry is not an object");
+                }
+                String name = text(t, "name", source);
+                String dtypeName = text(t, "dtype", source);
+                DType dtype = DType.fromSafetensorsName(dtypeName)
+                        .orElseThrow(() -> new ViperFormatException(source, "tensor '" + name + "': unknown dtype " + dtypeName));
+                List<Long> dims = new ArrayList<>();
+                for (JsonNode d : array(t, "shape", source)) {
+                    if (!d.canConvertToLong() || !d.isIntegralNumber() || d.longValue() < 0) {
+                        throw new ViperFormatException(source, "tensor '" + name + "': shape holds a value that is not a non-negative integer");
+                    }
+                    dims.add(d.longValue());
+                }
+                long[] shape = dims.stream().mapToLong(Long::longValue).toArray();
+                long offset = integer(t, "offset", source);
+                long length = integer(t, "length", source);
+                ContentHash hash;
+                try {
+                    hash = ContentHash.parseHex(text(t, "xxh3_128", source));
+                } catch (ViperFormatException e) {
+                    throw e;
+                } catch (ViperException | IllegalArgumentException e) {
+                    throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
+                }
+                tensors.add(new TensorEntry(new TensorInfo(name, dtype, shape, offset, length), hash));
+            }
+            List<Location> locations = new ArrayList<>();
+            for (JsonNode l : array(root, "locations", source)) {
+                String uri = text(l, "uri", source);
+                String tierName = text(l, "tier", source);
+                Tier tier;
+                try {
+                    tier = Tier.valueOf(tierName);
+                } catch (IllegalArgumentException e) {
+                    throw new ViperFormatException(source, "location '" + uri + "': unknown tier " + tierName);
+                }
+                try {
+                    locations.add(new Location(new URI(uri), tier));
+                } catch (URISyntaxException e) {
+                    throw new ViperFormatException(source, "location '" + uri + "' is not a URI: " + e.getReason());
+                }
+            }
+            Manifest m = new Manifest(model, version, producer, publishedAt, meta, tensors, locations);
+            JsonNode total = root.get("total_bytes");
+            if (total != null && (!total.canConvertToLong() || total.longValue() != m.totalBytes())) {
+                throw new ViperFormatException(source, "manifest total_bytes " + total + " does not match the tensors' " + m.totalBytes());
+            }
+            return m;
+        } catch (ViperFormatException e) {
+            throw e;
+        } catch (ViperException | ArithmeticException e) {
+            throw new ViperFormatException(source, "invalid manifest: " + e.getMessage());
+        }
+    }
+
+    /** Decodes a manifest from a UTF-8 string. */
+    public static Manifest decode(String json, String source) {
+        return decode(json.getBytes(StandardCharsets.UTF_8), source);
+    }
+
+    private static JsonNode field(JsonNode o, String name, String source) {
+        JsonNode n = o.get(name);
+        if (n == null || n.isNull()) {
+            throw new ViperFormatException(source, "manifest is missing field '" + name + "'");
+        }
+        return n;
+    }
+
+    private static String text(JsonNode o, String name, String source) {
+        JsonNode n = field(o, name, source);
+        if (!n.isTextual()) {
+            throw new ViperFormatException(source, "manifest field '" + name + "' is not a string");
+        }
+        return n.textValue();
+    }
+
+    private static long integer(JsonNode o, String name, String source) {
+        JsonNode n = field(o, name, source);
+        if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+            throw new ViperFormatException(source, "manifest field '" + name + "' is not a 64-bit integer");
+        }
+        return n.longValue();
+    }
+
+    private static Iterable<JsonNode> array(JsonNode o, String name, String source) {
+        JsonNode n = field(o, name, source);
+        if (!n.isArray()) {
+            throw new ViperFormatException(source, "manifest field '" + name + "' is not an array");
+        }
+        return n;
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+}

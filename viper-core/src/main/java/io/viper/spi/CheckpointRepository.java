@@ -1,0 +1,33 @@
+package io.viper.spi;
+
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Durable store of checkpoint versions (the PFS repository of DESIGN.md section 5):
+ * {@code <root>/<model>/<version>/model.safetensors} plus {@code manifest.json}, written to temporary
+ * names, fsynced and renamed, with {@code <root>/<model>/LATEST} replaced atomically afterwards.
+ *
+ * <p>Thread-safe. A failed store leaves earlier versions and {@code LATEST} untouched.
+ */
+public interface CheckpointRepository extends AutoCloseable {
+    /**
+     * Stores {@code staged} as version {@code manifest.version()} and returns its file location. The
+     * caller holds a read lease on {@code staged} for the duration.
+     */
+    Location store(Manifest manifest, StagedCheckpoint staged);
+
+    /** The manifest of the newest complete version of {@code model}, with its file location. */
+    Optional<Manifest> latest(String model);
+
+    /** The manifest of {@code version}, if stored. */
+    Optional<Manifest> find(String model, long version);
+
+    /** Stored versions of {@code model}, oldest first. */
+    List<Long> versions(String model);
+
+    @Override
+    void close();
+}

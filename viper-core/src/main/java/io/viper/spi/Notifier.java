@@ -1,0 +1,54 @@
+package io.viper.spi;
+
+import io.viper.manifest.Manifest;
+import java.net.URI;
+
+/**
+ * Publish/subscribe of manifests, keyed by model name (DESIGN.md section 6).
+ *
+ * <p>Contract every implementation passes (the notifier conformance suite checks it):
+ * <ul>
+ *   <li>A subscriber receives the latest manifest of its model at once (if any was published),
+ *       then every newer one, in publication order.</li>
+ *   <li>Malformed input from the network is logged and skipped; it never reaches a listener and
+ *       never stops delivery of well-formed manifests.</li>
+ *   <li>{@code publish} of the same version again (with more locations) is delivered too: consumers
+ *       use it to learn the PFS location once the flush completed.</li>
+ * </ul>
+ * Thread-safe. Listeners are called on the notifier's own thread, one at a time per subscription,
+ * and must not block for long.
+ */
+public interface Notifier extends AutoCloseable {
+    /** The notifier's address with any port 0 resolved, usable by consumers in other processes. */
+    URI uri();
+
+    /**
+     * Announces {@code manifest}. Blocks until the notifier accepted it (the embedded broker or the
+     * Kafka leader acknowledged it). Throws a retriable exception when the broker is unreachable.
+     */
+    void publish(Manifest manifest);
+
+    /** Subscribes to {@code model}; close the returned subscription to stop. */
+    Subscription subscribe(String model, ManifestListener listener);
+
+    @Override
+    void close();
+
+    /** Receives manifests of one model. */
+    interface ManifestListener {
+        void onManifest(Manifest manifest);
+
+        /**
+         * A problem the subscription survived (malformed record skipped, broker unreachable and being
+         * retried); for logs and metrics. Default: ignore.
+         */
+        default void onProblem(String problem) {
+        }
+    }
+
+    /** An active subscription. {@link #close()} is idempotent. */
+    interface Subscription extends AutoCloseable {
+        @Override
+        void close();
+    }
+}

@@ -1,0 +1,47 @@
+package io.viper.spi;
+
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Consumer side of a transport: copies byte ranges of a published checkpoint into the consumer's
+ * buffer.
+ *
+ * <p>Created by {@link TransportProvider#openClient}; owned and closed by the consumer. Thread-safe:
+ * several fetches may run at once. Errors: {@link io.viper.errors.RetriableViperException} when
+ * the producer is gone, the version was recycled, or the connection broke (the caller falls back
+ * to the next location); {@link io.viper.errors.ViperException} otherwise.
+ */
+public interface TransportClient extends AutoCloseable {
+
+    /**
+     * Reads {@code ranges} of the data section of {@code manifest}'s checkpoint from {@code location}
+     * into {@code destination}, holding a read lease on the producer for the duration. Blocks until
+     * every byte has arrived. The destination is owned by the caller and must not be touched by
+     * anyone else until this returns.
+     */
+    void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination);
+
+    /**
+     * Where the transport can expose the data section in place without a copy (a memory-mapped
+     * file on the PFS), returns it; the caller owns the result and closes it. Default: empty.
+     */
+    default Optional<MappedData> map(Manifest manifest, Location location) {
+        return Optional.empty();
+    }
+
+    @Override
+    void close();
+
+    /** A data section mapped in place; valid until {@link #close()}. */
+    interface MappedData extends AutoCloseable {
+        /** The checkpoint's data section (tensors at their manifest offsets), read-only. */
+        MemorySegment data();
+
+        @Override
+        void close();
+    }
+}

@@ -1,0 +1,28 @@
+package io.viper.spi;
+
+import io.viper.manifest.Location;
+
+/**
+ * Producer side of a transport: serves staged checkpoints to consumers that hold a read lease.
+ *
+ * <p>Created by {@link TransportProvider#openServer}; owned and closed by the producer. {@code expose}
+ * and {@code withdraw} are called from the producer's background thread; implementations serve
+ * requests on their own threads.
+ */
+public interface TransportServer extends AutoCloseable {
+    /** Where consumers reach this server (the bound port resolved), e.g. {@code ucx://127.0.0.1:40123}. */
+    Location location();
+
+    /** Makes {@code staged} readable by consumers (e.g. registers its memory for RDMA). */
+    void expose(StagedCheckpoint staged);
+
+    /**
+     * Stops serving that version: new lease requests for it are refused. Called before the staging
+     * cache recycles the buffer, only after every lease on it is closed.
+     */
+    void withdraw(StagedCheckpoint staged);
+
+    /** Stops serving; open transfers fail on the consumer side with a retriable error. */
+    @Override
+    void close();
+}

@@ -1,0 +1,7 @@
+/**
+ * Service-provider interfaces: transports ({@link io.viper.spi.TransportProvider}), the PFS
+ * repository ({@link io.viper.spi.RepositoryProvider}) and notifiers
+ * ({@link io.viper.spi.NotifierProvider}). Implementations live in viper-transfer and viper-notify,
+ * are declared in {@code module-info.java} and {@code META-INF/services}, and are chosen by URI scheme.
+ */
+package io.viper.spi;

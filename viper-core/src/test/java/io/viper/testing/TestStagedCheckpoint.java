@@ -1,0 +1,129 @@
+package io.viper.testing;
+
+import io.viper.hash.ContentHash;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.spi.ReadLease;
+import io.viper.spi.StagedCheckpoint;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A staged checkpoint for transport tests: random bytes split into U8 tensors, with lease counting
+ * and a hook that runs when a lease is taken. Owns its arena; close it after the test.
+ */
+public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseable {
+    private final Arena arena = Arena.ofShared();
+    private final Manifest manifest;
+    private final MemorySegment data;
+    private final AtomicInteger openLeases = new AtomicInteger();
+    private final AtomicInteger leasesTaken = new AtomicInteger();
+    private final AtomicInteger maxOpenLeases = new AtomicInteger();
+    private final AtomicBoolean recycled = new AtomicBoolean();
+    private volatile Runnable onLease = () -> { };
+
+    /** {@code tensorSizes} bytes each, filled from {@code seed}; hashes are placeholders (transports do not check them). */
+    public TestStagedCheckpoint(String model, long version, long seed, long... tensorSizes) {
+        long total = 0;
+        List<TensorEntry> entries = new ArrayList<>();
+        for (int i = 0; i < tensorSizes.length; i++) {
+            entries.add(new TensorEntry(new TensorInfo("t" + i, DType.U8, new long[] {tensorSizes[i]}, total, tensorSizes[i]),
+                    new ContentHash(0, i)));
+            total += tensorSizes[i];
+        }
+        this.manifest = new Manifest(model, version, "test", System.currentTimeMillis(), new LinkedHashMap<>(), entries, List.of());
+        this.data = arena.allocate(Math.max(1, total), 64).asSlice(0, total);
+        fill(data, seed);
+    }
+
+    /** Fills {@code seg} with deterministic pseudo-random bytes. */
+    public static void fill(MemorySegment seg, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        long n = seg.byteSize();
+        long i = 0;
+        for (; i + 8 <= n; i += 8) {
+            seg.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
+        }
+        for (; i < n; i++) {
+            seg.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
+        }
+    }
+
+    @Override
+    public String model() {
+        return manifest.model();
+    }
+
+    @Override
+    public long version() {
+        return manifest.version();
+    }
+
+    @Override
+    public Manifest manifest() {
+        return manifest;
+    }
+
+    @Override
+    public MemorySegment data() {
+        return data.asReadOnly();
+    }
+
+    /** Writable view, for tests that corrupt bytes after publication. */
+    public MemorySegment writableData() {
+        return data;
+    }
+
+    @Override
+    public ReadLease tryLease() {
+        if (recycled.get()) {
+            return null;
+        }
+        int open = openLeases.incrementAndGet();
+        leasesTaken.incrementAndGet();
+        maxOpenLeases.accumulateAndGet(open, Math::max);
+        onLease.run();
+        AtomicBoolean closed = new AtomicBoolean();
+        return () -> {
+            if (closed.compareAndSet(false, true)) {
+                openLeases.decrementAndGet();
+            }
+        };
+    }
+
+    /** Marks the buffer recycled: later leases are refused. */
+    public void recycle() {
+        recycled.set(true);
+    }
+
+    /** Runs {@code hook} on the thread that takes each lease, after taking it. */
+    public void onLease(Runnable hook) {
+        this.onLease = hook;
+    }
+
+    public int openLeases() {
+        return openLeases.get();
+    }
+
+    public int leasesTaken() {
+        return leasesTaken.get();
+    }
+
+    public int maxOpenLeases() {
+        return maxOpenLeases.get();
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

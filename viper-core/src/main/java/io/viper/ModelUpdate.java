@@ -1,0 +1,25 @@
+package io.viper;
+
+import io.viper.manifest.Location;
+
+/**
+ * What a consumer did to move to a new version: which location it read from and how long it took.
+ *
+ * @param model      the model
+ * @param version    the version now serving
+ * @param previous   the version served before (0 if none)
+ * @param location   where the bytes came from
+ * @param bytes      bytes transferred (0 when the PFS file was mapped in place)
+ * @param latencyMs  from the producer's publish call to the swap, by the wall clocks of both sides
+ *                   (meaningful on one host or with synchronised clocks)
+ * @param transferMs time spent reading the bytes
+ * @param verifyMs   time spent checking the content hashes
+ * @param fallbacks  locations that failed before this one succeeded
+ */
+public record ModelUpdate(String model, long version, long previous, Location location, long bytes,
+                          double latencyMs, double transferMs, double verifyMs, int fallbacks) {
+    /** The transport scheme used ({@code ucx}, {@code tcp}, {@code file}, ...). */
+    public String path() {
+        return location.scheme();
+    }
+}

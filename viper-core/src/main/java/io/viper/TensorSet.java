@@ -1,0 +1,21 @@
+package io.viper;
+
+import io.viper.tensor.Tensor;
+import java.util.List;
+
+/**
+ * Tensors fetched on their own by {@link ViperConsumer#fetch} (DStore-style fine-grained access).
+ * Owns the memory they live in: close it to free it. Any thread may read; close once.
+ */
+public interface TensorSet extends AutoCloseable {
+    long version();
+
+    /** The fetched tensors, in the order of the model's data. */
+    List<Tensor> tensors();
+
+    /** The tensor called {@code name}, or throws NOT_FOUND if it was not fetched. */
+    Tensor tensor(String name);
+
+    @Override
+    void close();
+}

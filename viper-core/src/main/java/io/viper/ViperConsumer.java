@@ -1,0 +1,49 @@
+package io.viper;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The SDK in an inference server: follows one model, pulls every newer version in the background
+ * into a free receive buffer (double buffering), verifies it, and swaps it in atomically.
+ *
+ * <p>Threading: all methods are thread-safe. Inference threads call {@link #current()} per request
+ * and close the lease when done. Update listeners run on the consumer's fetch thread, after the
+ * swap; they must not block for long.
+ */
+public interface ViperConsumer extends AutoCloseable {
+    String model();
+
+    /** A lease on the model serving now; throws {@link io.viper.errors.ViperException} (NOT_FOUND) before the first one arrived. */
+    ModelLease current();
+
+    /** A lease on the model serving now, or empty before the first one arrived. */
+    Optional<ModelLease> currentIfAny();
+
+    /** The version serving now (0 before the first). */
+    long version();
+
+    /** Registers a listener called after every swap. */
+    void onUpdate(Consumer<ModelUpdate> listener);
+
+    /**
+     * Blocks until version {@code version} or a newer one is serving; returns the version serving.
+     *
+     * @throws io.viper.errors.RetriableViperException (TIMEOUT) when it did not arrive in time
+     */
+    long awaitVersion(long version, Duration timeout);
+
+    /**
+     * Pulls only the named tensors of {@code version} (which must still be staged by the producer or
+     * stored in the PFS), verified against their hashes, without the rest of the model.
+     *
+     * @throws io.viper.errors.ViperException NOT_FOUND for an unknown version or tensor name
+     */
+    TensorSet fetch(long version, Set<String> names);
+
+    /** Stops following the model. Leases still open stay valid until they are closed. */
+    @Override
+    void close();
+}

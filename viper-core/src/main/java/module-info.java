@@ -5,6 +5,7 @@
 module io.viper.core {
     requires transitive java.logging;
     requires com.fasterxml.jackson.databind;
+    requires transitive micrometer.core;
 
     exports io.viper;
     exports io.viper.errors;

@@ -1,0 +1,565 @@
+package io.viper.internal;
+
+import io.viper.ModelLease;
+import io.viper.ModelUpdate;
+import io.viper.TensorSet;
+import io.viper.ViperConfig;
+import io.viper.ViperConsumer;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperCorruptDataException;
+import io.viper.errors.ViperException;
+import io.viper.hash.ContentHash;
+import io.viper.hash.Xxh3;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
+import io.viper.spi.ByteRange;
+import io.viper.spi.CheckpointRepository;
+import io.viper.spi.Notifier;
+import io.viper.spi.NotifierProvider;
+import io.viper.spi.TransportClient;
+import io.viper.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * The consumer of one model. A notifier subscription records the newest manifest; one fetch thread
+ * pulls it into a free receive buffer (or maps it from the PFS), verifies every tensor's hash, and
+ * swaps it in. Versions only move forward; a failed or corrupt transfer leaves the current model
+ * serving and falls back to the next location, finally the PFS, then retries with backoff.
+ */
+final class ConsumerImpl implements ViperConsumer {
+    private static final System.Logger LOG = System.getLogger(ConsumerImpl.class.getName());
+    private static final int KNOWN_MANIFESTS = 16;
+
+    private final ViperRuntime rt;
+    private final String model;
+    private final Runnable onClose;
+    private final long hostBudget;
+    private final long bufferWaitMs;
+    private final long firstBackoffMs;
+    private final List<String> allowedSchemes;
+    private final ReceiveSlot[] slots = {new ReceiveSlot(0), new ReceiveSlot(1)};
+    private final AtomicReference<LoadedModel> current = new AtomicReference<>();
+    private final List<Consumer<ModelUpdate>> listeners = new CopyOnWriteArrayList<>();
+    private final Object monitor = new Object();
+    private final LinkedHashMap<Long, Manifest> known = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Manifest> eldest) {
+            return size() > KNOWN_MANIFESTS;
+        }
+    };
+    private final Notifier.Subscription subscription;
+    private final Thread fetcher;
+    private Manifest newest;
+    private boolean newestChanged;
+    private volatile boolean closed;
+
+    ConsumerImpl(ViperRuntime rt, String model, Runnable onClose) {
+        this.rt = rt;
+        this.model = Manifest.validateModelName(model);
+        this.onClose = onClose;
+        ViperConfig c = rt.config();
+        this.hostBudget = c.get(ViperConfig.CONSUMER_BUDGET);
+        this.bufferWaitMs = c.get(ViperConfig.LEASE_WAIT_MS);
+        this.firstBackoffMs = c.get(ViperConfig.RETRY_BACKOFF_MS);
+        this.allowedSchemes = c.get(ViperConfig.CONSUMER_PATHS);
+        Optional<CheckpointRepository> repo = rt.repository();
+        repo.flatMap(r -> r.latest(model)).ifPresent(this::offer);
+        Notifier notifier = rt.notifier(NotifierProvider.Role.CONSUMER);
+        this.subscription = notifier.subscribe(model, new Notifier.ManifestListener() {
+            @Override
+            public void onManifest(Manifest manifest) {
+                offer(manifest);
+            }
+
+            @Override
+            public void onProblem(String problem) {
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: notifier: {1}", model, problem);
+            }
+        });
+        this.fetcher = Thread.ofPlatform().daemon().name("viper-consumer-" + model).start(this::fetchLoop);
+        LOG.log(System.Logger.Level.INFO, "consumer {0}: following {1}", model, notifier.uri());
+    }
+
+    /** Records a manifest from the notifier or the repository; only newer versions (or more locations) matter. */
+    private void offer(Manifest m) {
+        if (!m.model().equals(model)) {
+            return;
+        }
+        synchronized (monitor) {
+            Manifest had = known.get(m.version());
+            known.put(m.version(), had == null ? m : had.withLocations(m.locations()));
+            LoadedModel cur = current.get();
+            if (cur != null && m.version() <= cur.version()) {
+                return;
+            }
+            if (newest == null || m.version() > newest.version()) {
+                newest = known.get(m.version());
+                newestChanged = true;
+                monitor.notifyAll();
+            } else if (m.version() == newest.version()) {
+                Manifest merged = newest.withLocations(m.locations());
+                if (merged.locations().size() > newest.locations().size()) {
+                    newest = merged;
+                    newestChanged = true;
+                    monitor.notifyAll();
+                }
+            } else {
+                LOG.log(System.Logger.Level.DEBUG, "consumer {0}: ignoring v{1}, older than v{2}", model, m.version(), newest.version());
+            }
+        }
+    }
+
+    private void fetchLoop() {
+        long backoff = firstBackoffMs;
+        while (!closed) {
+            Manifest target;
+            synchronized (monitor) {
+                while (!closed && !newestChanged) {
+                    try {
+                        monitor.wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                if (closed) {
+                    return;
+                }
+                target = newest;
+                newestChanged = false;
+            }
+            LoadedModel cur = current.get();
+            if (cur != null && target.version() <= cur.version()) {
+                continue;
+            }
+            try {
+                load(target);
+                backoff = firstBackoffMs;
+            } catch (RuntimeException e) {
+                if (closed) {
+                    return;
+                }
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, target.version(), e.getMessage(), backoff);
+                synchronized (monitor) {
+                    long until = System.currentTimeMillis() + backoff;
+                    while (!closed && !newestChanged && System.currentTimeMillis() < until) {
+                        try {
+                            monitor.wait(Math.max(1, until - System.currentTimeMillis()));
+                        } catch (InterruptedException ie) {
+                            return;
+                        }
+                    }
+                    if (!newestChanged && newest != null && newest.version() == target.version()) {
+                        newestChanged = true;
+                    }
+                }
+                backoff = Math.min(backoff * 2, 30_000);
+            }
+        }
+    }
+
+    /** Tries each usable location in order; swaps on the first verified success. */
+    private void load(Manifest m) {
+        long size = m.totalBytes();
+        PathSelector.Selection sel = PathSelector.select(m,
+                new PathSelector.Capabilities(false, 0, freeHostBytes(size), allowedSchemes),
+                Providers::transport, rt::clientUnavailable);
+        LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), size, sel.describe());
+        if (sel.usable().isEmpty()) {
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "no usable location for " + model + " v" + m.version()
+                    + (sel.skipped().isEmpty() ? "" : " (" + String.join("; ", sel.skipped()) + ")"));
+        }
+        rt.metrics().selected(model, sel.usable().getFirst().location().scheme());
+        List<String> failures = new ArrayList<>();
+        int fallbacks = 0;
+        for (PathSelector.Candidate c : sel.usable()) {
+            Location loc = c.location();
+            try {
+                loadFrom(m, loc, fallbacks);
+                return;
+            } catch (RuntimeException e) {
+                if (closed) {
+                    throw e;
+                }
+                String reason = e instanceof ViperException ve ? ve.reason().name() : e.getClass().getSimpleName();
+                rt.metrics().failure(model, loc.scheme(), reason);
+                rt.metrics().fallback(model, loc.scheme());
+                failures.add(loc.uri() + ": " + e.getMessage());
+                fallbacks++;
+                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, m.version(), loc.uri(), e.getMessage());
+            }
+        }
+        throw new RetriableViperException(ViperException.Reason.TRANSFER, "every location of " + model + " v" + m.version() + " failed: "
+                + String.join("; ", failures));
+    }
+
+    private void loadFrom(Manifest m, Location loc, int fallbacks) {
+        TransportClient client = rt.client(loc.scheme()).orElseThrow(() ->
+                new RetriableViperException(ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
+        long t0 = System.nanoTime();
+        LoadedModel loaded;
+        long bytes;
+        long t1;
+        if (loc.tier() == Tier.PFS) {
+            Optional<TransportClient.MappedData> mapped = client.map(m, loc);
+            if (mapped.isPresent()) {
+                TransportClient.MappedData md = mapped.get();
+                t1 = System.nanoTime();
+                try {
+                    verify(m, md.data(), loc);
+                } catch (RuntimeException e) {
+                    md.close();
+                    throw e;
+                }
+                loaded = new LoadedModel(m, md.data(), md::close);
+                bytes = 0;
+                swap(m, loaded, loc, bytes, t0, t1, fallbacks);
+                return;
+            }
+        }
+        ReceiveSlot slot = freeSlot(m.totalBytes());
+        boolean handedOver = false;
+        try {
+            MemorySegment dst = slot.segment(m.totalBytes());
+            client.read(m, loc, List.of(new ByteRange(0, m.totalBytes(), 0)), dst);
+            t1 = System.nanoTime();
+            verify(m, dst, loc);
+            bytes = m.totalBytes();
+            loaded = new LoadedModel(m, dst, slot::release);
+            handedOver = true;
+        } finally {
+            if (!handedOver) {
+                slot.release();
+            }
+        }
+        rt.metrics().bytes(model, loc.scheme(), bytes);
+        swap(m, loaded, loc, bytes, t0, t1, fallbacks);
+    }
+
+    private void swap(Manifest m, LoadedModel loaded, Location loc, long bytes, long t0, long t1, int fallbacks) {
+        long t2 = System.nanoTime();
+        LoadedModel old;
+        synchronized (monitor) {
+            old = current.getAndSet(loaded);
+            monitor.notifyAll();
+        }
+        if (old != null) {
+            old.releaseRef();
+        }
+        double latencyMs = Math.max(0, System.currentTimeMillis() - m.publishedAtMs());
+        rt.metrics().update(model, loc.scheme(), latencyMs);
+        ModelUpdate u = new ModelUpdate(model, m.version(), old == null ? 0 : old.version(), loc, bytes, latencyMs,
+                (t1 - t0) / 1e6, (t2 - t1) / 1e6, fallbacks);
+        LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes, transfer {4} ms, verify {5} ms)", model, m.version(),
+                loc.uri(), bytes, String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()));
+        for (Consumer<ModelUpdate> l : listeners) {
+            try {
+                l.accept(u);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "consumer " + model + ": update listener failed: " + e, e);
+            }
+        }
+    }
+
+    /** Checks every tensor's content hash; throws {@link ViperCorruptDataException} naming the first mismatch. */
+    private void verify(Manifest m, MemorySegment data, Location loc) {
+        List<TensorEntry> entries = m.tensors();
+        List<MemorySegment> slices = entries.stream().map(e -> data.asSlice(e.info().offset(), e.info().length())).toList();
+        ContentHash[] got = Xxh3.hashAll(slices, rt.hashPool());
+        for (int i = 0; i < entries.size(); i++) {
+            if (!entries.get(i).hash().equals(got[i])) {
+                throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + entries.get(i).name()
+                        + "' hash " + got[i].toHex() + " does not match the manifest's " + entries.get(i).hash().toHex());
+            }
+        }
+    }
+
+    private long freeHostBytes(long size) {
+        // Two buffers per model: the one serving stays, the other must hold the new version.
+        long serving = 0;
+        for (ReceiveSlot s : slots) {
+            if (s.busy()) {
+                serving += s.capacity();
+            }
+        }
+        return Math.max(0, hostBudget - serving);
+    }
+
+    /** A receive slot no model uses, waiting up to viper.consumer.buffer.wait.ms for leases to close. */
+    private ReceiveSlot freeSlot(long size) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bufferWaitMs);
+        synchronized (monitor) {
+            while (true) {
+                for (ReceiveSlot s : slots) {
+                    if (s.tryClaim()) {
+                        return s;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || closed) {
+                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "both receive buffers of " + model
+                            + " are held by open leases (waited " + bufferWaitMs + " ms)");
+                }
+                try {
+                    monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ViperException(ViperException.Reason.INTERNAL, "interrupted");
+                }
+            }
+        }
+    }
+
+    @Override
+    public String model() {
+        return model;
+    }
+
+    @Override
+    public ModelLease current() {
+        return currentIfAny().orElseThrow(() -> new ViperException(ViperException.Reason.NOT_FOUND, "consumer " + model + " has no model yet"));
+    }
+
+    @Override
+    public Optional<ModelLease> currentIfAny() {
+        while (true) {
+            LoadedModel m = current.get();
+            if (m == null) {
+                return Optional.empty();
+            }
+            if (m.tryRetain()) {
+                return Optional.of(m.lease());
+            }
+            // Lost a race with a swap that released it: read the newer one.
+        }
+    }
+
+    @Override
+    public long version() {
+        LoadedModel m = current.get();
+        return m == null ? 0 : m.version();
+    }
+
+    @Override
+    public void onUpdate(Consumer<ModelUpdate> listener) {
+        listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
+    @Override
+    public long awaitVersion(long v, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (monitor) {
+            while (version() < v) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "consumer " + model + ": v" + v + " did not arrive within "
+                            + timeout.toMillis() + " ms (serving v" + version() + ")");
+                }
+                if (closed) {
+                    throw new ViperException(ViperException.Reason.CLOSED, "consumer " + model + " is closed");
+                }
+                try {
+                    monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for " + model + " v" + v);
+                }
+            }
+            return version();
+        }
+    }
+
+    @Override
+    public TensorSet fetch(long v, Set<String> names) {
+        if (closed) {
+            throw new ViperException(ViperException.Reason.CLOSED, "consumer " + model + " is closed");
+        }
+        Manifest m;
+        synchronized (monitor) {
+            m = known.get(v);
+        }
+        if (m == null) {
+            m = rt.repository().flatMap(r -> r.find(model, v)).orElseThrow(() ->
+                    new ViperException(ViperException.Reason.NOT_FOUND, "model " + model + " v" + v + " is not known to this consumer"));
+        }
+        List<TensorEntry> wanted = new ArrayList<>();
+        Set<String> missing = new TreeSet<>(names);
+        for (TensorEntry e : m.tensors()) {
+            if (missing.remove(e.name())) {
+                wanted.add(e);
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new ViperConfigException("model " + model + " v" + v + " has no tensor" + (missing.size() > 1 ? "s " : " ") + String.join(", ", missing));
+        }
+        long total = 0;
+        List<ByteRange> ranges = new ArrayList<>();
+        for (TensorEntry e : wanted) {
+            ranges.add(new ByteRange(e.info().offset(), e.info().length(), total));
+            total += e.info().length();
+        }
+        PathSelector.Selection sel = PathSelector.select(m, new PathSelector.Capabilities(false, 0, Long.MAX_VALUE, allowedSchemes),
+                Providers::transport, rt::clientUnavailable);
+        List<String> failures = new ArrayList<>();
+        for (PathSelector.Candidate c : sel.usable()) {
+            Arena arena = Arena.ofShared();
+            try {
+                MemorySegment dst = arena.allocate(Math.max(1, total), 64).asSlice(0, total);
+                TransportClient client = rt.client(c.location().scheme()).orElseThrow();
+                client.read(m, c.location(), ranges, dst);
+                List<Tensor> tensors = new ArrayList<>();
+                for (int i = 0; i < wanted.size(); i++) {
+                    TensorEntry e = wanted.get(i);
+                    MemorySegment slice = dst.asSlice(ranges.get(i).destinationOffset(), e.info().length());
+                    ContentHash h = Xxh3.hash128(slice);
+                    if (!h.equals(e.hash())) {
+                        throw new ViperCorruptDataException(model + " v" + v + " from " + c.location().uri() + ": tensor '" + e.name() + "' hash mismatch");
+                    }
+                    tensors.add(new Tensor(e.info().withOffset(ranges.get(i).destinationOffset()), slice));
+                }
+                rt.metrics().bytes(model, c.location().scheme(), total);
+                return new FetchedTensors(v, tensors, arena);
+            } catch (RuntimeException e) {
+                arena.close();
+                failures.add(c.location().uri() + ": " + e.getMessage());
+                rt.metrics().fallback(model, c.location().scheme());
+            }
+        }
+        throw new RetriableViperException(ViperException.Reason.TRANSFER, "could not fetch " + names + " of " + model + " v" + v + ": "
+                + (failures.isEmpty() ? sel.describe() : String.join("; ", failures)));
+    }
+
+    @Override
+    public void close() {
+        synchronized (monitor) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            monitor.notifyAll();
+        }
+        subscription.close();
+        fetcher.interrupt();
+        try {
+            fetcher.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LoadedModel m = current.getAndSet(null);
+        if (m != null) {
+            m.releaseRef();
+        }
+        for (ReceiveSlot s : slots) {
+            s.closeWhenFree();
+        }
+        onClose.run();
+    }
+
+    /**
+     * One receive buffer. Claimed by the fetch thread to receive into; released when the model in it
+     * is released (last lease closed) or the receive failed. The arena is replaced only while free.
+     */
+    private final class ReceiveSlot {
+        private final int index;
+        private Arena arena;
+        private MemorySegment memory;
+        private boolean busy;
+        private boolean closeWhenFree;
+
+        ReceiveSlot(int index) {
+            this.index = index;
+        }
+
+        boolean busy() {
+            synchronized (monitor) {
+                return busy;
+            }
+        }
+
+        long capacity() {
+            synchronized (monitor) {
+                return memory == null ? 0 : memory.byteSize();
+            }
+        }
+
+        /** Caller holds the monitor. */
+        boolean tryClaim() {
+            if (busy) {
+                return false;
+            }
+            busy = true;
+            return true;
+        }
+
+        /** The buffer, grown to {@code size} if needed (only the claimant calls this). */
+        MemorySegment segment(long size) {
+            synchronized (monitor) {
+                if (memory == null || memory.byteSize() < size) {
+                    if (arena != null) {
+                        arena.close();
+                    }
+                    arena = Arena.ofShared();
+                    memory = arena.allocate(Math.max(1, size), 4096);
+                    LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
+                }
+                return memory.asSlice(0, size);
+            }
+        }
+
+        void release() {
+            synchronized (monitor) {
+                busy = false;
+                if (closeWhenFree && arena != null) {
+                    arena.close();
+                    arena = null;
+                    memory = null;
+                }
+                monitor.notifyAll();
+            }
+        }
+
+        void closeWhenFree() {
+            synchronized (monitor) {
+                closeWhenFree = true;
+                if (!busy && arena != null) {
+                    arena.close();
+                    arena = null;
+                    memory = null;
+                }
+            }
+        }
+    }
+
+    /** Tensors fetched on their own, in an arena this set owns. */
+    private record FetchedTensors(long version, List<Tensor> tensors, Arena arena) implements TensorSet {
+        @Override
+        public Tensor tensor(String name) {
+            for (Tensor t : tensors) {
+                if (t.name().equals(name)) {
+                    return t;
+                }
+            }
+            throw new ViperException(ViperException.Reason.NOT_FOUND, "tensor '" + name + "' was not fetched");
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+}

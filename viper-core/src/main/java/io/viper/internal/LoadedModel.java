@@ -1,0 +1,127 @@
+package io.viper.internal;
+
+import io.viper.ModelLease;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.tensor.Checkpoint;
+import io.viper.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A verified model version in a consumer's memory (a receive buffer or a mapped PFS file), with a
+ * reference count: one reference while it is the serving model, one per open lease. When the count
+ * reaches zero the memory is handed back ({@code release}) and may be reused. Thread-safe.
+ */
+final class LoadedModel {
+    private final Manifest manifest;
+    private final Checkpoint checkpoint;
+    private final AtomicInteger refs = new AtomicInteger(1);
+    private final Runnable release;
+
+    LoadedModel(Manifest manifest, MemorySegment buffer, Runnable release) {
+        this.manifest = manifest;
+        // A view scoped to this version: once released, stale tensors throw instead of reading a
+        // buffer that a newer version may be filling.
+        Arena view = Arena.ofShared();
+        MemorySegment data = buffer.reinterpret(view, null);
+        List<Tensor> tensors = new ArrayList<>(manifest.tensors().size());
+        for (TensorEntry e : manifest.tensors()) {
+            tensors.add(new Tensor(e.info(), data.asSlice(e.info().offset(), e.info().length())));
+        }
+        this.checkpoint = Checkpoint.of(manifest.model(), manifest.version(), tensors, manifest.metadata());
+        this.release = () -> {
+            view.close();
+            release.run();
+        };
+    }
+
+    Manifest manifest() {
+        return manifest;
+    }
+
+    long version() {
+        return manifest.version();
+    }
+
+    /** Takes a reference unless the model was already released. */
+    boolean tryRetain() {
+        while (true) {
+            int n = refs.get();
+            if (n <= 0) {
+                return false;
+            }
+            if (refs.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    void releaseRef() {
+        int n = refs.decrementAndGet();
+        if (n == 0) {
+            release.run();
+        } else if (n < 0) {
+            throw new IllegalStateException("model " + manifest.model() + " v" + manifest.version() + " released too often");
+        }
+    }
+
+    ModelLease lease() {
+        return new Lease();
+    }
+
+    private final class Lease implements ModelLease {
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        @Override
+        public long version() {
+            return manifest.version();
+        }
+
+        @Override
+        public Manifest manifest() {
+            return manifest;
+        }
+
+        @Override
+        public Tensor tensor(String name) {
+            check();
+            Tensor t = checkpoint.tensor(name);
+            if (t == null) {
+                throw new ViperException(ViperException.Reason.NOT_FOUND, "model " + manifest.model() + " v" + manifest.version()
+                        + " has no tensor '" + name + "'");
+            }
+            return t;
+        }
+
+        @Override
+        public List<Tensor> tensors() {
+            check();
+            return checkpoint.tensors();
+        }
+
+        @Override
+        public Checkpoint checkpoint() {
+            check();
+            return checkpoint;
+        }
+
+        private void check() {
+            if (closed.get()) {
+                throw new IllegalStateException("lease on " + manifest.model() + " v" + manifest.version() + " is closed");
+            }
+        }
+
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                releaseRef();
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package io.viper.internal;
+
+import io.viper.ViperConfig;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.spi.CheckpointRepository;
+import io.viper.spi.Notifier;
+import io.viper.spi.NotifierProvider;
+import io.viper.spi.TransportClient;
+import io.viper.spi.TransportProvider;
+import io.viper.spi.TransportServer;
+import java.net.InetAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Everything one {@code Viper} instance shares between its producers and consumers: the notifier,
+ * transport servers (opened on the first producer) and clients (on the first consumer), the PFS
+ * repository, and the hashing pool. Opened lazily, closed in reverse order of opening.
+ * Thread-safe (synchronized lazy initialisation).
+ */
+public final class ViperRuntime implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ViperRuntime.class.getName());
+
+    private final ViperConfig config;
+    private final ViperMetrics metrics;
+    private final String producerId;
+    private final ExecutorService hashPool;
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private Notifier notifier;
+    private NotifierProvider.Role notifierRole;
+    private List<TransportServer> servers;
+    private final Map<String, TransportClient> clients = new LinkedHashMap<>();
+    private Optional<CheckpointRepository> repository;
+    private boolean closed;
+
+    public ViperRuntime(ViperConfig config, ViperMetrics metrics) {
+        this.config = config;
+        this.metrics = metrics;
+        String id = config.get(ViperConfig.PRODUCER_ID);
+        this.producerId = id.isEmpty() ? defaultProducerId() : id;
+        AtomicInteger n = new AtomicInteger();
+        this.hashPool = Executors.newFixedThreadPool(config.get(ViperConfig.HASH_THREADS),
+                r -> Thread.ofPlatform().daemon().name("viper-hash-" + n.incrementAndGet()).unstarted(r));
+    }
+
+    private static String defaultProducerId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            host = "localhost";
+        }
+        return host + ":" + ProcessHandle.current().pid();
+    }
+
+    public ViperConfig config() {
+        return config;
+    }
+
+    public ViperMetrics metrics() {
+        return metrics;
+    }
+
+    public String producerId() {
+        return producerId;
+    }
+
+    public ExecutorService hashPool() {
+        return hashPool;
+    }
+
+    /**
+     * The notifier, opened for {@code role} on first use. A producer-role notifier also serves this
+     * instance's consumers (so one process can host the embedded broker and follow it).
+     */
+    public synchronized Notifier notifier(NotifierProvider.Role role) {
+        ensureOpen();
+        if (notifier != null && (notifierRole == NotifierProvider.Role.PRODUCER || role == notifierRole)) {
+            return notifier;
+        }
+        URI uri = config.get(ViperConfig.NOTIFIER);
+        if (notifier != null) {
+            // A consumer-role notifier is open; a producer needs its own (it may host the broker).
+            uri = notifier.uri();
+        } else if (role == NotifierProvider.Role.CONSUMER && "embedded".equalsIgnoreCase(uri.getScheme()) && uri.getPort() == 0) {
+            throw new ViperConfigException("viper.notifier " + uri + " has no port: a consumer must be given the producer's broker address "
+                    + "(embedded://host:PORT, printed by the producer or set with a fixed port)");
+        }
+        Notifier n = Providers.notifier(uri.getScheme()).open(uri, role, config.pluginConfig());
+        opened.add(n);
+        if (notifier == null || role == NotifierProvider.Role.PRODUCER) {
+            notifier = n;
+            notifierRole = role;
+        }
+        return n;
+    }
+
+    /** The resolved notifier URI if a notifier is open, else the configured one. */
+    public synchronized URI notifierUri() {
+        return notifier != null ? notifier.uri() : config.get(ViperConfig.NOTIFIER);
+    }
+
+    /** The transport servers of the producers, opened on first use; unavailable transports are skipped with a log line. */
+    public synchronized List<TransportServer> servers() {
+        ensureOpen();
+        if (servers == null) {
+            List<TransportServer> list = new ArrayList<>();
+            for (URI bind : config.get(ViperConfig.TRANSPORTS)) {
+                String scheme = bind.getScheme().toLowerCase(java.util.Locale.ROOT);
+                if (scheme.equals("file")) {
+                    throw new ViperConfigException("viper.transports: file:// is not a serving transport; set viper.pfs.root for the PFS");
+                }
+                TransportProvider p = Providers.transport(scheme).orElseThrow(() ->
+                        new ViperConfigException("viper.transports: no transport for '" + scheme + "://' is installed"));
+                Optional<String> why = p.unavailableReason();
+                if (why.isPresent()) {
+                    LOG.log(System.Logger.Level.INFO, "{0} transport unavailable ({1}); producers serve without it", scheme, why.get());
+                    continue;
+                }
+                TransportServer s = p.openServer(bind, config.pluginConfig());
+                opened.add(s);
+                list.add(s);
+                LOG.log(System.Logger.Level.DEBUG, "serving staged checkpoints at {0}", s.location());
+            }
+            servers = List.copyOf(list);
+        }
+        return servers;
+    }
+
+    /** The client for {@code scheme}, opened on first use, or empty if that transport is missing or unavailable. */
+    public synchronized Optional<TransportClient> client(String scheme) {
+        ensureOpen();
+        TransportClient c = clients.get(scheme);
+        if (c != null) {
+            return Optional.of(c);
+        }
+        Optional<TransportProvider> p = Providers.transport(scheme);
+        if (p.isEmpty() || p.get().unavailableReason().isPresent()) {
+            return Optional.empty();
+        }
+        c = p.get().openClient(config.pluginConfig());
+        opened.add(c);
+        clients.put(scheme, c);
+        return Optional.of(c);
+    }
+
+    /** Why {@code scheme} cannot be used by consumers here, or empty when it can. */
+    public Optional<String> clientUnavailable(String scheme) {
+        Optional<TransportProvider> p = Providers.transport(scheme);
+        if (p.isEmpty()) {
+            return Optional.of("no " + scheme + ":// transport installed");
+        }
+        return p.get().unavailableReason();
+    }
+
+    /** The PFS repository if {@code viper.pfs.root} is set. */
+    public synchronized Optional<CheckpointRepository> repository() {
+        ensureOpen();
+        if (repository == null) {
+            repository = config.get(ViperConfig.PFS_ROOT).map(root -> {
+                CheckpointRepository r = Providers.repository("file").open(root.toUri(), config.pluginConfig());
+                opened.add(r);
+                return r;
+            });
+        }
+        return repository;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new ViperException(ViperException.Reason.CLOSED, "this Viper instance is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            try {
+                opened.get(i).close();
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.WARNING, "closing " + opened.get(i) + " failed: " + e.getMessage());
+            }
+        }
+        hashPool.shutdownNow();
+    }
+}

@@ -66,6 +66,7 @@ final class ConsumerImpl implements ViperConsumer {
     private final Notifier.Subscription subscription;
     private final Thread fetcher;
     private Manifest newest;
+    private long completedVersion;
     private boolean newestChanged;
     private volatile boolean closed;
 
@@ -253,11 +254,7 @@ final class ConsumerImpl implements ViperConsumer {
 
     private void swap(Manifest m, LoadedModel loaded, Location loc, long bytes, long t0, long t1, int fallbacks) {
         long t2 = System.nanoTime();
-        LoadedModel old;
-        synchronized (monitor) {
-            old = current.getAndSet(loaded);
-            monitor.notifyAll();
-        }
+        LoadedModel old = current.getAndSet(loaded);
         if (old != null) {
             old.releaseRef();
         }
@@ -273,6 +270,11 @@ final class ConsumerImpl implements ViperConsumer {
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "consumer " + model + ": update listener failed: " + e, e);
             }
+        }
+        // Waiters see the version only once the update is complete (old version released, listeners run).
+        synchronized (monitor) {
+            completedVersion = m.version();
+            monitor.notifyAll();
         }
     }
 
@@ -364,11 +366,11 @@ final class ConsumerImpl implements ViperConsumer {
     public long awaitVersion(long v, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (monitor) {
-            while (version() < v) {
+            while (completedVersion < v) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new RetriableViperException(ViperException.Reason.TIMEOUT, "consumer " + model + ": v" + v + " did not arrive within "
-                            + timeout.toMillis() + " ms (serving v" + version() + ")");
+                            + timeout.toMillis() + " ms (serving v" + completedVersion + ")");
                 }
                 if (closed) {
                     throw new ViperException(ViperException.Reason.CLOSED, "consumer " + model + " is closed");
@@ -380,7 +382,7 @@ final class ConsumerImpl implements ViperConsumer {
                     throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for " + model + " v" + v);
                 }
             }
-            return version();
+            return completedVersion;
         }
     }
 

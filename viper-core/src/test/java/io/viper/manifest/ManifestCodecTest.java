@@ -1,0 +1,77 @@
+package io.viper.manifest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperFormatException;
+import io.viper.hash.ContentHash;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+class ManifestCodecTest {
+    static Manifest sample() {
+        var meta = new LinkedHashMap<String, String>();
+        meta.put("viper.iteration", "700");
+        meta.put("note", "ünïcode ✓");
+        return new Manifest("nt3", 7, "host:42", 1_763_795_000_000L, meta, List.of(
+                new TensorEntry(new TensorInfo("a", DType.F32, new long[] {2, 3}, 0, 24), new ContentHash(1, 2)),
+                new TensorEntry(new TensorInfo("b", DType.BF16, new long[] {}, 24, 2), new ContentHash(-1, 0x0123456789abcdefL))),
+                List.of(new Location(URI.create("ucx://127.0.0.1:4000"), Tier.HOST),
+                        new Location(URI.create("file:///pfs/nt3/7/model.safetensors"), Tier.PFS)));
+    }
+
+    @Test
+    void roundTrip() {
+        Manifest m = sample();
+        Manifest back = ManifestCodec.decode(ManifestCodec.encode(m), "test");
+        assertEquals(m, back);
+        assertEquals(26, back.totalBytes());
+        String json = new String(ManifestCodec.encode(m), StandardCharsets.UTF_8);
+        assertTrue(json.startsWith("{\"format\":1,"), json);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "{not json|not valid JSON",
+        "[1,2]|not a JSON object",
+        "{\"format\":2}|format 2 is not supported",
+        "{\"format\":1}|missing field 'model'",
+        "{\"format\":1,\"model\":\"m\",\"version\":\"7\"}|'version' is not a 64-bit integer",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{\"k\":1},\"tensors\":[],\"locations\":[]}|metadata 'k' is not a string",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F128\",\"shape\":[],\"offset\":0,\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|unknown dtype F128",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[2],\"offset\":0,\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|does not match",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[1],\"offset\":4,\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|contiguous",
+        "{\"format\":1,\"model\":\"m\",\"version\":0,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|version must be positive",
+        "{\"format\":1,\"model\":\"../etc\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|invalid model name",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[{\"uri\":\"tcp://h:1\",\"tier\":\"DISK\"}]}|unknown tier DISK",
+        "{\"format\":1,\"format\":1}|not valid JSON",
+    })
+    void malformedManifestsAreRefusedWithAReason(String json, String reason) {
+        ViperFormatException e = assertThrows(ViperFormatException.class, () -> ManifestCodec.decode(json, "peer 1.2.3.4"));
+        assertTrue(e.getMessage().startsWith("peer 1.2.3.4: "), e.getMessage());
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+    }
+
+    @Test
+    void oversizedInputIsRefusedBeforeParsing() {
+        byte[] big = new byte[ManifestCodec.MAX_ENCODED_BYTES + 1];
+        assertThrows(ViperFormatException.class, () -> ManifestCodec.decode(big, "x"));
+    }
+
+    @Test
+    void modelNamesAreChecked() {
+        assertEquals("nt3-v1.2_x", Manifest.validateModelName("nt3-v1.2_x"));
+        for (String bad : new String[] {"", ".hidden", "a/b", "a b", "ü", "x".repeat(201)}) {
+            assertThrows(ViperConfigException.class, () -> Manifest.validateModelName(bad), bad);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package io.viper.testing;
+
+import io.viper.manifest.Manifest;
+import io.viper.manifest.ManifestCodec;
+import io.viper.spi.Notifier;
+import io.viper.spi.NotifierProvider;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * A test double notifier within one JVM ({@code mem://name}): keeps the latest manifest per model,
+ * delivers on a single thread per notifier instance, and round-trips manifests through the codec
+ * like a real wire would.
+ */
+public final class InMemoryNotifierProvider implements NotifierProvider {
+    private static final Map<String, Broker> BROKERS = new ConcurrentHashMap<>();
+
+    /** Publishes raw bytes as if a broken client sent them (the broker decodes and drops them). */
+    public static void injectRaw(String name, String model, byte[] raw) {
+        BROKERS.computeIfAbsent(name, n -> new Broker()).publishRaw(model, raw);
+    }
+
+    @Override
+    public String scheme() {
+        return "mem";
+    }
+
+    @Override
+    public Notifier open(URI uri, Role role, Map<String, String> config) {
+        Broker b = BROKERS.computeIfAbsent(uri.getAuthority(), n -> new Broker());
+        return new Client(uri, b);
+    }
+
+    private static final class Broker {
+        private final Map<String, byte[]> latest = new ConcurrentHashMap<>();
+        private final List<Client.Sub> subs = new CopyOnWriteArrayList<>();
+
+        synchronized void publishRaw(String model, byte[] raw) {
+            Manifest m;
+            try {
+                m = ManifestCodec.decode(raw, "mem broker");
+            } catch (RuntimeException e) {
+                return;
+            }
+            latest.put(model, raw);
+            for (Client.Sub s : subs) {
+                if (s.model.equals(model)) {
+                    s.deliver(m);
+                }
+            }
+        }
+    }
+
+    private static final class Client implements Notifier {
+        private final URI uri;
+        private final Broker broker;
+        private final ExecutorService delivery = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().unstarted(r));
+        private final List<Sub> mine = new ArrayList<>();
+
+        Client(URI uri, Broker broker) {
+            this.uri = uri;
+            this.broker = broker;
+        }
+
+        @Override
+        public URI uri() {
+            return uri;
+        }
+
+        @Override
+        public void publish(Manifest manifest) {
+            broker.publishRaw(manifest.model(), ManifestCodec.encode(manifest));
+        }
+
+        @Override
+        public Subscription subscribe(String model, ManifestListener listener) {
+            Sub s = new Sub(model, listener);
+            synchronized (broker) {
+                broker.subs.add(s);
+                mine.add(s);
+                byte[] last = broker.latest.get(model);
+                if (last != null) {
+                    s.deliver(ManifestCodec.decode(last, "mem broker"));
+                }
+            }
+            return () -> broker.subs.remove(s);
+        }
+
+        @Override
+        public void close() {
+            broker.subs.removeAll(mine);
+            delivery.shutdownNow();
+        }
+
+        final class Sub {
+            final String model;
+            final ManifestListener listener;
+
+            Sub(String model, ManifestListener listener) {
+                this.model = model;
+                this.listener = listener;
+            }
+
+            void deliver(Manifest m) {
+                if (!delivery.isShutdown()) {
+                    delivery.execute(() -> listener.onManifest(m));
+                }
+            }
+        }
+    }
+}

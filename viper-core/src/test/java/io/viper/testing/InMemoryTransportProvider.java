@@ -1,0 +1,147 @@
+package io.viper.testing;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.Tier;
+import io.viper.spi.ByteRange;
+import io.viper.spi.ReadLease;
+import io.viper.spi.StagedCheckpoint;
+import io.viper.spi.TransportClient;
+import io.viper.spi.TransportProvider;
+import io.viper.spi.TransportServer;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A test double for SDK tests in viper-core: a transport within one JVM ({@code mem://name}) with
+ * fault injection. Servers register in a static map; clients copy under a lease. Each bind URI
+ * {@code mem://name} is one server; {@link #faults(String)} corrupts or fails reads from it.
+ */
+public final class InMemoryTransportProvider implements TransportProvider {
+    private static final Map<String, Server> SERVERS = new ConcurrentHashMap<>();
+    private static final Map<String, Faults> FAULTS = new ConcurrentHashMap<>();
+
+    /** Fault switches for the server named {@code name}: counts of reads to corrupt or fail. */
+    public static Faults faults(String name) {
+        return FAULTS.computeIfAbsent(name, n -> new Faults());
+    }
+
+    /** Resets all faults (call in @BeforeEach). */
+    public static void resetFaults() {
+        FAULTS.clear();
+    }
+
+    /** Fault injection counters; each read consumes one. */
+    public static final class Faults {
+        public final AtomicInteger corruptReads = new AtomicInteger();
+        public final AtomicInteger failReads = new AtomicInteger();
+        public final AtomicInteger reads = new AtomicInteger();
+    }
+
+    @Override
+    public String scheme() {
+        return "mem";
+    }
+
+    @Override
+    public Tier tier() {
+        return Tier.HOST;
+    }
+
+    @Override
+    public int priority() {
+        return 50;
+    }
+
+    @Override
+    public Optional<String> unavailableReason() {
+        return Optional.empty();
+    }
+
+    @Override
+    public TransportServer openServer(URI bind, Map<String, String> config) {
+        String name = bind.getAuthority();
+        Server s = new Server(name);
+        if (SERVERS.putIfAbsent(name, s) != null) {
+            throw new ViperException(ViperException.Reason.CONFIG, "mem://" + name + " is already bound");
+        }
+        return s;
+    }
+
+    @Override
+    public TransportClient openClient(Map<String, String> config) {
+        return new Client();
+    }
+
+    private static final class Server implements TransportServer {
+        private final String name;
+        private final Map<String, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
+
+        Server(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public Location location() {
+            return new Location(URI.create("mem://" + name), Tier.HOST);
+        }
+
+        @Override
+        public void expose(StagedCheckpoint staged) {
+            exposed.put(staged.model() + "/" + staged.version(), staged);
+        }
+
+        @Override
+        public void withdraw(StagedCheckpoint staged) {
+            exposed.remove(staged.model() + "/" + staged.version(), staged);
+        }
+
+        @Override
+        public void close() {
+            SERVERS.remove(name, this);
+            exposed.clear();
+        }
+    }
+
+    private static final class Client implements TransportClient {
+        @Override
+        public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+            String name = location.uri().getAuthority();
+            Faults f = faults(name);
+            f.reads.incrementAndGet();
+            Server s = SERVERS.get(name);
+            if (s == null) {
+                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "mem://" + name + " is gone");
+            }
+            StagedCheckpoint staged = s.exposed.get(manifest.model() + "/" + manifest.version());
+            ReadLease lease = staged == null ? null : staged.tryLease();
+            if (lease == null) {
+                throw new RetriableViperException(ViperException.Reason.NOT_FOUND, manifest.model() + " v" + manifest.version() + " is not staged at mem://" + name);
+            }
+            try (lease) {
+                if (f.failReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    throw new RetriableViperException(ViperException.Reason.TRANSFER, "injected failure reading from mem://" + name);
+                }
+                for (ByteRange r : ranges) {
+                    MemorySegment.copy(staged.data(), r.sourceOffset(), destination, r.destinationOffset(), r.length());
+                }
+                if (f.corruptReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0 && destination.byteSize() > 0) {
+                    long at = destination.byteSize() / 2;
+                    destination.set(ValueLayout.JAVA_BYTE, at, (byte) ~destination.get(ValueLayout.JAVA_BYTE, at));
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

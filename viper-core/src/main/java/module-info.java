@@ -8,5 +8,6 @@ module io.viper.core {
 
     exports io.viper;
     exports io.viper.errors;
+    exports io.viper.format;
     exports io.viper.tensor;
 }

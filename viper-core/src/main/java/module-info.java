@@ -12,6 +12,7 @@ module io.viper.core {
     exports io.viper.hash;
     exports io.viper.manifest;
     exports io.viper.spi;
+    exports io.viper.format;
     exports io.viper.tensor;
 
     uses io.viper.spi.TransportProvider;

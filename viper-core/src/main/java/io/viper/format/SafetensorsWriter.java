@@ -1,0 +1,144 @@
+package io.viper.format;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.tensor.Checkpoint;
+import io.viper.tensor.Tensor;
+import io.viper.tensor.TensorInfo;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Writes checkpoints as standard safetensors files, readable by the reference implementation and
+ * by {@link SafetensorsFile}.
+ *
+ * <p>The header is compact JSON with {@code __metadata__} first (omitted when there is no
+ * metadata) and the tensors in data order, padded with spaces to a multiple of 8 bytes like the
+ * reference writer. The tensor bytes are then streamed from their {@link MemorySegment}s through a
+ * {@link FileChannel} in chunks of at most 16 MiB (native and mapped segments
+ * are written without any copy; heap segments go through one reused chunk-sized buffer), and the
+ * file is forced to storage before it is closed.
+ *
+ * <p>The file is written in place at the given path: a reader that opens it while it is being
+ * written sees a partial file (which {@link SafetensorsFile} refuses). Publishing atomically is the
+ * caller's business: write to a temporary name in the same directory, then rename (the PFS
+ * repository does this). Never write over a file whose mapping backs the tensors being written.
+ * On failure the partial file is deleted.
+ *
+ * <p>Threads: stateless; concurrent calls for different paths are safe. The tensors' memory must
+ * stay valid and unchanged until the call returns; the writer does not take ownership of it.
+ */
+public final class SafetensorsWriter {
+    /** The largest slice of a tensor handed to the channel in one write. */
+    static final int CHUNK_BYTES = 16 << 20;
+
+    private SafetensorsWriter() {
+    }
+
+    /**
+     * Writes {@code checkpoint}'s tensors (in its data order) and metadata to {@code path},
+     * replacing any file there, and returns the number of bytes written (the file size).
+     *
+     * @throws ViperConfigException when the tensors cannot form a safetensors header (a tensor named
+     *     {@code __metadata__}, a header above 100,000,000 bytes)
+     * @throws ViperException with reason {@link ViperException.Reason#IO} when writing fails
+     */
+    public static long write(Path path, Checkpoint checkpoint) {
+        Objects.requireNonNull(checkpoint, "checkpoint");
+        return write(path, checkpoint.tensors(), checkpoint.metadata());
+    }
+
+    /**
+     * Writes {@code tensors} in list order (their offsets are laid out contiguously from 0; the
+     * offsets in their infos are ignored) and {@code metadata} (in its iteration order) to
+     * {@code path}, replacing any file there, and returns the file size.
+     *
+     * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header
+     *     exceeds 100,000,000 bytes
+     * @throws ViperException with reason {@link ViperException.Reason#IO} when writing fails
+     */
+    public static long write(Path path, List<Tensor> tensors, Map<String, String> metadata) {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(tensors, "tensors");
+        Objects.requireNonNull(metadata, "metadata");
+        List<TensorInfo> layout = new ArrayList<>(tensors.size());
+        long offset = 0;
+        for (Tensor t : tensors) {
+            layout.add(t.info().withOffset(offset));
+            offset = Math.addExact(offset, t.byteSize());
+        }
+        byte[] head;
+        try {
+            head = SafetensorsHeader.encode(layout, metadata);
+        } catch (IllegalArgumentException e) {
+            throw new ViperConfigException(path + ": " + e.getMessage(), e);
+        }
+        long expected = head.length + offset;
+        boolean done = false;
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            writeFully(channel, ByteBuffer.wrap(head));
+            ByteBuffer staging = null;
+            for (Tensor t : tensors) {
+                MemorySegment data = t.data();
+                long size = data.byteSize();
+                for (long pos = 0; pos < size; pos += CHUNK_BYTES) {
+                    int n = (int) Math.min(CHUNK_BYTES, size - pos);
+                    MemorySegment chunk = data.asSlice(pos, n);
+                    if (data.isNative()) {
+                        writeFully(channel, chunk.asByteBuffer());
+                    } else {
+                        // A (read-only) heap segment may not be viewable as a ByteBuffer: copy chunk-wise.
+                        if (staging == null) {
+                            staging = ByteBuffer.allocateDirect((int) Math.min(CHUNK_BYTES, Math.max(size, 1)));
+                        }
+                        staging.clear().limit(n);
+                        MemorySegment.copy(chunk, 0, MemorySegment.ofBuffer(staging), 0, n);
+                        writeFully(channel, staging);
+                    }
+                }
+            }
+            if (channel.position() != expected) {
+                throw new IOException("wrote " + channel.position() + " bytes, expected " + expected);
+            }
+            channel.force(true);
+            done = true;
+        } catch (NoSuchFileException e) {
+            throw new ViperException(ViperException.Reason.IO, path + ": cannot write: no such directory", e);
+        } catch (AccessDeniedException e) {
+            throw new ViperException(ViperException.Reason.IO, path + ": cannot write: permission denied", e);
+        } catch (IOException e) {
+            throw new ViperException(ViperException.Reason.IO, path + ": cannot write: " + e.getMessage(), e);
+        } finally {
+            if (!done) {
+                deleteQuietly(path);
+            }
+        }
+        return expected;
+    }
+
+    private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            channel.write(buffer);
+        }
+    }
+
+    private static void deleteQuietly(Path path) {
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException | RuntimeException ignored) {
+            // the original failure is what the caller needs to see
+        }
+    }
+}

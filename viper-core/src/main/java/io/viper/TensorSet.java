@@ -10,6 +10,12 @@ import java.util.List;
 public interface TensorSet extends AutoCloseable {
     long version();
 
+    /** Where the tensors were read from. */
+    io.viper.manifest.Location location();
+
+    /** Bytes transferred. */
+    long bytes();
+
     /** The fetched tensors, in the order of the model's data. */
     List<Tensor> tensors();
 

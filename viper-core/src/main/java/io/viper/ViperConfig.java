@@ -63,6 +63,8 @@ public final class ViperConfig {
             "Consumer: most host memory for receive buffers (two per model: one serves, one receives).");
     public static final Key<List<String>> CONSUMER_PATHS = define("viper.consumer.paths", "", ViperConfig::parseNameList,
             "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one.");
+    public static final Key<Boolean> CONSUMER_AUTOLOAD = define("viper.consumer.autoload", "true", ViperConfig::parseBoolean,
+            "Consumer: pull every newer version as a whole model (true), or only follow manifests and pull tensors on fetch() (false).");
     public static final Key<Long> LEASE_WAIT_MS = define("viper.consumer.buffer.wait.ms", "10000", v -> longAtLeast(v, 0),
             "Consumer: how long a fetch waits for inference threads to close their leases on the receive buffer before it serves from the PFS instead.");
     public static final Key<Long> RETRY_BACKOFF_MS = define("viper.consumer.retry.backoff.ms", "500", v -> longAtLeast(v, 1),
@@ -170,6 +172,14 @@ public final class ViperConfig {
             }
         }
         return List.copyOf(out);
+    }
+
+    static boolean parseBoolean(String v) {
+        return switch (v.toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ViperConfigException("must be true or false");
+        };
     }
 
     static int intAtLeast(String v, int min) {

@@ -25,6 +25,13 @@ public interface ViperConsumer extends AutoCloseable {
     /** The version serving now (0 before the first). */
     long version();
 
+    /**
+     * Registers a listener for every newer manifest announced for the model (before it is loaded;
+     * with {@code viper.consumer.autoload=false} nothing is loaded and this is how callers learn of
+     * versions to {@link #fetch}). Called on the notifier's thread; must not block.
+     */
+    void onManifest(Consumer<io.viper.manifest.Manifest> listener);
+
     /** Registers a listener called after every swap. */
     void onUpdate(Consumer<ModelUpdate> listener);
 

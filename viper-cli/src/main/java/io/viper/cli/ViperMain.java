@@ -17,6 +17,8 @@ import picocli.CommandLine.Command;
         subcommands = {
             CommandLine.HelpCommand.class,
             InspectCommand.class,
+            PublishCommand.class,
+            ConsumeCommand.class,
         })
 public final class ViperMain implements Runnable {
     /** Exit code for a refused input, a bad flag or configuration. */

@@ -56,6 +56,8 @@ final class ConsumerImpl implements ViperConsumer {
     private final ReceiveSlot[] slots = {new ReceiveSlot(0), new ReceiveSlot(1)};
     private final AtomicReference<LoadedModel> current = new AtomicReference<>();
     private final List<Consumer<ModelUpdate>> listeners = new CopyOnWriteArrayList<>();
+    private final List<Consumer<Manifest>> manifestListeners = new CopyOnWriteArrayList<>();
+    private final boolean autoload;
     private final Object monitor = new Object();
     private final LinkedHashMap<Long, Manifest> known = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
@@ -67,6 +69,7 @@ final class ConsumerImpl implements ViperConsumer {
     private final Thread fetcher;
     private Manifest newest;
     private long completedVersion;
+    private long announcedVersion;
     private boolean newestChanged;
     private volatile boolean closed;
 
@@ -79,6 +82,7 @@ final class ConsumerImpl implements ViperConsumer {
         this.bufferWaitMs = c.get(ViperConfig.LEASE_WAIT_MS);
         this.firstBackoffMs = c.get(ViperConfig.RETRY_BACKOFF_MS);
         this.allowedSchemes = c.get(ViperConfig.CONSUMER_PATHS);
+        this.autoload = c.get(ViperConfig.CONSUMER_AUTOLOAD);
         Optional<CheckpointRepository> repo = rt.repository();
         repo.flatMap(r -> r.latest(model)).ifPresent(this::offer);
         Notifier notifier = rt.notifier(NotifierProvider.Role.CONSUMER);
@@ -102,9 +106,28 @@ final class ConsumerImpl implements ViperConsumer {
         if (!m.model().equals(model)) {
             return;
         }
+        boolean fresh;
         synchronized (monitor) {
             Manifest had = known.get(m.version());
+            fresh = had == null && m.version() > announcedVersion;
+            if (fresh) {
+                announcedVersion = m.version();
+            }
             known.put(m.version(), had == null ? m : had.withLocations(m.locations()));
+        }
+        if (fresh) {
+            for (Consumer<Manifest> l : manifestListeners) {
+                try {
+                    l.accept(m);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "consumer " + model + ": manifest listener failed: " + e, e);
+                }
+            }
+        }
+        if (!autoload) {
+            return;
+        }
+        synchronized (monitor) {
             LoadedModel cur = current.get();
             if (cur != null && m.version() <= cur.version()) {
                 return;
@@ -358,6 +381,18 @@ final class ConsumerImpl implements ViperConsumer {
     }
 
     @Override
+    public void onManifest(Consumer<Manifest> listener) {
+        manifestListeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+        Manifest last;
+        synchronized (monitor) {
+            last = known.get(announcedVersion);
+        }
+        if (last != null) {
+            listener.accept(last);
+        }
+    }
+
+    @Override
     public void onUpdate(Consumer<ModelUpdate> listener) {
         listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
     }
@@ -435,7 +470,7 @@ final class ConsumerImpl implements ViperConsumer {
                     tensors.add(new Tensor(e.info().withOffset(ranges.get(i).destinationOffset()), slice));
                 }
                 rt.metrics().bytes(model, c.location().scheme(), total);
-                return new FetchedTensors(v, tensors, arena);
+                return new FetchedTensors(v, c.location(), total, tensors, arena);
             } catch (RuntimeException e) {
                 arena.close();
                 failures.add(c.location().uri() + ": " + e.getMessage());
@@ -548,7 +583,7 @@ final class ConsumerImpl implements ViperConsumer {
     }
 
     /** Tensors fetched on their own, in an arena this set owns. */
-    private record FetchedTensors(long version, List<Tensor> tensors, Arena arena) implements TensorSet {
+    private record FetchedTensors(long version, Location location, long bytes, List<Tensor> tensors, Arena arena) implements TensorSet {
         @Override
         public Tensor tensor(String name) {
             for (Tensor t : tensors) {

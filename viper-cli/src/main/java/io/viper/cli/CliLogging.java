@@ -1,0 +1,39 @@
+package io.viper.cli;
+
+import java.util.logging.ConsoleHandler;
+import java.util.logging.Formatter;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * One-line log records on stderr. Quiet by default (warnings only, so that stdout stays JSON);
+ * {@code --verbose} shows Viper's INFO lines. Third-party libraries stay at WARNING.
+ */
+final class CliLogging {
+    private CliLogging() {
+    }
+
+    static void configure(boolean verbose) {
+        Logger root = Logger.getLogger("");
+        for (var h : root.getHandlers()) {
+            root.removeHandler(h);
+        }
+        ConsoleHandler handler = new ConsoleHandler();
+        handler.setLevel(Level.ALL);
+        handler.setFormatter(new Formatter() {
+            @Override
+            public String format(LogRecord r) {
+                String logger = r.getLoggerName() == null ? "" : r.getLoggerName().substring(r.getLoggerName().lastIndexOf('.') + 1);
+                String msg = formatMessage(r);
+                String thrown = r.getThrown() != null && System.getenv("VIPER_DEBUG") != null ? " " + r.getThrown() : "";
+                return String.format("viper %-7s %s: %s%s%n", r.getLevel().getName().toLowerCase(java.util.Locale.ROOT), logger, msg, thrown);
+            }
+        });
+        root.addHandler(handler);
+        root.setLevel(Level.WARNING);
+        Logger.getLogger("io.viper").setLevel(verbose ? Level.INFO : Level.WARNING);
+        Logger.getLogger("org.apache.kafka").setLevel(Level.SEVERE);
+        Logger.getLogger("io.netty").setLevel(Level.SEVERE);
+    }
+}

@@ -1,0 +1,91 @@
+package io.viper.cli;
+
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.viper.Viper;
+import io.viper.errors.ViperConfigException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import picocli.CommandLine.Option;
+
+/**
+ * Options every command that talks to producers and consumers shares: notifier, PFS root, a
+ * configuration file, single settings, metrics endpoint and verbosity.
+ */
+final class CommonOptions {
+    @Option(names = "--notifier", paramLabel = "URI",
+            description = "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: ${DEFAULT-VALUE})",
+            defaultValue = "embedded://127.0.0.1:7800")
+    String notifier;
+
+    @Option(names = "--pfs", paramLabel = "DIR", description = "PFS repository root: producers flush there, consumers fall back to it")
+    Path pfs;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file of viper.* and kafka.* settings")
+    Path configFile;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable)")
+    Map<String, String> settings = new LinkedHashMap<>();
+
+    @Option(names = "--metrics-port", paramLabel = "PORT", description = "Serve Prometheus metrics on http://127.0.0.1:PORT/metrics")
+    Integer metricsPort;
+
+    @Option(names = {"-v", "--verbose"}, description = "Log what Viper does (path choices, transfers) on stderr")
+    boolean verbose;
+
+    /** Applies logging, loads the config file, starts the metrics endpoint; returns a builder. */
+    Viper.Builder builder() {
+        CliLogging.configure(verbose);
+        Viper.Builder b = Viper.builder();
+        if (configFile != null) {
+            Properties p = new Properties();
+            try (InputStream in = Files.newInputStream(configFile)) {
+                p.load(new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new ViperConfigException("cannot read config file " + configFile + ": " + e.getMessage());
+            }
+            p.stringPropertyNames().forEach(k -> b.config(k, p.getProperty(k)));
+        }
+        b.notifier(notifier);
+        if (pfs != null) {
+            b.pfsRoot(pfs);
+        }
+        settings.forEach(b::config);
+        if (metricsPort != null) {
+            startMetrics(metricsPort);
+        }
+        return b;
+    }
+
+    private static void startMetrics(int port) {
+        if (port < 0 || port > 65535) {
+            throw new ViperConfigException("--metrics-port " + port + " is not a port number");
+        }
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Metrics.addRegistry(prometheus);
+        try {
+            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(new InetSocketAddress("127.0.0.1", port), 16);
+            server.createContext("/metrics", exchange -> {
+                byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+                exchange.sendResponseHeaders(200, body.length);
+                try (var out = exchange.getResponseBody()) {
+                    out.write(body);
+                }
+            });
+            server.setExecutor(null);
+            Thread t = Thread.ofPlatform().daemon().name("viper-metrics").unstarted(server::start);
+            t.start();
+        } catch (IOException e) {
+            throw new ViperConfigException("cannot serve metrics on 127.0.0.1:" + port + ": " + e.getMessage());
+        }
+    }
+}

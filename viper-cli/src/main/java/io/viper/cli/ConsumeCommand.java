@@ -1,0 +1,154 @@
+package io.viper.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.viper.ModelLease;
+import io.viper.ModelUpdate;
+import io.viper.TensorSet;
+import io.viper.Viper;
+import io.viper.ViperConsumer;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.format.SafetensorsWriter;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code viper consume}: follows a model and prints one JSON line per update. */
+@Command(name = "consume", mixinStandardHelpOptions = true,
+        description = {"Follow a model like an inference server would: pull every newer version, verify it,",
+            "and print one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"latency_ms\"}."})
+final class ConsumeCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Option(names = "--model", required = true, paramLabel = "NAME", description = "Model name")
+    String model;
+
+    @Option(names = "--once", description = "Exit after the first update")
+    boolean once;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Write each version to DIR/<model>-v<version>.safetensors")
+    Path out;
+
+    @Option(names = "--tensors", paramLabel = "GLOB", description = "Pull only the tensors whose names match GLOB (e.g. 'dense.*'), not the whole model")
+    String tensors;
+
+    @Option(names = "--paths", paramLabel = "SCHEMES", description = "Transports this consumer may use, e.g. tcp,file (default: any available)")
+    String paths;
+
+    @Option(names = "--timeout", paramLabel = "DURATION", converter = Durations.class,
+            description = "Give up (exit 3) when no update arrived for this long (default: wait forever)")
+    Duration timeout;
+
+    @Mixin
+    CommonOptions common;
+
+    @Override
+    public Integer call() throws Exception {
+        Viper.Builder b = common.builder();
+        if (paths != null) {
+            b.consumerPaths(paths.split(","));
+        }
+        if (tensors != null) {
+            b.config("viper.consumer.autoload", "false");
+        }
+        if (out != null) {
+            Files.createDirectories(out);
+        }
+        PathMatcher matcher = tensors == null ? null : FileSystems.getDefault().getPathMatcher("glob:" + tensors);
+        BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+        try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
+            if (matcher == null) {
+                consumer.onUpdate(events::add);
+            } else {
+                consumer.onManifest(events::add);
+            }
+            long lastVersion = 0;
+            while (true) {
+                Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                if (e == null) {
+                    System.err.println("viper: no update of " + model + " within " + timeout.toMillis() + " ms");
+                    return 3;
+                }
+                long v;
+                if (e instanceof ModelUpdate u) {
+                    v = u.version();
+                    if (out != null) {
+                        try (ModelLease lease = consumer.current()) {
+                            if (lease.version() == v) {
+                                SafetensorsWriter.write(out.resolve(model + "-v" + v + ".safetensors"), lease.checkpoint());
+                            }
+                        }
+                    }
+                    print(u.model(), v, u.path(), u.bytes(), u.latencyMs());
+                } else {
+                    Manifest m = (Manifest) e;
+                    v = m.version();
+                    if (v <= lastVersion) {
+                        continue;
+                    }
+                    Set<String> names = new LinkedHashSet<>();
+                    for (TensorEntry t : m.tensors()) {
+                        if (matcher.matches(Path.of(t.name()))) {
+                            names.add(t.name());
+                        }
+                    }
+                    if (names.isEmpty()) {
+                        throw new ViperConfigException("no tensor of " + model + " v" + v + " matches --tensors '" + tensors + "'");
+                    }
+                    try (TensorSet set = fetchWithRetry(consumer, v, names)) {
+                        if (out != null) {
+                            SafetensorsWriter.write(out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
+                        }
+                        print(model, v, set.location().scheme(), set.bytes(), Math.max(0, System.currentTimeMillis() - m.publishedAtMs()));
+                    }
+                }
+                lastVersion = Math.max(lastVersion, v);
+                if (once) {
+                    return 0;
+                }
+            }
+        }
+    }
+
+    /** The PFS location may be announced a moment after the first manifest: retry briefly. */
+    private static TensorSet fetchWithRetry(ViperConsumer consumer, long v, Set<String> names) throws InterruptedException {
+        ViperException last = null;
+        for (int i = 0; i < 20; i++) {
+            try {
+                return consumer.fetch(v, names);
+            } catch (ViperException e) {
+                if (!e.isRetriable()) {
+                    throw e;
+                }
+                last = e;
+                Thread.sleep(250);
+            }
+        }
+        throw last;
+    }
+
+    private static void print(String model, long version, String path, long bytes, double latencyMs) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("model", model);
+        o.put("version", version);
+        o.put("path", path);
+        o.put("bytes", bytes);
+        o.put("latency_ms", Math.round(latencyMs * 1000) / 1000.0);
+        System.out.println(o);
+        System.out.flush();
+    }
+}

@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
             InspectCommand.class,
             PublishCommand.class,
             ConsumeCommand.class,
+            BenchCommand.class,
         })
 public final class ViperMain implements Runnable {
     /** Exit code for a refused input, a bad flag or configuration. */

@@ -1,0 +1,88 @@
+package io.viper.cli.bench;
+
+import io.viper.Viper;
+import io.viper.ViperConsumer;
+import io.viper.format.SafetensorsFile;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The consumer side of {@code viper bench transfer}, run as a separate JVM. Prints {@code ready}
+ * once subscribed, then {@code swapped <version> <bytes>} for every version it serves, on stdout.
+ *
+ * <p>Modes: {@code viper NOTIFIER MODEL PATHS [PFS]} uses the Viper SDK restricted to the given
+ * transport schemes; {@code poll DIR INTERVAL_MS} is the baseline users have today (Triton's poll
+ * mode): look at the repository directory every interval and load a new version by reading its
+ * file into memory.
+ */
+public final class BenchConsumerMain {
+    private BenchConsumerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        switch (args[0]) {
+            case "viper" -> viper(args[1], args[2], args[3], args.length > 4 ? args[4] : null);
+            case "poll" -> poll(Path.of(args[1]), Long.parseLong(args[2]));
+            default -> throw new IllegalArgumentException("unknown mode " + args[0]);
+        }
+    }
+
+    private static void viper(String notifier, String model, String paths, String pfs) throws InterruptedException {
+        Viper.Builder b = Viper.builder().notifier(notifier).consumerPaths(paths.split(","))
+                .config("viper.consumer.host.budget.bytes", "64g");
+        if (pfs != null) {
+            b.pfsRoot(Path.of(pfs));
+        }
+        try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
+            consumer.onUpdate(u -> {
+                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.path());
+                System.out.flush();
+            });
+            System.out.println("ready");
+            System.out.flush();
+            new CountDownLatch(1).await();
+        }
+    }
+
+    /** Polls {@code dir/<model>/LATEST}; loads (copies into memory) each new version it names. */
+    private static void poll(Path modelDir, long intervalMs) throws Exception {
+        System.out.println("ready");
+        System.out.flush();
+        long seen = 0;
+        Arena arena = Arena.ofShared();
+        MemorySegment buffer = null;
+        while (true) {
+            long latest = readLatest(modelDir.resolve("LATEST"));
+            if (latest > seen) {
+                Path file = modelDir.resolve(Long.toString(latest)).resolve("model.safetensors");
+                try (SafetensorsFile f = SafetensorsFile.open(file)) {
+                    long size = f.dataBytes();
+                    if (buffer == null || buffer.byteSize() < size) {
+                        buffer = arena.allocate(Math.max(1, size), 4096);
+                    }
+                    long off = 0;
+                    for (var t : f.tensors()) {
+                        MemorySegment.copy(t.data(), 0, buffer, off, t.byteSize());
+                        off += t.byteSize();
+                    }
+                    System.out.println("swapped " + latest + " " + size + " file");
+                    System.out.flush();
+                }
+                seen = latest;
+            }
+            Thread.sleep(intervalMs);
+        }
+    }
+
+    private static long readLatest(Path latest) {
+        try {
+            return Long.parseLong(Files.readString(latest).trim());
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+}

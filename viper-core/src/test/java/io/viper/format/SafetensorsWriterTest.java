@@ -1,6 +1,7 @@
 package io.viper.format;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -112,13 +113,17 @@ class SafetensorsWriterTest {
             Tensor heapInts = Tensor.of("heap", DType.I32, new long[] {4}, MemorySegment.ofArray(ints));
             Tensor heapBytes = Tensor.of("bytes", DType.I8, new long[] {3}, MemorySegment.ofArray(new byte[] {7, 8, 9}));
             Tensor native_ = Tensor.of("large", DType.U8, new long[] {big}, large);
+            double[] doubles = new double[100];
+            java.util.Arrays.setAll(doubles, i -> i * 0.5 - 7);
+            Tensor heapDoubles = Tensor.of("doubles", DType.F64, new long[] {10, 10}, MemorySegment.ofArray(doubles));
             Path p = dir.resolve("chunks.safetensors");
-            SafetensorsWriter.write(p, List.of(heapInts, native_, heapBytes), Map.of());
+            SafetensorsWriter.write(p, List.of(heapInts, native_, heapBytes, heapDoubles), Map.of());
             try (SafetensorsFile f = SafetensorsFile.open(p)) {
                 assertEquals(-1L, f.tensor("large").data().mismatch(large), "large tensor bytes equal");
                 assertEquals(-1L, f.tensor("heap").data().mismatch(MemorySegment.ofArray(ints)));
                 assertEquals(Integer.MIN_VALUE, (int) f.tensor("heap").getDouble(3));
                 assertEquals(9, (int) f.tensor("bytes").getDouble(2));
+                assertEquals(-1L, f.tensor("doubles").data().mismatch(MemorySegment.ofArray(doubles)), "a larger heap tensor after a small one");
             }
         }
     }
@@ -154,6 +159,13 @@ class SafetensorsWriterTest {
         ViperException e = assertThrows(ViperException.class, () -> SafetensorsWriter.write(nowhere, List.of(), Map.of()));
         assertEquals(ViperException.Reason.IO, e.reason());
         assertTrue(e.getMessage().startsWith(nowhere.toString()), e.getMessage());
+
+        // A path that is a directory: refused, and the directory is left alone.
+        Path directory = dir.resolve("a-directory");
+        assertDoesNotThrow(() -> Files.createDirectory(directory));
+        ViperException d = assertThrows(ViperException.class, () -> SafetensorsWriter.write(directory, List.of(), Map.of()));
+        assertEquals(ViperException.Reason.IO, d.reason());
+        assertTrue(Files.isDirectory(directory), "not deleted");
 
         // Memory freed mid-write: the write fails and the partial file is removed.
         Path p = dir.resolve("partial.safetensors");

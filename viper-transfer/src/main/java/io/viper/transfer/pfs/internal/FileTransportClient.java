@@ -30,7 +30,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * ({@code NOT_FOUND}), so that the consumer moves on to a newer version or another location; a
  * malformed or mismatching file fails with a {@link ViperFormatException} naming it. A mapping
  * survives the deletion of its file (POSIX unlink semantics), so a consumer serving from
- * {@link #map} is not disturbed by retention.
+ * {@link #map} is not disturbed by retention. The repository never rewrites or truncates a file in
+ * place; if something else truncates a mapped file, the JVM reports the access to the missing pages
+ * as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
+ * {@link #map} result see it as it is).
  *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */

@@ -150,7 +150,10 @@ public final class PfsRepository implements CheckpointRepository {
         byte[] manifestBytes = ManifestCodec.encode(manifest.replaceLocations(List.of(location)));
         Path tmp = null;
         try {
-            Files.createDirectories(modelDir);
+            if (!Files.isDirectory(modelDir)) {
+                Files.createDirectories(modelDir);
+                fsyncDirectory(root);
+            }
             cleanStale(modelDir);
             synchronized (lockFor(model)) {
                 if (alreadyStored(manifest, versionDir)) {

@@ -1,0 +1,157 @@
+package io.viper.transfer.pfs.internal;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.spi.ByteRange;
+import io.viper.spi.TransportClient;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Reads checkpoints from safetensors files of the PFS repository ({@code file://} locations).
+ *
+ * <p>Every read or map memory-maps the file read-only, validates its header and checks that it
+ * describes exactly the manifest's tensors (names, dtypes, shapes, offsets) before any byte is
+ * used. For a file, "the producer holds the bytes" means "the file exists": a file that is gone
+ * (deleted by retention, or not stored yet) fails with a {@link RetriableViperException}
+ * ({@code NOT_FOUND}), so that the consumer moves on to a newer version or another location; a
+ * malformed or mismatching file fails with a {@link ViperFormatException} naming it. A mapping
+ * survives the deletion of its file (POSIX unlink semantics), so a consumer serving from
+ * {@link #map} is not disturbed by retention. The repository never rewrites or truncates a file in
+ * place; if something else truncates a mapped file, the JVM reports the access to the missing pages
+ * as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
+ * {@link #map} result see it as it is).
+ *
+ * <p>Thread-safe; holds no resources besides the mappings it hands out.
+ */
+public final class FileTransportClient implements TransportClient {
+    private volatile boolean closed;
+
+    /** A client; it has no settings. */
+    public FileTransportClient() {
+    }
+
+    @Override
+    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+        Objects.requireNonNull(manifest, "manifest");
+        Objects.requireNonNull(ranges, "ranges");
+        Objects.requireNonNull(destination, "destination");
+        ensureOpen();
+        Path file = PfsRepository.pathOf(location);
+        checkRanges(manifest, ranges, destination, file);
+        try (Arena arena = Arena.ofConfined()) {
+            Mapped mapped = mapAndCheck(manifest, file, arena);
+            try {
+                for (ByteRange r : ranges) {
+                    MemorySegment.copy(mapped.file(), mapped.dataStart() + r.sourceOffset(), destination, r.destinationOffset(), r.length());
+                }
+            } catch (InternalError fault) {
+                // An access to a mapping whose file was truncated underneath raises SIGBUS, reported as InternalError.
+                throw new RetriableViperException(ViperException.Reason.IO, file + ": the file changed (was truncated) while it was read", fault);
+            }
+        }
+    }
+
+    @Override
+    public Optional<MappedData> map(Manifest manifest, Location location) {
+        Objects.requireNonNull(manifest, "manifest");
+        ensureOpen();
+        Path file = PfsRepository.pathOf(location);
+        Arena arena = Arena.ofShared();
+        try {
+            Mapped mapped = mapAndCheck(manifest, file, arena);
+            MemorySegment data = mapped.file().asSlice(mapped.dataStart(), manifest.totalBytes()).asReadOnly();
+            AtomicBoolean released = new AtomicBoolean();
+            return Optional.of(new MappedData() {
+                @Override
+                public MemorySegment data() {
+                    return data;
+                }
+
+                @Override
+                public void close() {
+                    if (released.compareAndSet(false, true)) {
+                        arena.close();
+                    }
+                }
+
+                @Override
+                public String toString() {
+                    return "MappedData[" + file + ", " + data.byteSize() + " bytes]";
+                }
+            });
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Marks the client closed; later reads throw. Mappings handed out stay valid until they are closed. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    private record Mapped(MemorySegment file, long dataStart) {
+    }
+
+    /** Maps {@code file} read-only in {@code arena} and checks its header against {@code manifest}. */
+    private static Mapped mapAndCheck(Manifest manifest, Path file, Arena arena) {
+        MemorySegment segment;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (size < 8) {
+                throw new ViperFormatException(file.toString(), "file of " + size + " bytes is too short for a safetensors header (at least 8 bytes)");
+            }
+            segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+        } catch (NoSuchFileException e) {
+            throw new RetriableViperException(ViperException.Reason.NOT_FOUND, file + ": not found: " + manifest.model() + " v"
+                    + manifest.version() + " was deleted by retention or is not stored yet", e);
+        } catch (IOException e) {
+            throw new RetriableViperException(ViperException.Reason.IO, file + ": cannot read: " + PfsRepository.problem(e), e);
+        }
+        try {
+            SafetensorsHeaderReader.Header header = SafetensorsHeaderReader.parse(segment, file.toString());
+            header.checkMatches(manifest, file.toString());
+            return new Mapped(segment, header.dataStart());
+        } catch (InternalError fault) {
+            throw new RetriableViperException(ViperException.Reason.IO, file + ": the file changed (was truncated) while it was read", fault);
+        }
+    }
+
+    private static void checkRanges(Manifest manifest, List<ByteRange> ranges, MemorySegment destination, Path file) {
+        if (destination.isReadOnly()) {
+            throw new ViperConfigException("read " + file + ": the destination segment is read-only");
+        }
+        long total = manifest.totalBytes();
+        for (ByteRange r : ranges) {
+            if (r.length() > total || r.sourceOffset() > total - r.length()) {
+                throw new ViperConfigException("read " + file + ": range " + r + " lies outside the " + total + "-byte data section of "
+                        + manifest.model() + " v" + manifest.version());
+            }
+            if (r.length() > destination.byteSize() || r.destinationOffset() > destination.byteSize() - r.length()) {
+                throw new ViperConfigException("read " + file + ": range " + r + " lies outside the " + destination.byteSize()
+                        + "-byte destination");
+            }
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new ViperException(ViperException.Reason.CLOSED, "file:// transport client is closed");
+        }
+    }
+}

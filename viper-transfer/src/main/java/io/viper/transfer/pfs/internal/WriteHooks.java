@@ -1,0 +1,22 @@
+package io.viper.transfer.pfs.internal;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * Points in {@link PfsRepository#store} where tests inject failures (a full disk mid-copy, a crash
+ * between the data write and the rename). Production code uses {@link #NONE}.
+ */
+interface WriteHooks {
+    /** No injected behaviour. */
+    WriteHooks NONE = new WriteHooks() {
+    };
+
+    /** Called before each chunk of the data section is written, at data offset {@code position}. */
+    default void beforeChunk(Path file, long position) throws IOException {
+    }
+
+    /** Called when the temporary version directory is complete and fsynced, before it is renamed into place. */
+    default void beforeCommit(Path temporaryDirectory) throws IOException {
+    }
+}

@@ -10,8 +10,9 @@ import java.util.Locale;
  * training-loss curve, and how much staleness costs (the expected loss and accuracy at a position of
  * a model published some iterations earlier).
  *
- * <p>Usage: {@code DigitsWorkloadReport [iterations [seed]]} (defaults 3000 and 42). Runs on the
- * calling thread; takes a few seconds.
+ * <p>Usage: {@code DigitsWorkloadReport [iterations [seed [rotation-only]]]} (defaults 3000, 42, and
+ * the default stream). {@code rotation-only} measures a gentler stream: all digits from the start, only
+ * the rotation drift. Runs on the calling thread; takes a few seconds.
  */
 public final class DigitsWorkloadReport {
     private DigitsWorkloadReport() {}
@@ -19,6 +20,7 @@ public final class DigitsWorkloadReport {
     public static void main(String[] args) {
         long iterations = 3000;
         long seed = 42;
+        boolean rotationOnly = false;
         try {
             if (args.length > 0) {
                 iterations = Long.parseLong(args[0]);
@@ -26,43 +28,84 @@ public final class DigitsWorkloadReport {
             if (args.length > 1) {
                 seed = Long.parseLong(args[1]);
             }
-            if (args.length > 2 || iterations < 100) {
+            if (args.length > 2) {
+                if (!args[2].equals("rotation-only")) {
+                    throw new NumberFormatException();
+                }
+                rotationOnly = true;
+            }
+            if (args.length > 3 || iterations < 100) {
                 throw new NumberFormatException();
             }
         } catch (NumberFormatException e) {
-            System.err.println("usage: DigitsWorkloadReport [iterations >= 100 [seed]]");
+            System.err.println("usage: DigitsWorkloadReport [iterations >= 100 [seed [rotation-only]]]");
             System.exit(2);
             return;
         }
-        report(iterations, seed, System.out);
+        ContinualDigitsStream.Config config = ContinualDigitsStream.Config.defaults(iterations, seed);
+        if (rotationOnly) {
+            config = config.withStages(java.util.List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+        }
+        report(config, System.out);
     }
 
-    /** Runs the measurements and prints them to {@code out}. */
-    public static void report(long iterations, long seed, PrintStream out) {
+    /** Runs the measurements on a stream with {@code config} (horizon = iterations) and prints them. */
+    public static void report(ContinualDigitsStream.Config config, PrintStream out) {
+        long iterations = config.horizon();
+        long seed = config.seed();
         // timing, after a warm-up run on another seed so that the JIT has compiled the kernels
-        Trainer warm = Trainer.defaults(iterations, seed + 1);
+        Trainer warm = new Trainer(new ContinualDigitsStream(config.withSeed(seed + 1)), new Mlp(Mlp.Config.defaults(seed + 1)),
+                Trainer.DEFAULT_BATCH_SIZE);
         for (int i = 0; i < 2000; i++) {
             warm.step();
         }
-        Trainer trainer = Trainer.defaults(iterations, seed);
+        Trainer trainer = new Trainer(new ContinualDigitsStream(config), new Mlp(Mlp.Config.defaults(seed)), Trainer.DEFAULT_BATCH_SIZE);
         ContinualDigitsStream stream = trainer.stream();
         int every = (int) Math.max(1, iterations / 30);
         List<InferenceModel> snapshots = new ArrayList<>(); // snapshots[k] = model after k*every iterations
         snapshots.add(trainer.snapshot());
         double[] losses = new double[(int) iterations];
         long trainNanos = 0;
+        long blockNanos = 0;
+        long bestBlock = Long.MAX_VALUE;
+        final int block = 100;
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu0 = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
+        long snapshotNanos = 0;
         for (int i = 0; i < iterations; i++) {
             long t0 = System.nanoTime();
             losses[i] = trainer.step();
-            trainNanos += System.nanoTime() - t0;
+            long dt = System.nanoTime() - t0;
+            trainNanos += dt;
+            blockNanos += dt;
+            if ((i + 1) % block == 0) {
+                bestBlock = Math.min(bestBlock, blockNanos);
+                blockNanos = 0;
+            }
             if (trainer.iteration() % every == 0) {
+                long s0 = System.nanoTime();
                 snapshots.add(trainer.snapshot());
+                snapshotNanos += System.nanoTime() - s0;
             }
         }
-        out.printf(Locale.ROOT, "workload: %s, batch %d, horizon %d, seed %d, %d parameters%n", trainer.model(),
-                trainer.batchSize(), iterations, seed, trainer.model().parameterCount());
-        out.printf(Locale.ROOT, "time per training iteration: %.1f us (mean over %d iterations, after JIT warm-up)%n",
-                trainNanos / 1e3 / iterations, iterations);
+        long cpuNanos = cpu0 < 0 ? -1 : threads.getCurrentThreadCpuTime() - cpu0 - snapshotNanos;
+        out.printf(Locale.ROOT, "workload: %s, batch %d, horizon %d, seed %d, %d parameters, %d stages, rotation up to %.0f degrees%n",
+                trainer.model(), trainer.batchSize(), iterations, seed, trainer.model().parameterCount(), stream.stageCount(),
+                config.maxRotationDegrees());
+        out.printf(Locale.ROOT, "time per training iteration (after JIT warm-up): mean %.1f us wall over %d iterations, "
+                        + "best block of %d %.1f us wall, about %.1f us thread CPU%n",
+                trainNanos / 1e3 / iterations, iterations, block, bestBlock / 1e3 / block,
+                cpuNanos < 0 ? Double.NaN : cpuNanos / 1e3 / iterations);
+        InferenceModel served = snapshots.getLast();
+        float[] probe = stream.example(stream.requestIndices()[0], iterations).x();
+        long i0 = System.nanoTime();
+        int reps = 20_000;
+        int sink = 0;
+        for (int r = 0; r < reps; r++) {
+            sink += served.predict(probe);
+        }
+        out.printf(Locale.ROOT, "time per inference request (InferenceModel.predict, one thread): %.2f us (checksum %d)%n",
+                (System.nanoTime() - i0) / 1e3 / reps, sink % 10);
 
         out.println();
         out.println("training loss (mean of the batch losses in each window of " + every + " iterations)");

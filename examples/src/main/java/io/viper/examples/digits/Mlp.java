@@ -101,18 +101,22 @@ public final class Mlp implements DigitClassifier {
             return new Config(32, Optimizer.SGD_MOMENTUM, 0.05f, 0.9f, 0.999f, 1e-8f, 0.05f, seed);
         }
 
+        /** This config with another hidden width. */
         public Config withHidden(int newHidden) {
             return new Config(newHidden, optimizer, learningRate, momentum, beta2, epsilon, labelSmoothing, seed);
         }
 
+        /** This config with another learning rate. */
         public Config withLearningRate(float newLearningRate) {
             return new Config(hidden, optimizer, newLearningRate, momentum, beta2, epsilon, labelSmoothing, seed);
         }
 
+        /** This config with another label smoothing. */
         public Config withLabelSmoothing(float newLabelSmoothing) {
             return new Config(hidden, optimizer, learningRate, momentum, beta2, epsilon, newLabelSmoothing, seed);
         }
 
+        /** This config with another seed. */
         public Config withSeed(long newSeed) {
             return new Config(hidden, optimizer, learningRate, momentum, beta2, epsilon, labelSmoothing, newSeed);
         }

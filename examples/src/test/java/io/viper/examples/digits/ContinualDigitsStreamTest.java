@@ -200,6 +200,19 @@ class ContinualDigitsStreamTest {
     }
 
     @Test
+    void configsCompareStagesByContent() {
+        ContinualDigitsStream.Config a = ContinualDigitsStream.Config.defaults(100, 1);
+        ContinualDigitsStream.Config b = ContinualDigitsStream.Config.defaults(100, 1)
+                .withStages(List.of(new int[] {0, 1, 2, 3}, new int[] {4, 5}, new int[] {6, 7}, new int[] {8, 9}));
+        assertEquals(a, b);
+        assertEquals(a.hashCode(), b.hashCode());
+        assertFalse(a.equals(a.withSeed(2)));
+        assertFalse(a.equals(a.withStages(List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))));
+        a.stages().get(0)[0] = 9; // a copy: the config is unchanged
+        assertEquals(0, a.stages().get(0)[0]);
+    }
+
+    @Test
     void aSingleStageWithoutRotationIsStationary() {
         ContinualDigitsStream flat = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 1)
                 .withStages(List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})).withMaxRotationDegrees(0));

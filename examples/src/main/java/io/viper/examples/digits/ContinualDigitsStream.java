@@ -23,8 +23,8 @@ import java.util.random.RandomGenerator;
  *       default config: digits 0-3 from the start, 4-5 at 25% of the horizon, 6-7 at 50%, 8-9 at
  *       75%. A model that was published before a group arrived has never seen those digits and gets
  *       every such request wrong, so a model one stage stale is clearly worse. Once a group has
- *       arrived, all seen classes stay equally likely (no class disappears), so a fresh model is
- *       never worse on old digits. A new group does not switch on at once: its weight ramps linearly
+ *       arrived, all seen classes stay equally likely (no class disappears), so the trainer keeps
+ *       rehearsing old digits and a fresh model does not forget them. A new group does not switch on at once: its weight ramps linearly
  *       from 0 to that of the other classes over {@link Config#rampFraction()} of the horizon, which
  *       keeps the training-loss curve continuous (bumps, not cliffs) and lets a fresh model keep up.</li>
  *   <li><b>Gradual rotation drift</b> (the small, continuous effect). Every image, training or request,

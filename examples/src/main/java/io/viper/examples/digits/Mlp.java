@@ -90,7 +90,8 @@ public final class Mlp implements DigitClassifier {
          * epsilon 1e-8, label smoothing 0.05. (Measured on the default stream over 3,000 iterations:
          * without smoothing a model one stage stale pays about 11.7 per request of an unseen digit and
          * its mean loss, 2.5, is no better than an untrained model's 2.3 although it is 74% accurate;
-         * with 0.05 it pays about 4, its mean loss is 1.0, and the fresh model is as good or better.)
+         * with 0.05 it pays about 4 and its mean loss is 1.0, while the fresh model's loss goes from 0.15
+         * to 0.18 and its accuracy from 95.2% to 96.7%.)
          */
         public static Config defaults(long seed) {
             return new Config(32, Optimizer.ADAM, 0.003f, 0.9f, 0.999f, 1e-8f, 0.05f, seed);

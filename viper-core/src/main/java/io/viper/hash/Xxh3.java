@@ -49,6 +49,7 @@ public final class Xxh3 {
 
     private static final int STRIPE = 64;
     private static final int STRIPES_PER_BLOCK = 16; // (secret size 192 - stripe 64) / 8
+    private static final int BLOCK = STRIPE * STRIPES_PER_BLOCK;
     private static final int MIDSIZE_MAX = 240;
 
     /** Secret offsets used by the algorithm (see xxhash.h). */
@@ -356,9 +357,52 @@ public final class Xxh3 {
         final long[] k = K;
         int pos = stripeInBlock;
         while (stripes > 0) {
+            // Whole blocks: a slice of constant size lets the JIT drop every bounds check in the block.
+            if (pos == 0 && stripes >= STRIPES_PER_BLOCK) {
+                MemorySegment block = seg.asSlice(off, BLOCK);
+                for (int i = 0; i < STRIPES_PER_BLOCK; i++) {
+                    long p = (long) i * STRIPE;
+                    long d0 = block.get(LE64, p);
+                    long d1 = block.get(LE64, p + 8);
+                    long d2 = block.get(LE64, p + 16);
+                    long d3 = block.get(LE64, p + 24);
+                    long d4 = block.get(LE64, p + 32);
+                    long d5 = block.get(LE64, p + 40);
+                    long d6 = block.get(LE64, p + 48);
+                    long d7 = block.get(LE64, p + 56);
+                    long x0 = d0 ^ k[i];
+                    long x1 = d1 ^ k[i + 1];
+                    long x2 = d2 ^ k[i + 2];
+                    long x3 = d3 ^ k[i + 3];
+                    long x4 = d4 ^ k[i + 4];
+                    long x5 = d5 ^ k[i + 5];
+                    long x6 = d6 ^ k[i + 6];
+                    long x7 = d7 ^ k[i + 7];
+                    // lanes are swapped pairwise for the plain data (xxHash's acc[i ^ 1] += data[i])
+                    a0 += d1 + (x0 & MASK32) * (x0 >>> 32);
+                    a1 += d0 + (x1 & MASK32) * (x1 >>> 32);
+                    a2 += d3 + (x2 & MASK32) * (x2 >>> 32);
+                    a3 += d2 + (x3 & MASK32) * (x3 >>> 32);
+                    a4 += d5 + (x4 & MASK32) * (x4 >>> 32);
+                    a5 += d4 + (x5 & MASK32) * (x5 >>> 32);
+                    a6 += d7 + (x6 & MASK32) * (x6 >>> 32);
+                    a7 += d6 + (x7 & MASK32) * (x7 >>> 32);
+                }
+                off += BLOCK;
+                stripes -= STRIPES_PER_BLOCK;
+                a0 = scramble(a0, K16);
+                a1 = scramble(a1, K17);
+                a2 = scramble(a2, K18);
+                a3 = scramble(a3, K19);
+                a4 = scramble(a4, K20);
+                a5 = scramble(a5, K21);
+                a6 = scramble(a6, K22);
+                a7 = scramble(a7, K23);
+                continue;
+            }
             int n = (int) Math.min(STRIPES_PER_BLOCK - pos, stripes);
-            // A slice of exactly the stripes to read, indexed from 0 with an int counter: the JIT
-            // then proves the reads in bounds once per block instead of checking each one.
+            // Part of a block: a slice of exactly these stripes, so the JIT can still check bounds
+            // once per slice rather than per read.
             MemorySegment block = seg.asSlice(off, (long) n * STRIPE);
             for (int i = 0; i < n; i++) {
                 long p = (long) i * STRIPE;
@@ -416,9 +460,52 @@ public final class Xxh3 {
         final long[] k = K;
         int pos = stripeInBlock;
         while (stripes > 0) {
+            // Whole blocks: a slice of constant size lets the JIT drop every bounds check in the block.
+            if (pos == 0 && stripes >= STRIPES_PER_BLOCK) {
+                MemorySegment block = seg.asSlice(off, BLOCK);
+                for (int i = 0; i < STRIPES_PER_BLOCK; i++) {
+                    long p = (long) i * STRIPE;
+                    long d0 = block.get(LE64, p);
+                    long d1 = block.get(LE64, p + 8);
+                    long d2 = block.get(LE64, p + 16);
+                    long d3 = block.get(LE64, p + 24);
+                    long d4 = block.get(LE64, p + 32);
+                    long d5 = block.get(LE64, p + 40);
+                    long d6 = block.get(LE64, p + 48);
+                    long d7 = block.get(LE64, p + 56);
+                    long x0 = d0 ^ k[i];
+                    long x1 = d1 ^ k[i + 1];
+                    long x2 = d2 ^ k[i + 2];
+                    long x3 = d3 ^ k[i + 3];
+                    long x4 = d4 ^ k[i + 4];
+                    long x5 = d5 ^ k[i + 5];
+                    long x6 = d6 ^ k[i + 6];
+                    long x7 = d7 ^ k[i + 7];
+                    // lanes are swapped pairwise for the plain data (xxHash's acc[i ^ 1] += data[i])
+                    a0 += d1 + (x0 & MASK32) * (x0 >>> 32);
+                    a1 += d0 + (x1 & MASK32) * (x1 >>> 32);
+                    a2 += d3 + (x2 & MASK32) * (x2 >>> 32);
+                    a3 += d2 + (x3 & MASK32) * (x3 >>> 32);
+                    a4 += d5 + (x4 & MASK32) * (x4 >>> 32);
+                    a5 += d4 + (x5 & MASK32) * (x5 >>> 32);
+                    a6 += d7 + (x6 & MASK32) * (x6 >>> 32);
+                    a7 += d6 + (x7 & MASK32) * (x7 >>> 32);
+                }
+                off += BLOCK;
+                stripes -= STRIPES_PER_BLOCK;
+                a0 = scramble(a0, K16);
+                a1 = scramble(a1, K17);
+                a2 = scramble(a2, K18);
+                a3 = scramble(a3, K19);
+                a4 = scramble(a4, K20);
+                a5 = scramble(a5, K21);
+                a6 = scramble(a6, K22);
+                a7 = scramble(a7, K23);
+                continue;
+            }
             int n = (int) Math.min(STRIPES_PER_BLOCK - pos, stripes);
-            // A slice of exactly the stripes to read, indexed from 0 with an int counter: the JIT
-            // then proves the reads in bounds once per block instead of checking each one.
+            // Part of a block: a slice of exactly these stripes, so the JIT can still check bounds
+            // once per slice rather than per read.
             MemorySegment block = seg.asSlice(off, (long) n * STRIPE);
             for (int i = 0; i < n; i++) {
                 long p = (long) i * STRIPE;

@@ -296,7 +296,11 @@ public final class Xxh3 {
             return this;
         }
 
-        /** The number of bytes added since creation or the last {@link #reset()}. */
+        /**
+         * The number of bytes added since creation or the last {@link #reset()}.
+         *
+         * @return the input length so far
+         */
         public long length() {
             return total;
         }

@@ -25,6 +25,8 @@ public record ContentHash(long high, long low) {
     /**
      * The canonical text form: 32 lowercase hex digits, big-endian (the high half first), exactly as
      * {@code xxhsum -H2} prints the hash.
+     *
+     * @return 32 lowercase hex digits
      */
     public String toHex() {
         char[] out = new char[HEX_LENGTH];

@@ -70,10 +70,12 @@ class Xxh3Test {
     }
 
     /** b[i] = (i * 31 + 7) mod 256, as in gen-xxh128-vectors.sh. */
-    static MemorySegment pattern(MemorySegment seg, long n) {
-        for (long i = 0; i < n; i++) {
-            seg.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 7));
+    static MemorySegment pattern(MemorySegment seg, int n) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 31 + 7);
         }
+        MemorySegment.copy(b, 0, seg, ValueLayout.JAVA_BYTE, 0, n);
         return seg.asSlice(0, n);
     }
 
@@ -166,6 +168,7 @@ class Xxh3Test {
                 Xxh3.Hasher h = new Xxh3.Hasher();
                 List<Long> cuts = new ArrayList<>();
                 long off = 0;
+                int prefixChecks = 0;
                 while (off < n) {
                     long c = rnd.nextInt(5) == 0 ? 64L * (1 + rnd.nextInt(20)) : 1 + rnd.nextInt(maxChunk);
                     c = Math.min(c, n - off);
@@ -176,7 +179,8 @@ class Xxh3Test {
                     off += c;
                     cuts.add(c);
                     // digest does not disturb the state; it equals the hash of the prefix
-                    if (rnd.nextInt(16) == 0) {
+                    if (prefixChecks < 4 && rnd.nextInt(16) == 0) {
+                        prefixChecks++;
                         assertEquals(Xxh3.hash128(data.asSlice(0, off)), h.digest(), "prefix " + off + " of " + n);
                     }
                 }

@@ -329,6 +329,37 @@ class EmbeddedNotifierBehaviourTest {
         assertNull(closedOne.manifests.poll(200, TimeUnit.MILLISECONDS));
     }
 
+    /** A manifest whose encoding is about {@code bytes} long, padded with metadata. */
+    private static Manifest bigManifest(String model, long version, int bytes) {
+        var meta = new LinkedHashMap<String, String>();
+        String chunk = "x".repeat(100_000);
+        for (int i = 0; i < bytes / 100_000; i++) {
+            meta.put("pad." + i, chunk);
+        }
+        return new Manifest(model, version, "behaviour", System.currentTimeMillis(), meta,
+                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
+                List.of(new Location(URI.create("tcp://127.0.0.1:1"), Tier.HOST)));
+    }
+
+    @Test
+    void manifestsUpToTheCodecLimitTravelLargerOnesAreRefused() throws Exception {
+        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, Map.of()));
+        Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, Map.of()));
+        Collector c = new Collector();
+        own(consumer.subscribe("big", c));
+        Manifest near = bigManifest("big", 1, ManifestCodec.MAX_ENCODED_BYTES - 200_000);
+        int size = ManifestCodec.encode(near).length;
+        assertTrue(size > ManifestCodec.MAX_ENCODED_BYTES - 300_000 && size <= ManifestCodec.MAX_ENCODED_BYTES, "size " + size);
+        producer.publish(near);
+        Manifest got = c.next();
+        assertEquals(near.metadata(), got.metadata());
+        ViperException tooBig = assertThrows(ViperException.class, () -> producer.publish(bigManifest("big", 2, ManifestCodec.MAX_ENCODED_BYTES + 100_000)));
+        assertEquals(ViperException.Reason.FORMAT, tooBig.reason());
+        assertFalse(tooBig.isRetriable());
+        producer.publish(manifest("big", 3, "tcp://127.0.0.1:1"));
+        assertEquals(3, c.next().version());
+    }
+
     @Test
     void badUrisAndUseAfterCloseFailClearly() {
         assertThrows(ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:0"), Role.CONSUMER, FAST));

@@ -161,6 +161,32 @@ class TcpServerRobustnessTest {
     }
 
     @Test
+    void heapDestinationAndMoreRangesThanOneReadCarries() {
+        try (TestStagedCheckpoint big = new TestStagedCheckpoint("ranges", 1, 9, 200_000)) {
+            server.expose(big);
+            // 70,000 one-byte ranges at even offsets, backwards: more than one READ frame holds, none mergeable.
+            int count = 70_000;
+            List<ByteRange> ranges = new java.util.ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                ranges.add(new ByteRange(2L * (count - 1 - i), 1, i));
+            }
+            byte[] heap = new byte[count];
+            client.read(big.manifest(), server.location(), ranges, MemorySegment.ofArray(heap));
+            byte[] expected = new byte[count];
+            for (int i = 0; i < count; i++) {
+                expected[i] = big.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 2L * (count - 1 - i));
+            }
+            org.junit.jupiter.api.Assertions.assertArrayEquals(expected, heap);
+            // Contiguous ranges are merged into one and land in a heap segment in 1 MiB reads.
+            byte[] whole = new byte[200_000];
+            client.read(big.manifest(), server.location(),
+                    List.of(new ByteRange(0, 1000, 0), new ByteRange(1000, 199_000, 1000)), MemorySegment.ofArray(whole));
+            assertEquals(-1, big.data().mismatch(MemorySegment.ofArray(whole)));
+            assertEquals(0, big.openLeases());
+        }
+    }
+
+    @Test
     void garbageClosesOnlyThatConnection() throws Exception {
         goodClientReads();
         byte[] garbage = new byte[4096];

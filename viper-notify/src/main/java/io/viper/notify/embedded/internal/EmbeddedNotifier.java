@@ -188,7 +188,7 @@ public final class EmbeddedNotifier implements Notifier {
         this.ownedBroker = ownedBroker;
         String tag = Integer.toString(endpoint.port());
         this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-client-" + tag, true), NioIoHandler.newFactory());
-        this.loop = (EventLoop) group.next();
+        this.loop = group.next();
         this.dispatcher = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("viper-notify-listener-" + tag).factory());
         this.bootstrap = new Bootstrap()
                 .group(group)
@@ -371,8 +371,10 @@ public final class EmbeddedNotifier implements Notifier {
             attempt();
             next.complete(channel != null ? CompletableFuture.completedFuture(null) : nextConnection);
         });
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
         try {
-            next.get(waitMs, TimeUnit.MILLISECONDS).get(waitMs, TimeUnit.MILLISECONDS);
+            CompletableFuture<Void> outcome = next.get(waitMs, TimeUnit.MILLISECONDS);
+            outcome.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;

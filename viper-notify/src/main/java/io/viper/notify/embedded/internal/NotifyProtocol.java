@@ -64,7 +64,7 @@ public final class NotifyProtocol {
 
     /** A decoder that cuts the stream into frames (length prefix stripped), refusing oversized ones. */
     public static LengthFieldBasedFrameDecoder frameDecoder() {
-        return new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
+        return new LengthFieldBasedFrameDecoder(LENGTH_BYTES + MAX_FRAME, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
     }
 
     public static String typeName(int type) {

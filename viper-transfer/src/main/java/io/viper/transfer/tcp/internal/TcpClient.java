@@ -42,8 +42,10 @@ public final class TcpClient implements TransportClient {
     private static final System.Logger LOG = System.getLogger(TcpClient.class.getName());
     /** Idle connections kept per producer address. */
     private static final int MAX_IDLE_PER_ADDRESS = 8;
-    /** Destination bytes per {@code SocketChannel.read} view. */
+    /** Destination bytes per {@code SocketChannel.read} view of native memory (read into directly). */
     private static final long READ_SLICE = 64L * 1024 * 1024;
+    /** The same for a heap destination, which the JDK reads through a temporary direct buffer of this size. */
+    private static final long HEAP_READ_SLICE = 1024 * 1024;
 
     private final long timeoutMs;
     private final Map<InetSocketAddress, Deque<ClientConnection>> idle = new ConcurrentHashMap<>();
@@ -153,9 +155,10 @@ public final class TcpClient implements TransportClient {
                 if (announced != total) {
                     throw new ClientConnection.ProtocolViolation("DATA announces " + announced + " bytes, requested " + total);
                 }
+                long slice = destination.isNative() ? READ_SLICE : HEAP_READ_SLICE;
                 for (ByteRange r : batch) {
                     for (long done = 0; done < r.length(); ) {
-                        long n = Math.min(READ_SLICE, r.length() - done);
+                        long n = Math.min(slice, r.length() - done);
                         conn.readFully(destination.asSlice(r.destinationOffset() + done, n).asByteBuffer());
                         done += n;
                     }

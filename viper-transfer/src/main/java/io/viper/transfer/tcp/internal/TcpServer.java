@@ -91,7 +91,7 @@ public final class TcpServer implements TransportServer {
                             ch.closeFuture().addListener(f -> server.children.remove(ch));
                             ch.pipeline().addLast(
                                     new IdleStateHandler(true, server.timeoutMs, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
-                                    new LengthFieldBasedFrameDecoder(TcpProtocol.MAX_REQUEST_FRAME, 0, TcpProtocol.LENGTH_BYTES, 0,
+                                    new LengthFieldBasedFrameDecoder(TcpProtocol.LENGTH_BYTES + TcpProtocol.MAX_REQUEST_FRAME, 0, TcpProtocol.LENGTH_BYTES, 0,
                                             TcpProtocol.LENGTH_BYTES),
                                     new ServerConnection(server));
                         }

@@ -187,6 +187,27 @@ class TcpServerRobustnessTest {
     }
 
     @Test
+    void withdrawnAndRecycledVersionsAreRetriableNotFound() {
+        MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
+        List<ByteRange> whole = List.of(new ByteRange(0, dst.byteSize(), 0));
+        try (TestStagedCheckpoint v2 = new TestStagedCheckpoint("robust", 2, 8, 100_023)) {
+            server.expose(v2);
+            v2.recycle();
+            RetriableViperException recycled = assertThrows(RetriableViperException.class, () -> client.read(v2.manifest(), server.location(), whole, dst));
+            assertEquals(ViperException.Reason.NOT_FOUND, recycled.reason());
+            assertTrue(recycled.getMessage().contains("robust v2"), recycled.getMessage());
+        }
+        server.withdraw(staged);
+        RetriableViperException withdrawn = assertThrows(RetriableViperException.class, () -> client.read(staged.manifest(), server.location(), whole, dst));
+        assertEquals(ViperException.Reason.NOT_FOUND, withdrawn.reason());
+        assertTrue(withdrawn.getMessage().contains("robust v1") && withdrawn.getMessage().contains(server.location().uri().toString()),
+                withdrawn.getMessage());
+        // The refusals left the pooled connection usable.
+        server.expose(staged);
+        goodClientReads();
+    }
+
+    @Test
     void garbageClosesOnlyThatConnection() throws Exception {
         goodClientReads();
         byte[] garbage = new byte[4096];

@@ -524,10 +524,12 @@ public final class EmbeddedNotifier implements Notifier {
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         runOnLoop(() -> {
             state = State.CLOSED;
             if (reconnect != null) {

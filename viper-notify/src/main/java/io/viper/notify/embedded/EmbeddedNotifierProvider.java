@@ -1,0 +1,118 @@
+package io.viper.notify.embedded;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperException;
+import io.viper.notify.embedded.internal.Broker;
+import io.viper.notify.embedded.internal.EmbeddedNotifier;
+import io.viper.notify.embedded.internal.NotifyProtocol;
+import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
+import io.viper.spi.Notifier;
+import io.viper.spi.NotifierProvider;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.util.Map;
+
+/**
+ * The {@code embedded://host:port} notifier: a small Netty publish/subscribe broker that needs no
+ * other process. It listens where the URI says (loopback in the default {@code embedded://127.0.0.1:0}).
+ *
+ * <h2>Roles</h2>
+ * <ul>
+ *   <li>{@link Role#PRODUCER}: if nothing listens at {@code host:port}, the broker is started inside
+ *       this process (port 0 picks a free port; {@link Notifier#uri()} names the real one) and lives
+ *       until the notifier is closed. If a broker already answers there (another producer, or
+ *       {@link EmbeddedBroker} run by {@code viper broker}), the notifier connects to it instead.
+ *       {@code open} fails with a {@link RetriableViperException} if the port is taken but no broker
+ *       answers within {@code viper.notify.timeout.ms} (at most 5 s).</li>
+ *   <li>{@link Role#CONSUMER}: connects in the background and never throws for a missing broker: it
+ *       retries with backoff (100 ms doubling to 2 s), logging one line per change of state and
+ *       reporting it to listeners' {@code onProblem}, and re-subscribes after reconnecting.</li>
+ * </ul>
+ * Both roles may publish and subscribe. {@code publish} blocks until the broker acknowledged, up to
+ * {@code viper.notify.timeout.ms} (default 30000), and throws a {@link RetriableViperException}
+ * when the broker is unreachable. After a reconnect a client re-publishes the newest manifest it
+ * published per model, so a restarted standalone broker regains its state from live producers.
+ *
+ * <h2>Delivery</h2>
+ * The broker keeps the latest manifest per model. A subscriber receives it at once, then every
+ * accepted publication in order. A publication of a lower version than the broker holds is ignored
+ * (logged; {@code publish} returns); the same version is accepted and delivered again (a location
+ * update). Listeners run on the notifier's listener thread ({@code viper-notify-listener-<port>}), one
+ * call at a time, and never see a version older than one they already received nor the same bytes
+ * twice. A subscriber that cannot keep up receives the newest pending manifest per model rather
+ * than every intermediate one.
+ *
+ * <h2>Wire protocol, version 1</h2>
+ * Frames: a 4-byte big-endian length {@code N} (at most
+ * {@link io.viper.manifest.ManifestCodec#MAX_ENCODED_BYTES} + 1024), then {@code N} bytes: a version
+ * byte ({@code 1}), a type byte and the payload. {@code str} is a 2-byte length and UTF-8 bytes;
+ * manifests are {@link io.viper.manifest.ManifestCodec} JSON and fill the rest of their frame.
+ * <pre>
+ * client -> broker
+ *   HELLO       0x01                                    answered by WELCOME (liveness and identity)
+ *   SUBSCRIBE   0x02  model:str                         answered by the latest MANIFEST, if any
+ *   UNSUBSCRIBE 0x03  model:str
+ *   PUBLISH     0x04  requestId:i64 model:str manifest  answered by ACK or ERROR with the request id
+ * broker -> client
+ *   WELCOME     0x11
+ *   MANIFEST    0x12  model:str manifest
+ *   ACK         0x13  requestId:i64 status:u8 latestVersion:i64   status 0 accepted, 1 ignored (older)
+ *   ERROR       0x14  requestId:i64 code:u8 reason:str            code 1 manifest malformed, 2 broker
+ *                                                                 limit, 3 protocol (then closes)
+ * </pre>
+ * The broker decodes every published manifest and refuses (ERROR, connection kept) one that does not
+ * decode or names another model. A frame that breaks the protocol (bad length, version, type or
+ * model name, wrong size) closes that connection with one logged line; the broker serves everyone
+ * else on.
+ *
+ * <p>Stateless and thread-safe; found through {@link java.util.ServiceLoader}.
+ */
+public final class EmbeddedNotifierProvider implements NotifierProvider {
+    /** Public no-argument constructor for {@link java.util.ServiceLoader}. */
+    public EmbeddedNotifierProvider() {
+    }
+
+    @Override
+    public String scheme() {
+        return "embedded";
+    }
+
+    @Override
+    public Notifier open(URI uri, Role role, Map<String, String> config) {
+        if (role == Role.CONSUMER) {
+            Endpoint endpoint = Endpoint.parse(uri, false);
+            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), config, false, null);
+        }
+        Endpoint endpoint = Endpoint.parse(uri, true);
+        NotifyProtocol.positiveLong(config, NotifyProtocol.TIMEOUT_KEY, NotifyProtocol.DEFAULT_TIMEOUT_MS);
+        Broker broker;
+        try {
+            broker = Broker.bind(endpoint.host(), endpoint.port());
+        } catch (BindException inUse) {
+            try {
+                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), config, true, null);
+            } catch (RetriableViperException e) {
+                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, endpoint + " is in use but no embedded broker answers there: "
+                        + e.getMessage(), e);
+            }
+        }
+        try {
+            Endpoint local = new Endpoint(connectHost(endpoint.host()), broker.port());
+            return EmbeddedNotifier.connect(local, broker.uri(), config, true, broker);
+        } catch (RuntimeException e) {
+            broker.close();
+            throw e;
+        }
+    }
+
+    /** Where this process reaches a broker it bound to {@code host}: loopback for a wildcard address. */
+    private static String connectHost(String host) {
+        try {
+            return InetAddress.getByName(host).isAnyLocalAddress() ? InetAddress.getLoopbackAddress().getHostAddress() : host;
+        } catch (UnknownHostException e) {
+            return host;
+        }
+    }
+}

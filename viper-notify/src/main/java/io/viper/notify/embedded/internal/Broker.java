@@ -1,0 +1,375 @@
+package io.viper.notify.embedded.internal;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.ManifestCodec;
+import io.viper.notify.embedded.internal.NotifyProtocol.ProtocolException;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The embedded pub/sub broker: a Netty server on a single event-loop thread
+ * ({@code viper-notify-broker-*}) that keeps the latest manifest per model in memory and forwards
+ * every accepted publication to the model's subscribers. All broker state is confined to that
+ * thread, which gives one global order of publications.
+ *
+ * <p>A subscriber whose socket does not keep up is not buffered without bound: while its channel is
+ * not writable, only the newest pending manifest per model is kept for it (older ones are
+ * superseded), and sent when it drains.
+ */
+public final class Broker implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Broker.class.getName());
+    /** Models the broker keeps a latest manifest for. */
+    static final int MAX_MODELS = 10_000;
+    /** Bytes of latest manifests the broker keeps in all. */
+    static final long MAX_RETAINED_BYTES = 1L << 30;
+    /** Models one connection may subscribe to. */
+    static final int MAX_SUBSCRIPTIONS_PER_CONNECTION = 10_000;
+
+    private final EventLoopGroup group;
+    private final Channel serverChannel;
+    private final Set<Channel> children = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final String host;
+    private final int port;
+    private final String name;
+
+    // Confined to the event loop.
+    private final Map<String, Latest> latest = new HashMap<>();
+    private final Map<String, Set<Connection>> subscribers = new HashMap<>();
+    private long retainedBytes;
+
+    private record Latest(long version, byte[] bytes) {
+    }
+
+    private Broker(EventLoopGroup group, Channel serverChannel, String host) {
+        this.group = group;
+        this.serverChannel = serverChannel;
+        this.host = host;
+        this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        this.name = "embedded broker " + new NotifyProtocol.Endpoint(host, port);
+    }
+
+    /**
+     * Starts a broker on {@code host:port} (port 0: any free port).
+     *
+     * @throws BindException when the address is in use (another broker may answer there)
+     */
+    public static Broker bind(String host, int port) throws BindException {
+        InetAddress address;
+        try {
+            address = InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw new ViperException(ViperException.Reason.CONFIG, "embedded broker: unknown host '" + host + "'");
+        }
+        if (port < 0 || port > 65_535) {
+            throw new ViperException(ViperException.Reason.CONFIG, "embedded broker: port " + port + " is outside 0..65535");
+        }
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-broker", true),
+                NioIoHandler.newFactory());
+        Broker[] self = new Broker[1];
+        try {
+            ServerBootstrap b = new ServerBootstrap()
+                    .group(group)
+                    .channel(NioServerSocketChannel.class)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.SO_KEEPALIVE, true)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            Broker broker = self[0];
+                            if (broker == null || broker.closed.get()) {
+                                ch.close();
+                                return;
+                            }
+                            broker.children.add(ch);
+                            ch.closeFuture().addListener(f -> broker.children.remove(ch));
+                            ch.pipeline().addLast(NotifyProtocol.frameDecoder(), broker.new Connection());
+                        }
+                    });
+            ChannelFuture f = b.bind(new InetSocketAddress(address, port)).awaitUninterruptibly();
+            if (!f.isSuccess()) {
+                if (f.cause() instanceof BindException be) {
+                    throw be;
+                }
+                throw new ViperException(ViperException.Reason.UNAVAILABLE, "embedded broker: cannot listen on "
+                        + new NotifyProtocol.Endpoint(host, port) + ": " + f.cause(), f.cause());
+            }
+            self[0] = new Broker(group, f.channel(), host);
+            LOG.log(Level.INFO, self[0].name + " listening");
+            return self[0];
+        } catch (BindException | RuntimeException e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** {@code embedded://host:port} with the bound port. */
+    public URI uri() {
+        return NotifyProtocol.Endpoint.uri(host, port);
+    }
+
+    /** Closes every connection and stops the event loop; waits for that unless called on it. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        List<ChannelFuture> closing = new ArrayList<>();
+        closing.add(serverChannel.close());
+        for (Channel ch : children) {
+            closing.add(ch.close());
+        }
+        boolean onLoop = false;
+        for (EventExecutor e : group) {
+            onLoop |= e.inEventLoop();
+        }
+        if (!onLoop) {
+            for (ChannelFuture f : closing) {
+                f.awaitUninterruptibly(5, TimeUnit.SECONDS);
+            }
+        }
+        var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        if (!onLoop) {
+            terminated.awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        LOG.log(Level.INFO, name + " stopped");
+    }
+
+    private void publish(Connection from, ChannelHandlerContext ctx, long requestId, String model, byte[] bytes) {
+        Manifest m;
+        try {
+            m = ManifestCodec.decode(bytes, name + ": publish of " + model + " from " + from.peer);
+            if (!m.model().equals(model)) {
+                throw new ViperException(ViperException.Reason.FORMAT, name + ": publish from " + from.peer + " names model "
+                        + model + " but carries a manifest of " + m.model());
+            }
+        } catch (ViperException e) {
+            LOG.log(Level.WARNING, "refused: " + e.getMessage());
+            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), requestId, NotifyProtocol.ERR_FORMAT, e.getMessage()))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            return;
+        }
+        Latest current = latest.get(model);
+        if (current != null && m.version() < current.version()) {
+            LOG.log(Level.INFO, name + ": ignored publish of " + model + " v" + m.version() + " from " + from.peer
+                    + ": it already holds v" + current.version());
+            ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.STALE, current.version()))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            return;
+        }
+        long retained = retainedBytes - (current == null ? 0 : current.bytes().length) + bytes.length;
+        if ((current == null && latest.size() >= MAX_MODELS) || retained > MAX_RETAINED_BYTES) {
+            String reason = name + ": refused publish of " + model + " v" + m.version() + ": the broker holds " + latest.size()
+                    + " models and " + retainedBytes + " bytes of manifests, its limit";
+            LOG.log(Level.WARNING, reason);
+            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), requestId, NotifyProtocol.ERR_LIMIT, reason))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            return;
+        }
+        latest.put(model, new Latest(m.version(), bytes));
+        retainedBytes = retained;
+        Set<Connection> subs = subscribers.getOrDefault(model, Set.of());
+        LOG.log(Level.DEBUG, () -> name + ": " + model + " v" + m.version() + " from " + from.peer + " to " + subs.size() + " subscriber(s)");
+        for (Connection c : subs) {
+            c.send(model, bytes);
+        }
+        ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.ACCEPTED, m.version()))
+                .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    /** One client connection; lives on the broker's event loop. */
+    private final class Connection extends ChannelInboundHandlerAdapter {
+        private final Set<String> models = new HashSet<>();
+        /** Newest manifest per model not yet written because the channel was not writable. */
+        private final Map<String, byte[]> pending = new LinkedHashMap<>();
+        private ChannelHandlerContext ctx;
+        private String peer = "?";
+        private boolean failed;
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            this.ctx = ctx;
+            this.peer = String.valueOf(ctx.channel().remoteAddress());
+            super.channelActive(ctx);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf f = (ByteBuf) msg;
+            try {
+                if (!failed) {
+                    handle(ctx, f);
+                }
+            } catch (ProtocolException e) {
+                fail(ctx, e.getMessage());
+            } finally {
+                f.release();
+            }
+        }
+
+        private void handle(ChannelHandlerContext ctx, ByteBuf f) throws ProtocolException {
+            byte type = NotifyProtocol.readHeader(f);
+            switch (type) {
+                case NotifyProtocol.HELLO -> {
+                    NotifyProtocol.end(f, "HELLO");
+                    ctx.writeAndFlush(NotifyProtocol.empty(ctx.alloc(), NotifyProtocol.WELCOME))
+                            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                }
+                case NotifyProtocol.SUBSCRIBE -> {
+                    String model = NotifyProtocol.readModel(f, "SUBSCRIBE");
+                    NotifyProtocol.end(f, "SUBSCRIBE");
+                    if (!models.contains(model) && models.size() >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+                        throw new ProtocolException("more than " + MAX_SUBSCRIPTIONS_PER_CONNECTION + " subscriptions on one connection");
+                    }
+                    models.add(model);
+                    subscribers.computeIfAbsent(model, k -> new LinkedHashSet<>()).add(this);
+                    Latest l = latest.get(model);
+                    if (l != null) {
+                        send(model, l.bytes());
+                    }
+                }
+                case NotifyProtocol.UNSUBSCRIBE -> {
+                    String model = NotifyProtocol.readModel(f, "UNSUBSCRIBE");
+                    NotifyProtocol.end(f, "UNSUBSCRIBE");
+                    unsubscribe(model);
+                }
+                case NotifyProtocol.PUBLISH -> {
+                    NotifyProtocol.need(f, 8, "PUBLISH");
+                    long requestId = f.readLong();
+                    String model = NotifyProtocol.readModel(f, "PUBLISH");
+                    byte[] bytes = new byte[f.readableBytes()];
+                    f.readBytes(bytes);
+                    publish(this, ctx, requestId, model, bytes);
+                }
+                default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
+            }
+        }
+
+        private void unsubscribe(String model) {
+            models.remove(model);
+            pending.remove(model);
+            Set<Connection> subs = subscribers.get(model);
+            if (subs != null) {
+                subs.remove(this);
+                if (subs.isEmpty()) {
+                    subscribers.remove(model);
+                }
+            }
+        }
+
+        void send(String model, byte[] bytes) {
+            if (ctx == null || failed || !ctx.channel().isActive()) {
+                return;
+            }
+            if (!pending.isEmpty() || !ctx.channel().isWritable()) {
+                pending.remove(model);
+                pending.put(model, bytes);
+                if (ctx.channel().isWritable()) {
+                    drainPending();
+                }
+                return;
+            }
+            ctx.writeAndFlush(NotifyProtocol.manifest(ctx.alloc(), model, bytes)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        }
+
+        private void drainPending() {
+            boolean wrote = false;
+            for (Iterator<Map.Entry<String, byte[]>> it = pending.entrySet().iterator(); it.hasNext() && ctx.channel().isWritable(); ) {
+                Map.Entry<String, byte[]> e = it.next();
+                it.remove();
+                ctx.write(NotifyProtocol.manifest(ctx.alloc(), e.getKey(), e.getValue())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                wrote = true;
+            }
+            if (wrote) {
+                ctx.flush();
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+            if (ctx.channel().isWritable() && !pending.isEmpty()) {
+                drainPending();
+            }
+            super.channelWritabilityChanged(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            for (String model : List.copyOf(models)) {
+                unsubscribe(model);
+            }
+            pending.clear();
+            super.channelInactive(ctx);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (cause instanceof DecoderException) {
+                fail(ctx, "malformed frame: " + cause.getMessage());
+            } else if (cause instanceof IOException) {
+                LOG.log(Level.DEBUG, () -> name + ": connection from " + peer + " broke: " + cause.getMessage());
+                ctx.close();
+            } else {
+                LOG.log(Level.WARNING, name + ": closing connection from " + peer + " after an unexpected error", cause);
+                ctx.close();
+            }
+        }
+
+        private void fail(ChannelHandlerContext ctx, String reason) {
+            if (failed) {
+                return;
+            }
+            failed = true;
+            pending.clear();
+            LOG.log(Level.WARNING, name + ": closing connection from " + peer + ": " + reason);
+            if (ctx.channel().isActive()) {
+                ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), 0, NotifyProtocol.ERR_PROTOCOL, reason)).addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+    }
+}

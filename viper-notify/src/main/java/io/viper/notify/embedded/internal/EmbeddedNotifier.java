@@ -1,0 +1,640 @@
+package io.viper.notify.embedded.internal;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.ManifestCodec;
+import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
+import io.viper.notify.embedded.internal.NotifyProtocol.ProtocolException;
+import io.viper.spi.Notifier;
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A client of the embedded broker, implementing {@link Notifier} for both roles.
+ *
+ * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection and all
+ * subscription state; one dispatcher thread ({@code viper-notify-listener-*}) calls listeners, one
+ * call at a time, in the order manifests arrived. Both are daemon threads and stop on {@link #close()}.
+ *
+ * <p>The connection is kept up for the notifier's lifetime: when the broker is not there yet or goes
+ * away, the client retries with exponential backoff (100 ms doubling to 2 s), logs one line per
+ * change of state and tells listeners through {@code onProblem}; once back it re-subscribes every
+ * model and re-publishes the newest manifest it published per model (so a restarted broker regains
+ * its state). Listeners see a manifest only if it is newer than, or a changed republication of, the
+ * last one they saw for the model.
+ */
+public final class EmbeddedNotifier implements Notifier {
+    private static final System.Logger LOG = System.getLogger(EmbeddedNotifier.class.getName());
+    private static final long BACKOFF_START_MS = 100;
+    private static final long BACKOFF_MAX_MS = 2_000;
+    private static final long CONNECT_WAIT_MAX_MS = 5_000;
+
+    private enum State { CONNECTING, CONNECTED, DISCONNECTED, CLOSED }
+
+    private final Endpoint endpoint;
+    private final String name;
+    private final URI uri;
+    private final long timeoutMs;
+    private final long connectWaitMs;
+    private final Broker ownedBroker;
+    private final EventLoopGroup group;
+    private final EventLoop loop;
+    private final ExecutorService dispatcher;
+    private final Bootstrap bootstrap;
+    private final AtomicLong requestIds = new AtomicLong();
+    private final Map<Long, CompletableFuture<Ack>> pendingPublishes = new java.util.concurrent.ConcurrentHashMap<>();
+
+    // Confined to the event loop.
+    private final Map<String, ModelState> models = new HashMap<>();
+    private final Map<String, Published> lastPublished = new LinkedHashMap<>();
+    private State state = State.CONNECTING;
+    private Channel candidate;
+    private boolean attemptInProgress;
+    private CompletableFuture<Void> nextConnection = new CompletableFuture<>();
+    private ScheduledFuture<?> reconnect;
+    private long backoffMs = BACKOFF_START_MS;
+    private String lastProblem = "";
+
+    /** The ready connection (WELCOME received), or null; written on the event loop. */
+    private volatile Channel channel;
+    private volatile boolean closed;
+
+    private record Ack(byte status, long latestVersion) {
+    }
+
+    private record Published(long version, byte[] bytes) {
+    }
+
+    /** Subscriptions of one model and the last manifest delivered to them. */
+    private static final class ModelState {
+        final List<Sub> subs = new ArrayList<>();
+        byte[] lastBytes;
+        Manifest last;
+    }
+
+    private final class Sub implements Subscription {
+        final String model;
+        final ManifestListener listener;
+        volatile boolean subClosed;
+
+        Sub(String model, ManifestListener listener) {
+            this.model = model;
+            this.listener = listener;
+        }
+
+        void deliver(Manifest m) {
+            if (subClosed) {
+                return;
+            }
+            try {
+                listener.onManifest(m);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, name + ": listener of " + model + " failed on v" + m.version() + ": " + e, e);
+            }
+        }
+
+        void problem(String problem) {
+            if (subClosed) {
+                return;
+            }
+            try {
+                listener.onProblem(problem);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, name + ": listener of " + model + " failed in onProblem: " + e, e);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (subClosed) {
+                return;
+            }
+            subClosed = true;
+            runOnLoop(() -> {
+                ModelState ms = models.get(model);
+                if (ms != null && ms.subs.remove(this) && ms.subs.isEmpty()) {
+                    models.remove(model);
+                    Channel ch = channel;
+                    if (ch != null) {
+                        ch.writeAndFlush(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.UNSUBSCRIBE, model))
+                                .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                    }
+                }
+            });
+        }
+    }
+
+    /**
+     * Opens a client of the broker at {@code endpoint}. With {@code waitForBroker} (producers) the
+     * first connection must succeed within the timeout; otherwise (consumers) it is made in the
+     * background. {@code ownedBroker}, if not null, is closed with this notifier.
+     */
+    public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, Map<String, String> config, boolean waitForBroker,
+                                           Broker ownedBroker) {
+        long timeoutMs = NotifyProtocol.positiveLong(config, NotifyProtocol.TIMEOUT_KEY, NotifyProtocol.DEFAULT_TIMEOUT_MS);
+        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker);
+        n.runOnLoop(n::attempt);
+        if (waitForBroker) {
+            try {
+                n.awaitConnection(timeoutMs);
+            } catch (RuntimeException e) {
+                n.close();
+                throw e;
+            }
+        }
+        return n;
+    }
+
+    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker) {
+        this.endpoint = endpoint;
+        this.uri = advertised;
+        this.name = "notifier " + advertised;
+        this.timeoutMs = timeoutMs;
+        this.connectWaitMs = Math.min(timeoutMs, CONNECT_WAIT_MAX_MS);
+        this.ownedBroker = ownedBroker;
+        String tag = Integer.toString(endpoint.port());
+        this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-client-" + tag, true), NioIoHandler.newFactory());
+        this.loop = group.next();
+        this.dispatcher = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("viper-notify-listener-" + tag).factory());
+        this.bootstrap = new Bootstrap()
+                .group(group)
+                .channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectWaitMs)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(NotifyProtocol.frameDecoder(), new Handler());
+                    }
+                });
+    }
+
+    @Override
+    public URI uri() {
+        return uri;
+    }
+
+    // ---------------------------------------------------------------- connection management (event loop)
+
+    /** Starts a connection attempt unless one runs or the connection is up. */
+    private void attempt() {
+        if (closed || attemptInProgress || channel != null) {
+            return;
+        }
+        if (reconnect != null) {
+            reconnect.cancel(false);
+            reconnect = null;
+        }
+        attemptInProgress = true;
+        bootstrap.connect(endpoint.host(), endpoint.port()).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+                attemptFailed(describe(f.cause()));
+                return;
+            }
+            Channel ch = f.channel();
+            if (closed) {
+                ch.close();
+                return;
+            }
+            candidate = ch;
+            ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ch.eventLoop().schedule(() -> {
+                if (candidate == ch && channel != ch) {
+                    closeWith(ch, "no answer to HELLO within " + connectWaitMs + " ms (is this a Viper broker?)");
+                }
+            }, connectWaitMs, TimeUnit.MILLISECONDS);
+        });
+    }
+
+    private void attemptFailed(String problem) {
+        attemptInProgress = false;
+        candidate = null;
+        lastProblem = problem;
+        CompletableFuture<Void> waiting = nextConnection;
+        nextConnection = new CompletableFuture<>();
+        waiting.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
+                name + ": broker unreachable: " + problem));
+        if (closed) {
+            return;
+        }
+        if (state != State.DISCONNECTED) {
+            State before = state;
+            state = State.DISCONNECTED;
+            String line = before == State.CONNECTING
+                    ? name + ": broker unreachable (" + problem + "); retrying with backoff"
+                    : name + ": lost the broker (" + problem + "); reconnecting with backoff";
+            LOG.log(Level.WARNING, line);
+            tellListeners(line);
+        }
+        long delay = backoffMs;
+        backoffMs = Math.min(BACKOFF_MAX_MS, backoffMs * 2);
+        reconnect = loop.schedule(this::attempt, delay, TimeUnit.MILLISECONDS);
+    }
+
+    private void connected(Channel ch) {
+        attemptInProgress = false;
+        candidate = null;
+        backoffMs = BACKOFF_START_MS;
+        // Restore the session before anyone else may write: subscriptions, then our latest publications.
+        for (String model : models.keySet()) {
+            ch.write(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        }
+        for (Map.Entry<String, Published> e : lastPublished.entrySet()) {
+            ch.write(NotifyProtocol.publish(ch.alloc(), 0, e.getKey(), e.getValue().bytes())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        }
+        ch.flush();
+        channel = ch;
+        if (state != State.CONNECTED) {
+            String line = name + ": connected to the broker" + (state == State.DISCONNECTED ? " again" : "");
+            LOG.log(state == State.DISCONNECTED ? Level.INFO : Level.DEBUG, line
+                    + (models.isEmpty() ? "" : "; subscribed to " + models.size() + " model(s)"));
+            state = State.CONNECTED;
+        }
+        CompletableFuture<Void> waiting = nextConnection;
+        nextConnection = new CompletableFuture<>();
+        waiting.complete(null);
+    }
+
+    private void disconnected(Channel ch, String problem) {
+        if (candidate == ch) {
+            attemptFailed(problem);
+            return;
+        }
+        if (channel != ch) {
+            return;
+        }
+        channel = null;
+        for (Long id : List.copyOf(pendingPublishes.keySet())) {
+            CompletableFuture<Ack> f = pendingPublishes.remove(id);
+            if (f != null) {
+                f.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
+                        name + ": connection to the broker lost before it acknowledged the publish: " + problem));
+            }
+        }
+        attemptFailed(problem);
+    }
+
+    private void closeWith(Channel ch, String problem) {
+        if (ch.isActive()) {
+            LOG.log(Level.DEBUG, () -> name + ": closing the broker connection: " + problem);
+        }
+        lastProblem = problem;
+        ch.attr(PROBLEM).set(problem);
+        ch.close();
+    }
+
+    private static final io.netty.util.AttributeKey<String> PROBLEM = io.netty.util.AttributeKey.valueOf("viper.notify.problem");
+
+    private static String describe(Throwable t) {
+        if (t == null) {
+            return "unknown error";
+        }
+        Throwable c = t;
+        while (c.getCause() != null && c.getMessage() == null) {
+            c = c.getCause();
+        }
+        return c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+    }
+
+    private void tellListeners(String problem) {
+        for (ModelState ms : models.values()) {
+            for (Sub s : ms.subs) {
+                dispatch(() -> s.problem(problem));
+            }
+        }
+    }
+
+    private void dispatch(Runnable r) {
+        try {
+            dispatcher.execute(r);
+        } catch (RejectedExecutionException e) {
+            // Closed: nothing is delivered any more.
+        }
+    }
+
+    private void runOnLoop(Runnable r) {
+        try {
+            if (loop.inEventLoop()) {
+                r.run();
+            } else {
+                loop.execute(r);
+            }
+        } catch (RejectedExecutionException e) {
+            // The loop is shutting down (close): nothing left to do.
+        }
+    }
+
+    /** Waits until connected, starting an attempt at once if none runs. */
+    private Channel awaitConnection(long waitMs) {
+        Channel ch = channel;
+        if (ch != null) {
+            return ch;
+        }
+        checkOpen();
+        CompletableFuture<CompletableFuture<Void>> next = new CompletableFuture<>();
+        runOnLoop(() -> {
+            attempt();
+            next.complete(channel != null ? CompletableFuture.completedFuture(null) : nextConnection);
+        });
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        try {
+            CompletableFuture<Void> outcome = next.get(waitMs, TimeUnit.MILLISECONDS);
+            outcome.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ViperException ve) {
+                throw ve;
+            }
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + describe(e.getCause()), e.getCause());
+        } catch (TimeoutException e) {
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable within " + waitMs + " ms"
+                    + (lastProblem.isEmpty() ? "" : ": " + lastProblem));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted while connecting to the broker");
+        }
+        ch = channel;
+        if (ch == null) {
+            checkOpen();
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker connection lost again: " + lastProblem);
+        }
+        return ch;
+    }
+
+    // ---------------------------------------------------------------- API
+
+    @Override
+    public void publish(Manifest manifest) {
+        checkOpen();
+        byte[] bytes = ManifestCodec.encode(manifest);
+        if (bytes.length > ManifestCodec.MAX_ENCODED_BYTES) {
+            throw new ViperFormatException(name, "manifest of " + manifest.model() + " v" + manifest.version() + " encodes to "
+                    + bytes.length + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
+        }
+        String what = manifest.model() + " v" + manifest.version();
+        runOnLoop(() -> {
+            Published p = lastPublished.get(manifest.model());
+            if (p == null || p.version() <= manifest.version()) {
+                lastPublished.put(manifest.model(), new Published(manifest.version(), bytes));
+            }
+        });
+        Channel ch = awaitConnection(connectWaitMs);
+        long id = requestIds.incrementAndGet();
+        CompletableFuture<Ack> ack = new CompletableFuture<>();
+        pendingPublishes.put(id, ack);
+        ch.writeAndFlush(NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes)).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+                CompletableFuture<Ack> p = pendingPublishes.remove(id);
+                if (p != null) {
+                    p.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
+                            name + ": sending " + what + " to the broker failed: " + describe(f.cause()), f.cause()));
+                }
+            }
+        });
+        // The channel may have gone inactive before the publish was registered; its failure is then reported by the write.
+        Ack a;
+        try {
+            a = ack.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ViperException ve) {
+                throw ve;
+            }
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": publish of " + what + " failed: " + describe(e.getCause()), e.getCause());
+        } catch (TimeoutException e) {
+            throw new RetriableViperException(ViperException.Reason.TIMEOUT, name + ": the broker did not acknowledge " + what
+                    + " within " + timeoutMs + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted while publishing " + what);
+        } finally {
+            pendingPublishes.remove(id);
+        }
+        if (a.status() == NotifyProtocol.STALE) {
+            LOG.log(Level.WARNING, name + ": the broker ignored " + what + ": it already holds v" + a.latestVersion());
+        }
+    }
+
+    @Override
+    public Subscription subscribe(String model, ManifestListener listener) {
+        Manifest.validateModelName(model);
+        if (listener == null) {
+            throw new ViperConfigException(name + ": subscribe to " + model + " without a listener");
+        }
+        checkOpen();
+        Sub sub = new Sub(model, listener);
+        runOnLoop(() -> {
+            if (sub.subClosed) {
+                return;
+            }
+            ModelState ms = models.get(model);
+            if (ms == null) {
+                ms = new ModelState();
+                models.put(model, ms);
+                ms.subs.add(sub);
+                Channel ch = channel;
+                if (ch != null) {
+                    ch.writeAndFlush(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model))
+                            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                }
+            } else {
+                ms.subs.add(sub);
+                Manifest last = ms.last;
+                if (last != null) {
+                    dispatch(() -> sub.deliver(last));
+                }
+            }
+            if (state == State.DISCONNECTED) {
+                dispatch(() -> sub.problem(name + ": broker unreachable (" + lastProblem + "); retrying with backoff"));
+            }
+        });
+        return sub;
+    }
+
+    private void onManifest(String model, byte[] bytes) {
+        ModelState ms = models.get(model);
+        if (ms == null) {
+            return; // Unsubscribed meanwhile.
+        }
+        Manifest m;
+        try {
+            m = ManifestCodec.decode(bytes, name + ": manifest of " + model);
+            if (!m.model().equals(model)) {
+                throw new ViperFormatException(name, "a manifest of " + m.model() + " arrived as one of " + model);
+            }
+        } catch (ViperException e) {
+            LOG.log(Level.WARNING, "skipped: " + e.getMessage());
+            for (Sub s : ms.subs) {
+                dispatch(() -> s.problem("skipped: " + e.getMessage()));
+            }
+            return;
+        }
+        if (ms.last != null && (m.version() < ms.last.version() || Arrays.equals(bytes, ms.lastBytes))) {
+            return; // Older than, or the same as, what the listeners already have (a replay after reconnecting).
+        }
+        ms.last = m;
+        ms.lastBytes = bytes;
+        for (Sub s : ms.subs) {
+            dispatch(() -> s.deliver(m));
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new ViperException(ViperException.Reason.CLOSED, name + " is closed");
+        }
+    }
+
+    /**
+     * Closes the connection, stops the threads (waiting briefly for a listener call in progress unless
+     * called from a listener) and, when this notifier hosts the broker, stops the broker. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        runOnLoop(() -> {
+            state = State.CLOSED;
+            if (reconnect != null) {
+                reconnect.cancel(false);
+            }
+            Channel ch = channel != null ? channel : candidate;
+            if (ch != null) {
+                ch.close();
+            }
+            nextConnection.completeExceptionally(new ViperException(ViperException.Reason.CLOSED, name + " is closed"));
+        });
+        for (CompletableFuture<Ack> f : pendingPublishes.values()) {
+            f.completeExceptionally(new ViperException(ViperException.Reason.CLOSED, name + " closed before the broker acknowledged"));
+        }
+        var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        dispatcher.shutdown();
+        if (!loop.inEventLoop()) {
+            terminated.awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        if (!Thread.currentThread().getName().startsWith("viper-notify-listener-")) {
+            try {
+                dispatcher.awaitTermination(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (ownedBroker != null) {
+            ownedBroker.close();
+        }
+    }
+
+    /** Inbound frames of one connection; runs on the event loop. */
+    private final class Handler extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf f = (ByteBuf) msg;
+            try {
+                handle(ctx.channel(), f);
+            } catch (ProtocolException e) {
+                LOG.log(Level.WARNING, name + ": closing the broker connection: " + e.getMessage());
+                closeWith(ctx.channel(), "malformed frame from the broker: " + e.getMessage());
+            } finally {
+                f.release();
+            }
+        }
+
+        private void handle(Channel ch, ByteBuf f) throws ProtocolException {
+            byte type = NotifyProtocol.readHeader(f);
+            switch (type) {
+                case NotifyProtocol.WELCOME -> {
+                    NotifyProtocol.end(f, "WELCOME");
+                    if (candidate == ch && channel == null) {
+                        connected(ch);
+                    }
+                }
+                case NotifyProtocol.MANIFEST -> {
+                    String model = NotifyProtocol.readModel(f, "MANIFEST");
+                    byte[] bytes = new byte[f.readableBytes()];
+                    f.readBytes(bytes);
+                    onManifest(model, bytes);
+                }
+                case NotifyProtocol.ACK -> {
+                    NotifyProtocol.need(f, 17, "ACK");
+                    long id = f.readLong();
+                    byte status = f.readByte();
+                    long latestVersion = f.readLong();
+                    NotifyProtocol.end(f, "ACK");
+                    CompletableFuture<Ack> p = pendingPublishes.remove(id);
+                    if (p != null) {
+                        p.complete(new Ack(status, latestVersion));
+                    }
+                }
+                case NotifyProtocol.ERROR -> {
+                    NotifyProtocol.need(f, 9, "ERROR");
+                    long id = f.readLong();
+                    byte code = f.readByte();
+                    String reason = NotifyProtocol.readReason(f, "ERROR");
+                    NotifyProtocol.end(f, "ERROR");
+                    CompletableFuture<Ack> p = id == 0 ? null : pendingPublishes.remove(id);
+                    if (p != null) {
+                        p.completeExceptionally(code == NotifyProtocol.ERR_FORMAT
+                                ? new ViperFormatException(name, "the broker refused the manifest: " + reason)
+                                : new ViperException(ViperException.Reason.UNAVAILABLE, name + ": the broker refused the publish: " + reason));
+                    } else {
+                        LOG.log(Level.WARNING, name + ": the broker reported: " + reason);
+                    }
+                }
+                default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            String problem = ctx.channel().attr(PROBLEM).get();
+            disconnected(ctx.channel(), problem != null ? problem : "connection closed by the broker");
+            super.channelInactive(ctx);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            String problem = cause instanceof DecoderException ? "malformed frame from the broker: " + describe(cause) : describe(cause);
+            if (cause instanceof DecoderException) {
+                LOG.log(Level.WARNING, name + ": closing the broker connection: " + problem);
+            }
+            closeWith(ctx.channel(), problem);
+        }
+    }
+}

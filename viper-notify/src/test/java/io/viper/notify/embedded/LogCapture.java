@@ -1,0 +1,56 @@
+package io.viper.notify.embedded;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/** Captures warnings logged through System.Logger (backed by java.util.logging) under a logger name prefix. */
+final class LogCapture implements AutoCloseable {
+    private final Logger logger;
+    private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final Handler handler = new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+                lines.add(r.getMessage());
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    LogCapture(String loggerName) {
+        this.logger = Logger.getLogger(loggerName);
+        logger.addHandler(handler);
+    }
+
+    List<String> lines() {
+        return List.copyOf(lines);
+    }
+
+    /** Waits up to 5 s for a captured line containing {@code text}. */
+    boolean await(String text) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (lines.stream().anyMatch(l -> l.contains(text))) {
+                return true;
+            }
+            Thread.sleep(10);
+        }
+        return false;
+    }
+
+    @Override
+    public void close() {
+        logger.removeHandler(handler);
+    }
+}

@@ -1,0 +1,101 @@
+package io.viper.transfer.tcp;
+
+import io.viper.manifest.Tier;
+import io.viper.spi.TransportClient;
+import io.viper.spi.TransportProvider;
+import io.viper.spi.TransportServer;
+import io.viper.transfer.tcp.internal.TcpClient;
+import io.viper.transfer.tcp.internal.TcpServer;
+import java.net.URI;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The {@code tcp://host:port} transport: host memory to host memory over TCP, the fallback when UCX
+ * is not available. Always available; tier {@link Tier#HOST}, priority 10 (after UCX).
+ *
+ * <h2>Server</h2>
+ * {@link #openServer} binds a Netty server (NIO, daemon event-loop threads named
+ * {@code viper-tcp-server-*}) to {@code tcp://host:port}; port 0 picks a free port and
+ * {@link TransportServer#location()} names the bound one (a wildcard host is replaced by this host's
+ * address). The server serves the checkpoints the producer {@code expose}s, straight from their
+ * staged memory: the bytes are written as zero-copy slices of the staged {@code MemorySegment}
+ * (8 MiB each), and a write-buffer water mark of one to two
+ * slices with the channel's writability keeps a slow consumer from queueing more. The producer owns
+ * the server and closes it; closing fails open transfers on the consumer side.
+ *
+ * <h2>Client</h2>
+ * {@link #openClient} returns a thread-safe client that reads on the caller's thread with plain NIO
+ * directly into the destination (see {@link TcpClient}), pooling connections per producer address.
+ * A producer that goes away mid-transfer fails the read with a
+ * {@link io.viper.errors.RetriableViperException} at once when the connection resets or ends, and
+ * after at most {@code viper.transfer.timeout.ms} (default 60000) without progress otherwise; a
+ * version the producer no longer serves fails with a retriable {@code NOT_FOUND}.
+ *
+ * <h2>Wire protocol, version 1</h2>
+ * Every message is a frame: a 4-byte big-endian length {@code N}, then {@code N} bytes: a version
+ * byte ({@code 1}), a type byte and the payload. Strings are a 2-byte length and UTF-8 bytes; integers
+ * are big-endian.
+ * <pre>
+ * client -> server
+ *   LEASE    0x01  version:i64 model:str             take a read lease on model/version
+ *   READ     0x02  leaseId:i64 n:i32 n*(offset:i64 length:i64)
+ *                                                    stream these ranges of the leased data, in order
+ *   RELEASE  0x03  leaseId:i64                       give the lease back
+ * server -> client
+ *   LEASED        0x11  leaseId:i64 dataBytes:i64    the lease is held until RELEASE or disconnect
+ *   NOT_AVAILABLE 0x12  reason:str                   not served (withdrawn, recycled, unknown)
+ *   DATA          0x13  total:i64                    followed by exactly {@code total} raw bytes (not framed):
+ *                                                    the READ's ranges, concatenated in request order
+ *   RELEASED      0x14  leaseId:i64                  the lease is closed
+ *   ERROR         0x1F  reason:str                   the request was malformed; the server closes
+ * </pre>
+ * Requests on one connection are handled strictly in order, so a client may pipeline a RELEASE
+ * behind its last READ: the lease is closed only after the bytes were written. A client sends at
+ * most {@value io.viper.transfer.tcp.internal.TcpProtocol#MAX_RANGES_PER_READ} ranges per READ.
+ *
+ * <p>The server validates every frame: its length (at most
+ * {@value io.viper.transfer.tcp.internal.TcpProtocol#MAX_REQUEST_FRAME} bytes), the version, the
+ * type, exact payload sizes, model names, lease ids and that every range lies inside the staged data.
+ * A frame that fails closes that connection (after an ERROR frame where possible) with one logged
+ * line; other connections are unaffected. When a connection closes for any reason its leases are
+ * released, so a dead consumer never pins a staging buffer; a connection that holds leases without
+ * sending a request, or stops reading a stream, for {@code viper.transfer.timeout.ms} is closed.
+ *
+ * <p>Stateless and thread-safe; found through {@link java.util.ServiceLoader}.
+ */
+public final class TcpTransportProvider implements TransportProvider {
+    /** Public no-argument constructor for {@link java.util.ServiceLoader}. */
+    public TcpTransportProvider() {
+    }
+
+    @Override
+    public String scheme() {
+        return "tcp";
+    }
+
+    @Override
+    public Tier tier() {
+        return Tier.HOST;
+    }
+
+    @Override
+    public int priority() {
+        return 10;
+    }
+
+    @Override
+    public Optional<String> unavailableReason() {
+        return Optional.empty();
+    }
+
+    @Override
+    public TransportServer openServer(URI bind, Map<String, String> config) {
+        return TcpServer.open(bind, config);
+    }
+
+    @Override
+    public TransportClient openClient(Map<String, String> config) {
+        return new TcpClient(config);
+    }
+}

@@ -1,0 +1,375 @@
+package io.viper.transfer.tcp.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Manifest;
+import io.viper.spi.ReadLease;
+import io.viper.spi.StagedCheckpoint;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * One consumer connection of a {@link TcpServer}. Lives on the connection's event loop: every
+ * field is confined to it. Requests are handled strictly in arrival order; while a READ streams, later
+ * requests wait in a queue (so that a pipelined RELEASE takes effect only after the bytes left).
+ * Leases this connection holds are released when it closes, whatever the reason.
+ */
+final class ServerConnection extends ChannelInboundHandlerAdapter {
+    private static final System.Logger LOG = System.getLogger(ServerConnection.class.getName());
+    /** Queued requests above which the connection stops reading from the socket until it caught up. */
+    private static final int MAX_QUEUED = 16;
+
+    private final TcpServer server;
+    private final Map<Long, Lease> leases = new HashMap<>();
+    private final ArrayDeque<Request> queue = new ArrayDeque<>();
+    private Stream stream;
+    private boolean failed;
+    private String peer = "?";
+
+    private record Lease(StagedCheckpoint staged, ReadLease lease, MemorySegment data) {
+    }
+
+    private sealed interface Request permits LeaseRequest, ReadRequest, ReleaseRequest {
+    }
+
+    private record LeaseRequest(String model, long version) implements Request {
+    }
+
+    private record ReadRequest(long leaseId, long[] offsets, long[] lengths) implements Request {
+    }
+
+    private record ReleaseRequest(long leaseId) implements Request {
+    }
+
+    /** A malformed or disallowed frame; the connection is closed with this message. */
+    private static final class ProtocolException extends Exception {
+        ProtocolException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    ServerConnection(TcpServer server) {
+        this.server = server;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        peer = String.valueOf(ctx.channel().remoteAddress());
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf frame = (ByteBuf) msg;
+        Request request;
+        try {
+            if (failed) {
+                return;
+            }
+            request = parse(frame);
+        } catch (ProtocolException e) {
+            fail(ctx, e.getMessage());
+            return;
+        } finally {
+            frame.release();
+        }
+        queue.add(request);
+        if (queue.size() > MAX_QUEUED) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        drain(ctx);
+    }
+
+    private static Request parse(ByteBuf f) throws ProtocolException {
+        int size = f.readableBytes();
+        if (size < TcpProtocol.HEADER_BYTES) {
+            throw new ProtocolException("frame of " + size + " bytes is shorter than its 2-byte header");
+        }
+        byte version = f.readByte();
+        if (version != TcpProtocol.VERSION) {
+            throw new ProtocolException("unsupported protocol version " + (version & 0xff) + " (this server speaks " + TcpProtocol.VERSION + ")");
+        }
+        byte type = f.readByte();
+        switch (type) {
+            case TcpProtocol.LEASE -> {
+                need(f, 10, "LEASE");
+                long v = f.readLong();
+                int n = f.readUnsignedShort();
+                if (f.readableBytes() != n) {
+                    throw new ProtocolException("LEASE model name length " + n + " does not match the " + f.readableBytes() + " bytes left in the frame");
+                }
+                String model = f.readCharSequence(n, StandardCharsets.UTF_8).toString();
+                try {
+                    Manifest.validateModelName(model);
+                } catch (ViperException e) {
+                    throw new ProtocolException("LEASE: " + e.getMessage());
+                }
+                if (v <= 0) {
+                    throw new ProtocolException("LEASE of " + model + " with non-positive version " + v);
+                }
+                return new LeaseRequest(model, v);
+            }
+            case TcpProtocol.READ -> {
+                need(f, 12, "READ");
+                long id = f.readLong();
+                int count = f.readInt();
+                if (count < 0 || count > TcpProtocol.MAX_RANGES_PER_READ) {
+                    throw new ProtocolException("READ with " + count + " ranges (allowed 0.." + TcpProtocol.MAX_RANGES_PER_READ + ")");
+                }
+                if (f.readableBytes() != count * 16) {
+                    throw new ProtocolException("READ announces " + count + " ranges but carries " + f.readableBytes() + " bytes of them");
+                }
+                long[] offsets = new long[count];
+                long[] lengths = new long[count];
+                for (int i = 0; i < count; i++) {
+                    offsets[i] = f.readLong();
+                    lengths[i] = f.readLong();
+                    if (offsets[i] < 0 || lengths[i] < 0) {
+                        throw new ProtocolException("READ range " + i + " is negative: " + offsets[i] + "+" + lengths[i]);
+                    }
+                }
+                return new ReadRequest(id, offsets, lengths);
+            }
+            case TcpProtocol.RELEASE -> {
+                if (f.readableBytes() != 8) {
+                    throw new ProtocolException("RELEASE frame carries " + f.readableBytes() + " payload bytes, expected 8");
+                }
+                return new ReleaseRequest(f.readLong());
+            }
+            default -> throw new ProtocolException("unexpected frame type " + TcpProtocol.typeName(type));
+        }
+    }
+
+    private static void need(ByteBuf f, int n, String what) throws ProtocolException {
+        if (f.readableBytes() < n) {
+            throw new ProtocolException(what + " frame too short: " + f.readableBytes() + " payload bytes, need at least " + n);
+        }
+    }
+
+    private void drain(ChannelHandlerContext ctx) {
+        while (stream == null && !failed && !queue.isEmpty()) {
+            try {
+                handle(ctx, queue.poll());
+            } catch (ProtocolException e) {
+                fail(ctx, e.getMessage());
+                return;
+            }
+        }
+        if (stream == null && queue.isEmpty() && !failed && !ctx.channel().config().isAutoRead()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private void handle(ChannelHandlerContext ctx, Request request) throws ProtocolException {
+        switch (request) {
+            case LeaseRequest r -> lease(ctx, r);
+            case ReadRequest r -> read(ctx, r);
+            case ReleaseRequest r -> {
+                Lease l = leases.remove(r.leaseId());
+                if (l == null) {
+                    throw new ProtocolException("RELEASE of unknown lease " + r.leaseId());
+                }
+                l.lease().close();
+                ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
+                out.writeInt(TcpProtocol.HEADER_BYTES + 8).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.RELEASED).writeLong(r.leaseId());
+                ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            }
+        }
+    }
+
+    private void lease(ChannelHandlerContext ctx, LeaseRequest r) throws ProtocolException {
+        if (leases.size() >= TcpProtocol.MAX_LEASES_PER_CONNECTION) {
+            throw new ProtocolException("more than " + TcpProtocol.MAX_LEASES_PER_CONNECTION + " open leases on one connection");
+        }
+        String what = r.model() + " v" + r.version();
+        StagedCheckpoint staged = server.find(r.model(), r.version());
+        if (staged == null) {
+            notAvailable(ctx, what + " is not served by " + server.uri() + " (withdrawn or never exposed)");
+            return;
+        }
+        ReadLease lease;
+        try {
+            lease = staged.tryLease();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "tcp transport " + server.uri() + ": taking a lease on " + what + " failed: " + e);
+            notAvailable(ctx, what + ": lease refused by the producer: " + e.getMessage());
+            return;
+        }
+        if (lease == null) {
+            notAvailable(ctx, what + " is being recycled on " + server.uri());
+            return;
+        }
+        if (!server.isExposed(staged)) {
+            lease.close();
+            notAvailable(ctx, what + " was withdrawn from " + server.uri());
+            return;
+        }
+        MemorySegment data = staged.data();
+        long id = server.nextLeaseId();
+        leases.put(id, new Lease(staged, lease, data));
+        ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 16);
+        out.writeInt(TcpProtocol.HEADER_BYTES + 16).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.LEASED).writeLong(id).writeLong(data.byteSize());
+        ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    private void notAvailable(ChannelHandlerContext ctx, String reason) {
+        LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": refused lease to " + peer + ": " + reason);
+        byte[] text = TcpProtocol.reasonBytes(reason);
+        ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 2 + text.length);
+        out.writeInt(TcpProtocol.HEADER_BYTES + 2 + text.length).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.NOT_AVAILABLE)
+                .writeShort(text.length).writeBytes(text);
+        ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    private void read(ChannelHandlerContext ctx, ReadRequest r) throws ProtocolException {
+        Lease l = leases.get(r.leaseId());
+        if (l == null) {
+            throw new ProtocolException("READ on unknown lease " + r.leaseId());
+        }
+        long size = l.data().byteSize();
+        long total = 0;
+        for (int i = 0; i < r.offsets().length; i++) {
+            long off = r.offsets()[i];
+            long len = r.lengths()[i];
+            if (off > size || len > size - off) {
+                throw new ProtocolException("READ range " + off + "+" + len + " lies outside the " + size + " bytes of "
+                        + l.staged().model() + " v" + l.staged().version());
+            }
+            total += len;
+        }
+        ByteBuf header = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
+        header.writeInt(TcpProtocol.HEADER_BYTES + 8).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.DATA).writeLong(total);
+        ctx.write(header).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        stream = new Stream(l.data(), r.offsets(), r.lengths(), server.chunkBytes());
+        pump(ctx);
+    }
+
+    /** Writes chunks of the current stream while the channel is writable; resumes on writability. */
+    private void pump(ChannelHandlerContext ctx) {
+        while (stream != null && ctx.channel().isWritable()) {
+            ByteBuf chunk = stream.next();
+            if (chunk == null) {
+                stream = null;
+                break;
+            }
+            ctx.write(chunk).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        }
+        ctx.flush();
+        if (stream == null) {
+            drain(ctx);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (stream != null && ctx.channel().isWritable()) {
+            pump(ctx);
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent e) {
+            if (e.state() == IdleState.WRITER_IDLE && stream != null) {
+                fail(ctx, "the consumer read nothing for " + server.timeoutMs() + " ms");
+            } else if (e.state() == IdleState.READER_IDLE && stream == null && !leases.isEmpty()) {
+                fail(ctx, "the consumer held " + leases.size() + " lease(s) without a request for " + server.timeoutMs() + " ms");
+            }
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        stream = null;
+        queue.clear();
+        if (!leases.isEmpty()) {
+            LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": connection from " + peer + " closed; releasing "
+                    + leases.size() + " lease(s)");
+            for (Lease l : leases.values()) {
+                l.lease().close();
+            }
+            leases.clear();
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof DecoderException) {
+            fail(ctx, "malformed frame: " + cause.getMessage());
+        } else if (cause instanceof IOException) {
+            LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": connection from " + peer + " broke: " + cause.getMessage());
+            ctx.close();
+        } else {
+            LOG.log(Level.WARNING, "tcp transport " + server.uri() + ": closing connection from " + peer + " after an unexpected error", cause);
+            ctx.close();
+        }
+    }
+
+    /** Logs {@code reason}, tells the client when no stream is in flight, and closes the connection. */
+    private void fail(ChannelHandlerContext ctx, String reason) {
+        if (failed) {
+            return;
+        }
+        failed = true;
+        LOG.log(Level.WARNING, "tcp transport " + server.uri() + ": closing connection from " + peer + ": " + reason);
+        queue.clear();
+        if (stream == null && ctx.channel().isActive()) {
+            byte[] text = TcpProtocol.reasonBytes(reason);
+            ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 2 + text.length);
+            out.writeInt(TcpProtocol.HEADER_BYTES + 2 + text.length).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.ERROR)
+                    .writeShort(text.length).writeBytes(text);
+            ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            stream = null;
+            ctx.close();
+        }
+    }
+
+    /** The ranges of one READ, cut into zero-copy slices of the staged memory. */
+    private static final class Stream {
+        private final MemorySegment data;
+        private final long[] offsets;
+        private final long[] lengths;
+        private final int chunk;
+        private int index;
+        private long position;
+
+        Stream(MemorySegment data, long[] offsets, long[] lengths, int chunk) {
+            this.data = data;
+            this.offsets = offsets;
+            this.lengths = lengths;
+            this.chunk = chunk;
+        }
+
+        /** The next slice, or null when every range was handed out. */
+        ByteBuf next() {
+            while (index < offsets.length && position == lengths[index]) {
+                index++;
+                position = 0;
+            }
+            if (index == offsets.length) {
+                return null;
+            }
+            long n = Math.min(chunk, lengths[index] - position);
+            ByteBuf slice = Unpooled.wrappedBuffer(data.asSlice(offsets[index] + position, n).asByteBuffer());
+            position += n;
+            return slice;
+        }
+    }
+}

@@ -1,0 +1,309 @@
+package io.viper.transfer.tcp.internal;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.spi.ByteRange;
+import io.viper.spi.TransportClient;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+
+/**
+ * The consumer side of the {@code tcp://} transport.
+ *
+ * <p>It uses plain non-blocking NIO rather than Netty: each {@link #read} runs on the caller's thread
+ * over a connection it has to itself and reads the bytes with {@code SocketChannel.read} straight
+ * into slices of the caller's destination segment, so the payload is copied once (kernel to
+ * destination) and never staged in an intermediate buffer; Netty's inbound path would read into
+ * its own buffers and need a second copy. A per-connection selector bounds every wait by
+ * {@code viper.transfer.timeout.ms} of no progress; a reset or EOF surfaces at once.
+ *
+ * <p>Connections are pooled per producer address and reused; concurrent reads use separate
+ * connections. Thread-safe.
+ */
+public final class TcpClient implements TransportClient {
+    private static final System.Logger LOG = System.getLogger(TcpClient.class.getName());
+    /** Idle connections kept per producer address. */
+    private static final int MAX_IDLE_PER_ADDRESS = 8;
+    /** Destination bytes per {@code SocketChannel.read} view of native memory (read into directly). */
+    private static final long READ_SLICE = 64L * 1024 * 1024;
+    /** The same for a heap destination, which the JDK reads through a temporary direct buffer of this size. */
+    private static final long HEAP_READ_SLICE = 1024 * 1024;
+
+    private final long timeoutMs;
+    private final Map<InetSocketAddress, Deque<ClientConnection>> idle = new ConcurrentHashMap<>();
+    private final Set<ClientConnection> all = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    public TcpClient(Map<String, String> config) {
+        this.timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
+    }
+
+    @Override
+    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+        checkOpen();
+        InetSocketAddress address = TcpProtocol.address(location.uri(), false);
+        String what = manifest.model() + " v" + manifest.version() + " from " + location.uri();
+        List<ByteRange> work = validateAndCoalesce(manifest, ranges, destination, what);
+        for (int attempt = 1; ; attempt++) {
+            ClientConnection conn = idle(address);
+            boolean reused = conn != null;
+            if (conn == null) {
+                conn = connect(address, what);
+            }
+            boolean[] answered = new boolean[1];
+            try {
+                transfer(conn, manifest, work, destination, what, answered);
+                release(conn);
+                return;
+            } catch (RetriableViperException e) {
+                // A refusal by the producer (NOT_AVAILABLE) leaves the connection in a clean state.
+                if (e.reason() == ViperException.Reason.NOT_FOUND) {
+                    release(conn);
+                } else {
+                    discard(conn);
+                }
+                throw e;
+            } catch (IOException | CancelledKeyException | ClosedSelectorException e) {
+                discard(conn);
+                if (closed) {
+                    throw new ViperException(ViperException.Reason.CLOSED, "tcp client closed while reading " + what);
+                }
+                if (reused && !answered[0] && attempt == 1) {
+                    // A pooled connection the producer dropped while it was idle: try once on a fresh one.
+                    LOG.log(Level.DEBUG, () -> "tcp read of " + what + ": pooled connection failed (" + e + "), reconnecting");
+                    continue;
+                }
+                throw failure(e, what);
+            } catch (RuntimeException | Error e) {
+                discard(conn);
+                throw e;
+            }
+        }
+    }
+
+    private void transfer(ClientConnection conn, Manifest manifest, List<ByteRange> ranges, MemorySegment destination,
+                          String what, boolean[] answered) throws IOException {
+        byte[] model = manifest.model().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer lease = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 10 + model.length);
+        lease.putInt(TcpProtocol.HEADER_BYTES + 10 + model.length).put(TcpProtocol.VERSION).put(TcpProtocol.LEASE)
+                .putLong(manifest.version()).putShort((short) model.length).put(model).flip();
+        conn.write(lease);
+        ByteBuffer response = conn.readFrame();
+        answered[0] = true;
+        byte type = response.get();
+        if (type == TcpProtocol.NOT_AVAILABLE) {
+            throw new RetriableViperException(ViperException.Reason.NOT_FOUND, "tcp read of " + what + ": " + reason(response));
+        }
+        expect(type, TcpProtocol.LEASED, response, 16);
+        long leaseId = response.getLong();
+        long size = response.getLong();
+        if (size != manifest.totalBytes()) {
+            // The producer serves a different checkpoint under this name and version: give the lease back first.
+            finish(conn, leaseId, List.of(), destination, true);
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, "tcp read of " + what + ": the producer stages "
+                    + size + " bytes but the manifest promises " + manifest.totalBytes());
+        }
+        finish(conn, leaseId, ranges, destination, false);
+    }
+
+    /** Sends the READs (the RELEASE pipelined behind the last), receives the bytes, then the RELEASED ack. */
+    private void finish(ClientConnection conn, long leaseId, List<ByteRange> ranges, MemorySegment destination,
+                        boolean releaseOnly) throws IOException {
+        ByteBuffer release = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
+        release.putInt(TcpProtocol.HEADER_BYTES + 8).put(TcpProtocol.VERSION).put(TcpProtocol.RELEASE).putLong(leaseId).flip();
+        if (releaseOnly || ranges.isEmpty()) {
+            conn.write(release);
+        } else {
+            for (int from = 0; from < ranges.size(); from += TcpProtocol.MAX_RANGES_PER_READ) {
+                List<ByteRange> batch = ranges.subList(from, Math.min(ranges.size(), from + TcpProtocol.MAX_RANGES_PER_READ));
+                boolean last = from + batch.size() == ranges.size();
+                ByteBuffer read = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size());
+                read.putInt(TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size()).put(TcpProtocol.VERSION).put(TcpProtocol.READ)
+                        .putLong(leaseId).putInt(batch.size());
+                long total = 0;
+                for (ByteRange r : batch) {
+                    read.putLong(r.sourceOffset()).putLong(r.length());
+                    total += r.length();
+                }
+                read.flip();
+                if (last) {
+                    conn.write(read, release);
+                } else {
+                    conn.write(read);
+                }
+                ByteBuffer data = conn.readFrame();
+                expect(data.get(), TcpProtocol.DATA, data, 8);
+                long announced = data.getLong();
+                if (announced != total) {
+                    throw new ClientConnection.ProtocolViolation("DATA announces " + announced + " bytes, requested " + total);
+                }
+                long slice = destination.isNative() ? READ_SLICE : HEAP_READ_SLICE;
+                for (ByteRange r : batch) {
+                    for (long done = 0; done < r.length(); ) {
+                        long n = Math.min(slice, r.length() - done);
+                        conn.readFully(destination.asSlice(r.destinationOffset() + done, n).asByteBuffer());
+                        done += n;
+                    }
+                }
+            }
+        }
+        ByteBuffer released = conn.readFrame();
+        expect(released.get(), TcpProtocol.RELEASED, released, 8);
+        if (released.getLong() != leaseId) {
+            throw new ClientConnection.ProtocolViolation("RELEASED names another lease than " + leaseId);
+        }
+    }
+
+    private static void expect(byte type, byte expected, ByteBuffer frame, int payload) throws IOException {
+        if (type == TcpProtocol.ERROR) {
+            throw new ClientConnection.ProtocolViolation("the producer refused the request: " + reason(frame));
+        }
+        if (type != expected) {
+            throw new ClientConnection.ProtocolViolation("expected " + TcpProtocol.typeName(expected) + ", got " + TcpProtocol.typeName(type));
+        }
+        if (frame.remaining() != payload) {
+            throw new ClientConnection.ProtocolViolation(TcpProtocol.typeName(type) + " with " + frame.remaining()
+                    + " payload bytes, expected " + payload);
+        }
+    }
+
+    private static String reason(ByteBuffer frame) throws IOException {
+        if (frame.remaining() < 2) {
+            throw new ClientConnection.ProtocolViolation("reason frame too short");
+        }
+        int n = Short.toUnsignedInt(frame.getShort());
+        if (frame.remaining() != n) {
+            throw new ClientConnection.ProtocolViolation("reason length " + n + " does not match the frame");
+        }
+        byte[] text = new byte[n];
+        frame.get(text);
+        return new String(text, StandardCharsets.UTF_8);
+    }
+
+    /** Checks the ranges against the manifest and the destination; merges runs that are contiguous on both sides. */
+    private static List<ByteRange> validateAndCoalesce(Manifest manifest, List<ByteRange> ranges, MemorySegment destination, String what) {
+        if (destination.isReadOnly()) {
+            throw new ViperConfigException("tcp read of " + what + ": the destination segment is read-only");
+        }
+        long total = manifest.totalBytes();
+        long cap = destination.byteSize();
+        List<ByteRange> out = new ArrayList<>(ranges.size());
+        for (ByteRange r : ranges) {
+            if (r.sourceOffset() > total || r.length() > total - r.sourceOffset()) {
+                throw new ViperConfigException("tcp read of " + what + ": range " + r.sourceOffset() + "+" + r.length()
+                        + " lies outside the checkpoint's " + total + " bytes");
+            }
+            if (r.destinationOffset() > cap || r.length() > cap - r.destinationOffset()) {
+                throw new ViperConfigException("tcp read of " + what + ": range to " + r.destinationOffset() + "+" + r.length()
+                        + " lies outside the destination's " + cap + " bytes");
+            }
+            if (r.length() == 0) {
+                continue;
+            }
+            if (!out.isEmpty()) {
+                ByteRange prev = out.getLast();
+                if (prev.sourceOffset() + prev.length() == r.sourceOffset() && prev.destinationOffset() + prev.length() == r.destinationOffset()) {
+                    out.set(out.size() - 1, new ByteRange(prev.sourceOffset(), prev.length() + r.length(), prev.destinationOffset()));
+                    continue;
+                }
+            }
+            out.add(r);
+        }
+        return out;
+    }
+
+    private RetriableViperException failure(Exception e, String what) {
+        if (e instanceof SocketTimeoutException) {
+            return new RetriableViperException(ViperException.Reason.TIMEOUT, "tcp read of " + what + ": " + e.getMessage(), e);
+        }
+        String detail = e instanceof EOFException ? e.getMessage()
+                : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return new RetriableViperException(ViperException.Reason.TRANSFER, "tcp read of " + what + " failed: " + detail, e);
+    }
+
+    private ClientConnection idle(InetSocketAddress address) {
+        Deque<ClientConnection> q = idle.get(address);
+        if (q == null) {
+            return null;
+        }
+        for (ClientConnection c; (c = q.pollFirst()) != null; ) {
+            if (c.isReusable()) {
+                return c;
+            }
+            discard(c);
+        }
+        return null;
+    }
+
+    private ClientConnection connect(InetSocketAddress address, String what) {
+        try {
+            ClientConnection c = ClientConnection.connect(address, Math.min(timeoutMs, 30_000));
+            all.add(c);
+            if (closed) {
+                discard(c);
+                checkOpen();
+            }
+            return c;
+        } catch (IOException e) {
+            throw new RetriableViperException(e instanceof SocketTimeoutException ? ViperException.Reason.TIMEOUT : ViperException.Reason.UNAVAILABLE,
+                    "tcp read of " + what + ": cannot connect: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+        }
+    }
+
+    private void release(ClientConnection c) {
+        if (closed || c.isClosed()) {
+            discard(c);
+            return;
+        }
+        Deque<ClientConnection> q = idle.computeIfAbsent(c.address(), a -> new ConcurrentLinkedDeque<>());
+        if (q.size() >= MAX_IDLE_PER_ADDRESS) {
+            discard(c);
+            return;
+        }
+        q.addFirst(c);
+        if (closed) {
+            // close() ran concurrently and may have missed it.
+            q.remove(c);
+            discard(c);
+        }
+    }
+
+    private void discard(ClientConnection c) {
+        all.remove(c);
+        c.close();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new ViperException(ViperException.Reason.CLOSED, "tcp transport client is closed");
+        }
+    }
+
+    /** Closes every connection, including those of reads in progress (they fail with a CLOSED error). Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        for (ClientConnection c : all) {
+            discard(c);
+        }
+        idle.clear();
+    }
+}

@@ -1,0 +1,140 @@
+package io.viper.transfer.tcp.internal;
+
+import io.viper.errors.ViperConfigException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Constants and small helpers of the {@code tcp://} wire protocol, shared by server and client. The
+ * protocol itself is documented on {@link io.viper.transfer.tcp.TcpTransportProvider}.
+ */
+public final class TcpProtocol {
+    /** Protocol version carried in every frame. */
+    public static final byte VERSION = 1;
+
+    /** Bytes of the length prefix. */
+    public static final int LENGTH_BYTES = 4;
+    /** Bytes after the length prefix that every frame has: version and type. */
+    public static final int HEADER_BYTES = 2;
+
+    // Client -> server.
+    public static final byte LEASE = 0x01;
+    public static final byte READ = 0x02;
+    public static final byte RELEASE = 0x03;
+
+    // Server -> client.
+    public static final byte LEASED = 0x11;
+    public static final byte NOT_AVAILABLE = 0x12;
+    public static final byte DATA = 0x13;
+    public static final byte RELEASED = 0x14;
+    public static final byte ERROR = 0x1F;
+
+    /** Ranges one READ frame may carry; the client splits longer lists. */
+    public static final int MAX_RANGES_PER_READ = 65_536;
+    /** Largest frame (after the length prefix) the server accepts: a READ with the most ranges. */
+    public static final int MAX_REQUEST_FRAME = HEADER_BYTES + 8 + 4 + MAX_RANGES_PER_READ * 16;
+    /** Largest frame (after the length prefix) the client accepts from the server. */
+    public static final int MAX_RESPONSE_FRAME = 64 * 1024;
+    /** Longest reason text sent in NOT_AVAILABLE and ERROR frames, in characters. */
+    public static final int MAX_REASON_CHARS = 1000;
+    /** Leases one connection may hold at once. */
+    public static final int MAX_LEASES_PER_CONNECTION = 1024;
+
+    /** Configuration key: bound on how long a transfer may make no progress, in milliseconds. */
+    public static final String TIMEOUT_KEY = "viper.transfer.timeout.ms";
+    public static final long DEFAULT_TIMEOUT_MS = 60_000;
+    /** Bytes per zero-copy slice of staged memory the server writes. */
+    public static final int CHUNK_BYTES = 8 * 1024 * 1024;
+
+    private TcpProtocol() {
+    }
+
+    /** The name of a frame type, for log and error messages. */
+    public static String typeName(int type) {
+        return switch ((byte) type) {
+            case LEASE -> "LEASE";
+            case READ -> "READ";
+            case RELEASE -> "RELEASE";
+            case LEASED -> "LEASED";
+            case NOT_AVAILABLE -> "NOT_AVAILABLE";
+            case DATA -> "DATA";
+            case RELEASED -> "RELEASED";
+            case ERROR -> "ERROR";
+            default -> String.format(Locale.ROOT, "unknown(0x%02x)", type & 0xff);
+        };
+    }
+
+    /** {@code s} as UTF-8, cut to {@link #MAX_REASON_CHARS}. */
+    public static byte[] reasonBytes(String s) {
+        String cut = s.length() > MAX_REASON_CHARS ? s.substring(0, MAX_REASON_CHARS) : s;
+        return cut.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Parses a positive long configuration value. */
+    public static long positiveLong(Map<String, String> config, String key, long defaultValue) {
+        String v = config.get(key);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n <= 0) {
+                throw new ViperConfigException(key + "=" + v + " must be positive");
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new ViperConfigException(key + "=" + v + " is not an integer");
+        }
+    }
+
+    /** Parses and checks a {@code tcp://host:port} URI (port 0 allowed when {@code allowZeroPort}). */
+    public static InetSocketAddress address(URI uri, boolean allowZeroPort) {
+        if (uri == null || uri.getScheme() == null || !uri.getScheme().equalsIgnoreCase("tcp")) {
+            throw new ViperConfigException("'" + uri + "' is not a tcp:// URI");
+        }
+        String host = uri.getHost();
+        int port = uri.getPort();
+        if (host == null || host.isEmpty()) {
+            throw new ViperConfigException("'" + uri + "' has no host (expected tcp://host:port)");
+        }
+        if (port < 0 || port > 65_535 || (port == 0 && !allowZeroPort)) {
+            throw new ViperConfigException("'" + uri + "' has no valid port (expected tcp://host:port"
+                    + (allowZeroPort ? ", 0 for any free port)" : ")"));
+        }
+        if ((uri.getRawPath() != null && !uri.getRawPath().isEmpty()) || uri.getRawQuery() != null
+                || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
+            throw new ViperConfigException("'" + uri + "' must be exactly tcp://host:port");
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByName(host), port);
+        } catch (UnknownHostException e) {
+            throw new ViperConfigException("'" + uri + "': unknown host " + host);
+        }
+    }
+
+    /** The URI consumers use to reach {@code bound}; a wildcard address is replaced by this host's address. */
+    public static URI locationUri(InetSocketAddress bound) {
+        InetAddress a = bound.getAddress();
+        String host;
+        if (a.isAnyLocalAddress()) {
+            try {
+                host = InetAddress.getLocalHost().getHostAddress();
+            } catch (UnknownHostException e) {
+                host = InetAddress.getLoopbackAddress().getHostAddress();
+            }
+        } else {
+            host = a.getHostAddress();
+        }
+        try {
+            return new URI("tcp", null, host, bound.getPort(), null, null, null);
+        } catch (URISyntaxException e) {
+            throw new ViperConfigException("cannot form a tcp:// URI for " + bound + ": " + e.getReason());
+        }
+    }
+}

@@ -1,0 +1,187 @@
+package io.viper.transfer.tcp.internal;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Tier;
+import io.viper.spi.StagedCheckpoint;
+import io.viper.spi.TransportServer;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The producer side of the {@code tcp://} transport: a Netty server on its own event-loop group that
+ * serves the exposed staged checkpoints. {@link #expose} and {@link #withdraw} may be called from
+ * any thread; connections are served on the event loops (see {@link ServerConnection}).
+ */
+public final class TcpServer implements TransportServer {
+    private static final System.Logger LOG = System.getLogger(TcpServer.class.getName());
+
+    private final EventLoopGroup group;
+    private final Channel serverChannel;
+    private final Location location;
+    private final Set<Channel> children = ConcurrentHashMap.newKeySet();
+    private final Map<Key, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
+    private final AtomicLong leaseIds = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final long timeoutMs;
+    private final int chunkBytes;
+
+    private record Key(String model, long version) {
+    }
+
+    private TcpServer(EventLoopGroup group, Channel serverChannel, long timeoutMs, int chunkBytes) {
+        this.group = group;
+        this.serverChannel = serverChannel;
+        this.location = new Location(TcpProtocol.locationUri((InetSocketAddress) serverChannel.localAddress()), Tier.HOST);
+        this.timeoutMs = timeoutMs;
+        this.chunkBytes = chunkBytes;
+    }
+
+    /** Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). */
+    public static TcpServer open(URI bind, Map<String, String> config) {
+        InetSocketAddress address = TcpProtocol.address(bind, true);
+        long timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
+        int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        int chunk = TcpProtocol.CHUNK_BYTES;
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("viper-tcp-server", true),
+                NioIoHandler.newFactory());
+        TcpServer[] self = new TcpServer[1];
+        try {
+            ServerBootstrap b = new ServerBootstrap()
+                    .group(group)
+                    .channel(NioServerSocketChannel.class)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.SO_KEEPALIVE, true)
+                    // Chunks are zero-copy views of the staged memory; the water mark bounds how many are queued.
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(chunk, 2 * chunk))
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            TcpServer server = self[0];
+                            if (server == null || server.closed.get()) {
+                                ch.close();
+                                return;
+                            }
+                            server.children.add(ch);
+                            ch.closeFuture().addListener(f -> server.children.remove(ch));
+                            ch.pipeline().addLast(
+                                    new IdleStateHandler(true, server.timeoutMs, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
+                                    new LengthFieldBasedFrameDecoder(TcpProtocol.LENGTH_BYTES + TcpProtocol.MAX_REQUEST_FRAME, 0, TcpProtocol.LENGTH_BYTES, 0,
+                                            TcpProtocol.LENGTH_BYTES),
+                                    new ServerConnection(server));
+                        }
+                    });
+            ChannelFuture f = b.bind(address).awaitUninterruptibly();
+            if (!f.isSuccess()) {
+                throw new ViperException(ViperException.Reason.UNAVAILABLE, "cannot bind tcp transport to " + bind + ": "
+                        + Objects.toString(f.cause() == null ? null : f.cause().getMessage(), "unknown error"), f.cause());
+            }
+            self[0] = new TcpServer(group, f.channel(), timeoutMs, chunk);
+            LOG.log(Level.DEBUG, () -> "tcp transport serving on " + self[0].location.uri());
+            return self[0];
+        } catch (RuntimeException e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    @Override
+    public Location location() {
+        return location;
+    }
+
+    @Override
+    public void expose(StagedCheckpoint staged) {
+        if (closed.get()) {
+            throw new ViperException(ViperException.Reason.CLOSED, "tcp transport " + location.uri() + " is closed");
+        }
+        exposed.put(new Key(staged.model(), staged.version()), staged);
+    }
+
+    @Override
+    public void withdraw(StagedCheckpoint staged) {
+        exposed.remove(new Key(staged.model(), staged.version()), staged);
+    }
+
+    /** The exposed checkpoint of {@code model} {@code version}, or null. */
+    StagedCheckpoint find(String model, long version) {
+        return exposed.get(new Key(model, version));
+    }
+
+    /** Whether {@code staged} is still exposed (checked after a lease was taken, against a racing withdraw). */
+    boolean isExposed(StagedCheckpoint staged) {
+        return exposed.get(new Key(staged.model(), staged.version())) == staged;
+    }
+
+    long nextLeaseId() {
+        return leaseIds.incrementAndGet();
+    }
+
+    long timeoutMs() {
+        return timeoutMs;
+    }
+
+    int chunkBytes() {
+        return chunkBytes;
+    }
+
+    URI uri() {
+        return location.uri();
+    }
+
+    /**
+     * Stops accepting, closes every connection (their leases are released on the event loops) and
+     * shuts the event loops down; waits for that unless called from one of them. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        exposed.clear();
+        List<ChannelFuture> closing = new ArrayList<>();
+        closing.add(serverChannel.close());
+        for (Channel ch : children) {
+            closing.add(ch.close());
+        }
+        boolean onLoop = false;
+        for (EventExecutor e : group) {
+            onLoop |= e.inEventLoop();
+        }
+        if (!onLoop) {
+            for (ChannelFuture f : closing) {
+                f.awaitUninterruptibly(5, TimeUnit.SECONDS);
+            }
+        }
+        var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        if (!onLoop) {
+            terminated.awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        LOG.log(Level.DEBUG, () -> "tcp transport " + location.uri() + " closed");
+    }
+}

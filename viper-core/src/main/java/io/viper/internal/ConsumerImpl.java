@@ -94,7 +94,8 @@ final class ConsumerImpl implements ViperConsumer {
 
             @Override
             public void onProblem(String problem) {
-                LOG.log(System.Logger.Level.WARNING, "consumer {0}: notifier: {1}", model, problem);
+                // The notifier logs its own problems; keep a trace here for debugging.
+                LOG.log(System.Logger.Level.DEBUG, "consumer {0}: notifier: {1}", model, problem);
             }
         });
         this.fetcher = Thread.ofPlatform().daemon().name("viper-consumer-" + model).start(this::fetchLoop);

@@ -113,22 +113,28 @@ public final class ViperRuntime implements AutoCloseable {
         ensureOpen();
         if (servers == null) {
             List<TransportServer> list = new ArrayList<>();
+            List<String> skipped = new ArrayList<>();
             for (URI bind : config.get(ViperConfig.TRANSPORTS)) {
                 String scheme = bind.getScheme().toLowerCase(java.util.Locale.ROOT);
                 if (scheme.equals("file")) {
                     throw new ViperConfigException("viper.transports: file:// is not a serving transport; set viper.pfs.root for the PFS");
                 }
-                TransportProvider p = Providers.transport(scheme).orElseThrow(() ->
-                        new ViperConfigException("viper.transports: no transport for '" + scheme + "://' is installed"));
-                Optional<String> why = p.unavailableReason();
+                Optional<TransportProvider> found = Providers.transport(scheme);
+                Optional<String> why = found.isEmpty() ? Optional.of("no " + scheme + ":// transport installed") : found.get().unavailableReason();
                 if (why.isPresent()) {
                     LOG.log(System.Logger.Level.INFO, "{0} transport unavailable ({1}); producers serve without it", scheme, why.get());
+                    skipped.add(scheme + ": " + why.get());
                     continue;
                 }
+                TransportProvider p = found.get();
                 TransportServer s = p.openServer(bind, config.pluginConfig());
                 opened.add(s);
                 list.add(s);
                 LOG.log(System.Logger.Level.DEBUG, "serving staged checkpoints at {0}", s.location());
+            }
+            if (list.isEmpty() && !skipped.isEmpty() && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
+                throw new ViperException(ViperException.Reason.UNAVAILABLE, "no usable transport in viper.transports ("
+                        + String.join("; ", skipped) + ") and no viper.pfs.root to fall back to");
             }
             servers = List.copyOf(list);
         }

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
  */
 class EmbeddedNotifierBehaviourTest {
     private static final String BROKER_LOGGER = "io.viper.notify.embedded.internal.Broker";
-    private static final Map<String, String> FAST = Map.of("viper.notify.timeout.ms", "3000");
+    private static final Map<String, String> FAST = Map.of("viper.notify.timeout.ms", "10000");
 
     private final EmbeddedNotifierProvider provider = new EmbeddedNotifierProvider();
     private final List<AutoCloseable> closeables = new ArrayList<>();

@@ -71,8 +71,7 @@ class TcpServerRobustnessTest {
     @BeforeEach
     void start() {
         log = new LogCapture(CONNECTION_LOGGER);
-        // The server's timeout bounds how long a stuck consumer keeps its lease.
-        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), Map.of("viper.transfer.timeout.ms", "1000"));
+        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), Map.of("viper.transfer.timeout.ms", "10000"));
         client = provider.openClient(Map.of("viper.transfer.timeout.ms", "10000"));
         staged = new TestStagedCheckpoint("robust", 1, 7, 100_000, 23);
         server.expose(staged);
@@ -288,6 +287,10 @@ class TcpServerRobustnessTest {
 
     @Test
     void stuckConsumerWithALeaseIsDisconnected() throws Exception {
+        // The server's timeout bounds how long a stuck consumer keeps its lease.
+        server.close();
+        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), Map.of("viper.transfer.timeout.ms", "1000"));
+        server.expose(staged);
         try (Socket s = new Socket()) {
             s.connect(address(), 2000);
             s.setSoTimeout(5000);

@@ -219,10 +219,12 @@ public final class Scheduler {
                     + " exceeds " + MAX_OPTIMAL_CELLS + "; lower --max-checkpoints");
         }
         double n = in.inferences();
-        double tTrain = in.tTrain();
-        double tSave = in.tSave();
-        double tLoad = in.tLoad();
         double tInfer = in.tInfer();
+        // T(k, j) = a[j] + base(k): the requests served up to a k-th checkpoint at position j
+        double[] a = new double[m + 1];
+        for (int j = 0; j <= m; j++) {
+            a[j] = j * in.tTrain() / tInfer;
+        }
         boolean nonIncreasing = true;
         for (int j = 1; j <= m && nonIncreasing; j++) {
             nonIncreasing = loss[j] <= loss[j - 1];
@@ -233,40 +235,91 @@ public final class Scheduler {
         Arrays.fill(prevF, Double.POSITIVE_INFINITY);
         prevF[0] = 0.0;
         int[][] from = new int[kMax + 1][];
+        // the hull (or Li Chao tree) of the current layer: line slopes, intercepts, positions
+        double[] hs = new double[m + 1];
+        double[] hb = new double[m + 1];
+        int[] hid = new int[m + 1];
+        LiChao tree = nonIncreasing ? null : new LiChao(m + 1, a, loss);
 
         double bestCost = loss[0] * n;
         int bestK = 0;
         int bestJ = 0;
-
-        Envelope env = nonIncreasing ? new MonotoneHull(m + 1) : new LiChao(m + 1);
-        double[] slope = new double[m + 1];
-        double[] icpt = new double[m + 1];
         for (int k = 1; k <= kMax; k++) {
             int[] arg = new int[m + 1];
             from[k] = arg;
             Arrays.fill(curF, Double.POSITIVE_INFINITY);
-            env.reset(k, m);
+            double base = (k * in.tSave() + in.tLoad()) / tInfer;
+            double basePrev = ((k - 1) * in.tSave() + in.tLoad()) / tInfer;
+            int size = 0;
+            int head = 0;
+            if (tree != null) {
+                tree.reset(k, m, base);
+            }
             boolean any = false;
             for (int j = k; j <= m; j++) {
                 int jp = j - 1;
-                if (prevF[jp] < Double.POSITIVE_INFINITY) {
-                    double tPrev = k == 1 ? 0.0 : (jp * tTrain + (k - 1) * tSave + tLoad) / tInfer;
-                    slope[jp] = loss[jp];
-                    icpt[jp] = prevF[jp] - loss[jp] * tPrev;
-                    env.add(jp, slope, icpt);
+                double f = prevF[jp];
+                if (f < Double.POSITIVE_INFINITY) {
+                    double slope = loss[jp];
+                    double icpt = f - slope * (k == 1 ? 0.0 : a[jp] + basePrev);
+                    if (tree != null) {
+                        tree.add(jp, icpt);
+                    } else {
+                        // monotone convex-hull trick: slopes arrive non-increasing
+                        boolean keep = true;
+                        if (size > 0 && hs[size - 1] == slope) {
+                            if (icpt >= hb[size - 1]) {
+                                keep = false;
+                            } else {
+                                size--;
+                            }
+                        }
+                        if (keep) {
+                            while (size >= 2) {
+                                double m1 = hs[size - 2];
+                                double b1 = hb[size - 2];
+                                // the last line is useless if the new one overtakes the one before it no later
+                                if ((icpt - b1) * (m1 - hs[size - 1]) <= (hb[size - 1] - b1) * (m1 - slope)) {
+                                    size--;
+                                } else {
+                                    break;
+                                }
+                            }
+                            hs[size] = slope;
+                            hb[size] = icpt;
+                            hid[size] = jp;
+                            size++;
+                        }
+                    }
                 }
-                double x = (j * tTrain + k * tSave + tLoad) / tInfer;
+                double x = a[j] + base;
                 if (!(x < n)) {
                     break;
                 }
-                if (env.isEmpty()) {
-                    continue;
+                double val;
+                if (tree != null) {
+                    int line = tree.argmin(j, x);
+                    if (line < 0) {
+                        continue;
+                    }
+                    val = loss[line] * x + tree.intercept(line);
+                    arg[j] = line;
+                } else {
+                    if (size == 0) {
+                        continue;
+                    }
+                    if (head >= size) {
+                        head = size - 1;
+                    }
+                    while (head + 1 < size && hs[head + 1] * x + hb[head + 1] <= hs[head] * x + hb[head]) {
+                        head++;
+                    }
+                    val = hs[head] * x + hb[head];
+                    arg[j] = hid[head];
                 }
-                int line = env.argmin(j, x, slope, icpt);
-                curF[j] = slope[line] * x + icpt[line];
-                arg[j] = line;
+                curF[j] = val;
                 any = true;
-                double total = curF[j] + loss[j] * (n - x);
+                double total = val + loss[j] * (n - x);
                 if (total < bestCost) {
                     bestCost = total;
                     bestK = k;
@@ -304,118 +357,48 @@ public final class Scheduler {
         }
     }
 
-    /** A lower envelope of lines {@code slope[id] * x + icpt[id]}, queried at increasing positions. */
-    private interface Envelope {
-        void reset(int k, int m);
-
-        void add(int id, double[] slope, double[] icpt);
-
-        boolean isEmpty();
-
-        /** The line id minimal at position {@code pos} whose coordinate is {@code x}. */
-        int argmin(int pos, double x, double[] slope, double[] icpt);
-    }
-
     /**
-     * Convex-hull trick for lines added in non-increasing slope order and queried at
-     * non-decreasing x: amortised O(1) per operation.
+     * Li Chao tree over the positions {@code k..m} of one layer, whose coordinate is
+     * {@code x(pos) = a[pos] + base}; a line is identified by its position {@code id}, with slope
+     * {@code loss[id]} and an intercept set on insertion. Accepts lines in any slope order.
      */
-    private static final class MonotoneHull implements Envelope {
-        private final int[] hull;
-        private int size;
-        private int head;
-
-        MonotoneHull(int capacity) {
-            hull = new int[capacity];
-        }
-
-        @Override
-        public void reset(int k, int m) {
-            size = 0;
-            head = 0;
-        }
-
-        @Override
-        public boolean isEmpty() {
-            return size == 0;
-        }
-
-        @Override
-        public void add(int id, double[] slope, double[] icpt) {
-            if (size > 0 && slope[hull[size - 1]] == slope[id]) {
-                if (icpt[id] >= icpt[hull[size - 1]]) {
-                    return;
-                }
-                size--;
-            }
-            while (size >= 2) {
-                int l1 = hull[size - 2];
-                int l2 = hull[size - 1];
-                // l2 is useless if l3 (id) overtakes l1 no later than l2 does
-                double lhs = (icpt[id] - icpt[l1]) * (slope[l1] - slope[l2]);
-                double rhs = (icpt[l2] - icpt[l1]) * (slope[l1] - slope[id]);
-                if (lhs <= rhs) {
-                    size--;
-                } else {
-                    break;
-                }
-            }
-            hull[size++] = id;
-            if (head >= size) {
-                head = size - 1;
-            }
-        }
-
-        @Override
-        public int argmin(int pos, double x, double[] slope, double[] icpt) {
-            while (head + 1 < size
-                    && slope[hull[head + 1]] * x + icpt[hull[head + 1]] <= slope[hull[head]] * x + icpt[hull[head]]) {
-                head++;
-            }
-            return hull[head];
-        }
-    }
-
-    /**
-     * Li Chao tree over the positions {@code k..m}, whose coordinate is
-     * {@code x(pos) = (pos * t_train + k * t_s + t_load) / t_infer}; any slope order.
-     */
-    private final class LiChao implements Envelope {
+    private static final class LiChao {
         private final int[] tree;
+        private final double[] a;
+        private final double[] slope;
+        private final double[] icpt;
         private int lo;
         private int hi;
-        private int k;
-        private boolean empty;
+        private double base;
 
-        LiChao(int positions) {
+        LiChao(int positions, double[] a, double[] slope) {
             int size = 1;
             while (size < positions) {
                 size <<= 1;
             }
             tree = new int[2 * size];
+            this.a = a;
+            this.slope = slope;
+            this.icpt = new double[positions];
         }
 
-        @Override
-        public void reset(int k, int m) {
-            this.k = k;
+        void reset(int k, int m, double base) {
             this.lo = k;
             this.hi = m;
+            this.base = base;
             Arrays.fill(tree, -1);
-            empty = true;
         }
 
-        @Override
-        public boolean isEmpty() {
-            return empty;
+        double intercept(int id) {
+            return icpt[id];
         }
 
-        private double x(int pos) {
-            return (pos * in.tTrain() + k * in.tSave() + in.tLoad()) / in.tInfer();
+        private double value(int id, double x) {
+            return slope[id] * x + icpt[id];
         }
 
-        @Override
-        public void add(int id, double[] slope, double[] icpt) {
-            empty = false;
+        void add(int id, double intercept) {
+            icpt[id] = intercept;
             int node = 1;
             int l = lo;
             int r = hi;
@@ -427,18 +410,16 @@ public final class Scheduler {
                     return;
                 }
                 int mid = (l + r) >>> 1;
-                double xm = x(mid);
-                boolean curBetterMid = slope[cur] * xm + icpt[cur] < slope[have] * xm + icpt[have];
-                if (curBetterMid) {
+                double xm = a[mid] + base;
+                if (value(cur, xm) < value(have, xm)) {
                     tree[node] = cur;
                     cur = have;
                 }
                 if (l == r) {
                     return;
                 }
-                double xl = x(l);
-                boolean curBetterLeft = slope[cur] * xl + icpt[cur] < slope[tree[node]] * xl + icpt[tree[node]];
-                if (curBetterLeft) {
+                double xl = a[l] + base;
+                if (value(cur, xl) < value(tree[node], xl)) {
                     node = 2 * node;
                     r = mid;
                 } else {
@@ -448,8 +429,8 @@ public final class Scheduler {
             }
         }
 
-        @Override
-        public int argmin(int pos, double x, double[] slope, double[] icpt) {
+        /** The line minimal at position {@code pos} (coordinate {@code x}), or -1 if none. */
+        int argmin(int pos, double x) {
             int node = 1;
             int l = lo;
             int r = hi;
@@ -460,7 +441,7 @@ public final class Scheduler {
                 if (id < 0) {
                     break;
                 }
-                double v = slope[id] * x + icpt[id];
+                double v = value(id, x);
                 if (v < bestV || (v == bestV && id < best)) {
                     bestV = v;
                     best = id;

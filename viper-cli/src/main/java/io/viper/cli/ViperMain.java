@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
         description = "Moves freshly trained models from a training job to inference servers, and decides when.",
         subcommands = {
             CommandLine.HelpCommand.class,
+            ScheduleCommand.class,
         })
 public final class ViperMain implements Runnable {
     /** Exit code for a refused input, a bad flag or configuration. */

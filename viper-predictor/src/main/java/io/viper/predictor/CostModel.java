@@ -130,6 +130,7 @@ public final class CostModel {
             for (int i = 0; i < g.size(); i++) {
                 rows[i] = new double[] {g.get(i).sizeBytes() / GB, g.get(i).seconds()};
             }
+            NativeBlas.singleThreaded();
             LinearModel m = OLS.fit(Formula.lhs("seconds"), DataFrame.of(rows, "gb", "seconds"));
             double intercept = m.intercept();
             double slopePerGb = m.coefficients().get(m.coefficients().size() - 1);

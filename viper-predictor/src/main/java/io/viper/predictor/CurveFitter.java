@@ -84,6 +84,7 @@ public final class CurveFitter {
                 throw new ViperConfigException("curve fit: point " + (i + 1) + " is not finite (x=" + x[i] + ", y=" + y[i] + ")");
             }
         }
+        NativeBlas.singleThreaded();
         double[][] sorted = sortByX(x, y);
         double[] xs = sorted[0];
         double[] ys = sorted[1];

@@ -15,17 +15,24 @@ import smile.util.function.DifferentiableMultivariateFunction;
  *
  * <p>Method:
  * <ol>
- *   <li>Points are sorted by x; the last {@code holdoutFraction} of them (at least one) are held
- *       back, because the curve is used to extrapolate.</li>
+ *   <li>Points are sorted by x; the last {@code holdoutFraction} of them (at least one; by
+ *       default half) are held back, because the curve is used to extrapolate far beyond the
+ *       warm-up: a family is chosen for predicting the second half from the first, which tells
+ *       power laws and exponentials apart much better than a short hold-out does.</li>
  *   <li>Noisy per-iteration losses: when there are more than {@value #MAX_FIT_POINTS} points, consecutive
  *       points are averaged into {@value #MAX_FIT_POINTS} bins before fitting (the least-squares
  *       optimum barely moves, and the fit stays fast); errors are always measured on the raw points.</li>
+ *   <li>Least squares are weighted by recency: the weight rises linearly with x from 1/11 at
+ *       the first point to 1 at the last, since the curve is used to extrapolate and the first
+ *       iterations of a real run are a transient that no family models well.</li>
  *   <li>Starting points come from the data: for the exponential and power families, the rate
  *       {@code b} is scanned over a logarithmic grid and, for each {@code b}, the remaining
  *       parameters (which enter linearly) are solved by least squares; the best two grid points
  *       start Levenberg-Marquardt. {@code lin2} starts from ordinary least squares.</li>
  *   <li>A result with a negative rate {@code b} (a growing "loss") or non-finite parameters is
- *       rejected in favour of the best valid starting point.</li>
+ *       rejected in favour of the best valid starting point. When every loss is non-negative, the
+ *       asymptote {@code c} of exp3, expd3 and pow3 must be too: a fit that wants it below zero
+ *       is redone with {@code c} held at 0.</li>
  *   <li>The family with the lowest held-back RMSE wins (ties: declaration order) and is refitted
  *       on all points.</li>
  * </ol>
@@ -42,9 +49,12 @@ public final class CurveFitter {
     private final Set<CurveFamily> families;
     private final double holdoutFraction;
 
-    /** A fitter over all families, holding back the last 20% of the points. */
+    /** The default share of points held back: {@value}. */
+    public static final double DEFAULT_HOLDOUT = 0.5;
+
+    /** A fitter over all families, holding back the last half of the points ({@link #DEFAULT_HOLDOUT}). */
     public CurveFitter() {
-        this(EnumSet.allOf(CurveFamily.class), 0.2);
+        this(EnumSet.allOf(CurveFamily.class), DEFAULT_HOLDOUT);
     }
 
     /**
@@ -135,47 +145,113 @@ public final class CurveFitter {
 
     /** Fits one family; {@code extraStart} (may be null) is tried besides the data-derived starts. */
     private static double[] fitFamily(CurveFamily f, double[] x, double[] y, double[] extraStart) {
-        List<double[]> starts = startingPoints(f, x, y);
+        double[] w = weights(x);
+        boolean floorAtZero = hasAsymptote(f) && min(y) >= 0;
+        List<double[]> starts = startingPoints(f, x, y, w);
         if (extraStart != null) {
             starts.add(0, extraStart.clone());
         }
         double[] best = null;
         double bestSse = Double.POSITIVE_INFINITY;
         for (double[] s : starts) {
-            if (valid(f, s)) {
-                double sse = sse(f, s, x, y);
-                if (sse < bestSse) {
-                    bestSse = sse;
-                    best = s;
+            List<double[]> tries = new ArrayList<>();
+            tries.add(s);
+            double[] p = levenbergMarquardt(f, x, y, w, s, false);
+            if (p != null) {
+                tries.add(p);
+            }
+            if (floorAtZero && (p == null || p[2] < 0)) {
+                // losses are never negative: refit with the asymptote c held at 0
+                double[] z = s.clone();
+                z[2] = 0;
+                if (f == CurveFamily.EXPD3) {
+                    z[0] = s[0] - s[2];
+                }
+                double[] q = levenbergMarquardt(f, x, y, w, z, true);
+                tries.add(z);
+                if (q != null) {
+                    tries.add(q);
                 }
             }
-            double[] p = levenbergMarquardt(f, x, y, s);
-            if (p != null && valid(f, p)) {
-                double sse = sse(f, p, x, y);
-                if (sse < bestSse) {
-                    bestSse = sse;
-                    best = p;
+            for (double[] t : tries) {
+                if (valid(f, t) && (!floorAtZero || t[2] >= 0)) {
+                    double sse = sse(f, t, x, y, w);
+                    if (sse < bestSse) {
+                        bestSse = sse;
+                        best = t;
+                    }
                 }
             }
         }
         return best;
     }
 
-    private static double[] levenbergMarquardt(CurveFamily f, double[] x, double[] y, double[] start) {
-        int d = f.parameterCount();
+    private static boolean hasAsymptote(CurveFamily f) {
+        return f == CurveFamily.EXP3 || f == CurveFamily.EXPD3 || f == CurveFamily.POW3;
+    }
+
+    private static double min(double[] y) {
+        double m = Double.POSITIVE_INFINITY;
+        for (double v : y) {
+            m = Math.min(m, v);
+        }
+        return m;
+    }
+
+    /**
+     * Weighted least squares through Smile's unweighted solver: the i-th point is passed as the
+     * index i, and the function returns {@code sqrt(w_i) * f(x_i)} against targets {@code sqrt(w_i) * y_i}.
+     */
+    private static double[] levenbergMarquardt(CurveFamily f, double[] x, double[] y, double[] wt, double[] start,
+            boolean fixC) {
+        int full = f.parameterCount();
+        int d = fixC ? full - 1 : full;
+        int n = x.length;
+        double[] sw = new double[n];
+        double[] idx = new double[n];
+        double[] ty = new double[n];
+        for (int i = 0; i < n; i++) {
+            sw[i] = Math.sqrt(wt[i]);
+            idx[i] = i;
+            ty[i] = sw[i] * y[i];
+        }
+        double fixedC = full == 3 ? start[2] : 0;
+        double[] p = new double[full];
+        double[] grad = new double[full];
         DifferentiableMultivariateFunction func = new DifferentiableMultivariateFunction() {
             @Override
             public double f(double[] w) {
-                return f.value(w, w[d]);
+                int i = (int) w[d];
+                System.arraycopy(w, 0, p, 0, d);
+                if (fixC) {
+                    p[2] = fixedC;
+                }
+                return sw[i] * f.value(p, x[i]);
             }
 
             @Override
             public double g(double[] w, double[] gradient) {
-                return f.valueAndGradient(w, w[d], gradient);
+                int i = (int) w[d];
+                System.arraycopy(w, 0, p, 0, d);
+                if (fixC) {
+                    p[2] = fixedC;
+                }
+                double v = f.valueAndGradient(p, x[i], grad);
+                for (int j = 0; j < d; j++) {
+                    gradient[j] = grad[j] * sw[i];
+                }
+                return sw[i] * v;
             }
         };
+        double[] s0 = java.util.Arrays.copyOf(start, d);
         try {
-            return LevenbergMarquardt.fit(func, x, y, start.clone(), 1e-7, 100).parameters();
+            double[] r = LevenbergMarquardt.fit(func, idx, ty, s0, 1e-7, 100).parameters();
+            if (!fixC) {
+                return r;
+            }
+            double[] out = java.util.Arrays.copyOf(r, full);
+            out[2] = fixedC;
+            return out;
         } catch (LinkageError | IllegalArgumentException e) {
             if (isMissingLapack(e)) {
                 throw new ViperConfigException("curve fit: Smile needs the native library libopenblas.so "
@@ -209,11 +285,11 @@ public final class CurveFitter {
         return f == CurveFamily.LIN2 || p[1] >= 0;
     }
 
-    private static double sse(CurveFamily f, double[] p, double[] x, double[] y) {
+    private static double sse(CurveFamily f, double[] p, double[] x, double[] y, double[] w) {
         double s = 0;
         for (int i = 0; i < x.length; i++) {
             double r = y[i] - f.value(p, x[i]);
-            s += r * r;
+            s += w[i] * r * r;
         }
         return Double.isFinite(s) ? s : Double.POSITIVE_INFINITY;
     }
@@ -222,10 +298,10 @@ public final class CurveFitter {
      * Data-derived starting points: OLS for lin2; for the other families a logarithmic grid over
      * the rate b with the linear parameters solved exactly, best two kept.
      */
-    static List<double[]> startingPoints(CurveFamily f, double[] x, double[] y) {
+    static List<double[]> startingPoints(CurveFamily f, double[] x, double[] y, double[] w) {
         List<double[]> out = new ArrayList<>();
         if (f == CurveFamily.LIN2) {
-            double[] ab = linearFit(x, y);
+            double[] ab = linearFit(x, y, w);
             out.add(new double[] {ab[0], ab[1]});
             return out;
         }
@@ -252,21 +328,21 @@ public final class CurveFitter {
                 double sgy = 0;
                 double sgg = 0;
                 for (int i = 0; i < x.length; i++) {
-                    sgy += g[i] * y[i];
-                    sgg += g[i] * g[i];
+                    sgy += w[i] * g[i] * y[i];
+                    sgg += w[i] * g[i] * g[i];
                 }
                 if (sgg == 0) {
                     continue;
                 }
                 p = new double[] {sgy / sgg, b};
             } else {
-                double[] ac = linearFit(g, y);
+                double[] ac = linearFit(g, y, w);
                 if (ac == null) {
                     continue;
                 }
                 p = f == CurveFamily.EXPD3 ? new double[] {ac[0] + ac[1], b, ac[1]} : new double[] {ac[0], b, ac[1]};
             }
-            double s = sse(f, p, x, y);
+            double s = sse(f, p, x, y, w);
             if (s < topSse[0]) {
                 top[1] = top[0];
                 topSse[1] = topSse[0];
@@ -285,28 +361,46 @@ public final class CurveFitter {
         return out;
     }
 
-    /** Least squares of y on (g, 1): returns {slope, intercept}, or null if g is constant. */
-    private static double[] linearFit(double[] g, double[] y) {
+    /** Weighted least squares of y on (g, 1): returns {slope, intercept}, or null if g is constant. */
+    private static double[] linearFit(double[] g, double[] y, double[] w) {
         int n = g.length;
+        double sw = 0;
         double mg = 0;
         double my = 0;
         for (int i = 0; i < n; i++) {
-            mg += g[i];
-            my += y[i];
+            sw += w[i];
+            mg += w[i] * g[i];
+            my += w[i] * y[i];
         }
-        mg /= n;
-        my /= n;
+        mg /= sw;
+        my /= sw;
         double sgg = 0;
         double sgy = 0;
         for (int i = 0; i < n; i++) {
-            sgg += (g[i] - mg) * (g[i] - mg);
-            sgy += (g[i] - mg) * (y[i] - my);
+            sgg += w[i] * (g[i] - mg) * (g[i] - mg);
+            sgy += w[i] * (g[i] - mg) * (y[i] - my);
         }
         if (!(sgg > 1e-300)) {
             return null;
         }
         double slope = sgy / sgg;
         return new double[] {slope, my - slope * mg};
+    }
+
+    /**
+     * Recency weights: rising linearly with x from 1/11 at the first point to 1 at the last, so
+     * that the late warm-up, which the curve extrapolates from, counts more than the first
+     * transient iterations.
+     */
+    static double[] weights(double[] x) {
+        int n = x.length;
+        double lo = x[0];
+        double span = x[n - 1] - lo;
+        double[] w = new double[n];
+        for (int i = 0; i < n; i++) {
+            w[i] = span > 0 ? (x[i] - lo + span / 10) / (span * 1.1) : 1.0;
+        }
+        return w;
     }
 
     private static double[][] sortByX(double[] x, double[] y) {

@@ -20,6 +20,7 @@ final class NativeBlas {
     }
 
     /** Calls {@code openblas_set_num_threads(1)} once, if the library is there; otherwise does nothing. */
+    @SuppressWarnings("restricted")
     static void singleThreaded() {
         if (done) {
             return;

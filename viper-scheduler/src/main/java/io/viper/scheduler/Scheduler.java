@@ -235,97 +235,22 @@ public final class Scheduler {
         Arrays.fill(prevF, Double.POSITIVE_INFINITY);
         prevF[0] = 0.0;
         int[][] from = new int[kMax + 1][];
-        // the hull (or Li Chao tree) of the current layer: line slopes, intercepts, positions
+        // the hull of the current layer: line slopes, intercepts, positions
         double[] hs = new double[m + 1];
         double[] hb = new double[m + 1];
         int[] hid = new int[m + 1];
         LiChao tree = nonIncreasing ? null : new LiChao(m + 1, a, loss);
-
-        double bestCost = loss[0] * n;
-        int bestK = 0;
-        int bestJ = 0;
+        // best[0] = lowest total so far, best[1] = its k, best[2] = its j
+        double[] best = {loss[0] * n, 0, 0};
         for (int k = 1; k <= kMax; k++) {
             int[] arg = new int[m + 1];
             from[k] = arg;
             Arrays.fill(curF, Double.POSITIVE_INFINITY);
             double base = (k * in.tSave() + in.tLoad()) / tInfer;
-            double basePrev = ((k - 1) * in.tSave() + in.tLoad()) / tInfer;
-            int size = 0;
-            int head = 0;
-            if (tree != null) {
-                tree.reset(k, m, base);
-            }
-            boolean any = false;
-            for (int j = k; j <= m; j++) {
-                int jp = j - 1;
-                double f = prevF[jp];
-                if (f < Double.POSITIVE_INFINITY) {
-                    double slope = loss[jp];
-                    double icpt = f - slope * (k == 1 ? 0.0 : a[jp] + basePrev);
-                    if (tree != null) {
-                        tree.add(jp, icpt);
-                    } else {
-                        // monotone convex-hull trick: slopes arrive non-increasing
-                        boolean keep = true;
-                        if (size > 0 && hs[size - 1] == slope) {
-                            if (icpt >= hb[size - 1]) {
-                                keep = false;
-                            } else {
-                                size--;
-                            }
-                        }
-                        if (keep) {
-                            while (size >= 2) {
-                                double m1 = hs[size - 2];
-                                double b1 = hb[size - 2];
-                                // the last line is useless if the new one overtakes the one before it no later
-                                if ((icpt - b1) * (m1 - hs[size - 1]) <= (hb[size - 1] - b1) * (m1 - slope)) {
-                                    size--;
-                                } else {
-                                    break;
-                                }
-                            }
-                            hs[size] = slope;
-                            hb[size] = icpt;
-                            hid[size] = jp;
-                            size++;
-                        }
-                    }
-                }
-                double x = a[j] + base;
-                if (!(x < n)) {
-                    break;
-                }
-                double val;
-                if (tree != null) {
-                    int line = tree.argmin(j, x);
-                    if (line < 0) {
-                        continue;
-                    }
-                    val = loss[line] * x + tree.intercept(line);
-                    arg[j] = line;
-                } else {
-                    if (size == 0) {
-                        continue;
-                    }
-                    if (head >= size) {
-                        head = size - 1;
-                    }
-                    while (head + 1 < size && hs[head + 1] * x + hb[head + 1] <= hs[head] * x + hb[head]) {
-                        head++;
-                    }
-                    val = hs[head] * x + hb[head];
-                    arg[j] = hid[head];
-                }
-                curF[j] = val;
-                any = true;
-                double total = val + loss[j] * (n - x);
-                if (total < bestCost) {
-                    bestCost = total;
-                    bestK = k;
-                    bestJ = j;
-                }
-            }
+            double basePrev = k == 1 ? 0.0 : ((k - 1) * in.tSave() + in.tLoad()) / tInfer;
+            boolean any = tree == null
+                    ? layerHull(k, m, n, a, base, basePrev, prevF, curF, arg, hs, hb, hid, best)
+                    : layerLiChao(k, m, n, a, base, basePrev, prevF, curF, arg, tree, best);
             if (!any) {
                 break;
             }
@@ -333,6 +258,8 @@ public final class Scheduler {
             prevF = curF;
             curF = t;
         }
+        int bestK = (int) best[1];
+        int bestJ = (int) best[2];
         long[] out = new long[bestK];
         int j = bestJ;
         for (int k = bestK; k >= 1; k--) {
@@ -340,6 +267,110 @@ public final class Scheduler {
             j = from[k][j];
         }
         return sim.schedule("optimal", out, "at most " + maxCheckpoints + " checkpoints");
+    }
+
+    /**
+     * One layer of the dynamic program with the monotone convex-hull trick (losses never increase,
+     * so lines arrive with non-increasing slopes and queries with increasing x). For k = 1 the only
+     * predecessor is position 0 with T = 0 ({@code basePrev} is then 0 and {@code a[0]} is 0).
+     */
+    private boolean layerHull(int k, int m, double n, double[] a, double base, double basePrev, double[] prevF,
+            double[] curF, int[] arg, double[] hs, double[] hb, int[] hid, double[] best) {
+        double[] loss = this.loss;
+        int size = 0;
+        int head = 0;
+        boolean any = false;
+        double bestCost = best[0];
+        for (int j = k; j <= m; j++) {
+            int jp = j - 1;
+            double f = prevF[jp];
+            if (f < Double.POSITIVE_INFINITY) {
+                double slope = loss[jp];
+                double icpt = f - slope * (a[jp] + basePrev);
+                boolean keep = true;
+                if (size > 0 && hs[size - 1] == slope) {
+                    if (icpt >= hb[size - 1]) {
+                        keep = false;
+                    } else {
+                        size--;
+                    }
+                }
+                if (keep) {
+                    while (size >= 2) {
+                        double m1 = hs[size - 2];
+                        double b1 = hb[size - 2];
+                        // the last line is useless if the new one overtakes the one before it no later
+                        if ((icpt - b1) * (m1 - hs[size - 1]) <= (hb[size - 1] - b1) * (m1 - slope)) {
+                            size--;
+                        } else {
+                            break;
+                        }
+                    }
+                    hs[size] = slope;
+                    hb[size] = icpt;
+                    hid[size] = jp;
+                    size++;
+                }
+            }
+            double x = a[j] + base;
+            if (!(x < n)) {
+                break;
+            }
+            if (size == 0) {
+                continue;
+            }
+            if (head >= size) {
+                head = size - 1;
+            }
+            while (head + 1 < size && hs[head + 1] * x + hb[head + 1] <= hs[head] * x + hb[head]) {
+                head++;
+            }
+            double val = hs[head] * x + hb[head];
+            arg[j] = hid[head];
+            curF[j] = val;
+            any = true;
+            double total = val + loss[j] * (n - x);
+            if (total < bestCost) {
+                bestCost = total;
+                best[0] = total;
+                best[1] = k;
+                best[2] = j;
+            }
+        }
+        return any;
+    }
+
+    /** One layer of the dynamic program with a Li Chao tree (losses in any order). */
+    private boolean layerLiChao(int k, int m, double n, double[] a, double base, double basePrev, double[] prevF,
+            double[] curF, int[] arg, LiChao tree, double[] best) {
+        tree.reset(k, m, base);
+        boolean any = false;
+        for (int j = k; j <= m; j++) {
+            int jp = j - 1;
+            double f = prevF[jp];
+            if (f < Double.POSITIVE_INFINITY) {
+                tree.add(jp, f - loss[jp] * (a[jp] + basePrev));
+            }
+            double x = a[j] + base;
+            if (!(x < n)) {
+                break;
+            }
+            int line = tree.argmin(j, x);
+            if (line < 0) {
+                continue;
+            }
+            double val = loss[line] * x + tree.intercept(line);
+            arg[j] = line;
+            curF[j] = val;
+            any = true;
+            double total = val + loss[j] * (n - x);
+            if (total < best[0]) {
+                best[0] = total;
+                best[1] = k;
+                best[2] = j;
+            }
+        }
+        return any;
     }
 
     private Schedule every(String name, int v, String detail) {

@@ -103,7 +103,9 @@ public final class ScheduleCommand implements Callable<Integer> {
         // validate the numbers before reading or fitting anything
         new ScheduleInput(fixedCurve != null ? fixedCurve : CurveFamily.LIN2.curve(0, 0), warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
 
+        long t0 = System.nanoTime();
         LossLog log = lossLog == null ? null : LossLog.read(lossLog);
+        long t1 = System.nanoTime();
         FitResult fit = null;
         LossCurve curve = fixedCurve;
         int warm = log == null ? 0 : log.countUpTo(warmup);
@@ -120,6 +122,7 @@ public final class ScheduleCommand implements Callable<Integer> {
             rmse = CurveFitter.rmse(curve, Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm));
         }
 
+        long t2 = System.nanoTime();
         ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
         Scheduler scheduler = new Scheduler(in);
         double threshold = fixedCurve == null && warm >= 2
@@ -127,11 +130,24 @@ public final class ScheduleCommand implements Callable<Integer> {
                 : scheduler.curveThreshold();
         long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
         Map<Scheduler.Algorithm, Schedule> all = new EnumMap<>(Scheduler.Algorithm.class);
+        long[] took = new long[5];
+        took[0] = System.nanoTime();
         all.put(Scheduler.Algorithm.FIXED, scheduler.fixed(maxCheckpoints));
+        took[1] = System.nanoTime();
         all.put(Scheduler.Algorithm.ADAPTIVE, scheduler.adaptive(threshold, maxCheckpoints));
+        took[2] = System.nanoTime();
         all.put(Scheduler.Algorithm.OPTIMAL, scheduler.optimal(maxCheckpoints));
+        took[3] = System.nanoTime();
         all.put(Scheduler.Algorithm.EPOCH, scheduler.epoch(epoch));
+        took[4] = System.nanoTime();
         Schedule chosen = all.get(algo);
+        if (System.getenv("VIPER_DEBUG") != null) {
+            spec.commandLine().getErr().printf(Locale.ROOT,
+                    "viper: timing (ms): jvm up to command %d, read %.0f, fit %.0f, curve %.0f, fixed %.0f, adaptive %.0f, optimal %.0f, epoch %.0f%n",
+                    java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
+                    (t1 - t0) / 1e6, (t2 - t1) / 1e6, (took[0] - t2) / 1e6, (took[1] - took[0]) / 1e6,
+                    (took[2] - took[1]) / 1e6, (took[3] - took[2]) / 1e6, (took[4] - took[3]) / 1e6);
+        }
 
         PrintWriter out = spec.commandLine().getOut();
         if (json) {

@@ -44,7 +44,7 @@ import smile.util.function.DifferentiableMultivariateFunction;
 public final class CurveFitter {
     /** Above this many points, consecutive points are averaged into this many bins before fitting. */
     public static final int MAX_FIT_POINTS = 1000;
-    private static final int GRID = 40;
+    private static final int GRID = 30;
 
     private final Set<CurveFamily> families;
     private final double holdoutFraction;
@@ -143,14 +143,12 @@ public final class CurveFitter {
         return Math.sqrt(s / x.length);
     }
 
-    /** Fits one family; {@code extraStart} (may be null) is tried besides the data-derived starts. */
+    /** Fits one family from {@code start}, or from data-derived starting points when it is null. */
     private static double[] fitFamily(CurveFamily f, double[] x, double[] y, double[] extraStart) {
         double[] w = weights(x);
         boolean floorAtZero = hasAsymptote(f) && min(y) >= 0;
-        List<double[]> starts = startingPoints(f, x, y, w);
-        if (extraStart != null) {
-            starts.add(0, extraStart.clone());
-        }
+        // a refit starts from the given point only; a first fit from the data-derived points
+        List<double[]> starts = extraStart != null ? new ArrayList<>(List.of(extraStart.clone())) : startingPoints(f, x, y, w);
         double[] best = null;
         double bestSse = Double.POSITIVE_INFINITY;
         for (double[] s : starts) {
@@ -245,7 +243,7 @@ public final class CurveFitter {
         };
         double[] s0 = java.util.Arrays.copyOf(start, d);
         try {
-            double[] r = LevenbergMarquardt.fit(func, idx, ty, s0, 1e-7, 100).parameters();
+            double[] r = LevenbergMarquardt.fit(func, idx, ty, s0, 1e-6, 60).parameters();
             if (!fixC) {
                 return r;
             }

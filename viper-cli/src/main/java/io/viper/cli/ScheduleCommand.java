@@ -147,6 +147,10 @@ public final class ScheduleCommand implements Callable<Integer> {
                     java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
                     (t1 - t0) / 1e6, (t2 - t1) / 1e6, (took[0] - t2) / 1e6, (took[1] - took[0]) / 1e6,
                     (took[2] - took[1]) / 1e6, (took[3] - took[2]) / 1e6, (took[4] - took[3]) / 1e6);
+            spec.commandLine().getErr().printf(Locale.ROOT, "viper: CPU (ms): main thread %d, whole process %d%n",
+                    java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
+                    ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                            .getProcessCpuTime() / 1_000_000);
         }
 
         PrintWriter out = spec.commandLine().getOut();

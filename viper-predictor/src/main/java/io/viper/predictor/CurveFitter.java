@@ -143,7 +143,7 @@ public final class CurveFitter {
         return Math.sqrt(s / x.length);
     }
 
-    /** Fits one family from {@code start}, or from data-derived starting points when it is null. */
+    /** Fits one family from {@code extraStart}, or from data-derived starting points when it is null. */
     private static double[] fitFamily(CurveFamily f, double[] x, double[] y, double[] extraStart) {
         double[] w = weights(x);
         boolean floorAtZero = hasAsymptote(f) && min(y) >= 0;

@@ -84,7 +84,9 @@ final class SchedulePlot {
             cy[i] = curve.value(cx[i]);
         }
         for (int i = 0; i < pts; i++) {
-            if (Double.isFinite(cy[i])) {
+            // with observed losses, the curve's own range counts from the warm-up end on, so that a
+            // steep start (a power law near x = 0) does not squash the chart
+            if (Double.isFinite(cy[i]) && (log == null || cx[i] >= in.warmup())) {
                 yMin = Math.min(yMin, cy[i]);
                 yMax = Math.max(yMax, cy[i]);
             }

@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
             PublishCommand.class,
             ConsumeCommand.class,
             BenchCommand.class,
+            ScheduleCommand.class,
         })
 public final class ViperMain implements Runnable {
     /** Exit code for a refused input, a bad flag or configuration. */

@@ -1,0 +1,265 @@
+package io.viper.cli;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.predictor.CurveFitter;
+import io.viper.predictor.FitResult;
+import io.viper.predictor.LossCurve;
+import io.viper.predictor.CurveFamily;
+import io.viper.scheduler.Schedule;
+import io.viper.scheduler.ScheduleInput;
+import io.viper.scheduler.Scheduler;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code viper schedule}: fits the warm-up losses of a loss log (or takes {@code --curve}), then
+ * prints the checkpoint schedule of the chosen algorithm with its predicted cumulative inference
+ * loss and training overhead, next to those of the other algorithms; as JSON with {@code --json},
+ * and as a chart with {@code --plot}.
+ */
+@Command(name = "schedule",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that minimise",
+            "the cumulative inference loss (CIL); compares fixed, adaptive, optimal and epoch schedules."
+        })
+public final class ScheduleCommand implements Callable<Integer> {
+    /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
+    private static final Logger SMILE_LOG = Logger.getLogger("smile");
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--loss-log", paramLabel = "FILE.csv", description = "CSV of iteration,loss (header optional); required unless --curve is given.")
+    Path lossLog;
+
+    @Option(names = "--warmup", required = true, paramLabel = "S", description = "Warm-up end s: the consumer starts with the model of iteration s.")
+    long warmup;
+
+    @Option(names = "--end", required = true, paramLabel = "E", description = "Last training iteration e.")
+    long end;
+
+    @Option(names = "--inferences", required = true, paramLabel = "N", description = "Total inference requests of the run.")
+    double inferences;
+
+    @Option(names = "--t-train", required = true, paramLabel = "S", description = "Seconds per training iteration.")
+    double tTrain;
+
+    @Option(names = "--t-save", required = true, paramLabel = "S", description = "Producer stall per checkpoint, seconds.")
+    double tSave;
+
+    @Option(names = "--t-load", required = true, paramLabel = "S", description = "Consumer load time per checkpoint, seconds.")
+    double tLoad;
+
+    @Option(names = "--t-infer", required = true, paramLabel = "S", description = "Seconds per inference request.")
+    double tInfer;
+
+    @Option(names = "--algorithm", defaultValue = "optimal", paramLabel = "NAME", description = "fixed, adaptive, optimal or epoch (default: ${DEFAULT-VALUE}).")
+    String algorithm;
+
+    @Option(names = "--epoch-iters", paramLabel = "K", description = "Iterations per epoch for the epoch schedule (default: (e - s) / 10).")
+    Long epochIters;
+
+    @Option(names = "--max-checkpoints", defaultValue = "200", paramLabel = "K", description = "At most K checkpoints for fixed, adaptive and optimal (default: ${DEFAULT-VALUE}).")
+    int maxCheckpoints;
+
+    @Option(names = "--curve", paramLabel = "NAME:p1,p2,...", description = "Skip fitting and use this curve, e.g. exp3:2,0.001,0.3 (exp2, exp3, lin2, expd3, pow3).")
+    String curveSpec;
+
+    @Option(names = "--plot", paramLabel = "FILE.png|.svg", description = "Write a chart of the losses, the curve and the checkpoints.")
+    Path plot;
+
+    @Option(names = "--json", description = "Print JSON instead of text.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        SMILE_LOG.setLevel(Level.WARNING);
+        Scheduler.Algorithm algo = Scheduler.Algorithm.parse(algorithm);
+        if (maxCheckpoints < 1) {
+            throw new ViperConfigException("--max-checkpoints must be at least 1, got " + maxCheckpoints);
+        }
+        if (epochIters != null && epochIters <= 0) {
+            throw new ViperConfigException("--epoch-iters must be positive, got " + epochIters);
+        }
+        if (lossLog == null && curveSpec == null) {
+            throw new ViperConfigException("give --loss-log FILE.csv, or --curve NAME:p1,p2,... to skip fitting");
+        }
+        if (plot != null) {
+            SchedulePlot.checkPath(plot);
+        }
+        LossCurve fixedCurve = curveSpec == null ? null : CurveFamily.parseSpec(curveSpec);
+        // validate the numbers before reading or fitting anything
+        new ScheduleInput(fixedCurve != null ? fixedCurve : CurveFamily.LIN2.curve(0, 0), warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
+
+        long t0 = System.nanoTime();
+        LossLog log = lossLog == null ? null : LossLog.read(lossLog);
+        long t1 = System.nanoTime();
+        FitResult fit = null;
+        LossCurve curve = fixedCurve;
+        int warm = log == null ? 0 : log.countUpTo(warmup);
+        Double rmse = null;
+        if (curve == null) {
+            if (warm < 5) {
+                throw new ViperConfigException("loss log " + lossLog + " has " + warm + " losses at iterations <= " + warmup
+                        + " (the warm-up); need at least 5 to fit a curve");
+            }
+            fit = new CurveFitter().fit(Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm));
+            curve = fit.curve();
+            rmse = fit.rmse();
+        } else if (warm > 0) {
+            rmse = CurveFitter.rmse(curve, Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm));
+        }
+
+        long t2 = System.nanoTime();
+        ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
+        Scheduler scheduler = new Scheduler(in);
+        double threshold = fixedCurve == null && warm >= 2
+                ? Scheduler.adaptiveThreshold(Arrays.copyOf(log.losses(), warm))
+                : scheduler.curveThreshold();
+        long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
+        Map<Scheduler.Algorithm, Schedule> all = new EnumMap<>(Scheduler.Algorithm.class);
+        long[] took = new long[5];
+        took[0] = System.nanoTime();
+        all.put(Scheduler.Algorithm.FIXED, scheduler.fixed(maxCheckpoints));
+        took[1] = System.nanoTime();
+        all.put(Scheduler.Algorithm.ADAPTIVE, scheduler.adaptive(threshold, maxCheckpoints));
+        took[2] = System.nanoTime();
+        all.put(Scheduler.Algorithm.OPTIMAL, scheduler.optimal(maxCheckpoints));
+        took[3] = System.nanoTime();
+        all.put(Scheduler.Algorithm.EPOCH, scheduler.epoch(epoch));
+        took[4] = System.nanoTime();
+        Schedule chosen = all.get(algo);
+        if (System.getenv("VIPER_DEBUG") != null) {
+            spec.commandLine().getErr().printf(Locale.ROOT,
+                    "viper: timing (ms): jvm up to command %d, read %.0f, fit %.0f, curve %.0f, fixed %.0f, adaptive %.0f, optimal %.0f, epoch %.0f%n",
+                    java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
+                    (t1 - t0) / 1e6, (t2 - t1) / 1e6, (took[0] - t2) / 1e6, (took[1] - took[0]) / 1e6,
+                    (took[2] - took[1]) / 1e6, (took[3] - took[2]) / 1e6, (took[4] - took[3]) / 1e6);
+            spec.commandLine().getErr().printf(Locale.ROOT, "viper: CPU (ms): main thread %d, whole process %d%n",
+                    java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
+                    ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                            .getProcessCpuTime() / 1_000_000);
+        }
+
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            out.println(json(curve, rmse, algo, chosen, all));
+        } else {
+            printText(out, curve, fit, rmse, warm, algo, chosen, all);
+        }
+        if (plot != null) {
+            SchedulePlot.write(plot, log, curve, in, chosen, fixedCurve == null ? "fitted " : "given ", rmse);
+            if (!json) {
+                out.println("plot         " + plot);
+            }
+        }
+        out.flush();
+        return 0;
+    }
+
+    private void printText(PrintWriter out, LossCurve curve, FitResult fit, Double rmse, int warm,
+            Scheduler.Algorithm algo, Schedule chosen, Map<Scheduler.Algorithm, Schedule> all) {
+        CurveFamily family = CurveFamily.parse(curve.name());
+        out.println("curve        " + curve.name() + " = " + family.formula() + "   " + curve.describe().substring(curve.name().length()).strip());
+        if (fit != null) {
+            StringBuilder cands = new StringBuilder();
+            for (FitResult.Candidate c : fit.candidates()) {
+                if (!cands.isEmpty()) {
+                    cands.append(", ");
+                }
+                cands.append(c.family().displayName()).append(' ').append(c.ok() ? fmt(c.holdoutError()) : "failed");
+            }
+            out.println("fit error    RMSE " + fmt(fit.rmse()) + " over " + warm + " warm-up losses; held-back RMSE "
+                    + fmt(fit.holdoutError()) + " (" + cands + ")");
+        } else {
+            out.println("fit error    " + (rmse == null ? "none (curve given with --curve)" : "RMSE " + fmt(rmse)
+                    + " over " + warm + " warm-up losses (curve given with --curve)"));
+        }
+        out.println("algorithm    " + algo.displayName() + " (" + chosen.detail() + ")");
+        out.println("checkpoints  " + chosen.count() + ": " + chosen.checkpointsText(12));
+        out.println(String.format(Locale.ROOT, "CIL          %s   training overhead %.6g s", cil(chosen.cil()), chosen.overheadSeconds()));
+        out.println();
+        out.println(String.format(Locale.ROOT, "%-10s %11s  %-20s %12s  %s", "algorithm", "checkpoints", "CIL", "overhead_s", "schedule"));
+        for (Map.Entry<Scheduler.Algorithm, Schedule> e : all.entrySet()) {
+            Schedule s = e.getValue();
+            out.println(String.format(Locale.ROOT, "%-10s %11d  %-20s %12.6g  %s%s", e.getKey().displayName(), s.count(),
+                    cil(s.cil()), s.overheadSeconds(), s.detail(), e.getKey() == algo ? "  <- chosen" : ""));
+        }
+    }
+
+    private static String fmt(double v) {
+        return String.format(Locale.ROOT, "%.4g", v);
+    }
+
+    private static String cil(double v) {
+        return String.format(Locale.ROOT, "%.12g", v);
+    }
+
+    static String json(LossCurve curve, Double rmse, Scheduler.Algorithm algo, Schedule chosen, Map<Scheduler.Algorithm, Schedule> all) {
+        StringBuilder sb = new StringBuilder(64 + 8 * chosen.count());
+        sb.append("{\"curve\":{\"name\":\"").append(curve.name()).append("\",\"params\":");
+        doubles(sb, curve.params());
+        sb.append(",\"rmse\":").append(rmse == null ? "null" : num(rmse)).append("},");
+        sb.append("\"algorithm\":\"").append(algo.displayName()).append("\",");
+        sb.append("\"checkpoints\":");
+        longs(sb, chosen.checkpoints());
+        sb.append(",\"cil\":").append(num(chosen.cil()));
+        sb.append(",\"overhead_s\":").append(num(chosen.overheadSeconds()));
+        sb.append(",\"compare\":{");
+        boolean first = true;
+        for (Map.Entry<Scheduler.Algorithm, Schedule> e : all.entrySet()) {
+            if (!first) {
+                sb.append(',');
+            }
+            first = false;
+            Schedule s = e.getValue();
+            sb.append('"').append(e.getKey().displayName()).append("\":{\"cil\":").append(num(s.cil()))
+                    .append(",\"overhead_s\":").append(num(s.overheadSeconds())).append(",\"checkpoints\":");
+            longs(sb, s.checkpoints());
+            sb.append('}');
+        }
+        sb.append("}}");
+        return sb.toString();
+    }
+
+    private static String num(double v) {
+        if (!Double.isFinite(v)) {
+            return "null";
+        }
+        return Double.toString(v);
+    }
+
+    private static void doubles(StringBuilder sb, double[] v) {
+        sb.append('[');
+        for (int i = 0; i < v.length; i++) {
+            if (i > 0) {
+                sb.append(',');
+            }
+            sb.append(num(v[i]));
+        }
+        sb.append(']');
+    }
+
+    private static void longs(StringBuilder sb, long[] v) {
+        sb.append('[');
+        for (int i = 0; i < v.length; i++) {
+            if (i > 0) {
+                sb.append(',');
+            }
+            sb.append(v[i]);
+        }
+        sb.append(']');
+    }
+}

@@ -1,0 +1,137 @@
+package io.viper.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.predictor.CurveFamily;
+import io.viper.scheduler.CilSimulator;
+import io.viper.scheduler.ScheduleInput;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ScheduleCommandTest {
+    static final String[] COSTS = {"--warmup", "1000", "--end", "6000", "--inferences", "200000",
+        "--t-train", "0.05", "--t-save", "0.4", "--t-load", "1.5", "--t-infer", "0.002"};
+
+    record Run(int code, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = ViperMain.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    /** The default costs, with any of them replaced by {@code more}, and the rest of {@code more} appended. */
+    static String[] args(String... more) {
+        List<String> a = new ArrayList<>(List.of("schedule"));
+        a.addAll(List.of(COSTS));
+        for (int i = 0; i < more.length; i++) {
+            int at = a.indexOf(more[i]);
+            if (at >= 0 && i + 1 < more.length) {
+                a.set(at + 1, more[++i]);
+            } else {
+                a.add(more[i]);
+            }
+        }
+        return a.toArray(String[]::new);
+    }
+
+    static Path noisyLog(Path dir) throws Exception {
+        Random r = new Random(9);
+        StringBuilder sb = new StringBuilder("iteration,loss\n");
+        for (int i = 1; i <= 1000; i++) {
+            double l = 2.0 * Math.exp(-i / 800.0) + 0.3;
+            sb.append(i).append(',').append(String.format(Locale.ROOT, "%.6f", l * (1 + 0.03 * r.nextGaussian()))).append('\n');
+        }
+        Path f = dir.resolve("loss.csv");
+        Files.writeString(f, sb);
+        return f;
+    }
+
+    @Test
+    void jsonHoldsTheContractAndTheExactCil() throws Exception {
+        Run r = run(args("--curve", "exp3:2,0.00125,0.3", "--json", "--algorithm", "fixed"));
+        assertEquals(0, r.code(), r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals("exp3", j.get("curve").get("name").asText());
+        assertEquals(3, j.get("curve").get("params").size());
+        assertTrue(j.get("curve").get("rmse").isNull());
+        assertEquals("fixed", j.get("algorithm").asText());
+        long[] c = new long[j.get("checkpoints").size()];
+        for (int i = 0; i < c.length; i++) {
+            c[i] = j.get("checkpoints").get(i).asLong();
+        }
+        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.00125, 0.3), 1000, 6000, 200000, 0.05, 0.4, 1.5, 0.002);
+        assertEquals(new CilSimulator(in).cil(c), j.get("cil").asDouble(), 0.0);
+        assertEquals(0.4 * c.length, j.get("overhead_s").asDouble(), 1e-9);
+        for (String a : new String[] {"fixed", "adaptive", "optimal", "epoch"}) {
+            JsonNode s = j.get("compare").get(a);
+            long[] sc = new long[s.get("checkpoints").size()];
+            for (int i = 0; i < sc.length; i++) {
+                sc[i] = s.get("checkpoints").get(i).asLong();
+            }
+            assertEquals(new CilSimulator(in).cil(sc), s.get("cil").asDouble(), 0.0, a);
+        }
+        assertArrayEquals(c, new ObjectMapper().convertValue(j.get("compare").get("fixed").get("checkpoints"), long[].class));
+        assertTrue(j.get("compare").get("optimal").get("cil").asDouble() <= j.get("cil").asDouble());
+    }
+
+    @Test
+    void fitsALossLogAndPrintsEveryAlgorithm(@TempDir Path dir) throws Exception {
+        Path log = noisyLog(dir);
+        Path png = dir.resolve("s.png");
+        Run r = run(args("--loss-log", log.toString(), "--plot", png.toString()));
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("fit error    RMSE"), r.out());
+        for (String a : new String[] {"fixed", "adaptive", "optimal", "epoch"}) {
+            assertTrue(r.out().lines().anyMatch(l -> l.startsWith(a + " ")), a + " missing in\n" + r.out());
+        }
+        byte[] img = Files.readAllBytes(png);
+        assertTrue(img.length > 10_000 && img[1] == 'P' && img[2] == 'N' && img[3] == 'G', "not a PNG");
+        Path svg = dir.resolve("s.svg");
+        assertEquals(0, run(args("--loss-log", log.toString(), "--plot", svg.toString(), "--json")).code());
+        assertTrue(Files.readString(svg).contains("<svg"));
+    }
+
+    @Test
+    void userErrorsAreOneLineAndExitTwo(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("bad.csv");
+        Files.writeString(bad, "iteration,loss\n1,2.0\n2,oops\n");
+        Path log = noisyLog(dir);
+        String[][] cases = {
+            {"--curve", "exp3:2,0.001,0.3", "--t-save", "-1"},
+            {"--curve", "exp3:2,0.001,0.3", "--end", "1000"},
+            {"--curve", "exp3:2,0.001,0.3", "--inferences", "0"},
+            {"--loss-log", bad.toString()},
+            {"--curve", "exp9:1,2"},
+            {"--curve", "pow3:1,2"},
+            {"--curve", "exp3:2,0.001,0.3", "--algorithm", "greedy"},
+            {"--curve", "exp3:2,0.001,0.3", "--plot", dir.resolve("x.gif").toString()},
+            {"--loss-log", dir.resolve("missing.csv").toString()},
+            {"--loss-log", log.toString(), "--warmup", "3"},
+            {},
+        };
+        String[] expect = {"t-save must be a non-negative number", "end (1000) must be greater than the warm-up end (1000)",
+            "inferences must be a positive number", "line 3", "unknown curve 'exp9'", "takes 3 parameters, got 2",
+            "unknown algorithm 'greedy'", ".png or .svg", "no such file", "need at least 5", "--loss-log"};
+        for (int i = 0; i < cases.length; i++) {
+            Run r = run(args(cases[i]));
+            assertEquals(2, r.code(), String.join(" ", cases[i]) + ": " + r.err());
+            assertEquals(1, r.err().lines().count(), r.err());
+            assertTrue(r.err().startsWith("viper: ") && r.err().contains(expect[i]), r.err());
+        }
+    }
+}

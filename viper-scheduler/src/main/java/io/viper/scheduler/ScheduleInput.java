@@ -1,0 +1,64 @@
+package io.viper.scheduler;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.predictor.LossCurve;
+
+/**
+ * Everything the CIL simulator needs: the predicted loss curve, the iteration range and the costs.
+ *
+ * <p>The consumer starts with the model of iteration {@code warmup} (s); checkpoints may be taken
+ * at iterations {@code s+1..end}. Times are in seconds; {@code inferences} (N) is a real number.
+ *
+ * @param curve predicted loss {@code L(i)} for iteration i
+ * @param warmup warm-up end s (at least 0)
+ * @param end last iteration e (greater than s)
+ * @param inferences total inference requests N of the run (positive)
+ * @param tTrain seconds per training iteration (at least 0)
+ * @param tSave producer stall per checkpoint {@code t_s} (at least 0)
+ * @param tLoad consumer load time {@code t_load} (at least 0)
+ * @param tInfer seconds per inference request (positive)
+ */
+public record ScheduleInput(LossCurve curve, long warmup, long end, double inferences,
+        double tTrain, double tSave, double tLoad, double tInfer) {
+
+    /** The largest {@code end - warmup} accepted (the simulator keeps one loss per iteration). */
+    public static final long MAX_SPAN = 50_000_000L;
+
+    /** Validates every field; each problem is one line naming the value. */
+    public ScheduleInput {
+        if (curve == null) {
+            throw new ViperConfigException("schedule: the loss curve is missing");
+        }
+        if (warmup < 0) {
+            throw new ViperConfigException("schedule: warm-up end must be at least 0, got " + warmup);
+        }
+        if (end <= warmup) {
+            throw new ViperConfigException("schedule: end (" + end + ") must be greater than the warm-up end (" + warmup + ")");
+        }
+        if (end - warmup > MAX_SPAN) {
+            throw new ViperConfigException("schedule: end - warm-up = " + (end - warmup) + " iterations exceeds the limit of " + MAX_SPAN);
+        }
+        positive("inferences", inferences);
+        nonNegative("t-train", tTrain);
+        nonNegative("t-save", tSave);
+        nonNegative("t-load", tLoad);
+        positive("t-infer", tInfer);
+    }
+
+    /** The number of iterations after warm-up, {@code e - s}. */
+    public int span() {
+        return (int) (end - warmup);
+    }
+
+    private static void positive(String name, double v) {
+        if (!(v > 0) || !Double.isFinite(v)) {
+            throw new ViperConfigException("schedule: " + name + " must be a positive number, got " + v);
+        }
+    }
+
+    private static void nonNegative(String name, double v) {
+        if (!(v >= 0) || !Double.isFinite(v)) {
+            throw new ViperConfigException("schedule: " + name + " must be a non-negative number, got " + v);
+        }
+    }
+}

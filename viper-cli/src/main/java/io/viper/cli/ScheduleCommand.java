@@ -30,10 +30,8 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "schedule",
         mixinStandardHelpOptions = true,
-        description = {
-            "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that minimise",
-            "the cumulative inference loss (CIL); compares fixed, adaptive, optimal and epoch schedules."
-        })
+        description = "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that "
+                + "minimise the cumulative inference loss (CIL); compares fixed, adaptive, optimal and epoch schedules.")
 public final class ScheduleCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");

@@ -90,7 +90,7 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
-    void subscriberGetsTheLatestAtOnceThenNewer() throws Exception {
+    protected void subscriberGetsTheLatestAtOnceThenNewer() throws Exception {
         String model = model("latest");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);
         producer.publish(manifest(model, 1, "tcp://127.0.0.1:1"));
@@ -109,7 +109,7 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
-    void manifestsArriveInPublicationOrder() throws Exception {
+    protected void manifestsArriveInPublicationOrder() throws Exception {
         String model = model("order");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);
         Notifier consumer = open(NotifierProvider.Role.CONSUMER);
@@ -127,7 +127,7 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
-    void lateJoinerFindsTheLatest() throws Exception {
+    protected void lateJoinerFindsTheLatest() throws Exception {
         String model = model("late");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);
         for (long v = 1; v <= 5; v++) {
@@ -143,7 +143,7 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
-    void republishedVersionWithMoreLocationsIsDelivered() throws Exception {
+    protected void republishedVersionWithMoreLocationsIsDelivered() throws Exception {
         String model = model("republish");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);
         Notifier consumer = open(NotifierProvider.Role.CONSUMER);
@@ -157,7 +157,7 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
-    void modelsAreIsolated() throws Exception {
+    protected void modelsAreIsolated() throws Exception {
         String a = model("iso-a");
         String b = model("iso-b");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);
@@ -172,7 +172,7 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
-    void malformedInputIsSkippedAndDeliveryGoesOn() throws Exception {
+    protected void malformedInputIsSkippedAndDeliveryGoesOn() throws Exception {
         String model = model("malformed");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);
         Notifier consumer = open(NotifierProvider.Role.CONSUMER);

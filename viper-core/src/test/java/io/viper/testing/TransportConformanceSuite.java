@@ -119,7 +119,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void fetchWholeCheckpoint() {
+    protected void fetchWholeCheckpoint() {
         TestStagedCheckpoint s = staged(1, 11, 1000, 64 * 1024 + 3, 5, 0, 300_000);
         Location loc = serve(s);
         MemorySegment dst = buffer(s.manifest().totalBytes());
@@ -130,7 +130,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void fetchLargeCheckpointAcrossChunkBoundaries() {
+    protected void fetchLargeCheckpointAcrossChunkBoundaries() {
         TestStagedCheckpoint s = staged(1, 12, 48L * 1024 * 1024 + 17, 16L * 1024 * 1024 - 1);
         Location loc = serve(s);
         MemorySegment dst = buffer(s.manifest().totalBytes());
@@ -139,7 +139,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void fetchSubsetOfTensors() {
+    protected void fetchSubsetOfTensors() {
         TestStagedCheckpoint s = staged(1, 13, 4096, 777, 100_000, 33, 8);
         Location loc = serve(s);
         var t1 = s.manifest().tensors().get(1).info();
@@ -152,7 +152,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void concurrentConsumers() throws Exception {
+    protected void concurrentConsumers() throws Exception {
         TestStagedCheckpoint s = staged(1, 14, 3L * 1024 * 1024 + 5, 1024);
         Location loc = serve(s);
         int consumers = 4;
@@ -183,7 +183,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void leaseIsHeldDuringTheReadAndBlocksRecycling() {
+    protected void leaseIsHeldDuringTheReadAndBlocksRecycling() {
         TestStagedCheckpoint s = staged(1, 15, 2L * 1024 * 1024);
         int[] openDuringRead = new int[1];
         s.onLease(() -> openDuringRead[0] = s.openLeases());
@@ -200,7 +200,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void withdrawnVersionIsRefusedRetriably() {
+    protected void withdrawnVersionIsRefusedRetriably() {
         TestStagedCheckpoint v1 = staged(1, 16, 4096);
         TestStagedCheckpoint v2 = staged(2, 17, 4096);
         Location loc1 = serve(v1);
@@ -214,7 +214,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void producerGoneMidTransferFailsRetriably() {
+    protected void producerGoneMidTransferFailsRetriably() {
         TestStagedCheckpoint s = staged(1, 18, 64L * 1024 * 1024);
         // The producer dies right after granting the lease, before or while the bytes move.
         s.onLease(() -> Thread.ofPlatform().daemon().start(this::killProducer));
@@ -236,7 +236,7 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
-    void emptyCheckpointAndEmptyRanges() {
+    protected void emptyCheckpointAndEmptyRanges() {
         TestStagedCheckpoint s = staged(1, 19, 0, 10);
         Location loc = serve(s);
         MemorySegment dst = buffer(10);

@@ -1,4 +1,7 @@
-package io.viper.testing;
+package io.viper.transfer.pfs;
+
+import io.viper.testing.TestStagedCheckpoint;
+import io.viper.testing.TransportConformanceSuite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -121,7 +124,7 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
      */
     @Override
     @Test
-    void leaseIsHeldDuringTheReadAndBlocksRecycling() {
+    protected void leaseIsHeldDuringTheReadAndBlocksRecycling() {
         TestStagedCheckpoint s = staged(1, 15, 2L * 1024 * 1024);
         int[] openDuringStore = new int[1];
         s.onLease(() -> openDuringStore[0] = s.openLeases());
@@ -152,7 +155,7 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
      */
     @Override
     @Test
-    void concurrentConsumers() throws Exception {
+    protected void concurrentConsumers() throws Exception {
         TestStagedCheckpoint s = staged(1, 14, 3L * 1024 * 1024 + 5, 1024);
         Location loc = serve(s);
         int consumers = 4;
@@ -198,7 +201,7 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
      */
     @Override
     @Test
-    void producerGoneMidTransferFailsRetriably() {
+    protected void producerGoneMidTransferFailsRetriably() {
         TestStagedCheckpoint s = staged(1, 18, 64L * 1024 * 1024);
         Location loc = serve(s);
         MemorySegment dst = buffer(s.manifest().totalBytes());

@@ -1,0 +1,67 @@
+package io.viper.transfer.ucx;
+
+import io.viper.manifest.Tier;
+import io.viper.spi.TransportClient;
+import io.viper.spi.TransportProvider;
+import io.viper.spi.TransportServer;
+import io.viper.transfer.ucx.internal.UcxClient;
+import io.viper.transfer.ucx.internal.UcxNative;
+import io.viper.transfer.ucx.internal.UcxServer;
+import java.net.URI;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The {@code ucx://host:port} transport: host memory read with UCX RDMA GETs (shared memory between
+ * processes on one host, RDMA across hosts), with a small TCP control channel for leases.
+ *
+ * <p>Producer ({@link #openServer}): binds the control channel to {@code ucx://host:port} (port 0
+ * picks a free one) and registers each exposed checkpoint's memory with UCX; the staging cache keeps
+ * owning that memory and must not recycle it before {@code withdraw}. Consumer ({@link #openClient}):
+ * reads byte ranges into a native destination segment owned by the caller; {@code read} is
+ * thread-safe and blocks the calling thread. Each side drives its UCX worker from one progress
+ * thread of its own; callers never call UCX themselves.
+ *
+ * <p>Configuration: {@code viper.transfer.timeout.ms} (default 60000: bound on one read; on the
+ * producer, how long a control connection may stay silent), {@code viper.ucx.chunk.bytes} (default
+ * 64 MiB: largest single GET), {@code viper.ucx.inflight} (default 4: GETs outstanding per read).
+ * UCX itself honours its usual {@code UCX_*} environment variables (e.g. {@code UCX_TLS}).
+ *
+ * <p>Cheap to construct: the native libraries are probed, once per JVM, by {@link #unavailableReason()}.
+ */
+public final class UcxTransportProvider implements TransportProvider {
+    /** Used by ServiceLoader. */
+    public UcxTransportProvider() {
+    }
+
+    @Override
+    public String scheme() {
+        return "ucx";
+    }
+
+    @Override
+    public Tier tier() {
+        return Tier.HOST;
+    }
+
+    /** 0: preferred over tcp (10) in the host tier. */
+    @Override
+    public int priority() {
+        return 0;
+    }
+
+    @Override
+    public Optional<String> unavailableReason() {
+        return UcxNative.unavailableReason();
+    }
+
+    @Override
+    public TransportServer openServer(URI bind, Map<String, String> config) {
+        return UcxServer.open(bind, config);
+    }
+
+    @Override
+    public TransportClient openClient(Map<String, String> config) {
+        return UcxClient.open(config);
+    }
+}

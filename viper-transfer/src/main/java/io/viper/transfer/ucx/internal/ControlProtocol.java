@@ -16,12 +16,14 @@ import java.nio.charset.StandardCharsets;
  * the payload. Strings are a {@code u16} length and UTF-8 bytes; byte arrays likewise.
  * <pre>
  *   consumer -&gt; producer  LEASE(model: str, version: i64)
- *   producer -&gt; consumer  GRANT(leaseId: i64, address: i64, size: i64, workerAddress: bytes, rkey: bytes)
+ *   producer -&gt; consumer  GRANT(leaseId: i64, exposureId: i64, address: i64, size: i64, workerAddress: bytes, rkey: bytes)
  *                        | NOT_AVAILABLE(reason: str)
  *   consumer              RDMA GETs from [address, address + size) with rkey, over an endpoint to workerAddress
  *   consumer -&gt; producer  RELEASE(leaseId: i64)
  *   producer -&gt; consumer  RELEASED(leaseId: i64)
  * </pre>
+ * {@code exposureId} names one registration of one version, never reused by a producer: consumers
+ * may cache what they unpacked from {@code rkey} under it.
  * A connection may carry several leases one after another. When it closes, the producer closes every
  * lease taken on it. Anything malformed closes the connection.
  */
@@ -49,7 +51,7 @@ final class ControlProtocol {
     record LeaseRequest(String model, long version) {
     }
 
-    record Grant(long leaseId, long address, long size, byte[] workerAddress, byte[] rkey) {
+    record Grant(long leaseId, long exposureId, long address, long size, byte[] workerAddress, byte[] rkey) {
     }
 
     static String typeName(byte type) {
@@ -68,12 +70,12 @@ final class ControlProtocol {
         return frame(LEASE, 2 + m.length + 8).putShort((short) m.length).put(m).putLong(version).flip();
     }
 
-    static ByteBuffer grant(long leaseId, long address, long size, byte[] workerAddress, byte[] rkey) {
+    static ByteBuffer grant(long leaseId, long exposureId, long address, long size, byte[] workerAddress, byte[] rkey) {
         if (workerAddress.length > 0xffff || rkey.length > 0xffff) {
             throw new IllegalArgumentException("worker address or rkey longer than 65535 bytes");
         }
-        return frame(GRANT, 24 + 2 + workerAddress.length + 2 + rkey.length)
-                .putLong(leaseId).putLong(address).putLong(size)
+        return frame(GRANT, 32 + 2 + workerAddress.length + 2 + rkey.length)
+                .putLong(leaseId).putLong(exposureId).putLong(address).putLong(size)
                 .putShort((short) workerAddress.length).put(workerAddress)
                 .putShort((short) rkey.length).put(rkey).flip();
     }
@@ -132,6 +134,7 @@ final class ControlProtocol {
     static Grant parseGrant(ByteBuffer p) throws ProtocolException {
         try {
             long leaseId = p.getLong();
+            long exposureId = p.getLong();
             long address = p.getLong();
             long size = p.getLong();
             byte[] worker = bytes(p);
@@ -143,7 +146,7 @@ final class ControlProtocol {
             if (size > 0 && (worker.length == 0 || rkey.length == 0 || address == 0)) {
                 throw new ProtocolException("GRANT: missing worker address, rkey or memory address for " + size + " bytes");
             }
-            return new Grant(leaseId, address, size, worker, rkey);
+            return new Grant(leaseId, exposureId, address, size, worker, rkey);
         } catch (BufferUnderflowException e) {
             throw new ProtocolException("GRANT frame truncated");
         }

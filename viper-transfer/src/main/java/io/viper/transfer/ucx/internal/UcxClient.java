@@ -46,6 +46,8 @@ public final class UcxClient implements TransportClient {
     private static final int MAX_ENDPOINTS = 64;
     private static final long ABORT_GRACE_MS = 2_000;
     private static final long CLOSE_TIMEOUT_MS = 10_000;
+    /** Cached rkeys unused this long are dropped (at the next read), detaching the producer's memory. */
+    private static final long RKEY_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private final UcxSettings settings;
     private final WorkerLoop loop;
@@ -55,15 +57,43 @@ public final class UcxClient implements TransportClient {
     /** Loop thread only: endpoints being closed. */
     private final List<UcpRequest> closing = new ArrayList<>();
 
-    /** An endpoint to one producer worker; loop thread only. */
+    /** An endpoint to one producer worker and the remote keys unpacked on it; loop thread only. */
     private static final class Peer {
         final UcpEndpoint endpoint;
+        /** Exposure id -> unpacked rkey, least recently used first. */
+        final LinkedHashMap<Long, RemoteKey> keys = new LinkedHashMap<>(8, 0.75f, true);
         int users;
         boolean evicted;
         boolean closed;
 
         Peer(UcpEndpoint endpoint) {
             this.endpoint = endpoint;
+        }
+    }
+
+    /**
+     * An unpacked rkey. Unpacking one attaches the producer's shared memory, and the first touch of
+     * each page faults, so reads of a version already read reuse it. Loop thread only.
+     */
+    private static final class RemoteKey {
+        final UcpRemoteKey key;
+        final byte[] packed;
+        final boolean cached;
+        int users;
+        long lastUsedNanos;
+
+        RemoteKey(UcpRemoteKey key, byte[] packed, boolean cached) {
+            this.key = key;
+            this.packed = packed;
+            this.cached = cached;
+        }
+
+        void destroy() {
+            try {
+                key.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "ucx client: destroying an rkey failed", e);
+            }
         }
     }
 
@@ -198,17 +228,19 @@ public final class UcxClient implements TransportClient {
 
     /**
      * Stops issuing GETs and waits for those in flight, so that nothing writes into the caller's
-     * destination after {@code read} returns; if they do not finish, force-closes the endpoint,
-     * which completes them with an error.
+     * destination after {@code read} returns. GETs complete on their own once issued (shared memory
+     * copies, RDMA); those that do not within a grace period are abandoned and logged.
      */
     private void abort(Transfer t) {
         if (awaitAfter(() -> t.abort("read abandoned"), t)) {
             return;
         }
-        if (awaitAfter(t::forceClose, t)) {
-            return;
+        try {
+            loop.execute(t::abandon);
+        } catch (RetriableViperException closedLoop) {
+            // The loop is closing and takes the endpoints with it.
         }
-        LOG.severe(t.peer + ": RDMA reads still outstanding after an abandoned read; its destination may still be written");
+        LOG.severe(t.peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
     }
 
     private boolean awaitAfter(Runnable action, Transfer t) {
@@ -238,12 +270,13 @@ public final class UcxClient implements TransportClient {
         final Runnable wake;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         Peer target;
-        UcpRemoteKey rkey;
+        RemoteKey rkey;
         int next;
         int inFlight;
         boolean aborted;
         boolean pumping;
         boolean busy;
+        boolean finished;
         String failure;
 
         Transfer(String peer, ControlProtocol.Grant grant, Plan plan, Runnable wake) {
@@ -286,7 +319,7 @@ public final class UcxClient implements TransportClient {
                     throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
                 }
                 target = acquire(grant.workerAddress());
-                rkey = target.endpoint.unpackRemoteKey(direct(grant.rkey()));
+                rkey = remoteKey(target, grant);
                 loop.busyBegin();
                 busy = true;
             } catch (RuntimeException e) {
@@ -296,7 +329,7 @@ public final class UcxClient implements TransportClient {
         }
 
         void pump() {
-            if (pumping || done.isDone()) {
+            if (pumping || finished) {
                 return;
             }
             pumping = true;
@@ -306,7 +339,7 @@ public final class UcxClient implements TransportClient {
                     Get cb = new Get();
                     inFlight++;
                     try {
-                        target.endpoint.getNonBlocking(grant.address() + plan.remoteOffset()[i], rkey, plan.localAddress()[i], plan.length()[i], cb);
+                        target.endpoint.getNonBlocking(grant.address() + plan.remoteOffset()[i], rkey.key, plan.localAddress()[i], plan.length()[i], cb);
                     } catch (RuntimeException e) {
                         cb.complete("RDMA read failed: " + UcxNative.oneLine(String.valueOf(e.getMessage())));
                     }
@@ -333,35 +366,31 @@ public final class UcxClient implements TransportClient {
             }
         }
 
-        /** Closes the endpoint by force: UCX completes the outstanding GETs with an error. */
-        void forceClose() {
-            if (done.isDone() || target == null) {
+        /**
+         * Gives up on GETs that did not complete after an abort (UCX cannot cancel RMA, and without
+         * peer error handling it cannot force-close the endpoint): stops busy-polling for them and
+         * takes the endpoint out of the cache. Their completions, if they come, are still counted.
+         */
+        void abandon() {
+            if (finished) {
                 return;
             }
-            fail("read abandoned");
-            Peer p = target;
-            evict(p);
-            if (!p.closed) {
-                p.closed = true;
-                try {
-                    closing.add(p.endpoint.closeNonBlockingForce());
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, peer + ": force-closing the UCX endpoint failed: " + e.getMessage(), e);
-                }
+            if (target != null) {
+                evict(target);
             }
-            pump();
+            if (busy) {
+                busy = false;
+                loop.busyEnd();
+            }
         }
 
         private void finish() {
-            if (rkey != null) {
-                try {
-                    rkey.close();
-                } catch (RuntimeException e) {
-                    LOG.log(Level.FINE, "ucx client: destroying an rkey failed", e);
-                }
-                rkey = null;
-            }
+            finished = true;
             if (target != null) {
+                if (rkey != null) {
+                    releaseKey(target, rkey);
+                    rkey = null;
+                }
                 target.users--;
                 if (failure != null) {
                     evict(target);
@@ -385,9 +414,49 @@ public final class UcxClient implements TransportClient {
         return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
     }
 
+    /** Loop thread: the rkey of {@code grant} on {@code p}, unpacked or from the cache, with one more user. */
+    private RemoteKey remoteKey(Peer p, ControlProtocol.Grant grant) {
+        RemoteKey k = p.keys.get(grant.exposureId());
+        if (k == null || !java.util.Arrays.equals(k.packed, grant.rkey())) {
+            boolean cache = settings.rkeyCache() > 0 && k == null;
+            k = new RemoteKey(p.endpoint.unpackRemoteKey(direct(grant.rkey())), grant.rkey(), cache);
+            if (cache) {
+                p.keys.put(grant.exposureId(), k);
+            }
+        }
+        k.users++;
+        return k;
+    }
+
+    /** Loop thread: one user fewer; drops uncached, least recently used and idle keys. */
+    private void releaseKey(Peer p, RemoteKey k) {
+        k.users--;
+        k.lastUsedNanos = System.nanoTime();
+        if (!k.cached && k.users == 0) {
+            k.destroy();
+        }
+        trimKeys(p, settings.rkeyCache());
+    }
+
+    private static void trimKeys(Peer p, int keep) {
+        long now = System.nanoTime();
+        int excess = p.keys.size() - keep;
+        for (Iterator<RemoteKey> it = p.keys.values().iterator(); it.hasNext(); ) {
+            RemoteKey k = it.next();
+            if (k.users == 0 && (excess > 0 || now - k.lastUsedNanos > RKEY_IDLE_NANOS)) {
+                it.remove();
+                excess--;
+                k.destroy();
+            }
+        }
+    }
+
     /** Loop thread: the cached endpoint to {@code workerAddress}, created if needed, with one more user. */
     private Peer acquire(byte[] workerAddress) {
         ByteBuffer key = ByteBuffer.wrap(workerAddress.clone());
+        for (Peer other : peers.values()) {
+            trimKeys(other, settings.rkeyCache());
+        }
         Peer p = peers.get(key);
         if (p == null) {
             // No peer error handling, on purpose: see the class comment.
@@ -423,6 +492,7 @@ public final class UcxClient implements TransportClient {
     private void closeIfIdle(Peer p) {
         if (p.evicted && p.users == 0 && !p.closed) {
             p.closed = true;
+            trimKeys(p, 0);
             try {
                 closing.add(p.endpoint.closeNonBlockingFlush());
             } catch (RuntimeException e) {
@@ -432,7 +502,10 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    /** Closes every endpoint (flushing idle ones, forcing busy ones), then the worker and the context. */
+    /**
+     * Closes every endpoint (after destroying its rkeys) and waits for that, then closes the worker
+     * and the context. Reads still running fail with a retriable error or time out.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -444,8 +517,9 @@ public final class UcxClient implements TransportClient {
                 p.evicted = true;
                 if (!p.closed) {
                     p.closed = true;
+                    trimKeys(p, 0);
                     try {
-                        closing.add(p.users == 0 ? p.endpoint.closeNonBlockingFlush() : p.endpoint.closeNonBlockingForce());
+                        closing.add(p.endpoint.closeNonBlockingFlush());
                     } catch (RuntimeException e) {
                         LOG.log(Level.FINE, "ucx client: closing an endpoint failed", e);
                     }

@@ -52,6 +52,7 @@ public final class UcxServer implements TransportServer {
     private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
     private static final int MAX_LEASES_PER_CONNECTION = 64;
     private static final long LOOP_CALL_TIMEOUT_MS = 30_000;
+    private static final AtomicLong EXPOSURE_IDS = new AtomicLong(new java.security.SecureRandom().nextLong() >>> 16);
 
     private record Key(String model, long version) {
     }
@@ -64,6 +65,8 @@ public final class UcxServer implements TransportServer {
     private static final class Exposure {
         final StagedCheckpoint staged;
         final long size;
+        /** Unique per registration for this server's lifetime: consumers cache unpacked rkeys under it. */
+        final long id = EXPOSURE_IDS.incrementAndGet();
         volatile long address;
         volatile UcpMemory memory;
         volatile byte[] rkey = new byte[0];
@@ -438,7 +441,7 @@ public final class UcxServer implements TransportServer {
             id = leaseIds.incrementAndGet();
             c.leases.put(id, lease);
         }
-        return ControlProtocol.grant(id, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
+        return ControlProtocol.grant(id, e.id, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
     }
 
     /** Stops serving: closes the control channel and every connection (and so every lease), then UCX. */

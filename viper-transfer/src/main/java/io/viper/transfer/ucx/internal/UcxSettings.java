@@ -19,8 +19,9 @@ import java.util.Map;
  * @param inFlight          how many GETs one read keeps outstanding at once
  * @param copyToUcxMemory   producer: serve a copy of each exposed checkpoint in memory allocated by UCX
  *                          (shared memory), instead of registering the staging buffer in place
+ * @param rkeyCache         consumer: unpacked remote keys kept per producer for reads of the same version
  */
-public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight, boolean copyToUcxMemory) {
+public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight, boolean copyToUcxMemory, int rkeyCache) {
     /** Bound on one read on the consumer; on the producer, the idle limit of a control connection. */
     public static final String TIMEOUT_KEY = "viper.transfer.timeout.ms";
     /** Largest single RDMA GET in bytes. */
@@ -34,6 +35,13 @@ public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight,
      * Costs one copy at expose and the checkpoint's size again in shared memory per exposed version.
      */
     public static final String COPY_KEY = "viper.ucx.copy";
+    /**
+     * Consumer: remote keys kept unpacked per producer (default 2, 0 for none). Unpacking attaches the
+     * producer's shared memory and the first touch of each page faults, so a repeated read of the same
+     * version is several times faster with its key cached; each cached key keeps that memory attached
+     * (alive) until it is evicted, idle for 30 s, or the client closes.
+     */
+    public static final String RKEY_CACHE_KEY = "viper.ucx.rkey.cache";
 
     static final long DEFAULT_TIMEOUT_MS = 60_000;
     static final long DEFAULT_CHUNK_BYTES = 64L << 20;
@@ -48,7 +56,8 @@ public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight,
         long chunk = parseLong(config, CHUNK_KEY, DEFAULT_CHUNK_BYTES, 4096, 1L << 40);
         int inFlight = (int) parseLong(config, IN_FLIGHT_KEY, DEFAULT_IN_FLIGHT, 1, 1024);
         boolean copy = parseBoolean(config, COPY_KEY, true);
-        return new UcxSettings(timeout, chunk, inFlight, copy);
+        int rkeys = (int) parseLong(config, RKEY_CACHE_KEY, 2, 0, 64);
+        return new UcxSettings(timeout, chunk, inFlight, copy, rkeys);
     }
 
     /** Connect timeout of the control channel: the transfer timeout, at most 10 s. */

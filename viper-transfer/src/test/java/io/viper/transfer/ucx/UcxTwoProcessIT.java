@@ -65,18 +65,24 @@ class UcxTwoProcessIT {
         Process producer = start(Map.of(), "serve", Long.toString(bytes), Long.toString(SEED));
         URI location = awaitLocation(producer);
         double getGbps;
+        double firstGbps = 0;
         double memcpyGbps = 0;
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, bytes);
              Arena arena = Arena.ofShared();
              TransportClient client = new UcxTransportProvider().openClient(Map.of())) {
             MemorySegment dst = arena.allocate(bytes, 4096);
+            dst.fill((byte) 0);
             getGbps = 0;
             for (int i = 0; i < 3; i++) {
-                dst.fill((byte) 0);
                 long t0 = System.nanoTime();
                 client.read(expected.manifest(), new Location(location, Tier.HOST), List.of(new ByteRange(0, bytes, 0)), dst);
-                getGbps = Math.max(getGbps, bytes / (double) (System.nanoTime() - t0));
+                double gbps = bytes / (double) (System.nanoTime() - t0);
+                if (i == 0) {
+                    firstGbps = gbps;
+                }
+                getGbps = Math.max(getGbps, gbps);
                 assertEquals(-1, expected.data().mismatch(dst), "bytes read from the other process");
+                dst.fill((byte) 0);
             }
             for (int i = 0; i < 3; i++) {
                 long t0 = System.nanoTime();
@@ -84,8 +90,8 @@ class UcxTwoProcessIT {
                 memcpyGbps = Math.max(memcpyGbps, bytes / (double) (System.nanoTime() - t0));
             }
         }
-        System.out.printf("ucx two-process GET of %d MiB: %.2f GB/s; in-process memcpy (MemorySegment.copy) of %d MiB: %.2f GB/s%n",
-                bytes >> 20, getGbps, bytes >> 20, memcpyGbps);
+        System.out.printf("ucx two-process GET of %d MiB: %.2f GB/s (best of 3; first read, which attaches the producer's memory: %.2f GB/s);"
+                + " in-process memcpy (MemorySegment.copy) of %d MiB: %.2f GB/s%n", bytes >> 20, getGbps, firstGbps, bytes >> 20, memcpyGbps);
 
         // Which UCX lanes two processes on this host use: a third process reads with UCX's info log on.
         Process reader = start(Map.of("UCX_LOG_LEVEL", "info"), "read", location.toString(), Long.toString(bytes), Long.toString(SEED), "1");

@@ -40,6 +40,9 @@ import org.openucx.jucx.ucp.UcpRequest;
  *
  * <p>Endpoints are created without peer error handling: with it, UCX 1.13 picks TCP instead of
  * shared memory between processes on one host. A dead producer is detected on the control channel.
+ * The destination is not registered with UCX: GETs from the producer's UCX-allocated shared memory
+ * copy into unregistered memory just as fast (measured), and UCX registers on its own where a
+ * transport needs it.
  */
 public final class UcxClient implements TransportClient {
     private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
@@ -406,7 +409,11 @@ public final class UcxClient implements TransportClient {
             } else {
                 done.completeExceptionally(new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": " + failure));
             }
-            wake.run();
+            try {
+                wake.run();
+            } catch (RuntimeException | Error e) {
+                LOG.log(Level.FINE, "ucx client: waking a reader failed", e);
+            }
         }
     }
 
@@ -435,7 +442,7 @@ public final class UcxClient implements TransportClient {
         if (!k.cached && k.users == 0) {
             k.destroy();
         }
-        trimKeys(p, settings.rkeyCache());
+        trimKeys(p, p.closed ? 0 : settings.rkeyCache());
     }
 
     private static void trimKeys(Peer p, int keep) {

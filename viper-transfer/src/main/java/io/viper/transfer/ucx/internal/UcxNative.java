@@ -43,20 +43,25 @@ public final class UcxNative {
             try (UcpContext ignored = new UcpContext(contextParams())) {
                 return Optional.empty();
             }
-        } catch (LinkageError e) {
+        } catch (LinkageError | RuntimeException e) {
             // UnsatisfiedLinkError, or ExceptionInInitializerError/NoClassDefFoundError from jucx's static loader.
-            String detail = rootMessage(e);
             LOG.log(Level.FINE, "UCX probe failed", e);
-            String missing = detail.contains("libucp") ? "libucp.so.0" : detail.contains("libuct") ? "libuct.so.0"
-                    : detail.contains("libucs") ? "libucs.so.0" : detail.contains("libucm") ? "libucm.so.0" : null;
-            if (missing != null) {
-                return Optional.of("UCX libraries not found (" + missing + "): install libucx0");
-            }
-            return Optional.of("UCX native library did not load: " + oneLine(detail));
-        } catch (RuntimeException e) {
-            LOG.log(Level.FINE, "UCX probe failed", e);
-            return Optional.of("UCX could not create a context: " + oneLine(rootMessage(e)));
+            return Optional.of(describe(e));
         }
+    }
+
+    /** The one-line reason for a failed probe. */
+    static String describe(Throwable e) {
+        String detail = rootMessage(e);
+        if (e instanceof LinkageError) {
+            for (String lib : new String[] {"libucp.so.0", "libuct.so.0", "libucs.so.0", "libucm.so.0"}) {
+                if (detail.contains(lib)) {
+                    return "UCX libraries not found (" + lib + "): install libucx0";
+                }
+            }
+            return "UCX native library did not load: " + oneLine(detail);
+        }
+        return "UCX could not create a context: " + oneLine(detail);
     }
 
     private static String rootMessage(Throwable e) {

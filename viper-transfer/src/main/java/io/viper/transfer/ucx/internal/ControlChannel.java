@@ -127,6 +127,27 @@ final class ControlChannel implements AutoCloseable {
         }
     }
 
+    /**
+     * Without blocking: fails if the producer has closed the connection (or sent anything) by now.
+     * Checked right before the rkey is unpacked, see {@link UcxClient}.
+     */
+    void checkOpen() throws ControlProtocol.ProtocolException {
+        key.interestOps(SelectionKey.OP_READ);
+        try {
+            if (selector.selectNow() > 0) {
+                selector.selectedKeys().clear();
+                readSome();
+                if (in.position() > 0) {
+                    throw new ControlProtocol.ProtocolException("producer sent data out of turn");
+                }
+            }
+        } catch (IOException e) {
+            throw lost(e);
+        } finally {
+            key.interestOps(0);
+        }
+    }
+
     /** Wakes a thread blocked in {@link #awaitWhile}. Any thread. */
     void wakeup() {
         selector.wakeup();

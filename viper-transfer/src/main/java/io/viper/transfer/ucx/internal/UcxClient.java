@@ -211,6 +211,9 @@ public final class UcxClient implements TransportClient {
     private void transfer(String peer, ControlChannel control, ControlProtocol.Grant grant, Plan plan, long deadline)
             throws ControlProtocol.ProtocolException {
         Transfer t = new Transfer(peer, grant, plan, control::wakeup);
+        // UCX 1.13 crashes the process when unpacking an rkey whose shared memory is gone; a producer
+        // that closes keeps its memory mapped for a grace period after closing its connections.
+        control.checkOpen();
         loop.execute(t::start);
         try {
             control.awaitWhile(() -> !t.done.isDone(), deadline);

@@ -52,6 +52,12 @@ public final class UcxServer implements TransportServer {
     private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
     private static final int MAX_LEASES_PER_CONNECTION = 64;
     private static final long LOOP_CALL_TIMEOUT_MS = 30_000;
+    /**
+     * How long {@code close} keeps memory registered after closing connections that held leases:
+     * UCX 1.13 crashes a consumer that unpacks the rkey of memory already unmapped, and a consumer
+     * checks its connection right before unpacking.
+     */
+    private static final long UNMAP_GRACE_MS = 1_000;
     private static final AtomicLong EXPOSURE_IDS = new AtomicLong(new java.security.SecureRandom().nextLong() >>> 16);
 
     private record Key(String model, long version) {
@@ -444,7 +450,10 @@ public final class UcxServer implements TransportServer {
         return ControlProtocol.grant(id, e.id, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
     }
 
-    /** Stops serving: closes the control channel and every connection (and so every lease), then UCX. */
+    /**
+     * Stops serving: closes the control channel and every connection (and so every lease), then,
+     * after a grace period of one second if leases were open, unmaps the memory and closes UCX.
+     */
     @Override
     public void close() {
         List<Exposure> all;
@@ -469,9 +478,18 @@ public final class UcxServer implements TransportServer {
         } catch (IOException e) {
             LOG.fine(() -> "ucx server: closing the listening socket: " + e.getMessage());
         }
+        boolean leased = false;
         for (Connection c : List.copyOf(connections)) {
+            leased |= !c.leases.isEmpty();
             c.closeSocket();
             c.closeLeases();
+        }
+        if (leased && all.stream().anyMatch(e -> e.size > 0)) {
+            try {
+                Thread.sleep(UNMAP_GRACE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         try {
             acceptor.join(5_000);

@@ -26,7 +26,7 @@ import org.openucx.jucx.ucp.UcpWorkerParams;
  * {@link #close(Runnable, long)} runs a last cleanup task on the thread (close endpoints, deregister
  * memory), then closes the worker and after it the context.
  */
-public final class WorkerLoop {
+public final class WorkerLoop implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(WorkerLoop.class.getName());
 
     private final String name;
@@ -214,6 +214,12 @@ public final class WorkerLoop {
         } catch (ExecutionException e) {
             LOG.log(Level.WARNING, "UCX worker " + name + " stopped with an error", e.getCause());
         }
+    }
+
+    /** {@link #close(Runnable, long)} with no cleanup task, waiting up to 30 s. */
+    @Override
+    public void close() {
+        close(() -> { }, 30_000);
     }
 
     private void run() {

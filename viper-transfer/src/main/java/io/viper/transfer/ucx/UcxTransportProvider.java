@@ -1,5 +1,7 @@
 package io.viper.transfer.ucx;
 
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
 import io.viper.manifest.Tier;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
@@ -7,6 +9,7 @@ import io.viper.spi.TransportServer;
 import io.viper.transfer.ucx.internal.UcxClient;
 import io.viper.transfer.ucx.internal.UcxNative;
 import io.viper.transfer.ucx.internal.UcxServer;
+import io.viper.transfer.ucx.internal.UcxSettings;
 import java.net.URI;
 import java.util.Map;
 import java.util.Optional;
@@ -67,13 +70,30 @@ public final class UcxTransportProvider implements TransportProvider {
         return UcxNative.unavailableReason();
     }
 
+    /**
+     * Starts the producer side bound to {@code bind}. Throws {@link ViperConfigException} for a bad URI
+     * or configuration value, and {@link ViperException} ({@code UNAVAILABLE}) where UCX does not work.
+     */
     @Override
     public TransportServer openServer(URI bind, Map<String, String> config) {
+        UcxSettings.from(config);
+        UcxSettings.parseAddress(bind, true);
+        requireAvailable();
         return UcxServer.open(bind, config);
     }
 
+    /** Starts the consumer side; errors as for {@link #openServer}. */
     @Override
     public TransportClient openClient(Map<String, String> config) {
+        UcxSettings.from(config);
+        requireAvailable();
         return UcxClient.open(config);
+    }
+
+    private void requireAvailable() {
+        Optional<String> reason = unavailableReason();
+        if (reason.isPresent()) {
+            throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx transport unavailable: " + reason.get());
+        }
     }
 }

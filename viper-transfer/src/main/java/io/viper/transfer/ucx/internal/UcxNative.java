@@ -40,9 +40,8 @@ public final class UcxNative {
 
     private static Optional<String> probe() {
         try {
-            try (UcpContext ignored = new UcpContext(contextParams())) {
-                return Optional.empty();
-            }
+            new UcpContext(contextParams()).close();
+            return Optional.empty();
         } catch (LinkageError | RuntimeException e) {
             // UnsatisfiedLinkError, or ExceptionInInitializerError/NoClassDefFoundError from jucx's static loader.
             LOG.log(Level.FINE, "UCX probe failed", e);

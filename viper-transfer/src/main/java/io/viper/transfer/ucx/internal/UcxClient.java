@@ -1,0 +1,545 @@
+package io.viper.transfer.ucx.internal;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.spi.ByteRange;
+import io.viper.spi.TransportClient;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.openucx.jucx.UcxCallback;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpRemoteKey;
+import org.openucx.jucx.ucp.UcpRequest;
+
+/**
+ * Consumer side of the ucx transport: one UCP context and worker driven by one progress thread
+ * ({@link WorkerLoop}), endpoints cached per producer worker address.
+ *
+ * <p>{@link #read} may be called from many threads at once. Each read opens a control connection,
+ * takes a lease, hands the RDMA GETs (ranges split into chunks, a few in flight) to the progress
+ * thread, and waits on the control connection's selector, so that a producer that goes away ends the
+ * wait at once; then it releases the lease. The destination segment stays owned by the caller; it is
+ * written only by UCX during the read, and never after {@code read} returns.
+ *
+ * <p>Endpoints are created without peer error handling: with it, UCX 1.13 picks TCP instead of
+ * shared memory between processes on one host. A dead producer is detected on the control channel.
+ * The destination is not registered with UCX: GETs from the producer's UCX-allocated shared memory
+ * copy into unregistered memory just as fast (measured), and UCX registers on its own where a
+ * transport needs it.
+ */
+public final class UcxClient implements TransportClient {
+    private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
+    private static final int MAX_ENDPOINTS = 64;
+    private static final long ABORT_GRACE_MS = 2_000;
+    private static final long CLOSE_TIMEOUT_MS = 10_000;
+    /** Cached rkeys unused this long are dropped (at the next read), detaching the producer's memory. */
+    private static final long RKEY_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private final UcxSettings settings;
+    private final WorkerLoop loop;
+    private volatile boolean closed;
+    /** Loop thread only: producer worker address -> endpoint, least recently used first. */
+    private final LinkedHashMap<ByteBuffer, Peer> peers = new LinkedHashMap<>(16, 0.75f, true);
+    /** Loop thread only: endpoints being closed. */
+    private final List<UcpRequest> closing = new ArrayList<>();
+
+    /** An endpoint to one producer worker and the remote keys unpacked on it; loop thread only. */
+    private static final class Peer {
+        final UcpEndpoint endpoint;
+        /** Exposure id -> unpacked rkey, least recently used first. */
+        final LinkedHashMap<Long, RemoteKey> keys = new LinkedHashMap<>(8, 0.75f, true);
+        int users;
+        boolean evicted;
+        boolean closed;
+
+        Peer(UcpEndpoint endpoint) {
+            this.endpoint = endpoint;
+        }
+    }
+
+    /**
+     * An unpacked rkey. Unpacking one attaches the producer's shared memory, and the first touch of
+     * each page faults, so reads of a version already read reuse it. Loop thread only.
+     */
+    private static final class RemoteKey {
+        final UcpRemoteKey key;
+        final byte[] packed;
+        final boolean cached;
+        int users;
+        long lastUsedNanos;
+
+        RemoteKey(UcpRemoteKey key, byte[] packed, boolean cached) {
+            this.key = key;
+            this.packed = packed;
+            this.cached = cached;
+        }
+
+        void destroy() {
+            try {
+                key.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "ucx client: destroying an rkey failed", e);
+            }
+        }
+    }
+
+    private UcxClient(UcxSettings settings, WorkerLoop loop) {
+        this.settings = settings;
+        this.loop = loop;
+    }
+
+    /** Starts the consumer's UCX context, worker and progress thread. */
+    public static UcxClient open(Map<String, String> config) {
+        UcxSettings settings = UcxSettings.from(config);
+        try {
+            return new UcxClient(settings, new WorkerLoop("viper-ucx-client"));
+        } catch (RuntimeException | LinkageError e) {
+            throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
+        }
+    }
+
+    @Override
+    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+        if (manifest == null || location == null || ranges == null || destination == null) {
+            throw new ViperConfigException("ucx read: manifest, location, ranges and destination must not be null");
+        }
+        if (!location.scheme().equals("ucx")) {
+            throw new ViperConfigException("ucx read: location " + location.uri() + " is not a ucx:// location");
+        }
+        InetSocketAddress address = UcxSettings.parseAddress(location.uri(), false);
+        String what = manifest.model() + " v" + manifest.version();
+        Plan plan = plan(what, manifest.totalBytes(), ranges, destination);
+        if (closed) {
+            throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
+        }
+        String peer = "ucx " + location.uri();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.transferTimeoutMs());
+        try (ControlChannel control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline)) {
+            control.send(ControlProtocol.lease(manifest.model(), manifest.version()), deadline);
+            ControlChannel.Frame reply = control.receive(deadline);
+            ControlProtocol.Grant grant = switch (reply.type()) {
+                case ControlProtocol.GRANT -> ControlProtocol.parseGrant(reply.payload());
+                case ControlProtocol.NOT_AVAILABLE -> throw new RetriableViperException(ViperException.Reason.UNAVAILABLE,
+                        peer + ": " + what + " not available: " + ControlProtocol.parseNotAvailable(reply.payload()));
+                default -> throw new ControlProtocol.ProtocolException("expected GRANT or NOT_AVAILABLE, got " + ControlProtocol.typeName(reply.type()));
+            };
+            if (grant.size() != manifest.totalBytes()) {
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": producer serves " + grant.size()
+                        + " bytes for " + what + " but the manifest says " + manifest.totalBytes());
+            }
+            if (plan.count() > 0) {
+                transfer(peer, control, grant, plan, deadline);
+            }
+            control.send(ControlProtocol.release(grant.leaseId()), deadline);
+            ControlChannel.Frame released = control.receive(deadline);
+            if (released.type() != ControlProtocol.RELEASED
+                    || ControlProtocol.parseLeaseId(released.payload(), "RELEASED") != grant.leaseId()) {
+                throw new ControlProtocol.ProtocolException("expected RELEASED of lease " + grant.leaseId() + ", got " + ControlProtocol.typeName(released.type()));
+            }
+        } catch (ControlProtocol.ProtocolException e) {
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": control protocol error: " + e.getMessage(), e);
+        }
+    }
+
+    /** The GETs of one read: chunk i copies {@code length[i]} bytes from remote offset to local address. */
+    private record Plan(long[] remoteOffset, long[] localAddress, long[] length) {
+        int count() {
+            return length.length;
+        }
+    }
+
+    private Plan plan(String what, long total, List<ByteRange> ranges, MemorySegment destination) {
+        if (destination.isReadOnly()) {
+            throw new ViperConfigException("ucx read of " + what + ": destination segment is read-only");
+        }
+        if (!destination.isNative()) {
+            throw new ViperConfigException("ucx read of " + what + ": destination segment must be native (off-heap) memory");
+        }
+        long chunk = settings.chunkBytes();
+        long count = 0;
+        for (ByteRange r : ranges) {
+            if (r == null) {
+                throw new ViperConfigException("ucx read of " + what + ": null byte range");
+            }
+            if (r.length() > total - r.sourceOffset() || r.sourceOffset() > total) {
+                throw new ViperConfigException("ucx read of " + what + ": range " + r.sourceOffset() + "+" + r.length()
+                        + " exceeds the checkpoint's " + total + " bytes");
+            }
+            if (r.length() > destination.byteSize() - r.destinationOffset() || r.destinationOffset() > destination.byteSize()) {
+                throw new ViperConfigException("ucx read of " + what + ": range to " + r.destinationOffset() + "+" + r.length()
+                        + " exceeds the destination's " + destination.byteSize() + " bytes");
+            }
+            count += (r.length() + chunk - 1) / chunk;
+        }
+        if (count > Integer.MAX_VALUE - 8) {
+            throw new ViperConfigException("ucx read of " + what + ": too many chunks; raise " + UcxSettings.CHUNK_KEY);
+        }
+        int n = (int) count;
+        long[] remote = new long[n];
+        long[] local = new long[n];
+        long[] length = new long[n];
+        int i = 0;
+        long base = destination.address();
+        for (ByteRange r : ranges) {
+            for (long done = 0; done < r.length(); done += chunk) {
+                remote[i] = r.sourceOffset() + done;
+                local[i] = base + r.destinationOffset() + done;
+                length[i] = Math.min(chunk, r.length() - done);
+                i++;
+            }
+        }
+        return new Plan(remote, local, length);
+    }
+
+    private void transfer(String peer, ControlChannel control, ControlProtocol.Grant grant, Plan plan, long deadline)
+            throws ControlProtocol.ProtocolException {
+        Transfer t = new Transfer(peer, grant, plan, control::wakeup);
+        // UCX 1.13 crashes the process when unpacking an rkey whose shared memory is gone; a producer
+        // that closes keeps its memory mapped for a grace period after closing its connections.
+        control.checkOpen();
+        loop.execute(t::start);
+        try {
+            control.awaitWhile(() -> !t.done.isDone(), deadline);
+        } finally {
+            if (!t.done.isDone()) {
+                abort(t);
+            }
+        }
+        try {
+            t.done.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Stops issuing GETs and waits for those in flight, so that nothing writes into the caller's
+     * destination after {@code read} returns. GETs complete on their own once issued (shared memory
+     * copies, RDMA); those that do not within a grace period are abandoned and logged.
+     */
+    private void abort(Transfer t) {
+        if (awaitAfter(() -> t.abort("read abandoned"), t)) {
+            return;
+        }
+        try {
+            loop.execute(t::abandon);
+        } catch (RetriableViperException closedLoop) {
+            // The loop is closing and takes the endpoints with it.
+        }
+        LOG.severe(t.peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
+    }
+
+    private boolean awaitAfter(Runnable action, Transfer t) {
+        try {
+            loop.execute(action);
+        } catch (RetriableViperException closedLoop) {
+            // The loop is closing: its cleanup force-closes every endpoint.
+        }
+        try {
+            t.done.get(ABORT_GRACE_MS, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return t.done.isDone();
+        }
+    }
+
+    /** One read's GETs, driven on the loop thread. */
+    private final class Transfer {
+        final String peer;
+        final ControlProtocol.Grant grant;
+        final Plan plan;
+        final Runnable wake;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        Peer target;
+        RemoteKey rkey;
+        int next;
+        int inFlight;
+        boolean aborted;
+        boolean pumping;
+        boolean busy;
+        boolean finished;
+        String failure;
+
+        Transfer(String peer, ControlProtocol.Grant grant, Plan plan, Runnable wake) {
+            this.peer = peer;
+            this.grant = grant;
+            this.plan = plan;
+            this.wake = wake;
+        }
+
+        /** One GET's completion; counts once even if jucx reports it twice. */
+        final class Get extends UcxCallback {
+            boolean completed;
+
+            @Override
+            public void onSuccess(UcpRequest request) {
+                complete(null);
+            }
+
+            @Override
+            public void onError(int status, String message) {
+                complete("RDMA read failed (UCS status " + status + "): " + message);
+            }
+
+            void complete(String error) {
+                if (completed) {
+                    return;
+                }
+                completed = true;
+                inFlight--;
+                if (error != null) {
+                    fail(error);
+                }
+                pump();
+            }
+        }
+
+        void start() {
+            try {
+                if (closed) {
+                    throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
+                }
+                target = acquire(grant.workerAddress());
+                rkey = remoteKey(target, grant);
+                loop.busyBegin();
+                busy = true;
+            } catch (RuntimeException e) {
+                fail("cannot reach the producer's UCX worker: " + UcxNative.oneLine(String.valueOf(e.getMessage())));
+            }
+            pump();
+        }
+
+        void pump() {
+            if (pumping || finished) {
+                return;
+            }
+            pumping = true;
+            try {
+                while (!aborted && inFlight < settings.inFlight() && next < plan.count()) {
+                    int i = next++;
+                    Get cb = new Get();
+                    inFlight++;
+                    try {
+                        target.endpoint.getNonBlocking(grant.address() + plan.remoteOffset()[i], rkey.key, plan.localAddress()[i], plan.length()[i], cb);
+                    } catch (RuntimeException e) {
+                        cb.complete("RDMA read failed: " + UcxNative.oneLine(String.valueOf(e.getMessage())));
+                    }
+                }
+            } finally {
+                pumping = false;
+            }
+            if (inFlight == 0 && (aborted || next == plan.count())) {
+                finish();
+            }
+        }
+
+        void fail(String why) {
+            if (failure == null) {
+                failure = why;
+            }
+            aborted = true;
+        }
+
+        void abort(String why) {
+            if (!done.isDone()) {
+                fail(why);
+                pump();
+            }
+        }
+
+        /**
+         * Gives up on GETs that did not complete after an abort (UCX cannot cancel RMA, and without
+         * peer error handling it cannot force-close the endpoint): stops busy-polling for them and
+         * takes the endpoint out of the cache. Their completions, if they come, are still counted.
+         */
+        void abandon() {
+            if (finished) {
+                return;
+            }
+            if (target != null) {
+                evict(target);
+            }
+            if (busy) {
+                busy = false;
+                loop.busyEnd();
+            }
+        }
+
+        private void finish() {
+            finished = true;
+            if (target != null) {
+                if (rkey != null) {
+                    releaseKey(target, rkey);
+                    rkey = null;
+                }
+                target.users--;
+                if (failure != null) {
+                    evict(target);
+                }
+                closeIfIdle(target);
+            }
+            if (busy) {
+                busy = false;
+                loop.busyEnd();
+            }
+            if (failure == null) {
+                done.complete(null);
+            } else {
+                done.completeExceptionally(new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": " + failure));
+            }
+            try {
+                wake.run();
+            } catch (RuntimeException | Error e) {
+                LOG.log(Level.FINE, "ucx client: waking a reader failed", e);
+            }
+        }
+    }
+
+    private static ByteBuffer direct(byte[] bytes) {
+        return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
+    }
+
+    /** Loop thread: the rkey of {@code grant} on {@code p}, unpacked or from the cache, with one more user. */
+    private RemoteKey remoteKey(Peer p, ControlProtocol.Grant grant) {
+        RemoteKey k = p.keys.get(grant.exposureId());
+        if (k == null || !java.util.Arrays.equals(k.packed, grant.rkey())) {
+            boolean cache = settings.rkeyCache() > 0 && k == null;
+            k = new RemoteKey(p.endpoint.unpackRemoteKey(direct(grant.rkey())), grant.rkey(), cache);
+            if (cache) {
+                p.keys.put(grant.exposureId(), k);
+            }
+        }
+        k.users++;
+        return k;
+    }
+
+    /** Loop thread: one user fewer; drops uncached, least recently used and idle keys. */
+    private void releaseKey(Peer p, RemoteKey k) {
+        k.users--;
+        k.lastUsedNanos = System.nanoTime();
+        if (!k.cached && k.users == 0) {
+            k.destroy();
+        }
+        trimKeys(p, p.closed ? 0 : settings.rkeyCache());
+    }
+
+    private static void trimKeys(Peer p, int keep) {
+        long now = System.nanoTime();
+        int excess = p.keys.size() - keep;
+        for (Iterator<RemoteKey> it = p.keys.values().iterator(); it.hasNext(); ) {
+            RemoteKey k = it.next();
+            if (k.users == 0 && (excess > 0 || now - k.lastUsedNanos > RKEY_IDLE_NANOS)) {
+                it.remove();
+                excess--;
+                k.destroy();
+            }
+        }
+    }
+
+    /** Loop thread: the cached endpoint to {@code workerAddress}, created if needed, with one more user. */
+    private Peer acquire(byte[] workerAddress) {
+        ByteBuffer key = ByteBuffer.wrap(workerAddress.clone());
+        for (Peer other : peers.values()) {
+            trimKeys(other, settings.rkeyCache());
+        }
+        Peer p = peers.get(key);
+        if (p == null) {
+            // No peer error handling, on purpose: see the class comment.
+            UcpEndpoint ep = loop.worker().newEndpoint(new UcpEndpointParams().setUcpAddress(direct(workerAddress)));
+            p = new Peer(ep);
+            peers.put(key, p);
+            trimCache();
+        }
+        p.users++;
+        return p;
+    }
+
+    private void trimCache() {
+        Iterator<Map.Entry<ByteBuffer, Peer>> it = peers.entrySet().iterator();
+        while (peers.size() > MAX_ENDPOINTS && it.hasNext()) {
+            Peer p = it.next().getValue();
+            if (p.users == 0) {
+                it.remove();
+                p.evicted = true;
+                closeIfIdle(p);
+            }
+        }
+    }
+
+    /** Loop thread: takes {@code p} out of the cache; it closes once its last user is done. */
+    private void evict(Peer p) {
+        if (!p.evicted) {
+            p.evicted = true;
+            peers.values().remove(p);
+        }
+    }
+
+    private void closeIfIdle(Peer p) {
+        if (p.evicted && p.users == 0 && !p.closed) {
+            p.closed = true;
+            trimKeys(p, 0);
+            try {
+                closing.add(p.endpoint.closeNonBlockingFlush());
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "ucx client: closing an endpoint failed", e);
+            }
+            closing.removeIf(UcpRequest::isCompleted);
+        }
+    }
+
+    /**
+     * Closes every endpoint (after destroying its rkeys) and waits for that, then closes the worker
+     * and the context. Reads still running fail with a retriable error or time out.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        loop.close(() -> {
+            for (Peer p : List.copyOf(peers.values())) {
+                p.evicted = true;
+                if (!p.closed) {
+                    p.closed = true;
+                    trimKeys(p, 0);
+                    try {
+                        closing.add(p.endpoint.closeNonBlockingFlush());
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.FINE, "ucx client: closing an endpoint failed", e);
+                    }
+                }
+            }
+            peers.clear();
+            if (!loop.progressUntil(() -> closing.stream().allMatch(UcpRequest::isCompleted), CLOSE_TIMEOUT_MS / 2)) {
+                LOG.warning("ucx client: endpoints did not close within " + CLOSE_TIMEOUT_MS / 2 + " ms");
+            }
+            closing.clear();
+        }, CLOSE_TIMEOUT_MS);
+    }
+}

@@ -1,0 +1,509 @@
+package io.viper.transfer.ucx.internal;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Tier;
+import io.viper.spi.ReadLease;
+import io.viper.spi.StagedCheckpoint;
+import io.viper.spi.TransportServer;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpMemMapParams;
+import org.openucx.jucx.ucp.UcpMemory;
+
+/**
+ * Producer side of the ucx transport. Registers each exposed checkpoint's memory with UCX (once per
+ * exposed version) and answers lease requests on a TCP control channel with the worker address, the
+ * memory address and the packed rkey; consumers then read the bytes with RDMA GETs, which need no
+ * work from this side.
+ *
+ * <p>Threads: one acceptor thread; one virtual thread per control connection; one UCX progress
+ * thread ({@link WorkerLoop}) that owns the context, the worker and every registration. The staged
+ * memory stays owned by the producer's staging cache; this server only registers it between
+ * {@link #expose} and {@link #withdraw}.
+ */
+public final class UcxServer implements TransportServer {
+    private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
+    private static final int MAX_LEASES_PER_CONNECTION = 64;
+    private static final long LOOP_CALL_TIMEOUT_MS = 30_000;
+    /**
+     * How long {@code close} keeps memory registered after closing connections that held leases:
+     * UCX 1.13 crashes a consumer that unpacks the rkey of memory already unmapped, and a consumer
+     * checks its connection right before unpacking.
+     */
+    private static final long UNMAP_GRACE_MS = 1_000;
+    private static final AtomicLong EXPOSURE_IDS = new AtomicLong(new java.security.SecureRandom().nextLong() >>> 16);
+
+    private record Key(String model, long version) {
+    }
+
+    /**
+     * One exposed version: the registered memory consumers read ({@code address}, {@code size}),
+     * either the staging buffer itself or a copy in UCX-allocated memory. {@code memory} is mapped and
+     * unmapped on the loop thread only.
+     */
+    private static final class Exposure {
+        final StagedCheckpoint staged;
+        final long size;
+        /** Unique per registration for this server's lifetime: consumers cache unpacked rkeys under it. */
+        final long id = EXPOSURE_IDS.incrementAndGet();
+        volatile long address;
+        volatile UcpMemory memory;
+        volatile byte[] rkey = new byte[0];
+
+        Exposure(StagedCheckpoint staged, long size) {
+            this.staged = staged;
+            this.size = size;
+        }
+    }
+
+    /** One control connection and the leases taken on it. */
+    private static final class Connection {
+        final Socket socket;
+        final String peer;
+        final Map<Long, ReadLease> leases = new ConcurrentHashMap<>();
+
+        Connection(Socket socket) {
+            this.socket = socket;
+            this.peer = String.valueOf(socket.getRemoteSocketAddress());
+        }
+
+        void closeLeases() {
+            for (Long id : List.copyOf(leases.keySet())) {
+                ReadLease l = leases.remove(id);
+                if (l != null) {
+                    closeQuietly(l);
+                }
+            }
+        }
+
+        void closeSocket() {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    private final UcxSettings settings;
+    private final ServerSocket serverSocket;
+    private final Location location;
+    private final WorkerLoop loop;
+    private final byte[] workerAddress;
+    private final Thread acceptor;
+    private final AtomicLong leaseIds = new AtomicLong();
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    /** Guarded by this. */
+    private final Map<Key, Exposure> exposed = new HashMap<>();
+    /** Guarded by this. */
+    private boolean closed;
+    /**
+     * Held shared by {@code expose} and {@code withdraw} while they register, copy into or unmap
+     * memory, and exclusively by {@code close}, so that the context is never closed under a copy.
+     */
+    private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+
+    private UcxServer(UcxSettings settings, ServerSocket serverSocket, Location location, WorkerLoop loop, byte[] workerAddress) {
+        this.settings = settings;
+        this.serverSocket = serverSocket;
+        this.location = location;
+        this.loop = loop;
+        this.workerAddress = workerAddress;
+        this.acceptor = Thread.ofPlatform().daemon().name("viper-ucx-accept-" + serverSocket.getLocalPort()).unstarted(this::acceptLoop);
+        acceptor.start();
+    }
+
+    /** Binds the control channel to {@code bind} ({@code ucx://host:port}, port 0 for any) and starts the UCX worker. */
+    public static UcxServer open(URI bind, Map<String, String> config) {
+        UcxSettings settings = UcxSettings.from(config);
+        InetSocketAddress address = UcxSettings.parseAddress(bind, true);
+        ServerSocket ss;
+        try {
+            ss = new ServerSocket();
+            ss.setReuseAddress(true);
+            ss.bind(address, 128);
+        } catch (IOException e) {
+            throw new ViperException(ViperException.Reason.IO, "ucx server: cannot bind " + bind + ": " + e.getMessage(), e);
+        }
+        WorkerLoop loop = null;
+        try {
+            Location location = new Location(advertised(bind, address, ss.getLocalPort()), Tier.HOST);
+            loop = new WorkerLoop("viper-ucx-server-" + ss.getLocalPort());
+            WorkerLoop l = loop;
+            byte[] worker = loop.call(() -> toBytes(l.worker().getAddress()), LOOP_CALL_TIMEOUT_MS);
+            return new UcxServer(settings, ss, location, loop, worker);
+        } catch (RuntimeException | LinkageError e) {
+            if (loop != null) {
+                loop.close(() -> { }, 5_000);
+            }
+            try {
+                ss.close();
+            } catch (IOException ignored) {
+                // reporting the first failure
+            }
+            if (e instanceof ViperException ve) {
+                throw ve;
+            }
+            throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx server: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
+        }
+    }
+
+    private static URI advertised(URI bind, InetSocketAddress address, int port) {
+        String host = bind.getHost();
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        if (address.getAddress().isAnyLocalAddress()) {
+            try {
+                host = InetAddress.getLocalHost().getHostAddress();
+            } catch (UnknownHostException e) {
+                host = InetAddress.getLoopbackAddress().getHostAddress();
+            }
+        }
+        try {
+            return new URI("ucx", null, host, port, null, null, null);
+        } catch (URISyntaxException e) {
+            throw new ViperConfigException("ucx bind URI '" + bind + "': cannot form a location: " + e.getMessage());
+        }
+    }
+
+    static byte[] toBytes(ByteBuffer b) {
+        ByteBuffer d = b.duplicate();
+        d.clear();
+        byte[] out = new byte[d.remaining()];
+        d.get(out);
+        return out;
+    }
+
+    @Override
+    public Location location() {
+        return location;
+    }
+
+    /**
+     * Registers {@code staged}'s data for RDMA: by default copies it into memory allocated by UCX
+     * ({@link UcxSettings#COPY_KEY}), else registers the staging buffer in place. Blocks the calling
+     * (producer background) thread for the copy.
+     */
+    @Override
+    public void expose(StagedCheckpoint staged) {
+        Key key = new Key(staged.model(), staged.version());
+        String what = key.model() + " v" + key.version();
+        MemorySegment data = staged.data();
+        if (!data.isNative()) {
+            throw new ViperConfigException("ucx server: staged data of " + what + " is not in native memory");
+        }
+        lifecycle.readLock().lock();
+        try {
+            synchronized (this) {
+                requireOpen();
+                Exposure old = exposed.get(key);
+                if (old != null && old.staged == staged) {
+                    return;
+                }
+            }
+            Exposure e = new Exposure(staged, data.byteSize());
+            if (e.size > 0) {
+                register(e, data, what);
+            }
+            Exposure old;
+            synchronized (this) {
+                old = exposed.put(key, e);
+            }
+            if (old != null) {
+                LOG.fine(() -> "ucx server: " + what + " exposed again; replacing the earlier registration");
+                deregister(List.of(old));
+            }
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    private void register(Exposure e, MemorySegment data, String what) {
+        boolean copy = settings.copyToUcxMemory();
+        try {
+            loop.call(() -> {
+                UcpMemMapParams params = copy ? new UcpMemMapParams().allocate().setLength(e.size)
+                        : new UcpMemMapParams().setAddress(data.address()).setLength(e.size);
+                UcpMemory m = loop.context().memoryMap(params);
+                e.memory = m;
+                e.address = m.getAddress();
+                e.rkey = toBytes(m.getRemoteKeyBuffer());
+                return null;
+            }, LOOP_CALL_TIMEOUT_MS);
+            if (copy) {
+                // Views of at most 1 GiB: ByteBuffer capacities are ints.
+                for (long off = 0; off < e.size; off += 1L << 30) {
+                    int len = (int) Math.min(1L << 30, e.size - off);
+                    MemorySegment.copy(data, off, MemorySegment.ofBuffer(UcxUtils.getByteBufferView(e.address + off, len)), 0, len);
+                }
+            }
+        } catch (RuntimeException ex) {
+            if (e.memory != null) {
+                deregister(List.of(e));
+            }
+            if (ex instanceof ViperException ve) {
+                throw ve;
+            }
+            throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot " + (copy ? "allocate UCX memory for " : "register ")
+                    + e.size + " bytes of " + what + ": " + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
+        }
+    }
+
+    @Override
+    public void withdraw(StagedCheckpoint staged) {
+        Key key = new Key(staged.model(), staged.version());
+        Exposure e;
+        lifecycle.readLock().lock();
+        try {
+            synchronized (this) {
+                e = exposed.get(key);
+                if (e == null || e.staged != staged) {
+                    return;
+                }
+                exposed.remove(key);
+            }
+            deregister(List.of(e));
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    /** Deregisters on the loop thread and waits; a closed loop has released everything already. */
+    private void deregister(List<Exposure> list) {
+        if (list.stream().allMatch(e -> e.size == 0)) {
+            return;
+        }
+        try {
+            loop.call(() -> {
+                list.forEach(UcxServer::deregisterInLoop);
+                return null;
+            }, LOOP_CALL_TIMEOUT_MS);
+        } catch (RetriableViperException e) {
+            LOG.fine(() -> "ucx server: deregistration skipped: " + e.getMessage());
+        }
+    }
+
+    private static void deregisterInLoop(Exposure e) {
+        if (e.memory != null) {
+            try {
+                e.memory.deregister();
+            } catch (RuntimeException ex) {
+                LOG.log(Level.WARNING, "ucx server: deregistering " + e.size + " bytes failed: " + ex.getMessage(), ex);
+            }
+            e.memory = null;
+        }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx server " + location.uri() + " is closed");
+        }
+    }
+
+    private void acceptLoop() {
+        while (true) {
+            Socket s;
+            try {
+                s = serverSocket.accept();
+            } catch (IOException e) {
+                if (!serverSocket.isClosed()) {
+                    LOG.log(Level.WARNING, "ucx server " + location.uri() + ": accept failed, no longer serving: " + e.getMessage(), e);
+                }
+                return;
+            }
+            Connection c = new Connection(s);
+            connections.add(c);
+            synchronized (this) {
+                if (closed) {
+                    connections.remove(c);
+                    c.closeSocket();
+                    continue;
+                }
+            }
+            Thread.ofVirtual().name("viper-ucx-control-" + c.peer).start(() -> serve(c));
+        }
+    }
+
+    private void serve(Connection c) {
+        try {
+            Socket s = c.socket;
+            s.setTcpNoDelay(true);
+            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, settings.transferTimeoutMs() + 10_000));
+            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 4096));
+            OutputStream out = s.getOutputStream();
+            int magic;
+            try {
+                magic = in.readInt();
+            } catch (EOFException e) {
+                return;
+            }
+            if (magic != ControlProtocol.MAGIC) {
+                throw new ControlProtocol.ProtocolException("not a Viper ucx control connection (magic 0x" + Integer.toHexString(magic) + ")");
+            }
+            while (true) {
+                int length;
+                try {
+                    length = in.readInt();
+                } catch (EOFException e) {
+                    return;
+                }
+                ControlProtocol.checkLength(length);
+                byte type = in.readByte();
+                byte[] payload = new byte[length - 1];
+                in.readFully(payload);
+                ByteBuffer p = ByteBuffer.wrap(payload);
+                ByteBuffer reply = switch (type) {
+                    case ControlProtocol.LEASE -> lease(c, ControlProtocol.parseLease(p));
+                    case ControlProtocol.RELEASE -> {
+                        long id = ControlProtocol.parseLeaseId(p, "RELEASE");
+                        ReadLease lease = c.leases.remove(id);
+                        if (lease == null) {
+                            throw new ControlProtocol.ProtocolException("RELEASE of lease " + id + " that this connection does not hold");
+                        }
+                        closeQuietly(lease);
+                        yield ControlProtocol.released(id);
+                    }
+                    default -> throw new ControlProtocol.ProtocolException("unexpected frame " + ControlProtocol.typeName(type));
+                };
+                out.write(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
+                out.flush();
+            }
+        } catch (ControlProtocol.ProtocolException e) {
+            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+        } catch (SocketTimeoutException e) {
+            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": silent for "
+                    + (settings.transferTimeoutMs() + 10_000) + " ms");
+        } catch (IOException e) {
+            if (!isClosed()) {
+                LOG.fine(() -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e, e);
+        } finally {
+            c.closeSocket();
+            c.closeLeases();
+            connections.remove(c);
+        }
+    }
+
+    private synchronized boolean isClosed() {
+        return closed;
+    }
+
+    private ByteBuffer lease(Connection c, ControlProtocol.LeaseRequest req) throws ControlProtocol.ProtocolException {
+        Key key = new Key(req.model(), req.version());
+        String what = req.model() + " v" + req.version();
+        if (c.leases.size() >= MAX_LEASES_PER_CONNECTION) {
+            throw new ControlProtocol.ProtocolException("more than " + MAX_LEASES_PER_CONNECTION + " open leases on one connection");
+        }
+        Exposure e;
+        synchronized (this) {
+            if (closed) {
+                return ControlProtocol.notAvailable("producer is shutting down");
+            }
+            e = exposed.get(key);
+        }
+        if (e == null) {
+            return ControlProtocol.notAvailable(what + " is not served here");
+        }
+        ReadLease lease = e.staged.tryLease();
+        if (lease == null) {
+            return ControlProtocol.notAvailable(what + " was recycled");
+        }
+        long id;
+        synchronized (this) {
+            if (closed || exposed.get(key) != e) {
+                closeQuietly(lease);
+                return ControlProtocol.notAvailable(closed ? "producer is shutting down" : what + " was withdrawn");
+            }
+            id = leaseIds.incrementAndGet();
+            c.leases.put(id, lease);
+        }
+        return ControlProtocol.grant(id, e.id, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
+    }
+
+    /**
+     * Stops serving: closes the control channel and every connection (and so every lease), then,
+     * after a grace period of one second if leases were open, unmaps the memory and closes UCX.
+     */
+    @Override
+    public void close() {
+        List<Exposure> all;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        // Waits for exposes and withdraws under way; later ones see the server closed.
+        lifecycle.writeLock().lock();
+        try {
+            synchronized (this) {
+                all = new ArrayList<>(exposed.values());
+                exposed.clear();
+            }
+        } finally {
+            lifecycle.writeLock().unlock();
+        }
+        try {
+            serverSocket.close();
+        } catch (IOException e) {
+            LOG.fine(() -> "ucx server: closing the listening socket: " + e.getMessage());
+        }
+        boolean leased = false;
+        for (Connection c : List.copyOf(connections)) {
+            leased |= !c.leases.isEmpty();
+            c.closeSocket();
+            c.closeLeases();
+        }
+        if (leased && all.stream().anyMatch(e -> e.size > 0)) {
+            try {
+                Thread.sleep(UNMAP_GRACE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            acceptor.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        loop.close(() -> all.forEach(UcxServer::deregisterInLoop), LOOP_CALL_TIMEOUT_MS);
+    }
+
+    private static void closeQuietly(ReadLease lease) {
+        try {
+            lease.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "ucx server: closing a read lease failed: " + e.getMessage(), e);
+        }
+    }
+}

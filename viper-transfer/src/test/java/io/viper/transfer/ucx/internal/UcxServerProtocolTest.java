@@ -1,0 +1,135 @@
+package io.viper.transfer.ucx.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.testing.TestStagedCheckpoint;
+import io.viper.transfer.ucx.UcxTransportProvider;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The producer's control channel against malformed and misbehaving consumers. */
+class UcxServerProtocolTest {
+    private UcxServer server;
+    private TestStagedCheckpoint staged;
+
+    @BeforeEach
+    void start() {
+        var reason = new UcxTransportProvider().unavailableReason();
+        Assumptions.assumeTrue(reason.isEmpty(), () -> "ucx unavailable: " + reason.orElse(""));
+        server = UcxServer.open(URI.create("ucx://127.0.0.1:0"), Map.of());
+        staged = new TestStagedCheckpoint("proto", 3, 5, 4096);
+        server.expose(staged);
+    }
+
+    @AfterEach
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+        if (staged != null) {
+            staged.close();
+        }
+    }
+
+    private Socket connect() throws IOException {
+        Socket s = new Socket("127.0.0.1", server.location().uri().getPort());
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    private static void write(Socket s, ByteBuffer frame) throws IOException {
+        s.getOutputStream().write(frame.array(), 0, frame.limit());
+    }
+
+    private static void assertClosedByServer(Socket s) throws IOException {
+        assertEquals(-1, s.getInputStream().read(), "server closed the connection");
+    }
+
+    @Test
+    void wrongMagicClosesTheConnection() throws IOException {
+        try (Socket s = connect()) {
+            new DataOutputStream(s.getOutputStream()).writeInt(0x47455420); // "GET "
+            assertClosedByServer(s);
+        }
+    }
+
+    @Test
+    void badFrameLengthsAndUnknownTypesCloseTheConnection() throws IOException {
+        for (int[] frame : new int[][] {{0}, {ControlProtocol.MAX_FRAME + 1}, {-5}, {1, 99}, {1, ControlProtocol.GRANT}}) {
+            try (Socket s = connect()) {
+                DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                out.writeInt(ControlProtocol.MAGIC);
+                out.writeInt(frame[0]);
+                if (frame.length > 1) {
+                    out.writeByte(frame[1]);
+                }
+                out.flush();
+                assertClosedByServer(s);
+            }
+        }
+    }
+
+    @Test
+    void malformedLeaseClosesTheConnection() throws IOException {
+        for (ByteBuffer bad : new ByteBuffer[] {
+                ControlProtocol.lease("../etc", 3), ControlProtocol.lease("proto", 0),
+                ByteBuffer.allocate(7).putInt(3).put(ControlProtocol.LEASE).putShort((short) 40).flip()}) {
+            try (Socket s = connect()) {
+                new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+                write(s, bad);
+                assertClosedByServer(s);
+            }
+        }
+    }
+
+    @Test
+    void unknownVersionIsNotAvailableAndReleaseOfUnknownLeaseCloses() throws Exception {
+        try (Socket s = connect()) {
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+            write(s, ControlProtocol.lease("proto", 4));
+            int len = in.readInt();
+            assertEquals(ControlProtocol.NOT_AVAILABLE, in.readByte());
+            byte[] p = new byte[len - 1];
+            in.readFully(p);
+            assertTrue(ControlProtocol.parseNotAvailable(ByteBuffer.wrap(p)).contains("proto v4"));
+            write(s, ControlProtocol.release(12345));
+            assertClosedByServer(s);
+        }
+    }
+
+    @Test
+    void leasesOfADroppedConnectionAreClosed() throws Exception {
+        try (Socket s = connect()) {
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+            write(s, ControlProtocol.lease("proto", 3));
+            write(s, ControlProtocol.lease("proto", 3));
+            for (int i = 0; i < 2; i++) {
+                int len = in.readInt();
+                assertEquals(ControlProtocol.GRANT, in.readByte());
+                byte[] p = new byte[len - 1];
+                in.readFully(p);
+                ControlProtocol.Grant g = ControlProtocol.parseGrant(ByteBuffer.wrap(p));
+                assertEquals(4096, g.size());
+                assertTrue(g.rkey().length > 0 && g.workerAddress().length > 0);
+            }
+            assertEquals(2, staged.openLeases());
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (staged.openLeases() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(0, staged.openLeases(), "leases closed when the consumer's connection dropped");
+    }
+}

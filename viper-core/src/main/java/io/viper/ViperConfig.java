@@ -45,6 +45,9 @@ public final class ViperConfig {
 
     private static final SequencedMap<String, Key<?>> KEYS = new LinkedHashMap<>();
 
+    /** Namespaces whose keys the transport and notifier plugins declare and validate themselves. */
+    public static final List<String> PLUGIN_PREFIXES = List.of("viper.ucx.", "viper.tcp.", "viper.kafka.", "viper.cuda.", "viper.gpu.");
+
     public static final Key<URI> NOTIFIER = define("viper.notifier", "embedded://127.0.0.1:0", ViperConfig::parseUri,
             "Where manifests are announced: embedded://host:port (a broker the producer hosts; port 0 picks one) or kafka://host:port[,host:port][?topic=T].");
     public static final Key<List<URI>> TRANSPORTS = define("viper.transports", "ucx://127.0.0.1:0,tcp://127.0.0.1:0", ViperConfig::parseUriList,
@@ -102,7 +105,7 @@ public final class ViperConfig {
         });
         List<String> unknown = new ArrayList<>();
         for (String k : copy.keySet()) {
-            if (k.startsWith("viper.") && !KEYS.containsKey(k) && !k.startsWith("viper.kafka.")) {
+            if (k.startsWith("viper.") && !KEYS.containsKey(k) && PLUGIN_PREFIXES.stream().noneMatch(k::startsWith)) {
                 unknown.add(k);
             }
         }

@@ -71,7 +71,8 @@ final class ProducerImpl implements ViperProducer {
         this.repository = rt.repository();
         this.version = repository.flatMap(r -> r.latest(model)).map(Manifest::version).orElse(0L);
         this.cache = new StagingCache(model, c.get(ViperConfig.STAGING_BUDGET), c.get(ViperConfig.STAGING_VERSIONS),
-                c.get(ViperConfig.STAGING_WAIT_MS), this::withdraw);
+                c.get(ViperConfig.STAGING_WAIT_MS), this::withdraw,
+                servers.stream().flatMap(s -> s.stagingAllocator().stream()).findFirst().orElse(null));
         this.background = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-producer-" + model).unstarted(r));
         LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
                 notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),

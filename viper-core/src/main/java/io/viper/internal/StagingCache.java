@@ -5,6 +5,7 @@ import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
+import io.viper.spi.StagingAllocator;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -32,6 +33,7 @@ final class StagingCache implements AutoCloseable {
     private final int keepVersions;
     private final long waitMillis;
     private final Consumer<Buffer> onRetire;
+    private final StagingAllocator allocator;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
     private final List<Buffer> buffers = new ArrayList<>();
@@ -42,7 +44,8 @@ final class StagingCache implements AutoCloseable {
      * @param onRetire called (outside the lock) when a buffer leaves service, before it may be reused,
      *                 so that transports withdraw it
      */
-    StagingCache(String model, long budgetBytes, int keepVersions, long waitMillis, Consumer<Buffer> onRetire) {
+    StagingCache(String model, long budgetBytes, int keepVersions, long waitMillis, Consumer<Buffer> onRetire, StagingAllocator allocator) {
+        this.allocator = allocator;
         this.model = model;
         this.budgetBytes = budgetBytes;
         this.keepVersions = keepVersions;
@@ -79,7 +82,7 @@ final class StagingCache implements AutoCloseable {
                     buffers.removeIf(b -> {
                         if (b.state == State.FREE && allocatedBytes + size > budgetBytes) {
                             allocatedBytes -= b.capacity;
-                            b.arena.close();
+                            b.free();
                             return true;
                         }
                         return false;
@@ -236,7 +239,7 @@ final class StagingCache implements AutoCloseable {
                     LOG.log(System.Logger.Level.WARNING, "{0} v{1}: closing staging buffer with {2} open leases", model, b.version, b.leases);
                 }
                 b.state = State.FREE;
-                b.arena.close();
+                b.free();
             }
             buffers.clear();
             allocatedBytes = 0;
@@ -251,7 +254,7 @@ final class StagingCache implements AutoCloseable {
     /** One staging buffer; the transports see it as a {@link StagedCheckpoint}. */
     static final class Buffer implements StagedCheckpoint {
         private final StagingCache cache;
-        private final Arena arena = Arena.ofShared();
+        private final AutoCloseable owner;
         private final long capacity;
         private final MemorySegment memory;
         private long version;
@@ -264,7 +267,23 @@ final class StagingCache implements AutoCloseable {
         Buffer(StagingCache cache, long capacity) {
             this.cache = cache;
             this.capacity = capacity;
-            this.memory = arena.allocate(Math.max(1, capacity), 4096);
+            if (cache.allocator != null) {
+                StagingAllocator.Memory m = cache.allocator.allocate(Math.max(1, capacity));
+                this.owner = m;
+                this.memory = m.segment();
+            } else {
+                Arena arena = Arena.ofShared();
+                this.owner = arena;
+                this.memory = arena.allocate(Math.max(1, capacity), 4096);
+            }
+        }
+
+        void free() {
+            try {
+                owner.close();
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.WARNING, "freeing a staging buffer of " + cache.model + " failed: " + e.getMessage());
+            }
         }
 
         void prepare(long newVersion, long newSize) {

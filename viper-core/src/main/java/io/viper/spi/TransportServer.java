@@ -22,6 +22,14 @@ public interface TransportServer extends AutoCloseable {
      */
     void withdraw(StagedCheckpoint staged);
 
+    /**
+     * Where this transport wants the producer's staging buffers to live, if anywhere special (UCX:
+     * memory it allocated and registered once). Default: none, the producer allocates its own.
+     */
+    default java.util.Optional<StagingAllocator> stagingAllocator() {
+        return java.util.Optional.empty();
+    }
+
     /** Stops serving; open transfers fail on the consumer side with a retriable error. */
     @Override
     void close();

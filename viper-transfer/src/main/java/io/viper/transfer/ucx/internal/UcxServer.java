@@ -7,6 +7,7 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
+import io.viper.spi.StagingAllocator;
 import io.viper.spi.TransportServer;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -76,10 +78,65 @@ public final class UcxServer implements TransportServer {
         volatile long address;
         volatile UcpMemory memory;
         volatile byte[] rkey = new byte[0];
+        /** The registration consumers cache their unpacked rkey under (an allocation's, when reused). */
+        volatile long registrationId = id;
+        /** Whether this exposure registered memory of its own (else it borrows a staging allocation's). */
+        volatile boolean owned = true;
 
         Exposure(StagedCheckpoint staged, long size) {
             this.staged = staged;
             this.size = size;
+        }
+    }
+
+    /**
+     * A staging buffer UCX allocated and registered once; versions staged in it are exposed without
+     * a copy, under the same registration id, so consumers keep its unpacked rkey across versions.
+     */
+    private final class Allocation implements StagingAllocator.Memory {
+        final long id = EXPOSURE_IDS.incrementAndGet();
+        final long address;
+        final long size;
+        final byte[] rkey;
+        final MemorySegment segment;
+        volatile UcpMemory memory;
+
+        Allocation(UcpMemory memory, long size) {
+            this.memory = memory;
+            this.address = memory.getAddress();
+            this.size = size;
+            this.rkey = toBytes(memory.getRemoteKeyBuffer());
+            this.segment = MemorySegment.ofAddress(address).reinterpret(size);
+        }
+
+        boolean contains(MemorySegment data) {
+            return data.address() >= address && data.address() + data.byteSize() <= address + size;
+        }
+
+        @Override
+        public MemorySegment segment() {
+            return segment;
+        }
+
+        @Override
+        public void close() {
+            synchronized (UcxServer.this) {
+                if (!allocations.remove(this)) {
+                    return;
+                }
+            }
+            try {
+                loop.call(() -> {
+                    UcpMemory m = memory;
+                    memory = null;
+                    if (m != null) {
+                        m.deregister();
+                    }
+                    return null;
+                }, LOOP_CALL_TIMEOUT_MS);
+            } catch (RetriableViperException e) {
+                LOG.fine(() -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
+            }
         }
     }
 
@@ -122,6 +179,8 @@ public final class UcxServer implements TransportServer {
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     /** Guarded by this. */
     private final Map<Key, Exposure> exposed = new HashMap<>();
+    /** Staging buffers allocated through {@link #stagingAllocator()}; guarded by this. */
+    private final List<Allocation> allocations = new ArrayList<>();
     /** Guarded by this. */
     private boolean closed;
     /**
@@ -208,6 +267,40 @@ public final class UcxServer implements TransportServer {
     }
 
     /**
+     * Staging buffers in memory UCX allocates and registers once (unless {@code viper.ucx.copy=false},
+     * where staged buffers are registered in place): UCX 1.13 reads such memory between processes at
+     * memcpy speed, while a GET from memory registered in place takes its slow software path.
+     */
+    @Override
+    public Optional<StagingAllocator> stagingAllocator() {
+        if (!settings.copyToUcxMemory()) {
+            return Optional.empty();
+        }
+        return Optional.of(bytes -> {
+            lifecycle.readLock().lock();
+            try {
+                synchronized (this) {
+                    requireOpen();
+                }
+                Allocation a = loop.call(() -> new Allocation(loop.context().memoryMap(new UcpMemMapParams().allocate().setLength(bytes)), bytes),
+                        LOOP_CALL_TIMEOUT_MS);
+                synchronized (this) {
+                    allocations.add(a);
+                }
+                return a;
+            } catch (RuntimeException e) {
+                if (e instanceof ViperException ve) {
+                    throw ve;
+                }
+                throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate a staging buffer of " + bytes + " bytes: "
+                        + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
+            } finally {
+                lifecycle.readLock().unlock();
+            }
+        });
+    }
+
+    /**
      * Registers {@code staged}'s data for RDMA: by default copies it into memory allocated by UCX
      * ({@link UcxSettings#COPY_KEY}), else registers the staging buffer in place. Blocks the calling
      * (producer background) thread for the copy.
@@ -230,7 +323,20 @@ public final class UcxServer implements TransportServer {
                 }
             }
             Exposure e = new Exposure(staged, data.byteSize());
-            if (e.size > 0) {
+            Allocation home = null;
+            synchronized (this) {
+                for (Allocation a : allocations) {
+                    if (a.contains(data)) {
+                        home = a;
+                    }
+                }
+            }
+            if (home != null) {
+                e.owned = false;
+                e.address = data.address();
+                e.rkey = home.rkey;
+                e.registrationId = home.id;
+            } else if (e.size > 0) {
                 register(e, data, what);
             }
             Exposure old;
@@ -312,7 +418,7 @@ public final class UcxServer implements TransportServer {
     }
 
     private static void deregisterInLoop(Exposure e) {
-        if (e.memory != null) {
+        if (e.owned && e.memory != null) {
             try {
                 e.memory.deregister();
             } catch (RuntimeException ex) {
@@ -447,7 +553,7 @@ public final class UcxServer implements TransportServer {
             id = leaseIds.incrementAndGet();
             c.leases.put(id, lease);
         }
-        return ControlProtocol.grant(id, e.id, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
+        return ControlProtocol.grant(id, e.registrationId, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
     }
 
     /**
@@ -496,7 +602,21 @@ public final class UcxServer implements TransportServer {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        loop.close(() -> all.forEach(UcxServer::deregisterInLoop), LOOP_CALL_TIMEOUT_MS);
+        List<Allocation> allocs;
+        synchronized (this) {
+            allocs = new ArrayList<>(allocations);
+            allocations.clear();
+        }
+        loop.close(() -> {
+            all.forEach(UcxServer::deregisterInLoop);
+            for (Allocation a : allocs) {
+                UcpMemory m = a.memory;
+                a.memory = null;
+                if (m != null) {
+                    m.deregister();
+                }
+            }
+        }, LOOP_CALL_TIMEOUT_MS);
     }
 
     private static void closeQuietly(ReadLease lease) {

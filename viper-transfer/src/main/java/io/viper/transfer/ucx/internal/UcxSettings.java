@@ -36,7 +36,7 @@ public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight,
      */
     public static final String COPY_KEY = "viper.ucx.copy";
     /**
-     * Consumer: remote keys kept unpacked per producer (default 2, 0 for none). Unpacking attaches the
+     * Consumer: remote keys kept unpacked per producer (default 4, 0 for none). Unpacking attaches the
      * producer's shared memory and the first touch of each page faults, so a repeated read of the same
      * version is several times faster with its key cached; each cached key keeps that memory attached
      * (alive) until it is evicted, idle for 30 s, or the client closes.
@@ -56,7 +56,7 @@ public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight,
         long chunk = parseLong(config, CHUNK_KEY, DEFAULT_CHUNK_BYTES, 4096, 1L << 40);
         int inFlight = (int) parseLong(config, IN_FLIGHT_KEY, DEFAULT_IN_FLIGHT, 1, 1024);
         boolean copy = parseBoolean(config, COPY_KEY, true);
-        int rkeys = (int) parseLong(config, RKEY_CACHE_KEY, 2, 0, 64);
+        int rkeys = (int) parseLong(config, RKEY_CACHE_KEY, 4, 0, 64);
         return new UcxSettings(timeout, chunk, inFlight, copy, rkeys);
     }
 

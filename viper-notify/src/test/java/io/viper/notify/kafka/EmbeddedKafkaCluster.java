@@ -108,18 +108,25 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         }
     }
 
-    /** Sets Kafka's own loggers (slf4j routed to java.util.logging) to WARNING. */
+    /**
+     * Sets Kafka's own loggers (slf4j routed to java.util.logging) to WARNING, and the client's
+     * connection warnings to SEVERE.
+     */
     public static void quietLogs() {
         synchronized (QUIET) {
             if (!QUIET.isEmpty()) {
                 return;
             }
             for (String name : List.of("org.apache.kafka", "kafka", "state.change.logger", "org.testcontainers",
-                    "com.github.dockerjava", "tc", "org.apache.kafka.clients.NetworkClient")) {
+                    "com.github.dockerjava", "tc")) {
                 Logger l = Logger.getLogger(name);
                 l.setLevel(Level.WARNING);
                 QUIET.add(l);
             }
+            // one warning per reconnect attempt while a test has the broker stopped on purpose
+            Logger network = Logger.getLogger("org.apache.kafka.clients.NetworkClient");
+            network.setLevel(Level.SEVERE);
+            QUIET.add(network);
         }
     }
 

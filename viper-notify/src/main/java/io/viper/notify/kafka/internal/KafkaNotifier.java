@@ -96,7 +96,7 @@ public final class KafkaNotifier implements Notifier {
         try {
             Future<RecordMetadata> f = p.send(new ProducerRecord<>(uri.topic(), manifest.model(), value));
             RecordMetadata md = f.get(settings.timeoutMs() + 1_000, TimeUnit.MILLISECONDS);
-            LOG.log(Level.DEBUG, "published {0} to {1}/{2}@{3}", what, md.topic(), md.partition(), md.offset());
+            LOG.log(Level.DEBUG, () -> "published " + what + " to " + md.topic() + "/" + md.partition() + "@" + md.offset());
         } catch (ExecutionException e) {
             throw failure(what, e.getCause() == null ? e : e.getCause());
         } catch (KafkaException e) {

@@ -59,6 +59,7 @@ final class ManifestFollower implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private volatile Consumer<byte[], byte[]> current;
+    private final Object sleeper = new Object();
 
     // poll thread only
     private final Map<String, Manifest> latest = new HashMap<>();
@@ -99,6 +100,9 @@ final class ManifestFollower implements AutoCloseable {
             return;
         }
         closed = true;
+        synchronized (sleeper) {
+            sleeper.notifyAll();
+        }
         Consumer<byte[], byte[]> c = current;
         if (c != null) {
             c.wakeup();
@@ -209,7 +213,8 @@ final class ManifestFollower implements AutoCloseable {
                 if (catchUpTo != null && caughtUp(c, catchUpTo)) {
                     catchUpTo = null;
                     everCaughtUp = true;
-                    LOG.log(Level.DEBUG, "caught up with Kafka topic {0}: {1} model(s) known", uri.topic(), latest.size());
+                    int known = latest.size();
+                    LOG.log(Level.DEBUG, () -> "caught up with Kafka topic " + uri.topic() + ": " + known + " model(s) known");
                     for (Map.Entry<String, List<Sub>> e : subs.entrySet()) {
                         Manifest m = latest.get(e.getKey());
                         if (m != null) {
@@ -225,7 +230,10 @@ final class ManifestFollower implements AutoCloseable {
                     setState(State.FOLLOWING, "Kafka at " + uri.bootstrapServers() + " is reachable again; following topic " + uri.topic(), null);
                 } else if (now - lastActivity >= PROBE_EVERY_MS) {
                     lastActivity = now;
-                    probe(c, assigned);
+                    if (probe(c, assigned) && partitionsChanged(c, assigned)) {
+                        LOG.log(Level.INFO, "Kafka topic " + uri.topic() + " changed its partitions; assigning them again");
+                        assigned = null;
+                    }
                 }
             } catch (WakeupException e) {
                 if (closed) {
@@ -235,14 +243,29 @@ final class ManifestFollower implements AutoCloseable {
         }
     }
 
-    /** Asks the partition leaders for their end offsets, to notice (and log) an unreachable cluster while idle. */
-    private void probe(Consumer<byte[], byte[]> c, List<TopicPartition> assigned) {
+    /**
+     * Asks the partition leaders for their end offsets, to notice (and log) an unreachable cluster
+     * while idle; returns whether they answered.
+     */
+    private boolean probe(Consumer<byte[], byte[]> c, List<TopicPartition> assigned) {
         try {
             c.endOffsets(assigned, Duration.ofMillis(Math.min(apiTimeoutMs, 3_000)));
             setState(State.FOLLOWING, "Kafka at " + uri.bootstrapServers() + " is reachable again; following topic " + uri.topic(), null);
+            return true;
         } catch (TimeoutException e) {
             setState(State.UNREACHABLE, "Kafka at " + uri.bootstrapServers() + " is unreachable; the client keeps retrying,"
                     + " the model held keeps serving", null);
+            return false;
+        }
+    }
+
+    /** Whether the topic's partitions (from the client's metadata, refreshed periodically) differ from those assigned. */
+    private boolean partitionsChanged(Consumer<byte[], byte[]> c, List<TopicPartition> assigned) {
+        try {
+            List<PartitionInfo> parts = c.partitionsFor(uri.topic(), Duration.ofMillis(Math.min(apiTimeoutMs, 3_000)));
+            return parts != null && !parts.isEmpty() && parts.size() != assigned.size();
+        } catch (TimeoutException e) {
+            return false;
         }
     }
 
@@ -285,7 +308,7 @@ final class ManifestFollower implements AutoCloseable {
             return;
         }
         if (r.value() == null) {
-            LOG.log(Level.INFO, "Kafka record {0} is a tombstone for model {1}; ignored, consumers keep the version they hold", where, model);
+            LOG.log(Level.INFO, "Kafka record " + where + " is a tombstone for model " + model + "; ignored, consumers keep the version they hold");
             return;
         }
         Manifest m;
@@ -304,7 +327,7 @@ final class ManifestFollower implements AutoCloseable {
         }
         Manifest held = latest.get(model);
         if (held != null && m.version() < held.version()) {
-            LOG.log(Level.DEBUG, "ignoring {0} v{1} at {2}: v{3} is already known", model, m.version(), where, held.version());
+            LOG.log(Level.DEBUG, () -> "ignoring " + model + " v" + m.version() + " at " + where + ": v" + held.version() + " is already known");
             return;
         }
         if (m.equals(held)) {
@@ -361,12 +384,18 @@ final class ManifestFollower implements AutoCloseable {
         }
     }
 
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            // only close() interrupts this thread, after setting closed; the loops check it
-            Thread.currentThread().interrupt();
+    /** Waits {@code ms}, or less when the follower is closed meanwhile. */
+    private void sleep(long ms) {
+        synchronized (sleeper) {
+            if (closed) {
+                return;
+            }
+            try {
+                sleeper.wait(ms);
+            } catch (InterruptedException e) {
+                // only close() interrupts this thread, after setting closed; the loops check it
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -388,7 +417,8 @@ final class ManifestFollower implements AutoCloseable {
             }
             if (last != null && (m.version() < last.version() || m.equals(last))) {
                 if (m.version() < last.version()) {
-                    LOG.log(Level.DEBUG, "not delivering {0} v{1}: v{2} was delivered", model, m.version(), last.version());
+                    Manifest held = last;
+                    LOG.log(Level.DEBUG, () -> "not delivering " + model + " v" + m.version() + ": v" + held.version() + " was delivered");
                 }
                 return;
             }

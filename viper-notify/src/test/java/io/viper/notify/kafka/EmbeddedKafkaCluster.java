@@ -30,13 +30,19 @@ import org.apache.kafka.common.utils.Time;
 /**
  * A KRaft Kafka cluster inside the test JVM: {@code nodes} combined broker+controller nodes on free
  * loopback ports, log directories under a temporary directory, a small footprint (few threads, a
- * small cleaner buffer). {@link #stop()} and {@link #start()} restart every node on the same ports
+ * small cleaner buffer), each with a PLAINTEXT listener and a SASL_PLAINTEXT one (mechanism PLAIN).
+ * {@link #stop()} and {@link #start()} restart every node on the same ports
  * with the same data, as a broker restart does. Topic auto-creation is off, so that tests see what
  * the notifier creates.
  *
  * <p>Usage: {@code try (var kafka = EmbeddedKafkaCluster.start(1)) { kafka.bootstrapServers(); }}
  */
 public final class EmbeddedKafkaCluster implements AutoCloseable {
+    /** The user the SASL/PLAIN listener accepts. */
+    public static final String SASL_USER = "viper";
+    /** The password of {@link #SASL_USER}. */
+    public static final String SASL_PASSWORD = "viper-secret";
+
     /** Strong references, so that the levels set on these loggers stay. */
     private static final List<Logger> QUIET = new ArrayList<>();
 
@@ -48,16 +54,19 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     private final boolean ownsDir;
     private final List<Properties> configs = new ArrayList<>();
     private final int[] brokerPorts;
+    private final int[] saslPorts;
     private final KafkaRaftServer[] servers;
 
     private EmbeddedKafkaCluster(int nodes, Path dir, boolean ownsDir) {
         this.dir = dir;
         this.ownsDir = ownsDir;
         this.brokerPorts = new int[nodes];
+        this.saslPorts = new int[nodes];
         this.servers = new KafkaRaftServer[nodes];
         int[] controllerPorts = new int[nodes];
         for (int i = 0; i < nodes; i++) {
             brokerPorts[i] = freePort();
+            saslPorts[i] = freePort();
             controllerPorts[i] = freePort();
         }
         StringBuilder voters = new StringBuilder();
@@ -70,9 +79,13 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
             p.setProperty("process.roles", "broker,controller");
             p.setProperty("node.id", Integer.toString(i + 1));
             p.setProperty("controller.quorum.voters", voters.toString());
-            p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
-            p.setProperty("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i]);
-            p.setProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",SASL://127.0.0.1:" + saslPorts[i]
+                    + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            p.setProperty("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",SASL://127.0.0.1:" + saslPorts[i]);
+            p.setProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
+            p.setProperty("sasl.enabled.mechanisms", "PLAIN");
+            p.setProperty("listener.name.sasl.plain.sasl.jaas.config",
+                    "org.apache.kafka.common.security.plain.PlainLoginModule required user_" + SASL_USER + "=\"" + SASL_PASSWORD + "\";");
             p.setProperty("controller.listener.names", "CONTROLLER");
             p.setProperty("inter.broker.listener.name", "PLAINTEXT");
             p.setProperty("log.dirs", dir.resolve("node-" + (i + 1)).toString());
@@ -186,6 +199,18 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     public String bootstrapServers() {
         StringBuilder b = new StringBuilder();
         for (int port : brokerPorts) {
+            b.append(b.isEmpty() ? "" : ",").append("127.0.0.1:").append(port);
+        }
+        return b.toString();
+    }
+
+    /**
+     * The SASL_PLAINTEXT listeners (mechanism PLAIN, user {@value #SASL_USER}, password
+     * {@value #SASL_PASSWORD}) as {@code bootstrap.servers}.
+     */
+    public String saslBootstrapServers() {
+        StringBuilder b = new StringBuilder();
+        for (int port : saslPorts) {
             b.append(b.isEmpty() ? "" : ",").append("127.0.0.1:").append(port);
         }
         return b.toString();

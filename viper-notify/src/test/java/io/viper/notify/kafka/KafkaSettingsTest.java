@@ -1,0 +1,164 @@
+package io.viper.notify.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.notify.kafka.internal.KafkaSettings;
+import io.viper.notify.kafka.internal.KafkaUri;
+import io.viper.notify.kafka.internal.TopicCreator;
+import io.viper.spi.Notifier;
+import io.viper.spi.NotifierProvider;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import java.util.ServiceLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KafkaSettingsTest {
+    static {
+        EmbeddedKafkaCluster.quietLogs();
+    }
+
+    private static final KafkaUri URI_ = KafkaUri.parse(URI.create("kafka://127.0.0.1:9092"));
+
+    @Test
+    void defaults() {
+        KafkaSettings s = KafkaSettings.from(Map.of("viper.other.key", "left alone"));
+        assertEquals(30_000, s.timeoutMs());
+        assertEquals(1, s.partitions());
+        assertEquals(0, s.replicationFactor());
+        assertTrue(s.passthrough().isEmpty());
+        Properties p = s.producerProperties(URI_, "id");
+        assertEquals("true", p.getProperty("enable.idempotence"));
+        assertEquals("all", p.getProperty("acks"));
+        assertEquals("127.0.0.1:9092", p.getProperty("bootstrap.servers"));
+        assertEquals("30000", p.getProperty("max.block.ms"));
+        Properties c = s.consumerProperties(URI_, "id");
+        assertNull(c.getProperty("group.id"), "no consumer group");
+        assertEquals("false", c.getProperty("enable.auto.commit"));
+        assertEquals("false", c.getProperty("allow.auto.create.topics"));
+        assertEquals("earliest", c.getProperty("auto.offset.reset"));
+    }
+
+    @Test
+    void securitySettingsPassThroughFromFileAndKeysWithKeysWinning(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("client.properties");
+        Files.writeString(file, """
+                security.protocol=SASL_SSL
+                sasl.mechanism=PLAIN
+                ssl.truststore.location=/etc/kafka/truststore.jks
+                """);
+        KafkaSettings s = KafkaSettings.from(Map.of("viper.kafka.properties.file", file.toString(),
+                "kafka.sasl.mechanism", "SCRAM-SHA-512", "viper.notify.timeout.ms", "5000"));
+        for (Properties p : new Properties[] {s.producerProperties(URI_, "x"), s.consumerProperties(URI_, "x"), s.adminProperties(URI_, "x")}) {
+            assertEquals("SASL_SSL", p.getProperty("security.protocol"));
+            assertEquals("SCRAM-SHA-512", p.getProperty("sasl.mechanism"), "a kafka.* key overrides the file");
+            assertEquals("/etc/kafka/truststore.jks", p.getProperty("ssl.truststore.location"));
+        }
+        assertEquals(5000, s.timeoutMs());
+        assertEquals("5000", s.producerProperties(URI_, "x").getProperty("delivery.timeout.ms"));
+    }
+
+    @Test
+    void producerOnlySettingsGoToTheProducerOnly() {
+        KafkaSettings s = KafkaSettings.from(Map.of("kafka.linger.ms", "5", "kafka.fetch.min.bytes", "10"));
+        assertEquals("5", s.producerProperties(URI_, "x").getProperty("linger.ms"));
+        assertFalse(s.consumerProperties(URI_, "x").containsKey("linger.ms"));
+        assertEquals("10", s.consumerProperties(URI_, "x").getProperty("fetch.min.bytes"));
+        assertFalse(s.producerProperties(URI_, "x").containsKey("fetch.min.bytes"));
+    }
+
+    @Test
+    void missingPropertiesFileIsNamed(@TempDir Path dir) {
+        String missing = dir.resolve("nope.properties").toString();
+        ViperConfigException e = assertThrows(ViperConfigException.class,
+                () -> KafkaSettings.from(Map.of("viper.kafka.properties.file", missing)));
+        assertTrue(e.getMessage().contains(missing) && e.getMessage().contains("does not exist"), e.getMessage());
+    }
+
+    @Test
+    void settingsViperOwnsCannotBeOverridden() {
+        for (String key : new String[] {"kafka.enable.idempotence", "kafka.acks", "kafka.group.id", "kafka.bootstrap.servers", "kafka.value.serializer"}) {
+            ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaSettings.from(Map.of(key, "x")));
+            assertTrue(e.getMessage().contains(key.substring(6)) && e.getMessage().contains("cannot be overridden"), e.getMessage());
+        }
+    }
+
+    @Test
+    void badValuesAndUnknownViperKafkaKeysAreNamed() {
+        assertMessage(Map.of("viper.notify.timeout.ms", "0"), "viper.notify.timeout.ms must be a positive integer, got '0'");
+        assertMessage(Map.of("viper.notify.timeout.ms", "soon"), "viper.notify.timeout.ms must be a positive integer, got 'soon'");
+        assertMessage(Map.of("viper.kafka.partitions", "-1"), "viper.kafka.partitions must be a positive integer");
+        assertMessage(Map.of("viper.kafka.replication.factor", "40000"), "viper.kafka.replication.factor must be at most");
+        assertMessage(Map.of("viper.kafka.partitons", "2"), "unknown setting 'viper.kafka.partitons'");
+        assertMessage(Map.of("kafka.", "2"), "names no Kafka client setting");
+    }
+
+    private static void assertMessage(Map<String, String> config, String expected) {
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaSettings.from(config));
+        assertTrue(e.getMessage().contains(expected), "'" + e.getMessage() + "' should contain '" + expected + "'");
+    }
+
+    @Test
+    void replicationFollowsTheClusterSize() {
+        assertEquals(1, TopicCreator.replicationFor(1));
+        assertEquals(2, TopicCreator.replicationFor(2));
+        assertEquals(3, TopicCreator.replicationFor(7));
+        assertEquals(1, TopicCreator.minInsyncFor(1));
+        assertEquals(1, TopicCreator.minInsyncFor(2));
+        assertEquals(2, TopicCreator.minInsyncFor(3));
+    }
+
+    @Test
+    void providerIsFoundByScheme() {
+        NotifierProvider found = ServiceLoader.load(NotifierProvider.class).stream().map(ServiceLoader.Provider::get)
+                .filter(p -> p.scheme().equals("kafka")).findFirst().orElseThrow();
+        assertInstanceOf(KafkaNotifierProvider.class, found);
+    }
+
+    @Test
+    void openingNeedsNoBrokerAndReportsTheCanonicalUri() {
+        // nothing listens on port 1: opening must not contact the cluster
+        try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, Map.of())) {
+            assertEquals(URI.create("kafka://127.0.0.1:1?topic=viper.models"), n.uri());
+        }
+    }
+
+    @Test
+    void publishWithoutABrokerFailsRetriablyWithinTheTimeout() {
+        try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER,
+                Map.of("viper.notify.timeout.ms", "1500"))) {
+            long t0 = System.nanoTime();
+            ViperException e = assertThrows(ViperException.class, () -> n.publish(TestManifests.manifest("m", 1, "tcp://127.0.0.1:2")));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(e.isRetriable(), "retriable: " + e);
+            assertTrue(e.getMessage().contains("127.0.0.1:1"), e.getMessage());
+            assertTrue(ms < 10_000, "bounded by the timeout, took " + ms + " ms");
+        }
+    }
+
+    @Test
+    void badClientSettingsFailAtOpen() {
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> new KafkaNotifierProvider().open(
+                URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER, Map.of("kafka.security.protocol", "NOPE")));
+        assertTrue(e.getMessage().contains("Kafka producer"), e.getMessage());
+    }
+
+    @Test
+    void closedNotifierRefusesWork() {
+        Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, Map.of());
+        n.close();
+        n.close();
+        ViperException e = assertThrows(ViperException.class, () -> n.subscribe("m", m -> { }));
+        assertEquals(ViperException.Reason.CLOSED, e.reason());
+    }
+}

@@ -35,8 +35,12 @@ final class CommonOptions {
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable)")
     Map<String, String> settings = new LinkedHashMap<>();
 
-    @Option(names = "--metrics-port", paramLabel = "PORT", description = "Serve Prometheus metrics on http://127.0.0.1:PORT/metrics")
+    @Option(names = "--metrics-port", paramLabel = "PORT", description = "Serve Prometheus metrics on http://HOST:PORT/metrics (see --metrics-host)")
     Integer metricsPort;
+
+    @Option(names = "--metrics-host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "Address the metrics endpoint binds (default: ${DEFAULT-VALUE}; 0.0.0.0 in containers)")
+    String metricsHost;
 
     @Option(names = {"-v", "--verbose"}, description = "Log what Viper does (path choices, transfers) on stderr")
     boolean verbose;
@@ -60,19 +64,19 @@ final class CommonOptions {
         }
         settings.forEach(b::config);
         if (metricsPort != null) {
-            startMetrics(metricsPort);
+            startMetrics(metricsHost, metricsPort);
         }
         return b;
     }
 
-    private static void startMetrics(int port) {
+    private static void startMetrics(String host, int port) {
         if (port < 0 || port > 65535) {
             throw new ViperConfigException("--metrics-port " + port + " is not a port number");
         }
         PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Metrics.addRegistry(prometheus);
         try {
-            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(new InetSocketAddress("127.0.0.1", port), 16);
+            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(new InetSocketAddress(host, port), 16);
             server.createContext("/metrics", exchange -> {
                 byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
                 exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
@@ -85,7 +89,7 @@ final class CommonOptions {
             Thread t = Thread.ofPlatform().daemon().name("viper-metrics").unstarted(server::start);
             t.start();
         } catch (IOException e) {
-            throw new ViperConfigException("cannot serve metrics on 127.0.0.1:" + port + ": " + e.getMessage());
+            throw new ViperConfigException("cannot serve metrics on " + host + ":" + port + ": " + e.getMessage());
         }
     }
 }

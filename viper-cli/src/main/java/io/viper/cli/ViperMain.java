@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
             PublishCommand.class,
             ConsumeCommand.class,
             BenchCommand.class,
+            BrokerCommand.class,
             ScheduleCommand.class,
         })
 public final class ViperMain implements Runnable {

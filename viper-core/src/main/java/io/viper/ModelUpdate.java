@@ -12,8 +12,9 @@ import io.viper.manifest.Location;
  * @param bytes      bytes transferred (0 when the PFS file was mapped in place)
  * @param latencyMs  from the producer's publish call to the swap, by the wall clocks of both sides
  *                   (meaningful on one host or with synchronised clocks)
- * @param transferMs time spent reading the bytes
- * @param verifyMs   time spent checking the content hashes
+ * @param transferMs time spent reading the bytes (host paths verify hashes batch by batch while
+ *                   later batches arrive, so that work is included here)
+ * @param verifyMs   time spent checking content hashes after the bytes were in place
  * @param fallbacks  locations that failed before this one succeeded
  */
 public record ModelUpdate(String model, long version, long previous, Location location, long bytes,

@@ -45,6 +45,10 @@ import java.util.function.Consumer;
 final class ConsumerImpl implements ViperConsumer {
     private static final System.Logger LOG = System.getLogger(ConsumerImpl.class.getName());
     private static final int KNOWN_MANIFESTS = 16;
+    /** Verification overlaps the transfer in about this many batches... */
+    private static final int VERIFY_BATCHES = 8;
+    /** ...of at least this size, so that small models are read in one request. */
+    private static final long VERIFY_BATCH_MIN_BYTES = 16L << 20;
 
     private final ViperRuntime rt;
     private final String model;
@@ -261,9 +265,8 @@ final class ConsumerImpl implements ViperConsumer {
         boolean handedOver = false;
         try {
             MemorySegment dst = slot.segment(m.totalBytes());
-            client.read(m, loc, List.of(new ByteRange(0, m.totalBytes(), 0)), dst);
+            readAndVerify(m, loc, client, dst);
             t1 = System.nanoTime();
-            verify(m, dst, loc);
             bytes = m.totalBytes();
             loaded = new LoadedModel(m, dst, slot::release);
             handedOver = true;
@@ -299,6 +302,57 @@ final class ConsumerImpl implements ViperConsumer {
         synchronized (monitor) {
             completedVersion = m.version();
             monitor.notifyAll();
+        }
+    }
+
+    /**
+     * Pulls the model in tensor-aligned batches and hashes each batch on the hash pool while the
+     * next one transfers, so that verification overlaps the transfer instead of following it.
+     */
+    private void readAndVerify(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
+        List<TensorEntry> entries = m.tensors();
+        long batchTarget = Math.max(VERIFY_BATCH_MIN_BYTES, m.totalBytes() / VERIFY_BATCHES);
+        List<java.util.concurrent.Future<ContentHash>> pending = new ArrayList<>(entries.size());
+        try {
+            int i = 0;
+            while (i < entries.size()) {
+                int j = i;
+                long start = entries.get(i).info().offset();
+                long len = 0;
+                while (j < entries.size() && (j == i || len < batchTarget)) {
+                    len += entries.get(j).info().length();
+                    j++;
+                }
+                if (len > 0) {
+                    client.read(m, loc, List.of(new ByteRange(start, len, start)), dst);
+                }
+                for (int k = i; k < j; k++) {
+                    MemorySegment slice = dst.asSlice(entries.get(k).info().offset(), entries.get(k).info().length());
+                    pending.add(rt.hashPool().submit(() -> Xxh3.hash128(slice)));
+                }
+                i = j;
+            }
+            for (int k = 0; k < entries.size(); k++) {
+                ContentHash got = pending.get(k).get();
+                if (!entries.get(k).hash().equals(got)) {
+                    throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + entries.get(k).name()
+                            + "' hash " + got.toHex() + " does not match the manifest's " + entries.get(k).hash().toHex());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": interrupted while verifying");
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": hashing failed: " + e.getCause(), e.getCause());
+        } finally {
+            // A failed batch leaves hash tasks reading a buffer that may be reused: wait for them.
+            for (var f : pending) {
+                try {
+                    f.get();
+                } catch (Exception ignored) {
+                    // reported above, or irrelevant after a failure
+                }
+            }
         }
     }
 

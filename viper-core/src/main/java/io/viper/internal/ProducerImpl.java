@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
@@ -121,11 +122,17 @@ final class ProducerImpl implements ViperProducer {
         long t0 = System.nanoTime();
         StagingCache.Buffer buffer = cache.acquire(v, total);
         MemorySegment dst = buffer.writable();
+        // Each tensor is hashed on the hash pool as soon as it is copied, overlapping the copy.
+        List<Future<ContentHash>> hashes = new ArrayList<>(sources.size());
         try {
             for (int i = 0; i < sources.size(); i++) {
-                sources.get(i).copyTo(dst, infos.get(i).offset());
+                TensorInfo info = infos.get(i);
+                sources.get(i).copyTo(dst, info.offset());
+                MemorySegment slice = dst.asSlice(info.offset(), info.length());
+                hashes.add(rt.hashPool().submit(() -> Xxh3.hash128(slice)));
             }
         } catch (RuntimeException e) {
+            hashes.forEach(f -> f.cancel(false));
             cache.abandon(buffer);
             throw e;
         }
@@ -137,21 +144,19 @@ final class ProducerImpl implements ViperProducer {
         meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(publishedAt));
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
         CompletableFuture<Manifest> durable = new CompletableFuture<>();
-        background.execute(() -> finish(buffer, v, infos, meta, publishedAt, announced, durable));
+        background.execute(() -> finish(buffer, v, infos, hashes, meta, publishedAt, announced, durable));
         return new PublishHandle(model, v, stall, announced, durable);
     }
 
     /** Background: hash, expose, announce, flush, announce again with the PFS location. */
-    private void finish(StagingCache.Buffer buffer, long v, List<TensorInfo> infos, LinkedHashMap<String, String> meta, long publishedAt,
+    private void finish(StagingCache.Buffer buffer, long v, List<TensorInfo> infos, List<Future<ContentHash>> hashes,
+                        LinkedHashMap<String, String> meta, long publishedAt,
                         CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         Manifest manifest;
         try {
-            MemorySegment data = buffer.data();
-            List<MemorySegment> slices = infos.stream().map(i -> data.asSlice(i.offset(), i.length())).toList();
-            ContentHash[] hashes = Xxh3.hashAll(slices, rt.hashPool());
             List<TensorEntry> entries = new ArrayList<>(infos.size());
             for (int i = 0; i < infos.size(); i++) {
-                entries.add(new TensorEntry(infos.get(i), hashes[i]));
+                entries.add(new TensorEntry(infos.get(i), await(hashes.get(i))));
             }
             manifest = new Manifest(model, v, rt.producerId(), publishedAt, meta, entries, List.of());
             buffer.manifest(manifest);
@@ -196,6 +201,17 @@ final class ProducerImpl implements ViperProducer {
             LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: PFS flush failed: {2}", model, v, e.getMessage());
             announced.completeExceptionally(e);
             durable.completeExceptionally(e);
+        }
+    }
+
+    private ContentHash await(Future<ContentHash> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ViperException(ViperException.Reason.INTERNAL, "producer " + model + ": interrupted while hashing");
+        } catch (ExecutionException e) {
+            throw new ViperException(ViperException.Reason.INTERNAL, "producer " + model + ": hashing failed: " + e.getCause(), e.getCause());
         }
     }
 

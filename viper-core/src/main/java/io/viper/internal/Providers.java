@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.errors.ViperConfigException;
+import io.viper.spi.GpuProvider;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.RepositoryProvider;
 import io.viper.spi.TransportProvider;
@@ -29,6 +30,11 @@ public final class Providers {
     public static Optional<TransportProvider> transport(String scheme) {
         String s = scheme.toLowerCase(Locale.ROOT);
         return transports().stream().filter(p -> p.scheme().equals(s)).findFirst();
+    }
+
+    /** The first installed GPU provider (viper-transfer's jcuda one), if any; it may still be unavailable. */
+    public static Optional<GpuProvider> gpu() {
+        return ServiceLoader.load(GpuProvider.class, Providers.class.getClassLoader()).findFirst();
     }
 
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */

@@ -69,11 +69,13 @@ class ChunkPipelineTest {
 
     @Test
     void timeFollowsTheSlowestStageNotTheSum() {
-        Fake f = new Fake(5, 30, 5);
-        long ms = timeMs(new ChunkPipeline("t", f.stages, 2), ChunkPipeline.split(10L, 1));
-        // Slowest x chunks = 300 ms (+ fill/drain 10 ms); the sum would be 400 ms.
-        assertTrue(ms >= 300, "cannot beat chunks x slowest stage: " + ms);
-        assertTrue(ms < 380, "time should approach 10 x 30 ms, not the 400 ms sum: " + ms);
+        Fake f = new Fake(20, 40, 20);
+        long ms = timeMs(new ChunkPipeline("t", f.stages, 3), ChunkPipeline.split(10L, 1));
+        long serial = timeMs(new ChunkPipeline("t", new Fake(20, 40, 20).stages, 1), ChunkPipeline.split(10L, 1));
+        // Slowest x chunks = 400 ms (+ 40 ms fill/drain); the sum of the stages is 800 ms.
+        assertTrue(ms >= 400, "cannot beat chunks x slowest stage: " + ms);
+        assertTrue(serial >= 800, "one buffer runs the stages in sequence: " + serial);
+        assertTrue(ms < 620 && ms < serial * 3 / 4, "time should approach 10 x 40 ms, not the 800 ms sum: " + ms + " (serial " + serial + ")");
         assertTrue(f.violations.isEmpty(), f.violations.toString());
     }
 

@@ -32,9 +32,14 @@ public final class Providers {
         return transports().stream().filter(p -> p.scheme().equals(s)).findFirst();
     }
 
-    /** The first installed GPU provider (viper-transfer's jcuda one), if any; it may still be unavailable. */
+    /**
+     * The first installed GPU provider that works here, else the first installed one (whose
+     * {@code unavailableReason} says why not), else empty.
+     */
     public static Optional<GpuProvider> gpu() {
-        return ServiceLoader.load(GpuProvider.class, Providers.class.getClassLoader()).findFirst();
+        List<GpuProvider> all = new ArrayList<>();
+        ServiceLoader.load(GpuProvider.class, Providers.class.getClassLoader()).forEach(all::add);
+        return all.stream().filter(g -> g.unavailableReason().isEmpty()).findFirst().or(() -> all.stream().findFirst());
     }
 
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */

@@ -176,6 +176,9 @@ public final class Cuda {
     public static void toDevice(int device, MemorySegment src, long dst) {
         use(device);
         long n = src.byteSize();
+        if (n == 0) {
+            return;
+        }
         if (src.isNative()) {
             call(() -> JCudaDriver.cuMemcpyHtoD(at(dst), new HostPtr(src.address()), n), "cuMemcpyHtoD");
             return;
@@ -195,6 +198,9 @@ public final class Cuda {
     public static void toHost(int device, long src, MemorySegment dst) {
         use(device);
         long n = dst.byteSize();
+        if (n == 0) {
+            return;
+        }
         if (dst.isNative()) {
             if (dst.isReadOnly()) {
                 throw new IllegalArgumentException("destination segment is read-only");
@@ -216,6 +222,9 @@ public final class Cuda {
     /** Device to device, complete on return. */
     public static void deviceToDevice(int device, long src, long dst, long bytes) {
         use(device);
+        if (bytes == 0) {
+            return;
+        }
         call(() -> JCudaDriver.cuMemcpyDtoD(at(dst), at(src), bytes), "cuMemcpyDtoD");
         call(JCudaDriver::cuCtxSynchronize, "cuCtxSynchronize");
     }

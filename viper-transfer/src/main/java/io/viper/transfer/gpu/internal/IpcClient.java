@@ -95,7 +95,13 @@ public final class IpcClient implements TransportClient {
             try {
                 long src = own ? g.pointer : mapping.address;
                 for (ByteRange r : ranges) {
-                    copy.copy(src, r, own ? g.device : device);
+                    if (r.length() > 0) {
+                        try {
+                            copy.copy(src, r, own ? g.device : device);
+                        } catch (ViperException e) {
+                            throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": " + e.getMessage(), e);
+                        }
+                    }
                 }
             } finally {
                 if (mapping != null) {

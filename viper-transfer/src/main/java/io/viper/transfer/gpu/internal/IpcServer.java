@@ -84,12 +84,13 @@ public final class IpcServer extends ServerBase {
                     String key = key(model, version);
                     StagedCheckpoint s = exposed.get(key);
                     Exposed e = devices.get(key);
-                    ReadLease l = s == null || e == null ? null : s.tryLease();
+                    ReadLease l = s == null || e == null || closed ? null : s.tryLease();
                     if (l == null) {
                         Wire.send(ch, out -> out.writeByte(Wire.GONE));
                         continue;
                     }
-                    lease = l;
+                    begin();
+                    lease = counted(l);
                     Wire.send(ch, out -> {
                         out.writeByte(Wire.OK);
                         out.writeLong(ProcessHandle.current().pid());
@@ -114,6 +115,17 @@ public final class IpcServer extends ServerBase {
                 lease.close();
             }
         }
+    }
+
+    /** {@code l} that also ends this server's count of active transfers when closed (once). */
+    private ReadLease counted(ReadLease l) {
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (done.compareAndSet(false, true)) {
+                l.close();
+                end();
+            }
+        };
     }
 
     @Override

@@ -54,11 +54,12 @@ public final class PipeServer extends ServerBase {
                 ranges.add(new long[] {in.readLong(), in.readLong()});
             }
             StagedCheckpoint s = exposed.get(key(model, version));
-            ReadLease lease = s == null ? null : s.tryLease();
+            ReadLease lease = s == null || closed ? null : s.tryLease();
             if (lease == null) {
                 Wire.send(ch, out -> out.writeByte(Wire.GONE));
                 continue;
             }
+            begin();
             try (lease) {
                 MemorySegment data = s.data();
                 for (long[] r : ranges) {
@@ -80,6 +81,8 @@ public final class PipeServer extends ServerBase {
                     streamFromDevice(ch, dev, ranges);
                 }
                 Wire.send(ch, out -> out.writeByte(Wire.OK));
+            } finally {
+                end();
             }
         }
     }

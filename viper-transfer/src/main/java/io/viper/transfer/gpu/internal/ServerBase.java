@@ -29,7 +29,9 @@ abstract class ServerBase implements TransportServer {
     private final Location location;
     private final Thread acceptor;
     private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
+    private final Object idle = new Object();
+    private int busy;
+    volatile boolean closed;
 
     ServerBase(String scheme, URI bind) {
         this.scheme = scheme;
@@ -80,6 +82,23 @@ abstract class ServerBase implements TransportServer {
     /** Answers the requests of one connection until it closes; leases taken must be closed before returning. */
     abstract void serve(SocketChannel ch) throws IOException;
 
+    /** A lease or transfer starts: {@link #close} waits for it (up to {@value #DRAIN_MS} ms) before cutting connections. */
+    void begin() {
+        synchronized (idle) {
+            busy++;
+        }
+    }
+
+    /** The lease or transfer from {@link #begin} ended. */
+    void end() {
+        synchronized (idle) {
+            busy--;
+            idle.notifyAll();
+        }
+    }
+
+    static final long DRAIN_MS = 5_000;
+
     @Override
     public Location location() {
         return location;
@@ -92,6 +111,21 @@ abstract class ServerBase implements TransportServer {
             listener.close();
         } catch (IOException e) {
             LOG.log(System.Logger.Level.DEBUG, "closing listener: " + e.getMessage());
+        }
+        // Consumers that hold a lease are copying out of our memory: let them finish first.
+        long deadline = System.currentTimeMillis() + DRAIN_MS;
+        synchronized (idle) {
+            while (busy > 0 && System.currentTimeMillis() < deadline) {
+                try {
+                    idle.wait(Math.max(1, deadline - System.currentTimeMillis()));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            if (busy > 0) {
+                LOG.log(System.Logger.Level.WARNING, "{0}: closing with {1} transfers in progress", scheme, busy);
+            }
         }
         for (SocketChannel ch : connections) {
             try {

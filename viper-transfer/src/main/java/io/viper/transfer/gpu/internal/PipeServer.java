@@ -23,6 +23,9 @@ public final class PipeServer extends ServerBase {
 
     public PipeServer(URI bind) {
         super("cuda-pipe", bind);
+        LOG.log(System.Logger.Level.INFO, "cuda-pipe at {0}: {1}; {2}", location().uri(), UcxMemoryTypes.describe(),
+                UcxMemoryTypes.cuda() ? "UCX could move CUDA memory directly, this pipelined path works without it"
+                        : "GPU data crosses nodes through this pipelined path");
     }
 
     @Override

@@ -232,9 +232,9 @@ public final class Cuda {
     /** Page-locked host memory of {@code bytes} (for pipelined copies); free with {@link #freePinned}. */
     public static MemorySegment allocPinned(int device, long bytes) {
         use(device);
-        Pointer p = new Pointer();
+        HostPtr p = new HostPtr(0);
         call(() -> JCudaDriver.cuMemAllocHost(p, bytes), "cuMemAllocHost of " + bytes + " bytes");
-        return MemorySegment.ofBuffer(p.getByteBuffer(0, bytes));
+        return MemorySegment.ofAddress(p.address()).reinterpret(bytes);
     }
 
     /** Frees memory from {@link #allocPinned}. */
@@ -353,6 +353,10 @@ public final class Cuda {
     static final class HostPtr extends Pointer {
         HostPtr(long address) {
             super(address);
+        }
+
+        long address() {
+            return getNativePointer() + getByteOffset();
         }
     }
 }

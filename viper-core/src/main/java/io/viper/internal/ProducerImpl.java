@@ -230,7 +230,14 @@ final class ProducerImpl implements ViperProducer {
             List<MemorySegment> slices = infos.stream().map(i -> data.asSlice(i.offset(), i.length())).toList();
             boolean gpuServed = servers.stream().anyMatch(s -> s.location().tier() == Tier.GPU);
             List<Future<Long>> phashes = new ArrayList<>();
-            if (gpuServed) {
+            if (gpuServed && onGpu) {
+                // On the device: the GPU staging copy is what GPU consumers read.
+                DeviceBuffer db = buffer.device().orElseThrow();
+                GpuProvider g = gpu();
+                for (TensorInfo i : infos) {
+                    phashes.add(CompletableFuture.completedFuture(g.hash64(db.device(), db.pointer(i.offset(), i.length()), i.length())));
+                }
+            } else if (gpuServed) {
                 for (MemorySegment s : slices) {
                     phashes.add(rt.hashPool().submit(() -> ParallelHash64.hash(s)));
                 }

@@ -18,4 +18,5 @@ module io.viper.core {
     uses io.viper.spi.TransportProvider;
     uses io.viper.spi.RepositoryProvider;
     uses io.viper.spi.NotifierProvider;
+    uses io.viper.spi.GpuProvider;
 }

@@ -1,5 +1,6 @@
 package io.viper;
 
+import io.viper.errors.ViperException;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.DType;
 import io.viper.tensor.Tensor;
@@ -26,6 +27,17 @@ public interface Snapshot {
 
         /** An F32 tensor from a float array (row-major). */
         void addFloats(String name, long[] shape, float[] values);
+
+        /**
+         * A tensor in GPU memory: {@code byteSize(dtype, shape)} little-endian bytes at the CUDA device
+         * address {@code devicePointer} on device {@code device} (for example a framework tensor's data
+         * pointer). The producer copies it device to device into a GPU staging buffer when the GPU has
+         * room, else device to host. The default throws {@link ViperException} ({@code UNAVAILABLE}):
+         * sinks without GPU support cannot read device memory.
+         */
+        default void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
+            throw new ViperException(ViperException.Reason.UNAVAILABLE, "no CUDA driver/device: this snapshot sink cannot read GPU tensor '" + name + "'");
+        }
     }
 
     /** The tensors and metadata of {@code checkpoint} (its memory is read during the copy). */

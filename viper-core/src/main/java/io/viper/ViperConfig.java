@@ -66,6 +66,10 @@ public final class ViperConfig {
             "Consumer: most host memory for receive buffers (two per model: one serves, one receives).");
     public static final Key<List<String>> CONSUMER_PATHS = define("viper.consumer.paths", "", ViperConfig::parseNameList,
             "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one.");
+    public static final Key<String> CONSUMER_DEVICE = define("viper.consumer.device", "host", ViperConfig::parseDevice,
+            "Consumer: where it serves the model: host, or gpu (CUDA device 0; gpu:N for device N). With gpu, GPU locations (cuda-ipc, cuda-pipe) are used when a CUDA driver is present and the model fits.");
+    public static final Key<Long> CONSUMER_GPU_BUDGET = define("viper.consumer.gpu.budget.bytes", "8g", v -> sizeAtLeast(v, 1),
+            "Consumer with viper.consumer.device=gpu: most GPU memory for received models (the serving one and the one arriving).");
     public static final Key<Boolean> CONSUMER_AUTOLOAD = define("viper.consumer.autoload", "true", ViperConfig::parseBoolean,
             "Consumer: pull every newer version as a whole model (true), or only follow manifests and pull tensors on fetch() (false).");
     public static final Key<Long> LEASE_WAIT_MS = define("viper.consumer.buffer.wait.ms", "10000", v -> longAtLeast(v, 0),
@@ -175,6 +179,22 @@ public final class ViperConfig {
             }
         }
         return List.copyOf(out);
+    }
+
+    static String parseDevice(String v) {
+        String d = v.toLowerCase(Locale.ROOT);
+        if (d.equals("host") || d.equals("gpu") || d.matches("gpu:[0-9]{1,3}")) {
+            return d;
+        }
+        throw new ViperConfigException("must be host, gpu or gpu:N");
+    }
+
+    /** The CUDA device of a {@link #CONSUMER_DEVICE} value, or -1 for host. */
+    public static int cudaDevice(String device) {
+        if (device.equals("host")) {
+            return -1;
+        }
+        return device.equals("gpu") ? 0 : Integer.parseInt(device.substring(4));
     }
 
     static boolean parseBoolean(String v) {

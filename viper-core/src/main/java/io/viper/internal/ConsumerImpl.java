@@ -10,6 +10,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
+import io.viper.hash.ParallelHash64;
 import io.viper.hash.Xxh3;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -17,6 +18,8 @@ import io.viper.manifest.TensorEntry;
 import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
 import io.viper.spi.CheckpointRepository;
+import io.viper.spi.DeviceBuffer;
+import io.viper.spi.GpuProvider;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.TransportClient;
@@ -33,6 +36,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -49,6 +53,7 @@ final class ConsumerImpl implements ViperConsumer {
     private static final int VERIFY_BATCHES = 8;
     /** ...of at least this size, so that small models are read in one request. */
     private static final long VERIFY_BATCH_MIN_BYTES = 16L << 20;
+    private static final long VERIFY_CHUNK = 64L << 20;
 
     private final ViperRuntime rt;
     private final String model;
@@ -57,6 +62,11 @@ final class ConsumerImpl implements ViperConsumer {
     private final long bufferWaitMs;
     private final long firstBackoffMs;
     private final List<String> allowedSchemes;
+    private final int cudaDevice;
+    private final long gpuBudget;
+    private final GpuProvider gpu;
+    private final String noGpuReason;
+    private final AtomicLong gpuBytesHeld = new AtomicLong();
     private final ReceiveSlot[] slots = {new ReceiveSlot(0), new ReceiveSlot(1)};
     private final AtomicReference<LoadedModel> current = new AtomicReference<>();
     private final List<Consumer<ModelUpdate>> listeners = new CopyOnWriteArrayList<>();
@@ -87,6 +97,25 @@ final class ConsumerImpl implements ViperConsumer {
         this.firstBackoffMs = c.get(ViperConfig.RETRY_BACKOFF_MS);
         this.allowedSchemes = c.get(ViperConfig.CONSUMER_PATHS);
         this.autoload = c.get(ViperConfig.CONSUMER_AUTOLOAD);
+        this.cudaDevice = ViperConfig.cudaDevice(c.get(ViperConfig.CONSUMER_DEVICE));
+        this.gpuBudget = c.get(ViperConfig.CONSUMER_GPU_BUDGET);
+        if (cudaDevice < 0) {
+            this.gpu = null;
+            this.noGpuReason = "consumer serves on host (viper.consumer.device=host)";
+        } else {
+            Optional<GpuProvider> p = Providers.gpu();
+            Optional<String> why = p.isEmpty() ? Optional.of("no CUDA driver/device: no GPU provider installed (is viper-transfer on the class path?)")
+                    : p.get().unavailableReason();
+            if (why.isEmpty() && cudaDevice >= p.get().deviceCount()) {
+                why = Optional.of("no CUDA driver/device: viper.consumer.device asks for CUDA device " + cudaDevice + " but "
+                        + p.get().deviceCount() + " are visible");
+            }
+            this.gpu = why.isEmpty() ? p.get() : null;
+            this.noGpuReason = why.orElse(null);
+            if (why.isPresent()) {
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: serving on host: {1}", model, why.get());
+            }
+        }
         Optional<CheckpointRepository> repo = rt.repository();
         repo.flatMap(r -> r.latest(model)).ifPresent(this::offer);
         Notifier notifier = rt.notifier(NotifierProvider.Role.CONSUMER);
@@ -206,7 +235,7 @@ final class ConsumerImpl implements ViperConsumer {
     private void load(Manifest m) {
         long size = m.totalBytes();
         PathSelector.Selection sel = PathSelector.select(m,
-                new PathSelector.Capabilities(false, 0, freeHostBytes(size), allowedSchemes),
+                new PathSelector.Capabilities(gpu != null, freeGpuBytes(), freeHostBytes(size), allowedSchemes, noGpuReason),
                 Providers::transport, rt::clientUnavailable);
         LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), size, sel.describe());
         if (sel.usable().isEmpty()) {
@@ -244,6 +273,26 @@ final class ConsumerImpl implements ViperConsumer {
         LoadedModel loaded;
         long bytes;
         long t1;
+        if (loc.tier() == Tier.GPU && gpu != null) {
+            long size = m.totalBytes();
+            DeviceBuffer buf = gpu.allocate(cudaDevice, Math.max(1, size));
+            gpuBytesHeld.addAndGet(buf.byteSize());
+            Runnable free = () -> {
+                buf.close();
+                gpuBytesHeld.addAndGet(-buf.byteSize());
+            };
+            try {
+                client.readToDevice(m, loc, List.of(new ByteRange(0, size, 0)), buf);
+                t1 = System.nanoTime();
+                verifyOnDevice(m, buf, loc);
+            } catch (RuntimeException e) {
+                free.run();
+                throw e;
+            }
+            rt.metrics().bytes(model, loc.scheme(), size);
+            swap(m, new LoadedModel(m, buf, free), loc, size, t0, t1, fallbacks);
+            return;
+        }
         if (loc.tier() == Tier.PFS) {
             Optional<TransportClient.MappedData> mapped = client.map(m, loc);
             if (mapped.isPresent()) {
@@ -366,6 +415,55 @@ final class ConsumerImpl implements ViperConsumer {
                 throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + entries.get(i).name()
                         + "' hash " + got[i].toHex() + " does not match the manifest's " + entries.get(i).hash().toHex());
             }
+        }
+    }
+
+    /**
+     * Verifies a model in GPU memory: the manifest's phash64 computed on the device where the producer
+     * gave it; otherwise the XXH3-128 over the bytes streamed to the host in chunks.
+     */
+    private void verifyOnDevice(Manifest m, DeviceBuffer buf, Location loc) {
+        MemorySegment chunk = null;
+        try (Arena arena = Arena.ofConfined()) {
+            for (TensorEntry e : m.tensors()) {
+                long off = e.info().offset();
+                long len = e.info().length();
+                if (e.phash64().isPresent()) {
+                    long got = gpu.hash64(cudaDevice, buf.pointer(off, len), len);
+                    if (got != e.phash64().getAsLong()) {
+                        throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name()
+                                + "' phash64 " + ParallelHash64.toHex(got) + " does not match the manifest's " + ParallelHash64.toHex(e.phash64().getAsLong()));
+                    }
+                    continue;
+                }
+                if (chunk == null) {
+                    chunk = arena.allocate(VERIFY_CHUNK, 4096);
+                }
+                Xxh3.Hasher h = new Xxh3.Hasher();
+                for (long done = 0; done < len; done += VERIFY_CHUNK) {
+                    long n = Math.min(VERIFY_CHUNK, len - done);
+                    MemorySegment part = chunk.asSlice(0, n);
+                    gpu.copyToHost(cudaDevice, buf.pointer(off + done, n), part);
+                    h.update(part);
+                }
+                ContentHash got = h.digest();
+                if (!got.equals(e.hash())) {
+                    throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name()
+                            + "' hash " + got.toHex() + " does not match the manifest's " + e.hash().toHex());
+                }
+            }
+        }
+    }
+
+    private long freeGpuBytes() {
+        if (gpu == null) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Math.min(gpu.freeBytes(cudaDevice), gpuBudget - gpuBytesHeld.get()));
+        } catch (ViperException e) {
+            LOG.log(System.Logger.Level.WARNING, "consumer {0}: GPU memory query failed: {1}", model, e.getMessage());
+            return 0;
         }
     }
 

@@ -4,12 +4,14 @@ import io.viper.ModelLease;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
+import io.viper.spi.DeviceBuffer;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,8 +23,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class LoadedModel {
     private final Manifest manifest;
     private final Checkpoint checkpoint;
+    private final DeviceBuffer device;
     private final AtomicInteger refs = new AtomicInteger(1);
     private final Runnable release;
+
+    /** A model in GPU memory ({@code buffer} holds the data section); {@code release} frees it. */
+    LoadedModel(Manifest manifest, DeviceBuffer buffer, Runnable release) {
+        this.manifest = manifest;
+        this.checkpoint = null;
+        this.device = buffer;
+        this.release = release;
+    }
 
     LoadedModel(Manifest manifest, MemorySegment buffer, Runnable release) {
         this.manifest = manifest;
@@ -35,6 +46,7 @@ final class LoadedModel {
             tensors.add(new Tensor(e.info(), data.asSlice(e.info().offset(), e.info().length())));
         }
         this.checkpoint = Checkpoint.of(manifest.model(), manifest.version(), tensors, manifest.metadata());
+        this.device = null;
         this.release = () -> {
             view.close();
             release.run();
@@ -111,9 +123,21 @@ final class LoadedModel {
             return checkpoint;
         }
 
+        @Override
+        public Optional<DeviceBuffer> device() {
+            if (closed.get()) {
+                throw new IllegalStateException("lease on " + manifest.model() + " v" + manifest.version() + " is closed");
+            }
+            return Optional.ofNullable(device);
+        }
+
         private void check() {
             if (closed.get()) {
                 throw new IllegalStateException("lease on " + manifest.model() + " v" + manifest.version() + " is closed");
+            }
+            if (device != null) {
+                throw new ViperException(ViperException.Reason.CONFIG, "model " + manifest.model() + " v" + manifest.version()
+                        + " is in GPU memory (viper.consumer.device=gpu): read it through ModelLease.device()");
             }
         }
 

@@ -18,8 +18,20 @@ import java.util.function.Function;
  */
 public final class PathSelector {
 
-    /** What the consumer can do right now. */
-    public record Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes) {
+    /**
+     * What the consumer can do right now.
+     *
+     * @param servesOnGpu    whether it serves on a GPU and a GPU provider works here
+     * @param freeGpuBytes   GPU memory it may use for the arriving model
+     * @param freeHostBytes  host memory it may use for the arriving model
+     * @param allowedSchemes schemes it may use; empty: all
+     * @param noGpuReason    why GPU locations are skipped when {@code servesOnGpu} is false
+     */
+    public record Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes, String noGpuReason) {
+        /** Capabilities of a consumer that serves on host. */
+        public Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes) {
+            this(servesOnGpu, freeGpuBytes, freeHostBytes, allowedSchemes, "consumer serves on host");
+        }
     }
 
     /** A usable location and why it was ranked there. */
@@ -67,7 +79,7 @@ public final class PathSelector {
             switch (l.tier()) {
                 case GPU -> {
                     if (!caps.servesOnGpu()) {
-                        skipped.add(l.uri() + ": consumer serves on host");
+                        skipped.add(l.uri() + ": " + (caps.noGpuReason() == null ? "consumer serves on host" : caps.noGpuReason()));
                         continue;
                     }
                     if (caps.freeGpuBytes() < size) {

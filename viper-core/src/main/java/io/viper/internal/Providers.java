@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.errors.ViperConfigException;
+import io.viper.spi.GpuProvider;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.RepositoryProvider;
 import io.viper.spi.TransportProvider;
@@ -29,6 +30,16 @@ public final class Providers {
     public static Optional<TransportProvider> transport(String scheme) {
         String s = scheme.toLowerCase(Locale.ROOT);
         return transports().stream().filter(p -> p.scheme().equals(s)).findFirst();
+    }
+
+    /**
+     * The first installed GPU provider that works here, else the first installed one (whose
+     * {@code unavailableReason} says why not), else empty.
+     */
+    public static Optional<GpuProvider> gpu() {
+        List<GpuProvider> all = new ArrayList<>();
+        ServiceLoader.load(GpuProvider.class, Providers.class.getClassLoader()).forEach(all::add);
+        return all.stream().filter(g -> g.unavailableReason().isEmpty()).findFirst().or(() -> all.stream().findFirst());
     }
 
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */

@@ -3,6 +3,8 @@ package io.viper.internal;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
+import io.viper.spi.DeviceBuffer;
+import io.viper.spi.GpuProvider;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.StagingAllocator;
@@ -11,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
@@ -83,6 +86,7 @@ final class StagingCache implements AutoCloseable {
                         if (b.state == State.FREE && allocatedBytes + size > budgetBytes) {
                             allocatedBytes -= b.capacity;
                             b.free();
+                            b.closeDevice();
                             return true;
                         }
                         return false;
@@ -240,6 +244,7 @@ final class StagingCache implements AutoCloseable {
                 }
                 b.state = State.FREE;
                 b.free();
+                b.closeDevice();
             }
             buffers.clear();
             allocatedBytes = 0;
@@ -251,6 +256,13 @@ final class StagingCache implements AutoCloseable {
 
     enum State { FREE, FILLING, STAGED, RETIRING }
 
+    /** A version's view of a buffer's GPU staging memory; the buffer owns the memory, so close does nothing. */
+    private record DeviceView(int device, long devicePointer, long byteSize) implements DeviceBuffer {
+        @Override
+        public void close() {
+        }
+    }
+
     /** One staging buffer; the transports see it as a {@link StagedCheckpoint}. */
     static final class Buffer implements StagedCheckpoint {
         private final StagingCache cache;
@@ -260,6 +272,8 @@ final class StagingCache implements AutoCloseable {
         private long version;
         private long size;
         private volatile Manifest manifest;
+        private DeviceBuffer deviceMemory;
+        private volatile DeviceBuffer deviceView;
         private State state = State.FILLING;
         private int leases;
         private boolean retiredHandled;
@@ -290,6 +304,7 @@ final class StagingCache implements AutoCloseable {
             this.version = newVersion;
             this.size = newSize;
             this.manifest = null;
+            this.deviceView = null;
             this.retiredHandled = false;
             this.state = State.FILLING;
         }
@@ -301,6 +316,40 @@ final class StagingCache implements AutoCloseable {
 
         void manifest(Manifest m) {
             this.manifest = m;
+        }
+
+        /**
+         * GPU staging memory of at least {@code size} bytes on {@code device} for this version (training
+         * thread, while FILLING): the previous allocation is reused when it fits, else replaced. The
+         * version is served from it once {@link #deviceStaged()} was called.
+         */
+        DeviceBuffer deviceMemory(GpuProvider gpu, int device, long size) {
+            if (deviceMemory != null && (deviceMemory.device() != device || deviceMemory.byteSize() < size)) {
+                closeDevice();
+            }
+            if (deviceMemory == null) {
+                deviceMemory = gpu.allocate(device, Math.max(1, size));
+            }
+            return deviceMemory;
+        }
+
+        /** This version's bytes are (or will be, before activation) in {@link #deviceMemory} too. */
+        void deviceStaged() {
+            DeviceBuffer d = deviceMemory;
+            deviceView = new DeviceView(d.device(), d.devicePointer(), size);
+        }
+
+        void closeDevice() {
+            if (deviceMemory != null) {
+                deviceMemory.close();
+                deviceMemory = null;
+                deviceView = null;
+            }
+        }
+
+        @Override
+        public Optional<DeviceBuffer> device() {
+            return Optional.ofNullable(deviceView);
         }
 
         /** Transports were told to withdraw this retired buffer; it may be reused once leases close. */

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.hash.ContentHash;
+import io.viper.hash.ParallelHash64;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import java.io.IOException;
@@ -21,6 +22,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 
 /**
  * The wire and disk encoding of a {@link Manifest}: UTF-8 JSON, format version {@value #FORMAT_VERSION}.
@@ -30,7 +32,7 @@ import java.util.Map;
  *  "model": "nt3", "version": 7, "producer": "host:4242", "published_at_ms": 1763795000000,
  *  "metadata": {"viper.iteration": "700", "viper.loss": "0.31"},
  *  "tensors": [{"name": "dense.weight", "dtype": "F32", "shape": [64, 10],
- *               "offset": 0, "length": 2560, "xxh3_128": "0f1e...32 hex"}],
+ *               "offset": 0, "length": 2560, "xxh3_128": "0f1e...32 hex", "phash64": "16 hex (optional)"}],
  *  "total_bytes": 2560,
  *  "locations": [{"uri": "ucx://127.0.0.1:40123", "tier": "HOST"},
  *                {"uri": "file:///pfs/nt3/7/model.safetensors", "tier": "PFS"}]}
@@ -38,7 +40,9 @@ import java.util.Map;
  *
  * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with
  * a {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that
- * later minor additions stay readable. Thread-safe.
+ * later minor additions stay readable. The per-tensor {@code phash64} (the GPU-side check hash,
+ * {@link ParallelHash64}) is optional: producers without GPU locations leave it out, and readers of
+ * older manifests see it empty. Thread-safe.
  */
 public final class ManifestCodec {
     /** The format version this codec writes and the newest it reads. */
@@ -80,6 +84,9 @@ public final class ManifestCodec {
             o.put("offset", i.offset());
             o.put("length", i.length());
             o.put("xxh3_128", t.hash().toHex());
+            if (t.phash64().isPresent()) {
+                o.put("phash64", ParallelHash64.toHex(t.phash64().getAsLong()));
+            }
         }
         root.put("total_bytes", m.totalBytes());
         ArrayNode locs = root.putArray("locations");
@@ -155,7 +162,15 @@ public final class ManifestCodec {
                 } catch (ViperException | IllegalArgumentException e) {
                     throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
                 }
-                tensors.add(new TensorEntry(new TensorInfo(name, dtype, shape, offset, length), hash));
+                OptionalLong phash = OptionalLong.empty();
+                if (t.has("phash64")) {
+                    try {
+                        phash = OptionalLong.of(ParallelHash64.parseHex(text(t, "phash64", source)));
+                    } catch (IllegalArgumentException e) {
+                        throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
+                    }
+                }
+                tensors.add(new TensorEntry(new TensorInfo(name, dtype, shape, offset, length), hash, phash));
             }
             List<Location> locations = new ArrayList<>();
             for (JsonNode l : array(root, "locations", source)) {

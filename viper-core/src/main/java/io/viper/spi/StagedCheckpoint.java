@@ -2,6 +2,7 @@ package io.viper.spi;
 
 import io.viper.manifest.Manifest;
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 
 /**
  * The producer-side copy of one checkpoint version that transports serve: its data section in
@@ -25,6 +26,15 @@ public interface StagedCheckpoint {
      * read from any thread.
      */
     MemorySegment data();
+
+    /**
+     * The same bytes in GPU memory, same layout as {@link #data()}, when the producer staged this
+     * version on a GPU; empty otherwise. Valid under the same rules as {@link #data()}; owned by the
+     * staging cache (never close it).
+     */
+    default Optional<DeviceBuffer> device() {
+        return Optional.empty();
+    }
 
     /** Takes a read lease, or returns null when this version is gone or being recycled. */
     ReadLease tryLease();

@@ -26,6 +26,16 @@ public interface TransportClient extends AutoCloseable {
     void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination);
 
     /**
+     * Like {@link #read}, but into GPU memory: {@code destination} is a device buffer owned by the
+     * caller. GPU-tier transports implement it; the default throws a {@link io.viper.errors.ViperException}
+     * ({@code UNAVAILABLE}) naming the transport.
+     */
+    default void readToDevice(Manifest manifest, Location location, List<ByteRange> ranges, DeviceBuffer destination) {
+        throw new io.viper.errors.ViperException(io.viper.errors.ViperException.Reason.UNAVAILABLE,
+                location.scheme() + ":// cannot write into GPU memory");
+    }
+
+    /**
      * Where the transport can expose the data section in place without a copy (a memory-mapped
      * file on the PFS), returns it; the caller owns the result and closes it. Default: empty.
      */

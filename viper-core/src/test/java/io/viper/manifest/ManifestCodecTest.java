@@ -39,6 +39,25 @@ class ManifestCodecTest {
         assertTrue(json.startsWith("{\"format\":1,"), json);
     }
 
+    @Test
+    void gpuHashIsOptionalAndRoundTrips() {
+        Manifest m = sample();
+        assertTrue(m.tensors().stream().allMatch(t -> t.phash64().isEmpty()));
+        assertTrue(!new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).contains("phash64"), "absent when not computed");
+        Manifest withGpu = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMs(), m.metadata(), List.of(
+                new TensorEntry(m.tensors().get(0).info(), m.tensors().get(0).hash(), java.util.OptionalLong.of(-3L)),
+                m.tensors().get(1)), List.of(new Location(URI.create("cuda-ipc://127.0.0.1:4001"), Tier.GPU)));
+        String json = new String(ManifestCodec.encode(withGpu), StandardCharsets.UTF_8);
+        assertTrue(json.contains("\"phash64\":\"fffffffffffffffd\""), json);
+        Manifest back = ManifestCodec.decode(json, "test");
+        assertEquals(withGpu, back);
+        assertEquals(-3L, back.tensors().get(0).phash64().getAsLong());
+        assertTrue(back.tensors().get(1).phash64().isEmpty());
+        ViperFormatException e = assertThrows(ViperFormatException.class,
+                () -> ManifestCodec.decode(json.replace("fffffffffffffffd", "nothex"), "bad"));
+        assertTrue(e.getMessage().contains("tensor 'a': phash64 'nothex' is not 16 hex digits"), e.getMessage());
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "{not json|not valid JSON",

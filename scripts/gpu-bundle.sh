@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds a self-contained bundle for running Viper's GPU tests on a machine without Java:
+#   target/gpu-bundle/runtime       a jlinked Java 25 runtime (only the modules the tests need)
+#   target/gpu-bundle/lib           viper-core, viper-transfer and their runtime/test dependencies,
+#                                   the JUnit console launcher, jcuda with only its driver-API native
+#   target/gpu-bundle/test-classes  viper-transfer's compiled tests
+#   target/gpu-bundle/gpu-tests.sh  the command to run there (scripts/gpu-tests.sh)
+# and target/gpu-bundle.tar.gz of it. Copy the tarball over, unpack, run ./gpu-bundle/gpu-tests.sh.
+# Usage: scripts/gpu-bundle.sh            (run from anywhere; needs JDK 25 with jlink, Maven Central)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/java-env.sh
+
+JUNIT_CONSOLE_VERSION=1.14.1   # the JUnit Platform of the parent pom's junit 5.14.1
+OUT=target/gpu-bundle
+rm -rf "$OUT" target/gpu-bundle.tar.gz
+mkdir -p "$OUT/lib" "$OUT/test-classes"
+
+# Jars of viper-core and viper-transfer (package, never install) and every test-scope dependency.
+./mvnw -B -ntp -q -pl viper-transfer -am -DskipTests package \
+  dependency:copy-dependencies -DincludeScope=test -DexcludeGroupIds=ai.djl -DoutputDirectory="$PWD/$OUT/lib"
+cp viper-core/target/viper-core-*.jar viper-transfer/target/viper-transfer-*.jar "$OUT/lib/"
+rm -f "$OUT"/lib/viper-transfer-*-tests.jar
+cp -r viper-transfer/target/test-classes/. "$OUT/test-classes/"
+./mvnw -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$JUNIT_CONSOLE_VERSION \
+  -DoutputDirectory="$PWD/$OUT/lib"
+# The console launcher brings its own JUnit; drop the separate copies so only one version is on the path.
+rm -f "$OUT"/lib/junit-jupiter-*.jar "$OUT"/lib/junit-platform-*.jar "$OUT"/lib/opentest4j-*.jar "$OUT"/lib/apiguardian-*.jar
+cp "$HOME/.m2/repository/org/junit/platform/junit-platform-console-standalone/$JUNIT_CONSOLE_VERSION/junit-platform-console-standalone-$JUNIT_CONSOLE_VERSION.jar" "$OUT/lib/" 2>/dev/null || true
+
+# jcuda's natives jar carries four libraries (26 MB); Viper uses only the driver API (JCudaDriver).
+natives=$(ls "$OUT"/lib/jcuda-natives-*-linux-x86_64.jar)
+work=$(mktemp -d)
+(cd "$work" && jar xf "$OLDPWD/$natives" && rm -f lib/libJNvPTXCompiler-* lib/libJNvrtc-* lib/libJCudaRuntime-* && jar cfm "$OLDPWD/$natives.new" META-INF/MANIFEST.MF lib)
+mv "$natives.new" "$natives"
+rm -rf "$work"
+
+# A Java 25 runtime with the modules the tests use (jlink from the running JDK; JDK 25 links without jmods).
+jlink --add-modules java.base,java.logging,java.management,jdk.management,java.naming,java.sql,java.xml,jdk.unsupported \
+  --strip-debug --no-man-pages --no-header-files --compress=zip-9 --output "$OUT/runtime"
+
+cp scripts/gpu-tests.sh "$OUT/gpu-tests.sh"
+chmod +x "$OUT/gpu-tests.sh"
+tar -C target -czf target/gpu-bundle.tar.gz gpu-bundle
+echo "bundle: $OUT ($(du -sh "$OUT" | cut -f1)), target/gpu-bundle.tar.gz ($(du -h target/gpu-bundle.tar.gz | cut -f1))"

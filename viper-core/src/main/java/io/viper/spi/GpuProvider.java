@@ -1,0 +1,51 @@
+package io.viper.spi;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+
+/**
+ * GPU memory for viper-core without a CUDA library in core: device buffers, copies and the
+ * device-side {@link io.viper.hash.ParallelHash64 parallel hash}. Found with
+ * {@link java.util.ServiceLoader}; viper-transfer implements it with jcuda.
+ *
+ * <p>Implementations must be cheap to construct: the driver is probed in
+ * {@link #unavailableReason()}. When that is present (no driver, no device), every other method
+ * throws {@link io.viper.errors.ViperException} with reason {@code UNAVAILABLE} and the same
+ * one-line message, never a linkage error.
+ *
+ * <p>Threads: every method is thread-safe and synchronous (the copy or hash is complete on the
+ * device when it returns, so a host buffer may be reused and a device buffer read by another
+ * process at once). Pointers are CUDA unified addresses; a raw pointer passed in (a training
+ * framework's tensor) stays owned by the caller and must stay valid for the call.
+ */
+public interface GpuProvider {
+    /** A short name for logs, e.g. {@code jcuda}. */
+    String name();
+
+    /** Empty when CUDA works here; otherwise one line starting {@code "no CUDA driver/device: "}. */
+    Optional<String> unavailableReason();
+
+    /** Number of CUDA devices visible to this process. */
+    int deviceCount();
+
+    /** Free memory on {@code device} now, in bytes (the driver's {@code cuMemGetInfo}). */
+    long freeBytes(int device);
+
+    /** Allocates {@code bytes} (at least 1) on {@code device}; the caller owns and closes the result. */
+    DeviceBuffer allocate(int device, long bytes);
+
+    /** Copies {@code src} (host memory, native segments are fastest) to {@code dstPointer} on {@code device}. */
+    void copyToDevice(int device, MemorySegment src, long dstPointer);
+
+    /** Copies {@code dst.byteSize()} bytes from {@code srcPointer} on {@code device} into host memory {@code dst}. */
+    void copyToHost(int device, long srcPointer, MemorySegment dst);
+
+    /** Copies {@code bytes} from device memory {@code srcPointer} to {@code dstPointer} (device to device). */
+    void copyDeviceToDevice(int device, long srcPointer, long dstPointer, long bytes);
+
+    /**
+     * {@link io.viper.hash.ParallelHash64} of {@code length} bytes at {@code pointer}, computed on the
+     * device: only 8 bytes (the result) and at most 7 tail bytes travel to the host.
+     */
+    long hash64(int device, long pointer, long length);
+}

@@ -12,7 +12,7 @@ import io.viper.ViperProducer;
 import io.viper.cli.bench.BenchConsumerMain;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
-import io.viper.internal.Providers;
+import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
 import io.viper.tensor.DType;
 import java.io.BufferedReader;

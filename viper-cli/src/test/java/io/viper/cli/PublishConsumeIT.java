@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.format.SafetensorsFile;
-import io.viper.internal.Providers;
+import io.viper.spi.Providers;
 import io.viper.tensor.Tensor;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

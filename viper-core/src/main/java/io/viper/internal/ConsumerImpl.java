@@ -1,5 +1,6 @@
 package io.viper.internal;
 
+import io.viper.spi.Providers;
 import io.viper.ModelLease;
 import io.viper.ModelUpdate;
 import io.viper.TensorSet;

@@ -1,5 +1,6 @@
 package io.viper.internal;
 
+import io.viper.spi.Providers;
 import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;

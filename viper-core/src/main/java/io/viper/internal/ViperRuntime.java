@@ -1,5 +1,6 @@
 package io.viper.internal;
 
+import io.viper.spi.Providers;
 import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.viper.errors.ViperException;
-import io.viper.internal.Providers;
+import io.viper.spi.Providers;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.TransportProvider;
 import io.viper.manifest.Tier;

@@ -1,4 +1,4 @@
-package io.viper.internal;
+package io.viper.spi;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.spi.GpuProvider;

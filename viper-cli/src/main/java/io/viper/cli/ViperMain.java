@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
             ConsumeCommand.class,
             BenchCommand.class,
             ScheduleCommand.class,
+            DemoCommand.class,
         })
 public final class ViperMain implements Runnable {
     /** Exit code for a refused input, a bad flag or configuration. */

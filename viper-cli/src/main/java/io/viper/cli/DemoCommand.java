@@ -68,6 +68,8 @@ import picocli.CommandLine.Spec;
 public final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     /** Every policy, in the default order. */
     static final List<String> ALL_POLICIES = List.of("epoch", "fixed", "adaptive", "optimal", "none");
+    /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
+    private static final Logger SMILE_LOG = Logger.getLogger("smile");
     /** The cap on checkpoints given to fixed, adaptive and optimal. */
     static final int MAX_CHECKPOINTS = Scheduler.DEFAULT_MAX_CHECKPOINTS;
 
@@ -136,7 +138,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     @Override
     public Integer call() throws Exception {
         CliLogging.configure(false);
-        Logger.getLogger("smile").setLevel(Level.WARNING);
+        SMILE_LOG.setLevel(Level.WARNING);
         Settings s = validate();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();

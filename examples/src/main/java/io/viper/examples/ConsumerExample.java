@@ -21,6 +21,7 @@ public final class ConsumerExample {
     private ConsumerExample() {
     }
 
+    /** Runs the example with the arguments above. */
     public static void main(String[] args) throws InterruptedException {
         long until = args.length > 1 ? Long.parseLong(args[1]) : 20;
         ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(2000, 42));

@@ -19,6 +19,7 @@ public final class ProducerExample {
     private ProducerExample() {
     }
 
+    /** Runs the example with the arguments above. */
     public static void main(String[] args) throws InterruptedException {
         String notifier = args.length > 0 ? args[0] : "embedded://127.0.0.1:7800";
         long iterations = args.length > 1 ? Long.parseLong(args[1]) : 2000;

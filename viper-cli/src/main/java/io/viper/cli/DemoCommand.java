@@ -377,6 +377,9 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
     private static String progress(Settings s, String name, int index, JsonNode p, JsonNode c) {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "[%d/%d %s]", index + 1, s.policies().size(), name));
+        if (p == null && c == null) {
+            sb.append(" both processes ready, starting the clock...");
+        }
         if (p != null) {
             sb.append(String.format(Locale.ROOT, " iteration %d/%d, published v%d, train loss %.3f", p.path("iteration").asLong(), s.end(),
                     p.path("version").asLong(), p.path("loss").asDouble()));

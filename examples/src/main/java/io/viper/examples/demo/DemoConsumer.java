@@ -44,6 +44,7 @@ public final class DemoConsumer {
     private DemoConsumer() {
     }
 
+    /** Runs the demo's consumer with the options above; exits with 0, 1 or 2. */
     public static void main(String[] args) {
         DemoArgs a;
         try {

@@ -46,6 +46,7 @@ public final class DemoProducer {
     private DemoProducer() {
     }
 
+    /** Runs the demo's producer with the options above; exits with 0, 1 or 2. */
     public static void main(String[] args) {
         DemoArgs a;
         try {

@@ -330,7 +330,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         pcmd.addAll(common);
         pcmd.addAll(List.of("--checkpoints", schedule.count() == 0 ? "none" : joined(schedule.checkpoints()),
                 "--notifier", s.notifier(), "--transports", switch (s.transport()) {
-                    case "ucx" -> "ucx://127.0.0.1:0";
+                    case "ucx" -> "ucx://127.0.0.1:0,tcp://127.0.0.1:0"; // tcp as the fallback; the path column says which served
                     case "tcp" -> "tcp://127.0.0.1:0";
                     default -> "none";
                 }));
@@ -344,7 +344,8 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
             List<String> ccmd = new ArrayList<>(jvm);
             ccmd.add(DemoConsumer.class.getName());
             ccmd.addAll(common);
-            ccmd.addAll(List.of("--rate", Double.toString(s.rate()), "--notifier", notifierUri, "--paths", s.transport()));
+            ccmd.addAll(List.of("--rate", Double.toString(s.rate()), "--notifier", notifierUri,
+                    "--paths", s.transport().equals("ucx") ? "ucx,tcp" : s.transport()));
             pfs.ifPresent(p -> ccmd.addAll(List.of("--pfs", p.toString())));
             status.live(String.format(Locale.ROOT, "[%d/%d %s] starting the consumer...", index + 1, s.policies().size(), name));
             try (Child consumer = Child.start("consumer", name, ccmd, dir.resolve("consumer.log"))) {
@@ -650,7 +651,15 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
         static Child start(String role, String policy, List<String> cmd, Path log) throws IOException {
             Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+            LIVE.add(p);
             return new Child(role, policy, p, log);
+        }
+
+        /** Processes still running, ended by a shutdown hook if the demo is interrupted (Ctrl-C). */
+        private static final java.util.Set<Process> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        static {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroy), "demo-children"));
         }
 
         private CompletableFuture<JsonNode> event(String name) {
@@ -744,6 +753,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
 
         @Override
         public void close() {
+            LIVE.remove(process);
             if (process.isAlive()) {
                 process.destroy();
                 try {

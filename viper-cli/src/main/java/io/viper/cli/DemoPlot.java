@@ -32,12 +32,14 @@ final class DemoPlot {
 
     static void write(Path file, DemoCommand.Settings s, List<DemoCommand.Outcome> outcomes) {
         System.setProperty("java.awt.headless", "true");
-        XYChart chart = new XYChartBuilder().width(1200).height(680)
+        XYChart chart = new XYChartBuilder().width(1200).height(720)
                 .title(String.format(Locale.ROOT, "viper demo: loss of the served requests (mean per %d iterations), seed %d, %s",
                         window(s), s.seed(), s.transport()))
-                .xAxisTitle("training iteration (the stream position requests are drawn at)").yAxisTitle("cross-entropy of served requests").build();
+                .xAxisTitle("training iteration (the stream position requests are drawn at)")
+                .yAxisTitle("cross-entropy of served requests (below 0: checkpoint moments)").build();
         var st = chart.getStyler();
-        st.setLegendPosition(Styler.LegendPosition.InsideNE);
+        st.setLegendPosition(Styler.LegendPosition.OutsideS);
+        st.setLegendLayout(Styler.LegendLayout.Horizontal);
         st.setChartBackgroundColor(Color.WHITE);
         st.setPlotGridLinesColor(new Color(225, 225, 225));
         st.setMarkerSize(7);
@@ -54,7 +56,7 @@ final class DemoPlot {
             }
         }
         yMax = Math.max(0.5, Math.ceil(yMax * 10) / 10);
-        double band = yMax * 0.045; // height of one policy's checkpoint strip
+        double band = yMax * 0.05; // height of one policy's checkpoint strip
         for (int i = 0; i < outcomes.size(); i++) {
             DemoCommand.Outcome o = outcomes.get(i);
             Color color = COLORS[i % COLORS.length];
@@ -63,7 +65,10 @@ final class DemoPlot {
             line.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
             line.setMarker(SeriesMarkers.NONE);
             line.setLineColor(color);
-            line.setLineStyle(new BasicStroke(o.name().equals("none") ? 1.5f : 2.0f));
+            // none is drawn dashed so that a policy with the same losses (e.g. no checkpoints) shows through
+            line.setLineStyle(o.name().equals("none")
+                    ? new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {7f, 5f}, 0f)
+                    : new BasicStroke(2.0f));
             long[] cp = o.publishedIterations();
             if (cp.length > 0) {
                 double[] x = new double[cp.length];
@@ -76,7 +81,6 @@ final class DemoPlot {
                 ticks.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
                 ticks.setMarker(SeriesMarkers.TRIANGLE_UP);
                 ticks.setMarkerColor(color);
-                ticks.setShowInLegend(false);
             }
         }
         st.setYAxisMin(-band * (outcomes.size() + 1));

@@ -32,14 +32,13 @@ final class DemoPlot {
 
     static void write(Path file, DemoCommand.Settings s, List<DemoCommand.Outcome> outcomes) {
         System.setProperty("java.awt.headless", "true");
-        XYChart chart = new XYChartBuilder().width(1200).height(720)
+        XYChart chart = new XYChartBuilder().width(1400).height(700)
                 .title(String.format(Locale.ROOT, "viper demo: loss of the served requests (mean per %d iterations), seed %d, %s",
                         window(s), s.seed(), s.transport()))
                 .xAxisTitle("training iteration (the stream position requests are drawn at)")
                 .yAxisTitle("cross-entropy of served requests (below 0: checkpoint moments)").build();
         var st = chart.getStyler();
-        st.setLegendPosition(Styler.LegendPosition.OutsideS);
-        st.setLegendLayout(Styler.LegendLayout.Horizontal);
+        st.setLegendPosition(Styler.LegendPosition.OutsideE);
         st.setChartBackgroundColor(Color.WHITE);
         st.setPlotGridLinesColor(new Color(225, 225, 225));
         st.setMarkerSize(7);
@@ -61,7 +60,7 @@ final class DemoPlot {
             DemoCommand.Outcome o = outcomes.get(i);
             Color color = COLORS[i % COLORS.length];
             double[][] c = curves.get(i);
-            XYSeries line = chart.addSeries(String.format(Locale.ROOT, "%s: CIL %.1f, %d checkpoints", o.name(), o.cil(), o.checkpoints()), c[0], c[1]);
+            XYSeries line = chart.addSeries(String.format(Locale.ROOT, "%s: CIL %.1f", o.name(), o.cil()), c[0], c[1]);
             line.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
             line.setMarker(SeriesMarkers.NONE);
             line.setLineColor(color);
@@ -77,7 +76,7 @@ final class DemoPlot {
                     x[k] = cp[k];
                     y[k] = -band * (i + 1);
                 }
-                XYSeries ticks = chart.addSeries(o.name() + " checkpoints", x, y);
+                XYSeries ticks = chart.addSeries(String.format(Locale.ROOT, "%s: %d checkpoints", o.name(), cp.length), x, y);
                 ticks.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
                 ticks.setMarker(SeriesMarkers.TRIANGLE_UP);
                 ticks.setMarkerColor(color);

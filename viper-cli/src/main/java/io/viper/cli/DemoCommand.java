@@ -61,10 +61,8 @@ import picocli.CommandLine.Spec;
  * iterations; each producer repeats the same warm-up and publishes at exactly those iterations.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {
-            "Runs a continual-learning workload (a producer process training, a consumer process serving) under",
-            "several checkpoint policies and shows which served the lowest cumulative inference loss (CIL)."
-        })
+        description = "Runs a continual-learning workload (a producer process training, a consumer process serving) under "
+                + "several checkpoint policies and shows which served the lowest cumulative inference loss (CIL).")
 public final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     /** Every policy, in the default order. */
     static final List<String> ALL_POLICIES = List.of("epoch", "fixed", "adaptive", "optimal", "none");

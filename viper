@@ -20,4 +20,6 @@ if stale; then
   rm -f "$log"
   touch "$stamp"
 fi
+# viper demo rewrites a live status line on stderr only when stderr is a terminal.
+if [ -t 2 ]; then export VIPER_STDERR_TTY=1; fi
 exec "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED ${VIPER_JAVA_OPTS:-} -cp "$root/viper-cli/target/viper-cli.jar:$lib/*" io.viper.cli.ViperMain "$@"

@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
             BenchCommand.class,
             BrokerCommand.class,
             ScheduleCommand.class,
+            DemoCommand.class,
         })
 public final class ViperMain implements Runnable {
     /** Exit code for a refused input, a bad flag or configuration. */

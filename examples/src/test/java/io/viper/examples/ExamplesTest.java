@@ -1,0 +1,71 @@
+package io.viper.examples;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs the README's {@link ProducerExample} and {@link ConsumerExample} against each other (one JVM,
+ * two threads, connected only through Viper's embedded notifier and tcp:// transport) and checks that
+ * the consumer received the last version and answered requests.
+ */
+class ExamplesTest {
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void theConsumerExampleFollowsTheProducerExample() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String notifier = "embedded://127.0.0.1:" + port;
+        PrintStream original = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            CompletableFuture<Void> producer = CompletableFuture.runAsync(() -> {
+                try {
+                    ProducerExample.main(new String[] {notifier, "2000", "20"});
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            awaitListening(port, producer);
+            ConsumerExample.main(new String[] {notifier, "20"});
+            producer.cancel(true);
+        } finally {
+            System.setOut(original);
+        }
+        String out = captured.toString(StandardCharsets.UTF_8);
+        original.print(out);
+        assertTrue(out.contains("producer: notifier embedded://127.0.0.1:" + port), out);
+        assertTrue(out.contains("producer: published 20 versions"), out);
+        assertTrue(out.matches("(?s).*consumer: answered [1-9][0-9]* requests, now serving v20\\R.*"), out);
+        assertTrue(out.matches("(?s).*consumer: v20 via tcp in [0-9.]+ ms.*"), out);
+    }
+
+    private static void awaitListening(int port, CompletableFuture<Void> producer) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (producer.isDone()) {
+                producer.get(); // surfaces the producer's failure
+            }
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return;
+            } catch (IOException e) {
+                Thread.sleep(50);
+            }
+        }
+        throw new AssertionError("the producer's broker did not listen on " + port + " within 60 s");
+    }
+}

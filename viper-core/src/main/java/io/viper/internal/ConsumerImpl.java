@@ -186,6 +186,7 @@ final class ConsumerImpl implements ViperConsumer {
 
     private void fetchLoop() {
         long backoff = firstBackoffMs;
+        long backoffVersion = -1;
         while (!closed) {
             Manifest target;
             synchronized (monitor) {
@@ -205,6 +206,11 @@ final class ConsumerImpl implements ViperConsumer {
             LoadedModel cur = current.get();
             if (cur != null && target.version() <= cur.version()) {
                 continue;
+            }
+            if (target.version() != backoffVersion) {
+                // Backoff grows only while the same version keeps failing; a newer one starts afresh.
+                backoff = firstBackoffMs;
+                backoffVersion = target.version();
             }
             try {
                 load(target);

@@ -119,6 +119,8 @@ final class ProducerImpl implements ViperProducer {
     public synchronized PublishHandle publish(Snapshot snapshot, Map<String, String> metadata) {
         ensureOpen();
         long publishedAt = System.currentTimeMillis();
+        // The stall counts everything the training thread waits for: describing the snapshot too.
+        long t0 = System.nanoTime();
         List<Source> sources = collect(snapshot);
         long total = 0;
         List<TensorInfo> infos = new ArrayList<>(sources.size());
@@ -128,7 +130,6 @@ final class ProducerImpl implements ViperProducer {
             total = Math.addExact(total, info.length());
         }
         long v = version + 1;
-        long t0 = System.nanoTime();
         StagingCache.Buffer buffer = cache.acquire(v, total);
         MemorySegment dst = buffer.writable();
         boolean onGpu;

@@ -1,5 +1,6 @@
 package io.viper.notify.embedded;
 
+import io.viper.testing.LogCapture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

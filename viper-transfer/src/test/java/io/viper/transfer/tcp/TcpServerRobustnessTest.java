@@ -1,5 +1,6 @@
 package io.viper.transfer.tcp;
 
+import io.viper.testing.LogCapture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.viper.notify.embedded;
+package io.viper.testing;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -8,7 +8,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /** Captures warnings logged through System.Logger (backed by java.util.logging) under a logger name prefix. */
-final class LogCapture implements AutoCloseable {
+public final class LogCapture implements AutoCloseable {
     private final Logger logger;
     private final List<String> lines = new CopyOnWriteArrayList<>();
     private final Handler handler = new Handler() {
@@ -28,17 +28,19 @@ final class LogCapture implements AutoCloseable {
         }
     };
 
-    LogCapture(String loggerName) {
+    /** Starts capturing warnings of {@code loggerName} and its children. */
+    public LogCapture(String loggerName) {
         this.logger = Logger.getLogger(loggerName);
         logger.addHandler(handler);
     }
 
-    List<String> lines() {
+    /** The captured messages so far. */
+    public List<String> lines() {
         return List.copyOf(lines);
     }
 
     /** Waits up to 5 s for a captured line containing {@code text}. */
-    boolean await(String text) throws InterruptedException {
+    public boolean await(String text) throws InterruptedException {
         long deadline = System.nanoTime() + 5_000_000_000L;
         while (System.nanoTime() < deadline) {
             if (lines.stream().anyMatch(l -> l.contains(text))) {

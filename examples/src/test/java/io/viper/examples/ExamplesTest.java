@@ -50,7 +50,7 @@ class ExamplesTest {
         assertTrue(out.contains("producer: notifier embedded://127.0.0.1:" + port), out);
         assertTrue(out.contains("producer: published 20 versions"), out);
         assertTrue(out.matches("(?s).*consumer: answered [1-9][0-9]* requests, now serving v20\\R.*"), out);
-        assertTrue(out.matches("(?s).*consumer: v20 via tcp in [0-9.]+ ms.*"), out);
+        assertTrue(out.matches("(?s).*consumer: v20 via (ucx|tcp) in [0-9.]+ ms.*"), out);
     }
 
     private static void awaitListening(int port, CompletableFuture<Void> producer) throws Exception {

@@ -31,7 +31,7 @@ public final class ConsumerExample {
             consumer.onUpdate(u -> System.out.printf("consumer: v%d via %s in %.1f ms%n", u.version(), u.path(), u.latencyMs()));
             consumer.awaitVersion(1, Duration.ofSeconds(60));
             long answered = 0;
-            while (consumer.version() < until) {
+            do {
                 try (ModelLease lease = consumer.current()) { // the model can't change under this request
                     Map<String, float[]> params = new LinkedHashMap<>();
                     for (Tensor t : lease.tensors()) {
@@ -41,7 +41,7 @@ public final class ConsumerExample {
                     answered += digit >= 0 ? 1 : 0;
                 }
                 Thread.sleep(1); // one request per millisecond
-            }
+            } while (consumer.version() < until);
             System.out.println("consumer: answered " + answered + " requests, now serving v" + consumer.version());
         }
     }

@@ -77,7 +77,7 @@ public final class ViperConfig {
     public static final Key<Long> RETRY_BACKOFF_MS = define("viper.consumer.retry.backoff.ms", "500", v -> longAtLeast(v, 1),
             "Consumer: first delay before retrying a version whose every location failed (doubles up to 30 s).");
     public static final Key<Long> TRANSFER_TIMEOUT_MS = define("viper.transfer.timeout.ms", "60000", v -> longAtLeast(v, 1),
-            "Transports: longest a single transfer may take before it fails as retriable.");
+            "Transports: a transfer fails as retriable after this long (tcp: without progress; ucx and cuda: for the whole read).");
     public static final Key<Long> NOTIFY_TIMEOUT_MS = define("viper.notify.timeout.ms", "30000", v -> longAtLeast(v, 1),
             "Notifiers: how long publish waits for the broker's acknowledgement.");
     public static final Key<Integer> HASH_THREADS = define("viper.hash.threads", Integer.toString(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()))),

@@ -22,7 +22,4 @@ if stale; then
 fi
 # viper demo rewrites a live status line on stderr only when stderr is a terminal.
 if [ -t 2 ]; then export VIPER_STDERR_TTY=1; fi
-# A class-data-sharing archive of the CLI's classes, written on first use, cuts JVM start-up; the
-# JVM rebuilds it by itself when the jars change.
-cds=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$root/viper-cli/target/viper-cds.jsa")
-exec "$JAVA_HOME/bin/java" "${cds[@]}" --enable-native-access=ALL-UNNAMED ${VIPER_JAVA_OPTS:-} -cp "$root/viper-cli/target/viper-cli.jar:$lib/*" io.viper.cli.ViperMain "$@"
+exec "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED ${VIPER_JAVA_OPTS:-} -cp "$root/viper-cli/target/viper-cli.jar:$lib/*" io.viper.cli.ViperMain "$@"

@@ -49,12 +49,12 @@ class PathSelectorGpuTest {
 
             @Override
             public TransportServer openServer(URI bind, Map<String, String> config) {
-                throw new UnsupportedOperationException();
+                throw new AssertionError("path selection never opens a transport");
             }
 
             @Override
             public TransportClient openClient(Map<String, String> config) {
-                throw new UnsupportedOperationException();
+                throw new AssertionError("path selection never opens a transport");
             }
         };
     }

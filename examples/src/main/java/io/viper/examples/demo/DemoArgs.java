@@ -98,4 +98,37 @@ final class DemoArgs {
             throw new IllegalArgumentException(program + ": --" + name + " is not a list of iterations: " + e.getMessage());
         }
     }
+
+    /** The body of a demo process's main. */
+    @FunctionalInterface
+    interface Body {
+        void run(DemoArgs args) throws Exception;
+    }
+
+    /**
+     * Parses {@code args} (with {@code required} options), runs {@code body} and exits: 2 for bad
+     * arguments (one line on stderr), 1 for a failure (with its stack trace, for the driver's log), 0
+     * otherwise.
+     */
+    static void runMain(String name, String[] args, java.util.Set<String> options, java.util.List<String> required, Body body) {
+        DemoArgs a;
+        try {
+            a = parse(name, args, options);
+            for (String r : required) {
+                a.required(r);
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        try {
+            body.run(a);
+            System.exit(0);
+        } catch (Exception e) {
+            System.err.println(name + ": " + e);
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
 }

@@ -46,24 +46,7 @@ public final class DemoConsumer {
 
     /** Runs the demo's consumer with the options above; exits with 0, 1 or 2. */
     public static void main(String[] args) {
-        DemoArgs a;
-        try {
-            a = DemoArgs.parse("DemoConsumer", args, OPTIONS);
-            a.required("notifier");
-            a.required("paths");
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        try {
-            run(a);
-            System.exit(0);
-        } catch (Exception e) {
-            System.err.println("DemoConsumer: " + e);
-            e.printStackTrace();
-            System.exit(1);
-        }
+        DemoArgs.runMain("DemoConsumer", args, OPTIONS, java.util.List.of("notifier", "paths"), DemoConsumer::run);
     }
 
     /** The model serving now, built once per version from a lease's tensors. */

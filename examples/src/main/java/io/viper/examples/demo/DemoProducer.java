@@ -48,23 +48,7 @@ public final class DemoProducer {
 
     /** Runs the demo's producer with the options above; exits with 0, 1 or 2. */
     public static void main(String[] args) {
-        DemoArgs a;
-        try {
-            a = DemoArgs.parse("DemoProducer", args, OPTIONS);
-            a.required("notifier");
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        try {
-            run(a);
-            System.exit(0);
-        } catch (Exception e) {
-            System.err.println("DemoProducer: " + e);
-            e.printStackTrace();
-            System.exit(1);
-        }
+        DemoArgs.runMain("DemoProducer", args, OPTIONS, java.util.List.of("notifier"), DemoProducer::run);
     }
 
     private static void run(DemoArgs a) throws Exception {

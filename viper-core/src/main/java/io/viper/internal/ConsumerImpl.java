@@ -389,11 +389,7 @@ final class ConsumerImpl implements ViperConsumer {
                 i = j;
             }
             for (int k = 0; k < entries.size(); k++) {
-                ContentHash got = pending.get(k).get();
-                if (!entries.get(k).hash().equals(got)) {
-                    throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + entries.get(k).name()
-                            + "' hash " + got.toHex() + " does not match the manifest's " + entries.get(k).hash().toHex());
-                }
+                checkHash(m, loc, entries.get(k), pending.get(k).get());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -418,11 +414,19 @@ final class ConsumerImpl implements ViperConsumer {
         List<MemorySegment> slices = entries.stream().map(e -> data.asSlice(e.info().offset(), e.info().length())).toList();
         ContentHash[] got = Xxh3.hashAll(slices, rt.hashPool());
         for (int i = 0; i < entries.size(); i++) {
-            if (!entries.get(i).hash().equals(got[i])) {
-                throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + entries.get(i).name()
-                        + "' hash " + got[i].toHex() + " does not match the manifest's " + entries.get(i).hash().toHex());
-            }
+            checkHash(m, loc, entries.get(i), got[i]);
         }
+    }
+
+    /** Throws {@link ViperCorruptDataException} naming the tensor when {@code got} is not its manifest hash. */
+    private void checkHash(Manifest m, Location loc, TensorEntry e, ContentHash got) {
+        if (!e.hash().equals(got)) {
+            throw corrupt(m, loc, e, "hash " + got.toHex() + " does not match the manifest's " + e.hash().toHex());
+        }
+    }
+
+    private ViperCorruptDataException corrupt(Manifest m, Location loc, TensorEntry e, String problem) {
+        return new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name() + "' " + problem);
     }
 
     /**
@@ -438,8 +442,8 @@ final class ConsumerImpl implements ViperConsumer {
                 if (e.phash64().isPresent()) {
                     long got = gpu.hash64(cudaDevice, buf.pointer(off, len), len);
                     if (got != e.phash64().getAsLong()) {
-                        throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name()
-                                + "' phash64 " + ParallelHash64.toHex(got) + " does not match the manifest's " + ParallelHash64.toHex(e.phash64().getAsLong()));
+                        throw corrupt(m, loc, e, "phash64 " + ParallelHash64.toHex(got) + " does not match the manifest's "
+                                + ParallelHash64.toHex(e.phash64().getAsLong()));
                     }
                     continue;
                 }
@@ -453,11 +457,7 @@ final class ConsumerImpl implements ViperConsumer {
                     gpu.copyToHost(cudaDevice, buf.pointer(off + done, n), part);
                     h.update(part);
                 }
-                ContentHash got = h.digest();
-                if (!got.equals(e.hash())) {
-                    throw new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name()
-                            + "' hash " + got.toHex() + " does not match the manifest's " + e.hash().toHex());
-                }
+                checkHash(m, loc, e, h.digest());
             }
         }
     }
@@ -623,10 +623,7 @@ final class ConsumerImpl implements ViperConsumer {
                 for (int i = 0; i < wanted.size(); i++) {
                     TensorEntry e = wanted.get(i);
                     MemorySegment slice = dst.asSlice(ranges.get(i).destinationOffset(), e.info().length());
-                    ContentHash h = Xxh3.hash128(slice);
-                    if (!h.equals(e.hash())) {
-                        throw new ViperCorruptDataException(model + " v" + v + " from " + c.location().uri() + ": tensor '" + e.name() + "' hash mismatch");
-                    }
+                    checkHash(m, c.location(), e, Xxh3.hash128(slice));
                     tensors.add(new Tensor(e.info().withOffset(ranges.get(i).destinationOffset()), slice));
                 }
                 rt.metrics().bytes(model, c.location().scheme(), total);

@@ -2,7 +2,6 @@ package io.viper.internal;
 
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
-import io.viper.manifest.Tier;
 import io.viper.spi.TransportProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -104,10 +103,5 @@ public final class PathSelector {
         // Stable sort: the producer's order breaks ties.
         ordered.sort(Comparator.comparing((Candidate c) -> c.location().tier()).thenComparingInt(Candidate::priority));
         return new Selection(List.copyOf(ordered), List.copyOf(skipped));
-    }
-
-    /** Whether {@code t} needs a receive buffer in host memory. */
-    static boolean needsHostBuffer(Tier t) {
-        return t == Tier.HOST;
     }
 }

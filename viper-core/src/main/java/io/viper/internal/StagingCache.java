@@ -156,15 +156,6 @@ final class StagingCache implements AutoCloseable {
         }
     }
 
-    long allocatedBytes() {
-        lock.lock();
-        try {
-            return allocatedBytes;
-        } finally {
-            lock.unlock();
-        }
-    }
-
     private void retireOlderThanKept(List<Buffer> retired) {
         List<Buffer> staged = buffers.stream().filter(b -> b.state == State.STAGED)
                 .sorted(Comparator.comparingLong((Buffer b) -> b.version).reversed()).toList();
@@ -375,11 +366,6 @@ final class StagingCache implements AutoCloseable {
         @Override
         public MemorySegment data() {
             return memory.asSlice(0, size).asReadOnly();
-        }
-
-        /** Address of the whole allocation (stable across reuse), for transports that register memory once. */
-        MemorySegment allocation() {
-            return memory;
         }
 
         @Override

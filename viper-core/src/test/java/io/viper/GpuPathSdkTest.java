@@ -12,6 +12,7 @@ import io.viper.tensor.DType;
 import io.viper.testing.FakeGpuProvider;
 import io.viper.testing.InMemoryGpuTransportProvider;
 import io.viper.testing.InMemoryTransportProvider;
+import io.viper.testing.LogCapture;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -49,7 +50,9 @@ class GpuPathSdkTest {
         for (int i = closeables.size() - 1; i >= 0; i--) {
             closeables.get(i).close();
         }
+        FakeGpuProvider.refusePinning(false);
         FakeGpuProvider.disable();
+        assertEquals(0, FakeGpuProvider.pinnedBytes(), "staging buffers are unpinned when freed");
     }
 
     private <T extends AutoCloseable> T keep(T c) {
@@ -192,5 +195,43 @@ class GpuPathSdkTest {
         long withBoth = FakeGpuProvider.used();
         held.close();
         assertEquals(withBoth - v1.byteSize(), FakeGpuProvider.used(), "v1's GPU buffer freed with its last lease");
+    }
+
+    @Test
+    void hostStagingOfGpuTensorsIsPinnedOncePerBufferAndUnpinnedOnClose() throws Exception {
+        Viper v = viper("gpu", "64m");
+        ViperProducer p = keep(v.producer("m", CheckpointPolicy.never()));
+        DeviceBuffer w = deviceTensor(100, 1f);
+        FakeGpuProvider.enable(FakeGpuProvider.used() + 1000);
+        p.publish(snapshot(w, 100, new float[] {1}), Map.of()).announced().join();
+        long pinned = FakeGpuProvider.pinnedBytes();
+        assertTrue(pinned >= 404, "the staging buffer is pinned: " + pinned);
+        p.publish(snapshot(w, 100, new float[] {2}), Map.of()).announced().join();
+        p.publish(snapshot(w, 100, new float[] {3}), Map.of()).announced().join();
+        // Each buffer is pinned once; keep.versions bounds how many exist.
+        assertTrue(FakeGpuProvider.pinnedBytes() <= 4 * pinned, "pinned again per version: " + FakeGpuProvider.pinnedBytes());
+        p.close();
+        assertEquals(0, FakeGpuProvider.pinnedBytes(), "closing the producer unpins its staging");
+    }
+
+    @Test
+    void whenTheDriverRefusesToPinStagingStaysPageableAndStillWorks() throws Exception {
+        Viper v = viper("gpu", "64m");
+        ViperProducer p = keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer c = keep(v.consumer("m"));
+        DeviceBuffer w = deviceTensor(100, 1f);
+        FakeGpuProvider.refusePinning(true);
+        FakeGpuProvider.enable(FakeGpuProvider.used() + 1000);
+        try (LogCapture log = new LogCapture("io.viper.internal")) {
+            p.publish(snapshot(w, 100, new float[] {1}), Map.of()).announced().join();
+            assertTrue(log.await("stays in pageable memory"), log.lines().toString());
+        }
+        assertEquals(0, FakeGpuProvider.pinnedBytes());
+        FakeGpuProvider.enable(1L << 30);
+        assertEquals(1, c.awaitVersion(1, WAIT));
+        try (ModelLease lease = c.current()) {
+            DeviceBuffer got = lease.device().orElseThrow();
+            assertEquals(99f, floats(FakeGpuProvider.at(got.devicePointer(), got.byteSize()))[99]);
+        }
     }
 }

@@ -265,6 +265,10 @@ final class StagingCache implements AutoCloseable {
         private volatile Manifest manifest;
         private DeviceBuffer deviceMemory;
         private volatile DeviceBuffer deviceView;
+        /** The page-locked registration of {@link #memory}, made on the first GPU copy; null if none. */
+        private GpuProvider.PinnedHost pinned;
+        /** Why pinning failed, so that it is tried (and logged) once per buffer. */
+        private String pinFailure;
         private State state = State.FILLING;
         private int leases;
         private boolean retiredHandled;
@@ -284,10 +288,40 @@ final class StagingCache implements AutoCloseable {
         }
 
         void free() {
+            unpin();
             try {
                 owner.close();
             } catch (Exception e) {
                 LOG.log(System.Logger.Level.WARNING, "freeing a staging buffer of " + cache.model + " failed: " + e.getMessage());
+            }
+        }
+
+        /**
+         * Page-locks this buffer's host memory for copies to and from GPU {@code device} (training
+         * thread, while FILLING); done once per buffer, which keeps it pinned until freed. Returns null
+         * when the memory is pinned, else why it stays pageable (the driver refused).
+         */
+        String pinHost(GpuProvider gpu, int device) {
+            if (pinned == null && pinFailure == null) {
+                try {
+                    pinned = gpu.pinHost(device, memory);
+                } catch (ViperException | IllegalArgumentException e) {
+                    pinFailure = e.getMessage();
+                    LOG.log(System.Logger.Level.WARNING, "{0}: a staging buffer of {1} bytes stays in pageable memory, so GPU copies of it are slower: {2}",
+                            cache.model, capacity, e.getMessage());
+                }
+            }
+            return pinned != null ? null : pinFailure;
+        }
+
+        private void unpin() {
+            if (pinned != null) {
+                try {
+                    pinned.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "unpinning a staging buffer of " + cache.model + " failed: " + e.getMessage());
+                }
+                pinned = null;
             }
         }
 

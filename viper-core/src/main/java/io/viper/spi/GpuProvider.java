@@ -2,6 +2,7 @@ package io.viper.spi;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * GPU memory for viper-core without a CUDA library in core: device buffers, copies and the
@@ -48,4 +49,42 @@ public interface GpuProvider {
      * device: only 8 bytes (the result) and at most 7 tail bytes travel to the host.
      */
     long hash64(int device, long pointer, long length);
+
+    /**
+     * Page-locks the native host memory {@code host} for fast, DMA-driven copies to and from
+     * {@code device} (the driver's {@code cuMemHostRegister}). The memory stays owned by the caller,
+     * who must close the result before freeing it; while pinned it may be read and written as usual.
+     *
+     * @throws io.viper.errors.ViperException {@code UNAVAILABLE} when the driver refuses (memory
+     *         limits, already registered); callers may then go on with pageable memory
+     * @throws IllegalArgumentException when {@code host} is not a native segment
+     */
+    PinnedHost pinHost(int device, MemorySegment host);
+
+    /** A host range pinned by {@link #pinHost}; {@link #close()} unpins it and is idempotent. */
+    interface PinnedHost extends AutoCloseable {
+        /** The pinned bytes. */
+        MemorySegment segment();
+
+        @Override
+        void close();
+
+        /** A pinned range whose first {@link #close()} runs {@code unpin} (later ones do nothing). */
+        static PinnedHost of(MemorySegment host, Runnable unpin) {
+            AtomicBoolean closed = new AtomicBoolean();
+            return new PinnedHost() {
+                @Override
+                public MemorySegment segment() {
+                    return host;
+                }
+
+                @Override
+                public void close() {
+                    if (closed.compareAndSet(false, true)) {
+                        unpin.run();
+                    }
+                }
+            };
+        }
+    }
 }

@@ -23,6 +23,8 @@ public final class FakeGpuProvider implements GpuProvider {
     private static final AtomicLong CAPACITY = new AtomicLong();
     private static final AtomicLong USED = new AtomicLong();
     private static final Map<Long, Arena> LIVE = new ConcurrentHashMap<>();
+    private static final AtomicLong PINNED = new AtomicLong();
+    private static final AtomicBoolean REFUSE_PINNING = new AtomicBoolean();
 
     /** Turns the fake GPU on with {@code capacity} bytes of device memory. */
     public static void enable(long capacity) {
@@ -38,6 +40,16 @@ public final class FakeGpuProvider implements GpuProvider {
     /** Device bytes allocated and not yet freed. */
     public static long used() {
         return USED.get();
+    }
+
+    /** Host bytes pinned with {@link #pinHost} and not yet unpinned. */
+    public static long pinnedBytes() {
+        return PINNED.get();
+    }
+
+    /** Makes {@link #pinHost} fail as a driver does when it refuses to pin (memory limits). */
+    public static void refusePinning(boolean refuse) {
+        REFUSE_PINNING.set(refuse);
     }
 
     /** A view of {@code length} bytes of fake device memory at {@code pointer}. */
@@ -135,5 +147,18 @@ public final class FakeGpuProvider implements GpuProvider {
     public long hash64(int device, long pointer, long length) {
         check();
         return ParallelHash64.hash(at(pointer, length));
+    }
+
+    @Override
+    public PinnedHost pinHost(int device, MemorySegment host) {
+        check();
+        if (!host.isNative()) {
+            throw new IllegalArgumentException("only native memory can be pinned, not a heap segment");
+        }
+        if (REFUSE_PINNING.get()) {
+            throw new ViperException(ViperException.Reason.UNAVAILABLE, "cuMemHostRegister of " + host.byteSize() + " bytes failed: CUDA_ERROR_OUT_OF_MEMORY");
+        }
+        PINNED.addAndGet(host.byteSize());
+        return PinnedHost.of(host, () -> PINNED.addAndGet(-host.byteSize()));
     }
 }

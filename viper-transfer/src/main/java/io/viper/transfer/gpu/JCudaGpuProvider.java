@@ -60,4 +60,10 @@ public final class JCudaGpuProvider implements GpuProvider {
     public long hash64(int device, long pointer, long length) {
         return Cuda.hash64(device, pointer, length);
     }
+
+    @Override
+    public PinnedHost pinHost(int device, MemorySegment host) {
+        Cuda.registerHost(device, host);
+        return PinnedHost.of(host, () -> Cuda.unregisterHost(device, host));
+    }
 }

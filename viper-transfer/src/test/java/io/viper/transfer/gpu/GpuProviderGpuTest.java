@@ -46,6 +46,27 @@ class GpuProviderGpuTest {
     }
 
     @Test
+    void pinnedHostMemoryCopiesExactlyAndUnpins() {
+        long size = 32L << 20;
+        try (Arena arena = Arena.ofConfined(); DeviceBuffer d = GpuTests.GPU.allocate(0, size)) {
+            MemorySegment host = arena.allocate(size, 4096);
+            TestStagedCheckpoint.fill(host, 11);
+            try (var pin = GpuTests.GPU.pinHost(0, host)) {
+                assertEquals(host, pin.segment());
+                GpuTests.GPU.copyToDevice(0, host, d.devicePointer());
+                MemorySegment back = arena.allocate(size, 4096);
+                try (var pinBack = GpuTests.GPU.pinHost(0, back)) {
+                    GpuTests.GPU.copyToHost(0, d.devicePointer(), back);
+                }
+                GpuTests.assertSame(host, back, "pinned host -> device -> pinned host");
+            }
+            // Unpinned again: pinning the same range a second time succeeds (the driver refuses a double registration).
+            GpuTests.GPU.pinHost(0, host).close();
+            assertThrows(IllegalArgumentException.class, () -> GpuTests.GPU.pinHost(0, MemorySegment.ofArray(new byte[8])));
+        }
+    }
+
+    @Test
     void deviceHashEqualsTheHostReferenceAtEveryAlignmentAndTail() {
         long size = (64L << 20) + 13;
         try (Arena arena = Arena.ofConfined(); DeviceBuffer d = GpuTests.GPU.allocate(0, size)) {

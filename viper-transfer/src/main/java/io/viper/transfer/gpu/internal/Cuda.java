@@ -37,6 +37,8 @@ public final class Cuda {
     /** Host copies of heap segments go through a native bounce buffer of this size. */
     private static final long BOUNCE = 8L << 20;
     private static final int HASH_THREADS = 256;
+    /** {@code CU_MEMHOSTREGISTER_PORTABLE}: the pinning holds for every CUDA context. */
+    private static final int CU_MEMHOSTREGISTER_PORTABLE = 1;
     private static final int HASH_MAX_BLOCKS = 4096;
 
     private static volatile Optional<String> probe;
@@ -241,6 +243,35 @@ public final class Cuda {
     public static void freePinned(int device, MemorySegment pinned) {
         use(device);
         call(() -> JCudaDriver.cuMemFreeHost(new HostPtr(pinned.address())), "cuMemFreeHost");
+    }
+
+    /**
+     * Page-locks existing native host memory ({@code cuMemHostRegister}, portable to every context)
+     * so that copies of it run at DMA speed; undo with {@link #unregisterHost}.
+     */
+    public static void registerHost(int device, MemorySegment host) {
+        if (!host.isNative()) {
+            throw new IllegalArgumentException("only native memory can be pinned, not a heap segment");
+        }
+        use(device);
+        if (host.byteSize() == 0) {
+            return;
+        }
+        try {
+            call(() -> JCudaDriver.cuMemHostRegister(new HostPtr(host.address()), host.byteSize(), CU_MEMHOSTREGISTER_PORTABLE),
+                    "cuMemHostRegister of " + host.byteSize() + " bytes");
+        } catch (ViperException e) {
+            throw new ViperException(ViperException.Reason.UNAVAILABLE, e.getMessage());
+        }
+    }
+
+    /** Unpins memory pinned by {@link #registerHost}. */
+    public static void unregisterHost(int device, MemorySegment host) {
+        use(device);
+        if (host.byteSize() == 0) {
+            return;
+        }
+        call(() -> JCudaDriver.cuMemHostUnregister(new HostPtr(host.address())), "cuMemHostUnregister");
     }
 
     /** The 64-byte IPC handle of the allocation at {@code address} (an allocation base). */

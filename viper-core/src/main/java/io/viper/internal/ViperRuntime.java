@@ -123,7 +123,10 @@ public final class ViperRuntime implements AutoCloseable {
                 Optional<TransportProvider> found = Providers.transport(scheme);
                 Optional<String> why = found.isEmpty() ? Optional.of("no " + scheme + ":// transport installed") : found.get().unavailableReason();
                 if (why.isPresent()) {
-                    LOG.log(System.Logger.Level.INFO, "{0} transport unavailable ({1}); producers serve without it", scheme, why.get());
+                    // The default lists the GPU transports too: on a machine without CUDA that is expected, not news.
+                    boolean explicit = config.originals().containsKey(ViperConfig.TRANSPORTS.name());
+                    LOG.log(explicit ? System.Logger.Level.INFO : System.Logger.Level.DEBUG, "{0} transport unavailable ({1}); producers serve without it",
+                            scheme, why.get());
                     skipped.add(scheme + ": " + why.get());
                     continue;
                 }

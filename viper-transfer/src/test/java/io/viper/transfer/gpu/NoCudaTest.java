@@ -6,7 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.viper.CheckpointPolicy;
+import io.viper.Viper;
+import io.viper.ViperConfig;
+import io.viper.ViperProducer;
 import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
 import io.viper.spi.Providers;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.TransportProvider;
@@ -67,8 +73,21 @@ class NoCudaTest {
         MemorySegment host = MemorySegment.ofArray(new byte[8]);
         for (Executable call : List.<Executable>of(g::deviceCount, () -> g.freeBytes(0), () -> g.allocate(0, 1024),
                 () -> g.copyToDevice(0, host, 1), () -> g.copyToHost(0, 1, host), () -> g.copyDeviceToDevice(0, 1, 2, 8),
-                () -> g.hash64(0, 1, 8))) {
+                () -> g.hash64(0, 1, 8), () -> g.pinHost(0, java.lang.foreign.Arena.global().allocate(8)))) {
             unavailable(call);
+        }
+    }
+
+    @Test
+    void theDefaultTransportsListTheGpuOnesAndSkipThemQuietlyHere() {
+        assertTrue(ViperConfig.TRANSPORTS.defaultValue().contains("cuda-ipc://") && ViperConfig.TRANSPORTS.defaultValue().contains("cuda-pipe://"),
+                ViperConfig.TRANSPORTS.defaultValue());
+        try (Viper viper = Viper.builder().notifier("mem://no-cuda-" + System.nanoTime()).build();
+             ViperProducer producer = viper.producer("m", CheckpointPolicy.never())) {
+            Manifest m = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of()).announced().join();
+            List<String> schemes = m.locations().stream().map(Location::scheme).toList();
+            assertTrue(schemes.contains("tcp"), schemes.toString());
+            assertFalse(schemes.stream().anyMatch(s -> s.startsWith("cuda")), "no GPU locations without CUDA: " + schemes);
         }
     }
 

@@ -250,10 +250,10 @@ public final class Cuda {
      * so that copies of it run at DMA speed; undo with {@link #unregisterHost}.
      */
     public static void registerHost(int device, MemorySegment host) {
+        use(device);
         if (!host.isNative()) {
             throw new IllegalArgumentException("only native memory can be pinned, not a heap segment");
         }
-        use(device);
         if (host.byteSize() == 0) {
             return;
         }

@@ -24,6 +24,7 @@ module io.viper.transfer {
             io.viper.transfer.pfs.FileTransportProvider,
             io.viper.transfer.tcp.TcpTransportProvider,
             io.viper.transfer.ucx.UcxTransportProvider,
+            io.viper.transfer.ucx.UcxCudaTransportProvider,
             io.viper.transfer.gpu.CudaIpcTransportProvider,
             io.viper.transfer.gpu.CudaPipeTransportProvider;
     provides io.viper.spi.RepositoryProvider with io.viper.transfer.pfs.PfsRepositoryProvider;

@@ -50,7 +50,7 @@ public final class ViperConfig {
 
     public static final Key<URI> NOTIFIER = define("viper.notifier", "embedded://127.0.0.1:0", ViperConfig::parseUri,
             "Where manifests are announced: embedded://host:port (a broker the producer hosts; port 0 picks one) or kafka://host:port[,host:port][?topic=T].");
-    public static final Key<List<URI>> TRANSPORTS = define("viper.transports", "ucx://127.0.0.1:0,tcp://127.0.0.1:0,cuda-ipc://127.0.0.1:0,cuda-pipe://127.0.0.1:0", ViperConfig::parseUriList,
+    public static final Key<List<URI>> TRANSPORTS = define("viper.transports", "ucx://127.0.0.1:0,tcp://127.0.0.1:0,cuda-ipc://127.0.0.1:0,ucx-cuda://127.0.0.1:0,cuda-pipe://127.0.0.1:0", ViperConfig::parseUriList,
             "Producer: the transports that serve staged checkpoints and where they bind, in order of preference. Unavailable ones (no UCX, no CUDA) are skipped with a log line"
             + " (at INFO when listed here explicitly, at DEBUG when only in this default).");
     public static final Key<Optional<Path>> PFS_ROOT = define("viper.pfs.root", "", v -> v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v).toAbsolutePath()),

@@ -29,6 +29,7 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
     private final AtomicInteger leasesTaken = new AtomicInteger();
     private final AtomicInteger maxOpenLeases = new AtomicInteger();
     private final AtomicBoolean recycled = new AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
     private volatile Runnable onLease = () -> { };
 
     /** {@code tensorSizes} bytes each, filled from {@code seed}; hashes are placeholders (transports do not check them). */
@@ -122,8 +123,11 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
         return maxOpenLeases.get();
     }
 
+    /** Frees the bytes; idempotent (a {@link DeviceStagedCheckpoint} may close it after its creator did). */
     @Override
     public void close() {
-        arena.close();
+        if (closed.compareAndSet(false, true)) {
+            arena.close();
+        }
     }
 }

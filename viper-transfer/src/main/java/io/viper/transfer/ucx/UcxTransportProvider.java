@@ -1,17 +1,8 @@
 package io.viper.transfer.ucx;
 
-import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperException;
-import io.viper.manifest.Tier;
-import io.viper.spi.TransportClient;
-import io.viper.spi.TransportProvider;
-import io.viper.spi.TransportServer;
-import io.viper.transfer.ucx.internal.UcxClient;
+import io.viper.transfer.ucx.internal.UcxMemoryMode;
 import io.viper.transfer.ucx.internal.UcxNative;
-import io.viper.transfer.ucx.internal.UcxServer;
-import io.viper.transfer.ucx.internal.UcxSettings;
-import java.net.URI;
-import java.util.Map;
+import io.viper.transfer.ucx.internal.UcxProviderBase;
 import java.util.Optional;
 
 /**
@@ -44,56 +35,14 @@ import java.util.Optional;
  *
  * <p>Cheap to construct: the native libraries are probed, once per JVM, by {@link #unavailableReason()}.
  */
-public final class UcxTransportProvider implements TransportProvider {
-    /** Used by ServiceLoader. */
+public final class UcxTransportProvider extends UcxProviderBase {
+    /** Used by ServiceLoader; priority 0: preferred over tcp (10) in the host tier. */
     public UcxTransportProvider() {
-    }
-
-    @Override
-    public String scheme() {
-        return "ucx";
-    }
-
-    @Override
-    public Tier tier() {
-        return Tier.HOST;
-    }
-
-    /** 0: preferred over tcp (10) in the host tier. */
-    @Override
-    public int priority() {
-        return 0;
+        super(UcxMemoryMode.HOST, 0);
     }
 
     @Override
     public Optional<String> unavailableReason() {
         return UcxNative.unavailableReason();
-    }
-
-    /**
-     * Starts the producer side bound to {@code bind}. Throws {@link ViperConfigException} for a bad URI
-     * or configuration value, and {@link ViperException} ({@code UNAVAILABLE}) where UCX does not work.
-     */
-    @Override
-    public TransportServer openServer(URI bind, Map<String, String> config) {
-        UcxSettings.from(config);
-        UcxSettings.parseAddress(bind, true);
-        requireAvailable();
-        return UcxServer.open(bind, config);
-    }
-
-    /** Starts the consumer side; errors as for {@link #openServer}. */
-    @Override
-    public TransportClient openClient(Map<String, String> config) {
-        UcxSettings.from(config);
-        requireAvailable();
-        return UcxClient.open(config);
-    }
-
-    private void requireAvailable() {
-        Optional<String> reason = unavailableReason();
-        if (reason.isPresent()) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx transport unavailable: " + reason.get());
-        }
     }
 }

@@ -7,6 +7,15 @@ import io.viper.manifest.Manifest;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
+import io.viper.manifest.Location;
+import io.viper.spi.ByteRange;
+import io.viper.spi.TransportClient;
+import io.viper.spi.TransportProvider;
+import io.viper.spi.TransportServer;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import io.viper.testing.DeviceStagedCheckpoint;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.transfer.gpu.internal.Cuda;
 import java.lang.foreign.Arena;
@@ -39,51 +48,38 @@ final class GpuTests {
         assertEquals(-1, mismatch, what + ": first differing byte");
     }
 
-    /** A test checkpoint whose bytes are also in GPU memory, as the producer's GPU staging leaves them. */
-    static final class DeviceStaged implements StagedCheckpoint, AutoCloseable {
-        final TestStagedCheckpoint host;
-        final DeviceBuffer device;
+    /** {@code host} staged on GPU {@code dev} too, with the same bytes, as the producer's GPU staging leaves it. */
+    static DeviceStagedCheckpoint deviceStaged(TestStagedCheckpoint host, int dev) {
+        DeviceBuffer device = GPU.allocate(dev, Math.max(1, host.data().byteSize()));
+        GPU.copyToDevice(dev, host.data(), device.devicePointer());
+        return new DeviceStagedCheckpoint(host, device);
+    }
 
-        DeviceStaged(TestStagedCheckpoint host, int dev) {
-            this.host = host;
-            this.device = GPU.allocate(dev, Math.max(1, host.data().byteSize()));
-            GPU.copyToDevice(dev, host.data(), device.devicePointer());
-        }
-
-        @Override
-        public String model() {
-            return host.model();
-        }
-
-        @Override
-        public long version() {
-            return host.version();
-        }
-
-        @Override
-        public Manifest manifest() {
-            return host.manifest();
-        }
-
-        @Override
-        public MemorySegment data() {
-            return host.data();
-        }
-
-        @Override
-        public Optional<DeviceBuffer> device() {
-            return Optional.of(device);
-        }
-
-        @Override
-        public ReadLease tryLease() {
-            return host.tryLease();
-        }
-
-        @Override
-        public void close() {
-            device.close();
-            host.close();
+    /**
+     * Reads a host-staged and a GPU-staged version of {@code size} bytes into GPU memory over
+     * {@code provider}, whole and as two ranges crossing 16 MiB chunk boundaries, and checks the bytes
+     * and that every lease was released.
+     */
+    static void readsIntoGpuMemoryFromBothKindsOfProducer(TransportProvider provider, long size) {
+        try (TestStagedCheckpoint hostOnly = new TestStagedCheckpoint(provider.scheme(), 1, 5, size);
+             DeviceStagedCheckpoint onGpu = deviceStaged(new TestStagedCheckpoint(provider.scheme(), 2, 6, size), 0);
+             TransportServer server = provider.openServer(URI.create(provider.scheme() + "://127.0.0.1:0"), Map.of());
+             TransportClient client = provider.openClient(Map.of());
+             DeviceBuffer dst = GPU.allocate(0, size);
+             Arena arena = Arena.ofConfined()) {
+            server.expose(hostOnly);
+            server.expose(onGpu);
+            Location loc = server.location();
+            for (TestStagedCheckpoint s : List.of(hostOnly, onGpu.host())) {
+                Manifest m = s.manifest();
+                client.readToDevice(m, loc, List.of(new ByteRange(0, size, 0)), dst);
+                assertSame(s.data(), toHost(dst, 0, size, arena), "v" + m.version() + " whole");
+                long a = (16L << 20) - 10;
+                client.readToDevice(m, loc, List.of(new ByteRange(a, 40, 0), new ByteRange(1, (33L << 20), 40)), dst);
+                assertSame(s.data().asSlice(a, 40), toHost(dst, 0, 40, arena), "v" + m.version() + " range 1");
+                assertSame(s.data().asSlice(1, 33L << 20), toHost(dst, 40, 33L << 20, arena), "v" + m.version() + " range 2");
+            }
+            assertEquals(0, hostOnly.openLeases() + onGpu.host().openLeases(), "leases released");
         }
     }
 }

@@ -18,6 +18,7 @@ import io.viper.spi.TransportClient;
 import io.viper.spi.TransportServer;
 import io.viper.tensor.DType;
 import io.viper.tensor.Tensor;
+import io.viper.testing.DeviceStagedCheckpoint;
 import io.viper.testing.TestStagedCheckpoint;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -127,7 +128,7 @@ class GpuUpdateLatencyGpuTest {
             double pipe;
             double hostPath;
             CudaPipeTransportProvider pp = new CudaPipeTransportProvider();
-            try (GpuTests.DeviceStaged onGpu = new GpuTests.DeviceStaged(new TestStagedCheckpoint("bench", 2, seed, size), 0);
+            try (DeviceStagedCheckpoint onGpu = GpuTests.deviceStaged(new TestStagedCheckpoint("bench", 2, seed, size), 0);
                  TransportServer server = pp.openServer(URI.create("cuda-pipe://127.0.0.1:0"), Map.of());
                  TransportClient client = pp.openClient(Map.of())) {
                 server.expose(onGpu);

@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu;
 
+import io.viper.testing.DeviceStagedCheckpoint;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.transfer.gpu.internal.IpcServer;
 import java.io.BufferedReader;
@@ -20,7 +21,7 @@ public final class IpcProducerMain {
         long size = Long.parseLong(args[0]);
         long seed = Long.parseLong(args[1]);
         try (TestStagedCheckpoint host = new TestStagedCheckpoint("ipc", 1, seed, size);
-             GpuTests.DeviceStaged staged = new GpuTests.DeviceStaged(host, 0);
+             DeviceStagedCheckpoint staged = GpuTests.deviceStaged(host, 0);
              IpcServer server = new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"))) {
             server.expose(staged);
             System.out.println("PORT " + server.location().uri().getPort());

@@ -61,6 +61,12 @@ class NoCudaTest {
         assertEquals(Optional.of(reason), pipe.unavailableReason());
         unavailable(() -> ipc.openServer(URI.create("cuda-ipc://127.0.0.1:0"), Map.of()));
         unavailable(() -> pipe.openClient(Map.of()));
+        TransportProvider ucxCuda = Providers.transport("ucx-cuda").orElseThrow();
+        assertEquals(Tier.GPU, ucxCuda.tier());
+        assertTrue(ipc.priority() < ucxCuda.priority() && ucxCuda.priority() < pipe.priority(), "ucx-cuda sits between cuda-ipc and cuda-pipe");
+        assertEquals(Optional.of(reason), ucxCuda.unavailableReason(), "CUDA is the first thing ucx-cuda needs");
+        unavailable(() -> ucxCuda.openServer(URI.create("ucx-cuda://127.0.0.1:0"), Map.of()));
+        unavailable(() -> ucxCuda.openClient(Map.of()));
     }
 
     @Test
@@ -80,14 +86,15 @@ class NoCudaTest {
 
     @Test
     void theDefaultTransportsListTheGpuOnesAndSkipThemQuietlyHere() {
-        assertTrue(ViperConfig.TRANSPORTS.defaultValue().contains("cuda-ipc://") && ViperConfig.TRANSPORTS.defaultValue().contains("cuda-pipe://"),
-                ViperConfig.TRANSPORTS.defaultValue());
+        for (String gpuScheme : List.of("cuda-ipc://", "ucx-cuda://", "cuda-pipe://")) {
+            assertTrue(ViperConfig.TRANSPORTS.defaultValue().contains(gpuScheme), ViperConfig.TRANSPORTS.defaultValue());
+        }
         try (Viper viper = Viper.builder().notifier("mem://no-cuda-" + System.nanoTime()).build();
              ViperProducer producer = viper.producer("m", CheckpointPolicy.never())) {
             Manifest m = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of()).announced().join();
             List<String> schemes = m.locations().stream().map(Location::scheme).toList();
             assertTrue(schemes.contains("tcp"), schemes.toString());
-            assertFalse(schemes.stream().anyMatch(s -> s.startsWith("cuda")), "no GPU locations without CUDA: " + schemes);
+            assertFalse(schemes.stream().anyMatch(s -> s.contains("cuda")), "no GPU locations without CUDA: " + schemes);
         }
     }
 

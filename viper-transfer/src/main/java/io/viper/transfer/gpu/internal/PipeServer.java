@@ -3,6 +3,7 @@ package io.viper.transfer.gpu.internal;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
+import io.viper.transfer.ucx.internal.UcxMemoryTypes;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -24,7 +25,7 @@ public final class PipeServer extends ServerBase {
     public PipeServer(URI bind) {
         super("cuda-pipe", bind);
         LOG.log(System.Logger.Level.INFO, "cuda-pipe at {0}: {1}; {2}", location().uri(), UcxMemoryTypes.describe(),
-                UcxMemoryTypes.cuda() ? "UCX could move CUDA memory directly, this pipelined path works without it"
+                UcxMemoryTypes.cuda() ? "ucx-cuda:// moves CUDA memory directly and is preferred; this pipelined path is the fallback"
                         : "GPU data crosses nodes through this pipelined path");
     }
 

@@ -6,6 +6,7 @@ import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
+import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -53,6 +54,7 @@ public final class UcxClient implements TransportClient {
     private static final long RKEY_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private final UcxSettings settings;
+    private final UcxMemoryMode mode;
     private final WorkerLoop loop;
     private volatile boolean closed;
     /** Loop thread only: producer worker address -> endpoint, least recently used first. */
@@ -100,16 +102,22 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    private UcxClient(UcxSettings settings, WorkerLoop loop) {
+    private UcxClient(UcxSettings settings, UcxMemoryMode mode, WorkerLoop loop) {
         this.settings = settings;
+        this.mode = mode;
         this.loop = loop;
     }
 
     /** Starts the consumer's UCX context, worker and progress thread. */
     public static UcxClient open(Map<String, String> config) {
+        return open(config, UcxMemoryMode.HOST);
+    }
+
+    /** As {@link #open(Map)}, for locations of {@code mode}'s scheme; its GPU mode reads into GPU memory too. */
+    public static UcxClient open(Map<String, String> config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
         try {
-            return new UcxClient(settings, new WorkerLoop("viper-ucx-client"));
+            return new UcxClient(settings, mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
         } catch (RuntimeException | LinkageError e) {
             throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
         }
@@ -117,15 +125,44 @@ public final class UcxClient implements TransportClient {
 
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
-        if (manifest == null || location == null || ranges == null || destination == null) {
-            throw new ViperConfigException("ucx read: manifest, location, ranges and destination must not be null");
-        }
-        if (!location.scheme().equals("ucx")) {
-            throw new ViperConfigException("ucx read: location " + location.uri() + " is not a ucx:// location");
-        }
-        InetSocketAddress address = UcxSettings.parseAddress(location.uri(), false);
+        requireArguments(manifest, location, ranges, destination);
         String what = manifest.model() + " v" + manifest.version();
-        Plan plan = plan(what, manifest.totalBytes(), ranges, destination);
+        if (destination.isReadOnly()) {
+            throw new ViperConfigException(mode.scheme() + " read of " + what + ": destination segment is read-only");
+        }
+        if (!destination.isNative()) {
+            throw new ViperConfigException(mode.scheme() + " read of " + what + ": destination segment must be native (off-heap) memory");
+        }
+        readInto(manifest, location, plan(what, manifest.totalBytes(), ranges, destination.address(), destination.byteSize()));
+    }
+
+    /**
+     * In the GPU mode ({@code ucx-cuda}): GETs straight into {@code destination}'s GPU memory, which
+     * UCX recognises as CUDA memory; the host mode refuses, like every host transport.
+     */
+    @Override
+    public void readToDevice(Manifest manifest, Location location, List<ByteRange> ranges, DeviceBuffer destination) {
+        if (!mode.device()) {
+            TransportClient.super.readToDevice(manifest, location, ranges, destination);
+            return;
+        }
+        requireArguments(manifest, location, ranges, destination);
+        String what = manifest.model() + " v" + manifest.version();
+        readInto(manifest, location, plan(what, manifest.totalBytes(), ranges, destination.devicePointer(), destination.byteSize()));
+    }
+
+    private void requireArguments(Manifest manifest, Location location, List<ByteRange> ranges, Object destination) {
+        if (manifest == null || location == null || ranges == null || destination == null) {
+            throw new ViperConfigException(mode.scheme() + " read: manifest, location, ranges and destination must not be null");
+        }
+        if (!location.scheme().equals(mode.scheme())) {
+            throw new ViperConfigException(mode.scheme() + " read: location " + location.uri() + " is not a " + mode.scheme() + ":// location");
+        }
+    }
+
+    private void readInto(Manifest manifest, Location location, Plan plan) {
+        InetSocketAddress address = UcxSettings.parseAddress(location.uri(), false, mode.scheme());
+        String what = manifest.model() + " v" + manifest.version();
         if (closed) {
             throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
         }
@@ -165,13 +202,8 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    private Plan plan(String what, long total, List<ByteRange> ranges, MemorySegment destination) {
-        if (destination.isReadOnly()) {
-            throw new ViperConfigException("ucx read of " + what + ": destination segment is read-only");
-        }
-        if (!destination.isNative()) {
-            throw new ViperConfigException("ucx read of " + what + ": destination segment must be native (off-heap) memory");
-        }
+    /** The GETs that copy {@code ranges} into {@code capacity} bytes of memory at {@code base} (host or GPU). */
+    private Plan plan(String what, long total, List<ByteRange> ranges, long base, long capacity) {
         long chunk = settings.chunkBytes();
         long count = 0;
         for (ByteRange r : ranges) {
@@ -182,9 +214,9 @@ public final class UcxClient implements TransportClient {
                 throw new ViperConfigException("ucx read of " + what + ": range " + r.sourceOffset() + "+" + r.length()
                         + " exceeds the checkpoint's " + total + " bytes");
             }
-            if (r.length() > destination.byteSize() - r.destinationOffset() || r.destinationOffset() > destination.byteSize()) {
+            if (r.length() > capacity - r.destinationOffset() || r.destinationOffset() > capacity) {
                 throw new ViperConfigException("ucx read of " + what + ": range to " + r.destinationOffset() + "+" + r.length()
-                        + " exceeds the destination's " + destination.byteSize() + " bytes");
+                        + " exceeds the destination's " + capacity + " bytes");
             }
             count += (r.length() + chunk - 1) / chunk;
         }
@@ -196,7 +228,6 @@ public final class UcxClient implements TransportClient {
         long[] local = new long[n];
         long[] length = new long[n];
         int i = 0;
-        long base = destination.address();
         for (ByteRange r : ranges) {
             for (long done = 0; done < r.length(); done += chunk) {
                 remote[i] = r.sourceOffset() + done;

@@ -4,7 +4,7 @@ import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
-import io.viper.manifest.Tier;
+import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.StagingAllocator;
@@ -38,6 +38,7 @@ import java.util.logging.Logger;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucs.UcsConstants;
 
 /**
  * Producer side of the ucx transport. Registers each exposed checkpoint's memory with UCX (once per
@@ -170,6 +171,7 @@ public final class UcxServer implements TransportServer {
     }
 
     private final UcxSettings settings;
+    private final UcxMemoryMode mode;
     private final ServerSocket serverSocket;
     private final Location location;
     private final WorkerLoop loop;
@@ -189,8 +191,9 @@ public final class UcxServer implements TransportServer {
      */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
-    private UcxServer(UcxSettings settings, ServerSocket serverSocket, Location location, WorkerLoop loop, byte[] workerAddress) {
+    private UcxServer(UcxSettings settings, UcxMemoryMode mode, ServerSocket serverSocket, Location location, WorkerLoop loop, byte[] workerAddress) {
         this.settings = settings;
+        this.mode = mode;
         this.serverSocket = serverSocket;
         this.location = location;
         this.loop = loop;
@@ -201,8 +204,13 @@ public final class UcxServer implements TransportServer {
 
     /** Binds the control channel to {@code bind} ({@code ucx://host:port}, port 0 for any) and starts the UCX worker. */
     public static UcxServer open(URI bind, Map<String, String> config) {
+        return open(bind, config, UcxMemoryMode.HOST);
+    }
+
+    /** As {@link #open(URI, Map)}, exposing the memory {@code mode} says under its scheme. */
+    public static UcxServer open(URI bind, Map<String, String> config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
-        InetSocketAddress address = UcxSettings.parseAddress(bind, true);
+        InetSocketAddress address = UcxSettings.parseAddress(bind, true, mode.scheme());
         ServerSocket ss;
         try {
             ss = new ServerSocket();
@@ -213,11 +221,11 @@ public final class UcxServer implements TransportServer {
         }
         WorkerLoop loop = null;
         try {
-            Location location = new Location(advertised(bind, address, ss.getLocalPort()), Tier.HOST);
+            Location location = new Location(advertised(mode.scheme(), bind, address, ss.getLocalPort()), mode.tier());
             loop = new WorkerLoop("viper-ucx-server-" + ss.getLocalPort());
             WorkerLoop l = loop;
             byte[] worker = loop.call(() -> toBytes(l.worker().getAddress()), LOOP_CALL_TIMEOUT_MS);
-            return new UcxServer(settings, ss, location, loop, worker);
+            return new UcxServer(settings, mode, ss, location, loop, worker);
         } catch (RuntimeException | LinkageError e) {
             if (loop != null) {
                 loop.close(() -> { }, 5_000);
@@ -234,7 +242,7 @@ public final class UcxServer implements TransportServer {
         }
     }
 
-    private static URI advertised(URI bind, InetSocketAddress address, int port) {
+    private static URI advertised(String scheme, URI bind, InetSocketAddress address, int port) {
         String host = bind.getHost();
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
@@ -247,7 +255,7 @@ public final class UcxServer implements TransportServer {
             }
         }
         try {
-            return new URI("ucx", null, host, port, null, null, null);
+            return new URI(scheme, null, host, port, null, null, null);
         } catch (URISyntaxException e) {
             throw new ViperConfigException("ucx bind URI '" + bind + "': cannot form a location: " + e.getMessage());
         }
@@ -273,7 +281,7 @@ public final class UcxServer implements TransportServer {
      */
     @Override
     public Optional<StagingAllocator> stagingAllocator() {
-        if (!settings.copyToUcxMemory()) {
+        if (!settings.copyToUcxMemory() || mode.device()) {
             return Optional.empty();
         }
         return Optional.of(bytes -> {
@@ -303,14 +311,20 @@ public final class UcxServer implements TransportServer {
     /**
      * Registers {@code staged}'s data for RDMA: by default copies it into memory allocated by UCX
      * ({@link UcxSettings#COPY_KEY}), else registers the staging buffer in place. Blocks the calling
-     * (producer background) thread for the copy.
+     * (producer background) thread for the copy. In the GPU mode a version staged on the GPU is
+     * registered in place as device memory (no copy); others are registered in place in host memory.
      */
     @Override
     public void expose(StagedCheckpoint staged) {
         Key key = new Key(staged.model(), staged.version());
         String what = key.model() + " v" + key.version();
         MemorySegment data = staged.data();
-        if (!data.isNative()) {
+        Optional<DeviceBuffer> device = mode.device() ? staged.device() : Optional.empty();
+        if (device.isPresent() && device.get().byteSize() < data.byteSize()) {
+            throw new ViperConfigException("ucx server: the GPU staging buffer of " + what + " holds " + device.get().byteSize()
+                    + " bytes, the version has " + data.byteSize());
+        }
+        if (device.isEmpty() && !data.isNative()) {
             throw new ViperConfigException("ucx server: staged data of " + what + " is not in native memory");
         }
         lifecycle.readLock().lock();
@@ -331,7 +345,11 @@ public final class UcxServer implements TransportServer {
                     }
                 }
             }
-            if (home != null) {
+            if (device.isPresent() && e.size > 0) {
+                registerInPlace(e, device.get().devicePointer(), mode.memoryType(), what + " (GPU staging)");
+            } else if (mode.device() && e.size > 0) {
+                registerInPlace(e, data.address(), UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST, what + " (host staging)");
+            } else if (home != null) {
                 e.owned = false;
                 e.address = data.address();
                 e.rkey = home.rkey;
@@ -353,23 +371,22 @@ public final class UcxServer implements TransportServer {
     }
 
     private void register(Exposure e, MemorySegment data, String what) {
-        boolean copy = settings.copyToUcxMemory();
+        if (!settings.copyToUcxMemory()) {
+            registerInPlace(e, data.address(), UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST, what);
+            return;
+        }
         try {
             loop.call(() -> {
-                UcpMemMapParams params = copy ? new UcpMemMapParams().allocate().setLength(e.size)
-                        : new UcpMemMapParams().setAddress(data.address()).setLength(e.size);
-                UcpMemory m = loop.context().memoryMap(params);
+                UcpMemory m = loop.context().memoryMap(new UcpMemMapParams().allocate().setLength(e.size));
                 e.memory = m;
                 e.address = m.getAddress();
                 e.rkey = toBytes(m.getRemoteKeyBuffer());
                 return null;
             }, LOOP_CALL_TIMEOUT_MS);
-            if (copy) {
-                // Views of at most 1 GiB: ByteBuffer capacities are ints.
-                for (long off = 0; off < e.size; off += 1L << 30) {
-                    int len = (int) Math.min(1L << 30, e.size - off);
-                    MemorySegment.copy(data, off, MemorySegment.ofBuffer(UcxUtils.getByteBufferView(e.address + off, len)), 0, len);
-                }
+            // Views of at most 1 GiB: ByteBuffer capacities are ints.
+            for (long off = 0; off < e.size; off += 1L << 30) {
+                int len = (int) Math.min(1L << 30, e.size - off);
+                MemorySegment.copy(data, off, MemorySegment.ofBuffer(UcxUtils.getByteBufferView(e.address + off, len)), 0, len);
             }
         } catch (RuntimeException ex) {
             if (e.memory != null) {
@@ -378,8 +395,29 @@ public final class UcxServer implements TransportServer {
             if (ex instanceof ViperException ve) {
                 throw ve;
             }
-            throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot " + (copy ? "allocate UCX memory for " : "register ")
+            throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate UCX memory for "
                     + e.size + " bytes of " + what + ": " + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
+        }
+    }
+
+    /** Registers {@code e.size} bytes at {@code address} of {@code memoryType} where they are, on the loop thread. */
+    private void registerInPlace(Exposure e, long address, int memoryType, String what) {
+        try {
+            loop.call(() -> {
+                UcpMemMapParams params = new UcpMemMapParams().setAddress(address).setLength(e.size);
+                // Host memory is left to UCX's own detection, as before the GPU mode existed.
+                UcpMemory m = loop.context().memoryMap(memoryType == UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST ? params : params.setMemoryType(memoryType));
+                e.memory = m;
+                e.address = m.getAddress();
+                e.rkey = toBytes(m.getRemoteKeyBuffer());
+                return null;
+            }, LOOP_CALL_TIMEOUT_MS);
+        } catch (RuntimeException ex) {
+            if (ex instanceof ViperException ve) {
+                throw ve;
+            }
+            throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot register " + e.size + " bytes of " + what + ": "
+                    + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
         }
     }
 

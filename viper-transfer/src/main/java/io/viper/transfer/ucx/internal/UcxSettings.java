@@ -99,23 +99,29 @@ public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight,
      * to read from needs a port in 1..65535.
      */
     public static InetSocketAddress parseAddress(URI uri, boolean bind) {
-        String what = bind ? "ucx bind URI" : "ucx location";
+        return parseAddress(uri, bind, "ucx");
+    }
+
+    /** As {@link #parseAddress(URI, boolean)} for URIs of {@code scheme} ({@code ucx} or {@code ucx-cuda}). */
+    public static InetSocketAddress parseAddress(URI uri, boolean bind, String scheme) {
+        String what = scheme + (bind ? " bind URI" : " location");
         if (uri == null) {
             throw new ViperConfigException(what + " is null");
         }
-        if (uri.getScheme() == null || !uri.getScheme().toLowerCase(Locale.ROOT).equals("ucx")) {
-            throw new ViperConfigException(what + " '" + uri + "': scheme must be ucx");
+        if (uri.getScheme() == null || !uri.getScheme().toLowerCase(Locale.ROOT).equals(scheme)) {
+            throw new ViperConfigException(what + " '" + uri + "': scheme must be " + scheme);
         }
+        String form = scheme + "://host:port";
         if (uri.isOpaque() || uri.getHost() == null) {
-            throw new ViperConfigException(what + " '" + uri + "': expected ucx://host:port");
+            throw new ViperConfigException(what + " '" + uri + "': expected " + form);
         }
         if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null
                 || !(uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/"))) {
-            throw new ViperConfigException(what + " '" + uri + "': expected ucx://host:port with no user, path, query or fragment");
+            throw new ViperConfigException(what + " '" + uri + "': expected " + form + " with no user, path, query or fragment");
         }
         int port = uri.getPort();
         if (port < 0) {
-            throw new ViperConfigException(what + " '" + uri + "': missing port (use ucx://host:port" + (bind ? ", 0 for any free port)" : ")"));
+            throw new ViperConfigException(what + " '" + uri + "': missing port (use " + form + (bind ? ", 0 for any free port)" : ")"));
         }
         if (port > 65535 || (!bind && port == 0)) {
             throw new ViperConfigException(what + " '" + uri + "': port " + port + " is out of range " + (bind ? "0-65535" : "1-65535"));

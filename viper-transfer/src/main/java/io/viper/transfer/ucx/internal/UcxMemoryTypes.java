@@ -1,4 +1,4 @@
-package io.viper.transfer.gpu.internal;
+package io.viper.transfer.ucx.internal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +39,7 @@ public final class UcxMemoryTypes {
                 description = "UCX memory types: " + String.join(", ", types);
             } catch (Throwable t) {
                 cuda = false;
-                description = "UCX not usable: " + Cuda.firstLine(t.getClass().getSimpleName() + ": " + t.getMessage());
+                description = "UCX not usable: " + UcxNative.oneLine(t.getClass().getSimpleName() + ": " + t.getMessage());
             }
         }
         return description;

@@ -1,4 +1,4 @@
-package io.viper.transfer.gpu.internal;
+package io.viper.transfer.ucx.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

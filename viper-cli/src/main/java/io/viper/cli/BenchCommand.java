@@ -12,6 +12,8 @@ import io.viper.ViperProducer;
 import io.viper.cli.bench.BenchConsumerMain;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.spi.DeviceBuffer;
+import io.viper.spi.GpuProvider;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
 import io.viper.tensor.DType;
@@ -101,12 +103,14 @@ final class BenchCommand implements Runnable {
                 switch (p) {
                     case "host", "ucx", "tcp", "pfs" -> { }
                     case "gpu" -> {
-                        Optional<TransportProvider> gpu = Providers.transport("cuda-ipc");
-                        String why = gpu.isEmpty() ? "no GPU transport is installed" : gpu.get().unavailableReason().orElse(null);
+                        Optional<TransportProvider> ipc = Providers.transport("cuda-ipc");
+                        String why = ipc.isEmpty() ? "no GPU transport is installed" : ipc.get().unavailableReason().orElse(null);
+                        if (why == null && Providers.gpu().isEmpty()) {
+                            why = "no GPU provider is installed";
+                        }
                         if (why != null) {
                             throw new ViperException(ViperException.Reason.UNAVAILABLE, "--paths gpu: " + why);
                         }
-                        throw new ViperException(ViperException.Reason.UNAVAILABLE, "--paths gpu: the GPU benchmark runs with the gpu test tag, see DEVELOPERS.md");
                     }
                     default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use host, tcp, pfs, gpu)");
                 }
@@ -119,11 +123,15 @@ final class BenchCommand implements Runnable {
                 fill(model);
                 double memcpyMs = memcpyMs(model, arena);
                 out.put("memcpy_ms", round(memcpyMs));
+                if (wanted.contains("gpu")) {
+                    out.put("d2d_ms", round(deviceCopyMs(model)));
+                }
                 ArrayNode results = out.putArray("results");
                 for (String p : wanted) {
                     String scheme = switch (p) {
                         case "host", "ucx" -> "ucx";
                         case "tcp" -> "tcp";
+                        case "gpu" -> "cuda-ipc";
                         default -> "file";
                     };
                     if (!scheme.equals("file")) {
@@ -165,8 +173,11 @@ final class BenchCommand implements Runnable {
             }
             List<Double> latencies = new ArrayList<>();
             List<Double> stalls = new ArrayList<>();
-            try (Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
-                List<String> cmd = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
+            boolean gpu = path.equals("gpu");
+            try (DeviceBuffer onGpu = gpu ? toDevice(model) : null;
+                 Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
+                Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu) : sink -> split(sink, model);
+                List<String> cmd = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-Dviper.bench.verbose=" + verbose,
                         "-cp", System.getProperty("java.class.path"), BenchConsumerMain.class.getName()));
                 if (poll) {
                     cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(pollInterval.toMillis())));
@@ -182,7 +193,7 @@ final class BenchCommand implements Runnable {
                     int warmup = 4;
                     for (int i = 0; i < warmup + repeat; i++) {
                         long t0 = System.nanoTime();
-                        PublishHandle h = producer.publish(sink -> split(sink, model), Map.of());
+                        PublishHandle h = producer.publish(snapshot, Map.of());
                         String line = expect(r, "swapped " + h.version(), child);
                         double ms = (System.nanoTime() - t0) / 1e6;
                         if (i >= warmup) {
@@ -225,15 +236,54 @@ final class BenchCommand implements Runnable {
             }
         }
 
+        /** The model as 16 U8 tensors in GPU memory, as a training job on the GPU hands them over. */
+        private static void splitDevice(Snapshot.TensorSink sink, DeviceBuffer model) {
+            forEachPart(model.byteSize(), (i, off, len) ->
+                    sink.addDevice("layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len), model.device()));
+        }
+
+        private static GpuProvider gpuProvider() {
+            return Providers.gpu().orElseThrow(() -> new ViperException(ViperException.Reason.UNAVAILABLE, "--paths gpu: no GPU provider is installed"));
+        }
+
+        /** A copy of {@code model} in memory of GPU 0; the caller closes it. */
+        private static DeviceBuffer toDevice(MemorySegment model) {
+            GpuProvider g = gpuProvider();
+            DeviceBuffer d = g.allocate(0, model.byteSize());
+            g.copyToDevice(0, model, d.devicePointer());
+            return d;
+        }
+
+        /** The GPU bound: the fastest of 5 device-to-device copies of the model on GPU 0. */
+        private static double deviceCopyMs(MemorySegment model) {
+            GpuProvider g = gpuProvider();
+            try (DeviceBuffer src = toDevice(model); DeviceBuffer dst = g.allocate(0, model.byteSize())) {
+                List<Double> times = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    long t0 = System.nanoTime();
+                    g.copyDeviceToDevice(0, src.devicePointer(), dst.devicePointer(), model.byteSize());
+                    times.add((System.nanoTime() - t0) / 1e6);
+                }
+                return times.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+            }
+        }
+
         /** 16 U8 tensors, like the many tensors of a real model (hashing runs per tensor, in parallel). */
         private static void split(Snapshot.TensorSink sink, MemorySegment model) {
-            long n = model.byteSize();
+            forEachPart(model.byteSize(), (i, off, len) -> sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
+        }
+
+        private interface Part {
+            void accept(int index, long offset, long length);
+        }
+
+        /** Splits {@code n} bytes into 16 parts (1 below 16 MiB), the last taking the remainder. */
+        private static void forEachPart(long n, Part part) {
             int parts = n >= (16 << 20) ? 16 : 1;
             long chunk = n / parts;
             for (int i = 0; i < parts; i++) {
                 long off = i * chunk;
-                long len = i == parts - 1 ? n - off : chunk;
-                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len));
+                part.accept(i, off, i == parts - 1 ? n - off : chunk);
             }
         }
 
@@ -275,11 +325,15 @@ final class BenchCommand implements Runnable {
         private static void printTable(ObjectNode out) {
             double memcpy = out.get("memcpy_ms").asDouble();
             System.out.printf("model size %d bytes; memcpy (the bound) %.1f ms%n", out.get("size_bytes").asLong(), memcpy);
-            System.out.printf("%-10s %-9s %10s %10s %8s %9s %11s%n", "path", "transport", "median ms", "p90 ms", "GB/s", "x memcpy", "stall ms");
+            if (out.has("d2d_ms")) {
+                System.out.printf("device-to-device copy on GPU 0 (the bound of the gpu path) %.1f ms%n", out.get("d2d_ms").asDouble());
+            }
+            System.out.printf("%-10s %-9s %10s %10s %8s %9s %11s%n", "path", "transport", "median ms", "p90 ms", "GB/s", "x bound", "stall ms");
             for (var r : out.get("results")) {
+                double bound = r.get("path").asText().equals("gpu") ? out.get("d2d_ms").asDouble() : memcpy;
                 System.out.printf("%-10s %-9s %10.1f %10.1f %8.2f %9.1f %11.1f%n", r.get("path").asText(), r.get("transport").asText(),
                         r.get("median_ms").asDouble(), r.get("p90_ms").asDouble(), r.get("gbps").asDouble(),
-                        r.get("median_ms").asDouble() / memcpy, r.get("stall_ms").asDouble());
+                        r.get("median_ms").asDouble() / bound, r.get("stall_ms").asDouble());
             }
         }
     }

@@ -10,11 +10,12 @@ import java.util.logging.Logger;
  * One-line log records on stderr. Quiet by default (warnings only, so that stdout stays JSON);
  * {@code --verbose} shows Viper's INFO lines. Third-party libraries stay at WARNING.
  */
-final class CliLogging {
+public final class CliLogging {
     private CliLogging() {
     }
 
-    static void configure(boolean verbose) {
+    /** Installs the one-line stderr handler; INFO lines of Viper only when {@code verbose}. */
+    public static void configure(boolean verbose) {
         Logger root = Logger.getLogger("");
         for (var h : root.getHandlers()) {
             root.removeHandler(h);

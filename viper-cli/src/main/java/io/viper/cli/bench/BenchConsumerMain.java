@@ -2,6 +2,7 @@ package io.viper.cli.bench;
 
 import io.viper.Viper;
 import io.viper.ViperConsumer;
+import io.viper.cli.CliLogging;
 import io.viper.format.SafetensorsFile;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -24,6 +25,8 @@ public final class BenchConsumerMain {
     }
 
     public static void main(String[] args) throws Exception {
+        // The benchmark's stderr is the user's terminal: the same quiet logging as the parent.
+        CliLogging.configure(Boolean.getBoolean("viper.bench.verbose"));
         switch (args[0]) {
             case "viper" -> viper(args[1], args[2], args[3], args.length > 4 ? args[4] : null);
             case "poll" -> poll(Path.of(args[1]), Long.parseLong(args[2]));
@@ -34,6 +37,10 @@ public final class BenchConsumerMain {
     private static void viper(String notifier, String model, String paths, String pfs) throws InterruptedException {
         Viper.Builder b = Viper.builder().notifier(notifier).consumerPaths(paths.split(","))
                 .config("viper.consumer.host.budget.bytes", "64g");
+        if (paths.contains("cuda")) {
+            // The GPU paths land in GPU memory: the consumer serves on GPU 0.
+            b.config("viper.consumer.device", "gpu").config("viper.consumer.gpu.budget.bytes", "64g");
+        }
         if (pfs != null) {
             b.pfsRoot(Path.of(pfs));
         }

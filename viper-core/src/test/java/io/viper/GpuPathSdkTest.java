@@ -98,6 +98,7 @@ class GpuPathSdkTest {
         PublishHandle h = p.publish(snapshot(w, n, new float[] {7, 8}), Map.of());
         Manifest m = h.announced().join();
         assertEquals(1, InMemoryGpuTransportProvider.DEVICE_EXPOSED.get(name + "-g").get(), "version staged in GPU memory");
+        assertTrue(FakeGpuProvider.pinnedBytes() >= 4L * n + 8, "the host copy's staging buffer was pinned in the background");
         assertEquals(ParallelHash64.hash(FakeGpuProvider.at(w.devicePointer(), 4L * n)), m.tensor("w").phash64().getAsLong());
         assertTrue(m.tensor("b").phash64().isPresent());
         assertEquals(List.of("memgpu", "mem"), m.locations().stream().map(l -> l.scheme()).toList());

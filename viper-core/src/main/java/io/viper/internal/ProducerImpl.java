@@ -173,9 +173,6 @@ final class ProducerImpl implements ViperProducer {
         }
         GpuProvider g = gpu();
         int dev = firstDevice.device;
-        // Pinned once per buffer: the device-to-host copies (the stall in the fallback, the background
-        // host copy otherwise) then run at DMA speed.
-        String pageable = buffer.pinHost(g, dev);
         long free = g.freeBytes(dev);
         boolean onGpu = free >= total + GPU_HEADROOM;
         if (onGpu) {
@@ -191,6 +188,8 @@ final class ProducerImpl implements ViperProducer {
             }
             buffer.deviceStaged();
         } else {
+            // Pinned once per buffer, so that this copy (the stall) runs at DMA speed from the next version on.
+            String pageable = buffer.pinHost(g, dev);
             LOG.log(System.Logger.Level.INFO, "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs {5}",
                     model, v, pageable == null ? "pinned" : "pageable", dev, free, total + GPU_HEADROOM);
             for (int i = 0; i < sources.size(); i++) {
@@ -225,10 +224,12 @@ final class ProducerImpl implements ViperProducer {
         Manifest manifest;
         try {
             if (onGpu) {
-                // The host copy of a GPU-staged version: GPU tensors down, host tensors up.
+                // The host copy of a GPU-staged version: GPU tensors down, host tensors up. Pinning
+                // happens here, off the training thread, once per buffer.
                 DeviceBuffer db = buffer.device().orElseThrow();
                 MemorySegment host = buffer.writable();
                 GpuProvider g = gpu();
+                buffer.pinHost(g, db.device());
                 for (int i = 0; i < infos.size(); i++) {
                     TensorInfo info = infos.get(i);
                     MemorySegment slice = host.asSlice(info.offset(), info.length());

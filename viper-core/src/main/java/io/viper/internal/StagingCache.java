@@ -297,8 +297,9 @@ final class StagingCache implements AutoCloseable {
         }
 
         /**
-         * Page-locks this buffer's host memory for copies to and from GPU {@code device} (training
-         * thread, while FILLING); done once per buffer, which keeps it pinned until freed. Returns null
+         * Page-locks this buffer's host memory for copies to and from GPU {@code device} (by the one
+         * thread filling it: the training thread, or the background thread for a GPU-staged version);
+         * done once per buffer, which keeps it pinned until freed. Returns null
          * when the memory is pinned, else why it stays pageable (the driver refused).
          */
         String pinHost(GpuProvider gpu, int device) {

@@ -283,7 +283,9 @@ final class StagingCache implements AutoCloseable {
             } else {
                 Arena arena = Arena.ofShared();
                 this.owner = arena;
-                this.memory = arena.allocate(Math.max(1, capacity), 4096);
+                // Whole pages: the buffer may be page-locked for GPU copies, and pinning works on pages.
+                long pages = (Math.max(1, capacity) + 4095) & ~4095L;
+                this.memory = arena.allocate(pages, 4096).asSlice(0, Math.max(1, capacity));
             }
         }
 

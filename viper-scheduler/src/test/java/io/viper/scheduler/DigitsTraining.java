@@ -96,20 +96,14 @@ final class DigitsTraining {
             for (int s = 0; s < batch; s++) {
                 int idx = rnd.nextInt(n);
                 double[] x = d.x()[idx];
-                double max = Double.NEGATIVE_INFINITY;
                 for (int k = 0; k < out; k++) {
                     double a = b[k];
                     for (int i = 0; i < in; i++) {
                         a += w[k][i] * x[i];
                     }
                     p[k] = a;
-                    max = Math.max(max, a);
                 }
-                double z = 0;
-                for (int k = 0; k < out; k++) {
-                    p[k] = Math.exp(p[k] - max);
-                    z += p[k];
-                }
+                double z = softmaxNumerators(p, out);
                 loss -= Math.log(Math.max(p[d.y()[idx]] / z, 1e-300));
                 for (int k = 0; k < out; k++) {
                     double g = p[k] / z - (k == d.y()[idx] ? 1 : 0);
@@ -183,20 +177,14 @@ final class DigitsTraining {
                     }
                     h[j] = Math.tanh(a);
                 }
-                double max = Double.NEGATIVE_INFINITY;
                 for (int k = 0; k < out; k++) {
                     double a = b2[k];
                     for (int j = 0; j < hid; j++) {
                         a += w2[k][j] * h[j];
                     }
                     p[k] = a;
-                    max = Math.max(max, a);
                 }
-                double z = 0;
-                for (int k = 0; k < out; k++) {
-                    p[k] = Math.exp(p[k] - max);
-                    z += p[k];
-                }
+                double z = softmaxNumerators(p, out);
                 for (int k = 0; k < out; k++) {
                     p[k] /= z;
                 }
@@ -234,5 +222,22 @@ final class DigitsTraining {
             }
         }
         return losses;
+    }
+
+    /**
+     * Replaces the logits {@code p[0..out)} with exp(p[k] - max), which is stable for large logits, and
+     * returns their sum: the softmax is then p[k] / sum.
+     */
+    private static double softmaxNumerators(double[] p, int out) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (int k = 0; k < out; k++) {
+            max = Math.max(max, p[k]);
+        }
+        double z = 0;
+        for (int k = 0; k < out; k++) {
+            p[k] = Math.exp(p[k] - max);
+            z += p[k];
+        }
+        return z;
     }
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds a self-contained bundle for running Viper's GPU tests on a machine without Java:
 #   target/gpu-bundle/runtime       a jlinked Java 25 runtime (only the modules the tests need)
-#   target/gpu-bundle/lib           viper-core, viper-transfer and their runtime/test dependencies,
+#   target/gpu-bundle/lib           viper-core, the transports and their runtime/test dependencies,
 #                                   the JUnit console launcher, jcuda with only its driver-API native
-#   target/gpu-bundle/test-classes  viper-transfer's compiled tests
+#   target/gpu-bundle/test-classes  viper-transport-cuda's compiled tests (the gpu-tagged ones)
 #   target/gpu-bundle/gpu-tests.sh  the command to run there (scripts/gpu-tests.sh)
 # and target/gpu-bundle.tar.gz of it. Copy the tarball over, unpack, run ./gpu-bundle/gpu-tests.sh.
 # Usage: scripts/gpu-bundle.sh            (run from anywhere; needs JDK 25 with jlink, Maven Central)
@@ -16,12 +16,13 @@ OUT=target/gpu-bundle
 rm -rf "$OUT" target/gpu-bundle.tar.gz
 mkdir -p "$OUT/lib" "$OUT/test-classes"
 
-# Jars of viper-core and viper-transfer (package, never install) and every test-scope dependency.
-./mvnw -B -ntp -q -pl viper-transfer -am -DskipTests package \
+# Jars of viper-core and the cuda transport (package, never install) with every test-scope dependency
+# (the other transports are test dependencies of viper-transport-cuda: the GPU tests compare paths).
+./mvnw -B -ntp -q -pl viper-transfer/cuda -am -DskipTests package \
   dependency:copy-dependencies -DincludeScope=test -DexcludeGroupIds=ai.djl -DoutputDirectory="$PWD/$OUT/lib"
-cp viper-core/target/viper-core-*.jar viper-transfer/target/viper-transfer-*.jar "$OUT/lib/"
-rm -f "$OUT"/lib/viper-transfer-*-tests.jar
-cp -r viper-transfer/target/test-classes/. "$OUT/test-classes/"
+cp viper-core/target/viper-core-*.jar viper-transfer/*/target/viper-transport-*.jar "$OUT/lib/"
+rm -f "$OUT"/lib/viper-transport-*-tests.jar
+cp -r viper-transfer/cuda/target/test-classes/. "$OUT/test-classes/"
 ./mvnw -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$JUNIT_CONSOLE_VERSION \
   -DoutputDirectory="$PWD/$OUT/lib"
 # The console launcher brings its own JUnit; drop the separate copies so only one version is on the path.

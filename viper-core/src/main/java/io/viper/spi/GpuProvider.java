@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * GPU memory for viper-core without a CUDA library in core: device buffers, copies and the
  * device-side {@link io.viper.hash.ParallelHash64 parallel hash}. Found with
- * {@link java.util.ServiceLoader}; viper-transfer implements it with jcuda.
+ * {@link java.util.ServiceLoader}; viper-transport-cuda implements it with jcuda.
  *
  * <p>Implementations must be cheap to construct: the driver is probed in
  * {@link #unavailableReason()}. When that is present (no driver, no device), every other method
@@ -20,6 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * framework's tensor) stays owned by the caller and must stay valid for the call.
  */
 public interface GpuProvider {
+    /** How every "no CUDA here" reason starts, from every GPU entry point. */
+    String NO_CUDA = "no CUDA driver/device: ";
+
     /** A short name for logs, e.g. {@code jcuda}. */
     String name();
 

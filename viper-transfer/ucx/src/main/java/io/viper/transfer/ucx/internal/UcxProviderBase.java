@@ -1,0 +1,80 @@
+package io.viper.transfer.ucx.internal;
+
+import io.viper.errors.ViperException;
+import io.viper.manifest.Tier;
+import io.viper.spi.TransportClient;
+import io.viper.spi.TransportProvider;
+import io.viper.spi.TransportServer;
+import io.viper.spi.GpuProvider;
+import io.viper.spi.Providers;
+import java.net.URI;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the UCX transports share ({@code ucx://}, {@code ucx-cuda://}): scheme and tier from the
+ * {@link UcxMemoryMode}, settings and URI validation before anything native is touched, and a
+ * check of {@link #unavailableReason()} before a server or client is opened. Stateless; thread-safe.
+ */
+public abstract class UcxProviderBase implements TransportProvider {
+    private final UcxMemoryMode mode;
+    private final int priority;
+
+    protected UcxProviderBase(UcxMemoryMode mode, int priority) {
+        this.mode = mode;
+        this.priority = priority;
+    }
+
+    @Override
+    public final String scheme() {
+        return mode.scheme();
+    }
+
+    @Override
+    public final Tier tier() {
+        return mode.tier();
+    }
+
+    @Override
+    public final int priority() {
+        return priority;
+    }
+
+    /**
+     * Starts the producer side bound to {@code bind}. Throws {@link io.viper.errors.ViperConfigException}
+     * for a bad URI or configuration value, and {@link ViperException} ({@code UNAVAILABLE}) where the
+     * transport does not work here.
+     */
+    @Override
+    public final TransportServer openServer(URI bind, Map<String, String> config) {
+        UcxSettings.from(config);
+        UcxSettings.parseAddress(bind, true, mode.scheme());
+        requireAvailable();
+        return UcxServer.open(bind, config, mode);
+    }
+
+    /** Starts the consumer side; errors as for {@link #openServer}. */
+    @Override
+    public final TransportClient openClient(Map<String, String> config) {
+        UcxSettings.from(config);
+        requireAvailable();
+        return UcxClient.open(config, mode);
+    }
+
+    /**
+     * Why CUDA does not work here, asked of the installed {@link GpuProvider} (this module does not
+     * link CUDA itself), or empty when it does.
+     */
+    protected static Optional<String> cudaUnavailableReason() {
+        return Providers.gpu().map(GpuProvider::unavailableReason).orElse(Optional.of(
+                GpuProvider.NO_CUDA + "no GPU provider installed (is viper-transport-cuda on the class path?)"));
+    }
+
+    private void requireAvailable() {
+        unavailableReason().ifPresent(reason -> {
+            // "no CUDA driver/device: ..." reads the same from every GPU entry point.
+            throw new ViperException(ViperException.Reason.UNAVAILABLE,
+                    reason.startsWith(GpuProvider.NO_CUDA) ? reason : mode.scheme() + " transport unavailable: " + reason);
+        });
+    }
+}

@@ -13,6 +13,7 @@ import io.viper.manifest.ManifestCodec;
 import io.viper.tensor.DType;
 import io.viper.testing.InMemoryNotifierProvider;
 import io.viper.testing.InMemoryTransportProvider;
+import io.viper.testing.LogCapture;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -221,6 +222,24 @@ class ViperSdkTest {
             assertArrayEquals(new float[] {3f, -3f}, m.tensor("dense.bias").toFloatArray());
         }
         assertThrows(IllegalStateException.class, () -> held.tensor("dense.bias"), "a closed lease refuses access");
+    }
+
+    @Test
+    void closingAConsumerNamesTheVersionsStillLeasedAndKeepsThemReadable() throws Exception {
+        Viper v = viper();
+        ViperProducer producer = keep(v.producer("cl", CheckpointPolicy.never()));
+        ViperConsumer consumer = v.consumer("cl");
+        producer.publish(snapshot(1f), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        ModelLease held = consumer.current();
+        try (LogCapture log = new LogCapture("io.viper.internal")) {
+            consumer.close();
+            assertTrue(log.lines().stream().anyMatch(l -> l.contains("consumer cl closed while v1 is still leased (1 open lease)")), log.lines().toString());
+        }
+        assertArrayEquals(new float[] {1f, -1f}, held.tensor("dense.bias").toFloatArray(), "a lease outlives the consumer");
+        io.viper.tensor.Tensor bias = held.tensor("dense.bias");
+        held.close();
+        assertThrows(IllegalStateException.class, () -> bias.getDouble(0), "the buffer is freed with the last lease");
     }
 
     @Test

@@ -54,13 +54,13 @@ final class GpuStaging {
      *
      * @return what the background thread must do before the host staging holds every tensor
      */
-    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingCache.Buffer buffer, long total, long version) {
+    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, long total, long version) {
         MemorySegment dst = buffer.writable();
         GpuProvider g = gpu();
         int dev = tensors.stream().filter(SnapshotTensor::onDevice).findFirst().orElseThrow().device();
         long free = g.freeBytes(dev);
         if (free >= total + GPU_HEADROOM) {
-            DeviceBuffer db = buffer.deviceMemory(g, dev, total);
+            DeviceBuffer db = buffer.gpu().deviceMemory(g, dev, total);
             for (int i = 0; i < tensors.size(); i++) {
                 SnapshotTensor s = tensors.get(i);
                 TensorInfo info = infos.get(i);
@@ -74,7 +74,7 @@ final class GpuStaging {
             return () -> completeHostCopy(tensors, infos, buffer);
         }
         // Pinned once per buffer, so that this copy (the stall) runs at DMA speed from the next version on.
-        String pageable = buffer.pinHost(g, dev);
+        String pageable = buffer.gpu().pinHost(g, dev);
         LOG.log(System.Logger.Level.INFO, "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs {5}",
                 model, version, pageable == null ? "pinned" : "pageable", dev, free, total + GPU_HEADROOM);
         for (int i = 0; i < tensors.size(); i++) {
@@ -93,11 +93,11 @@ final class GpuStaging {
      * Background thread: the host copy of a GPU-staged version, GPU tensors down and host tensors up.
      * Pinning happens here, off the training thread, once per buffer.
      */
-    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingCache.Buffer buffer) {
+    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer) {
         DeviceBuffer db = buffer.device().orElseThrow();
         MemorySegment host = buffer.writable();
         GpuProvider g = gpu();
-        buffer.pinHost(g, db.device());
+        buffer.gpu().pinHost(g, db.device());
         for (int i = 0; i < infos.size(); i++) {
             TensorInfo info = infos.get(i);
             MemorySegment slice = host.asSlice(info.offset(), info.length());

@@ -76,7 +76,7 @@ final class PublishPipeline implements AutoCloseable {
 
     private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
                          CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
-        StagingCache.Buffer buffer = staged.buffer();
+        StagingBuffer buffer = staged.buffer();
         Manifest manifest;
         try {
             staged.hostCopy().run();
@@ -137,7 +137,7 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /** Step 3: serves the buffer on every transport; returns the manifest with their locations. */
-    private Manifest expose(Manifest manifest, StagingCache.Buffer buffer) {
+    private Manifest expose(Manifest manifest, StagingBuffer buffer) {
         buffer.manifest(manifest);
         cache.activate(buffer);
         List<Location> locations = new ArrayList<>();
@@ -149,7 +149,7 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /** Steps 5 and 6: stores the version in the PFS and announces it with its file:// location. */
-    private void flushToPfs(Manifest manifest, StagingCache.Buffer buffer, CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
+    private void flushToPfs(Manifest manifest, StagingBuffer buffer, CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         try (ReadLease lease = buffer.internalLease()) {
             Location file = repository.orElseThrow().store(manifest, buffer);
             Manifest withFile = manifest.withLocations(List.of(file));
@@ -193,12 +193,12 @@ final class PublishPipeline implements AutoCloseable {
      * The {@link StagingCache}'s retire callback: withdraws a buffer from every transport, after
      * which it may be reused once its leases close. Runs on the thread that retired it.
      */
-    static void withdraw(List<TransportServer> servers, StagingCache.Buffer buffer) {
+    static void withdraw(List<TransportServer> servers, StagingBuffer buffer) {
         withdraw(servers, buffer, System.Logger.Level.WARNING);
         buffer.retireHandled();
     }
 
-    private static void withdraw(List<TransportServer> servers, StagingCache.Buffer buffer, System.Logger.Level failureLevel) {
+    private static void withdraw(List<TransportServer> servers, StagingBuffer buffer, System.Logger.Level failureLevel) {
         for (TransportServer s : servers) {
             try {
                 s.withdraw(buffer);
@@ -220,7 +220,7 @@ final class PublishPipeline implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        for (StagingCache.Buffer b : cache.staged()) {
+        for (StagingBuffer b : cache.staged()) {
             // The staging is freed next whatever happens: a failure only matters when debugging.
             withdraw(servers, b, System.Logger.Level.DEBUG);
         }

@@ -45,7 +45,7 @@ final class Stager {
      * @param hashes     XXH3-128 of each tensor, started during the copy; empty when the pipeline must hash
      * @param hostCopy   what the background thread must do first so the host staging holds every tensor
      */
-    record Staged(StagingCache.Buffer buffer, long version, List<TensorInfo> infos, List<Future<ContentHash>> hashes, Runnable hostCopy) {
+    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, List<Future<ContentHash>> hashes, Runnable hostCopy) {
     }
 
     /**
@@ -62,7 +62,7 @@ final class Stager {
             infos.add(info);
             total = Math.addExact(total, info.length());
         }
-        StagingCache.Buffer buffer = cache.acquire(version, total);
+        StagingBuffer buffer = cache.acquire(version, total);
         List<Future<ContentHash>> hashes = new ArrayList<>(tensors.size());
         try {
             Runnable hostCopy = GpuStaging.NOTHING_LEFT;

@@ -2,6 +2,7 @@ package io.viper.internal;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.hash.ParallelHash64;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.Providers;
@@ -10,14 +11,17 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 
 /**
- * The GPU part of a producer, used only for snapshots with GPU tensors. On the training thread it
- * checks each GPU tensor and stages the snapshot: device to device into the staging buffer's GPU
- * memory when the device has room (then GPU consumers read that copy), else device to host into
- * page-locked host staging. On the background thread it completes the host copy of a GPU-staged
- * version and computes phash64 on the device. Stateless: the staging buffer owns the GPU and
- * pinned memory.
+ * The GPU part of a producer, used only for snapshots with GPU tensors and for GPU transports. On
+ * the training thread it checks each GPU tensor and stages the snapshot: device to device into the
+ * staging buffer's GPU memory when the device has room (then GPU consumers read that copy), else
+ * device to host into page-locked host staging. On the background thread it completes the host
+ * copy of a GPU-staged version and computes the phash64 that GPU consumers check. Stateless: the
+ * {@link StagingBuffer} owns the GPU and pinned memory.
  */
 final class GpuStaging {
     private static final System.Logger LOG = System.getLogger(GpuStaging.class.getName());
@@ -110,12 +114,26 @@ final class GpuStaging {
         }
     }
 
-    /** Background thread: the phash64 of each tensor of a GPU-staged version, computed on the device. */
-    List<Long> hashOnDevice(DeviceBuffer staged, List<TensorInfo> infos) {
-        GpuProvider g = gpu();
-        List<Long> out = new ArrayList<>(infos.size());
+    /**
+     * Background thread: the phash64 of each tensor, which GPU consumers check on their device.
+     * Computed where those consumers read the version: on the GPU for a GPU-staged version, else on
+     * the hash pool from the host staging.
+     */
+    List<Future<Long>> phash64(StagingBuffer buffer, List<TensorInfo> infos, ExecutorService hashPool) {
+        List<Future<Long>> out = new ArrayList<>(infos.size());
+        Optional<DeviceBuffer> staged = buffer.device();
+        if (staged.isPresent()) {
+            DeviceBuffer db = staged.get();
+            GpuProvider g = gpu();
+            for (TensorInfo i : infos) {
+                out.add(CompletableFuture.completedFuture(g.hash64(db.device(), db.pointer(i.offset(), i.length()), i.length())));
+            }
+            return out;
+        }
+        MemorySegment data = buffer.data();
         for (TensorInfo i : infos) {
-            out.add(g.hash64(staged.device(), staged.pointer(i.offset(), i.length()), i.length()));
+            MemorySegment slice = data.asSlice(i.offset(), i.length());
+            out.add(hashPool.submit(() -> ParallelHash64.hash(slice)));
         }
         return out;
     }

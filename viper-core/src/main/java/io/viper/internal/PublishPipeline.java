@@ -3,7 +3,6 @@ package io.viper.internal;
 import io.viper.PublishHandle;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
-import io.viper.hash.ParallelHash64;
 import io.viper.hash.Xxh3;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -111,16 +110,7 @@ final class PublishPipeline implements AutoCloseable {
         List<TensorInfo> infos = staged.infos();
         MemorySegment data = staged.buffer().data();
         List<MemorySegment> slices = infos.stream().map(i -> data.asSlice(i.offset(), i.length())).toList();
-        List<Future<Long>> phashes = new ArrayList<>();
-        if (gpuServed) {
-            // A GPU-staged version is hashed where GPU consumers read it: on the device.
-            Optional<List<Long>> onDevice = staged.buffer().device().map(db -> gpu.hashOnDevice(db, infos));
-            if (onDevice.isPresent()) {
-                onDevice.get().forEach(h -> phashes.add(CompletableFuture.completedFuture(h)));
-            } else {
-                slices.forEach(s -> phashes.add(rt.hashPool().submit(() -> ParallelHash64.hash(s))));
-            }
-        }
+        List<Future<Long>> phashes = gpuServed ? gpu.phash64(staged.buffer(), infos, rt.hashPool()) : List.of();
         ContentHash[] hashes = new ContentHash[infos.size()];
         if (staged.hashes().size() == infos.size()) {
             for (int i = 0; i < hashes.length; i++) {

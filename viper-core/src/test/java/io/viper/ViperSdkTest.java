@@ -275,6 +275,28 @@ class ViperSdkTest {
     }
 
     @Test
+    void fetchWithoutAutoloadFallsBackPastACorruptLocation() throws Exception {
+        String bad = name + "-bad";
+        String good = name + "-good";
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + bad, "mem://" + good).meterRegistry(registry)
+                .config("viper.consumer.autoload", "false").build());
+        InMemoryTransportProvider.faults(bad).corruptReads.set(1_000);
+        ViperProducer producer = keep(v.producer("fb", CheckpointPolicy.never()));
+        ViperConsumer consumer = keep(v.consumer("fb"));
+        java.util.concurrent.CompletableFuture<io.viper.manifest.Manifest> announced = new java.util.concurrent.CompletableFuture<>();
+        consumer.onManifest(announced::complete);
+        producer.publish(snapshot(6f), Map.of());
+        assertEquals(1, announced.get(20, java.util.concurrent.TimeUnit.SECONDS).version());
+        try (TensorSet set = consumer.fetch(1, Set.of("dense.bias"))) {
+            assertArrayEquals(new float[] {6f, -6f}, set.tensor("dense.bias").toFloatArray());
+            assertEquals("mem://" + good, set.location().uri().toString());
+            assertEquals(8, set.bytes());
+        }
+        assertEquals(0, consumer.version(), "without autoload nothing is loaded");
+        assertTrue(registry.find("viper.transfer.failures").tag("reason", "CORRUPT").counter().count() >= 1);
+    }
+
+    @Test
     void segmentsAndFloatArraysBothWork() {
         Viper v = viper();
         ViperProducer producer = keep(v.producer("seg", CheckpointPolicy.never()));

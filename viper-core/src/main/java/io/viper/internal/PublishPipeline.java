@@ -78,9 +78,8 @@ final class PublishPipeline implements AutoCloseable {
         StagingBuffer buffer = staged.buffer();
         Manifest manifest;
         try {
-            staged.hostCopy().run();
-            manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
-            manifest = expose(manifest, buffer);
+            staged.hostCopy().run(); // step 1
+            manifest = expose(new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of()), buffer);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "producer " + model + " v" + staged.version() + ": staging failed: " + e.getMessage(), e);
             cache.abandon(buffer);
@@ -89,14 +88,7 @@ final class PublishPipeline implements AutoCloseable {
             return;
         }
         if (!servers.isEmpty() || repository.isEmpty()) {
-            try {
-                notifier.publish(manifest);
-                rt.metrics().published(model);
-                announced.complete(manifest);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, staged.version(), e.getMessage());
-                announced.completeExceptionally(e);
-            }
+            announce(manifest, announced);
         }
         if (repository.isEmpty()) {
             durable.complete(manifest);
@@ -136,6 +128,18 @@ final class PublishPipeline implements AutoCloseable {
             locations.add(s.location());
         }
         return manifest.replaceLocations(locations);
+    }
+
+    /** Step 4: tells consumers where to read the version (with no transport, only the PFS flush announces). */
+    private void announce(Manifest manifest, CompletableFuture<Manifest> announced) {
+        try {
+            notifier.publish(manifest);
+            rt.metrics().published(model);
+            announced.complete(manifest);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), e.getMessage());
+            announced.completeExceptionally(e);
+        }
     }
 
     /** Steps 5 and 6: stores the version in the PFS and announces it with its file:// location. */

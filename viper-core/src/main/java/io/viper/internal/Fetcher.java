@@ -114,8 +114,7 @@ final class Fetcher implements AutoCloseable {
         if (!sel.usable().isEmpty()) {
             rt.metrics().selected(model, sel.usable().getFirst().location().scheme());
         }
-        fromFirstWorking(m, sel, model + " v" + m.version(), (loc, client, fallbacks) -> {
-            long started = System.nanoTime();
+        fromFirstWorking(m, sel, model + " v" + m.version(), (loc, client, fallbacks, started) -> {
             Loader.Loaded loaded = loaderFor(loc).load(m, loc, client);
             if (loaded.bytesMoved() > 0) {
                 rt.metrics().bytes(model, loc.scheme(), loaded.bytesMoved());
@@ -160,7 +159,7 @@ final class Fetcher implements AutoCloseable {
         long bytes = total;
         PathSelector.Selection sel = PathSelector.select(m, new PathSelector.Capabilities(false, 0, Long.MAX_VALUE, allowedSchemes),
                 Providers::transport, rt::clientUnavailable);
-        return fromFirstWorking(m, sel, names + " of " + model + " v" + m.version(), (loc, client, fallbacks) -> {
+        return fromFirstWorking(m, sel, names + " of " + model + " v" + m.version(), (loc, client, fallbacks, started) -> {
             Arena arena = Arena.ofShared();
             try {
                 MemorySegment dst = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
@@ -181,9 +180,12 @@ final class Fetcher implements AutoCloseable {
         });
     }
 
-    /** One try at one location: {@code fallbacks} locations failed before it. */
+    /**
+     * One try at one location: {@code fallbacks} locations failed before it, and {@code startedNs}
+     * is when it began (before the transport's client was opened, which the first time takes a while).
+     */
     private interface Attempt<T> {
-        T from(Location loc, TransportClient client, int fallbacks);
+        T from(Location loc, TransportClient client, int fallbacks, long startedNs);
     }
 
     /**
@@ -201,10 +203,11 @@ final class Fetcher implements AutoCloseable {
         List<String> failures = new ArrayList<>();
         for (PathSelector.Candidate c : sel.usable()) {
             Location loc = c.location();
+            long started = System.nanoTime();
             try {
                 TransportClient client = rt.client(loc.scheme()).orElseThrow(() ->
                         new RetriableViperException(ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
-                return attempt.from(loc, client, failures.size());
+                return attempt.from(loc, client, failures.size(), started);
             } catch (RuntimeException e) {
                 if (closed) {
                     throw e;

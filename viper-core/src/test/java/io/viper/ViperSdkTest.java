@@ -13,6 +13,7 @@ import io.viper.manifest.ManifestCodec;
 import io.viper.tensor.DType;
 import io.viper.testing.InMemoryNotifierProvider;
 import io.viper.testing.InMemoryTransportProvider;
+import io.viper.testing.LogCapture;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -224,6 +225,24 @@ class ViperSdkTest {
     }
 
     @Test
+    void closingAConsumerNamesTheVersionsStillLeasedAndKeepsThemReadable() throws Exception {
+        Viper v = viper();
+        ViperProducer producer = keep(v.producer("cl", CheckpointPolicy.never()));
+        ViperConsumer consumer = v.consumer("cl");
+        producer.publish(snapshot(1f), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        ModelLease held = consumer.current();
+        try (LogCapture log = new LogCapture("io.viper.internal")) {
+            consumer.close();
+            assertTrue(log.lines().stream().anyMatch(l -> l.contains("consumer cl closed while v1 is still leased (1 open lease)")), log.lines().toString());
+        }
+        assertArrayEquals(new float[] {1f, -1f}, held.tensor("dense.bias").toFloatArray(), "a lease outlives the consumer");
+        io.viper.tensor.Tensor bias = held.tensor("dense.bias");
+        held.close();
+        assertThrows(IllegalStateException.class, () -> bias.getDouble(0), "the buffer is freed with the last lease");
+    }
+
+    @Test
     void staleTensorViewsFailAfterTheirVersionIsReleased() {
         Viper v = viper();
         ViperProducer producer = keep(v.producer("s", CheckpointPolicy.never()));
@@ -253,6 +272,28 @@ class ViperSdkTest {
         }
         assertThrows(ViperConfigException.class, () -> consumer.fetch(1, Set.of("missing")));
         assertThrows(ViperException.class, () -> consumer.fetch(99, Set.of("dense.bias")));
+    }
+
+    @Test
+    void fetchWithoutAutoloadFallsBackPastACorruptLocation() throws Exception {
+        String bad = name + "-bad";
+        String good = name + "-good";
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + bad, "mem://" + good).meterRegistry(registry)
+                .config("viper.consumer.autoload", "false").build());
+        InMemoryTransportProvider.faults(bad).corruptReads.set(1_000);
+        ViperProducer producer = keep(v.producer("fb", CheckpointPolicy.never()));
+        ViperConsumer consumer = keep(v.consumer("fb"));
+        java.util.concurrent.CompletableFuture<io.viper.manifest.Manifest> announced = new java.util.concurrent.CompletableFuture<>();
+        consumer.onManifest(announced::complete);
+        producer.publish(snapshot(6f), Map.of());
+        assertEquals(1, announced.get(20, java.util.concurrent.TimeUnit.SECONDS).version());
+        try (TensorSet set = consumer.fetch(1, Set.of("dense.bias"))) {
+            assertArrayEquals(new float[] {6f, -6f}, set.tensor("dense.bias").toFloatArray());
+            assertEquals("mem://" + good, set.location().uri().toString());
+            assertEquals(8, set.bytes());
+        }
+        assertEquals(0, consumer.version(), "without autoload nothing is loaded");
+        assertTrue(registry.find("viper.transfer.failures").tag("reason", "CORRUPT").counter().count() >= 1);
     }
 
     @Test

@@ -37,27 +37,27 @@ public final class Xxh3 {
     static final ValueLayout.OfLong LE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private static final long P32_1 = 0x9E3779B1L;
-    private static final long P32_2 = 0x85EBCA77L;
-    private static final long P32_3 = 0xC2B2AE3DL;
-    private static final long P64_1 = 0x9E3779B185EBCA87L;
-    private static final long P64_2 = 0xC2B2AE3D27D4EB4FL;
-    private static final long P64_3 = 0x165667B19E3779F9L;
-    private static final long P64_4 = 0x85EBCA77C2B2AE63L;
-    private static final long P64_5 = 0x27D4EB2F165667C5L;
-    private static final long MASK32 = 0xFFFFFFFFL;
+    static final long P32_1 = 0x9E3779B1L;
+    static final long P32_2 = 0x85EBCA77L;
+    static final long P32_3 = 0xC2B2AE3DL;
+    static final long P64_1 = 0x9E3779B185EBCA87L;
+    static final long P64_2 = 0xC2B2AE3D27D4EB4FL;
+    static final long P64_3 = 0x165667B19E3779F9L;
+    static final long P64_4 = 0x85EBCA77C2B2AE63L;
+    static final long P64_5 = 0x27D4EB2F165667C5L;
+    static final long MASK32 = 0xFFFFFFFFL;
 
-    private static final int STRIPE = 64;
-    private static final int STRIPES_PER_BLOCK = 16; // (secret size 192 - stripe 64) / 8
-    private static final int BLOCK = STRIPE * STRIPES_PER_BLOCK;
-    private static final int MIDSIZE_MAX = 240;
+    static final int STRIPE = 64;
+    static final int STRIPES_PER_BLOCK = 16; // (secret size 192 - stripe 64) / 8
+    static final int BLOCK = STRIPE * STRIPES_PER_BLOCK;
+    static final int MIDSIZE_MAX = 240;
 
     /** Secret offsets used by the algorithm (see xxhash.h). */
     private static final int SECRET_LAST_STRIPE = 192 - STRIPE - 7; // XXH_SECRET_LASTACC_START
     private static final int SECRET_MERGE_LOW = 11; // XXH_SECRET_MERGEACCS_START
     private static final int SECRET_MERGE_HIGH = 192 - 64 - 11;
-    private static final int SECRET_MID_START = 3; // XXH3_MIDSIZE_STARTOFFSET
-    private static final int SECRET_MID_LAST = 136 - 17 - 16; // SECRET_SIZE_MIN - MIDSIZE_LASTOFFSET - 16
+    static final int SECRET_MID_START = 3; // XXH3_MIDSIZE_STARTOFFSET
+    static final int SECRET_MID_LAST = 136 - 17 - 16; // SECRET_SIZE_MIN - MIDSIZE_LASTOFFSET - 16
 
     /** xxHash's default secret, {@code XXH3_kSecret} (192 bytes, taken from FARSH). */
     private static final String SECRET_HEX =
@@ -69,9 +69,9 @@ public final class Xxh3 {
             + "2b16be587d47a1fc8ff8b8d17ad031ce45cb3a8f95160428afd7fbcabb4b407e";
 
     /** {@code SEC[o]}: the little-endian long at byte offset {@code o} of the secret, o in 0..184. */
-    private static final long[] SEC;
+    static final long[] SEC;
     /** The secret's aligned longs, {@code K[j] == SEC[8 * j]}, j in 0..23: the stripe loop's keys. */
-    private static final long[] K;
+    static final long[] K;
 
     static {
         byte[] secret = new byte[SECRET_HEX.length() / 2];
@@ -89,14 +89,14 @@ public final class Xxh3 {
         }
     }
 
-    private static final long K16 = SEC[128];
-    private static final long K17 = SEC[136];
-    private static final long K18 = SEC[144];
-    private static final long K19 = SEC[152];
-    private static final long K20 = SEC[160];
-    private static final long K21 = SEC[168];
-    private static final long K22 = SEC[176];
-    private static final long K23 = SEC[184];
+    static final long K16 = SEC[128];
+    static final long K17 = SEC[136];
+    static final long K18 = SEC[144];
+    static final long K19 = SEC[152];
+    static final long K20 = SEC[160];
+    static final long K21 = SEC[168];
+    static final long K22 = SEC[176];
+    static final long K23 = SEC[184];
 
     // ------------------------------------------------------------------ public API
 
@@ -113,7 +113,7 @@ public final class Xxh3 {
     public static ContentHash hash128(MemorySegment data) {
         long len = data.byteSize();
         if (len <= MIDSIZE_MAX) {
-            return hashShort(data, (int) len);
+            return Xxh3Short.hash(data, (int) len);
         }
         long[] acc = initialAcc();
         accumulate(acc, data, 0, (len - 1) / STRIPE, 0);
@@ -313,7 +313,7 @@ public final class Xxh3 {
          */
         public ContentHash digest() {
             if (total <= MIDSIZE_MAX) {
-                return hashShort(bufSeg, (int) total);
+                return Xxh3Short.hash(bufSeg, (int) total);
             }
             long[] a = acc.clone();
             if (buffered >= STRIPE) {
@@ -341,7 +341,8 @@ public final class Xxh3 {
      * being stripe {@code stripeInBlock} (0..15) of its block, and scrambles the accumulators after
      * the 16th stripe of every block. Only for stripes followed by at least one more input byte.
      *
-     * <p>Native (including mapped) and heap segments go to two copies of the same loop: HotSpot
+     * <p>Native (including mapped) and heap segments go to two copies of the same loop
+     * ({@link Xxh3NativeLoop}, {@link Xxh3HeapLoop}): HotSpot
      * profiles the segment classes per method, and a loop that has seen both kinds (the Hasher's
      * heap buffer and a tensor off-heap, say) no longer inlines the memory accesses and runs
      * several times slower.
@@ -350,217 +351,11 @@ public final class Xxh3 {
      */
     static int accumulate(long[] acc, MemorySegment seg, long off, long stripes, int stripeInBlock) {
         return seg.isNative()
-                ? accumulateNative(acc, seg, off, stripes, stripeInBlock)
-                : accumulateHeap(acc, seg, off, stripes, stripeInBlock);
+                ? Xxh3NativeLoop.accumulate(acc, seg, off, stripes, stripeInBlock)
+                : Xxh3HeapLoop.accumulate(acc, seg, off, stripes, stripeInBlock);
     }
 
-    /** {@link #accumulate} for native segments. */
-    private static int accumulateNative(long[] acc, MemorySegment seg, long off, long stripes, int stripeInBlock) {
-        long a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-        long a4 = acc[4], a5 = acc[5], a6 = acc[6], a7 = acc[7];
-        final long[] k = K;
-        int pos = stripeInBlock;
-        while (stripes > 0) {
-            // Whole blocks: a slice of constant size lets the JIT drop every bounds check in the block.
-            if (pos == 0 && stripes >= STRIPES_PER_BLOCK) {
-                MemorySegment block = seg.asSlice(off, BLOCK);
-                for (int i = 0; i < STRIPES_PER_BLOCK; i++) {
-                    long p = (long) i * STRIPE;
-                    long d0 = block.get(LE64, p);
-                    long d1 = block.get(LE64, p + 8);
-                    long d2 = block.get(LE64, p + 16);
-                    long d3 = block.get(LE64, p + 24);
-                    long d4 = block.get(LE64, p + 32);
-                    long d5 = block.get(LE64, p + 40);
-                    long d6 = block.get(LE64, p + 48);
-                    long d7 = block.get(LE64, p + 56);
-                    long x0 = d0 ^ k[i];
-                    long x1 = d1 ^ k[i + 1];
-                    long x2 = d2 ^ k[i + 2];
-                    long x3 = d3 ^ k[i + 3];
-                    long x4 = d4 ^ k[i + 4];
-                    long x5 = d5 ^ k[i + 5];
-                    long x6 = d6 ^ k[i + 6];
-                    long x7 = d7 ^ k[i + 7];
-                    // lanes are swapped pairwise for the plain data (xxHash's acc[i ^ 1] += data[i])
-                    a0 += d1 + (x0 & MASK32) * (x0 >>> 32);
-                    a1 += d0 + (x1 & MASK32) * (x1 >>> 32);
-                    a2 += d3 + (x2 & MASK32) * (x2 >>> 32);
-                    a3 += d2 + (x3 & MASK32) * (x3 >>> 32);
-                    a4 += d5 + (x4 & MASK32) * (x4 >>> 32);
-                    a5 += d4 + (x5 & MASK32) * (x5 >>> 32);
-                    a6 += d7 + (x6 & MASK32) * (x6 >>> 32);
-                    a7 += d6 + (x7 & MASK32) * (x7 >>> 32);
-                }
-                off += BLOCK;
-                stripes -= STRIPES_PER_BLOCK;
-                a0 = scramble(a0, K16);
-                a1 = scramble(a1, K17);
-                a2 = scramble(a2, K18);
-                a3 = scramble(a3, K19);
-                a4 = scramble(a4, K20);
-                a5 = scramble(a5, K21);
-                a6 = scramble(a6, K22);
-                a7 = scramble(a7, K23);
-                continue;
-            }
-            int n = (int) Math.min(STRIPES_PER_BLOCK - pos, stripes);
-            // Part of a block: a slice of exactly these stripes, so the JIT can still check bounds
-            // once per slice rather than per read.
-            MemorySegment block = seg.asSlice(off, (long) n * STRIPE);
-            for (int i = 0; i < n; i++) {
-                long p = (long) i * STRIPE;
-                int s = pos + i;
-                long d0 = block.get(LE64, p);
-                long d1 = block.get(LE64, p + 8);
-                long d2 = block.get(LE64, p + 16);
-                long d3 = block.get(LE64, p + 24);
-                long d4 = block.get(LE64, p + 32);
-                long d5 = block.get(LE64, p + 40);
-                long d6 = block.get(LE64, p + 48);
-                long d7 = block.get(LE64, p + 56);
-                long x0 = d0 ^ k[s];
-                long x1 = d1 ^ k[s + 1];
-                long x2 = d2 ^ k[s + 2];
-                long x3 = d3 ^ k[s + 3];
-                long x4 = d4 ^ k[s + 4];
-                long x5 = d5 ^ k[s + 5];
-                long x6 = d6 ^ k[s + 6];
-                long x7 = d7 ^ k[s + 7];
-                // lanes are swapped pairwise for the plain data (xxHash's acc[i ^ 1] += data[i])
-                a0 += d1 + (x0 & MASK32) * (x0 >>> 32);
-                a1 += d0 + (x1 & MASK32) * (x1 >>> 32);
-                a2 += d3 + (x2 & MASK32) * (x2 >>> 32);
-                a3 += d2 + (x3 & MASK32) * (x3 >>> 32);
-                a4 += d5 + (x4 & MASK32) * (x4 >>> 32);
-                a5 += d4 + (x5 & MASK32) * (x5 >>> 32);
-                a6 += d7 + (x6 & MASK32) * (x6 >>> 32);
-                a7 += d6 + (x7 & MASK32) * (x7 >>> 32);
-            }
-            off += (long) n * STRIPE;
-            stripes -= n;
-            pos += n;
-            if (pos == STRIPES_PER_BLOCK) {
-                a0 = scramble(a0, K16);
-                a1 = scramble(a1, K17);
-                a2 = scramble(a2, K18);
-                a3 = scramble(a3, K19);
-                a4 = scramble(a4, K20);
-                a5 = scramble(a5, K21);
-                a6 = scramble(a6, K22);
-                a7 = scramble(a7, K23);
-                pos = 0;
-            }
-        }
-        acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-        acc[4] = a4; acc[5] = a5; acc[6] = a6; acc[7] = a7;
-        return pos;
-    }
-
-    /** {@link #accumulate} for heap segments; the same code as {@link #accumulateNative}. */
-    private static int accumulateHeap(long[] acc, MemorySegment seg, long off, long stripes, int stripeInBlock) {
-        long a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-        long a4 = acc[4], a5 = acc[5], a6 = acc[6], a7 = acc[7];
-        final long[] k = K;
-        int pos = stripeInBlock;
-        while (stripes > 0) {
-            // Whole blocks: a slice of constant size lets the JIT drop every bounds check in the block.
-            if (pos == 0 && stripes >= STRIPES_PER_BLOCK) {
-                MemorySegment block = seg.asSlice(off, BLOCK);
-                for (int i = 0; i < STRIPES_PER_BLOCK; i++) {
-                    long p = (long) i * STRIPE;
-                    long d0 = block.get(LE64, p);
-                    long d1 = block.get(LE64, p + 8);
-                    long d2 = block.get(LE64, p + 16);
-                    long d3 = block.get(LE64, p + 24);
-                    long d4 = block.get(LE64, p + 32);
-                    long d5 = block.get(LE64, p + 40);
-                    long d6 = block.get(LE64, p + 48);
-                    long d7 = block.get(LE64, p + 56);
-                    long x0 = d0 ^ k[i];
-                    long x1 = d1 ^ k[i + 1];
-                    long x2 = d2 ^ k[i + 2];
-                    long x3 = d3 ^ k[i + 3];
-                    long x4 = d4 ^ k[i + 4];
-                    long x5 = d5 ^ k[i + 5];
-                    long x6 = d6 ^ k[i + 6];
-                    long x7 = d7 ^ k[i + 7];
-                    // lanes are swapped pairwise for the plain data (xxHash's acc[i ^ 1] += data[i])
-                    a0 += d1 + (x0 & MASK32) * (x0 >>> 32);
-                    a1 += d0 + (x1 & MASK32) * (x1 >>> 32);
-                    a2 += d3 + (x2 & MASK32) * (x2 >>> 32);
-                    a3 += d2 + (x3 & MASK32) * (x3 >>> 32);
-                    a4 += d5 + (x4 & MASK32) * (x4 >>> 32);
-                    a5 += d4 + (x5 & MASK32) * (x5 >>> 32);
-                    a6 += d7 + (x6 & MASK32) * (x6 >>> 32);
-                    a7 += d6 + (x7 & MASK32) * (x7 >>> 32);
-                }
-                off += BLOCK;
-                stripes -= STRIPES_PER_BLOCK;
-                a0 = scramble(a0, K16);
-                a1 = scramble(a1, K17);
-                a2 = scramble(a2, K18);
-                a3 = scramble(a3, K19);
-                a4 = scramble(a4, K20);
-                a5 = scramble(a5, K21);
-                a6 = scramble(a6, K22);
-                a7 = scramble(a7, K23);
-                continue;
-            }
-            int n = (int) Math.min(STRIPES_PER_BLOCK - pos, stripes);
-            // Part of a block: a slice of exactly these stripes, so the JIT can still check bounds
-            // once per slice rather than per read.
-            MemorySegment block = seg.asSlice(off, (long) n * STRIPE);
-            for (int i = 0; i < n; i++) {
-                long p = (long) i * STRIPE;
-                int s = pos + i;
-                long d0 = block.get(LE64, p);
-                long d1 = block.get(LE64, p + 8);
-                long d2 = block.get(LE64, p + 16);
-                long d3 = block.get(LE64, p + 24);
-                long d4 = block.get(LE64, p + 32);
-                long d5 = block.get(LE64, p + 40);
-                long d6 = block.get(LE64, p + 48);
-                long d7 = block.get(LE64, p + 56);
-                long x0 = d0 ^ k[s];
-                long x1 = d1 ^ k[s + 1];
-                long x2 = d2 ^ k[s + 2];
-                long x3 = d3 ^ k[s + 3];
-                long x4 = d4 ^ k[s + 4];
-                long x5 = d5 ^ k[s + 5];
-                long x6 = d6 ^ k[s + 6];
-                long x7 = d7 ^ k[s + 7];
-                // lanes are swapped pairwise for the plain data (xxHash's acc[i ^ 1] += data[i])
-                a0 += d1 + (x0 & MASK32) * (x0 >>> 32);
-                a1 += d0 + (x1 & MASK32) * (x1 >>> 32);
-                a2 += d3 + (x2 & MASK32) * (x2 >>> 32);
-                a3 += d2 + (x3 & MASK32) * (x3 >>> 32);
-                a4 += d5 + (x4 & MASK32) * (x4 >>> 32);
-                a5 += d4 + (x5 & MASK32) * (x5 >>> 32);
-                a6 += d7 + (x6 & MASK32) * (x6 >>> 32);
-                a7 += d6 + (x7 & MASK32) * (x7 >>> 32);
-            }
-            off += (long) n * STRIPE;
-            stripes -= n;
-            pos += n;
-            if (pos == STRIPES_PER_BLOCK) {
-                a0 = scramble(a0, K16);
-                a1 = scramble(a1, K17);
-                a2 = scramble(a2, K18);
-                a3 = scramble(a3, K19);
-                a4 = scramble(a4, K20);
-                a5 = scramble(a5, K21);
-                a6 = scramble(a6, K22);
-                a7 = scramble(a7, K23);
-                pos = 0;
-            }
-        }
-        acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-        acc[4] = a4; acc[5] = a5; acc[6] = a6; acc[7] = a7;
-        return pos;
-    }
-
-    private static long scramble(long a, long key) {
+    static long scramble(long a, long key) {
         return (a ^ (a >>> 47) ^ key) * P32_1;
     }
 
@@ -588,140 +383,21 @@ public final class Xxh3 {
         return avalanche(r);
     }
 
-    // ------------------------------------------------------------------ short inputs (<= 240 bytes)
-
-    private static ContentHash hashShort(MemorySegment in, int len) {
-        if (len > 128) {
-            return len129to240(in, len);
-        }
-        if (len > 16) {
-            return len17to128(in, len);
-        }
-        if (len > 8) {
-            return len9to16(in, len);
-        }
-        if (len >= 4) {
-            return len4to8(in, len);
-        }
-        if (len > 0) {
-            return len1to3(in, len);
-        }
-        return new ContentHash(xxh64Avalanche(SEC[80] ^ SEC[88]), xxh64Avalanche(SEC[64] ^ SEC[72]));
-    }
-
-    private static ContentHash len1to3(MemorySegment in, int len) {
-        int c1 = Byte.toUnsignedInt(in.get(ValueLayout.JAVA_BYTE, 0));
-        int c2 = Byte.toUnsignedInt(in.get(ValueLayout.JAVA_BYTE, len >> 1));
-        int c3 = Byte.toUnsignedInt(in.get(ValueLayout.JAVA_BYTE, len - 1));
-        int combinedLow = (c1 << 16) | (c2 << 24) | c3 | (len << 8);
-        int combinedHigh = Integer.rotateLeft(Integer.reverseBytes(combinedLow), 13);
-        long flipLow = (SEC[0] ^ SEC[4]) & MASK32;
-        long flipHigh = (SEC[8] ^ SEC[12]) & MASK32;
-        long low = xxh64Avalanche(Integer.toUnsignedLong(combinedLow) ^ flipLow);
-        long high = xxh64Avalanche(Integer.toUnsignedLong(combinedHigh) ^ flipHigh);
-        return new ContentHash(high, low);
-    }
-
-    private static ContentHash len4to8(MemorySegment in, int len) {
-        long inLow = Integer.toUnsignedLong(in.get(LE32, 0));
-        long inHigh = Integer.toUnsignedLong(in.get(LE32, len - 4));
-        long keyed = (inLow + (inHigh << 32)) ^ (SEC[16] ^ SEC[24]);
-        long m = P64_1 + ((long) len << 2);
-        long low = keyed * m;
-        long high = Math.unsignedMultiplyHigh(keyed, m);
-        high += low << 1;
-        low ^= high >>> 3;
-        low ^= low >>> 35;
-        low *= 0x9FB21C651E98DF25L;
-        low ^= low >>> 28;
-        return new ContentHash(avalanche(high), low);
-    }
-
-    private static ContentHash len9to16(MemorySegment in, int len) {
-        long flipLow = SEC[32] ^ SEC[40];
-        long flipHigh = SEC[48] ^ SEC[56];
-        long inLow = in.get(LE64, 0);
-        long inHigh = in.get(LE64, len - 8);
-        long x = inLow ^ inHigh ^ flipLow;
-        long mLow = x * P64_1;
-        long mHigh = Math.unsignedMultiplyHigh(x, P64_1);
-        mLow += (long) (len - 1) << 54;
-        inHigh ^= flipHigh;
-        mHigh += inHigh + (inHigh & MASK32) * (P32_2 - 1);
-        mLow ^= Long.reverseBytes(mHigh);
-        long hLow = mLow * P64_2;
-        long hHigh = Math.unsignedMultiplyHigh(mLow, P64_2) + mHigh * P64_2;
-        return new ContentHash(avalanche(hHigh), avalanche(hLow));
-    }
-
-    private static ContentHash len17to128(MemorySegment in, int len) {
-        long accLow = len * P64_1;
-        long accHigh = 0;
-        for (int i = (len - 1) / 32; i >= 0; i--) { // pairs from the middle out, as xxHash does
-            long off1 = 16L * i;
-            long off2 = len - 16L * (i + 1);
-            int secretOff = 32 * i;
-            long[] lh = mix32(accLow, accHigh, in, off1, off2, secretOff);
-            accLow = lh[0];
-            accHigh = lh[1];
-        }
-        return finishMid(accLow, accHigh, len);
-    }
-
-    private static ContentHash len129to240(MemorySegment in, int len) {
-        long accLow = len * P64_1;
-        long accHigh = 0;
-        for (int i = 0; i < 4; i++) {
-            long[] lh = mix32(accLow, accHigh, in, 32L * i, 32L * i + 16, 32 * i);
-            accLow = lh[0];
-            accHigh = lh[1];
-        }
-        accLow = avalanche(accLow);
-        accHigh = avalanche(accHigh);
-        int rounds = len / 32;
-        for (int i = 4; i < rounds; i++) {
-            long[] lh = mix32(accLow, accHigh, in, 32L * i, 32L * i + 16, SECRET_MID_START + 32 * (i - 4));
-            accLow = lh[0];
-            accHigh = lh[1];
-        }
-        long[] lh = mix32(accLow, accHigh, in, len - 16, len - 32, SECRET_MID_LAST);
-        return finishMid(lh[0], lh[1], len);
-    }
-
-    /** XXH128_mix32B with seed 0; returns {low, high}. */
-    private static long[] mix32(long accLow, long accHigh, MemorySegment in, long off1, long off2, int secretOff) {
-        long a = in.get(LE64, off1);
-        long b = in.get(LE64, off1 + 8);
-        long c = in.get(LE64, off2);
-        long d = in.get(LE64, off2 + 8);
-        accLow += mulFold64(a ^ SEC[secretOff], b ^ SEC[secretOff + 8]);
-        accLow ^= c + d;
-        accHigh += mulFold64(c ^ SEC[secretOff + 16], d ^ SEC[secretOff + 24]);
-        accHigh ^= a + b;
-        return new long[] {accLow, accHigh};
-    }
-
-    private static ContentHash finishMid(long accLow, long accHigh, long len) {
-        long low = accLow + accHigh;
-        long high = accLow * P64_1 + accHigh * P64_4 + len * P64_2;
-        return new ContentHash(-avalanche(high), avalanche(low));
-    }
-
     // ------------------------------------------------------------------ mixers
 
-    private static long mulFold64(long a, long b) {
+    static long mulFold64(long a, long b) {
         return (a * b) ^ Math.unsignedMultiplyHigh(a, b);
     }
 
     /** XXH3_avalanche. */
-    private static long avalanche(long h) {
+    static long avalanche(long h) {
         h ^= h >>> 37;
         h *= 0x165667919E3779F9L;
         return h ^ (h >>> 32);
     }
 
     /** XXH64_avalanche. */
-    private static long xxh64Avalanche(long h) {
+    static long xxh64Avalanche(long h) {
         h ^= h >>> 33;
         h *= P64_2;
         h ^= h >>> 29;

@@ -74,6 +74,11 @@ final class LoadedModel {
         }
     }
 
+    /** References held now: the serving slot's, if it still serves, and one per open lease. */
+    int references() {
+        return refs.get();
+    }
+
     void releaseRef() {
         int n = refs.decrementAndGet();
         if (n == 0) {

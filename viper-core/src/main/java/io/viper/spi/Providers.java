@@ -1,10 +1,6 @@
 package io.viper.spi;
 
 import io.viper.errors.ViperConfigException;
-import io.viper.spi.GpuProvider;
-import io.viper.spi.NotifierProvider;
-import io.viper.spi.RepositoryProvider;
-import io.viper.spi.TransportProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -13,17 +9,21 @@ import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
 
-/** Finds SPI implementations with {@link ServiceLoader}, by URI scheme. Thread-safe (stateless). */
+/**
+ * Finds SPI implementations with {@link ServiceLoader}, by URI scheme. The providers are loaded
+ * once, on first use, and the instances are kept for the life of the class loader (as
+ * Arrow's {@code CompressionCodec.Factory} does): consumers look up transports for every version
+ * and producers the GPU for every GPU publish. Providers are stateless factories, so sharing one
+ * instance is safe; whether one is usable ({@code unavailableReason}) is still asked on every call.
+ * Thread-safe.
+ */
 public final class Providers {
     private Providers() {
     }
 
     /** Every transport on the class or module path, by tier then priority. */
     public static List<TransportProvider> transports() {
-        List<TransportProvider> out = new ArrayList<>();
-        ServiceLoader.load(TransportProvider.class, Providers.class.getClassLoader()).forEach(out::add);
-        out.sort(Comparator.comparing(TransportProvider::tier).thenComparingInt(TransportProvider::priority));
-        return out;
+        return Loaded.TRANSPORTS;
     }
 
     /** The transport for {@code scheme}, if one is installed. */
@@ -37,15 +37,13 @@ public final class Providers {
      * {@code unavailableReason} says why not), else empty.
      */
     public static Optional<GpuProvider> gpu() {
-        List<GpuProvider> all = new ArrayList<>();
-        ServiceLoader.load(GpuProvider.class, Providers.class.getClassLoader()).forEach(all::add);
+        List<GpuProvider> all = Loaded.GPUS;
         return all.stream().filter(g -> g.unavailableReason().isEmpty()).findFirst().or(() -> all.stream().findFirst());
     }
 
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */
     public static NotifierProvider notifier(String scheme) {
-        List<NotifierProvider> all = new ArrayList<>();
-        ServiceLoader.load(NotifierProvider.class, Providers.class.getClassLoader()).forEach(all::add);
+        List<NotifierProvider> all = Loaded.NOTIFIERS;
         String s = scheme == null ? "" : scheme.toLowerCase(Locale.ROOT);
         return all.stream().filter(p -> p.scheme().equals(s)).findFirst().orElseThrow(() -> {
             TreeSet<String> known = new TreeSet<>();
@@ -56,9 +54,27 @@ public final class Providers {
 
     /** The repository for {@code scheme}; throws when there is none. */
     public static RepositoryProvider repository(String scheme) {
-        List<RepositoryProvider> all = new ArrayList<>();
-        ServiceLoader.load(RepositoryProvider.class, Providers.class.getClassLoader()).forEach(all::add);
-        return all.stream().filter(p -> p.scheme().equals(scheme)).findFirst().orElseThrow(() ->
+        return Loaded.REPOSITORIES.stream().filter(p -> p.scheme().equals(scheme)).findFirst().orElseThrow(() ->
                 new ViperConfigException("no repository for '" + scheme + "://' is installed (is viper-transfer on the class path?)"));
+    }
+
+    /** The providers, loaded when one is first asked for (the JVM initialises this class lazily). */
+    private static final class Loaded {
+        static final List<TransportProvider> TRANSPORTS = sorted(load(TransportProvider.class));
+        static final List<GpuProvider> GPUS = load(GpuProvider.class);
+        static final List<NotifierProvider> NOTIFIERS = load(NotifierProvider.class);
+        static final List<RepositoryProvider> REPOSITORIES = load(RepositoryProvider.class);
+
+        private static <T> List<T> load(Class<T> type) {
+            List<T> out = new ArrayList<>();
+            ServiceLoader.load(type, Providers.class.getClassLoader()).forEach(out::add);
+            return List.copyOf(out);
+        }
+
+        private static List<TransportProvider> sorted(List<TransportProvider> all) {
+            List<TransportProvider> out = new ArrayList<>(all);
+            out.sort(Comparator.comparing(TransportProvider::tier).thenComparingInt(TransportProvider::priority));
+            return List.copyOf(out);
+        }
     }
 }

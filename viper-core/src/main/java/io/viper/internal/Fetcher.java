@@ -1,0 +1,256 @@
+package io.viper.internal;
+
+import io.viper.TensorSet;
+import io.viper.ViperConfig;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
+import io.viper.spi.ByteRange;
+import io.viper.spi.Providers;
+import io.viper.spi.TransportClient;
+import io.viper.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The consumer's fetch thread and its fallback across locations. The thread takes the
+ * {@link ManifestTracker}'s target, lets the {@link PathSelector} order its locations by what this
+ * consumer can use now, and tries them in that order with the {@link Loader} of each location's
+ * tier ({@link DeviceLoader}, {@link MappedLoader}, {@link HostLoader}) until one delivers a
+ * verified version, which the {@link ServingModel} swaps in. When every location failed, the
+ * current version keeps serving and the thread retries after a backoff that doubles up to 30 s
+ * and starts afresh for each newer version.
+ *
+ * <p>{@link #fetchTensors} runs the same fallback loop on its caller's thread for a few tensors.
+ * Thread-safe; {@link #close()} stops the thread and waits for it.
+ */
+final class Fetcher implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Fetcher.class.getName());
+    private static final long MAX_BACKOFF_MS = 30_000;
+
+    private final String model;
+    private final ViperRuntime rt;
+    private final ManifestTracker tracker;
+    private final ServingModel serving;
+    private final ReceiveSlots slots;
+    private final DeviceLoader device;
+    private final HostLoader host;
+    private final MappedLoader mapped;
+    private final Verifier verifier;
+    private final List<String> allowedSchemes;
+    private final long firstBackoffMs;
+    private final Thread thread;
+    private volatile boolean closed;
+
+    Fetcher(String model, ViperRuntime rt, ManifestTracker tracker, ServingModel serving, ReceiveSlots slots, DeviceLoader device,
+            Verifier verifier) {
+        this.model = model;
+        this.rt = rt;
+        this.tracker = tracker;
+        this.serving = serving;
+        this.slots = slots;
+        this.device = device;
+        this.verifier = verifier;
+        this.host = new HostLoader(slots, verifier);
+        this.mapped = new MappedLoader(verifier, host);
+        this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
+        this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);
+        this.thread = Thread.ofPlatform().daemon().name("viper-consumer-" + model).unstarted(this::run);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    private void run() {
+        long backoff = firstBackoffMs;
+        long backoffVersion = -1;
+        try {
+            while (!closed) {
+                Manifest target = tracker.awaitTarget();
+                if (target == null) {
+                    return;
+                }
+                if (target.version() <= serving.version()) {
+                    continue;
+                }
+                if (target.version() != backoffVersion) {
+                    // Backoff grows only while the same version keeps failing; a newer one starts afresh.
+                    backoff = firstBackoffMs;
+                    backoffVersion = target.version();
+                }
+                try {
+                    load(target);
+                    backoff = firstBackoffMs;
+                } catch (RuntimeException e) {
+                    if (closed) {
+                        return;
+                    }
+                    LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, target.version(),
+                            e.getMessage(), backoff);
+                    tracker.awaitRetry(target, backoff);
+                    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+                }
+            }
+        } catch (InterruptedException e) {
+            // closing
+        }
+    }
+
+    /** Loads {@code m} from its first usable location that works, and swaps it in. */
+    private void load(Manifest m) {
+        PathSelector.Selection sel = PathSelector.select(m,
+                new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(), slots.freeBytes(), allowedSchemes, device.noGpuReason()),
+                Providers::transport, rt::clientUnavailable);
+        LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), m.totalBytes(), sel.describe());
+        if (!sel.usable().isEmpty()) {
+            rt.metrics().selected(model, sel.usable().getFirst().location().scheme());
+        }
+        fromFirstWorking(m, sel, model + " v" + m.version(), (loc, client, fallbacks, started) -> {
+            Loader.Loaded loaded = loaderFor(loc).load(m, loc, client);
+            if (loaded.bytesMoved() > 0) {
+                rt.metrics().bytes(model, loc.scheme(), loaded.bytesMoved());
+            }
+            serving.swap(m, loaded, loc, started, fallbacks);
+            return loaded;
+        });
+    }
+
+    private Loader loaderFor(Location loc) {
+        return switch (loc.tier()) {
+            case GPU -> device.servesOnGpu() ? device : host;
+            case PFS -> mapped;
+            case HOST -> host;
+        };
+    }
+
+    /**
+     * Pulls the named tensors of {@code m} into memory of their own, verified; on the caller's
+     * thread. GPU locations are not used: the tensors arrive in host memory.
+     *
+     * @throws ViperConfigException naming the tensors {@code m} does not have
+     */
+    TensorSet fetchTensors(Manifest m, Set<String> names) {
+        List<TensorEntry> wanted = new ArrayList<>();
+        Set<String> missing = new TreeSet<>(names);
+        for (TensorEntry e : m.tensors()) {
+            if (missing.remove(e.name())) {
+                wanted.add(e);
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new ViperConfigException("model " + model + " v" + m.version() + " has no tensor" + (missing.size() > 1 ? "s " : " ")
+                    + String.join(", ", missing));
+        }
+        long total = 0;
+        List<ByteRange> ranges = new ArrayList<>();
+        for (TensorEntry e : wanted) {
+            ranges.add(new ByteRange(e.info().offset(), e.info().length(), total));
+            total += e.info().length();
+        }
+        long bytes = total;
+        PathSelector.Selection sel = PathSelector.select(m, new PathSelector.Capabilities(false, 0, Long.MAX_VALUE, allowedSchemes),
+                Providers::transport, rt::clientUnavailable);
+        return fromFirstWorking(m, sel, names + " of " + model + " v" + m.version(), (loc, client, fallbacks, started) -> {
+            Arena arena = Arena.ofShared();
+            try {
+                MemorySegment dst = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
+                client.read(m, loc, ranges, dst);
+                List<Tensor> tensors = new ArrayList<>();
+                for (int i = 0; i < wanted.size(); i++) {
+                    TensorEntry e = wanted.get(i);
+                    MemorySegment slice = dst.asSlice(ranges.get(i).destinationOffset(), e.info().length());
+                    verifier.verify(m, loc, e, slice);
+                    tensors.add(new Tensor(e.info().withOffset(ranges.get(i).destinationOffset()), slice));
+                }
+                rt.metrics().bytes(model, loc.scheme(), bytes);
+                return new FetchedTensors(m.version(), loc, bytes, tensors, arena);
+            } catch (RuntimeException e) {
+                arena.close();
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * One try at one location: {@code fallbacks} locations failed before it, and {@code startedNs}
+     * is when it began (before the transport's client was opened, which the first time takes a while).
+     */
+    private interface Attempt<T> {
+        T from(Location loc, TransportClient client, int fallbacks, long startedNs);
+    }
+
+    /**
+     * The fallback loop: tries the usable locations of {@code sel} in order and returns the first
+     * result; each failure is counted, logged, and passed over for the next location.
+     *
+     * @param what names what is loaded, for messages ("m v3")
+     * @throws RetriableViperException UNAVAILABLE when no location is usable, TRANSFER when all failed
+     */
+    private <T> T fromFirstWorking(Manifest m, PathSelector.Selection sel, String what, Attempt<T> attempt) {
+        if (sel.usable().isEmpty()) {
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "no usable location for " + what
+                    + (sel.skipped().isEmpty() ? "" : " (" + String.join("; ", sel.skipped()) + ")"));
+        }
+        List<String> failures = new ArrayList<>();
+        for (PathSelector.Candidate c : sel.usable()) {
+            Location loc = c.location();
+            long started = System.nanoTime();
+            try {
+                TransportClient client = rt.client(loc.scheme()).orElseThrow(() ->
+                        new RetriableViperException(ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
+                return attempt.from(loc, client, failures.size(), started);
+            } catch (RuntimeException e) {
+                if (closed) {
+                    throw e;
+                }
+                String reason = e instanceof ViperException ve ? ve.reason().name() : e.getClass().getSimpleName();
+                rt.metrics().failure(model, loc.scheme(), reason);
+                rt.metrics().fallback(model, loc.scheme());
+                failures.add(loc.uri() + ": " + e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, m.version(),
+                        loc.uri(), e.getMessage());
+            }
+        }
+        throw new RetriableViperException(ViperException.Reason.TRANSFER, "every location of " + what + " failed: " + String.join("; ", failures));
+    }
+
+    /** Stops the fetch thread (interrupting a transfer in progress) and waits up to 10 s for it. */
+    @Override
+    public void close() {
+        closed = true;
+        tracker.close();
+        thread.interrupt();
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Tensors fetched on their own, in an arena this set owns. */
+    private record FetchedTensors(long version, Location location, long bytes, List<Tensor> tensors, Arena arena) implements TensorSet {
+        @Override
+        public Tensor tensor(String name) {
+            for (Tensor t : tensors) {
+                if (t.name().equals(name)) {
+                    return t;
+                }
+            }
+            throw new ViperException(ViperException.Reason.NOT_FOUND, "tensor '" + name + "' was not fetched");
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.viper.internal;
+
+import io.viper.manifest.Manifest;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * The first step of a consumer's data path: the manifests it has heard of for its model. It keeps
+ * the last 16 by version (for {@code fetch}), tells manifest listeners of each newer version, and
+ * (with {@code viper.consumer.autoload}) holds the newest version not yet serving as the fetch
+ * thread's next target. A repeated announcement of that version adds locations (the PFS one comes
+ * after the transports') and makes it a target again; older versions are ignored, so versions only
+ * move forward.
+ *
+ * <p>Threads: {@link #offer} runs on the notifier's thread (and once on the thread creating the
+ * consumer, for the repository's latest version); {@link #awaitTarget} and {@link #awaitRetry} on
+ * the fetch thread; the rest on any thread. Thread-safe.
+ */
+final class ManifestTracker implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ManifestTracker.class.getName());
+    private static final int KNOWN_MANIFESTS = 16;
+
+    private final String model;
+    private final boolean autoload;
+    private final LongSupplier servingVersion;
+    private final Listeners<Manifest> listeners;
+    private final Object monitor = new Object();
+    private final LinkedHashMap<Long, Manifest> known = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Manifest> eldest) {
+            return size() > KNOWN_MANIFESTS;
+        }
+    };
+    private long announcedVersion;
+    private Manifest newest;
+    private boolean newestChanged;
+    private boolean closed;
+
+    /**
+     * @param autoload       whether newer versions become fetch targets ({@code viper.consumer.autoload})
+     * @param servingVersion the version serving now: older announcements are not targets
+     */
+    ManifestTracker(String model, boolean autoload, LongSupplier servingVersion) {
+        this.model = model;
+        this.autoload = autoload;
+        this.servingVersion = servingVersion;
+        this.listeners = new Listeners<>("consumer " + model + ": manifest listener");
+    }
+
+    /** Records a manifest from the notifier or the repository; only newer versions (or more locations) matter. */
+    void offer(Manifest m) {
+        if (!m.model().equals(model)) {
+            return;
+        }
+        boolean fresh;
+        synchronized (monitor) {
+            Manifest had = known.get(m.version());
+            fresh = had == null && m.version() > announcedVersion;
+            if (fresh) {
+                announcedVersion = m.version();
+            }
+            known.put(m.version(), had == null ? m : had.withLocations(m.locations()));
+        }
+        if (fresh) {
+            listeners.tell(m);
+        }
+        if (autoload) {
+            target(m);
+        }
+    }
+
+    private void target(Manifest m) {
+        if (m.version() <= servingVersion.getAsLong()) {
+            return;
+        }
+        synchronized (monitor) {
+            if (newest == null || m.version() > newest.version()) {
+                newest = known.get(m.version());
+                newestChanged = true;
+                monitor.notifyAll();
+            } else if (m.version() == newest.version()) {
+                Manifest merged = newest.withLocations(m.locations());
+                if (merged.locations().size() > newest.locations().size()) {
+                    newest = merged;
+                    newestChanged = true;
+                    monitor.notifyAll();
+                }
+            } else {
+                LOG.log(System.Logger.Level.DEBUG, "consumer {0}: ignoring v{1}, older than v{2}", model, m.version(), newest.version());
+            }
+        }
+    }
+
+    /** The manifest of {@code version} if it is among the last ones heard of. */
+    Optional<Manifest> find(long version) {
+        synchronized (monitor) {
+            return Optional.ofNullable(known.get(version));
+        }
+    }
+
+    /** Adds a listener for newer manifests and calls it at once with the newest announced so far, if any. */
+    void onManifest(Consumer<Manifest> listener) {
+        listeners.add(listener);
+        Manifest last;
+        synchronized (monitor) {
+            last = known.get(announcedVersion);
+        }
+        if (last != null) {
+            listener.accept(last);
+        }
+    }
+
+    /**
+     * Fetch thread: waits until there is a target (a newer version, or the same one with more
+     * locations) and returns it, or returns null once closed.
+     */
+    Manifest awaitTarget() throws InterruptedException {
+        synchronized (monitor) {
+            while (!closed && !newestChanged) {
+                monitor.wait();
+            }
+            if (closed) {
+                return null;
+            }
+            newestChanged = false;
+            return newest;
+        }
+    }
+
+    /**
+     * Fetch thread, after {@code failed} could not be loaded: waits {@code backoffMs}, or less if a
+     * new target arrives or the tracker closes; then, unless something newer came, makes
+     * {@code failed} the target again.
+     */
+    void awaitRetry(Manifest failed, long backoffMs) throws InterruptedException {
+        synchronized (monitor) {
+            long until = System.currentTimeMillis() + backoffMs;
+            while (!closed && !newestChanged && System.currentTimeMillis() < until) {
+                monitor.wait(Math.max(1, until - System.currentTimeMillis()));
+            }
+            if (!newestChanged && newest != null && newest.version() == failed.version()) {
+                newestChanged = true;
+            }
+        }
+    }
+
+    /** Wakes the fetch thread for good: {@link #awaitTarget} returns null from now on. */
+    @Override
+    public void close() {
+        synchronized (monitor) {
+            closed = true;
+            monitor.notifyAll();
+        }
+    }
+}

@@ -1,0 +1,222 @@
+package io.viper.internal;
+
+import io.viper.PublishHandle;
+import io.viper.errors.ViperException;
+import io.viper.hash.ContentHash;
+import io.viper.hash.Xxh3;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
+import io.viper.spi.CheckpointRepository;
+import io.viper.spi.Notifier;
+import io.viper.spi.ReadLease;
+import io.viper.spi.TransportServer;
+import io.viper.tensor.TensorInfo;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The background half of publishing, after the training thread's {@link Stager}: per staged
+ * version, in order, (1) completes the host copy of a GPU-staged version, (2) hashes every tensor
+ * (XXH3-128, plus phash64 where a GPU transport serves), (3) exposes the buffer on every transport,
+ * (4) announces the manifest on the notifier, (5) flushes it to the PFS and (6) announces again
+ * with the {@code file://} location. A failure before the announcement gives the buffer back; the
+ * {@link PublishHandle}'s futures say what happened.
+ *
+ * <p>One thread per producer, so that versions are announced in the order they were staged. Also
+ * withdraws buffers from the transports when the {@link StagingCache} retires them.
+ */
+final class PublishPipeline implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(PublishPipeline.class.getName());
+
+    private final String model;
+    private final ViperRuntime rt;
+    private final List<TransportServer> servers;
+    private final Notifier notifier;
+    private final Optional<CheckpointRepository> repository;
+    private final StagingCache cache;
+    private final GpuStaging gpu;
+    /** Whether a GPU transport serves: then manifests carry phash64 for on-device verification. */
+    private final boolean gpuServed;
+    private final ExecutorService thread;
+
+    PublishPipeline(String model, ViperRuntime rt, List<TransportServer> servers, Notifier notifier, Optional<CheckpointRepository> repository,
+                    StagingCache cache, GpuStaging gpu) {
+        this.model = model;
+        this.rt = rt;
+        this.servers = servers;
+        this.notifier = notifier;
+        this.repository = repository;
+        this.cache = cache;
+        this.gpu = gpu;
+        this.gpuServed = servers.stream().anyMatch(s -> s.location().tier() == Tier.GPU);
+        this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-producer-" + model).unstarted(r));
+    }
+
+    /** Training thread: queues {@code staged}; returns at once with the futures of its announcement and flush. */
+    PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs, long stallNanos) {
+        CompletableFuture<Manifest> announced = new CompletableFuture<>();
+        CompletableFuture<Manifest> durable = new CompletableFuture<>();
+        thread.execute(() -> publish(staged, metadata, publishedAtMs, announced, durable));
+        return new PublishHandle(model, staged.version(), stallNanos, announced, durable);
+    }
+
+    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
+                         CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
+        StagingBuffer buffer = staged.buffer();
+        Manifest manifest;
+        try {
+            staged.hostCopy().run(); // step 1
+            manifest = expose(new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of()), buffer);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "producer " + model + " v" + staged.version() + ": staging failed: " + e.getMessage(), e);
+            cache.abandon(buffer);
+            announced.completeExceptionally(e);
+            durable.completeExceptionally(e);
+            return;
+        }
+        if (!servers.isEmpty() || repository.isEmpty()) {
+            announce(manifest, announced);
+        }
+        if (repository.isEmpty()) {
+            durable.complete(manifest);
+            return;
+        }
+        flushToPfs(manifest, buffer, announced, durable);
+    }
+
+    /** Step 2: the manifest's entries, from the hashes started during the copy where there are. */
+    private List<TensorEntry> hash(Stager.Staged staged) {
+        List<TensorInfo> infos = staged.infos();
+        MemorySegment data = staged.buffer().data();
+        List<MemorySegment> slices = infos.stream().map(i -> data.asSlice(i.offset(), i.length())).toList();
+        List<Future<Long>> phashes = gpuServed ? gpu.phash64(staged.buffer(), infos, rt.hashPool()) : List.of();
+        ContentHash[] hashes = new ContentHash[infos.size()];
+        if (staged.hashes().size() == infos.size()) {
+            for (int i = 0; i < hashes.length; i++) {
+                hashes[i] = join(staged.hashes().get(i));
+            }
+        } else {
+            hashes = Xxh3.hashAll(slices, rt.hashPool());
+        }
+        List<TensorEntry> entries = new ArrayList<>(infos.size());
+        for (int i = 0; i < infos.size(); i++) {
+            entries.add(new TensorEntry(infos.get(i), hashes[i], gpuServed ? OptionalLong.of(join(phashes.get(i))) : OptionalLong.empty()));
+        }
+        return entries;
+    }
+
+    /** Step 3: serves the buffer on every transport; returns the manifest with their locations. */
+    private Manifest expose(Manifest manifest, StagingBuffer buffer) {
+        buffer.manifest(manifest);
+        cache.activate(buffer);
+        List<Location> locations = new ArrayList<>();
+        for (TransportServer s : servers) {
+            s.expose(buffer);
+            locations.add(s.location());
+        }
+        return manifest.replaceLocations(locations);
+    }
+
+    /** Step 4: tells consumers where to read the version (with no transport, only the PFS flush announces). */
+    private void announce(Manifest manifest, CompletableFuture<Manifest> announced) {
+        try {
+            notifier.publish(manifest);
+            rt.metrics().published(model);
+            announced.complete(manifest);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), e.getMessage());
+            announced.completeExceptionally(e);
+        }
+    }
+
+    /** Steps 5 and 6: stores the version in the PFS and announces it with its file:// location. */
+    private void flushToPfs(Manifest manifest, StagingBuffer buffer, CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
+        try (ReadLease lease = buffer.internalLease()) {
+            Location file = repository.orElseThrow().store(manifest, buffer);
+            Manifest withFile = manifest.withLocations(List.of(file));
+            notifier.publish(withFile);
+            if (!announced.isDone()) {
+                rt.metrics().published(model);
+                announced.complete(withFile);
+            }
+            durable.complete(withFile);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: PFS flush failed: {2}", model, manifest.version(), e.getMessage());
+            announced.completeExceptionally(e);
+            durable.completeExceptionally(e);
+        }
+    }
+
+    private static <T> T join(Future<T> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while hashing");
+        } catch (ExecutionException e) {
+            throw new ViperException(ViperException.Reason.INTERNAL, "hashing failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /** Blocks until every version queued so far went through the pipeline. */
+    void flush() {
+        try {
+            thread.submit(() -> { }).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while flushing producer " + model);
+        } catch (ExecutionException | RejectedExecutionException e) {
+            throw new ViperException(ViperException.Reason.CLOSED, "producer " + model + " is closed");
+        }
+    }
+
+    /**
+     * The {@link StagingCache}'s retire callback: withdraws a buffer from every transport, after
+     * which it may be reused once its leases close. Runs on the thread that retired it.
+     */
+    static void withdraw(List<TransportServer> servers, StagingBuffer buffer) {
+        withdraw(servers, buffer, System.Logger.Level.WARNING);
+        buffer.retireHandled();
+    }
+
+    private static void withdraw(List<TransportServer> servers, StagingBuffer buffer, System.Logger.Level failureLevel) {
+        for (TransportServer s : servers) {
+            try {
+                s.withdraw(buffer);
+            } catch (RuntimeException e) {
+                LOG.log(failureLevel, "withdrawing " + buffer + " from " + s.location() + " failed: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Finishes the versions queued (up to 60 s), then withdraws every staged version from the transports. */
+    @Override
+    public void close() {
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "producer {0}: background work did not finish in 60 s", model);
+                thread.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (StagingBuffer b : cache.staged()) {
+            // The staging is freed next whatever happens: a failure only matters when debugging.
+            withdraw(servers, b, System.Logger.Level.DEBUG);
+        }
+    }
+}

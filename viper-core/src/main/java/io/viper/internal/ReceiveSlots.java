@@ -1,0 +1,145 @@
+package io.viper.internal;
+
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A consumer's two host receive buffers (double buffering): one holds the serving model, the other
+ * receives the next version. Together they stay within {@code viper.consumer.host.budget.bytes}.
+ *
+ * <p>Ownership and threads: the fetch thread {@link #claim claims} a slot and fills it; the slot
+ * comes back with {@link Slot#release()}, called by whichever thread drops the last reference to
+ * the model in it (an inference thread closing its lease, the fetch thread swapping in a newer
+ * version, or the fetch thread when the receive failed). {@link #close()} runs on the thread that
+ * closes the consumer: a free buffer is freed at once, a claimed one when it is released.
+ * Thread-safe.
+ */
+final class ReceiveSlots implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ReceiveSlots.class.getName());
+
+    private final String model;
+    private final long budgetBytes;
+    private final long waitMs;
+    private final Object monitor = new Object();
+    private final Slot[] slots = {new Slot(0), new Slot(1)};
+    private boolean closed;
+
+    /**
+     * @param budgetBytes {@code viper.consumer.host.budget.bytes}
+     * @param waitMs      {@code viper.consumer.buffer.wait.ms}: how long {@link #claim} waits for a lease to close
+     */
+    ReceiveSlots(String model, long budgetBytes, long waitMs) {
+        this.model = model;
+        this.budgetBytes = budgetBytes;
+        this.waitMs = waitMs;
+    }
+
+    /**
+     * Host memory the next version may take: the budget less the buffers that hold a model (the
+     * serving one, and one still leased). The free buffer does not count: it is reallocated when the
+     * next version does not fit in it.
+     */
+    long freeBytes() {
+        synchronized (monitor) {
+            long held = 0;
+            for (Slot s : slots) {
+                if (s.busy) {
+                    held += s.memory == null ? 0 : s.memory.byteSize();
+                }
+            }
+            return Math.max(0, budgetBytes - held);
+        }
+    }
+
+    /**
+     * A slot no model uses, waiting up to {@code viper.consumer.buffer.wait.ms} for leases to close.
+     *
+     * @throws RetriableViperException TIMEOUT when both stay held, or the consumer closed meanwhile
+     */
+    Slot claim() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        synchronized (monitor) {
+            while (true) {
+                for (Slot s : slots) {
+                    if (!s.busy) {
+                        s.busy = true;
+                        return s;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || closed) {
+                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "both receive buffers of " + model
+                            + " are held by open leases (waited " + waitMs + " ms)");
+                }
+                try {
+                    monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ViperException(ViperException.Reason.INTERNAL, "interrupted");
+                }
+            }
+        }
+    }
+
+    /** Frees every buffer that is free now; the others are freed when released. */
+    @Override
+    public void close() {
+        synchronized (monitor) {
+            closed = true;
+            for (Slot s : slots) {
+                if (!s.busy) {
+                    s.free();
+                }
+            }
+            monitor.notifyAll();
+        }
+    }
+
+    /** One receive buffer. Its arena is replaced only while the fetch thread holds the claim. */
+    final class Slot {
+        private final int index;
+        private Arena arena;
+        private MemorySegment memory;
+        private boolean busy;
+
+        private Slot(int index) {
+            this.index = index;
+        }
+
+        /** The buffer, grown to {@code size} bytes if needed (only the claimant calls this). */
+        MemorySegment segment(long size) {
+            synchronized (monitor) {
+                if (memory == null || memory.byteSize() < size) {
+                    free();
+                    arena = Arena.ofShared();
+                    memory = arena.allocate(Math.max(1, size), 4096);
+                    LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
+                }
+                return memory.asSlice(0, size);
+            }
+        }
+
+        /** Hands the slot back; after {@link ReceiveSlots#close()} its memory is freed. */
+        void release() {
+            synchronized (monitor) {
+                busy = false;
+                if (closed) {
+                    free();
+                }
+                monitor.notifyAll();
+            }
+        }
+
+        /** Caller holds the monitor. */
+        private void free() {
+            if (arena != null) {
+                arena.close();
+                arena = null;
+                memory = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.viper.internal;
+
+import io.viper.ModelLease;
+import io.viper.ModelUpdate;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperException;
+import io.viper.manifest.Location;
+import io.viper.manifest.Manifest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * The version a consumer serves, and the swap to a newer one: the last step of the data path.
+ * The swap is one atomic reference change, so a request sees the old version or the new one,
+ * never a mix; the old version's memory is handed back when its last lease closes.
+ *
+ * <p>Threads: inference threads take leases ({@link #lease()}); the fetch thread swaps
+ * ({@link #swap}) and then runs the update listeners; any thread may wait in
+ * {@link #awaitVersion}. {@link #close()} runs on the thread closing the consumer and logs a
+ * warning naming each version still leased (its memory is freed when that lease closes).
+ * Thread-safe.
+ */
+final class ServingModel implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ServingModel.class.getName());
+
+    private final String model;
+    private final ViperMetrics metrics;
+    private final AtomicReference<LoadedModel> current = new AtomicReference<>();
+    private final Listeners<ModelUpdate> listeners;
+    private final Object monitor = new Object();
+    /** Versions swapped in whose memory may still be referenced (pruned once released). */
+    private final List<LoadedModel> live = new ArrayList<>();
+    private long completedVersion;
+    private boolean closed;
+
+    ServingModel(String model, ViperMetrics metrics) {
+        this.model = model;
+        this.metrics = metrics;
+        this.listeners = new Listeners<>("consumer " + model + ": update listener");
+    }
+
+    /** The version serving now, 0 before the first. */
+    long version() {
+        LoadedModel m = current.get();
+        return m == null ? 0 : m.version();
+    }
+
+    /** A lease on the version serving now, or empty before the first one arrived. */
+    Optional<ModelLease> lease() {
+        while (true) {
+            LoadedModel m = current.get();
+            if (m == null) {
+                return Optional.empty();
+            }
+            if (m.tryRetain()) {
+                return Optional.of(m.lease());
+            }
+            // Lost a race with a swap that released it: read the newer one.
+        }
+    }
+
+    void onUpdate(Consumer<ModelUpdate> listener) {
+        listeners.add(listener);
+    }
+
+    /**
+     * Serves {@code loaded} (verified) instead of the current version and tells the listeners. Fetch
+     * thread only. After {@link #close()} the version is released instead.
+     *
+     * @param startedNs {@link System#nanoTime()} when the load from {@code loc} began
+     * @param fallbacks locations that failed before {@code loc}
+     */
+    void swap(Manifest m, Loader.Loaded loaded, Location loc, long startedNs, int fallbacks) {
+        long swappedNs = System.nanoTime();
+        LoadedModel old;
+        synchronized (monitor) {
+            if (closed) {
+                old = loaded.model();
+            } else {
+                old = current.getAndSet(loaded.model());
+                live.removeIf(l -> l.references() <= 0);
+                live.add(loaded.model());
+            }
+        }
+        if (old == loaded.model()) {
+            old.releaseRef(); // the consumer closed during the load: nothing will serve it
+            return;
+        }
+        if (old != null) {
+            old.releaseRef();
+        }
+        double latencyMs = Math.max(0, System.currentTimeMillis() - m.publishedAtMs());
+        metrics.update(model, loc.scheme(), latencyMs);
+        ModelUpdate u = new ModelUpdate(model, m.version(), old == null ? 0 : old.version(), loc, loaded.bytesMoved(), latencyMs,
+                (loaded.transferDoneNs() - startedNs) / 1e6, (swappedNs - loaded.transferDoneNs()) / 1e6, fallbacks);
+        LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes, transfer {4} ms, verify {5} ms)", model, m.version(),
+                loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()));
+        listeners.tell(u);
+        // Waiters see the version only once the update is complete (old version released, listeners run).
+        synchronized (monitor) {
+            completedVersion = m.version();
+            monitor.notifyAll();
+        }
+    }
+
+    /** Blocks until {@code v} or a newer version has been swapped in; returns the version serving. */
+    long awaitVersion(long v, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (monitor) {
+            while (completedVersion < v) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "consumer " + model + ": v" + v + " did not arrive within "
+                            + timeout.toMillis() + " ms (serving v" + completedVersion + ")");
+                }
+                if (closed) {
+                    throw new ViperException(ViperException.Reason.CLOSED, "consumer " + model + " is closed");
+                }
+                try {
+                    monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for " + model + " v" + v);
+                }
+            }
+            return completedVersion;
+        }
+    }
+
+    /** Stops serving: releases the current version and warns about each version still leased. */
+    @Override
+    public void close() {
+        LoadedModel m;
+        List<LoadedModel> held;
+        synchronized (monitor) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            m = current.getAndSet(null);
+            held = List.copyOf(live);
+            live.clear();
+            monitor.notifyAll();
+        }
+        if (m != null) {
+            m.releaseRef();
+        }
+        for (LoadedModel l : held) {
+            int leases = l.references();
+            if (leases > 0) {
+                LOG.log(System.Logger.Level.WARNING, "consumer " + model + " closed while v" + l.version() + " is still leased (" + leases
+                        + " open lease" + (leases == 1 ? "" : "s") + "); its memory is freed when the last lease closes");
+            }
+        }
+    }
+}

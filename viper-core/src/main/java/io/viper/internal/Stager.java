@@ -1,0 +1,139 @@
+package io.viper.internal;
+
+import io.viper.Snapshot;
+import io.viper.errors.ViperConfigException;
+import io.viper.hash.ContentHash;
+import io.viper.hash.Xxh3;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+
+/**
+ * The training thread's part of publishing, all of which is the training stall: asks the snapshot
+ * to describe its tensors (refusing bad ones), lays them out back to back, takes a buffer from the
+ * {@link StagingCache} and copies every tensor into it. Host tensors are handed to the hash pool as
+ * soon as they are copied, so hashing overlaps the copy; a snapshot with GPU tensors is staged by
+ * {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
+ *
+ * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
+ * only during {@link #stage}.
+ */
+final class Stager {
+    private final StagingCache cache;
+    private final ExecutorService hashPool;
+    private final GpuStaging gpu;
+
+    Stager(StagingCache cache, ExecutorService hashPool, GpuStaging gpu) {
+        this.cache = cache;
+        this.hashPool = hashPool;
+        this.gpu = gpu;
+    }
+
+    /**
+     * A version in staging, handed from the training thread to the background thread.
+     *
+     * @param buffer     the staging buffer, FILLING until the pipeline activates it
+     * @param infos      the tensors' layout in the buffer
+     * @param hashes     XXH3-128 of each tensor, started during the copy; empty when the pipeline must hash
+     * @param hostCopy   what the background thread must do first so the host staging holds every tensor
+     */
+    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, List<Future<ContentHash>> hashes, Runnable hostCopy) {
+    }
+
+    /**
+     * Copies {@code snapshot} into staging as {@code version}.
+     *
+     * @throws ViperConfigException for a bad snapshot (nothing is staged)
+     */
+    Staged stage(Snapshot snapshot, long version) {
+        List<SnapshotTensor> tensors = describe(snapshot);
+        long total = 0;
+        List<TensorInfo> infos = new ArrayList<>(tensors.size());
+        for (SnapshotTensor s : tensors) {
+            TensorInfo info = new TensorInfo(s.name(), s.dtype(), s.shape(), total, s.byteSize());
+            infos.add(info);
+            total = Math.addExact(total, info.length());
+        }
+        StagingBuffer buffer = cache.acquire(version, total);
+        List<Future<ContentHash>> hashes = new ArrayList<>(tensors.size());
+        try {
+            Runnable hostCopy = GpuStaging.NOTHING_LEFT;
+            if (tensors.stream().anyMatch(SnapshotTensor::onDevice)) {
+                hostCopy = gpu.stage(tensors, infos, buffer, total, version);
+            } else {
+                copyAndHash(tensors, infos, buffer.writable(), hashes);
+            }
+            return new Staged(buffer, version, infos, hashes, hostCopy);
+        } catch (RuntimeException e) {
+            hashes.forEach(f -> f.cancel(false));
+            cache.abandon(buffer);
+            throw e;
+        }
+    }
+
+    private void copyAndHash(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, List<Future<ContentHash>> hashes) {
+        for (int i = 0; i < tensors.size(); i++) {
+            TensorInfo info = infos.get(i);
+            tensors.get(i).copyTo(dst, info.offset());
+            MemorySegment slice = dst.asSlice(info.offset(), info.length());
+            hashes.add(hashPool.submit(() -> Xxh3.hash128(slice)));
+        }
+    }
+
+    private List<SnapshotTensor> describe(Snapshot snapshot) {
+        List<SnapshotTensor> tensors = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        snapshot.describe(new Snapshot.TensorSink() {
+            @Override
+            public void add(String name, DType dtype, long[] shape, MemorySegment data) {
+                Objects.requireNonNull(data, "data of tensor " + name);
+                SnapshotTensor s = new SnapshotTensor(checkName(name, names), Objects.requireNonNull(dtype, "dtype of " + name), shape.clone(), data,
+                        null, 0, -1);
+                if (s.byteSize() != data.byteSize()) {
+                    throw new ViperConfigException("tensor " + name + ": " + dtype + " x " + Arrays.toString(shape) + " needs "
+                            + s.byteSize() + " bytes but the segment has " + data.byteSize());
+                }
+                tensors.add(s);
+            }
+
+            @Override
+            public void addFloats(String name, long[] shape, float[] values) {
+                Objects.requireNonNull(values, "values of tensor " + name);
+                SnapshotTensor s = new SnapshotTensor(checkName(name, names), DType.F32, shape.clone(), null, values, 0, -1);
+                if (TensorInfo.elementCount(shape) != values.length) {
+                    throw new ViperConfigException("tensor " + name + ": shape " + Arrays.toString(shape) + " holds "
+                            + TensorInfo.elementCount(shape) + " elements but " + values.length + " floats were given");
+                }
+                tensors.add(s);
+            }
+
+            @Override
+            public void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
+                gpu.check(name, devicePointer, device, tensors);
+                SnapshotTensor s = new SnapshotTensor(checkName(name, names), Objects.requireNonNull(dtype, "dtype of " + name), shape.clone(), null,
+                        null, devicePointer, device);
+                s.byteSize(); // refuses a shape that overflows now, not on the background thread
+                tensors.add(s);
+            }
+        });
+        return tensors;
+    }
+
+    private static String checkName(String name, Set<String> seen) {
+        if (name == null || name.isEmpty()) {
+            throw new ViperConfigException("tensor name must not be empty");
+        }
+        if (!seen.add(name)) {
+            throw new ViperConfigException("duplicate tensor name '" + name + "' in snapshot");
+        }
+        return name;
+    }
+}

@@ -46,8 +46,7 @@ final class DeviceLoader implements Loader {
             return;
         }
         Optional<GpuProvider> p = Providers.gpu();
-        Optional<String> why = p.isEmpty() ? Optional.of("no CUDA driver/device: no GPU provider installed (is viper-transfer on the class path?)")
-                : p.get().unavailableReason();
+        Optional<String> why = Providers.gpuUnavailableReason();
         if (why.isEmpty() && device >= p.get().deviceCount()) {
             why = Optional.of("no CUDA driver/device: viper.consumer.device asks for CUDA device " + device + " but "
                     + p.get().deviceCount() + " are visible");

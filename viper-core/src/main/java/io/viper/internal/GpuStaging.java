@@ -140,12 +140,10 @@ final class GpuStaging {
 
     /** The GPU provider; throws {@code UNAVAILABLE} with the reason when CUDA does not work here. */
     private static GpuProvider gpu() {
-        GpuProvider g = Providers.gpu().orElseThrow(() -> new ViperException(ViperException.Reason.UNAVAILABLE,
-                "no CUDA driver/device: no GPU provider installed (is viper-transfer on the class path?)"));
-        Optional<String> why = g.unavailableReason();
+        Optional<String> why = Providers.gpuUnavailableReason();
         if (why.isPresent()) {
             throw new ViperException(ViperException.Reason.UNAVAILABLE, why.get());
         }
-        return g;
+        return Providers.gpu().orElseThrow();
     }
 }

@@ -41,6 +41,15 @@ public final class Providers {
         return all.stream().filter(g -> g.unavailableReason().isEmpty()).findFirst().or(() -> all.stream().findFirst());
     }
 
+    /**
+     * Why CUDA cannot be used here, or empty when a GPU provider works: the provider's own reason,
+     * or that none is installed. Every reason starts {@link GpuProvider#NO_CUDA}.
+     */
+    public static Optional<String> gpuUnavailableReason() {
+        return gpu().map(GpuProvider::unavailableReason)
+                .orElse(Optional.of(GpuProvider.NO_CUDA + "no GPU provider installed (is viper-transport-cuda on the class path?)"));
+    }
+
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */
     public static NotifierProvider notifier(String scheme) {
         List<NotifierProvider> all = Loaded.NOTIFIERS;
@@ -55,7 +64,7 @@ public final class Providers {
     /** The repository for {@code scheme}; throws when there is none. */
     public static RepositoryProvider repository(String scheme) {
         return Loaded.REPOSITORIES.stream().filter(p -> p.scheme().equals(scheme)).findFirst().orElseThrow(() ->
-                new ViperConfigException("no repository for '" + scheme + "://' is installed (is viper-transfer on the class path?)"));
+                new ViperConfigException("no repository for '" + scheme + "://' is installed (is viper-transport-pfs on the class path?)"));
     }
 
     /** The providers, loaded when one is first asked for (the JVM initialises this class lazily). */

@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx;
 
+import io.viper.spi.Providers;
 import io.viper.transfer.ucx.internal.UcxMemoryMode;
 import io.viper.transfer.ucx.internal.UcxMemoryTypes;
 import io.viper.transfer.ucx.internal.UcxNative;
@@ -30,7 +31,7 @@ public final class UcxCudaTransportProvider extends UcxProviderBase {
     /** Which of CUDA, UCX and UCX's CUDA support is missing here, in that order. */
     @Override
     public Optional<String> unavailableReason() {
-        Optional<String> cuda = cudaUnavailableReason();
+        Optional<String> cuda = Providers.gpuUnavailableReason();
         if (cuda.isPresent()) {
             return cuda;
         }

@@ -6,10 +6,8 @@ import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
 import io.viper.spi.GpuProvider;
-import io.viper.spi.Providers;
 import java.net.URI;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * What the UCX transports share ({@code ucx://}, {@code ucx-cuda://}): scheme and tier from the
@@ -59,15 +57,6 @@ public abstract class UcxProviderBase implements TransportProvider {
         UcxSettings.from(config);
         requireAvailable();
         return UcxClient.open(config, mode);
-    }
-
-    /**
-     * Why CUDA does not work here, asked of the installed {@link GpuProvider} (this module does not
-     * link CUDA itself), or empty when it does.
-     */
-    protected static Optional<String> cudaUnavailableReason() {
-        return Providers.gpu().map(GpuProvider::unavailableReason).orElse(Optional.of(
-                GpuProvider.NO_CUDA + "no GPU provider installed (is viper-transport-cuda on the class path?)"));
     }
 
     private void requireAvailable() {

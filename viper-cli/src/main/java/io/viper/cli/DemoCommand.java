@@ -15,7 +15,7 @@ import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
-import io.viper.scheduler.Scheduler;
+import io.viper.scheduler.CheckpointPlanner;
 import io.viper.spi.TransportProvider;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -69,7 +69,7 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");
     /** The cap on checkpoints given to fixed, adaptive and optimal. */
-    static final int MAX_CHECKPOINTS = Scheduler.DEFAULT_MAX_CHECKPOINTS;
+    static final int MAX_CHECKPOINTS = CheckpointPlanner.DEFAULT_MAX_CHECKPOINTS;
 
     @Spec
     CommandSpec spec;
@@ -292,20 +292,14 @@ public final class DemoCommand implements java.util.concurrent.Callable<Integer>
         CostModel costs = CostModel.defaults();
         ScheduleInput in = new ScheduleInput(fit.curve(), s.warmup(), s.end(), s.requests(), s.paceNanos() / 1e9,
                 costs.saveSeconds(costPath, bytes), costs.loadSeconds(costPath, bytes), 1.0 / s.rate());
-        Scheduler scheduler = new Scheduler(in);
+        CheckpointPlanner planner = new CheckpointPlanner(in);
         int trainImages = trainer.stream().trainingIndices().length;
         long epochIters = Math.ceilDiv(trainImages, trainer.batchSize());
-        double threshold = Scheduler.adaptiveThreshold(ys);
+        double threshold = CheckpointPlanner.adaptiveThreshold(ys);
         Map<String, Schedule> schedules = new LinkedHashMap<>();
+        CheckpointPlanner.Options options = new CheckpointPlanner.Options(MAX_CHECKPOINTS, threshold, epochIters);
         for (String p : s.policies()) {
-            schedules.put(p, switch (p) {
-                case "epoch" -> scheduler.epoch(epochIters);
-                case "fixed" -> scheduler.fixed(MAX_CHECKPOINTS);
-                case "adaptive" -> scheduler.adaptive(threshold, MAX_CHECKPOINTS);
-                case "optimal" -> scheduler.optimal(MAX_CHECKPOINTS);
-                case "none" -> scheduler.simulator().schedule("none", new long[0], "the warm-up model only");
-                default -> throw new IllegalStateException(p);
-            });
+            schedules.put(p, planner.schedule(CheckpointPlanner.Algorithm.parse(p), options));
         }
         return new Plan(fit, in, epochIters, trainImages, threshold, schedules, bytes, costPath);
     }

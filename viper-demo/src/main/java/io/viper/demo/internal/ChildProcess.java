@@ -74,10 +74,12 @@ public final class ChildProcess<R, P, S> implements AutoCloseable {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
-                if (!line.startsWith("{")) {
+                Object event;
+                try {
+                    event = protocol.decode(line);
+                } catch (IOException e) {
                     continue; // not an event: a library printing on stdout
                 }
-                Object event = protocol.decode(line);
                 if (protocol.progress().isInstance(event)) {
                     progress = protocol.progress().cast(event);
                 } else if (protocol.ready().isInstance(event)) {
@@ -87,7 +89,7 @@ public final class ChildProcess<R, P, S> implements AutoCloseable {
                 }
             }
         } catch (IOException e) {
-            // the process ended or wrote garbage; checkAlive reports it with the log
+            // the process ended; checkAlive reports it with the log
         }
     }
 

@@ -1,4 +1,4 @@
-/** Cumulative-inference-loss simulation and checkpoint schedules (fixed, adaptive, optimal, epoch). */
+/** Cumulative-inference-loss simulation and checkpoint planning (fixed, adaptive, optimal, epoch, none). */
 module io.viper.scheduler {
     requires io.viper.core;
     requires io.viper.predictor;

@@ -1,5 +1,5 @@
 /**
- * Runnable SDK examples ({@link io.viper.examples.ProducerExample}, {@link io.viper.examples.ConsumerExample}),
- * the continual-learning demo workload ({@code digits}) and the demo's processes ({@code demo}).
+ * Runnable SDK examples ({@link io.viper.examples.ProducerExample}, {@link io.viper.examples.ConsumerExample})
+ * and the continual-learning workload ({@code digits}) that {@code viper demo} (module viper-demo) runs.
  */
 package io.viper.examples;

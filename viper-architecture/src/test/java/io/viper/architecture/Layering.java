@@ -53,7 +53,8 @@ final class Layering {
             Map.entry("viper-predictor", Set.of("viper-core")),
             Map.entry("viper-scheduler", Set.of("viper-core", "viper-predictor")),
             Map.entry("examples", union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples"), TRANSPORTS, NOTIFIERS)));
+            Map.entry("viper-demo", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples"), TRANSPORTS, NOTIFIERS)),
+            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples", "viper-demo"), TRANSPORTS, NOTIFIERS)));
 
     private Layering() {
     }

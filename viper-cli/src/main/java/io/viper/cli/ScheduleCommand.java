@@ -7,13 +7,15 @@ import io.viper.predictor.LossCurve;
 import io.viper.predictor.CurveFamily;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
-import io.viper.scheduler.Scheduler;
+import io.viper.scheduler.CheckpointPlanner;
+import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -31,7 +33,7 @@ import picocli.CommandLine.Model.CommandSpec;
 @Command(name = "schedule",
         mixinStandardHelpOptions = true,
         description = "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that "
-                + "minimise the cumulative inference loss (CIL); compares fixed, adaptive, optimal and epoch schedules.")
+                + "minimise the cumulative inference loss (CIL); compares the schedules of every algorithm that places checkpoints.")
 public final class ScheduleCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");
@@ -63,7 +65,8 @@ public final class ScheduleCommand implements Callable<Integer> {
     @Option(names = "--t-infer", required = true, paramLabel = "S", description = "Seconds per inference request.")
     double tInfer;
 
-    @Option(names = "--algorithm", defaultValue = "optimal", paramLabel = "NAME", description = "fixed, adaptive, optimal or epoch (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--algorithm", defaultValue = "optimal", paramLabel = "NAME", completionCandidates = AlgorithmNames.class,
+            description = "One of ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
     @Option(names = "--epoch-iters", paramLabel = "K", description = "Iterations per epoch for the epoch schedule (default: (e - s) / 10).")
@@ -81,10 +84,18 @@ public final class ScheduleCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON instead of text.")
     boolean json;
 
+    /** The names {@code --algorithm} takes, from the planner's own list. */
+    static final class AlgorithmNames implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return Arrays.stream(Algorithm.values()).map(Algorithm::displayName).iterator();
+        }
+    }
+
     @Override
     public Integer call() {
         SMILE_LOG.setLevel(Level.WARNING);
-        Scheduler.Algorithm algo = Scheduler.Algorithm.parse(algorithm);
+        Algorithm algo = Algorithm.parse(algorithm);
         if (maxCheckpoints < 1) {
             throw new ViperConfigException("--max-checkpoints must be at least 1, got " + maxCheckpoints);
         }
@@ -122,29 +133,25 @@ public final class ScheduleCommand implements Callable<Integer> {
 
         long t2 = System.nanoTime();
         ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
-        Scheduler scheduler = new Scheduler(in);
+        CheckpointPlanner planner = new CheckpointPlanner(in);
         double threshold = fixedCurve == null && warm >= 2
-                ? Scheduler.adaptiveThreshold(Arrays.copyOf(log.losses(), warm))
-                : scheduler.curveThreshold();
+                ? CheckpointPlanner.adaptiveThreshold(Arrays.copyOf(log.losses(), warm))
+                : planner.curveThreshold();
         long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
-        Map<Scheduler.Algorithm, Schedule> all = new EnumMap<>(Scheduler.Algorithm.class);
-        long[] took = new long[5];
-        took[0] = System.nanoTime();
-        all.put(Scheduler.Algorithm.FIXED, scheduler.fixed(maxCheckpoints));
-        took[1] = System.nanoTime();
-        all.put(Scheduler.Algorithm.ADAPTIVE, scheduler.adaptive(threshold, maxCheckpoints));
-        took[2] = System.nanoTime();
-        all.put(Scheduler.Algorithm.OPTIMAL, scheduler.optimal(maxCheckpoints));
-        took[3] = System.nanoTime();
-        all.put(Scheduler.Algorithm.EPOCH, scheduler.epoch(epoch));
-        took[4] = System.nanoTime();
+        // every algorithm that places checkpoints; the no-checkpoint baseline only when it is the one asked for
+        Set<Algorithm> compared = EnumSet.allOf(Algorithm.class);
+        if (algo != Algorithm.NONE) {
+            compared.remove(Algorithm.NONE);
+        }
+        long t3 = System.nanoTime();
+        Map<Algorithm, Schedule> all = planner.plan(compared, new CheckpointPlanner.Options(maxCheckpoints, threshold, epoch));
+        long t4 = System.nanoTime();
         Schedule chosen = all.get(algo);
         if (System.getenv("VIPER_DEBUG") != null) {
             spec.commandLine().getErr().printf(Locale.ROOT,
-                    "viper: timing (ms): jvm up to command %d, read %.0f, fit %.0f, curve %.0f, fixed %.0f, adaptive %.0f, optimal %.0f, epoch %.0f%n",
+                    "viper: timing (ms): jvm up to command %d, read %.0f, fit %.0f, curve %.0f, schedules %.0f%n",
                     java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
-                    (t1 - t0) / 1e6, (t2 - t1) / 1e6, (took[0] - t2) / 1e6, (took[1] - took[0]) / 1e6,
-                    (took[2] - took[1]) / 1e6, (took[3] - took[2]) / 1e6, (took[4] - took[3]) / 1e6);
+                    (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6);
             spec.commandLine().getErr().printf(Locale.ROOT, "viper: CPU (ms): main thread %d, whole process %d%n",
                     java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
                     ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
@@ -168,7 +175,7 @@ public final class ScheduleCommand implements Callable<Integer> {
     }
 
     private void printText(PrintWriter out, LossCurve curve, FitResult fit, Double rmse, int warm,
-            Scheduler.Algorithm algo, Schedule chosen, Map<Scheduler.Algorithm, Schedule> all) {
+            Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all) {
         CurveFamily family = CurveFamily.parse(curve.name());
         out.println("curve        " + curve.name() + " = " + family.formula() + "   " + curve.describe().substring(curve.name().length()).strip());
         if (fit != null) {
@@ -190,7 +197,7 @@ public final class ScheduleCommand implements Callable<Integer> {
         out.println(String.format(Locale.ROOT, "CIL          %s   training overhead %.6g s", cil(chosen.cil()), chosen.overheadSeconds()));
         out.println();
         out.println(String.format(Locale.ROOT, "%-10s %11s  %-20s %12s  %s", "algorithm", "checkpoints", "CIL", "overhead_s", "schedule"));
-        for (Map.Entry<Scheduler.Algorithm, Schedule> e : all.entrySet()) {
+        for (Map.Entry<Algorithm, Schedule> e : all.entrySet()) {
             Schedule s = e.getValue();
             out.println(String.format(Locale.ROOT, "%-10s %11d  %-20s %12.6g  %s%s", e.getKey().displayName(), s.count(),
                     cil(s.cil()), s.overheadSeconds(), s.detail(), e.getKey() == algo ? "  <- chosen" : ""));
@@ -205,7 +212,7 @@ public final class ScheduleCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.12g", v);
     }
 
-    static String json(LossCurve curve, Double rmse, Scheduler.Algorithm algo, Schedule chosen, Map<Scheduler.Algorithm, Schedule> all) {
+    static String json(LossCurve curve, Double rmse, Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all) {
         StringBuilder sb = new StringBuilder(64 + 8 * chosen.count());
         sb.append("{\"curve\":{\"name\":\"").append(curve.name()).append("\",\"params\":");
         doubles(sb, curve.params());
@@ -217,7 +224,7 @@ public final class ScheduleCommand implements Callable<Integer> {
         sb.append(",\"overhead_s\":").append(num(chosen.overheadSeconds()));
         sb.append(",\"compare\":{");
         boolean first = true;
-        for (Map.Entry<Scheduler.Algorithm, Schedule> e : all.entrySet()) {
+        for (Map.Entry<Algorithm, Schedule> e : all.entrySet()) {
             if (!first) {
                 sb.append(',');
             }

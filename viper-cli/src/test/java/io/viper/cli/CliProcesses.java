@@ -25,15 +25,17 @@ final class CliProcesses {
         }
     }
 
-    /** The shared test data folder (../shared/testdata from the repository root), or null. */
-    static Path sharedTestdata() {
-        Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        for (int i = 0; i < 4 && p != null; i++, p = p.getParent()) {
-            Path candidate = p.resolve("../shared/testdata").normalize();
-            if (candidate.toFile().isDirectory()) {
-                return candidate;
-            }
+    /**
+     * The project's {@code testdata} folder: {@code -Dviper.testdata} (the parent pom sets it), else
+     * {@code ../testdata} from the module directory (a run from an IDE).
+     *
+     * @throws IllegalStateException when neither is a folder: the checkout is incomplete
+     */
+    static Path testdata() {
+        Path p = Path.of(System.getProperty("viper.testdata", "../testdata")).toAbsolutePath().normalize();
+        if (!p.toFile().isDirectory()) {
+            throw new IllegalStateException("test data folder " + p + " does not exist (set -Dviper.testdata to the repository's testdata/)");
         }
-        return null;
+        return p;
     }
 }

@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.demo.DemoPlan;
+import io.viper.demo.DemoSettings;
+import io.viper.demo.DemoTransport;
+import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import io.viper.scheduler.Schedule;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -45,14 +49,14 @@ class DemoIT {
         assertEquals(List.of("epoch", "fixed", "adaptive", "optimal", "none"), names);
 
         // the same seed plans the same schedules
-        DemoCommand.Settings settings = new DemoCommand.Settings(DemoCommand.ALL_POLICIES, 300, 30, 3_000_000, 300, "tcp",
+        DemoSettings settings = new DemoSettings(DemoSettings.ALL_POLICIES, 300, 30, 3_000_000, 300, DemoTransport.TCP,
                 "embedded://127.0.0.1:0", 7);
-        Map<String, Schedule> plan = DemoCommand.plan(settings).schedules();
+        Map<Algorithm, Schedule> plan = DemoPlan.of(settings).schedules();
         int requests = settings.requests();
         for (JsonNode p : policies) {
             String name = p.path("name").asText();
             long[] schedule = longs(p.path("schedule"));
-            assertArrayEquals(plan.get(name).checkpoints(), schedule, name + ": schedule differs from a fresh plan with the same seed");
+            assertArrayEquals(plan.get(Algorithm.parse(name)).checkpoints(), schedule, name + ": schedule differs from a fresh plan with the same seed");
             assertArrayEquals(schedule, longs(p.path("published")), name + ": published iterations differ from the schedule");
             assertEquals(schedule.length, p.path("checkpoints").asInt(), name);
             assertEquals(requests, p.path("requests").asInt(), name);

@@ -44,17 +44,6 @@ class InspectCommandTest {
         return new Run(exit, out.toString(), err.toString());
     }
 
-    /** {@code shared/testdata} found walking up from {@code user.dir}; skips the test when absent. */
-    static Path testdata() {
-        for (Path d = Path.of(System.getProperty("user.dir")).toAbsolutePath(); d != null; d = d.getParent()) {
-            Path candidate = d.resolve("shared").resolve("testdata");
-            if (Files.isDirectory(candidate)) {
-                return candidate;
-            }
-        }
-        return org.junit.jupiter.api.Assumptions.abort("no shared/testdata folder above " + System.getProperty("user.dir") + "; skipping the test data checks");
-    }
-
     static List<Path> safetensorsIn(Path folder) {
         try (Stream<Path> s = Files.list(folder)) {
             return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).sorted().toList();
@@ -65,7 +54,7 @@ class InspectCommandTest {
 
     @TestFactory
     Stream<DynamicTest> jsonStatsReproduceTheExpectedFiles() {
-        List<Path> files = safetensorsIn(testdata().resolve("safetensors"));
+        List<Path> files = safetensorsIn(CliProcesses.testdata().resolve("safetensors"));
         assertFalse(files.isEmpty());
         return files.stream().map(file -> dynamicTest(file.getFileName().toString(), () -> {
             Run r = run("inspect", "--json", "--stats", file.toString());
@@ -83,7 +72,7 @@ class InspectCommandTest {
 
     @Test
     void withoutStatsThereAreNoStatFields() throws IOException {
-        Path file = testdata().resolve("safetensors").resolve("small_f32.safetensors");
+        Path file = CliProcesses.testdata().resolve("safetensors").resolve("small_f32.safetensors");
         Run r = run("inspect", "--json", file.toString());
         assertEquals(0, r.exit(), r.err());
         JsonNode tensors = JSON.readTree(r.out()).get("tensors");
@@ -95,7 +84,7 @@ class InspectCommandTest {
 
     @TestFactory
     Stream<DynamicTest> badFilesExitTwoWithOneLine() {
-        List<Path> files = safetensorsIn(testdata().resolve("safetensors").resolve("bad"));
+        List<Path> files = safetensorsIn(CliProcesses.testdata().resolve("safetensors").resolve("bad"));
         assertFalse(files.isEmpty());
         return files.stream().map(file -> dynamicTest(file.getFileName().toString(), () -> {
             for (String[] args : List.of(new String[] {"inspect", file.toString()},
@@ -153,7 +142,7 @@ class InspectCommandTest {
 
     @Test
     void tableShowsTensorsAndMetadata() {
-        Path file = testdata().resolve("safetensors").resolve("with_metadata.safetensors");
+        Path file = CliProcesses.testdata().resolve("safetensors").resolve("with_metadata.safetensors");
         Run r = run("inspect", file.toString());
         assertEquals(0, r.exit(), r.err());
         List<String> lines = r.out().lines().toList();
@@ -164,7 +153,7 @@ class InspectCommandTest {
         assertTrue(lines.contains("  iteration = 120"), r.out());
         assertTrue(lines.contains("  loss = 0.4375"), r.out());
 
-        Run stats = run("inspect", "--stats", testdata().resolve("safetensors").resolve("scalar_and_empty.safetensors").toString());
+        Run stats = run("inspect", "--stats", CliProcesses.testdata().resolve("safetensors").resolve("scalar_and_empty.safetensors").toString());
         assertEquals(0, stats.exit(), stats.err());
         assertTrue(stats.out().contains("MIN"), stats.out());
         assertTrue(stats.out().lines().anyMatch(l -> l.startsWith("scalar") && l.contains("-3.32478")), stats.out());

@@ -36,9 +36,7 @@ class PublishConsumeIT {
             Assumptions.assumeTrue(p.isPresent(), () -> "no " + path + ":// transport installed");
             Assumptions.assumeTrue(p.get().unavailableReason().isEmpty(), () -> path + " unavailable: " + p.get().unavailableReason().orElse(""));
         }
-        Path testdata = CliProcesses.sharedTestdata();
-        Assumptions.assumeTrue(testdata != null, "../shared/testdata not found");
-        Path source = testdata.resolve("safetensors/all_dtypes.safetensors");
+        Path source = CliProcesses.testdata().resolve("safetensors/all_dtypes.safetensors");
         int port = CliProcesses.freePort();
         String notifier = "embedded://127.0.0.1:" + port;
         Path pfs = tmp.resolve("pfs");

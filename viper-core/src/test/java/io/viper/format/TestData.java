@@ -1,7 +1,5 @@
 package io.viper.format;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -9,30 +7,23 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
-/** Finds the shared test data ({@code shared/testdata} next to or above the checkout). */
+/** Finds the project's test data ({@code testdata/} at the repository root). */
 final class TestData {
     private TestData() {
     }
 
     /**
-     * The {@code shared/testdata} folder found walking up from {@code user.dir} (the module
-     * directory under Maven); skips the calling test when there is none.
+     * The {@code testdata} folder: {@code -Dviper.testdata} (the parent pom sets it), else
+     * {@code ../testdata} from the module directory (a run from an IDE).
+     *
+     * @throws IllegalStateException when neither is a folder: the checkout is incomplete
      */
     static Path root() {
-        String override = System.getProperty("viper.testdata");
-        if (override != null) {
-            Path p = Path.of(override);
-            assumeTrue(Files.isDirectory(p), "test data folder " + p + " (from -Dviper.testdata) does not exist");
-            return p;
+        Path p = Path.of(System.getProperty("viper.testdata", "../testdata")).toAbsolutePath().normalize();
+        if (!Files.isDirectory(p)) {
+            throw new IllegalStateException("test data folder " + p + " does not exist (set -Dviper.testdata to the repository's testdata/)");
         }
-        for (Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path candidate = dir.resolve("shared").resolve("testdata");
-            if (Files.isDirectory(candidate)) {
-                return candidate;
-            }
-        }
-        return org.junit.jupiter.api.Assumptions.abort("no shared/testdata folder above " + System.getProperty("user.dir")
-                + " (expected ../shared/testdata next to the checkout); skipping the test data checks");
+        return p;
     }
 
     /** The {@code *.safetensors} files directly in {@code dir}, sorted by name. */

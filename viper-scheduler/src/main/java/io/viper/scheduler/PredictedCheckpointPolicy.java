@@ -49,7 +49,7 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
      * @param maxCheckpoints cap for fixed, adaptive and optimal
      * @param epochIters interval of the epoch algorithm (positive)
      */
-    public record Config(Scheduler.Algorithm algorithm, long warmup, long end, double inferences, double tTrain,
+    public record Config(CheckpointPlanner.Algorithm algorithm, long warmup, long end, double inferences, double tTrain,
             double tSave, double tLoad, double tInfer, long refitEvery, int maxCheckpoints, long epochIters) {
         /** Validates the values (the cost fields as {@link ScheduleInput} does). */
         public Config {
@@ -153,14 +153,12 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
                 return;
             }
             ScheduleInput in = new ScheduleInput(fit.curve(), now, cfg.end(), left, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer());
-            Scheduler s = new Scheduler(in);
             int cap = Math.max(1, cfg.maxCheckpoints() - published);
-            Schedule sch = switch (cfg.algorithm()) {
-                case FIXED -> s.fixed(cap);
-                case ADAPTIVE -> s.adaptive(Scheduler.adaptiveThreshold(warmupLosses()), cap);
-                case OPTIMAL -> s.optimal(cap);
-                case EPOCH -> s.epoch(cfg.epochIters());
-            };
+            // only adaptive uses the threshold; the others must not fail for want of warm-up losses
+            double threshold = cfg.algorithm() == CheckpointPlanner.Algorithm.ADAPTIVE
+                    ? CheckpointPlanner.adaptiveThreshold(warmupLosses()) : Double.NaN;
+            Schedule sch = new CheckpointPlanner(in).schedule(cfg.algorithm(),
+                    new CheckpointPlanner.Options(cap, threshold, cfg.epochIters()));
             curve = fit.curve();
             schedule = sch;
             plan = sch.checkpoints();

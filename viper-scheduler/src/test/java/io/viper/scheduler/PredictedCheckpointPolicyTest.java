@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class PredictedCheckpointPolicyTest {
 
-    static PredictedCheckpointPolicy.Config config(Scheduler.Algorithm a, long refit) {
+    static PredictedCheckpointPolicy.Config config(CheckpointPlanner.Algorithm a, long refit) {
         return new PredictedCheckpointPolicy.Config(a, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, refit, 50, 250);
     }
 
@@ -34,7 +34,7 @@ class PredictedCheckpointPolicyTest {
 
     @Test
     void followsThePlanAndRefitsAsLossesArrive() {
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(Scheduler.Algorithm.OPTIMAL, 500));
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.OPTIMAL, 500));
         List<Long> published = drive(p, 1);
         assertTrue(published.size() >= 3 && published.size() <= 50, published.toString());
         assertTrue(published.get(0) > 500 && published.get(published.size() - 1) <= 3000, published.toString());
@@ -44,12 +44,12 @@ class PredictedCheckpointPolicyTest {
         // the last plan was made with the curve refitted on all losses up to then; it is close to the truth
         assertEquals(2.0 * Math.exp(-2500 / 700.0) + 0.3, p.currentCurve().value(2500), 0.05);
         // deterministic
-        assertEquals(published, drive(new PredictedCheckpointPolicy(config(Scheduler.Algorithm.OPTIMAL, 500)), 1));
+        assertEquals(published, drive(new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.OPTIMAL, 500)), 1));
     }
 
     @Test
-    void firstPlanMatchesTheSchedulerOnTheWarmUpFit() {
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(Scheduler.Algorithm.FIXED, 100_000));
+    void firstPlanMatchesThePlannerOnTheWarmUpFit() {
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.FIXED, 100_000));
         Random r = new Random(2);
         double[] x = new double[500];
         double[] y = new double[500];
@@ -66,7 +66,7 @@ class PredictedCheckpointPolicyTest {
         }
         // no refit after s (refit interval beyond e): exactly the fixed schedule of the warm-up fit
         var fit = new CurveFitter().fit(x, y);
-        Schedule s = new Scheduler(new ScheduleInput(fit.curve(), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)).fixed(50);
+        Schedule s = new FixedAlgorithm(50).schedule(new CilSimulator(new ScheduleInput(fit.curve(), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)));
         assertEquals(s.checkpoints().length, published.size());
         for (int i = 0; i < published.size(); i++) {
             assertEquals(s.checkpoints()[i], published.get(i));
@@ -75,9 +75,9 @@ class PredictedCheckpointPolicyTest {
 
     @Test
     void startsFromAGivenScheduleAndCatchesUpOnSkippedIterations() {
-        Schedule given = new Scheduler(new ScheduleInput(CurveFamily.EXP3.curve(2, 1 / 700.0, 0.3), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001))
-                .epoch(400);
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(Scheduler.Algorithm.EPOCH, 100_000), new CurveFitter(), given);
+        Schedule given = new EpochAlgorithm(400)
+                .schedule(new CilSimulator(new ScheduleInput(CurveFamily.EXP3.curve(2, 1 / 700.0, 0.3), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)));
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.EPOCH, 100_000), new CurveFitter(), given);
         assertTrue(!p.shouldPublish(100, 1.0));
         assertTrue(p.shouldPublish(805, 0.9), "800 was planned and skipped over");
         assertTrue(!p.shouldPublish(806, 0.9));
@@ -88,7 +88,7 @@ class PredictedCheckpointPolicyTest {
     @Test
     void fallsBackWhenTheFirstFitFails() {
         // only two losses seen by the warm-up end: the fit fails; ten evenly spaced checkpoints instead
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(Scheduler.Algorithm.OPTIMAL, 100_000));
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.OPTIMAL, 100_000));
         p.shouldPublish(1, 2.0);
         p.shouldPublish(500, 1.0);
         assertEquals(10, p.remainingPlan().length);
@@ -98,9 +98,9 @@ class PredictedCheckpointPolicyTest {
     @Test
     void rejectsBadConfig() {
         assertThrows(ViperConfigException.class,
-                () -> new PredictedCheckpointPolicy.Config(Scheduler.Algorithm.OPTIMAL, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 0, 50, 250));
+                () -> new PredictedCheckpointPolicy.Config(CheckpointPlanner.Algorithm.OPTIMAL, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 0, 50, 250));
         assertThrows(ViperConfigException.class,
-                () -> new PredictedCheckpointPolicy.Config(Scheduler.Algorithm.OPTIMAL, 500, 400, 3e5, 0.05, 0.4, 1.5, 0.001, 10, 50, 250));
+                () -> new PredictedCheckpointPolicy.Config(CheckpointPlanner.Algorithm.OPTIMAL, 500, 400, 3e5, 0.05, 0.4, 1.5, 0.001, 10, 50, 250));
         assertThrows(ViperConfigException.class,
                 () -> new PredictedCheckpointPolicy.Config(null, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 10, 50, 250));
     }

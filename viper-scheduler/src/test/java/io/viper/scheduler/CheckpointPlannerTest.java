@@ -9,11 +9,30 @@ import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFamily;
 import io.viper.predictor.LossCurve;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-class SchedulerTest {
+class CheckpointPlannerTest {
+
+    static Schedule fixed(CheckpointPlanner p, int cap) {
+        return new FixedAlgorithm(cap).schedule(p.simulator());
+    }
+
+    static Schedule adaptive(CheckpointPlanner p, double threshold, int cap) {
+        return new AdaptiveAlgorithm(threshold, cap).schedule(p.simulator());
+    }
+
+    static Schedule optimal(CheckpointPlanner p, int cap) {
+        return new OptimalAlgorithm(cap).schedule(p.simulator());
+    }
+
+    static Schedule epoch(CheckpointPlanner p, long epochIters) {
+        return new EpochAlgorithm(epochIters).schedule(p.simulator());
+    }
 
     /** A random small input; about half of them run out of requests before e. */
     static ScheduleInput randomInput(Random r, LossCurve curve, int span) {
@@ -69,9 +88,9 @@ class SchedulerTest {
         for (int t = 0; t < 120; t++) {
             int span = 1 + r.nextInt(11);
             ScheduleInput in = randomInput(r, randomCurve(r, t), span);
-            Scheduler s = new Scheduler(in);
+            CheckpointPlanner s = new CheckpointPlanner(in);
             for (int cap : new int[] {1, 2, 3, span}) {
-                Schedule opt = s.optimal(cap);
+                Schedule opt = optimal(s, cap);
                 assertTrue(opt.count() <= cap);
                 double brute = bruteForce(s.simulator(), cap);
                 assertEquals(brute, opt.cil(), 1e-9 * Math.max(1, Math.abs(brute)), "case " + t + " cap " + cap + " " + in);
@@ -85,7 +104,7 @@ class SchedulerTest {
         for (int t = 0; t < 100; t++) {
             int span = 1 + r.nextInt(60);
             ScheduleInput in = randomInput(r, randomCurve(r, t), span);
-            Scheduler s = new Scheduler(in);
+            CheckpointPlanner s = new CheckpointPlanner(in);
             int cap = 1 + r.nextInt(span + 3);
             double best = Double.POSITIVE_INFINITY;
             int bestV = -1;
@@ -103,7 +122,7 @@ class SchedulerTest {
                     bestV = v;
                 }
             }
-            Schedule f = s.fixed(cap);
+            Schedule f = fixed(s, cap);
             assertEquals(best, f.cil(), 0.0, "case " + t);
             assertEquals(in.warmup() + bestV, f.checkpoints()[0], "case " + t + ": ties go to the smaller interval");
         }
@@ -115,11 +134,11 @@ class SchedulerTest {
         for (int t = 0; t < 40; t++) {
             int span = 50 + r.nextInt(400);
             ScheduleInput in = randomInput(r, randomCurve(r, t), span);
-            Scheduler s = new Scheduler(in);
+            CheckpointPlanner s = new CheckpointPlanner(in);
             int cap = 1 + r.nextInt(30);
-            Schedule opt = s.optimal(cap);
-            List<Schedule> others = new ArrayList<>(List.of(s.fixed(cap), s.adaptive(s.curveThreshold(), cap),
-                    s.adaptive(0.01, cap), s.epoch(1 + r.nextInt(span))));
+            Schedule opt = optimal(s, cap);
+            List<Schedule> others = new ArrayList<>(List.of(fixed(s, cap), adaptive(s, s.curveThreshold(), cap),
+                    adaptive(s, 0.01, cap), epoch(s, 1 + r.nextInt(span))));
             for (Schedule o : others) {
                 if (o.count() <= cap) {
                     assertTrue(opt.cil() <= o.cil() + 1e-9 * Math.abs(o.cil()), "case " + t + ": " + opt + " vs " + o);
@@ -132,39 +151,60 @@ class SchedulerTest {
     void adaptiveFollowsTheDropRule() {
         // L(i) = 100 - i, threshold 2.5: a checkpoint every 3 iterations after s = 10
         ScheduleInput in = new ScheduleInput(CurveFamily.LIN2.curve(-1, 100), 10, 30, 1e6, 1, 1, 1, 1);
-        Scheduler s = new Scheduler(in);
-        assertArrayEquals(new long[] {13, 16, 19, 22, 25, 28}, s.adaptive(2.5, 200).checkpoints());
-        assertArrayEquals(new long[] {13, 16}, s.adaptive(2.5, 2).checkpoints());
+        CheckpointPlanner s = new CheckpointPlanner(in);
+        assertArrayEquals(new long[] {13, 16, 19, 22, 25, 28}, adaptive(s, 2.5, 200).checkpoints());
+        assertArrayEquals(new long[] {13, 16}, adaptive(s, 2.5, 2).checkpoints());
         // drops 3, 1, 2 -> mean 2, population sd sqrt(2/3)
-        assertEquals(2 + Math.sqrt(2.0 / 3), Scheduler.adaptiveThreshold(new double[] {10, 7, 6, 4}), 1e-12);
+        assertEquals(2 + Math.sqrt(2.0 / 3), CheckpointPlanner.adaptiveThreshold(new double[] {10, 7, 6, 4}), 1e-12);
         assertEquals(1.0, s.curveThreshold(), 1e-12);
-        assertThrows(ViperConfigException.class, () -> Scheduler.adaptiveThreshold(new double[] {1}));
+        assertThrows(ViperConfigException.class, () -> CheckpointPlanner.adaptiveThreshold(new double[] {1}));
     }
 
     @Test
     void epochUsesMultiplesOfTheEpochLength() {
         ScheduleInput in = new ScheduleInput(CurveFamily.LIN2.curve(-1, 100), 10, 40, 1e6, 1, 1, 1, 1);
-        assertArrayEquals(new long[] {12, 18, 24, 30, 36}, new Scheduler(in).epoch(6).checkpoints());
-        assertThrows(ViperConfigException.class, () -> new Scheduler(in).epoch(0));
-        assertThrows(ViperConfigException.class, () -> new Scheduler(in).optimal(0));
-        assertThrows(ViperConfigException.class, () -> Scheduler.Algorithm.parse("greedy"));
+        assertArrayEquals(new long[] {12, 18, 24, 30, 36}, epoch(new CheckpointPlanner(in), 6).checkpoints());
+        assertThrows(ViperConfigException.class, () -> epoch(new CheckpointPlanner(in), 0));
+        assertThrows(ViperConfigException.class, () -> optimal(new CheckpointPlanner(in), 0));
+        assertThrows(ViperConfigException.class, () -> CheckpointPlanner.Algorithm.parse("greedy"));
     }
 
     @Test
-    void hundredThousandIterationsScheduleQuicklyAndDeterministically() {
+    void hundredThousandIterationsScheduleDeterministically() {
         ScheduleInput in = new ScheduleInput(CurveFamily.POW3.curve(3, 0.5, 0.2), 20_000, 120_000, 5e6,
                 0.05, 0.5, 2.0, 0.002);
-        Scheduler s = new Scheduler(in);
-        long t0 = System.nanoTime();
-        Schedule opt = s.optimal(200);
-        Schedule fix = s.fixed(200);
-        Schedule ada = s.adaptive(s.curveThreshold(), 200);
-        double secs = (System.nanoTime() - t0) / 1e9;
-        // about 0.5 s of CPU; generous for a loaded 2-core CI machine
-        assertTrue(secs < 10, "took " + secs + " s");
+        CheckpointPlanner s = new CheckpointPlanner(in);
+        Schedule opt = optimal(s, 200);
+        Schedule fix = fixed(s, 200);
+        Schedule ada = adaptive(s, s.curveThreshold(), 200);
         assertTrue(opt.cil() <= fix.cil() && opt.cil() <= ada.cil(), opt + " " + fix + " " + ada);
-        assertEquals(opt, new Scheduler(in).optimal(200));
-        assertEquals(ada, new Scheduler(in).adaptive(s.curveThreshold(), 200));
+        assertEquals(opt, optimal(new CheckpointPlanner(in), 200));
+        assertEquals(ada, adaptive(new CheckpointPlanner(in), s.curveThreshold(), 200));
+    }
+
+    @Test
+    void planRunsTheAskedAlgorithmsInTheGivenOrder() {
+        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.01, 0.3), 100, 600, 2e5, 0.05, 0.4, 1.5, 0.002);
+        CheckpointPlanner s = new CheckpointPlanner(in);
+        CheckpointPlanner.Options o = new CheckpointPlanner.Options(20, s.curveThreshold(), 50);
+        Set<CheckpointPlanner.Algorithm> asked = new LinkedHashSet<>(List.of(CheckpointPlanner.Algorithm.NONE,
+                CheckpointPlanner.Algorithm.EPOCH, CheckpointPlanner.Algorithm.OPTIMAL));
+        Map<CheckpointPlanner.Algorithm, Schedule> plan = s.plan(asked, o);
+        assertEquals(List.copyOf(asked), List.copyOf(plan.keySet()));
+        assertEquals(optimal(s, 20), plan.get(CheckpointPlanner.Algorithm.OPTIMAL));
+        assertEquals(epoch(s, 50), plan.get(CheckpointPlanner.Algorithm.EPOCH));
+        Schedule none = plan.get(CheckpointPlanner.Algorithm.NONE);
+        assertEquals("none", none.algorithm());
+        assertEquals(0, none.count());
+        assertEquals(s.simulator().cil(new long[0]), none.cil(), 0.0);
+        // every algorithm has a name the parser takes back, and the error lists them all
+        for (CheckpointPlanner.Algorithm a : CheckpointPlanner.Algorithm.values()) {
+            assertEquals(a, CheckpointPlanner.Algorithm.parse(" " + a.displayName().toUpperCase(java.util.Locale.ROOT)));
+            assertEquals(a.displayName(), s.schedule(a, o).algorithm());
+        }
+        assertEquals("fixed, adaptive, optimal, epoch, none", CheckpointPlanner.Algorithm.names());
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> CheckpointPlanner.Algorithm.parse("greedy"));
+        assertTrue(e.getMessage().endsWith("known: fixed, adaptive, optimal, epoch, none"), e.getMessage());
     }
 
     @Test
@@ -176,9 +216,9 @@ class SchedulerTest {
             @Override public double value(double x) { return 2 + 0.3 * Math.sin(x / 500.0) - x / 1e5; }
         };
         ScheduleInput in = new ScheduleInput(wavy, 1000, 11_000, 1e6, 0.05, 0.3, 1.0, 0.001);
-        Scheduler s = new Scheduler(in);
-        Schedule opt = s.optimal(30);
-        assertTrue(opt.cil() <= s.fixed(30).cil(), opt.toString());
+        CheckpointPlanner s = new CheckpointPlanner(in);
+        Schedule opt = optimal(s, 30);
+        assertTrue(opt.cil() <= fixed(s, 30).cil(), opt.toString());
         assertTrue(opt.count() <= 30);
     }
 }

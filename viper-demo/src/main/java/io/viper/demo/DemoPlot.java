@@ -1,7 +1,7 @@
-package io.viper.cli;
+package io.viper.demo;
 
 import io.viper.errors.ViperConfigException;
-import io.viper.examples.demo.DemoConsumer;
+import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
@@ -21,7 +21,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * training iterations, one line per policy, and each policy's checkpoint moments as ticks in a strip
  * of its own below the lines.
  */
-final class DemoPlot {
+public final class DemoPlot {
     private static final Color[] COLORS = {
         new Color(200, 80, 30), new Color(30, 110, 200), new Color(20, 150, 70), new Color(140, 60, 170), new Color(110, 110, 110),
     };
@@ -30,11 +30,18 @@ final class DemoPlot {
     private DemoPlot() {
     }
 
-    static void write(Path file, DemoCommand.Settings s, List<DemoCommand.Outcome> outcomes) {
+    /**
+     * Draws {@code result} into the PNG {@code file}.
+     *
+     * @throws ViperConfigException naming the file when it cannot be written
+     */
+    public static void write(Path file, DemoResult result) {
+        DemoSettings s = result.settings();
+        List<PolicyOutcome> outcomes = result.outcomes();
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder().width(1400).height(700)
                 .title(String.format(Locale.ROOT, "viper demo: loss of the served requests (mean per %d iterations), seed %d, %s",
-                        window(s), s.seed(), s.transport()))
+                        window(s), s.seed(), s.transport().displayName()))
                 .xAxisTitle("training iteration (the stream position requests are drawn at)")
                 .yAxisTitle("cross-entropy of served requests (below 0: checkpoint moments)").build();
         var st = chart.getStyler();
@@ -47,7 +54,7 @@ final class DemoPlot {
         double yMax = 0;
         long w = window(s);
         List<double[][]> curves = new ArrayList<>();
-        for (DemoCommand.Outcome o : outcomes) {
+        for (PolicyOutcome o : outcomes) {
             double[][] c = windows(s, o.losses(), w);
             curves.add(c);
             for (double y : c[1]) {
@@ -57,7 +64,7 @@ final class DemoPlot {
         yMax = Math.max(0.5, Math.ceil(yMax * 10) / 10);
         double band = yMax * 0.05; // height of one policy's checkpoint strip
         for (int i = 0; i < outcomes.size(); i++) {
-            DemoCommand.Outcome o = outcomes.get(i);
+            PolicyOutcome o = outcomes.get(i);
             Color color = COLORS[i % COLORS.length];
             double[][] c = curves.get(i);
             XYSeries line = chart.addSeries(String.format(Locale.ROOT, "%s: CIL %.1f", o.name(), o.cil()), c[0], c[1]);
@@ -65,7 +72,7 @@ final class DemoPlot {
             line.setMarker(SeriesMarkers.NONE);
             line.setLineColor(color);
             // none is drawn dashed so that a policy with the same losses (e.g. no checkpoints) shows through
-            line.setLineStyle(o.name().equals("none")
+            line.setLineStyle(o.policy() == Algorithm.NONE
                     ? new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {7f, 5f}, 0f)
                     : new BasicStroke(2.0f));
             long[] cp = o.publishedIterations();
@@ -94,12 +101,12 @@ final class DemoPlot {
         }
     }
 
-    private static long window(DemoCommand.Settings s) {
+    private static long window(DemoSettings s) {
         return Math.max(1, (s.end() - s.warmup()) / WINDOWS);
     }
 
     /** Mean loss of the requests in each window of {@code w} positions: {x = window centre, y = mean}. */
-    private static double[][] windows(DemoCommand.Settings s, double[] losses, long w) {
+    private static double[][] windows(DemoSettings s, double[] losses, long w) {
         int n = (int) ((s.end() - s.warmup() + w - 1) / w);
         double[] sum = new double[n];
         int[] count = new int[n];

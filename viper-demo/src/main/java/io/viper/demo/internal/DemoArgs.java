@@ -1,4 +1,4 @@
-package io.viper.examples.demo;
+package io.viper.demo.internal;
 
 import java.util.Arrays;
 import java.util.HashMap;
@@ -7,10 +7,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The {@code --name value} arguments of the demo's producer and consumer processes, checked against
- * the names a process accepts. The demo driver ({@code viper demo}) writes them; a person rarely does.
+ * Reads the {@code --name value} arguments of the demo's producer and consumer processes, checked
+ * against the names a process accepts; {@link ProcessOptions} says which names and what they hold.
+ * The demo driver ({@code viper demo}) writes them; a person rarely does.
  */
-final class DemoArgs {
+public final class DemoArgs {
     private final Map<String, String> values = new HashMap<>();
     private final String program;
 
@@ -99,34 +100,36 @@ final class DemoArgs {
         }
     }
 
+    /** Reads a process's options; throws IllegalArgumentException naming the first bad one. */
+    @FunctionalInterface
+    public interface Parser<T> {
+        T parse();
+    }
+
     /** The body of a demo process's main. */
     @FunctionalInterface
-    interface Body {
-        void run(DemoArgs args) throws Exception;
+    public interface Body<T> {
+        void run(T options) throws Exception;
     }
 
     /**
-     * Parses {@code args} (with {@code required} options), runs {@code body} and exits: 2 for bad
-     * arguments (one line on stderr), 1 for a failure (with its stack trace, for the driver's log), 0
-     * otherwise.
+     * Reads the options with {@code parser}, runs {@code body} and exits: 2 for bad arguments (one
+     * line on stderr), 1 for a failure (with its stack trace, for the driver's log), 0 otherwise.
      */
-    static void runMain(String name, String[] args, java.util.Set<String> options, java.util.List<String> required, Body body) {
-        DemoArgs a;
+    public static <T> void runMain(String program, Parser<T> parser, Body<T> body) {
+        T options;
         try {
-            a = parse(name, args, options);
-            for (String r : required) {
-                a.required(r);
-            }
+            options = parser.parse();
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             System.exit(2);
             return;
         }
         try {
-            body.run(a);
+            body.run(options);
             System.exit(0);
         } catch (Exception e) {
-            System.err.println(name + ": " + e);
+            System.err.println(program + ": " + e);
             e.printStackTrace();
             System.exit(1);
         }

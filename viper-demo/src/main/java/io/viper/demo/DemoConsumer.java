@@ -1,22 +1,26 @@
-package io.viper.examples.demo;
+package io.viper.demo;
 
 import io.viper.ModelLease;
 import io.viper.ModelUpdate;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
+import io.viper.demo.internal.ChildIo;
+import io.viper.demo.internal.DemoArgs;
+import io.viper.demo.internal.DemoEvents;
+import io.viper.demo.internal.DemoEvents.ConsumerProgress;
+import io.viper.demo.internal.DemoEvents.ConsumerReady;
+import io.viper.demo.internal.DemoEvents.ConsumerResult;
+import io.viper.demo.internal.ProcessOptions;
 import io.viper.examples.digits.ContinualDigitsStream;
 import io.viper.examples.digits.DigitClassifier;
 import io.viper.examples.digits.InferenceModel;
 import io.viper.tensor.Tensor;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,29 +28,28 @@ import java.util.concurrent.TimeUnit;
  * Viper and answers a fixed-rate stream of requests with whatever model it holds at that moment.
  *
  * <ol>
- *   <li>Subscribes, waits for version 1 (the warm-up model), prints {@code {"event":"ready"}}.</li>
+ *   <li>Subscribes, waits for version 1 (the warm-up model), reports {@code ready}.</li>
  *   <li>On {@code start EPOCH_MS}: request k is due at {@code start + k / rate}; it is drawn from the
  *       stream at position {@code s + floor(k / rate / pace)} (the training iteration the shared clock
  *       says it is) with a generator seeded by (seed, k), so every run serves the same requests. Each
  *       request takes a lease on the model serving now ({@link ViperConsumer#current()}), is answered,
  *       and its real cross-entropy and correctness are recorded with the version that answered.</li>
- *   <li>Prints {@code progress} lines, then one {@code result} line: the CIL (sum of the request
+ *   <li>Reports {@code progress}, then one {@code result}: the CIL (sum of the request
  *       losses), the accuracy, every request's loss, and every model update Viper reported (version,
  *       latency from publish to swap, path).</li>
  * </ol>
  *
  * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --rate R --notifier URI
- * --paths ucx|tcp|file [--pfs DIR]}. Exit status 2 for a bad option, 1 for any other failure.
+ * --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from standard
+ * input as {@code DemoEvents} says. Exit status 2 for a bad option, 1 for any other failure.
  */
 public final class DemoConsumer {
-    private static final Set<String> OPTIONS = Set.of("iterations", "warmup", "seed", "pace-us", "rate", "notifier", "paths", "pfs");
-
     private DemoConsumer() {
     }
 
     /** Runs the demo's consumer with the options above; exits with 0, 1 or 2. */
     public static void main(String[] args) {
-        DemoArgs.runMain("DemoConsumer", args, OPTIONS, java.util.List.of("notifier", "paths"), DemoConsumer::run);
+        DemoArgs.runMain("DemoConsumer", () -> ProcessOptions.consumer(args), DemoConsumer::run);
     }
 
     /** The model serving now, built once per version from a lease's tensors. */
@@ -62,20 +65,19 @@ public final class DemoConsumer {
         }
     }
 
-    private static void run(DemoArgs a) throws Exception {
-        long end = a.longValue("iterations", 2, 10_000_000);
-        long warmup = a.longValue("warmup", 1, end - 1);
-        long seed = a.longValue("seed", Long.MIN_VALUE, Long.MAX_VALUE);
-        long paceNanos = TimeUnit.MICROSECONDS.toNanos(a.longValue("pace-us", 1, 10_000_000));
-        double rate = a.doubleValue("rate", 1e-3, 1e6);
-        DemoIo io = new DemoIo();
+    private static void run(ProcessOptions.Consumer options) throws Exception {
+        ProcessOptions.Run o = options.run();
+        long end = o.end();
+        long warmup = o.warmup();
+        long seed = o.seed();
+        long paceNanos = TimeUnit.MICROSECONDS.toNanos(o.paceMicros());
+        double rate = options.rate();
+        ChildIo io = new ChildIo(DemoEvents.CONSUMER);
         ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(end, seed));
         int requests = requestCount(end, warmup, paceNanos, rate);
 
-        Viper.Builder builder = Viper.builder().notifier(a.required("notifier")).consumerPaths(a.required("paths").split(","));
-        if (a.string("pfs", null) != null) {
-            builder.pfsRoot(Path.of(a.string("pfs", null)));
-        }
+        Viper.Builder builder = Viper.builder().notifier(o.notifier()).consumerPaths(options.paths().toArray(String[]::new));
+        o.pfs().ifPresent(builder::pfsRoot);
         List<ModelUpdate> updates = new ArrayList<>();
         try (Viper viper = builder.build(); ViperConsumer consumer = viper.consumer(DemoProducer.MODEL)) {
             consumer.onUpdate(u -> {
@@ -93,7 +95,7 @@ public final class DemoConsumer {
             for (int i = 0; i < 3000; i++) {
                 served.model().predictProba(stream.sampleRequest(warmup, warm).x());
             }
-            io.emit("{\"event\":\"ready\",\"version\":" + served.version() + "}");
+            io.emit(new ConsumerReady(served.version()));
 
             long start = io.awaitStart();
             double[] losses = new double[requests];
@@ -105,7 +107,7 @@ public final class DemoConsumer {
             int recentN = 0;
             for (int k = 0; k < requests; k++) {
                 long due = start + (long) (k * 1e9 / rate);
-                DemoIo.sleepUntil(due);
+                ChildIo.sleepUntil(due);
                 long position = requestPosition(warmup, k, rate, paceNanos);
                 ContinualDigitsStream.Example request = stream.sampleRequest(Math.min(position, end), new SplittableRandom(mix(seed, k)));
                 try (ModelLease lease = consumer.current()) {
@@ -125,26 +127,18 @@ public final class DemoConsumer {
                 long now = System.nanoTime();
                 if (now >= nextProgress || k == requests - 1) {
                     nextProgress = now + TimeUnit.MILLISECONDS.toNanos(100);
-                    io.emit("{\"event\":\"progress\",\"served\":" + (k + 1) + ",\"of\":" + requests + ",\"position\":" + position
-                            + ",\"version\":" + served.version() + ",\"loss\":" + DemoIo.num(recent / recentN) + "}");
+                    io.emit(new ConsumerProgress(k + 1, requests, position, served.version(), recent / recentN));
                     recent = 0;
                     recentN = 0;
                 }
             }
-            StringJoiner l = new StringJoiner(",", "[", "]");
-            StringJoiner v = new StringJoiner(",", "[", "]");
-            for (int k = 0; k < requests; k++) {
-                l.add(DemoIo.num(losses[k]));
-                v.add(Long.toString(versions[k]));
-            }
-            StringJoiner u = new StringJoiner(",", "[", "]");
+            List<DemoEvents.Update> u = new ArrayList<>();
             synchronized (updates) {
                 for (ModelUpdate up : updates) {
-                    u.add("{\"version\":" + up.version() + ",\"latency_ms\":" + DemoIo.num(up.latencyMs()) + ",\"path\":" + DemoIo.str(up.path()) + "}");
+                    u.add(new DemoEvents.Update(up.version(), up.latencyMs(), up.path()));
                 }
             }
-            io.emit("{\"event\":\"result\",\"requests\":" + requests + ",\"cil\":" + cil + ",\"correct\":" + correct
-                    + ",\"losses\":" + l + ",\"versions\":" + v + ",\"updates\":" + u + "}");
+            io.emit(new ConsumerResult(requests, cil, correct, losses, versions, u));
         }
     }
 

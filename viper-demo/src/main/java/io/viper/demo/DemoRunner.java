@@ -1,0 +1,161 @@
+package io.viper.demo;
+
+import io.viper.demo.internal.ChildProcess;
+import io.viper.demo.internal.DemoEvents;
+import io.viper.demo.internal.DemoEvents.ConsumerProgress;
+import io.viper.demo.internal.DemoEvents.ConsumerReady;
+import io.viper.demo.internal.DemoEvents.ConsumerResult;
+import io.viper.demo.internal.DemoEvents.ProducerProgress;
+import io.viper.demo.internal.DemoEvents.ProducerReady;
+import io.viper.demo.internal.DemoEvents.ProducerResult;
+import io.viper.demo.internal.ProcessOptions;
+import io.viper.errors.ViperException;
+import io.viper.scheduler.CheckpointPlanner.Algorithm;
+import io.viper.scheduler.Schedule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Runs a demo: plans it ({@link DemoPlan#of}), then runs each policy in two fresh JVMs, a
+ * {@link DemoProducer} and a {@link DemoConsumer} on this process's class path, connected only
+ * through Viper, started on one shared clock; reports progress on a {@link StatusLine}.
+ *
+ * <p>One thread runs a demo; the processes' logs go to a temporary directory, deleted after a
+ * successful run unless asked to keep them, and kept (and named in the error) after a failure.
+ */
+public final class DemoRunner {
+    private static final Duration START_LIMIT = Duration.ofSeconds(120);
+    private static final Duration EXIT_LIMIT = Duration.ofSeconds(30);
+    /** A run may take this much longer than its paced training before it counts as hung. */
+    private static final Duration RUN_SLACK = Duration.ofSeconds(120);
+
+    private final DemoSettings s;
+    private final StatusLine status;
+
+    /** A runner for {@code settings}, reporting on {@code status}. */
+    public DemoRunner(DemoSettings settings, StatusLine status) {
+        this.s = settings;
+        this.status = status;
+    }
+
+    /**
+     * Plans and runs every policy.
+     *
+     * @param keepLogs whether to keep the processes' logs after a successful run
+     * @throws ViperException when a process fails (reason INTERNAL) or does not finish in time (TIMEOUT)
+     */
+    public DemoResult run(boolean keepLogs) throws Exception {
+        long t0 = System.nanoTime();
+        status.line(String.format(Locale.ROOT, "demo: %d iterations (warm-up %d) at %s each, %.0f requests/s, transport %s, policies %s",
+                s.end(), s.warmup(), DemoReport.duration(s.paceNanos()), s.rate(), s.transport().displayName(),
+                String.join(",", s.policies().stream().map(Algorithm::displayName).toList())));
+        DemoPlan plan = DemoPlan.of(s);
+        List<PolicyOutcome> outcomes = new ArrayList<>();
+        Path work = Files.createTempDirectory("viper-demo");
+        for (int i = 0; i < s.policies().size(); i++) {
+            PolicyOutcome o = runPolicy(plan, s.policies().get(i), i, work);
+            outcomes.add(o);
+            status.line(String.format(Locale.ROOT, "  %-9s %4d checkpoints  CIL %9.2f (predicted %9.2f)  accuracy %5.1f%%  (%.1f s)",
+                    o.name(), o.checkpoints(), o.cil(), o.schedule().cil(), 100 * o.accuracy(), o.seconds()));
+        }
+        if (!keepLogs) {
+            deleteQuietly(work);
+        }
+        return new DemoResult(s, plan, outcomes, (System.nanoTime() - t0) / 1e9, keepLogs ? Optional.of(work) : Optional.empty());
+    }
+
+    private PolicyOutcome runPolicy(DemoPlan plan, Algorithm policy, int index, Path work) throws Exception {
+        long t0 = System.nanoTime();
+        String name = policy.displayName();
+        String tag = String.format(Locale.ROOT, "[%d/%d %s]", index + 1, s.policies().size(), name);
+        Schedule schedule = plan.schedules().get(policy);
+        Path dir = Files.createDirectories(work.resolve(name));
+        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Djava.util.logging.config.file=" + writeLogging(dir), "-cp", System.getProperty("java.class.path"));
+        Optional<Path> pfs = s.transport() == DemoTransport.FILE ? Optional.of(Files.createDirectories(dir.resolve("pfs"))) : Optional.empty();
+        long paceMicros = Math.max(1, s.paceNanos() / 1000);
+
+        List<String> pcmd = new ArrayList<>(jvm);
+        pcmd.add(DemoProducer.class.getName());
+        pcmd.addAll(ProcessOptions.args(new ProcessOptions.Producer(new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros,
+                s.notifier(), pfs), schedule.checkpoints(), s.transport().producerTransports())));
+        status.live(String.format(Locale.ROOT, "%s starting the producer (warm-up %d iterations)...", tag, s.warmup()));
+        try (ChildProcess<ProducerReady, ProducerProgress, ProducerResult> producer =
+                     ChildProcess.start("producer", name, pcmd, dir.resolve("producer.log"), DemoEvents.PRODUCER)) {
+            ProducerReady ready = producer.awaitReady(START_LIMIT);
+            List<String> ccmd = new ArrayList<>(jvm);
+            ccmd.add(DemoConsumer.class.getName());
+            ccmd.addAll(ProcessOptions.args(new ProcessOptions.Consumer(new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros,
+                    ready.notifier(), pfs), s.rate(), s.transport().consumerPaths())));
+            status.live(tag + " starting the consumer...");
+            try (ChildProcess<ConsumerReady, ConsumerProgress, ConsumerResult> consumer =
+                         ChildProcess.start("consumer", name, ccmd, dir.resolve("consumer.log"), DemoEvents.CONSUMER)) {
+                consumer.awaitReady(START_LIMIT);
+                long start = System.currentTimeMillis() + 300;
+                producer.send(DemoEvents.start(start));
+                consumer.send(DemoEvents.start(start));
+                Duration limit = Duration.ofMillis((long) (s.runSeconds() * 1000) + RUN_SLACK.toMillis());
+                long deadline = System.nanoTime() + limit.toNanos();
+                while (!(producer.finished() && consumer.finished())) {
+                    producer.checkAlive();
+                    consumer.checkAlive();
+                    if (System.nanoTime() > deadline) {
+                        throw new ViperException(ViperException.Reason.TIMEOUT, "demo: policy " + name + " did not finish within "
+                                + limit.toSeconds() + " s (logs in " + dir + ")");
+                    }
+                    status.live(progress(tag, producer.progress(), consumer.progress()));
+                    Thread.sleep(200);
+                }
+                producer.send(DemoEvents.STOP);
+                producer.finish(EXIT_LIMIT);
+                consumer.finish(EXIT_LIMIT);
+                status.clear();
+                return PolicyOutcome.of(policy, schedule, producer.result(), consumer.result(), (System.nanoTime() - t0) / 1e9);
+            }
+        }
+    }
+
+    private String progress(String tag, ProducerProgress p, ConsumerProgress c) {
+        StringBuilder sb = new StringBuilder(tag);
+        if (p == null && c == null) {
+            sb.append(" both processes ready, starting the clock...");
+        }
+        if (p != null) {
+            sb.append(String.format(Locale.ROOT, " iteration %d/%d, published v%d, train loss %.3f", p.iteration(), s.end(),
+                    p.version(), p.loss()));
+        }
+        if (c != null) {
+            sb.append(String.format(Locale.ROOT, " | served %d/%d with v%d, loss %.3f", c.served(), c.of(), c.version(), c.loss()));
+        }
+        return sb.toString();
+    }
+
+    /** The processes log Viper at INFO and everything else at WARNING, into their stderr log file. */
+    private static Path writeLogging(Path dir) throws IOException {
+        Path f = dir.resolve("logging.properties");
+        Files.writeString(f, String.join("\n",
+                "handlers=java.util.logging.ConsoleHandler",
+                ".level=WARNING",
+                "io.viper.level=INFO",
+                "smile.level=WARNING",
+                "java.util.logging.ConsoleHandler.level=ALL",
+                "java.util.logging.SimpleFormatter.format=%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n", ""));
+        return f;
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory; the OS cleans it eventually
+        }
+    }
+}

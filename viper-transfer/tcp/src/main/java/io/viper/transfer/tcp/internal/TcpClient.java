@@ -5,6 +5,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.HostPort;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.io.EOFException;
@@ -59,7 +60,7 @@ public final class TcpClient implements TransportClient {
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
         checkOpen();
-        InetSocketAddress address = TcpProtocol.address(location.uri(), false);
+        InetSocketAddress address = HostPort.parse(location.uri(), "tcp", false).resolve();
         String what = manifest.model() + " v" + manifest.version() + " from " + location.uri();
         List<ByteRange> work = validateAndCoalesce(manifest, ranges, destination, what);
         for (int attempt = 1; ; attempt++) {

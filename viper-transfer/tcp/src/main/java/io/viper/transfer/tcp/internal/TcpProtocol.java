@@ -1,11 +1,9 @@
 package io.viper.transfer.tcp.internal;
 
 import io.viper.errors.ViperConfigException;
-import java.net.InetAddress;
+import io.viper.net.HostPort;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
@@ -93,48 +91,8 @@ public final class TcpProtocol {
         }
     }
 
-    /** Parses and checks a {@code tcp://host:port} URI (port 0 allowed when {@code allowZeroPort}). */
-    public static InetSocketAddress address(URI uri, boolean allowZeroPort) {
-        if (uri == null || uri.getScheme() == null || !uri.getScheme().equalsIgnoreCase("tcp")) {
-            throw new ViperConfigException("'" + uri + "' is not a tcp:// URI");
-        }
-        String host = uri.getHost();
-        int port = uri.getPort();
-        if (host == null || host.isEmpty()) {
-            throw new ViperConfigException("'" + uri + "' has no host (expected tcp://host:port)");
-        }
-        if (port < 0 || port > 65_535 || (port == 0 && !allowZeroPort)) {
-            throw new ViperConfigException("'" + uri + "' has no valid port (expected tcp://host:port"
-                    + (allowZeroPort ? ", 0 for any free port)" : ")"));
-        }
-        if ((uri.getRawPath() != null && !uri.getRawPath().isEmpty()) || uri.getRawQuery() != null
-                || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
-            throw new ViperConfigException("'" + uri + "' must be exactly tcp://host:port");
-        }
-        try {
-            return new InetSocketAddress(InetAddress.getByName(host), port);
-        } catch (UnknownHostException e) {
-            throw new ViperConfigException("'" + uri + "': unknown host " + host);
-        }
-    }
-
     /** The URI consumers use to reach {@code bound}; a wildcard address is replaced by this host's address. */
     public static URI locationUri(InetSocketAddress bound) {
-        InetAddress a = bound.getAddress();
-        String host;
-        if (a.isAnyLocalAddress()) {
-            try {
-                host = InetAddress.getLocalHost().getHostAddress();
-            } catch (UnknownHostException e) {
-                host = InetAddress.getLoopbackAddress().getHostAddress();
-            }
-        } else {
-            host = a.getHostAddress();
-        }
-        try {
-            return new URI("tcp", null, host, bound.getPort(), null, null, null);
-        } catch (URISyntaxException e) {
-            throw new ViperConfigException("cannot form a tcp:// URI for " + bound + ": " + e.getReason());
-        }
+        return new HostPort(bound.getAddress().getHostAddress(), bound.getPort()).advertised().uri("tcp");
     }
 }

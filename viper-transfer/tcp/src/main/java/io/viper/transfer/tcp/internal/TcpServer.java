@@ -18,6 +18,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
+import io.viper.net.HostPort;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.lang.System.Logger.Level;
@@ -64,7 +65,7 @@ public final class TcpServer implements TransportServer {
 
     /** Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). */
     public static TcpServer open(URI bind, Map<String, String> config) {
-        InetSocketAddress address = TcpProtocol.address(bind, true);
+        InetSocketAddress address = HostPort.parse(bind, "tcp", true).resolve();
         long timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
         int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         int chunk = TcpProtocol.CHUNK_BYTES;

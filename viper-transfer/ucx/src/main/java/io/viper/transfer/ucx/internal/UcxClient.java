@@ -5,6 +5,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.HostPort;
 import io.viper.spi.ByteRange;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
@@ -161,7 +162,7 @@ public final class UcxClient implements TransportClient {
     }
 
     private void readInto(Manifest manifest, Location location, Plan plan) {
-        InetSocketAddress address = UcxSettings.parseAddress(location.uri(), false, mode.scheme());
+        InetSocketAddress address = HostPort.parse(location.uri(), mode.scheme(), false).unresolved();
         String what = manifest.model() + " v" + manifest.version();
         if (closed) {
             throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");

@@ -2,11 +2,12 @@ package io.viper.transfer.ucx.internal;
 
 import io.viper.errors.ViperException;
 import io.viper.manifest.Tier;
+import io.viper.net.HostPort;
+import io.viper.spi.GpuProvider;
+import io.viper.spi.Providers;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
-import io.viper.spi.GpuProvider;
-import io.viper.spi.Providers;
 import java.net.URI;
 import java.util.Map;
 import java.util.Optional;
@@ -48,7 +49,7 @@ public abstract class UcxProviderBase implements TransportProvider {
     @Override
     public final TransportServer openServer(URI bind, Map<String, String> config) {
         UcxSettings.from(config);
-        UcxSettings.parseAddress(bind, true, mode.scheme());
+        HostPort.parse(bind, mode.scheme(), true).resolve();
         requireAvailable();
         return UcxServer.open(bind, config, mode);
     }

@@ -1,16 +1,11 @@
 package io.viper.transfer.ucx.internal;
 
 import io.viper.errors.ViperConfigException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.UnknownHostException;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * The settings of the ucx transport, parsed from {@code viper.*} configuration keys, and the parsing
- * of {@code ucx://host:port} URIs. Immutable.
+ * The settings of the ucx transport, parsed from {@code viper.*} configuration keys. Immutable.
  *
  * @param transferTimeoutMs bound on one whole read (lease, RDMA GETs, release) on the consumer; on the
  *                          producer, how long a control connection may stay silent before it is closed
@@ -92,51 +87,5 @@ public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight,
             throw new ViperConfigException("config key " + key + ": " + value + " is out of range [" + min + ", " + max + "]");
         }
         return value;
-    }
-
-    /**
-     * Checks a {@code ucx://host:port} URI. {@code bind} allows port 0 (pick a free one); a location
-     * to read from needs a port in 1..65535.
-     */
-    public static InetSocketAddress parseAddress(URI uri, boolean bind) {
-        return parseAddress(uri, bind, "ucx");
-    }
-
-    /** As {@link #parseAddress(URI, boolean)} for URIs of {@code scheme} ({@code ucx} or {@code ucx-cuda}). */
-    public static InetSocketAddress parseAddress(URI uri, boolean bind, String scheme) {
-        String what = scheme + (bind ? " bind URI" : " location");
-        if (uri == null) {
-            throw new ViperConfigException(what + " is null");
-        }
-        if (uri.getScheme() == null || !uri.getScheme().toLowerCase(Locale.ROOT).equals(scheme)) {
-            throw new ViperConfigException(what + " '" + uri + "': scheme must be " + scheme);
-        }
-        String form = scheme + "://host:port";
-        if (uri.isOpaque() || uri.getHost() == null) {
-            throw new ViperConfigException(what + " '" + uri + "': expected " + form);
-        }
-        if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null
-                || !(uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/"))) {
-            throw new ViperConfigException(what + " '" + uri + "': expected " + form + " with no user, path, query or fragment");
-        }
-        int port = uri.getPort();
-        if (port < 0) {
-            throw new ViperConfigException(what + " '" + uri + "': missing port (use " + form + (bind ? ", 0 for any free port)" : ")"));
-        }
-        if (port > 65535 || (!bind && port == 0)) {
-            throw new ViperConfigException(what + " '" + uri + "': port " + port + " is out of range " + (bind ? "0-65535" : "1-65535"));
-        }
-        String host = uri.getHost();
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        if (bind) {
-            try {
-                return new InetSocketAddress(InetAddress.getByName(host), port);
-            } catch (UnknownHostException e) {
-                throw new ViperConfigException(what + " '" + uri + "': unknown host " + host);
-            }
-        }
-        return InetSocketAddress.createUnresolved(host, port);
     }
 }

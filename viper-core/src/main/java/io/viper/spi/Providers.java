@@ -42,10 +42,23 @@ public final class Providers {
         return all.stream().filter(g -> g.unavailableReason().isEmpty()).findFirst().or(() -> all.stream().findFirst());
     }
 
+    /** Every notifier on the class or module path. */
+    public static List<NotifierProvider> notifiers() {
+        List<NotifierProvider> out = new ArrayList<>();
+        ServiceLoader.load(NotifierProvider.class, Providers.class.getClassLoader()).forEach(out::add);
+        return out;
+    }
+
+    /** Every repository on the class or module path. */
+    public static List<RepositoryProvider> repositories() {
+        List<RepositoryProvider> out = new ArrayList<>();
+        ServiceLoader.load(RepositoryProvider.class, Providers.class.getClassLoader()).forEach(out::add);
+        return out;
+    }
+
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */
     public static NotifierProvider notifier(String scheme) {
-        List<NotifierProvider> all = new ArrayList<>();
-        ServiceLoader.load(NotifierProvider.class, Providers.class.getClassLoader()).forEach(all::add);
+        List<NotifierProvider> all = notifiers();
         String s = scheme == null ? "" : scheme.toLowerCase(Locale.ROOT);
         return all.stream().filter(p -> p.scheme().equals(s)).findFirst().orElseThrow(() -> {
             TreeSet<String> known = new TreeSet<>();
@@ -56,9 +69,7 @@ public final class Providers {
 
     /** The repository for {@code scheme}; throws when there is none. */
     public static RepositoryProvider repository(String scheme) {
-        List<RepositoryProvider> all = new ArrayList<>();
-        ServiceLoader.load(RepositoryProvider.class, Providers.class.getClassLoader()).forEach(all::add);
-        return all.stream().filter(p -> p.scheme().equals(scheme)).findFirst().orElseThrow(() ->
+        return repositories().stream().filter(p -> p.scheme().equals(scheme)).findFirst().orElseThrow(() ->
                 new ViperConfigException("no repository for '" + scheme + "://' is installed (is viper-transfer on the class path?)"));
     }
 }

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -12,7 +11,6 @@ import io.viper.net.HostPort;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Frames of the embedded broker protocol, shared by broker and client. The protocol is documented on
@@ -53,10 +51,6 @@ public final class NotifyProtocol {
     public static final int MAX_FRAME = ManifestCodec.MAX_ENCODED_BYTES + MAX_OVERHEAD;
     /** Longest reason text in ERROR frames, in characters. */
     public static final int MAX_REASON_CHARS = 1000;
-
-    /** Publish acknowledgement wait (ms); also bounds the first connection of a producer. */
-    public static final String TIMEOUT_KEY = "viper.notify.timeout.ms";
-    public static final long DEFAULT_TIMEOUT_MS = 30_000;
 
     private NotifyProtocol() {
     }
@@ -174,23 +168,6 @@ public final class NotifyProtocol {
     public static void end(ByteBuf f, String what) throws ProtocolException {
         if (f.isReadable()) {
             throw new ProtocolException(what + " frame has " + f.readableBytes() + " unexpected trailing bytes");
-        }
-    }
-
-    /** Parses a positive long configuration value. */
-    public static long positiveLong(Map<String, String> config, String key, long defaultValue) {
-        String v = config.get(key);
-        if (v == null) {
-            return defaultValue;
-        }
-        try {
-            long n = Long.parseLong(v.trim());
-            if (n <= 0) {
-                throw new ViperConfigException(key + "=" + v + " must be positive");
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException(key + "=" + v + " is not an integer");
         }
     }
 

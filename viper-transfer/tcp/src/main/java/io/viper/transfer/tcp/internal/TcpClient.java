@@ -53,8 +53,9 @@ public final class TcpClient implements TransportClient {
     private final Set<ClientConnection> all = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    public TcpClient(Map<String, String> config) {
-        this.timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
+    /** A client whose reads fail after {@code timeoutMs} without progress ({@code viper.transfer.timeout.ms}). */
+    public TcpClient(long timeoutMs) {
+        this.timeoutMs = timeoutMs;
     }
 
     @Override

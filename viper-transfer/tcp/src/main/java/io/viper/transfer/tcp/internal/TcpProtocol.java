@@ -1,12 +1,10 @@
 package io.viper.transfer.tcp.internal;
 
-import io.viper.errors.ViperConfigException;
 import io.viper.net.HostPort;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Constants and small helpers of the {@code tcp://} wire protocol, shared by server and client. The
@@ -44,9 +42,6 @@ public final class TcpProtocol {
     /** Leases one connection may hold at once. */
     public static final int MAX_LEASES_PER_CONNECTION = 1024;
 
-    /** Configuration key: bound on how long a transfer may make no progress, in milliseconds. */
-    public static final String TIMEOUT_KEY = "viper.transfer.timeout.ms";
-    public static final long DEFAULT_TIMEOUT_MS = 60_000;
     /** Bytes per zero-copy slice of staged memory the server writes. */
     public static final int CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -72,23 +67,6 @@ public final class TcpProtocol {
     public static byte[] reasonBytes(String s) {
         String cut = s.length() > MAX_REASON_CHARS ? s.substring(0, MAX_REASON_CHARS) : s;
         return cut.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** Parses a positive long configuration value. */
-    public static long positiveLong(Map<String, String> config, String key, long defaultValue) {
-        String v = config.get(key);
-        if (v == null) {
-            return defaultValue;
-        }
-        try {
-            long n = Long.parseLong(v.trim());
-            if (n <= 0) {
-                throw new ViperConfigException(key + "=" + v + " must be positive");
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException(key + "=" + v + " is not an integer");
-        }
     }
 
     /** The URI consumers use to reach {@code bound}; a wildcard address is replaced by this host's address. */

@@ -63,10 +63,12 @@ public final class TcpServer implements TransportServer {
         this.chunkBytes = chunkBytes;
     }
 
-    /** Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). */
-    public static TcpServer open(URI bind, Map<String, String> config) {
+    /**
+     * Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port); a connection
+     * silent for {@code timeoutMs} ({@code viper.transfer.timeout.ms}) is closed.
+     */
+    public static TcpServer open(URI bind, long timeoutMs) {
         InetSocketAddress address = HostPort.parse(bind, "tcp", true).resolve();
-        long timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
         int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         int chunk = TcpProtocol.CHUNK_BYTES;
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("viper-tcp-server", true),

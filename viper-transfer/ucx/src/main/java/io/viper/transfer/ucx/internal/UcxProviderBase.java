@@ -1,5 +1,7 @@
 package io.viper.transfer.ucx.internal;
 
+import io.viper.ViperConfig;
+import io.viper.config.ConfigKey;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Tier;
 import io.viper.net.HostPort;
@@ -8,13 +10,14 @@ import io.viper.spi.Providers;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
+import io.viper.transfer.ucx.UcxConfig;
 import java.net.URI;
-import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * What the UCX transports share ({@code ucx://}, {@code ucx-cuda://}): scheme and tier from the
- * {@link UcxMemoryMode}, settings and URI validation before anything native is touched, and a
+ * {@link UcxMemoryMode}, the configuration keys, URI validation before anything native is touched, and a
  * check of {@link #unavailableReason()} before a server or client is opened. Stateless; thread-safe.
  */
 public abstract class UcxProviderBase implements TransportProvider {
@@ -24,6 +27,12 @@ public abstract class UcxProviderBase implements TransportProvider {
     protected UcxProviderBase(UcxMemoryMode mode, int priority) {
         this.mode = mode;
         this.priority = priority;
+    }
+
+    /** The keys of {@link UcxConfig}, the same for {@code ucx} and {@code ucx-cuda}. */
+    @Override
+    public final List<ConfigKey<?>> configKeys() {
+        return UcxConfig.KEYS;
     }
 
     @Override
@@ -43,12 +52,10 @@ public abstract class UcxProviderBase implements TransportProvider {
 
     /**
      * Starts the producer side bound to {@code bind}. Throws {@link io.viper.errors.ViperConfigException}
-     * for a bad URI or configuration value, and {@link ViperException} ({@code UNAVAILABLE}) where the
-     * transport does not work here.
+     * for a bad URI, and {@link ViperException} ({@code UNAVAILABLE}) where the transport does not work here.
      */
     @Override
-    public final TransportServer openServer(URI bind, Map<String, String> config) {
-        UcxSettings.from(config);
+    public final TransportServer openServer(URI bind, ViperConfig config) {
         HostPort.parse(bind, mode.scheme(), true).resolve();
         requireAvailable();
         return UcxServer.open(bind, config, mode);
@@ -56,8 +63,7 @@ public abstract class UcxProviderBase implements TransportProvider {
 
     /** Starts the consumer side; errors as for {@link #openServer}. */
     @Override
-    public final TransportClient openClient(Map<String, String> config) {
-        UcxSettings.from(config);
+    public final TransportClient openClient(ViperConfig config) {
         requireAvailable();
         return UcxClient.open(config, mode);
     }

@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx.internal;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -201,12 +202,12 @@ public final class UcxServer implements TransportServer {
     }
 
     /** Binds the control channel to {@code bind} ({@code ucx://host:port}, port 0 for any) and starts the UCX worker. */
-    public static UcxServer open(URI bind, Map<String, String> config) {
+    public static UcxServer open(URI bind, ViperConfig config) {
         return open(bind, config, UcxMemoryMode.HOST);
     }
 
-    /** As {@link #open(URI, Map)}, exposing the memory {@code mode} says under its scheme. */
-    public static UcxServer open(URI bind, Map<String, String> config, UcxMemoryMode mode) {
+    /** As {@link #open(URI, ViperConfig)}, exposing the memory {@code mode} says under its scheme. */
+    public static UcxServer open(URI bind, ViperConfig config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
         HostPort address = HostPort.parse(bind, mode.scheme(), true);
         InetSocketAddress socketAddress = address.resolve();
@@ -290,7 +291,7 @@ public final class UcxServer implements TransportServer {
 
     /**
      * Registers {@code staged}'s data for RDMA: by default copies it into memory allocated by UCX
-     * ({@link UcxSettings#COPY_KEY}), else registers the staging buffer in place. Blocks the calling
+     * ({@link io.viper.transfer.ucx.UcxConfig#COPY}), else registers the staging buffer in place. Blocks the calling
      * (producer background) thread for the copy. In the GPU mode a version staged on the GPU is
      * registered in place as device memory (no copy); others are registered in place in host memory.
      */

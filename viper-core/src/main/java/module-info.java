@@ -8,9 +8,11 @@ module io.viper.core {
     requires transitive micrometer.core;
 
     exports io.viper;
+    exports io.viper.config;
     exports io.viper.errors;
     exports io.viper.hash;
     exports io.viper.manifest;
+    exports io.viper.net;
     exports io.viper.spi;
     exports io.viper.format;
     exports io.viper.tensor;

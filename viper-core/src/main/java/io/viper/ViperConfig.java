@@ -1,104 +1,116 @@
 package io.viper;
 
+import io.viper.config.ConfigDef;
+import io.viper.config.ConfigKey;
+import io.viper.config.ConfigType;
+import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
+import io.viper.spi.NotifierProvider;
+import io.viper.spi.Providers;
+import io.viper.spi.RepositoryProvider;
+import io.viper.spi.TransportProvider;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.SequencedMap;
 import java.util.TreeMap;
-import java.util.function.Function;
+import java.util.TreeSet;
 
 /**
  * Validated, immutable configuration of a {@link Viper} instance, in the style of Kafka's
- * {@code ConfigDef}: every key is declared once below with its type, default, validator and doc.
+ * {@code ConfigDef}: every key is declared once with its type, default, parser and doc. Core's keys
+ * are declared below; each transport, notifier and repository provider declares its own
+ * ({@code configKeys()}), and {@link #keys()} is the union over the installed ones.
  *
- * <p>Keys starting with {@code viper.} must be known (a typo is an error, not a silent default).
- * Other keys (for example {@code kafka.security.protocol}) are passed through to the plugins that
- * understand them. Thread-safe.
+ * <p>A {@code viper.*} key that no declaration knows is refused, naming the nearest known key; every
+ * value, core or plugin, is validated in {@link #of}. Keys under {@link #PASSTHROUGH_PREFIXES}
+ * ({@code kafka.*}) are passed as they are to the plugin that owns them; any other key is refused.
+ * Thread-safe.
  */
 public final class ViperConfig {
+    private static final ConfigKey.Declarer CORE = ConfigKey.declaredBy("viper-core");
+    private static final List<ConfigKey<?>> CORE_KEYS = new ArrayList<>();
 
-    /** One configuration key: its name, default, parser/validator and documentation. */
-    public record Key<T>(String name, String defaultValue, Function<String, T> parser, String doc) {
-        /** Parses {@code raw} (or the default when null) and validates it. */
-        public T parse(String raw) {
-            String v = raw == null ? defaultValue : raw.trim();
-            if (v == null) {
-                return null;
-            }
-            try {
-                return parser.apply(v);
-            } catch (ViperConfigException e) {
-                throw new ViperConfigException("invalid value '" + v + "' for " + name + ": " + e.getMessage());
-            } catch (RuntimeException e) {
-                throw new ViperConfigException("invalid value '" + v + "' for " + name + ": " + e.getMessage(), e);
-            }
-        }
-    }
+    /** Prefixes of keys handed to a plugin as they are: Kafka client settings ({@code kafka.security.protocol}). */
+    public static final List<String> PASSTHROUGH_PREFIXES = List.of("kafka.");
 
-    private static final SequencedMap<String, Key<?>> KEYS = new LinkedHashMap<>();
-
-    /** Namespaces whose keys the transport and notifier plugins declare and validate themselves. */
-    public static final List<String> PLUGIN_PREFIXES = List.of("viper.ucx.", "viper.tcp.", "viper.kafka.", "viper.cuda.", "viper.gpu.");
-
-    public static final Key<URI> NOTIFIER = define("viper.notifier", "embedded://127.0.0.1:0", ViperConfig::parseUri,
-            "Where manifests are announced: embedded://host:port (a broker the producer hosts; port 0 picks one) or kafka://host:port[,host:port][?topic=T].");
-    public static final Key<List<URI>> TRANSPORTS = define("viper.transports", "ucx://127.0.0.1:0,tcp://127.0.0.1:0,cuda-ipc://127.0.0.1:0,ucx-cuda://127.0.0.1:0,cuda-pipe://127.0.0.1:0", ViperConfig::parseUriList,
+    public static final ConfigKey<URI> NOTIFIER = define(CORE.key("viper.notifier", ConfigType.URI, "embedded://127.0.0.1:0", ConfigValues::parseUri,
+            "Where manifests are announced: embedded://host:port (a broker the producer hosts; port 0 picks one) or kafka://host:port[,host:port][?topic=T]."));
+    public static final ConfigKey<List<URI>> TRANSPORTS = define(CORE.key("viper.transports", ConfigType.URI_LIST, "ucx://127.0.0.1:0,tcp://127.0.0.1:0,cuda-ipc://127.0.0.1:0,ucx-cuda://127.0.0.1:0,cuda-pipe://127.0.0.1:0", ConfigValues::parseUriList,
             "Producer: the transports that serve staged checkpoints and where they bind, in order of preference. Unavailable ones (no UCX, no CUDA) are skipped with a log line"
-            + " (at INFO when listed here explicitly, at DEBUG when only in this default).");
-    public static final Key<Optional<Path>> PFS_ROOT = define("viper.pfs.root", "", v -> v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v).toAbsolutePath()),
-            "Root of the PFS repository (file system path). Producers flush every version there; consumers fall back to it. Empty: no PFS.");
-    public static final Key<Integer> PFS_RETENTION = define("viper.pfs.retention", "3", v -> intAtLeast(v, 1),
-            "How many newest versions per model the PFS repository keeps.");
-    public static final Key<Long> STAGING_BUDGET = define("viper.producer.staging.budget.bytes", "4g", v -> sizeAtLeast(v, 1),
-            "Producer: most host memory for staging buffers (k, m, g suffixes).");
-    public static final Key<Integer> STAGING_VERSIONS = define("viper.producer.staging.versions", "2", v -> intAtLeast(v, 1),
-            "Producer: how many newest versions stay staged for consumers; older buffers are recycled once no lease holds them.");
-    public static final Key<Long> STAGING_WAIT_MS = define("viper.producer.staging.wait.ms", "30000", v -> longAtLeast(v, 0),
-            "Producer: how long publish waits for a staging buffer when all are leased and the budget is spent.");
-    public static final Key<Long> CONSUMER_BUDGET = define("viper.consumer.host.budget.bytes", "4g", v -> sizeAtLeast(v, 1),
-            "Consumer: most host memory for receive buffers (two per model: one serves, one receives).");
-    public static final Key<List<String>> CONSUMER_PATHS = define("viper.consumer.paths", "", ViperConfig::parseNameList,
-            "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one.");
-    public static final Key<String> CONSUMER_DEVICE = define("viper.consumer.device", "host", ViperConfig::parseDevice,
-            "Consumer: where it serves the model: host, or gpu (CUDA device 0; gpu:N for device N). With gpu, GPU locations (cuda-ipc, cuda-pipe) are used when a CUDA driver is present and the model fits.");
-    public static final Key<Long> CONSUMER_GPU_BUDGET = define("viper.consumer.gpu.budget.bytes", "8g", v -> sizeAtLeast(v, 1),
-            "Consumer with viper.consumer.device=gpu: most GPU memory for received models (the serving one and the one arriving).");
-    public static final Key<Boolean> CONSUMER_AUTOLOAD = define("viper.consumer.autoload", "true", ViperConfig::parseBoolean,
-            "Consumer: pull every newer version as a whole model (true), or only follow manifests and pull tensors on fetch() (false).");
-    public static final Key<Long> LEASE_WAIT_MS = define("viper.consumer.buffer.wait.ms", "10000", v -> longAtLeast(v, 0),
-            "Consumer: how long a fetch waits for inference threads to close their leases on the receive buffer before it serves from the PFS instead.");
-    public static final Key<Long> RETRY_BACKOFF_MS = define("viper.consumer.retry.backoff.ms", "500", v -> longAtLeast(v, 1),
-            "Consumer: first delay before retrying a version whose every location failed (doubles up to 30 s).");
-    public static final Key<Long> TRANSFER_TIMEOUT_MS = define("viper.transfer.timeout.ms", "60000", v -> longAtLeast(v, 1),
-            "Transports: a transfer fails as retriable after this long (tcp: without progress; ucx and cuda: for the whole read).");
-    public static final Key<Long> NOTIFY_TIMEOUT_MS = define("viper.notify.timeout.ms", "30000", v -> longAtLeast(v, 1),
-            "Notifiers: how long publish waits for the broker's acknowledgement.");
-    public static final Key<Integer> HASH_THREADS = define("viper.hash.threads", Integer.toString(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()))),
-            v -> intAtLeast(v, 1), "Threads that hash tensors (producer) and verify them (consumer).");
-    public static final Key<String> PRODUCER_ID = define("viper.producer.id", "", v -> v,
-            "Producer id carried in manifests; empty: hostname:pid.");
+            + " (at INFO when listed here explicitly, at DEBUG when only in this default)."));
+    public static final ConfigKey<Optional<Path>> PFS_ROOT = define(CORE.key("viper.pfs.root", ConfigType.PATH, "", v -> v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v).toAbsolutePath()),
+            "Root of the PFS repository (file system path). Producers flush every version there; consumers fall back to it. Empty: no PFS."));
+    public static final ConfigKey<Integer> PFS_RETENTION = define(CORE.intKey("viper.pfs.retention", 3, 1, Integer.MAX_VALUE,
+            "How many newest versions per model the PFS repository keeps."));
+    public static final ConfigKey<Long> STAGING_BUDGET = define(CORE.sizeKey("viper.producer.staging.budget.bytes", "4g", 1, Long.MAX_VALUE,
+            "Producer: most host memory for staging buffers (k, m, g suffixes)."));
+    public static final ConfigKey<Integer> STAGING_VERSIONS = define(CORE.intKey("viper.producer.staging.versions", 2, 1, Integer.MAX_VALUE,
+            "Producer: how many newest versions stay staged for consumers; older buffers are recycled once no lease holds them."));
+    public static final ConfigKey<Long> STAGING_WAIT_MS = define(CORE.longKey("viper.producer.staging.wait.ms", 30_000, 0, Long.MAX_VALUE,
+            "Producer: how long publish waits for a staging buffer when all are leased and the budget is spent."));
+    public static final ConfigKey<Long> CONSUMER_BUDGET = define(CORE.sizeKey("viper.consumer.host.budget.bytes", "4g", 1, Long.MAX_VALUE,
+            "Consumer: most host memory for receive buffers (two per model: one serves, one receives)."));
+    public static final ConfigKey<List<String>> CONSUMER_PATHS = define(CORE.key("viper.consumer.paths", ConfigType.LIST, "", ViperConfig::parseInstalledTransports,
+            "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one."));
+    public static final ConfigKey<String> CONSUMER_DEVICE = define(CORE.key("viper.consumer.device", ConfigType.STRING, "host", ViperConfig::parseDevice,
+            "Consumer: where it serves the model: host, or gpu (CUDA device 0; gpu:N for device N). With gpu, GPU locations (cuda-ipc, cuda-pipe) are used when a CUDA driver is present and the model fits."));
+    public static final ConfigKey<Long> CONSUMER_GPU_BUDGET = define(CORE.sizeKey("viper.consumer.gpu.budget.bytes", "8g", 1, Long.MAX_VALUE,
+            "Consumer with viper.consumer.device=gpu: most GPU memory for received models (the serving one and the one arriving)."));
+    public static final ConfigKey<Boolean> CONSUMER_AUTOLOAD = define(CORE.booleanKey("viper.consumer.autoload", true,
+            "Consumer: pull every newer version as a whole model (true), or only follow manifests and pull tensors on fetch() (false)."));
+    public static final ConfigKey<Long> LEASE_WAIT_MS = define(CORE.longKey("viper.consumer.buffer.wait.ms", 10_000, 0, Long.MAX_VALUE,
+            "Consumer: how long a fetch waits for inference threads to close their leases on the receive buffer before it serves from the PFS instead."));
+    public static final ConfigKey<Long> RETRY_BACKOFF_MS = define(CORE.longKey("viper.consumer.retry.backoff.ms", 500, 1, Long.MAX_VALUE,
+            "Consumer: first delay before retrying a version whose every location failed (doubles up to 30 s)."));
+    public static final ConfigKey<Long> TRANSFER_TIMEOUT_MS = define(CORE.longKey("viper.transfer.timeout.ms", 60_000, 1, Long.MAX_VALUE,
+            "Transports: a transfer fails as retriable after this long (tcp: without progress; ucx and cuda: for the whole read)."));
+    public static final ConfigKey<Long> NOTIFY_TIMEOUT_MS = define(CORE.longKey("viper.notify.timeout.ms", 30_000, 1, Long.MAX_VALUE,
+            "Notifiers: how long publish waits for the broker's acknowledgement."));
+    public static final ConfigKey<Integer> HASH_THREADS = define(CORE.key("viper.hash.threads", ConfigType.INT, "auto",
+            v -> v.equalsIgnoreCase("auto") ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : ConfigValues.parseInt(v, 1, Integer.MAX_VALUE),
+            "Threads that hash tensors (producer) and verify them (consumer); auto: min(4, cores)."));
+    public static final ConfigKey<String> PRODUCER_ID = define(CORE.key("viper.producer.id", ConfigType.STRING, "", v -> v,
+            "Producer id carried in manifests; empty: hostname:pid."));
 
-    private static <T> Key<T> define(String name, String def, Function<String, T> parser, String doc) {
-        Key<T> k = new Key<>(name, def, parser, doc);
-        KEYS.put(name, k);
-        return k;
+    private static <T> ConfigKey<T> define(ConfigKey<T> key) {
+        CORE_KEYS.add(key);
+        return key;
     }
 
-    /** Every declared key, in declaration order (for docs and {@code --help}). */
-    public static List<Key<?>> keys() {
-        return List.copyOf(KEYS.values());
+    /** The keys core declares, in declaration order. */
+    public static List<ConfigKey<?>> coreKeys() {
+        return List.copyOf(CORE_KEYS);
+    }
+
+    /**
+     * Every declared key: core's, then those of the installed transport, notifier and repository
+     * providers (found with {@link java.util.ServiceLoader}) by component name, each component's in
+     * declaration order, so that docs come out the same whatever the class path order.
+     */
+    public static List<ConfigKey<?>> keys() {
+        return declared().keys();
+    }
+
+    private static ConfigDef declared() {
+        List<ConfigKey<?>> plugins = new ArrayList<>();
+        Providers.transports().stream().map(TransportProvider::configKeys).forEach(plugins::addAll);
+        Providers.notifiers().stream().map(NotifierProvider::configKeys).forEach(plugins::addAll);
+        Providers.repositories().stream().map(RepositoryProvider::configKeys).forEach(plugins::addAll);
+        plugins.sort(Comparator.comparing(ConfigKey::component));
+        List<ConfigKey<?>> all = new ArrayList<>(CORE_KEYS);
+        all.addAll(plugins);
+        return ConfigDef.of(all);
     }
 
     private final Map<String, String> raw;
-    private final Map<Key<?>, Object> parsed = new LinkedHashMap<>();
+    private final Map<ConfigKey<?>, Object> parsed = new LinkedHashMap<>();
 
     private ViperConfig(Map<String, String> values) {
         Map<String, String> copy = new TreeMap<>();
@@ -108,78 +120,81 @@ public final class ViperConfig {
             }
             copy.put(k, v);
         });
+        ConfigDef def = declared();
         List<String> unknown = new ArrayList<>();
-        for (String k : copy.keySet()) {
-            if (k.startsWith("viper.") && !KEYS.containsKey(k) && PLUGIN_PREFIXES.stream().noneMatch(k::startsWith)) {
-                unknown.add(k);
+        copy.forEach((k, v) -> {
+            if (k.startsWith("viper.")) {
+                if (def.find(k).isEmpty()) {
+                    unknown.add(k + def.nearest(k).map(n -> " (did you mean " + n + "?)").orElse(""));
+                }
+            } else if (k.isBlank()) {
+                throw new ViperConfigException("empty configuration key (with value '" + v + "')");
+            } else if (PASSTHROUGH_PREFIXES.stream().noneMatch(p -> k.startsWith(p) && k.length() > p.length())) {
+                throw new ViperConfigException("configuration key '" + k + "' is neither a viper.* key nor a passthrough "
+                        + String.join(", ", PASSTHROUGH_PREFIXES.stream().map(p -> p + "<setting>").toList()) + " key");
             }
-        }
+        });
         if (!unknown.isEmpty()) {
             throw new ViperConfigException("unknown configuration key" + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown));
         }
         this.raw = Collections.unmodifiableMap(copy);
-        for (Key<?> k : KEYS.values()) {
+        for (ConfigKey<?> k : def.keys()) {
             parsed.put(k, k.parse(copy.get(k.name())));
         }
     }
 
-    /** Validates {@code values}; unknown {@code viper.*} keys and invalid values throw {@link ViperConfigException}. */
+    /**
+     * Validates {@code values}: unknown {@code viper.*} keys, keys outside {@code viper.*} and the
+     * passthrough prefixes, and invalid values (core or plugin) throw {@link ViperConfigException}.
+     */
     public static ViperConfig of(Map<String, String> values) {
         return new ViperConfig(values);
     }
 
-    /** The parsed value of {@code key} (its default when unset). */
-    @SuppressWarnings("unchecked")
-    public <T> T get(Key<T> key) {
-        return (T) parsed.get(key);
+    /** Every key at its default. */
+    public static ViperConfig defaults() {
+        return new ViperConfig(Map.of());
     }
 
-    /** Every key as given (passthrough keys included), for plugins. */
+    /** The parsed value of {@code key} (its default when unset). */
+    @SuppressWarnings("unchecked")
+    public <T> T get(ConfigKey<T> key) {
+        if (parsed.containsKey(key)) {
+            return (T) parsed.get(key);
+        }
+        // A key of a provider that ServiceLoader does not list (made directly, as tests do): parse it now.
+        return key.parse(raw.get(key.name()));
+    }
+
+    /** Every key as given. */
     public Map<String, String> originals() {
         return raw;
     }
 
-    /** Plugin view: the given keys plus every declared key's effective value. */
-    public Map<String, String> pluginConfig() {
-        Map<String, String> m = new TreeMap<>(raw);
-        for (Key<?> k : KEYS.values()) {
-            if (!m.containsKey(k.name()) && k.defaultValue() != null) {
-                m.put(k.name(), k.defaultValue());
+    /** The keys starting with {@code prefix} (one of {@link #PASSTHROUGH_PREFIXES}), with the prefix removed. */
+    public Map<String, String> passthrough(String prefix) {
+        Map<String, String> out = new TreeMap<>();
+        raw.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                out.put(k.substring(prefix.length()), v);
             }
-        }
-        return Collections.unmodifiableMap(m);
+        });
+        return Collections.unmodifiableMap(out);
     }
 
-    static URI parseUri(String v) {
-        try {
-            URI u = new URI(v);
-            if (u.getScheme() == null) {
-                throw new ViperConfigException("'" + v + "' is not a URI with a scheme (e.g. tcp://127.0.0.1:0)");
-            }
-            return u;
-        } catch (URISyntaxException e) {
-            throw new ViperConfigException("'" + v + "' is not a URI: " + e.getReason());
-        }
-    }
-
-    static List<URI> parseUriList(String v) {
-        List<URI> out = new ArrayList<>();
-        for (String part : v.split(",")) {
-            if (!part.isBlank()) {
-                out.add(parseUri(part.trim()));
+    /** {@link #CONSUMER_PATHS}: schemes of installed transports only; a typo would otherwise leave a consumer waiting forever. */
+    static List<String> parseInstalledTransports(String v) {
+        List<String> schemes = ConfigValues.parseNameList(v);
+        if (!schemes.isEmpty()) {
+            TreeSet<String> installed = new TreeSet<>();
+            Providers.transports().forEach(p -> installed.add(p.scheme()));
+            for (String s : schemes) {
+                if (!installed.contains(s)) {
+                    throw new ViperConfigException("no " + s + ":// transport is installed (installed: " + String.join(", ", installed) + ")");
+                }
             }
         }
-        return List.copyOf(out);
-    }
-
-    static List<String> parseNameList(String v) {
-        List<String> out = new ArrayList<>();
-        for (String part : v.split(",")) {
-            if (!part.isBlank()) {
-                out.add(part.trim().toLowerCase(Locale.ROOT));
-            }
-        }
-        return List.copyOf(out);
+        return schemes;
     }
 
     static String parseDevice(String v) {
@@ -196,82 +211,5 @@ public final class ViperConfig {
             return -1;
         }
         return device.equals("gpu") ? 0 : Integer.parseInt(device.substring(4));
-    }
-
-    static boolean parseBoolean(String v) {
-        return switch (v.toLowerCase(Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new ViperConfigException("must be true or false");
-        };
-    }
-
-    static int intAtLeast(String v, int min) {
-        int n;
-        try {
-            n = Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException("not an integer");
-        }
-        if (n < min) {
-            throw new ViperConfigException("must be at least " + min);
-        }
-        return n;
-    }
-
-    static long longAtLeast(String v, long min) {
-        long n;
-        try {
-            n = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException("not an integer");
-        }
-        if (n < min) {
-            throw new ViperConfigException("must be at least " + min);
-        }
-        return n;
-    }
-
-    static long sizeAtLeast(String v, long min) {
-        long n = parseSize(v);
-        if (n < min) {
-            throw new ViperConfigException("must be at least " + min + " bytes");
-        }
-        return n;
-    }
-
-    /**
-     * Parses a byte size: a plain number of bytes or a number with a suffix k, m, g, t (powers of
-     * 1024, optionally followed by "b" or "ib"), e.g. {@code 1g}, {@code 512MiB}, {@code 1.5g}.
-     */
-    public static long parseSize(String v) {
-        String s = v.trim().toLowerCase(Locale.ROOT).replace("_", "");
-        if (s.endsWith("ib")) {
-            s = s.substring(0, s.length() - 2);
-        } else if (s.endsWith("b")) {
-            s = s.substring(0, s.length() - 1);
-        }
-        long mult = 1;
-        if (!s.isEmpty()) {
-            switch (s.charAt(s.length() - 1)) {
-                case 'k' -> mult = 1L << 10;
-                case 'm' -> mult = 1L << 20;
-                case 'g' -> mult = 1L << 30;
-                case 't' -> mult = 1L << 40;
-                default -> mult = 1;
-            }
-            if (mult > 1) {
-                s = s.substring(0, s.length() - 1);
-            }
-        }
-        try {
-            double d = Double.parseDouble(s);
-            if (!(d >= 0) || Double.isInfinite(d) || d * mult > Long.MAX_VALUE) {
-                throw new NumberFormatException();
-            }
-            return (long) (d * mult);
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException("'" + v + "' is not a byte size (e.g. 1048576, 512m, 1g)");
-        }
     }
 }

@@ -2,11 +2,11 @@ package io.viper;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.ManifestCodec;
@@ -351,11 +351,37 @@ class ViperSdkTest {
         assertThrows(ViperConfigException.class, () -> Viper.builder().config("viper.consumer.host.budget.bytes", "lots").build());
         assertThrows(ViperConfigException.class, () -> Viper.builder().config("viper.pfs.retention", "0").build());
         assertThrows(ViperConfigException.class, () -> Viper.builder().notifier("no scheme").build());
-        assertEquals(3L << 30, ViperConfig.parseSize("3g"));
-        assertEquals(512L << 20, ViperConfig.parseSize("512MiB"));
-        assertEquals(1536L << 20, ViperConfig.parseSize("1.5g"));
-        assertFalse(ViperConfig.keys().isEmpty());
+        assertEquals(3L << 30, ConfigValues.parseSize("3g"));
+        assertEquals(512L << 20, ConfigValues.parseSize("512MiB"));
+        assertEquals(1536L << 20, ConfigValues.parseSize("1.5g"));
+        assertTrue(ViperConfig.keys().containsAll(ViperConfig.coreKeys()));
         ViperConfig c = ViperConfig.of(Map.of("kafka.security.protocol", "SSL"));
-        assertEquals("SSL", c.pluginConfig().get("kafka.security.protocol"), "passthrough keys reach plugins");
+        assertEquals(Map.of("security.protocol", "SSL"), c.passthrough("kafka."), "passthrough keys reach plugins");
+    }
+
+    @Test
+    void unknownAndForeignKeysAreRefusedInOneLineNamingTheNearestKnownKey() {
+        assertEquals("unknown configuration key viper.consumer.autolaod (did you mean viper.consumer.autoload?)",
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.autolaod", "true"))).getMessage());
+        assertEquals("empty configuration key (with value 'x')",
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("", "x"))).getMessage());
+        assertEquals("configuration key 'foo.bar' is neither a viper.* key nor a passthrough kafka.<setting> key",
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("foo.bar", "1"))).getMessage());
+        assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("kafka.", "1")));
+    }
+
+    @Test
+    void consumerPathsNameInstalledTransportsOnly() {
+        assertEquals(List.of("mem"), ViperConfig.of(Map.of("viper.consumer.paths", "MEM")).get(ViperConfig.CONSUMER_PATHS));
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.paths", "mem,bogus")));
+        assertTrue(e.getMessage().startsWith("invalid value 'mem,bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: "),
+                e.getMessage());
+    }
+
+    @Test
+    void aProducerWithNoTransportAndNoPfsIsRefused() {
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports().build());
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> v.producer("m", CheckpointPolicy.never()));
+        assertTrue(e.getMessage().startsWith("viper.transports is empty and viper.pfs.root is not set"), e.getMessage());
     }
 }

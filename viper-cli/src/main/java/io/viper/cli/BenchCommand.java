@@ -7,9 +7,9 @@ import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;
 import io.viper.Viper;
-import io.viper.ViperConfig;
 import io.viper.ViperProducer;
 import io.viper.cli.bench.BenchConsumerMain;
+import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.spi.DeviceBuffer;
@@ -90,7 +90,7 @@ final class BenchCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             CliLogging.configure(verbose);
-            long bytes = ViperConfig.parseSize(size);
+            long bytes = ConfigValues.parseSize(size);
             if (bytes < 1024) {
                 throw new ViperConfigException("--size " + size + " is too small (at least 1k)");
             }

@@ -6,14 +6,11 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.viper.Viper;
 import io.viper.errors.ViperConfigException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Properties;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,10 +26,10 @@ final class CommonOptions {
     @Option(names = "--pfs", paramLabel = "DIR", description = "PFS repository root: producers flush there, consumers fall back to it")
     Path pfs;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "Properties file of viper.* and kafka.* settings")
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file of viper.* and kafka.* settings (key=value lines; `viper config` lists the keys)")
     Path configFile;
 
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable)")
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists the keys)")
     Map<String, String> settings = new LinkedHashMap<>();
 
     @Option(names = "--metrics-port", paramLabel = "PORT", description = "Serve Prometheus metrics on http://HOST:PORT/metrics (see --metrics-host)")
@@ -50,13 +47,7 @@ final class CommonOptions {
         CliLogging.configure(verbose);
         Viper.Builder b = Viper.builder();
         if (configFile != null) {
-            Properties p = new Properties();
-            try (InputStream in = Files.newInputStream(configFile)) {
-                p.load(new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                throw new ViperConfigException("cannot read config file " + configFile + ": " + e.getMessage());
-            }
-            p.stringPropertyNames().forEach(k -> b.config(k, p.getProperty(k)));
+            b.config(ConfigFile.read(configFile));
         }
         b.notifier(notifier);
         if (pfs != null) {

@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
             ConsumeCommand.class,
             BenchCommand.class,
             BrokerCommand.class,
+            ConfigCommand.class,
             ScheduleCommand.class,
             DemoCommand.class,
         })

@@ -95,7 +95,7 @@ public final class ViperRuntime implements AutoCloseable {
             throw new ViperConfigException("viper.notifier " + uri + " has no port: a consumer must be given the producer's broker address "
                     + "(embedded://host:PORT, printed by the producer or set with a fixed port)");
         }
-        Notifier n = Providers.notifier(uri.getScheme()).open(uri, role, config.pluginConfig());
+        Notifier n = Providers.notifier(uri.getScheme()).open(uri, role, config);
         opened.add(n);
         if (notifier == null || role == NotifierProvider.Role.PRODUCER) {
             notifier = n;
@@ -113,6 +113,9 @@ public final class ViperRuntime implements AutoCloseable {
     public synchronized List<TransportServer> servers() {
         ensureOpen();
         if (servers == null) {
+            if (config.get(ViperConfig.TRANSPORTS).isEmpty() && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
+                throw new ViperConfigException("viper.transports is empty and viper.pfs.root is not set: no consumer could reach a published model");
+            }
             List<TransportServer> list = new ArrayList<>();
             List<String> skipped = new ArrayList<>();
             for (URI bind : config.get(ViperConfig.TRANSPORTS)) {
@@ -131,7 +134,7 @@ public final class ViperRuntime implements AutoCloseable {
                     continue;
                 }
                 TransportProvider p = found.get();
-                TransportServer s = p.openServer(bind, config.pluginConfig());
+                TransportServer s = p.openServer(bind, config);
                 opened.add(s);
                 list.add(s);
                 LOG.log(System.Logger.Level.DEBUG, "serving staged checkpoints at {0}", s.location());
@@ -156,7 +159,7 @@ public final class ViperRuntime implements AutoCloseable {
         if (p.isEmpty() || p.get().unavailableReason().isPresent()) {
             return Optional.empty();
         }
-        c = p.get().openClient(config.pluginConfig());
+        c = p.get().openClient(config);
         opened.add(c);
         clients.put(scheme, c);
         return Optional.of(c);
@@ -176,7 +179,7 @@ public final class ViperRuntime implements AutoCloseable {
         ensureOpen();
         if (repository == null) {
             repository = config.get(ViperConfig.PFS_ROOT).map(root -> {
-                CheckpointRepository r = Providers.repository("file").open(root.toUri(), config.pluginConfig());
+                CheckpointRepository r = Providers.repository("file").open(root.toUri(), config);
                 opened.add(r);
                 return r;
             });

@@ -1,7 +1,9 @@
 package io.viper.spi;
 
+import io.viper.ViperConfig;
+import io.viper.config.ConfigKey;
 import java.net.URI;
-import java.util.Map;
+import java.util.List;
 
 /**
  * A notifier implementation, found with {@link java.util.ServiceLoader} and chosen by URI scheme
@@ -13,10 +15,15 @@ public interface NotifierProvider {
 
     String scheme();
 
+    /** The configuration keys this notifier declares ({@code viper.<scheme>.*}); see {@link TransportProvider#configKeys()}. */
+    default List<ConfigKey<?>> configKeys() {
+        return List.of();
+    }
+
     /**
      * Opens a notifier at {@code uri}. For {@code embedded://host:port} a producer starts the broker
-     * there unless one already answers; a consumer connects. {@code config} holds {@code viper.*}
-     * and passthrough client settings; never null.
+     * there unless one already answers; a consumer connects. {@code config} is validated; passthrough
+     * client settings are in {@link ViperConfig#passthrough}.
      */
-    Notifier open(URI uri, Role role, Map<String, String> config);
+    Notifier open(URI uri, Role role, ViperConfig config);
 }

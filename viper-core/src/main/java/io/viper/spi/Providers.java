@@ -50,9 +50,19 @@ public final class Providers {
                 .orElse(Optional.of(GpuProvider.NO_CUDA + "no GPU provider installed (is viper-transport-cuda on the class path?)"));
     }
 
+    /** Every notifier on the class or module path. */
+    public static List<NotifierProvider> notifiers() {
+        return Loaded.NOTIFIERS;
+    }
+
+    /** Every repository on the class or module path. */
+    public static List<RepositoryProvider> repositories() {
+        return Loaded.REPOSITORIES;
+    }
+
     /** The notifier for {@code scheme}; throws naming the installed ones when there is none. */
     public static NotifierProvider notifier(String scheme) {
-        List<NotifierProvider> all = Loaded.NOTIFIERS;
+        List<NotifierProvider> all = notifiers();
         String s = scheme == null ? "" : scheme.toLowerCase(Locale.ROOT);
         return all.stream().filter(p -> p.scheme().equals(s)).findFirst().orElseThrow(() -> {
             TreeSet<String> known = new TreeSet<>();

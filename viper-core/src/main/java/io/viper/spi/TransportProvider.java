@@ -1,8 +1,10 @@
 package io.viper.spi;
 
+import io.viper.ViperConfig;
+import io.viper.config.ConfigKey;
 import io.viper.manifest.Tier;
 import java.net.URI;
-import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -24,12 +26,21 @@ public interface TransportProvider {
     Optional<String> unavailableReason();
 
     /**
+     * The configuration keys this transport declares (its own {@code viper.<scheme>.*} settings), so
+     * that {@link ViperConfig} accepts and validates them and {@code viper config} lists them. Keys core
+     * declares (such as {@link ViperConfig#TRANSFER_TIMEOUT_MS}) are read from there, not declared again.
+     */
+    default List<ConfigKey<?>> configKeys() {
+        return List.of();
+    }
+
+    /**
      * Starts serving: binds to {@code bind} (e.g. {@code tcp://127.0.0.1:0}; port 0 picks a free one).
      *
-     * @param config transport settings ({@code viper.*} keys), never null
+     * @param config the validated configuration; read with {@code config.get(KEY)}
      */
-    TransportServer openServer(URI bind, Map<String, String> config);
+    TransportServer openServer(URI bind, ViperConfig config);
 
-    /** Opens the consumer side. */
-    TransportClient openClient(Map<String, String> config);
+    /** Opens the consumer side; {@code config} as for {@link #openServer}. */
+    TransportClient openClient(ViperConfig config);
 }

@@ -3,6 +3,7 @@ package io.viper.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -48,12 +49,12 @@ class PathSelectorGpuTest {
             }
 
             @Override
-            public TransportServer openServer(URI bind, Map<String, String> config) {
+            public TransportServer openServer(URI bind, ViperConfig config) {
                 throw new AssertionError("path selection never opens a transport");
             }
 
             @Override
-            public TransportClient openClient(Map<String, String> config) {
+            public TransportClient openClient(ViperConfig config) {
                 throw new AssertionError("path selection never opens a transport");
             }
         };

@@ -1,5 +1,6 @@
 package io.viper.testing;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
@@ -55,14 +56,14 @@ public final class InMemoryGpuTransportProvider implements TransportProvider {
     }
 
     @Override
-    public TransportServer openServer(URI bind, Map<String, String> config) {
+    public TransportServer openServer(URI bind, ViperConfig config) {
         Server s = new Server(bind.getAuthority());
         SERVERS.put(s.name, s);
         return s;
     }
 
     @Override
-    public TransportClient openClient(Map<String, String> config) {
+    public TransportClient openClient(ViperConfig config) {
         return new Client();
     }
 

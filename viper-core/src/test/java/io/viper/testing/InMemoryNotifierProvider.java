@@ -1,5 +1,6 @@
 package io.viper.testing;
 
+import io.viper.ViperConfig;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
@@ -32,7 +33,7 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     }
 
     @Override
-    public Notifier open(URI uri, Role role, Map<String, String> config) {
+    public Notifier open(URI uri, Role role, ViperConfig config) {
         Broker b = BROKERS.computeIfAbsent(uri.getAuthority(), n -> new Broker());
         return new Client(uri, b);
     }

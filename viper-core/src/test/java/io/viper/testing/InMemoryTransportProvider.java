@@ -1,5 +1,6 @@
 package io.viper.testing;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
@@ -67,7 +68,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
     }
 
     @Override
-    public TransportServer openServer(URI bind, Map<String, String> config) {
+    public TransportServer openServer(URI bind, ViperConfig config) {
         String name = bind.getAuthority();
         Server s = new Server(name);
         if (SERVERS.putIfAbsent(name, s) != null) {
@@ -77,7 +78,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
     }
 
     @Override
-    public TransportClient openClient(Map<String, String> config) {
+    public TransportClient openClient(ViperConfig config) {
         return new Client();
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -18,7 +19,6 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -44,8 +44,8 @@ public abstract class NotifierConformanceSuite {
     /** Injects {@code raw} as the value of a notification for {@code model}, bypassing the codec. */
     protected abstract void injectRaw(String model, byte[] raw) throws Exception;
 
-    protected Map<String, String> config() {
-        return Map.of();
+    protected ViperConfig config() {
+        return ViperConfig.defaults();
     }
 
     protected Notifier open(NotifierProvider.Role role) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -19,7 +20,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -52,8 +52,8 @@ public abstract class TransportConformanceSuite {
         return URI.create(provider.scheme() + "://127.0.0.1:0");
     }
 
-    protected Map<String, String> config() {
-        return Map.of();
+    protected ViperConfig config() {
+        return ViperConfig.defaults();
     }
 
     @BeforeEach

@@ -1,10 +1,10 @@
 package io.viper.notify.embedded;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.notify.embedded.internal.Broker;
 import io.viper.notify.embedded.internal.EmbeddedNotifier;
-import io.viper.notify.embedded.internal.NotifyProtocol;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -12,7 +12,6 @@ import java.net.BindException;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
-import java.util.Map;
 
 /**
  * The {@code embedded://host:port} notifier: a small Netty publish/subscribe broker that needs no
@@ -31,7 +30,7 @@ import java.util.Map;
  *       reporting it to listeners' {@code onProblem}, and re-subscribes after reconnecting.</li>
  * </ul>
  * Both roles may publish and subscribe. {@code publish} blocks until the broker acknowledged, up to
- * {@code viper.notify.timeout.ms} (default 30000), and throws a {@link RetriableViperException}
+ * {@link io.viper.ViperConfig#NOTIFY_TIMEOUT_MS viper.notify.timeout.ms}, and throws a {@link RetriableViperException}
  * when the broker is unreachable. After a reconnect a client re-publishes the newest manifest it
  * published per model, so a restarted standalone broker regains its state from live producers.
  *
@@ -80,19 +79,19 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
     }
 
     @Override
-    public Notifier open(URI uri, Role role, Map<String, String> config) {
+    public Notifier open(URI uri, Role role, ViperConfig config) {
+        long timeoutMs = config.get(ViperConfig.NOTIFY_TIMEOUT_MS);
         if (role == Role.CONSUMER) {
             Endpoint endpoint = Endpoint.parse(uri, false);
-            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), config, false, null);
+            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, false, null);
         }
         Endpoint endpoint = Endpoint.parse(uri, true);
-        NotifyProtocol.positiveLong(config, NotifyProtocol.TIMEOUT_KEY, NotifyProtocol.DEFAULT_TIMEOUT_MS);
         Broker broker;
         try {
             broker = Broker.bind(endpoint.host(), endpoint.port());
         } catch (BindException inUse) {
             try {
-                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), config, true, null);
+                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, true, null);
             } catch (RetriableViperException e) {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, endpoint + " is in use but no embedded broker answers there: "
                         + e.getMessage(), e);
@@ -100,7 +99,7 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         }
         try {
             Endpoint local = new Endpoint(connectHost(endpoint.host()), broker.port());
-            return EmbeddedNotifier.connect(local, broker.uri(), config, true, broker);
+            return EmbeddedNotifier.connect(local, broker.uri(), timeoutMs, true, broker);
         } catch (RuntimeException e) {
             broker.close();
             throw e;

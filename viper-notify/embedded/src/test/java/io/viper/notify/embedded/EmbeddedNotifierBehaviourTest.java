@@ -1,6 +1,5 @@
 package io.viper.notify.embedded;
 
-import io.viper.testing.LogCapture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -9,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
@@ -21,6 +21,7 @@ import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider.Role;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
+import io.viper.testing.LogCapture;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.Test;
  */
 class EmbeddedNotifierBehaviourTest {
     private static final String BROKER_LOGGER = "io.viper.notify.embedded.internal.Broker";
-    private static final Map<String, String> FAST = Map.of("viper.notify.timeout.ms", "10000");
+    private static final ViperConfig FAST = ViperConfig.of(Map.of("viper.notify.timeout.ms", "10000"));
 
     private final EmbeddedNotifierProvider provider = new EmbeddedNotifierProvider();
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -301,7 +302,7 @@ class EmbeddedNotifierBehaviourTest {
             });
             long t0 = System.nanoTime();
             RetriableViperException e = assertThrows(RetriableViperException.class, () -> provider.open(
-                    URI.create("embedded://127.0.0.1:" + stranger.getLocalPort()), Role.PRODUCER, Map.of("viper.notify.timeout.ms", "500")));
+                    URI.create("embedded://127.0.0.1:" + stranger.getLocalPort()), Role.PRODUCER, ViperConfig.of(Map.of("viper.notify.timeout.ms", "500"))));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             assertTrue(ms < 3000, "gave up after " + ms + " ms");
             assertTrue(e.getMessage().contains("no embedded broker answers"), e.getMessage());
@@ -344,8 +345,8 @@ class EmbeddedNotifierBehaviourTest {
 
     @Test
     void manifestsUpToTheCodecLimitTravelLargerOnesAreRefused() throws Exception {
-        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, Map.of()));
-        Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, Map.of()));
+        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.defaults()));
+        Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.defaults()));
         Collector c = new Collector();
         own(consumer.subscribe("big", c));
         Manifest near = bigManifest("big", 1, ManifestCodec.MAX_ENCODED_BYTES - 200_000);
@@ -367,7 +368,7 @@ class EmbeddedNotifierBehaviourTest {
         assertThrows(ViperException.class, () -> provider.open(URI.create("kafka://127.0.0.1:9092"), Role.CONSUMER, FAST));
         assertThrows(ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:1/x"), Role.CONSUMER, FAST));
         assertThrows(ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER,
-                Map.of("viper.notify.timeout.ms", "-1")));
+                ViperConfig.of(Map.of("viper.notify.timeout.ms", "-1"))));
         Notifier n = provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST);
         assertThrows(ViperException.class, () -> n.subscribe("bad/name", m -> { }));
         n.close();

@@ -1,5 +1,6 @@
 package io.viper.notify.embedded;
 
+import io.viper.ViperConfig;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -15,7 +16,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Child process of {@link EmbeddedTwoProcessIT}: a producer that hosts the broker on
@@ -28,7 +28,7 @@ public final class EmbeddedProducerMain {
 
     public static void main(String[] args) throws Exception {
         String model = args[0];
-        try (Notifier producer = new EmbeddedNotifierProvider().open(URI.create("embedded://127.0.0.1:0"), NotifierProvider.Role.PRODUCER, Map.of())) {
+        try (Notifier producer = new EmbeddedNotifierProvider().open(URI.create("embedded://127.0.0.1:0"), NotifierProvider.Role.PRODUCER, ViperConfig.defaults())) {
             System.out.println("URI " + producer.uri());
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -14,7 +15,6 @@ import java.io.PrintStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +42,7 @@ class EmbeddedTwoProcessIT {
 
             BlockingQueue<Manifest> manifests = new LinkedBlockingQueue<>();
             BlockingQueue<String> problems = new LinkedBlockingQueue<>();
-            try (Notifier consumer = new EmbeddedNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, Map.of());
+            try (Notifier consumer = new EmbeddedNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, ViperConfig.defaults());
                  Notifier.Subscription sub = consumer.subscribe(model, new Notifier.ManifestListener() {
                      @Override
                      public void onManifest(Manifest m) {
@@ -72,7 +72,7 @@ class EmbeddedTwoProcessIT {
                 assertTrue(p.contains(uri.toString()), p);
 
                 try (EmbeddedBroker replacement = EmbeddedBroker.start(uri.getHost(), uri.getPort());
-                     Notifier producer = new EmbeddedNotifierProvider().open(replacement.uri(), NotifierProvider.Role.PRODUCER, Map.of())) {
+                     Notifier producer = new EmbeddedNotifierProvider().open(replacement.uri(), NotifierProvider.Role.PRODUCER, ViperConfig.defaults())) {
                     producer.publish(new Manifest(model, 4, "parent", System.currentTimeMillis(), new java.util.LinkedHashMap<>(),
                             List.of(), List.of()));
                     Manifest m = manifests.poll(10, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package io.viper.notify.kafka;
 
+import io.viper.ViperConfig;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -28,7 +29,7 @@ public final class KafkaNotifierChild {
         EmbeddedKafkaCluster.quietLogs();
         URI uri = URI.create(args[1]);
         String model = args[2];
-        Map<String, String> config = Map.of("viper.notify.timeout.ms", "20000");
+        ViperConfig config = ViperConfig.of(Map.of("viper.notify.timeout.ms", "20000"));
         switch (args[0]) {
             case "consumer" -> {
                 try (Notifier n = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {

@@ -1,5 +1,6 @@
 package io.viper.notify.kafka;
 
+import io.viper.ViperConfig;
 import io.viper.spi.NotifierProvider;
 import io.viper.testing.NotifierConformanceSuite;
 import java.net.URI;
@@ -52,8 +53,8 @@ class KafkaNotifierConformanceIT extends NotifierConformanceSuite {
     }
 
     @Override
-    protected Map<String, String> config() {
-        return Map.of("viper.notify.timeout.ms", "20000");
+    protected ViperConfig config() {
+        return ViperConfig.of(Map.of("viper.notify.timeout.ms", "20000"));
     }
 
     @Override

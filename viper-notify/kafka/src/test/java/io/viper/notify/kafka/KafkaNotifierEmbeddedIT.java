@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
@@ -63,7 +64,7 @@ class KafkaNotifierEmbeddedIT extends KafkaNotifierITBase {
                 + "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
                 + EmbeddedKafkaCluster.SASL_USER + "\" password=\"" + EmbeddedKafkaCluster.SASL_PASSWORD + "\";\n");
         URI uri = URI.create("kafka://" + kafka.saslBootstrapServers() + "?topic=viper.sasl");
-        Map<String, String> config = Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000");
+        ViperConfig config = ViperConfig.of(Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000"));
         try (Notifier producer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.PRODUCER, config);
              Notifier consumer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {
             producer.publish(TestManifests.manifest("secure", 1, "tcp://127.0.0.1:1"));
@@ -75,9 +76,9 @@ class KafkaNotifierEmbeddedIT extends KafkaNotifierITBase {
             }
         }
         // the same file with a kafka.* key overriding the password: the broker refuses, and the error says so
-        Map<String, String> wrong = Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000",
+        ViperConfig wrong = ViperConfig.of(Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000",
                 "kafka.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
-                        + EmbeddedKafkaCluster.SASL_USER + "\" password=\"wrong\";");
+                        + EmbeddedKafkaCluster.SASL_USER + "\" password=\"wrong\";"));
         try (Notifier producer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.PRODUCER, wrong)) {
             ViperException e = assertThrows(ViperException.class, () -> producer.publish(TestManifests.manifest("secure", 2, "tcp://127.0.0.1:1")));
             assertFalse(e.isRetriable(), "bad credentials are not worth retrying: " + e.getMessage());

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -70,7 +71,7 @@ abstract class KafkaNotifierITBase {
     }
 
     private Notifier open(String topic, NotifierProvider.Role role, long timeoutMs) {
-        Notifier n = new KafkaNotifierProvider().open(uri(topic), role, Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs)));
+        Notifier n = new KafkaNotifierProvider().open(uri(topic), role, ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs))));
         closeables.add(n);
         return n;
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -94,7 +95,7 @@ class KafkaScriptIT {
             assertTrue(status.output().contains("kafka node 1 running (pid") && status.output().contains("127.0.0.1:" + port), status.output());
 
             URI uri = URI.create("kafka://127.0.0.1:" + port + "?topic=viper.script");
-            Map<String, String> config = Map.of("viper.notify.timeout.ms", "30000");
+            ViperConfig config = ViperConfig.of(Map.of("viper.notify.timeout.ms", "30000"));
             try (Notifier producer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.PRODUCER, config);
                  Notifier consumer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {
                 producer.publish(TestManifests.manifest("script", 1, "tcp://127.0.0.1:1"));

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.notify.kafka.internal.KafkaSettings;
@@ -32,7 +33,7 @@ class KafkaSettingsTest {
 
     @Test
     void defaults() {
-        KafkaSettings s = KafkaSettings.from(Map.of("viper.other.key", "left alone"));
+        KafkaSettings s = KafkaSettings.from(ViperConfig.defaults());
         assertEquals(30_000, s.timeoutMs());
         assertEquals(1, s.partitions());
         assertEquals(0, s.replicationFactor());
@@ -57,8 +58,8 @@ class KafkaSettingsTest {
                 sasl.mechanism=PLAIN
                 ssl.truststore.location=/etc/kafka/truststore.jks
                 """);
-        KafkaSettings s = KafkaSettings.from(Map.of("viper.kafka.properties.file", file.toString(),
-                "kafka.sasl.mechanism", "SCRAM-SHA-512", "viper.notify.timeout.ms", "5000"));
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.kafka.properties.file", file.toString(),
+                "kafka.sasl.mechanism", "SCRAM-SHA-512", "viper.notify.timeout.ms", "5000")));
         for (Properties p : new Properties[] {s.producerProperties(URI_, "x"), s.consumerProperties(URI_, "x"), s.adminProperties(URI_, "x")}) {
             assertEquals("SASL_SSL", p.getProperty("security.protocol"));
             assertEquals("SCRAM-SHA-512", p.getProperty("sasl.mechanism"), "a kafka.* key overrides the file");
@@ -70,7 +71,7 @@ class KafkaSettingsTest {
 
     @Test
     void producerOnlySettingsGoToTheProducerOnly() {
-        KafkaSettings s = KafkaSettings.from(Map.of("kafka.linger.ms", "5", "kafka.fetch.min.bytes", "10"));
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("kafka.linger.ms", "5", "kafka.fetch.min.bytes", "10")));
         assertEquals("5", s.producerProperties(URI_, "x").getProperty("linger.ms"));
         assertFalse(s.consumerProperties(URI_, "x").containsKey("linger.ms"));
         assertEquals("10", s.consumerProperties(URI_, "x").getProperty("fetch.min.bytes"));
@@ -81,31 +82,40 @@ class KafkaSettingsTest {
     void missingPropertiesFileIsNamed(@TempDir Path dir) {
         String missing = dir.resolve("nope.properties").toString();
         ViperConfigException e = assertThrows(ViperConfigException.class,
-                () -> KafkaSettings.from(Map.of("viper.kafka.properties.file", missing)));
+                () -> ViperConfig.of(Map.of("viper.kafka.properties.file", missing)));
         assertTrue(e.getMessage().contains(missing) && e.getMessage().contains("does not exist"), e.getMessage());
     }
 
     @Test
     void settingsViperOwnsCannotBeOverridden() {
         for (String key : new String[] {"kafka.enable.idempotence", "kafka.acks", "kafka.group.id", "kafka.bootstrap.servers", "kafka.value.serializer"}) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaSettings.from(Map.of(key, "x")));
+            ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaSettings.from(ViperConfig.of(Map.of(key, "x"))));
             assertTrue(e.getMessage().contains(key.substring(6)) && e.getMessage().contains("cannot be overridden"), e.getMessage());
         }
     }
 
     @Test
-    void badValuesAndUnknownViperKafkaKeysAreNamed() {
-        assertMessage(Map.of("viper.notify.timeout.ms", "0"), "viper.notify.timeout.ms must be a positive integer, got '0'");
-        assertMessage(Map.of("viper.notify.timeout.ms", "soon"), "viper.notify.timeout.ms must be a positive integer, got 'soon'");
-        assertMessage(Map.of("viper.kafka.partitions", "-1"), "viper.kafka.partitions must be a positive integer");
-        assertMessage(Map.of("viper.kafka.replication.factor", "40000"), "viper.kafka.replication.factor must be at most");
-        assertMessage(Map.of("viper.kafka.partitons", "2"), "unknown setting 'viper.kafka.partitons'");
-        assertMessage(Map.of("kafka.", "2"), "names no Kafka client setting");
+    void badValuesAndUnknownViperKafkaKeysAreNamedWhenTheConfigurationIsBuilt() {
+        assertMessage(Map.of("viper.notify.timeout.ms", "0"), "invalid value '0' for viper.notify.timeout.ms: must be at least 1");
+        assertMessage(Map.of("viper.notify.timeout.ms", "soon"), "invalid value 'soon' for viper.notify.timeout.ms: not an integer");
+        assertMessage(Map.of("viper.kafka.partitions", "-1"), "invalid value '-1' for viper.kafka.partitions: must be at least 1");
+        assertMessage(Map.of("viper.kafka.replication.factor", "40000"), "invalid value '40000' for viper.kafka.replication.factor: must be at most 32767");
+        assertMessage(Map.of("viper.kafka.partitons", "2"), "unknown configuration key viper.kafka.partitons (did you mean viper.kafka.partitions?)");
+        assertMessage(Map.of("kafka.", "2"), "configuration key 'kafka.' is neither");
     }
 
     private static void assertMessage(Map<String, String> config, String expected) {
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaSettings.from(config));
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(config));
         assertTrue(e.getMessage().contains(expected), "'" + e.getMessage() + "' should contain '" + expected + "'");
+    }
+
+    @Test
+    void declaresItsKeysAndReadsThemTyped() {
+        assertEquals(KafkaConfig.KEYS, new KafkaNotifierProvider().configKeys());
+        assertTrue(ViperConfig.keys().containsAll(KafkaConfig.KEYS));
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.kafka.partitions", "3", "viper.kafka.replication.factor", "2")));
+        assertEquals(3, s.partitions());
+        assertEquals(2, s.replicationFactor());
     }
 
     @Test
@@ -128,7 +138,7 @@ class KafkaSettingsTest {
     @Test
     void openingNeedsNoBrokerAndReportsTheCanonicalUri() {
         // nothing listens on port 1: opening must not contact the cluster
-        try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, Map.of())) {
+        try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, ViperConfig.defaults())) {
             assertEquals(URI.create("kafka://127.0.0.1:1?topic=viper.models"), n.uri());
         }
     }
@@ -136,7 +146,7 @@ class KafkaSettingsTest {
     @Test
     void publishWithoutABrokerFailsRetriablyWithinTheTimeout() {
         try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER,
-                Map.of("viper.notify.timeout.ms", "1500"))) {
+                ViperConfig.of(Map.of("viper.notify.timeout.ms", "1500")))) {
             long t0 = System.nanoTime();
             ViperException e = assertThrows(ViperException.class, () -> n.publish(TestManifests.manifest("m", 1, "tcp://127.0.0.1:2")));
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -149,13 +159,13 @@ class KafkaSettingsTest {
     @Test
     void badClientSettingsFailAtOpen() {
         ViperConfigException e = assertThrows(ViperConfigException.class, () -> new KafkaNotifierProvider().open(
-                URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER, Map.of("kafka.security.protocol", "NOPE")));
+                URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER, ViperConfig.of(Map.of("kafka.security.protocol", "NOPE"))));
         assertTrue(e.getMessage().contains("Kafka producer"), e.getMessage());
     }
 
     @Test
     void closedNotifierRefusesWork() {
-        Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, Map.of());
+        Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, ViperConfig.defaults());
         n.close();
         n.close();
         ViperException e = assertThrows(ViperException.class, () -> n.subscribe("m", m -> { }));

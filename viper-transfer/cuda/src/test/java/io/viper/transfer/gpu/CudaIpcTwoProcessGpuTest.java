@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.hash.ParallelHash64;
 import io.viper.manifest.Location;
@@ -15,7 +16,6 @@ import io.viper.spi.TransportClient;
 import io.viper.testing.TestStagedCheckpoint;
 import java.lang.foreign.Arena;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -35,7 +35,7 @@ class CudaIpcTwoProcessGpuTest {
     void consumerCopiesTheProducersGpuBufferDeviceToDevice() throws Exception {
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("ipc", 1, SEED, SIZE);
              ChildProducer producer = new ChildProducer(SIZE, SEED);
-             TransportClient client = new CudaIpcTransportProvider().openClient(Map.of());
+             TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults());
              DeviceBuffer dst = GpuTests.GPU.allocate(0, SIZE);
              Arena arena = Arena.ofConfined()) {
             Manifest m = expected.manifest();

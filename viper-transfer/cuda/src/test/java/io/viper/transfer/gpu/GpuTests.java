@@ -3,23 +3,23 @@ package io.viper.transfer.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.viper.ViperConfig;
+import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.spi.ByteRange;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
-import io.viper.manifest.Location;
-import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
-import java.net.URI;
-import java.util.List;
-import java.util.Map;
 import io.viper.testing.DeviceStagedCheckpoint;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.transfer.gpu.internal.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.net.URI;
+import java.util.List;
 import java.util.Optional;
 
 /** Helpers of the {@code gpu}-tagged tests: the GPU check, host views of device memory, device-staged checkpoints. */
@@ -63,8 +63,8 @@ final class GpuTests {
     static void readsIntoGpuMemoryFromBothKindsOfProducer(TransportProvider provider, long size) {
         try (TestStagedCheckpoint hostOnly = new TestStagedCheckpoint(provider.scheme(), 1, 5, size);
              DeviceStagedCheckpoint onGpu = deviceStaged(new TestStagedCheckpoint(provider.scheme(), 2, 6, size), 0);
-             TransportServer server = provider.openServer(URI.create(provider.scheme() + "://127.0.0.1:0"), Map.of());
-             TransportClient client = provider.openClient(Map.of());
+             TransportServer server = provider.openServer(URI.create(provider.scheme() + "://127.0.0.1:0"), ViperConfig.defaults());
+             TransportClient client = provider.openClient(ViperConfig.defaults());
              DeviceBuffer dst = GPU.allocate(0, size);
              Arena arena = Arena.ofConfined()) {
             server.expose(hostOnly);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
+import io.viper.config.ConfigValues;
 import io.viper.format.SafetensorsFile;
 import io.viper.format.SafetensorsWriter;
 import io.viper.hash.ContentHash;
@@ -80,7 +81,7 @@ class GpuUpdateLatencyGpuTest {
         String env = System.getenv("VIPER_GPU_BENCH_SIZES");
         List<Long> out = new ArrayList<>();
         for (String s : (env == null || env.isBlank() ? "1g,4.6g" : env).split(",")) {
-            out.add(ViperConfig.parseSize(s.trim()) & ~7L);
+            out.add(ConfigValues.parseSize(s.trim()) & ~7L);
         }
         return out;
     }
@@ -116,7 +117,7 @@ class GpuUpdateLatencyGpuTest {
 
             double ipc;
             try (ChildProducer producer = new ChildProducer(size, seed);
-                 TransportClient client = new CudaIpcTransportProvider().openClient(Map.of())) {
+                 TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults())) {
                 Location loc = new Location(producer.uri, Tier.GPU);
                 Manifest m = host.manifest();
                 ipc = bestMs(() -> {
@@ -129,8 +130,8 @@ class GpuUpdateLatencyGpuTest {
             double hostPath;
             CudaPipeTransportProvider pp = new CudaPipeTransportProvider();
             try (DeviceStagedCheckpoint onGpu = GpuTests.deviceStaged(new TestStagedCheckpoint("bench", 2, seed, size), 0);
-                 TransportServer server = pp.openServer(URI.create("cuda-pipe://127.0.0.1:0"), Map.of());
-                 TransportClient client = pp.openClient(Map.of())) {
+                 TransportServer server = pp.openServer(URI.create("cuda-pipe://127.0.0.1:0"), ViperConfig.defaults());
+                 TransportClient client = pp.openClient(ViperConfig.defaults())) {
                 server.expose(onGpu);
                 server.expose(host);
                 Location loc = server.location();

@@ -13,10 +13,10 @@ import io.viper.ViperProducer;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
-import io.viper.spi.Providers;
-import io.viper.spi.GpuProvider;
-import io.viper.spi.TransportProvider;
 import io.viper.manifest.Tier;
+import io.viper.spi.GpuProvider;
+import io.viper.spi.Providers;
+import io.viper.spi.TransportProvider;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.List;
@@ -59,14 +59,14 @@ class NoCudaTest {
         assertTrue(ipc.priority() < pipe.priority(), "cuda-ipc is preferred on one node");
         assertEquals(Optional.of(reason), ipc.unavailableReason());
         assertEquals(Optional.of(reason), pipe.unavailableReason());
-        unavailable(() -> ipc.openServer(URI.create("cuda-ipc://127.0.0.1:0"), Map.of()));
-        unavailable(() -> pipe.openClient(Map.of()));
+        unavailable(() -> ipc.openServer(URI.create("cuda-ipc://127.0.0.1:0"), ViperConfig.defaults()));
+        unavailable(() -> pipe.openClient(ViperConfig.defaults()));
         TransportProvider ucxCuda = Providers.transport("ucx-cuda").orElseThrow();
         assertEquals(Tier.GPU, ucxCuda.tier());
         assertTrue(ipc.priority() < ucxCuda.priority() && ucxCuda.priority() < pipe.priority(), "ucx-cuda sits between cuda-ipc and cuda-pipe");
         assertEquals(Optional.of(reason), ucxCuda.unavailableReason(), "CUDA is the first thing ucx-cuda needs");
-        unavailable(() -> ucxCuda.openServer(URI.create("ucx-cuda://127.0.0.1:0"), Map.of()));
-        unavailable(() -> ucxCuda.openClient(Map.of()));
+        unavailable(() -> ucxCuda.openServer(URI.create("ucx-cuda://127.0.0.1:0"), ViperConfig.defaults()));
+        unavailable(() -> ucxCuda.openClient(ViperConfig.defaults()));
     }
 
     @Test

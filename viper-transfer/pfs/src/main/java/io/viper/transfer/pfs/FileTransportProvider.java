@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs;
 
+import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Tier;
 import io.viper.spi.TransportClient;
@@ -7,7 +8,6 @@ import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
 import io.viper.transfer.pfs.internal.FileTransportClient;
 import java.net.URI;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -53,13 +53,13 @@ public final class FileTransportProvider implements TransportProvider {
 
     /** Always throws {@link ViperConfigException}: the PFS repository, not a transport server, serves file:// (see the class comment). */
     @Override
-    public TransportServer openServer(URI bind, Map<String, String> config) {
+    public TransportServer openServer(URI bind, ViperConfig config) {
         throw new ViperConfigException("cannot bind '" + bind + "': file:// is served by the PFS repository (RepositoryProvider 'file', "
                 + "CheckpointRepository.store), not a transport server");
     }
 
     @Override
-    public TransportClient openClient(Map<String, String> config) {
+    public TransportClient openClient(ViperConfig config) {
         Objects.requireNonNull(config, "config");
         return new FileTransportClient();
     }

@@ -1,14 +1,12 @@
 package io.viper.transfer.pfs;
 
-import io.viper.testing.TestStagedCheckpoint;
-import io.viper.testing.TransportConformanceSuite;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
@@ -17,6 +15,8 @@ import io.viper.spi.CheckpointRepository;
 import io.viper.spi.ReadLease;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
+import io.viper.testing.TestStagedCheckpoint;
+import io.viper.testing.TransportConformanceSuite;
 import io.viper.transfer.pfs.FileTransportProvider;
 import io.viper.transfer.pfs.PfsRepositoryProvider;
 import java.io.IOException;
@@ -62,7 +62,7 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
 
     private synchronized CheckpointRepository repository() {
         if (repository == null) {
-            repository = new PfsRepositoryProvider().open(root.toUri(), Map.of(PfsRepositoryProvider.RETENTION_KEY, "100"));
+            repository = new PfsRepositoryProvider().open(root.toUri(), ViperConfig.of(Map.of("viper.pfs.retention", "100")));
             closeables.add(repository);
         }
         return repository;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Tier;
 import io.viper.spi.CheckpointRepository;
@@ -45,10 +46,10 @@ class PfsProvidersTest {
         assertEquals(Tier.PFS, p.tier());
         assertEquals(100, p.priority());
         assertEquals(Optional.empty(), p.unavailableReason());
-        TransportClient c = p.openClient(Map.of());
+        TransportClient c = p.openClient(ViperConfig.defaults());
         assertNotNull(c);
         c.close();
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> p.openServer(URI.create("file:///pfs"), Map.of()));
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> p.openServer(URI.create("file:///pfs"), ViperConfig.defaults()));
         assertTrue(e.getMessage().contains("file:///pfs") && e.getMessage().contains("PFS repository"), e.getMessage());
     }
 
@@ -56,14 +57,14 @@ class PfsProvidersTest {
     void openCreatesTheRootAndAppliesRetention() {
         Path dir = root.resolve("a/b");
         PfsRepositoryProvider p = new PfsRepositoryProvider();
-        try (CheckpointRepository repo = p.open(dir.toUri(), Map.of())) {
+        try (CheckpointRepository repo = p.open(dir.toUri(), ViperConfig.defaults())) {
             assertTrue(Files.isDirectory(dir));
             for (long v = 1; v <= 5; v++) {
                 store(repo, v);
             }
             assertEquals(List.of(3L, 4L, 5L), repo.versions("m"), "default retention 3");
         }
-        try (CheckpointRepository repo = p.open(dir.toUri(), Map.of(PfsRepositoryProvider.RETENTION_KEY, " 1 "))) {
+        try (CheckpointRepository repo = p.open(dir.toUri(), ViperConfig.of(Map.of("viper.pfs.retention", " 1 ")))) {
             store(repo, 6);
             assertEquals(List.of(6L), repo.versions("m"));
             assertEquals(6, repo.latest("m").orElseThrow().version());
@@ -80,16 +81,15 @@ class PfsProvidersTest {
     @Test
     void badRootsAndSettingsAreConfigErrors() throws IOException {
         PfsRepositoryProvider p = new PfsRepositoryProvider();
-        assertThrows(ViperConfigException.class, () -> p.open(URI.create("tcp://host:1/x"), Map.of()));
-        assertThrows(ViperConfigException.class, () -> p.open(URI.create("file:relative/dir"), Map.of()));
-        assertThrows(ViperConfigException.class, () -> p.open(URI.create("file://host/abs"), Map.of()));
+        assertThrows(ViperConfigException.class, () -> p.open(URI.create("tcp://host:1/x"), ViperConfig.defaults()));
+        assertThrows(ViperConfigException.class, () -> p.open(URI.create("file:relative/dir"), ViperConfig.defaults()));
+        assertThrows(ViperConfigException.class, () -> p.open(URI.create("file://host/abs"), ViperConfig.defaults()));
         Path regular = Files.writeString(root.resolve("file"), "x");
-        assertTrue(assertThrows(ViperConfigException.class, () -> p.open(regular.toUri(), Map.of()))
+        assertTrue(assertThrows(ViperConfigException.class, () -> p.open(regular.toUri(), ViperConfig.defaults()))
                 .getMessage().contains("not a directory"));
         for (String bad : List.of("0", "-2", "three", "")) {
-            ViperConfigException e = assertThrows(ViperConfigException.class,
-                    () -> p.open(root.toUri(), Map.of(PfsRepositoryProvider.RETENTION_KEY, bad)));
-            assertTrue(e.getMessage().contains(PfsRepositoryProvider.RETENTION_KEY), e.getMessage());
+            ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.pfs.retention", bad)));
+            assertTrue(e.getMessage().contains("viper.pfs.retention"), e.getMessage());
         }
     }
 }

@@ -10,6 +10,7 @@ import ai.djl.ndarray.types.DataType;
 import ai.djl.util.passthrough.PassthroughNDManager;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.ViperConfig;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -116,7 +117,7 @@ class SafetensorsCompatibilityTest {
     }
 
     private Path storeMixed(MixedStaged staged) {
-        try (CheckpointRepository repo = new PfsRepositoryProvider().open(root.toUri(), Map.of())) {
+        try (CheckpointRepository repo = new PfsRepositoryProvider().open(root.toUri(), ViperConfig.defaults())) {
             Location loc = repo.store(staged.manifest(), staged);
             return Path.of(loc.uri());
         }

@@ -1,5 +1,6 @@
 package io.viper.transfer.tcp;
 
+import io.viper.ViperConfig;
 import io.viper.manifest.Tier;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
@@ -7,7 +8,6 @@ import io.viper.spi.TransportServer;
 import io.viper.transfer.tcp.internal.TcpClient;
 import io.viper.transfer.tcp.internal.TcpServer;
 import java.net.URI;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -29,7 +29,7 @@ import java.util.Optional;
  * directly into the destination (see {@link TcpClient}), pooling connections per producer address.
  * A producer that goes away mid-transfer fails the read with a
  * {@link io.viper.errors.RetriableViperException} at once when the connection resets or ends, and
- * after at most {@code viper.transfer.timeout.ms} (default 60000) without progress otherwise; a
+ * after at most {@link io.viper.ViperConfig#TRANSFER_TIMEOUT_MS viper.transfer.timeout.ms} without progress otherwise; a
  * version the producer no longer serves fails with a retriable {@code NOT_FOUND}.
  *
  * <h2>Wire protocol, version 1</h2>
@@ -90,12 +90,12 @@ public final class TcpTransportProvider implements TransportProvider {
     }
 
     @Override
-    public TransportServer openServer(URI bind, Map<String, String> config) {
-        return TcpServer.open(bind, config);
+    public TransportServer openServer(URI bind, ViperConfig config) {
+        return TcpServer.open(bind, config.get(ViperConfig.TRANSFER_TIMEOUT_MS));
     }
 
     @Override
-    public TransportClient openClient(Map<String, String> config) {
-        return new TcpClient(config);
+    public TransportClient openClient(ViperConfig config) {
+        return new TcpClient(config.get(ViperConfig.TRANSFER_TIMEOUT_MS));
     }
 }

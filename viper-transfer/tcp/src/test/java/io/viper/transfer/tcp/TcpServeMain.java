@@ -1,9 +1,9 @@
 package io.viper.transfer.tcp;
 
+import io.viper.ViperConfig;
 import io.viper.spi.TransportServer;
 import io.viper.testing.TestStagedCheckpoint;
 import java.net.URI;
-import java.util.Map;
 
 /**
  * Child process of {@link TcpTwoProcessIT}: stages a checkpoint of {@code args[0]} bytes from seed
@@ -19,7 +19,7 @@ public final class TcpServeMain {
         long seed = Long.parseLong(args[1]);
         long half = bytes / 2;
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("it", 1, seed, half, bytes - half);
-             TransportServer server = new TcpTransportProvider().openServer(URI.create("tcp://127.0.0.1:0"), Map.of())) {
+             TransportServer server = new TcpTransportProvider().openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.defaults())) {
             server.expose(staged);
             System.out.println("LOCATION " + server.location().uri());
             System.out.flush();

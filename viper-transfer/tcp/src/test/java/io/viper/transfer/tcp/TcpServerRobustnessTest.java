@@ -1,10 +1,10 @@
 package io.viper.transfer.tcp;
 
-import io.viper.testing.LogCapture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
@@ -12,6 +12,7 @@ import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportServer;
+import io.viper.testing.LogCapture;
 import io.viper.testing.TestStagedCheckpoint;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -56,8 +57,8 @@ class TcpServerRobustnessTest {
         // Load and warm the classes once, so that the timeouts below measure the peers, not a cold JVM.
         TcpTransportProvider p = new TcpTransportProvider();
         try (TestStagedCheckpoint s = new TestStagedCheckpoint("warm", 1, 1, 1000);
-             TransportServer srv = p.openServer(URI.create("tcp://127.0.0.1:0"), Map.of());
-             TransportClient c = p.openClient(Map.of());
+             TransportServer srv = p.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.defaults());
+             TransportClient c = p.openClient(ViperConfig.defaults());
              Arena a = Arena.ofConfined()) {
             srv.expose(s);
             c.read(s.manifest(), srv.location(), List.of(new ByteRange(0, 1000, 0)), a.allocate(1000));
@@ -72,8 +73,8 @@ class TcpServerRobustnessTest {
     @BeforeEach
     void start() {
         log = new LogCapture(CONNECTION_LOGGER);
-        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), Map.of("viper.transfer.timeout.ms", "10000"));
-        client = provider.openClient(Map.of("viper.transfer.timeout.ms", "10000"));
+        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "10000")));
+        client = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "10000")));
         staged = new TestStagedCheckpoint("robust", 1, 7, 100_000, 23);
         server.expose(staged);
         arena = Arena.ofShared();
@@ -290,7 +291,7 @@ class TcpServerRobustnessTest {
     void stuckConsumerWithALeaseIsDisconnected() throws Exception {
         // The server's timeout bounds how long a stuck consumer keeps its lease.
         server.close();
-        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), Map.of("viper.transfer.timeout.ms", "1000"));
+        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "1000")));
         server.expose(staged);
         try (Socket s = new Socket()) {
             s.connect(address(), 2000);
@@ -319,7 +320,7 @@ class TcpServerRobustnessTest {
             });
             Location loc = new Location(URI.create("tcp://127.0.0.1:" + silent.getLocalPort()), Tier.HOST);
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
-            TransportClient impatient = provider.openClient(Map.of("viper.transfer.timeout.ms", "500"));
+            TransportClient impatient = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "500")));
             long t0 = System.nanoTime();
             RetriableViperException e = assertThrows(RetriableViperException.class,
                     () -> impatient.read(staged.manifest(), loc, List.of(new ByteRange(0, dst.byteSize(), 0)), dst));
@@ -358,7 +359,7 @@ class TcpServerRobustnessTest {
                 }
             });
             Location loc = new Location(URI.create("tcp://127.0.0.1:" + fake.getLocalPort()), Tier.HOST);
-            TransportClient slow = provider.openClient(Map.of("viper.transfer.timeout.ms", "60000"));
+            TransportClient slow = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "60000")));
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
             long t0 = System.nanoTime();
             RetriableViperException e = assertThrows(RetriableViperException.class,
@@ -389,8 +390,8 @@ class TcpServerRobustnessTest {
         ViperException badUri = assertThrows(ViperException.class, () -> client.read(staged.manifest(),
                 new Location(URI.create("tcp://127.0.0.1"), Tier.HOST), List.of(new ByteRange(0, 1, 0)), dst));
         assertEquals(ViperException.Reason.CONFIG, badUri.reason());
-        assertThrows(ViperException.class, () -> provider.openServer(URI.create("tcp://127.0.0.1:0/path"), Map.of()));
-        assertThrows(ViperException.class, () -> provider.openServer(URI.create("tcp://127.0.0.1:0"), Map.of("viper.transfer.timeout.ms", "x")));
+        assertThrows(ViperException.class, () -> provider.openServer(URI.create("tcp://127.0.0.1:0/path"), ViperConfig.defaults()));
+        assertThrows(ViperException.class, () -> provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "x"))));
         client.close();
         ViperException closed = assertThrows(ViperException.class,
                 () -> client.read(staged.manifest(), server.location(), List.of(new ByteRange(0, 1, 0)), dst));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
@@ -21,7 +22,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -47,7 +47,7 @@ class TcpTwoProcessIT {
         cmd.add(Long.toString(SEED));
         Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, BYTES / 2, BYTES - BYTES / 2);
-             TransportClient client = new TcpTransportProvider().openClient(Map.of());
+             TransportClient client = new TcpTransportProvider().openClient(ViperConfig.defaults());
              Arena arena = Arena.ofShared()) {
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
             String line = out.readLine();

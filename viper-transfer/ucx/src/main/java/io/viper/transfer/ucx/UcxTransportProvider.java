@@ -16,20 +16,9 @@ import java.util.Optional;
  * thread-safe and blocks the calling thread. Each side drives its UCX worker from one progress
  * thread of its own; callers never call UCX themselves.
  *
- * <p>Configuration ({@link io.viper.transfer.ucx.internal.UcxSettings}):
- * <ul>
- *   <li>{@code viper.transfer.timeout.ms} (default 60000): bound on one read; on the producer, how
- *       long a control connection may stay silent before it and its leases are closed;</li>
- *   <li>{@code viper.ucx.chunk.bytes} (default 64 MiB): largest single GET;</li>
- *   <li>{@code viper.ucx.inflight} (default 4): GETs outstanding per read;</li>
- *   <li>{@code viper.ucx.copy} (producer, default true): serve a copy of each exposed checkpoint in
- *       memory allocated by UCX. UCX 1.13 reads UCX-allocated memory between processes on one host
- *       through shared memory at memcpy speed, but memory registered in place only through its
- *       software RMA emulation, many times slower; the copy costs one memcpy at expose and the
- *       checkpoint's size again in shared memory per exposed version;</li>
- *   <li>{@code viper.ucx.rkey.cache} (consumer, default 2): unpacked remote keys kept per producer,
- *       so that repeated reads of one version skip re-attaching the producer's memory.</li>
- * </ul>
+ * <p>Configuration: the keys of {@link UcxConfig} ({@code viper.ucx.*}), and core's
+ * {@code viper.transfer.timeout.ms}: bound on one read; on the producer, how long a control
+ * connection may stay silent before it and its leases are closed.
  * UCX itself honours its usual {@code UCX_*} environment variables (e.g. {@code UCX_TLS},
  * {@code UCX_LOG_LEVEL=info} to print the transports an endpoint uses).
  *

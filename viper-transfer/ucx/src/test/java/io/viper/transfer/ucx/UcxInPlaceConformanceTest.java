@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx;
 
+import io.viper.ViperConfig;
 import io.viper.spi.TransportProvider;
 import io.viper.testing.TransportConformanceSuite;
 import java.util.Map;
@@ -15,7 +16,7 @@ class UcxInPlaceConformanceTest extends TransportConformanceSuite {
     }
 
     @Override
-    protected Map<String, String> config() {
-        return Map.of("viper.ucx.copy", "false");
+    protected ViperConfig config() {
+        return ViperConfig.of(Map.of("viper.ucx.copy", "false"));
     }
 }

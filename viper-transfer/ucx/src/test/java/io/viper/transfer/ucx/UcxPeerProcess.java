@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx;
 
+import io.viper.ViperConfig;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
@@ -11,7 +12,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The second process of {@link UcxTwoProcessIT}.
@@ -37,7 +37,7 @@ public final class UcxPeerProcess {
     private static void serve(long bytes, long seed) throws IOException {
         UcxTransportProvider provider = new UcxTransportProvider();
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("it", 1, seed, bytes);
-             TransportServer server = provider.openServer(URI.create("ucx://127.0.0.1:0"), Map.of())) {
+             TransportServer server = provider.openServer(URI.create("ucx://127.0.0.1:0"), ViperConfig.defaults())) {
             server.expose(staged);
             System.out.println("LOCATION " + server.location().uri());
             System.out.flush();
@@ -51,7 +51,7 @@ public final class UcxPeerProcess {
         UcxTransportProvider provider = new UcxTransportProvider();
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, seed, bytes);
              Arena arena = Arena.ofShared();
-             TransportClient client = provider.openClient(Map.of())) {
+             TransportClient client = provider.openClient(ViperConfig.defaults())) {
             MemorySegment dst = arena.allocate(bytes, 4096);
             Location loc = new Location(uri, Tier.HOST);
             double best = 0;

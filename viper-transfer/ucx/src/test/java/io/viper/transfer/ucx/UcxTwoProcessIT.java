@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
@@ -69,7 +70,7 @@ class UcxTwoProcessIT {
         double memcpyGbps = 0;
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, bytes);
              Arena arena = Arena.ofShared();
-             TransportClient client = new UcxTransportProvider().openClient(Map.of())) {
+             TransportClient client = new UcxTransportProvider().openClient(ViperConfig.defaults())) {
             MemorySegment dst = arena.allocate(bytes, 4096);
             dst.fill((byte) 0);
             getGbps = 0;
@@ -115,7 +116,7 @@ class UcxTwoProcessIT {
         URI location = awaitLocation(producer);
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, bytes);
              Arena arena = Arena.ofShared();
-             TransportClient client = new UcxTransportProvider().openClient(Map.of("viper.transfer.timeout.ms", "20000"))) {
+             TransportClient client = new UcxTransportProvider().openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "20000")))) {
             MemorySegment dst = arena.allocate(bytes, 4096);
             Location loc = new Location(location, Tier.HOST);
             List<ByteRange> whole = List.of(new ByteRange(0, bytes, 0));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -44,29 +45,40 @@ class UcxValidationTest {
     void rejectsBadBindUris() {
         for (String bad : List.of("tcp://127.0.0.1:0", "ucx://127.0.0.1", "ucx://127.0.0.1:70000", "ucx://127.0.0.1:0/path",
                 "ucx://user@127.0.0.1:0", "ucx:opaque", "ucx://127.0.0.1:0?x=1")) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> provider.openServer(URI.create(bad), Map.of()), bad);
+            ViperConfigException e = assertThrows(ViperConfigException.class, () -> provider.openServer(URI.create(bad), ViperConfig.defaults()), bad);
             assertTrue(e.getMessage().contains(bad), e.getMessage());
             assertTrue(!e.getMessage().contains("\n"), e.getMessage());
         }
     }
 
     @Test
-    void rejectsBadConfigNamingTheKey() {
+    void rejectsBadConfigNamingTheKeyWhenTheConfigurationIsBuilt() {
         for (var bad : List.of(Map.of("viper.transfer.timeout.ms", "soon"), Map.of("viper.transfer.timeout.ms", "0"),
                 Map.of("viper.ucx.chunk.bytes", "12"), Map.of("viper.ucx.inflight", "-1"), Map.of("viper.ucx.copy", "yes"),
                 Map.of("viper.ucx.rkey.cache", "1000"))) {
             String key = bad.keySet().iterator().next();
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> provider.openServer(URI.create("ucx://127.0.0.1:0"), bad));
-            assertTrue(e.getMessage().contains(key), e.getMessage());
-            e = assertThrows(ViperConfigException.class, () -> provider.openClient(bad));
+            ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(bad));
             assertTrue(e.getMessage().contains(key), e.getMessage());
         }
+        ViperConfigException typo = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.ucx.inflght", "8")));
+        assertEquals("unknown configuration key viper.ucx.inflght (did you mean viper.ucx.inflight?)", typo.getMessage());
+    }
+
+    @Test
+    void declaresItsKeysOnceForBothUcxTransports() {
+        assertEquals(UcxConfig.KEYS, provider.configKeys());
+        assertEquals(UcxConfig.KEYS, new UcxCudaTransportProvider().configKeys());
+        assertTrue(ViperConfig.keys().containsAll(UcxConfig.KEYS), "installed providers' keys are declared");
+        ViperConfig c = ViperConfig.of(Map.of("viper.ucx.inflight", "8", "viper.ucx.chunk.bytes", "1m"));
+        assertEquals(8, c.get(UcxConfig.IN_FLIGHT));
+        assertEquals(1L << 20, c.get(UcxConfig.CHUNK_BYTES));
+        assertEquals(true, c.get(UcxConfig.COPY));
     }
 
     @Test
     void rejectsBadReadArguments() {
         assumeUcx();
-        try (TransportClient client = provider.openClient(Map.of());
+        try (TransportClient client = provider.openClient(ViperConfig.defaults());
              TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
              Arena arena = Arena.ofConfined()) {
             MemorySegment dst = arena.allocate(100);
@@ -88,7 +100,7 @@ class UcxValidationTest {
         try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = ss.getLocalPort();
         }
-        try (TransportClient client = provider.openClient(Map.of());
+        try (TransportClient client = provider.openClient(ViperConfig.defaults());
              TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
              Arena arena = Arena.ofConfined()) {
             RetriableViperException e = assertThrows(RetriableViperException.class, () -> client.read(s.manifest(),
@@ -101,7 +113,7 @@ class UcxValidationTest {
     void silentProducerTimesOut() throws Exception {
         assumeUcx();
         try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-             TransportClient client = provider.openClient(Map.of("viper.transfer.timeout.ms", "300"));
+             TransportClient client = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "300")));
              TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
              Arena arena = Arena.ofConfined()) {
             Thread.ofVirtual().start(() -> {

@@ -161,11 +161,11 @@ public final class EmbeddedNotifier implements Notifier {
     /**
      * Opens a client of the broker at {@code endpoint}. With {@code waitForBroker} (producers) the
      * first connection must succeed within the timeout; otherwise (consumers) it is made in the
-     * background. {@code ownedBroker}, if not null, is closed with this notifier.
+     * background. {@code timeoutMs} ({@code viper.notify.timeout.ms}) bounds a publish's wait for its
+     * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier.
      */
-    public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, Map<String, String> config, boolean waitForBroker,
+    public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, long timeoutMs, boolean waitForBroker,
                                            Broker ownedBroker) {
-        long timeoutMs = NotifyProtocol.positiveLong(config, NotifyProtocol.TIMEOUT_KEY, NotifyProtocol.DEFAULT_TIMEOUT_MS);
         EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker);
         n.runOnLoop(n::attempt);
         if (waitForBroker) {

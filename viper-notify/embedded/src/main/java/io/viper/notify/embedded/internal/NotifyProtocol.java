@@ -4,16 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
-import java.net.InetAddress;
+import io.viper.net.HostPort;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Frames of the embedded broker protocol, shared by broker and client. The protocol is documented on
@@ -54,10 +51,6 @@ public final class NotifyProtocol {
     public static final int MAX_FRAME = ManifestCodec.MAX_ENCODED_BYTES + MAX_OVERHEAD;
     /** Longest reason text in ERROR frames, in characters. */
     public static final int MAX_REASON_CHARS = 1000;
-
-    /** Publish acknowledgement wait (ms); also bounds the first connection of a producer. */
-    public static final String TIMEOUT_KEY = "viper.notify.timeout.ms";
-    public static final long DEFAULT_TIMEOUT_MS = 30_000;
 
     private NotifyProtocol() {
     }
@@ -178,46 +171,11 @@ public final class NotifyProtocol {
         }
     }
 
-    /** Parses a positive long configuration value. */
-    public static long positiveLong(Map<String, String> config, String key, long defaultValue) {
-        String v = config.get(key);
-        if (v == null) {
-            return defaultValue;
-        }
-        try {
-            long n = Long.parseLong(v.trim());
-            if (n <= 0) {
-                throw new ViperConfigException(key + "=" + v + " must be positive");
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException(key + "=" + v + " is not an integer");
-        }
-    }
-
     /** Host and port of an {@code embedded://host:port} URI; port 0 only where {@code allowZeroPort}. */
     public record Endpoint(String host, int port) {
         public static Endpoint parse(URI uri, boolean allowZeroPort) {
-            if (uri == null || uri.getScheme() == null || !uri.getScheme().equalsIgnoreCase("embedded")) {
-                throw new ViperConfigException("'" + uri + "' is not an embedded:// URI");
-            }
-            String host = uri.getHost();
-            int port = uri.getPort();
-            if (host == null || host.isEmpty()) {
-                throw new ViperConfigException("'" + uri + "' has no host (expected embedded://host:port)");
-            }
-            if (port < 0 || port > 65_535 || (port == 0 && !allowZeroPort)) {
-                throw new ViperConfigException("'" + uri + "' has no valid port (expected embedded://host:port"
-                        + (allowZeroPort ? ", 0 for any free port)" : ")"));
-            }
-            if ((uri.getRawPath() != null && !uri.getRawPath().isEmpty()) || uri.getRawQuery() != null
-                    || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
-                throw new ViperConfigException("'" + uri + "' must be exactly embedded://host:port");
-            }
-            if (host.startsWith("[") && host.endsWith("]")) {
-                host = host.substring(1, host.length() - 1);
-            }
-            return new Endpoint(host, port);
+            HostPort address = HostPort.parse(uri, "embedded", allowZeroPort);
+            return new Endpoint(address.host(), address.port());
         }
 
         public URI uri() {
@@ -226,24 +184,12 @@ public final class NotifyProtocol {
 
         /** {@code embedded://host:port}; a wildcard host is replaced by this host's address. */
         public static URI uri(String host, int port) {
-            String h = host;
-            try {
-                if (InetAddress.getByName(host).isAnyLocalAddress()) {
-                    h = InetAddress.getLocalHost().getHostAddress();
-                }
-            } catch (java.net.UnknownHostException e) {
-                // Keep the name as given.
-            }
-            try {
-                return new URI("embedded", null, h, port, null, null, null);
-            } catch (URISyntaxException e) {
-                throw new ViperConfigException("cannot form an embedded:// URI for " + host + ":" + port + ": " + e.getReason());
-            }
+            return new HostPort(host, port).advertised().uri("embedded");
         }
 
         @Override
         public String toString() {
-            return "embedded://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+            return "embedded://" + new HostPort(host, port);
         }
     }
 }

@@ -1,6 +1,8 @@
 package io.viper.notify.kafka.internal;
 
+import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
+import io.viper.notify.kafka.KafkaConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
@@ -16,23 +18,13 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
- * The Kafka notifier's settings, read from the {@code config} map given to
- * {@link io.viper.spi.NotifierProvider#open}.
+ * The Kafka notifier's settings, read from the validated configuration given to
+ * {@link io.viper.spi.NotifierProvider#open}: the keys of {@link KafkaConfig}, core's
+ * {@code viper.notify.timeout.ms}, and the Kafka client settings of the properties file
+ * ({@code viper.kafka.properties.file}) overridden by the {@code kafka.<setting>} keys.
  *
- * <ul>
- *   <li>{@value #TIMEOUT_KEY}: how long {@code publish} waits for the acknowledgement, and the bound
- *       of every blocking admin call (default {@value #DEFAULT_TIMEOUT_MS}).</li>
- *   <li>{@value #PROPERTIES_FILE_KEY}: a Java properties file of Kafka client settings (security
- *       settings such as {@code security.protocol}, {@code sasl.jaas.config}, {@code ssl.truststore.location}).</li>
- *   <li>{@code kafka.<setting>}: one Kafka client setting, passed without the prefix; overrides the
- *       file.</li>
- *   <li>{@value #PARTITIONS_KEY} (default 1) and {@value #REPLICATION_KEY} (default min(3, brokers)):
- *       used when the producer creates the topic.</li>
- * </ul>
  * Settings Viper owns (serializers, idempotence, acks, consumer group, offsets, bootstrap servers)
- * cannot be passed through: the answer is a {@link ViperConfigException} naming the key. Other
- * {@code viper.kafka.*} keys are unknown and refused; other {@code viper.*} keys belong to other
- * parts of Viper and are left alone.
+ * cannot be passed through: the answer is a {@link ViperConfigException} naming the key.
  *
  * @param timeoutMs         bound of blocking operations, milliseconds
  * @param partitions        partitions of a topic the producer creates
@@ -40,16 +32,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
  * @param passthrough       Kafka client settings from the file and the {@code kafka.*} keys, sorted
  */
 public record KafkaSettings(long timeoutMs, int partitions, int replicationFactor, Map<String, String> passthrough) {
-    /** Bound of {@code publish} and admin calls, milliseconds. */
-    public static final String TIMEOUT_KEY = "viper.notify.timeout.ms";
-    /** Default of {@link #TIMEOUT_KEY}. */
-    public static final long DEFAULT_TIMEOUT_MS = 30_000;
-    /** Path of a properties file of Kafka client settings. */
-    public static final String PROPERTIES_FILE_KEY = "viper.kafka.properties.file";
-    /** Partitions of a topic the producer creates. */
-    public static final String PARTITIONS_KEY = "viper.kafka.partitions";
-    /** Replication factor of a topic the producer creates. */
-    public static final String REPLICATION_KEY = "viper.kafka.replication.factor";
     /** Prefix of passthrough Kafka client settings. */
     public static final String PASSTHROUGH_PREFIX = "kafka.";
 
@@ -60,68 +42,20 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
             "enable.idempotence", "acks", "group.id", "group.instance.id", "group.protocol", "enable.auto.commit",
             "auto.offset.reset", "allow.auto.create.topics", "transactional.id", "isolation.level");
 
-    /** Copies and validates. */
+    /** Copies {@code passthrough}. */
     public KafkaSettings {
         passthrough = Map.copyOf(passthrough);
-        if (timeoutMs <= 0) {
-            throw new ViperConfigException(TIMEOUT_KEY + " must be positive, got " + timeoutMs);
-        }
-        if (partitions <= 0) {
-            throw new ViperConfigException(PARTITIONS_KEY + " must be positive, got " + partitions);
-        }
-        if (replicationFactor < 0) {
-            throw new ViperConfigException(REPLICATION_KEY + " must be positive, got " + replicationFactor);
-        }
     }
 
     /** Reads the settings from {@code config}; see the class comment. */
-    public static KafkaSettings from(Map<String, String> config) {
-        long timeout = DEFAULT_TIMEOUT_MS;
-        int partitions = 1;
-        int replication = 0;
+    public static KafkaSettings from(ViperConfig config) {
         Map<String, String> passthrough = new TreeMap<>();
-        String file = config.get(PROPERTIES_FILE_KEY);
-        if (file != null) {
-            passthrough.putAll(loadProperties(file));
-        }
-        for (Map.Entry<String, String> e : new TreeMap<>(config).entrySet()) {
-            String key = e.getKey();
-            String value = e.getValue();
-            switch (key) {
-                case TIMEOUT_KEY -> timeout = positiveLong(key, value);
-                case PARTITIONS_KEY -> partitions = (int) Math.min(Integer.MAX_VALUE, positiveLong(key, value));
-                case REPLICATION_KEY -> {
-                    long rf = positiveLong(key, value);
-                    if (rf > Short.MAX_VALUE) {
-                        throw new ViperConfigException(key + " must be at most " + Short.MAX_VALUE + ", got " + value);
-                    }
-                    replication = (int) rf;
-                }
-                case PROPERTIES_FILE_KEY -> {
-                    // read above, before the kafka.* keys so that they override it
-                }
-                default -> {
-                    if (key.startsWith("viper.kafka.")) {
-                        throw new ViperConfigException("unknown setting '" + key + "' (known: " + PROPERTIES_FILE_KEY + ", "
-                                + PARTITIONS_KEY + ", " + REPLICATION_KEY + ")");
-                    }
-                    if (key.startsWith(PASSTHROUGH_PREFIX)) {
-                        String name = key.substring(PASSTHROUGH_PREFIX.length());
-                        if (name.isEmpty()) {
-                            throw new ViperConfigException("setting '" + key + "' names no Kafka client setting (write kafka.<setting>)");
-                        }
-                        if (value == null) {
-                            throw new ViperConfigException("setting '" + key + "' has no value");
-                        }
-                        passthrough.put(name, value);
-                    }
-                }
-            }
-        }
+        config.get(KafkaConfig.PROPERTIES_FILE).ifPresent(file -> passthrough.putAll(loadProperties(file)));
+        passthrough.putAll(config.passthrough(PASSTHROUGH_PREFIX));
         for (String key : passthrough.keySet()) {
             if (OWNED.contains(key)) {
                 throw new ViperConfigException("Kafka setting '" + key + "' (from " + PASSTHROUGH_PREFIX + key + " or "
-                        + PROPERTIES_FILE_KEY + ") is set by Viper and cannot be overridden"
+                        + KafkaConfig.PROPERTIES_FILE.name() + ") is set by Viper and cannot be overridden"
                         + (key.equals("bootstrap.servers") ? "; name the brokers in the kafka:// URI" : ""));
             }
             if (!ProducerConfig.configNames().contains(key) && !ConsumerConfig.configNames().contains(key)
@@ -129,41 +63,25 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
                 LOG.log(Level.WARNING, "Kafka setting ''{0}'' is not a known client setting; passing it to every client as it is", key);
             }
         }
-        return new KafkaSettings(timeout, partitions, replication, passthrough);
+        return new KafkaSettings(config.get(ViperConfig.NOTIFY_TIMEOUT_MS), config.get(KafkaConfig.PARTITIONS),
+                config.get(KafkaConfig.REPLICATION_FACTOR), passthrough);
     }
 
-    private static Map<String, String> loadProperties(String file) {
-        Path path;
-        try {
-            path = Path.of(file);
-        } catch (RuntimeException e) {
-            throw new ViperConfigException(PROPERTIES_FILE_KEY + ": '" + file + "' is not a valid path");
-        }
+    private static Map<String, String> loadProperties(Path file) {
+        String key = KafkaConfig.PROPERTIES_FILE.name();
         Properties p = new Properties();
-        try (InputStream in = Files.newInputStream(path)) {
+        try (InputStream in = Files.newInputStream(file)) {
             p.load(in);
         } catch (NoSuchFileException e) {
-            throw new ViperConfigException(PROPERTIES_FILE_KEY + ": Kafka properties file '" + file + "' does not exist");
+            throw new ViperConfigException(key + ": Kafka properties file '" + file + "' does not exist");
         } catch (IOException | IllegalArgumentException e) {
-            throw new ViperConfigException(PROPERTIES_FILE_KEY + ": cannot read Kafka properties file '" + file + "': " + e.getMessage());
+            throw new ViperConfigException(key + ": cannot read Kafka properties file '" + file + "': " + e.getMessage());
         }
         Map<String, String> out = new TreeMap<>();
         for (String name : p.stringPropertyNames()) {
             out.put(name, p.getProperty(name));
         }
         return out;
-    }
-
-    private static long positiveLong(String key, String value) {
-        try {
-            long v = Long.parseLong(value == null ? "" : value.trim());
-            if (v > 0) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new ViperConfigException(key + " must be a positive integer, got '" + value + "'");
     }
 
     /** The passthrough settings a client with the given known setting names takes (unknown ones go to all). */

@@ -1,12 +1,11 @@
 package io.viper.transfer.gpu.internal;
 
-import io.viper.errors.ViperConfigException;
+import io.viper.ViperConfig;
 import io.viper.manifest.Tier;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
 import java.net.URI;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.IntFunction;
@@ -49,24 +48,15 @@ public abstract class CudaTransportProviderBase implements TransportProvider {
     }
 
     @Override
-    public final TransportServer openServer(URI bind, Map<String, String> config) {
+    public final TransportServer openServer(URI bind, ViperConfig config) {
         Cuda.ensure();
         return server.apply(bind);
     }
 
+    /** Opens the consumer side; its reads fail after {@code viper.transfer.timeout.ms} (socket timeouts are ints). */
     @Override
-    public final TransportClient openClient(Map<String, String> config) {
+    public final TransportClient openClient(ViperConfig config) {
         Cuda.ensure();
-        return client.apply(timeoutMs(config));
-    }
-
-    /** {@code viper.transfer.timeout.ms} as an int number of milliseconds, validated. */
-    public static int timeoutMs(Map<String, String> config) {
-        String v = config.getOrDefault("viper.transfer.timeout.ms", "60000");
-        try {
-            return (int) Math.min(Integer.MAX_VALUE, Math.max(1, Long.parseLong(v.trim())));
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException("invalid value '" + v + "' for viper.transfer.timeout.ms: not an integer");
-        }
+        return client.apply((int) Math.min(Integer.MAX_VALUE, config.get(ViperConfig.TRANSFER_TIMEOUT_MS)));
     }
 }

@@ -74,7 +74,7 @@ public final class IpcClient implements TransportClient {
                 throw new ViperException(ViperException.Reason.CONFIG, what + ": range " + r + " is outside the model or the destination");
             }
         }
-        try (SocketChannel ch = Wire.connect(loc.uri(), timeoutMs)) {
+        try (SocketChannel ch = Wire.connect(loc.uri(), "cuda-ipc", timeoutMs)) {
             Wire.send(ch, out -> {
                 out.writeByte(IpcServer.LEASE);
                 out.writeUTF(m.model());

@@ -76,7 +76,7 @@ public final class PipeClient implements TransportClient {
                 throw new ViperException(ViperException.Reason.CONFIG, what + ": range " + r + " is outside the model or the destination");
             }
         }
-        try (SocketChannel ch = Wire.connect(loc.uri(), timeoutMs)) {
+        try (SocketChannel ch = Wire.connect(loc.uri(), "cuda-pipe", timeoutMs)) {
             Wire.send(ch, out -> {
                 out.writeByte(PipeServer.READ);
                 out.writeUTF(m.model());

@@ -3,6 +3,7 @@ package io.viper.transfer.gpu.internal;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
+import io.viper.net.HostPort;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.io.IOException;
@@ -35,14 +36,12 @@ abstract class ServerBase implements TransportServer {
 
     ServerBase(String scheme, URI bind) {
         this.scheme = scheme;
-        if (bind.getHost() == null || bind.getPort() < 0) {
-            throw new ViperException(ViperException.Reason.CONFIG, scheme + " bind address " + bind + " needs host:port (port 0 picks a free one)");
-        }
+        HostPort address = HostPort.parse(bind, scheme, true);
         try {
             listener = ServerSocketChannel.open();
-            listener.bind(new InetSocketAddress(bind.getHost(), bind.getPort()));
+            listener.bind(address.resolve());
             int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
-            location = new Location(URI.create(scheme + "://" + bind.getHost() + ":" + port), Tier.GPU);
+            location = new Location(address.withPort(port).uri(scheme), Tier.GPU);
         } catch (IOException e) {
             throw new ViperException(ViperException.Reason.IO, "cannot bind " + bind + ": " + e.getMessage(), e);
         }

@@ -2,6 +2,7 @@ package io.viper.transfer.gpu.internal;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.net.HostPort;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -37,14 +38,12 @@ public final class Wire {
         void write(DataOutputStream out) throws IOException;
     }
 
-    /** Connects to {@code host:port} of {@code uri}. */
-    public static SocketChannel connect(URI uri, int timeoutMs) {
-        if (uri.getHost() == null || uri.getPort() < 1) {
-            throw new ViperException(ViperException.Reason.CONFIG, "location " + uri + " has no host:port");
-        }
+    /** Connects to {@code host:port} of {@code uri}, a location of {@code scheme}. */
+    public static SocketChannel connect(URI uri, String scheme, int timeoutMs) {
+        InetSocketAddress address = HostPort.parse(uri, scheme, false).unresolved();
         try {
             SocketChannel ch = SocketChannel.open();
-            ch.socket().connect(new InetSocketAddress(uri.getHost(), uri.getPort()), timeoutMs);
+            ch.socket().connect(address, timeoutMs);
             ch.socket().setTcpNoDelay(true);
             ch.socket().setSoTimeout(timeoutMs);
             return ch;

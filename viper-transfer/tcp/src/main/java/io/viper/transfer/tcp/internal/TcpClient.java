@@ -5,6 +5,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.HostPort;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.io.EOFException;
@@ -52,14 +53,15 @@ public final class TcpClient implements TransportClient {
     private final Set<ClientConnection> all = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    public TcpClient(Map<String, String> config) {
-        this.timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
+    /** A client whose reads fail after {@code timeoutMs} without progress ({@code viper.transfer.timeout.ms}). */
+    public TcpClient(long timeoutMs) {
+        this.timeoutMs = timeoutMs;
     }
 
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
         checkOpen();
-        InetSocketAddress address = TcpProtocol.address(location.uri(), false);
+        InetSocketAddress address = HostPort.parse(location.uri(), "tcp", false).resolve();
         String what = manifest.model() + " v" + manifest.version() + " from " + location.uri();
         List<ByteRange> work = validateAndCoalesce(manifest, ranges, destination, what);
         for (int attempt = 1; ; attempt++) {

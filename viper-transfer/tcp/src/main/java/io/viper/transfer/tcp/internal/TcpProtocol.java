@@ -1,14 +1,10 @@
 package io.viper.transfer.tcp.internal;
 
-import io.viper.errors.ViperConfigException;
-import java.net.InetAddress;
+import io.viper.net.HostPort;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Constants and small helpers of the {@code tcp://} wire protocol, shared by server and client. The
@@ -46,9 +42,6 @@ public final class TcpProtocol {
     /** Leases one connection may hold at once. */
     public static final int MAX_LEASES_PER_CONNECTION = 1024;
 
-    /** Configuration key: bound on how long a transfer may make no progress, in milliseconds. */
-    public static final String TIMEOUT_KEY = "viper.transfer.timeout.ms";
-    public static final long DEFAULT_TIMEOUT_MS = 60_000;
     /** Bytes per zero-copy slice of staged memory the server writes. */
     public static final int CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -76,65 +69,8 @@ public final class TcpProtocol {
         return cut.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Parses a positive long configuration value. */
-    public static long positiveLong(Map<String, String> config, String key, long defaultValue) {
-        String v = config.get(key);
-        if (v == null) {
-            return defaultValue;
-        }
-        try {
-            long n = Long.parseLong(v.trim());
-            if (n <= 0) {
-                throw new ViperConfigException(key + "=" + v + " must be positive");
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException(key + "=" + v + " is not an integer");
-        }
-    }
-
-    /** Parses and checks a {@code tcp://host:port} URI (port 0 allowed when {@code allowZeroPort}). */
-    public static InetSocketAddress address(URI uri, boolean allowZeroPort) {
-        if (uri == null || uri.getScheme() == null || !uri.getScheme().equalsIgnoreCase("tcp")) {
-            throw new ViperConfigException("'" + uri + "' is not a tcp:// URI");
-        }
-        String host = uri.getHost();
-        int port = uri.getPort();
-        if (host == null || host.isEmpty()) {
-            throw new ViperConfigException("'" + uri + "' has no host (expected tcp://host:port)");
-        }
-        if (port < 0 || port > 65_535 || (port == 0 && !allowZeroPort)) {
-            throw new ViperConfigException("'" + uri + "' has no valid port (expected tcp://host:port"
-                    + (allowZeroPort ? ", 0 for any free port)" : ")"));
-        }
-        if ((uri.getRawPath() != null && !uri.getRawPath().isEmpty()) || uri.getRawQuery() != null
-                || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
-            throw new ViperConfigException("'" + uri + "' must be exactly tcp://host:port");
-        }
-        try {
-            return new InetSocketAddress(InetAddress.getByName(host), port);
-        } catch (UnknownHostException e) {
-            throw new ViperConfigException("'" + uri + "': unknown host " + host);
-        }
-    }
-
     /** The URI consumers use to reach {@code bound}; a wildcard address is replaced by this host's address. */
     public static URI locationUri(InetSocketAddress bound) {
-        InetAddress a = bound.getAddress();
-        String host;
-        if (a.isAnyLocalAddress()) {
-            try {
-                host = InetAddress.getLocalHost().getHostAddress();
-            } catch (UnknownHostException e) {
-                host = InetAddress.getLoopbackAddress().getHostAddress();
-            }
-        } else {
-            host = a.getHostAddress();
-        }
-        try {
-            return new URI("tcp", null, host, bound.getPort(), null, null, null);
-        } catch (URISyntaxException e) {
-            throw new ViperConfigException("cannot form a tcp:// URI for " + bound + ": " + e.getReason());
-        }
+        return new HostPort(bound.getAddress().getHostAddress(), bound.getPort()).advertised().uri("tcp");
     }
 }

@@ -18,6 +18,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
+import io.viper.net.HostPort;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.lang.System.Logger.Level;
@@ -62,10 +63,12 @@ public final class TcpServer implements TransportServer {
         this.chunkBytes = chunkBytes;
     }
 
-    /** Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). */
-    public static TcpServer open(URI bind, Map<String, String> config) {
-        InetSocketAddress address = TcpProtocol.address(bind, true);
-        long timeoutMs = TcpProtocol.positiveLong(config, TcpProtocol.TIMEOUT_KEY, TcpProtocol.DEFAULT_TIMEOUT_MS);
+    /**
+     * Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port); a connection
+     * silent for {@code timeoutMs} ({@code viper.transfer.timeout.ms}) is closed.
+     */
+    public static TcpServer open(URI bind, long timeoutMs) {
+        InetSocketAddress address = HostPort.parse(bind, "tcp", true).resolve();
         int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         int chunk = TcpProtocol.CHUNK_BYTES;
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("viper-tcp-server", true),

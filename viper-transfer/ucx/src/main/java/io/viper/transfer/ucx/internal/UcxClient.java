@@ -1,13 +1,16 @@
 package io.viper.transfer.ucx.internal;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.HostPort;
 import io.viper.spi.ByteRange;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
+import io.viper.transfer.ucx.UcxConfig;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -109,12 +112,12 @@ public final class UcxClient implements TransportClient {
     }
 
     /** Starts the consumer's UCX context, worker and progress thread. */
-    public static UcxClient open(Map<String, String> config) {
+    public static UcxClient open(ViperConfig config) {
         return open(config, UcxMemoryMode.HOST);
     }
 
-    /** As {@link #open(Map)}, for locations of {@code mode}'s scheme; its GPU mode reads into GPU memory too. */
-    public static UcxClient open(Map<String, String> config, UcxMemoryMode mode) {
+    /** As {@link #open(ViperConfig)}, for locations of {@code mode}'s scheme; its GPU mode reads into GPU memory too. */
+    public static UcxClient open(ViperConfig config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
         try {
             return new UcxClient(settings, mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
@@ -161,7 +164,7 @@ public final class UcxClient implements TransportClient {
     }
 
     private void readInto(Manifest manifest, Location location, Plan plan) {
-        InetSocketAddress address = UcxSettings.parseAddress(location.uri(), false, mode.scheme());
+        InetSocketAddress address = HostPort.parse(location.uri(), mode.scheme(), false).unresolved();
         String what = manifest.model() + " v" + manifest.version();
         if (closed) {
             throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
@@ -221,7 +224,7 @@ public final class UcxClient implements TransportClient {
             count += (r.length() + chunk - 1) / chunk;
         }
         if (count > Integer.MAX_VALUE - 8) {
-            throw new ViperConfigException("ucx read of " + what + ": too many chunks; raise " + UcxSettings.CHUNK_KEY);
+            throw new ViperConfigException("ucx read of " + what + ": too many chunks; raise " + UcxConfig.CHUNK_BYTES.name());
         }
         int n = (int) count;
         long[] remote = new long[n];

@@ -1,17 +1,21 @@
 package io.viper.transfer.ucx.internal;
 
+import io.viper.ViperConfig;
+import io.viper.config.ConfigKey;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Tier;
+import io.viper.net.HostPort;
+import io.viper.spi.GpuProvider;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
-import io.viper.spi.GpuProvider;
+import io.viper.transfer.ucx.UcxConfig;
 import java.net.URI;
-import java.util.Map;
+import java.util.List;
 
 /**
  * What the UCX transports share ({@code ucx://}, {@code ucx-cuda://}): scheme and tier from the
- * {@link UcxMemoryMode}, settings and URI validation before anything native is touched, and a
+ * {@link UcxMemoryMode}, the configuration keys, URI validation before anything native is touched, and a
  * check of {@link #unavailableReason()} before a server or client is opened. Stateless; thread-safe.
  */
 public abstract class UcxProviderBase implements TransportProvider {
@@ -21,6 +25,12 @@ public abstract class UcxProviderBase implements TransportProvider {
     protected UcxProviderBase(UcxMemoryMode mode, int priority) {
         this.mode = mode;
         this.priority = priority;
+    }
+
+    /** The keys of {@link UcxConfig}, the same for {@code ucx} and {@code ucx-cuda}. */
+    @Override
+    public final List<ConfigKey<?>> configKeys() {
+        return UcxConfig.KEYS;
     }
 
     @Override
@@ -40,21 +50,18 @@ public abstract class UcxProviderBase implements TransportProvider {
 
     /**
      * Starts the producer side bound to {@code bind}. Throws {@link io.viper.errors.ViperConfigException}
-     * for a bad URI or configuration value, and {@link ViperException} ({@code UNAVAILABLE}) where the
-     * transport does not work here.
+     * for a bad URI, and {@link ViperException} ({@code UNAVAILABLE}) where the transport does not work here.
      */
     @Override
-    public final TransportServer openServer(URI bind, Map<String, String> config) {
-        UcxSettings.from(config);
-        UcxSettings.parseAddress(bind, true, mode.scheme());
+    public final TransportServer openServer(URI bind, ViperConfig config) {
+        HostPort.parse(bind, mode.scheme(), true).resolve();
         requireAvailable();
         return UcxServer.open(bind, config, mode);
     }
 
     /** Starts the consumer side; errors as for {@link #openServer}. */
     @Override
-    public final TransportClient openClient(Map<String, String> config) {
-        UcxSettings.from(config);
+    public final TransportClient openClient(ViperConfig config) {
         requireAvailable();
         return UcxClient.open(config, mode);
     }

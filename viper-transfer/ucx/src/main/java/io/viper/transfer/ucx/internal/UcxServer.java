@@ -1,9 +1,11 @@
 package io.viper.transfer.ucx.internal;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
+import io.viper.net.HostPort;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
@@ -15,14 +17,11 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -203,25 +202,26 @@ public final class UcxServer implements TransportServer {
     }
 
     /** Binds the control channel to {@code bind} ({@code ucx://host:port}, port 0 for any) and starts the UCX worker. */
-    public static UcxServer open(URI bind, Map<String, String> config) {
+    public static UcxServer open(URI bind, ViperConfig config) {
         return open(bind, config, UcxMemoryMode.HOST);
     }
 
-    /** As {@link #open(URI, Map)}, exposing the memory {@code mode} says under its scheme. */
-    public static UcxServer open(URI bind, Map<String, String> config, UcxMemoryMode mode) {
+    /** As {@link #open(URI, ViperConfig)}, exposing the memory {@code mode} says under its scheme. */
+    public static UcxServer open(URI bind, ViperConfig config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
-        InetSocketAddress address = UcxSettings.parseAddress(bind, true, mode.scheme());
+        HostPort address = HostPort.parse(bind, mode.scheme(), true);
+        InetSocketAddress socketAddress = address.resolve();
         ServerSocket ss;
         try {
             ss = new ServerSocket();
             ss.setReuseAddress(true);
-            ss.bind(address, 128);
+            ss.bind(socketAddress, 128);
         } catch (IOException e) {
             throw new ViperException(ViperException.Reason.IO, "ucx server: cannot bind " + bind + ": " + e.getMessage(), e);
         }
         WorkerLoop loop = null;
         try {
-            Location location = new Location(advertised(mode.scheme(), bind, address, ss.getLocalPort()), mode.tier());
+            Location location = new Location(address.withPort(ss.getLocalPort()).advertised().uri(mode.scheme()), mode.tier());
             loop = new WorkerLoop("viper-ucx-server-" + ss.getLocalPort());
             WorkerLoop l = loop;
             byte[] worker = loop.call(() -> toBytes(l.worker().getAddress()), LOOP_CALL_TIMEOUT_MS);
@@ -239,25 +239,6 @@ public final class UcxServer implements TransportServer {
                 throw ve;
             }
             throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx server: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
-        }
-    }
-
-    private static URI advertised(String scheme, URI bind, InetSocketAddress address, int port) {
-        String host = bind.getHost();
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        if (address.getAddress().isAnyLocalAddress()) {
-            try {
-                host = InetAddress.getLocalHost().getHostAddress();
-            } catch (UnknownHostException e) {
-                host = InetAddress.getLoopbackAddress().getHostAddress();
-            }
-        }
-        try {
-            return new URI(scheme, null, host, port, null, null, null);
-        } catch (URISyntaxException e) {
-            throw new ViperConfigException("ucx bind URI '" + bind + "': cannot form a location: " + e.getMessage());
         }
     }
 
@@ -310,7 +291,7 @@ public final class UcxServer implements TransportServer {
 
     /**
      * Registers {@code staged}'s data for RDMA: by default copies it into memory allocated by UCX
-     * ({@link UcxSettings#COPY_KEY}), else registers the staging buffer in place. Blocks the calling
+     * ({@link io.viper.transfer.ucx.UcxConfig#COPY}), else registers the staging buffer in place. Blocks the calling
      * (producer background) thread for the copy. In the GPU mode a version staged on the GPU is
      * registered in place as device memory (no copy); others are registered in place in host memory.
      */

@@ -9,6 +9,7 @@ import io.viper.CheckpointPolicy;
 import io.viper.ModelLease;
 import io.viper.ModelUpdate;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
 import io.viper.errors.RetriableViperException;
@@ -79,8 +80,8 @@ class UcxGpuModeTest {
 
     @Test
     void gpuStagedVersionsAreReadFromTheGpuStagingBufferIntoDeviceMemory() {
-        UcxServer server = keep(UcxServer.open(URI.create("ucx-fakegpu://127.0.0.1:0"), Map.of(), FakeGpuUcxTransportProvider.MODE));
-        UcxClient client = keep(UcxClient.open(Map.of(), FakeGpuUcxTransportProvider.MODE));
+        UcxServer server = keep(UcxServer.open(URI.create("ucx-fakegpu://127.0.0.1:0"), ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
+        UcxClient client = keep(UcxClient.open(ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
         assertEquals(Tier.GPU, server.location().tier());
         assertEquals("ucx-fakegpu", server.location().scheme());
         assertTrue(server.stagingAllocator().isEmpty(), "the GPU mode leaves host staging to the host transports");
@@ -106,8 +107,8 @@ class UcxGpuModeTest {
 
     @Test
     void hostStagedVersionsAreServedFromHostMemoryIntoDeviceMemory() {
-        UcxServer server = keep(UcxServer.open(URI.create("ucx-fakegpu://127.0.0.1:0"), Map.of(), FakeGpuUcxTransportProvider.MODE));
-        UcxClient client = keep(UcxClient.open(Map.of(), FakeGpuUcxTransportProvider.MODE));
+        UcxServer server = keep(UcxServer.open(URI.create("ucx-fakegpu://127.0.0.1:0"), ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
+        UcxClient client = keep(UcxClient.open(ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
         TestStagedCheckpoint s = keep(new TestStagedCheckpoint("h", 1, 9, 1 << 20));
         server.expose(s);
         DeviceBuffer dst = keep(gpu.allocate(0, 1 << 20));
@@ -117,9 +118,9 @@ class UcxGpuModeTest {
 
     @Test
     void misuseIsRefusedWithOneClearLine() {
-        UcxServer server = keep(UcxServer.open(URI.create("ucx-fakegpu://127.0.0.1:0"), Map.of(), FakeGpuUcxTransportProvider.MODE));
-        UcxClient gpuClient = keep(UcxClient.open(Map.of(), FakeGpuUcxTransportProvider.MODE));
-        UcxClient hostClient = keep(UcxClient.open(Map.of()));
+        UcxServer server = keep(UcxServer.open(URI.create("ucx-fakegpu://127.0.0.1:0"), ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
+        UcxClient gpuClient = keep(UcxClient.open(ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
+        UcxClient hostClient = keep(UcxClient.open(ViperConfig.defaults()));
         DeviceStagedCheckpoint s = gpuStaged(1, 1, 2, 4096);
         server.expose(s);
         DeviceBuffer dst = keep(gpu.allocate(0, 4096));
@@ -134,8 +135,8 @@ class UcxGpuModeTest {
                 () -> gpuClient.readToDevice(s.manifest(), server.location(), all, small));
         assertTrue(tooSmall.getMessage().contains("exceeds the destination's 100 bytes"), tooSmall.getMessage());
         ViperConfigException badBind = assertThrows(ViperConfigException.class,
-                () -> UcxServer.open(URI.create("ucx://127.0.0.1:0"), Map.of(), FakeGpuUcxTransportProvider.MODE));
-        assertTrue(badBind.getMessage().contains("scheme must be ucx-fakegpu"), badBind.getMessage());
+                () -> UcxServer.open(URI.create("ucx://127.0.0.1:0"), ViperConfig.defaults(), FakeGpuUcxTransportProvider.MODE));
+        assertTrue(badBind.getMessage().contains("is not a ucx-fakegpu:// URI"), badBind.getMessage());
     }
 
     @Test

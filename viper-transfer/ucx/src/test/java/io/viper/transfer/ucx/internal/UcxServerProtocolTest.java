@@ -3,6 +3,7 @@ package io.viper.transfer.ucx.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.transfer.ucx.UcxTransportProvider;
 import java.io.DataInputStream;
@@ -11,7 +12,6 @@ import java.io.IOException;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.ByteBuffer;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,7 +26,7 @@ class UcxServerProtocolTest {
     void start() {
         var reason = new UcxTransportProvider().unavailableReason();
         Assumptions.assumeTrue(reason.isEmpty(), () -> "ucx unavailable: " + reason.orElse(""));
-        server = UcxServer.open(URI.create("ucx://127.0.0.1:0"), Map.of());
+        server = UcxServer.open(URI.create("ucx://127.0.0.1:0"), ViperConfig.defaults());
         staged = new TestStagedCheckpoint("proto", 3, 5, 4096);
         server.expose(staged);
     }

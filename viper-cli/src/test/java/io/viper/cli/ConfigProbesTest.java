@@ -1,0 +1,110 @@
+package io.viper.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.cli.InspectCommandTest.Run;
+import io.viper.format.SafetensorsWriter;
+import io.viper.tensor.Tensor;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Bad configuration reaching {@code publish} and {@code consume} is refused before anything starts:
+ * exit 2 and one line {@code viper: ...} on stderr naming the problem, no stack trace.
+ */
+class ConfigProbesTest {
+    @TempDir
+    Path dir;
+
+    private Path model;
+
+    @BeforeEach
+    void writeModel() {
+        model = dir.resolve("m.safetensors");
+        try (Arena arena = Arena.ofConfined()) {
+            SafetensorsWriter.write(model, List.of(Tensor.ofFloats("w", new long[] {2}, new float[] {1, 2}, arena)), Map.of());
+        }
+    }
+
+    /** {@code publish} of a valid model with {@code extra} flags; the notifier port is free so nothing collides. */
+    private Run publish(String... extra) {
+        List<String> args = new java.util.ArrayList<>(List.of("publish", "--model", "m", "--file", model.toString(), "--linger", "0",
+                "--notifier", "embedded://127.0.0.1:0"));
+        args.addAll(List.of(extra));
+        return InspectCommandTest.run(args.toArray(String[]::new));
+    }
+
+    private static void assertRefused(Run r, String expectedStart) {
+        assertEquals(2, r.exit(), r.err());
+        assertEquals(1, r.errLines().size(), "one line: " + r.err());
+        assertTrue(r.err().startsWith("viper: " + expectedStart), r.err());
+        assertTrue(!r.err().contains("Exception") && !r.err().contains("\tat "), r.err());
+    }
+
+    @Test
+    void aMisspeltPluginKeyNamesTheKeyItMeant() {
+        assertRefused(publish("--set", "viper.ucx.inflght=8"), "unknown configuration key viper.ucx.inflght (did you mean viper.ucx.inflight?)");
+    }
+
+    @Test
+    void aBadPluginValueIsRefusedBeforeAnyServerOpens() {
+        assertRefused(publish("--set", "viper.ucx.inflight=0"), "invalid value '0' for viper.ucx.inflight: must be at least 1");
+    }
+
+    @Test
+    void anEmptyKeyIsRefused() {
+        assertRefused(publish("--set", "=x"), "empty configuration key (with value 'x')");
+    }
+
+    @Test
+    void aKeyOutsideViperAndKafkaIsRefused() {
+        assertRefused(publish("--set", "foo.bar=1"), "configuration key 'foo.bar' is neither a viper.* key nor a passthrough kafka.<setting> key");
+    }
+
+    @Test
+    void aConfigFileOfBinaryGarbageIsRefusedNamingFileAndLine() throws IOException {
+        Path garbage = Files.write(dir.resolve("garbage.properties"), new byte[] {'v', 'i', '=', '1', '\n', 0, 1, 2, (byte) 0xff, (byte) 0xfe});
+        assertRefused(publish("--config", garbage.toString()), "config file " + garbage + ", line 2: ");
+        Path nul = Files.write(dir.resolve("nul.properties"), "viper.pfs.retention=3\nviper.hash.threads=2\0\n".getBytes());
+        assertRefused(publish("--config", nul.toString()), "config file " + nul + ", line 2: control character U+0000");
+        Path prose = Files.writeString(dir.resolve("prose.properties"), "# settings\nviper.pfs.retention=3\nthis is not a setting\n");
+        assertRefused(publish("--config", prose.toString()), "config file " + prose + ", line 3: expected key=value, got 'this is not a setting'");
+    }
+
+    @Test
+    void aConfigFileThatIsADeviceOrTooLargeIsRefusedWithoutReadingIt() throws IOException {
+        if (Files.exists(Path.of("/dev/zero"))) {
+            assertRefused(publish("--config", "/dev/zero"), "config file /dev/zero is not a regular file");
+        }
+        Path big = dir.resolve("big.properties");
+        Files.writeString(big, ("# " + "x".repeat(1000) + "\n").repeat(1100));
+        assertRefused(publish("--config", big.toString()), "config file " + big + " is larger than 1048576 bytes");
+        assertRefused(publish("--config", dir.resolve("missing.properties").toString()), "config file " + dir.resolve("missing.properties") + " does not exist");
+    }
+
+    @Test
+    void aConfigFileOfGoodSettingsIsUsedAndItsKeysChecked() throws IOException {
+        Path typo = Files.writeString(dir.resolve("typo.properties"), "# a comment\n\nviper.ucx.copy = false\nviper.kafka.partitons: 2\n");
+        assertRefused(publish("--config", typo.toString()), "unknown configuration key viper.kafka.partitons (did you mean viper.kafka.partitions?)");
+    }
+
+    @Test
+    void anEmptyTransportListWithoutAPfsIsRefused() {
+        assertRefused(publish("--transports", ""), "viper.transports is empty and viper.pfs.root is not set: no consumer could reach a published model");
+    }
+
+    @Test
+    void consumeWithAnUnknownPathNamesTheInstalledOnes() {
+        Run r = InspectCommandTest.run("consume", "--model", "m", "--paths", "bogus", "--notifier", "embedded://127.0.0.1:1", "--once");
+        assertRefused(r, "invalid value 'bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: ");
+        assertTrue(r.err().contains("tcp") && r.err().contains("file"), r.err());
+    }
+}

@@ -1,0 +1,127 @@
+package io.viper.config;
+
+import io.viper.errors.ViperConfigException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The parsers behind {@link ConfigKey}s: each takes a trimmed string and returns the value or throws
+ * a {@link ViperConfigException} saying what is wrong (the key adds its name). Stateless.
+ */
+public final class ConfigValues {
+    private ConfigValues() {
+    }
+
+    /** An int in {@code [min, max]}. */
+    public static int parseInt(String v, int min, int max) {
+        return (int) parseLong(v, min, max);
+    }
+
+    /** A long in {@code [min, max]}. */
+    public static long parseLong(String v, long min, long max) {
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new ViperConfigException("not an integer");
+        }
+        return inRange(n, min, max, "");
+    }
+
+    /** A byte size (see {@link #parseSize(String)}) in {@code [min, max]} bytes. */
+    public static long parseSize(String v, long min, long max) {
+        return inRange(parseSize(v), min, max, " bytes");
+    }
+
+    private static long inRange(long n, long min, long max, String unit) {
+        if (n < min) {
+            throw new ViperConfigException("must be at least " + min + unit);
+        }
+        if (n > max) {
+            throw new ViperConfigException("must be at most " + max + unit);
+        }
+        return n;
+    }
+
+    /** {@code true} or {@code false}, any case. */
+    public static boolean parseBoolean(String v) {
+        return switch (v.toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ViperConfigException("must be true or false");
+        };
+    }
+
+    /** A URI with a scheme. */
+    public static URI parseUri(String v) {
+        try {
+            URI u = new URI(v);
+            if (u.getScheme() == null) {
+                throw new ViperConfigException("'" + v + "' is not a URI with a scheme (e.g. tcp://127.0.0.1:0)");
+            }
+            return u;
+        } catch (URISyntaxException e) {
+            throw new ViperConfigException("'" + v + "' is not a URI: " + e.getReason());
+        }
+    }
+
+    /** Comma-separated URIs; blank entries are dropped. */
+    public static List<URI> parseUriList(String v) {
+        List<URI> out = new ArrayList<>();
+        for (String part : v.split(",")) {
+            if (!part.isBlank()) {
+                out.add(parseUri(part.trim()));
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** Comma-separated names, lower-cased; blank entries are dropped. */
+    public static List<String> parseNameList(String v) {
+        List<String> out = new ArrayList<>();
+        for (String part : v.split(",")) {
+            if (!part.isBlank()) {
+                out.add(part.trim().toLowerCase(Locale.ROOT));
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * Parses a byte size: a plain number of bytes or a number with a suffix k, m, g, t (powers of
+     * 1024, optionally followed by "b" or "ib"), e.g. {@code 1g}, {@code 512MiB}, {@code 1.5g}.
+     */
+    public static long parseSize(String v) {
+        String s = v.trim().toLowerCase(Locale.ROOT).replace("_", "");
+        if (s.endsWith("ib")) {
+            s = s.substring(0, s.length() - 2);
+        } else if (s.endsWith("b")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        long mult = 1;
+        if (!s.isEmpty()) {
+            switch (s.charAt(s.length() - 1)) {
+                case 'k' -> mult = 1L << 10;
+                case 'm' -> mult = 1L << 20;
+                case 'g' -> mult = 1L << 30;
+                case 't' -> mult = 1L << 40;
+                default -> mult = 1;
+            }
+            if (mult > 1) {
+                s = s.substring(0, s.length() - 1);
+            }
+        }
+        try {
+            double d = Double.parseDouble(s);
+            if (!(d >= 0) || Double.isInfinite(d) || d * mult > Long.MAX_VALUE) {
+                throw new NumberFormatException();
+            }
+            return (long) (d * mult);
+        } catch (NumberFormatException e) {
+            throw new ViperConfigException("'" + v + "' is not a byte size (e.g. 1048576, 512m, 1g)");
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.viper.transfer.ucx;
+
+import io.viper.config.ConfigKey;
+import java.util.List;
+
+/**
+ * The configuration keys of the UCX transports ({@code ucx://} and {@code ucx-cuda://}), declared
+ * once and returned by both providers' {@code configKeys()}. The transfer timeout is core's
+ * {@link io.viper.ViperConfig#TRANSFER_TIMEOUT_MS}: on the consumer it bounds one whole read (lease,
+ * GETs, release); on the producer, how long a control connection may stay silent before it and its
+ * leases are closed.
+ */
+public final class UcxConfig {
+    private static final ConfigKey.Declarer UCX = ConfigKey.declaredBy("viper-transport-ucx");
+
+    /** Largest single RDMA GET; larger ranges are split. */
+    public static final ConfigKey<Long> CHUNK_BYTES = UCX.sizeKey("viper.ucx.chunk.bytes", "64m", 4096, 1L << 40,
+            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split.");
+    /** GETs one read keeps outstanding at once. */
+    public static final ConfigKey<Integer> IN_FLIGHT = UCX.intKey("viper.ucx.inflight", 4, 1, 1024,
+            "Consumer: RDMA GETs one read keeps outstanding at once.");
+    /**
+     * Producer: serve a copy of each exposed checkpoint in memory allocated by UCX. UCX 1.13 reads
+     * such memory between processes on one host at memcpy speed; memory the application allocated
+     * and registered is read through UCX's software RMA emulation, about 20 times slower. Costs one
+     * copy at expose and the checkpoint's size again in shared memory per exposed version.
+     */
+    public static final ConfigKey<Boolean> COPY = UCX.booleanKey("viper.ucx.copy", true,
+            "Producer: serve a copy of each checkpoint in memory UCX allocated (read between processes at memcpy speed)"
+            + " instead of registering the staging buffer in place (about 20 times slower); costs one copy and the checkpoint's size in shared memory.");
+    /**
+     * Consumer: remote keys kept unpacked per producer (0 for none). Unpacking attaches the producer's
+     * shared memory and the first touch of each page faults, so a repeated read of the same version
+     * is several times faster with its key cached; each cached key keeps that memory attached until
+     * it is evicted, idle for 30 s, or the client closes.
+     */
+    public static final ConfigKey<Integer> RKEY_CACHE = UCX.intKey("viper.ucx.rkey.cache", 4, 0, 64,
+            "Consumer: unpacked remote keys kept per producer (0: none), so that repeated reads of one version skip re-attaching its memory.");
+
+    /** Every key above, in order. */
+    public static final List<ConfigKey<?>> KEYS = List.of(CHUNK_BYTES, IN_FLIGHT, COPY, RKEY_CACHE);
+
+    private UcxConfig() {
+    }
+}

@@ -1,4 +1,4 @@
-package io.viper.format;
+package io.viper.testing;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /** Finds the shared test data ({@code shared/testdata} next to or above the checkout). */
-final class TestData {
+public final class TestData {
     private TestData() {
     }
 
@@ -18,7 +18,7 @@ final class TestData {
      * The {@code shared/testdata} folder found walking up from {@code user.dir} (the module
      * directory under Maven); skips the calling test when there is none.
      */
-    static Path root() {
+    public static Path root() {
         String override = System.getProperty("viper.testdata");
         if (override != null) {
             Path p = Path.of(override);
@@ -36,7 +36,7 @@ final class TestData {
     }
 
     /** The {@code *.safetensors} files directly in {@code dir}, sorted by name. */
-    static List<Path> safetensorsIn(Path dir) {
+    public static List<Path> safetensorsIn(Path dir) {
         try (Stream<Path> files = Files.list(dir)) {
             return files.filter(p -> p.getFileName().toString().endsWith(".safetensors")).sorted().toList();
         } catch (IOException e) {

@@ -11,6 +11,7 @@ module io.viper.core {
     exports io.viper.errors;
     exports io.viper.hash;
     exports io.viper.manifest;
+    exports io.viper.net;
     exports io.viper.spi;
     exports io.viper.format;
     exports io.viper.tensor;

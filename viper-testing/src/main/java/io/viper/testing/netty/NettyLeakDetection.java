@@ -4,6 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.ResourceLeakDetectorFactory;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -18,11 +21,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * <p>Loading the class turns Netty's leak detector to PARANOID (every buffer tracked) and installs
  * a detector factory whose detectors record each report instead of logging it (a test JVM may have
- * no logging backend); the failure message carries the report. JUnit loads autodetected extensions before any test class runs, so the factory is in place
- * before Netty creates its buffer detector. After each test class (and its {@code @AfterAll}
- * methods) the extension collects garbage, lets the detector look for unreleased buffers, and
- * fails the class with the first report. Each report fails one class only: the first to finish
- * after it was made.
+ * no logging backend); the failure message carries the report. JUnit loads autodetected
+ * extensions before any test class runs, so the factory is in place before Netty creates its
+ * buffer detector. After each test class (and its {@code @AfterAll} methods) the extension
+ * collects garbage, lets the detector look for unreleased buffers, and fails the class with the
+ * first report. Each report fails one class only: the first to finish after it was made.
  *
  * <p>Threads: the detectors record from whatever thread allocates; the list is thread-safe.
  */
@@ -52,8 +55,12 @@ public final class NettyLeakDetection implements AfterAllCallback {
     /** Collects garbage and lets Netty's detector report what it finds, then returns the reports no class was failed for yet. */
     static synchronized List<String> unblamedReports() throws InterruptedException {
         for (int i = 0; i < 3; i++) {
+            // The sentinel is enqueued once the JVM's reference handler has processed this collection.
+            ReferenceQueue<Object> queue = new ReferenceQueue<>();
+            WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
             System.gc();
-            Thread.sleep(20);
+            queue.remove(1000);
+            Reference.reachabilityFence(sentinel);
             // The detector looks for collected, unreleased buffers when it tracks a new one (heap buffers are not tracked).
             ByteBuf probe = UnpooledByteBufAllocator.DEFAULT.directBuffer(1);
             probe.release();

@@ -11,6 +11,7 @@ import io.netty.buffer.UnpooledByteBufAllocator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.support.descriptor.ClassSource;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
@@ -24,8 +25,15 @@ import org.junit.platform.launcher.core.LauncherFactory;
  * autodetection on: a class that drops an unreleased buffer fails, a tidy one passes.
  */
 class NettyLeakDetectionTest {
+    /** Set while {@link #run} launches a fixture: found on their own (an IDE, {@code -Dtest}), the fixtures are disabled. */
+    private static volatile boolean launching;
+
+    static boolean launching() {
+        return launching;
+    }
 
     /** Drops a pooled and an unpooled direct buffer without releasing them. Run only through {@link #run}. */
+    @EnabledIf("io.viper.testing.netty.NettyLeakDetectionTest#launching")
     static class LeakingTests {
         @Test
         void dropsBuffersWithoutReleasingThem() {
@@ -37,6 +45,7 @@ class NettyLeakDetectionTest {
     }
 
     /** Releases everything it allocates. Run only through {@link #run}. */
+    @EnabledIf("io.viper.testing.netty.NettyLeakDetectionTest#launching")
     static class TidyTests {
         @Test
         void releasesItsBuffers() {
@@ -53,12 +62,17 @@ class NettyLeakDetectionTest {
                 .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "true")
                 .build();
         Map<String, TestExecutionResult> results = new ConcurrentHashMap<>();
-        LauncherFactory.create().execute(request, new TestExecutionListener() {
-            @Override
-            public void executionFinished(TestIdentifier id, TestExecutionResult result) {
-                id.getSource().filter(ClassSource.class::isInstance).ifPresent(s -> results.put(((ClassSource) s).getClassName(), result));
-            }
-        });
+        launching = true;
+        try {
+            LauncherFactory.create().execute(request, new TestExecutionListener() {
+                @Override
+                public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+                    id.getSource().filter(ClassSource.class::isInstance).ifPresent(s -> results.put(((ClassSource) s).getClassName(), result));
+                }
+            });
+        } finally {
+            launching = false;
+        }
         TestExecutionResult result = results.get(testClass.getName());
         assertTrue(result != null, "no result for " + testClass.getName() + ": " + results.keySet());
         return result;

@@ -580,7 +580,8 @@ public final class EmbeddedNotifier implements Notifier {
                     if (p != null) {
                         p.completeExceptionally(error.code() == NotifyProtocol.ERR_FORMAT
                                 ? new ViperFormatException(name, "the broker refused the manifest: " + error.reason())
-                                : new ViperException(ViperException.Reason.UNAVAILABLE, name + ": the broker refused the publish: " + error.reason()));
+                                : new ViperException(ViperException.Reason.UNAVAILABLE,
+                                        name + ": the broker refused the publish: " + error.reason()));
                     } else {
                         LOG.log(Level.WARNING, name + ": the broker reported: " + error.reason());
                     }

@@ -20,8 +20,9 @@ import java.util.Map;
 /**
  * One consumer connection of a {@link TcpServer}: serves the {@link Request}s that
  * {@link RequestDecoder}, ahead of it in the pipeline, decodes. Lives on the connection's event
- * loop: every field is confined to it. Requests are handled strictly in arrival order; while a READ streams, later
- * requests wait in a queue (so that a pipelined RELEASE takes effect only after the bytes left).
+ * loop: every field is confined to it. Requests are handled strictly in arrival order; while a READ
+ * streams, later requests wait in a queue (so that a pipelined RELEASE takes effect only after the
+ * bytes left).
  * Leases this connection holds are released when it closes, whatever the reason.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter {
@@ -39,7 +40,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private record Lease(StagedCheckpoint staged, ReadLease lease, MemorySegment data) {
     }
 
-    /** A request the server's state does not allow (unknown lease, range outside the data); the connection is closed with this message. */
+    /** A request the server's state does not allow (unknown lease, range outside the data); closes the connection. */
     private static final class ProtocolException extends Exception {
         ProtocolException(String message) {
             super(message, null, false, false);

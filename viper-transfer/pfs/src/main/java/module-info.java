@@ -4,8 +4,6 @@
  */
 module io.viper.transport.pfs {
     requires io.viper.core;
-    requires com.fasterxml.jackson.core;
-    requires com.fasterxml.jackson.databind;
 
     exports io.viper.transfer.pfs;
 

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.tensor.Tensor;
+import io.viper.testing.TestData;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -34,6 +34,17 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
 
     /** {@code tensorSizes} bytes each, filled from {@code seed}; hashes are placeholders (transports do not check them). */
     public TestStagedCheckpoint(String model, long version, long seed, long... tensorSizes) {
+        this(u8Manifest(model, version, tensorSizes), seed);
+    }
+
+    /** The data section of {@code manifest} (any tensors, any metadata), filled from {@code seed}. */
+    public TestStagedCheckpoint(Manifest manifest, long seed) {
+        this.manifest = manifest;
+        this.data = arena.allocate(Math.max(1, manifest.totalBytes()), 64).asSlice(0, manifest.totalBytes());
+        fill(data, seed);
+    }
+
+    private static Manifest u8Manifest(String model, long version, long... tensorSizes) {
         long total = 0;
         List<TensorEntry> entries = new ArrayList<>();
         for (int i = 0; i < tensorSizes.length; i++) {
@@ -41,9 +52,7 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
                     new ContentHash(0, i)));
             total += tensorSizes[i];
         }
-        this.manifest = new Manifest(model, version, "test", System.currentTimeMillis(), new LinkedHashMap<>(), entries, List.of());
-        this.data = arena.allocate(Math.max(1, total), 64).asSlice(0, total);
-        fill(data, seed);
+        return new Manifest(model, version, "test", System.currentTimeMillis(), new LinkedHashMap<>(), entries, List.of());
     }
 
     /** Fills {@code seg} with deterministic pseudo-random bytes. */

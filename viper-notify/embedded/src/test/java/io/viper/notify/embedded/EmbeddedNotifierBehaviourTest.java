@@ -33,9 +33,7 @@ import java.util.Random;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,16 +46,6 @@ class EmbeddedNotifierBehaviourTest {
 
     private final EmbeddedNotifierProvider provider = new EmbeddedNotifierProvider();
     private final List<AutoCloseable> closeables = new ArrayList<>();
-
-    @BeforeAll
-    static void paranoid() {
-        NettyLeakCheck.enable();
-    }
-
-    @AfterAll
-    static void noLeaks() throws InterruptedException {
-        NettyLeakCheck.assertNoLeaks();
-    }
 
     @AfterEach
     void closeAll() throws Exception {

@@ -10,21 +10,19 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The embedded notifier passes the notifier conformance suite against a standalone broker (both
- * roles connect to it), with Netty's leak detector at PARANOID.
+ * roles connect to it); viper-testing fails the class if Netty reports a leak.
  */
 class EmbeddedNotifierConformanceTest extends NotifierConformanceSuite {
     private static EmbeddedBroker broker;
 
     @BeforeAll
     static void startBroker() {
-        NettyLeakCheck.enable();
         broker = EmbeddedBroker.start("127.0.0.1", 0);
     }
 
     @AfterAll
-    static void stopBroker() throws InterruptedException {
+    static void stopBroker() {
         broker.close();
-        NettyLeakCheck.assertNoLeaks();
     }
 
     @Override

@@ -30,7 +30,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,8 +51,7 @@ class TcpServerRobustnessTest {
     private LogCapture log;
 
     @BeforeAll
-    static void paranoidAndWarm() {
-        NettyLeakCheck.enable();
+    static void warm() {
         // Load and warm the classes once, so that the timeouts below measure the peers, not a cold JVM.
         TcpTransportProvider p = new TcpTransportProvider();
         try (TestStagedCheckpoint s = new TestStagedCheckpoint("warm", 1, 1, 1000);
@@ -63,11 +61,6 @@ class TcpServerRobustnessTest {
             srv.expose(s);
             c.read(s.manifest(), srv.location(), List.of(new ByteRange(0, 1000, 0)), a.allocate(1000));
         }
-    }
-
-    @AfterAll
-    static void noLeaks() throws InterruptedException {
-        NettyLeakCheck.assertNoLeaks();
     }
 
     @BeforeEach

@@ -1,7 +1,6 @@
 package io.viper.notify.embedded.internal;
 
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -12,16 +11,19 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.ChannelGroupFuture;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
-import io.viper.notify.embedded.internal.NotifyProtocol.ProtocolException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.BindException;
@@ -29,7 +31,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -38,7 +39,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -62,8 +62,8 @@ public final class Broker implements AutoCloseable {
     static final int MAX_SUBSCRIPTIONS_PER_CONNECTION = 10_000;
 
     private final EventLoopGroup group;
-    private final Channel serverChannel;
-    private final Set<Channel> children = ConcurrentHashMap.newKeySet();
+    /** The server channel and every connection; once closed, it closes any channel added later. */
+    private final ChannelGroup channels;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final String host;
     private final int port;
@@ -77,9 +77,9 @@ public final class Broker implements AutoCloseable {
     private record Latest(long version, byte[] bytes) {
     }
 
-    private Broker(EventLoopGroup group, Channel serverChannel, String host) {
+    private Broker(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, String host) {
         this.group = group;
-        this.serverChannel = serverChannel;
+        this.channels = channels;
         this.host = host;
         this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         this.name = "embedded broker " + new NotifyProtocol.Endpoint(host, port);
@@ -102,6 +102,7 @@ public final class Broker implements AutoCloseable {
         }
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-broker", true),
                 NioIoHandler.newFactory());
+        ChannelGroup channels = new DefaultChannelGroup("viper-notify-broker", GlobalEventExecutor.INSTANCE, true);
         Broker[] self = new Broker[1];
         try {
             ServerBootstrap b = new ServerBootstrap()
@@ -114,13 +115,12 @@ public final class Broker implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             Broker broker = self[0];
-                            if (broker == null || broker.closed.get()) {
-                                ch.close();
+                            if (broker == null) {
+                                ch.close(); // bind has not returned yet
                                 return;
                             }
-                            broker.children.add(ch);
-                            ch.closeFuture().addListener(f -> broker.children.remove(ch));
-                            ch.pipeline().addLast(NotifyProtocol.frameDecoder(), broker.new Connection());
+                            channels.add(ch); // closes ch at once when the broker is closed already
+                            ch.pipeline().addLast(NotifyProtocol.frameDecoder(), NotifyDecoder.fromClients(), broker.new Connection());
                         }
                     });
             ChannelFuture f = b.bind(new InetSocketAddress(address, port)).awaitUninterruptibly();
@@ -131,7 +131,8 @@ public final class Broker implements AutoCloseable {
                 throw new ViperException(ViperException.Reason.UNAVAILABLE, "embedded broker: cannot listen on "
                         + new NotifyProtocol.Endpoint(host, port) + ": " + f.cause(), f.cause());
             }
-            self[0] = new Broker(group, f.channel(), host);
+            channels.add(f.channel());
+            self[0] = new Broker(group, channels, f.channel(), host);
             LOG.log(Level.INFO, self[0].name + " listening");
             return self[0];
         } catch (BindException | RuntimeException e) {
@@ -159,19 +160,13 @@ public final class Broker implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        List<ChannelFuture> closing = new ArrayList<>();
-        closing.add(serverChannel.close());
-        for (Channel ch : children) {
-            closing.add(ch.close());
-        }
+        ChannelGroupFuture closing = channels.close();
         boolean onLoop = false;
         for (EventExecutor e : group) {
             onLoop |= e.inEventLoop();
         }
         if (!onLoop) {
-            for (ChannelFuture f : closing) {
-                f.awaitUninterruptibly(5, TimeUnit.SECONDS);
-            }
+            closing.awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         if (!onLoop) {
@@ -180,7 +175,10 @@ public final class Broker implements AutoCloseable {
         LOG.log(Level.INFO, name + " stopped");
     }
 
-    private void publish(Connection from, ChannelHandlerContext ctx, long requestId, String model, byte[] bytes) {
+    private void publish(Connection from, ChannelHandlerContext ctx, NotifyMessage.Publish request) {
+        long requestId = request.requestId();
+        String model = request.model();
+        byte[] bytes = request.manifest();
         Manifest m;
         try {
             m = ManifestCodec.decode(bytes, name + ": publish of " + model + " from " + from.peer);
@@ -222,7 +220,7 @@ public final class Broker implements AutoCloseable {
                 .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
-    /** One client connection; lives on the broker's event loop. */
+    /** One client connection, serving the messages {@link NotifyDecoder} decodes ahead of it; lives on the broker's event loop. */
     private final class Connection extends ChannelInboundHandlerAdapter {
         private final Set<String> models = new HashSet<>();
         /** Newest manifest per model not yet written because the channel was not writable. */
@@ -240,53 +238,29 @@ public final class Broker implements AutoCloseable {
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ByteBuf f = (ByteBuf) msg;
-            try {
-                if (!failed) {
-                    handle(ctx, f);
-                }
-            } catch (ProtocolException e) {
-                fail(ctx, e.getMessage());
-            } finally {
-                f.release();
+            if (failed) {
+                return;
+            }
+            switch ((NotifyMessage) msg) {
+                case NotifyMessage.Hello h -> ctx.writeAndFlush(NotifyProtocol.empty(ctx.alloc(), NotifyProtocol.WELCOME))
+                        .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                case NotifyMessage.Subscribe sub -> subscribe(ctx, sub.model());
+                case NotifyMessage.Unsubscribe unsub -> unsubscribe(unsub.model());
+                case NotifyMessage.Publish publish -> publish(this, ctx, publish);
+                default -> fail(ctx, "unexpected message " + msg); // the decoder passes only the four above
             }
         }
 
-        private void handle(ChannelHandlerContext ctx, ByteBuf f) throws ProtocolException {
-            byte type = NotifyProtocol.readHeader(f);
-            switch (type) {
-                case NotifyProtocol.HELLO -> {
-                    NotifyProtocol.end(f, "HELLO");
-                    ctx.writeAndFlush(NotifyProtocol.empty(ctx.alloc(), NotifyProtocol.WELCOME))
-                            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-                }
-                case NotifyProtocol.SUBSCRIBE -> {
-                    String model = NotifyProtocol.readModel(f, "SUBSCRIBE");
-                    NotifyProtocol.end(f, "SUBSCRIBE");
-                    if (!models.contains(model) && models.size() >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
-                        throw new ProtocolException("more than " + MAX_SUBSCRIPTIONS_PER_CONNECTION + " subscriptions on one connection");
-                    }
-                    models.add(model);
-                    subscribers.computeIfAbsent(model, k -> new LinkedHashSet<>()).add(this);
-                    Latest l = latest.get(model);
-                    if (l != null) {
-                        send(model, l.bytes());
-                    }
-                }
-                case NotifyProtocol.UNSUBSCRIBE -> {
-                    String model = NotifyProtocol.readModel(f, "UNSUBSCRIBE");
-                    NotifyProtocol.end(f, "UNSUBSCRIBE");
-                    unsubscribe(model);
-                }
-                case NotifyProtocol.PUBLISH -> {
-                    NotifyProtocol.need(f, 8, "PUBLISH");
-                    long requestId = f.readLong();
-                    String model = NotifyProtocol.readModel(f, "PUBLISH");
-                    byte[] bytes = new byte[f.readableBytes()];
-                    f.readBytes(bytes);
-                    publish(this, ctx, requestId, model, bytes);
-                }
-                default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
+        private void subscribe(ChannelHandlerContext ctx, String model) {
+            if (!models.contains(model) && models.size() >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+                fail(ctx, "more than " + MAX_SUBSCRIPTIONS_PER_CONNECTION + " subscriptions on one connection");
+                return;
+            }
+            models.add(model);
+            subscribers.computeIfAbsent(model, k -> new LinkedHashSet<>()).add(this);
+            Latest l = latest.get(model);
+            if (l != null) {
+                send(model, l.bytes());
             }
         }
 
@@ -349,7 +323,9 @@ public final class Broker implements AutoCloseable {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            if (cause instanceof DecoderException) {
+            if (cause instanceof NotifyDecoder.MalformedFrameException) {
+                fail(ctx, cause.getMessage());
+            } else if (cause instanceof DecoderException) {
                 fail(ctx, "malformed frame: " + cause.getMessage());
             } else if (cause instanceof IOException) {
                 LOG.log(Level.DEBUG, () -> name + ": connection from " + peer + " broke: " + cause.getMessage());

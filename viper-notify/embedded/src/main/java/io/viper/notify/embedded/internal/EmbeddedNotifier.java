@@ -1,7 +1,6 @@
 package io.viper.notify.embedded.internal;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -23,8 +22,8 @@ import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.notify.embedded.internal.NotifyMessage.Ack;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
-import io.viper.notify.embedded.internal.NotifyProtocol.ProtocolException;
 import io.viper.spi.Notifier;
 import java.lang.System.Logger.Level;
 import java.net.URI;
@@ -92,9 +91,6 @@ public final class EmbeddedNotifier implements Notifier {
     /** The ready connection (WELCOME received), or null; written on the event loop. */
     private volatile Channel channel;
     private volatile boolean closed;
-
-    private record Ack(byte status, long latestVersion) {
-    }
 
     private record Published(long version, byte[] bytes) {
     }
@@ -199,7 +195,7 @@ public final class EmbeddedNotifier implements Notifier {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(NotifyProtocol.frameDecoder(), new Handler());
+                        ch.pipeline().addLast(NotifyProtocol.frameDecoder(), NotifyDecoder.fromBroker(), new Handler());
                     }
                 });
     }
@@ -561,63 +557,36 @@ public final class EmbeddedNotifier implements Notifier {
         }
     }
 
-    /** Inbound frames of one connection; runs on the event loop. */
+    /** Inbound messages of one connection, as {@link NotifyDecoder} decodes them ahead of it; runs on the event loop. */
     private final class Handler extends ChannelInboundHandlerAdapter {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ByteBuf f = (ByteBuf) msg;
-            try {
-                handle(ctx.channel(), f);
-            } catch (ProtocolException e) {
-                LOG.log(Level.WARNING, name + ": closing the broker connection: " + e.getMessage());
-                closeWith(ctx.channel(), "malformed frame from the broker: " + e.getMessage());
-            } finally {
-                f.release();
-            }
-        }
-
-        private void handle(Channel ch, ByteBuf f) throws ProtocolException {
-            byte type = NotifyProtocol.readHeader(f);
-            switch (type) {
-                case NotifyProtocol.WELCOME -> {
-                    NotifyProtocol.end(f, "WELCOME");
+            Channel ch = ctx.channel();
+            switch ((NotifyMessage) msg) {
+                case NotifyMessage.Welcome w -> {
                     if (candidate == ch && channel == null) {
                         connected(ch);
                     }
                 }
-                case NotifyProtocol.MANIFEST -> {
-                    String model = NotifyProtocol.readModel(f, "MANIFEST");
-                    byte[] bytes = new byte[f.readableBytes()];
-                    f.readBytes(bytes);
-                    onManifest(model, bytes);
-                }
-                case NotifyProtocol.ACK -> {
-                    NotifyProtocol.need(f, 17, "ACK");
-                    long id = f.readLong();
-                    byte status = f.readByte();
-                    long latestVersion = f.readLong();
-                    NotifyProtocol.end(f, "ACK");
-                    CompletableFuture<Ack> p = pendingPublishes.remove(id);
+                case NotifyMessage.Manifest m -> onManifest(m.model(), m.manifest());
+                case NotifyMessage.Ack ack -> {
+                    CompletableFuture<Ack> p = pendingPublishes.remove(ack.requestId());
                     if (p != null) {
-                        p.complete(new Ack(status, latestVersion));
+                        p.complete(ack);
                     }
                 }
-                case NotifyProtocol.ERROR -> {
-                    NotifyProtocol.need(f, 9, "ERROR");
-                    long id = f.readLong();
-                    byte code = f.readByte();
-                    String reason = NotifyProtocol.readReason(f, "ERROR");
-                    NotifyProtocol.end(f, "ERROR");
-                    CompletableFuture<Ack> p = id == 0 ? null : pendingPublishes.remove(id);
+                case NotifyMessage.Error error -> {
+                    CompletableFuture<Ack> p = error.requestId() == 0 ? null : pendingPublishes.remove(error.requestId());
                     if (p != null) {
-                        p.completeExceptionally(code == NotifyProtocol.ERR_FORMAT
-                                ? new ViperFormatException(name, "the broker refused the manifest: " + reason)
-                                : new ViperException(ViperException.Reason.UNAVAILABLE, name + ": the broker refused the publish: " + reason));
+                        p.completeExceptionally(error.code() == NotifyProtocol.ERR_FORMAT
+                                ? new ViperFormatException(name, "the broker refused the manifest: " + error.reason())
+                                : new ViperException(ViperException.Reason.UNAVAILABLE,
+                                        name + ": the broker refused the publish: " + error.reason()));
                     } else {
-                        LOG.log(Level.WARNING, name + ": the broker reported: " + reason);
+                        LOG.log(Level.WARNING, name + ": the broker reported: " + error.reason());
                     }
                 }
-                default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
+                default -> closeWith(ch, "unexpected message from the broker: " + msg); // the decoder passes only the four above
             }
         }
 
@@ -630,6 +599,11 @@ public final class EmbeddedNotifier implements Notifier {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (cause instanceof NotifyDecoder.MalformedFrameException) {
+                LOG.log(Level.WARNING, name + ": closing the broker connection: " + cause.getMessage());
+                closeWith(ctx.channel(), "malformed frame from the broker: " + cause.getMessage());
+                return;
+            }
             String problem = cause instanceof DecoderException ? "malformed frame from the broker: " + describe(cause) : describe(cause);
             if (cause instanceof DecoderException) {
                 LOG.log(Level.WARNING, name + ": closing the broker connection: " + problem);

@@ -4,13 +4,13 @@ import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.FrameChannel;
 import io.viper.spi.ByteRange;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.SocketChannel;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -74,7 +74,7 @@ public final class IpcClient implements TransportClient {
                 throw new ViperException(ViperException.Reason.CONFIG, what + ": range " + r + " is outside the model or the destination");
             }
         }
-        try (SocketChannel ch = Wire.connect(loc.uri(), "cuda-ipc", timeoutMs)) {
+        try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-ipc", timeoutMs)) {
             Wire.send(ch, out -> {
                 out.writeByte(IpcServer.LEASE);
                 out.writeUTF(m.model());

@@ -1,12 +1,12 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.net.FrameChannel;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.channels.SocketChannel;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -68,7 +68,7 @@ public final class IpcServer extends ServerBase {
     }
 
     @Override
-    void serve(SocketChannel ch) throws IOException {
+    void serve(FrameChannel ch) throws IOException {
         ReadLease lease = null;
         try {
             while (true) {

@@ -4,13 +4,13 @@ import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.FrameChannel;
 import io.viper.spi.ByteRange;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -66,7 +66,7 @@ public final class PipeClient implements TransportClient {
     }
 
     private interface Receive {
-        void receive(SocketChannel ch) throws IOException;
+        void receive(FrameChannel ch) throws IOException;
     }
 
     private void transfer(Manifest m, Location loc, List<ByteRange> ranges, long destinationSize, Receive receive) {
@@ -76,7 +76,7 @@ public final class PipeClient implements TransportClient {
                 throw new ViperException(ViperException.Reason.CONFIG, what + ": range " + r + " is outside the model or the destination");
             }
         }
-        try (SocketChannel ch = Wire.connect(loc.uri(), "cuda-pipe", timeoutMs)) {
+        try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-pipe", timeoutMs)) {
             Wire.send(ch, out -> {
                 out.writeByte(PipeServer.READ);
                 out.writeUTF(m.model());

@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.net.FrameChannel;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
@@ -7,7 +8,6 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -38,7 +38,7 @@ public final class PipeServer extends ServerBase {
     }
 
     @Override
-    void serve(SocketChannel ch) throws IOException {
+    void serve(FrameChannel ch) throws IOException {
         while (true) {
             DataInputStream in = Wire.receive(ch);
             byte op = in.readByte();
@@ -89,7 +89,7 @@ public final class PipeServer extends ServerBase {
         }
     }
 
-    private static void streamFromDevice(SocketChannel ch, DeviceBuffer dev, List<long[]> ranges) {
+    private static void streamFromDevice(FrameChannel ch, DeviceBuffer dev, List<long[]> ranges) {
         List<MemorySegment> pinned = new ArrayList<>();
         try {
             for (int b = 0; b < PipeClient.BUFFERS; b++) {

@@ -4,6 +4,7 @@ import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.net.HostPort;
+import io.viper.net.FrameChannel;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.io.IOException;
@@ -18,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Control-channel server shared by the GPU transports: a TCP listener whose accept thread hands
- * every connection to its own virtual thread running {@link #serve}. Exposed versions are kept by
+ * every connection, as a {@link FrameChannel}, to its own virtual thread running {@link #serve}. Exposed versions are kept by
  * {@code model/version}. {@code expose}/{@code withdraw} come from the producer's background thread.
  */
 abstract class ServerBase implements TransportServer {
@@ -29,7 +30,7 @@ abstract class ServerBase implements TransportServer {
     private final ServerSocketChannel listener;
     private final Location location;
     private final Thread acceptor;
-    private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+    private final Set<FrameChannel> connections = ConcurrentHashMap.newKeySet();
     private final Object idle = new Object();
     private int busy;
     volatile boolean closed;
@@ -54,10 +55,21 @@ abstract class ServerBase implements TransportServer {
 
     private void acceptLoop() {
         while (!closed) {
+            SocketChannel accepted;
             try {
-                SocketChannel ch = listener.accept();
-                ch.socket().setTcpNoDelay(true);
+                accepted = listener.accept();
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.log(System.Logger.Level.WARNING, "{0}: accept failed: {1}", scheme, e.getMessage());
+                }
+                return;
+            }
+            try {
+                FrameChannel ch = FrameChannel.of(accepted, Wire.SERVER);
                 connections.add(ch);
+                if (closed) {
+                    ch.close(); // close() may have missed it
+                }
                 Thread.ofVirtual().name("viper-" + scheme + "-conn").start(() -> {
                     try (ch) {
                         serve(ch);
@@ -70,16 +82,13 @@ abstract class ServerBase implements TransportServer {
                     }
                 });
             } catch (IOException e) {
-                if (!closed) {
-                    LOG.log(System.Logger.Level.WARNING, "{0}: accept failed: {1}", scheme, e.getMessage());
-                }
-                return;
+                LOG.log(System.Logger.Level.WARNING, "{0}: cannot serve a connection: {1}", scheme, e.getMessage());
             }
         }
     }
 
     /** Answers the requests of one connection until it closes; leases taken must be closed before returning. */
-    abstract void serve(SocketChannel ch) throws IOException;
+    abstract void serve(FrameChannel ch) throws IOException;
 
     /** A lease or transfer starts: {@link #close} waits for it (up to {@value #DRAIN_MS} ms) before cutting connections. */
     void begin() {
@@ -126,12 +135,8 @@ abstract class ServerBase implements TransportServer {
                 LOG.log(System.Logger.Level.WARNING, "{0}: closing with {1} transfers in progress", scheme, busy);
             }
         }
-        for (SocketChannel ch : connections) {
-            try {
-                ch.close();
-            } catch (IOException e) {
-                LOG.log(System.Logger.Level.DEBUG, "closing connection: " + e.getMessage());
-            }
+        for (FrameChannel ch : connections) {
+            ch.close();
         }
         try {
             acceptor.join(5_000);

@@ -3,6 +3,7 @@ package io.viper.transfer.gpu.internal;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.net.HostPort;
+import io.viper.net.FrameChannel;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -12,12 +13,16 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The control channel of the GPU transports: length-prefixed frames (a 4-byte big-endian length,
- * then a {@link DataOutputStream}-encoded body) on a blocking {@link SocketChannel}, followed for
- * {@code cuda-pipe} by raw payload bytes. Frames are at most {@value #MAX_FRAME} bytes. Stateless.
+ * then a {@link DataOutputStream}-encoded body) on a {@link FrameChannel}, followed for
+ * {@code cuda-pipe} by raw payload bytes. Frames are at most {@value #MAX_FRAME} bytes. A consumer's
+ * wait fails after its timeout without progress; the server waits for requests as long as the
+ * connection lives (a lease may be held across a long device copy). Stateless.
  */
 public final class Wire {
     /** Largest control frame accepted. */
@@ -28,6 +33,8 @@ public final class Wire {
     public static final byte GONE = 1;
     /** Status: the producer failed; a message follows. */
     public static final byte FAILED = 2;
+    /** The server's side of a connection: frames of any size up to the limit, no timeout. */
+    static final FrameChannel.Limits SERVER = new FrameChannel.Limits(0, MAX_FRAME, Duration.ZERO);
 
     private Wire() {
     }
@@ -38,69 +45,46 @@ public final class Wire {
         void write(DataOutputStream out) throws IOException;
     }
 
-    /** Connects to {@code host:port} of {@code uri}, a location of {@code scheme}. */
-    public static SocketChannel connect(URI uri, String scheme, int timeoutMs) {
-        InetSocketAddress address = HostPort.parse(uri, scheme, false).unresolved();
+    /** Connects to {@code host:port} of {@code uri}, a location of {@code scheme}; every later wait fails after {@code timeoutMs} without progress. */
+    public static FrameChannel connect(URI uri, String scheme, int timeoutMs) {
+        HostPort hostPort = HostPort.parse(uri, scheme, false);
+        FrameChannel.Limits limits = new FrameChannel.Limits(0, MAX_FRAME, Duration.ofMillis(timeoutMs));
         try {
-            SocketChannel ch = SocketChannel.open();
-            ch.socket().connect(address, timeoutMs);
-            ch.socket().setTcpNoDelay(true);
-            ch.socket().setSoTimeout(timeoutMs);
-            return ch;
-        } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot reach " + uri + ": " + e.getMessage(), e);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            // Resolved here, not by HostPort: a host that does not resolve is an unreachable peer, not bad configuration.
+            return FrameChannel.connect(new InetSocketAddress(hostPort.host(), hostPort.port()), deadline, limits);
+        } catch (IOException | UnresolvedAddressException e) {
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot reach " + uri + ": "
+                    + (e.getMessage() == null ? "unknown host " + uri.getHost() : e.getMessage()), e);
         }
     }
 
     /** Writes one frame. */
-    public static void send(SocketChannel ch, Body body) throws IOException {
+    public static void send(FrameChannel ch, Body body) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             body.write(out);
         }
-        ByteBuffer b = ByteBuffer.allocate(4 + bytes.size());
-        b.putInt(bytes.size()).put(bytes.toByteArray()).flip();
-        while (b.hasRemaining()) {
-            ch.write(b);
-        }
+        ch.writeFrame(ByteBuffer.wrap(bytes.toByteArray()), FrameChannel.NO_DEADLINE);
     }
 
     /** Reads one frame; throws {@link java.io.EOFException} when the peer closed before it. */
-    public static DataInputStream receive(SocketChannel ch) throws IOException {
-        ByteBuffer len = ByteBuffer.allocate(4);
-        fill(ch, len);
-        int n = len.flip().getInt();
-        if (n < 0 || n > MAX_FRAME) {
-            throw new IOException("control frame of " + n + " bytes (at most " + MAX_FRAME + ")");
-        }
-        ByteBuffer body = ByteBuffer.allocate(n);
-        fill(ch, body);
-        return new DataInputStream(new ByteArrayInputStream(body.array()));
-    }
-
-    /** Reads until {@code b} is full. */
-    public static void fill(SocketChannel ch, ByteBuffer b) throws IOException {
-        while (b.hasRemaining()) {
-            if (ch.read(b) < 0) {
-                throw new java.io.EOFException("connection closed by the peer");
-            }
-        }
+    public static DataInputStream receive(FrameChannel ch) throws IOException {
+        ByteBuffer body = ch.readFrame(FrameChannel.NO_DEADLINE);
+        return new DataInputStream(new ByteArrayInputStream(body.array(), body.arrayOffset() + body.position(), body.remaining()));
     }
 
     /** Writes all of native segment {@code s} (in pieces of at most 1 GiB). */
-    public static void write(SocketChannel ch, MemorySegment s) throws IOException {
+    public static void write(FrameChannel ch, MemorySegment s) throws IOException {
         for (long off = 0; off < s.byteSize(); off += 1L << 30) {
-            ByteBuffer b = s.asSlice(off, Math.min(1L << 30, s.byteSize() - off)).asByteBuffer();
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
+            ch.write(FrameChannel.NO_DEADLINE, s.asSlice(off, Math.min(1L << 30, s.byteSize() - off)).asByteBuffer());
         }
     }
 
     /** Fills all of native segment {@code s} from the channel. */
-    public static void read(SocketChannel ch, MemorySegment s) throws IOException {
+    public static void read(FrameChannel ch, MemorySegment s) throws IOException {
         for (long off = 0; off < s.byteSize(); off += 1L << 30) {
-            fill(ch, s.asSlice(off, Math.min(1L << 30, s.byteSize() - off)).asByteBuffer());
+            ch.readFully(s.asSlice(off, Math.min(1L << 30, s.byteSize() - off)).asByteBuffer(), FrameChannel.NO_DEADLINE);
         }
     }
 }

@@ -4,6 +4,7 @@ import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
+import io.viper.format.SafetensorsHeader;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
@@ -108,15 +109,15 @@ public final class FileTransportClient implements TransportClient {
     private record Mapped(MemorySegment file, long dataStart) {
     }
 
-    /** Maps {@code file} read-only in {@code arena} and checks its header against {@code manifest}. */
+    /**
+     * Maps {@code file} read-only in {@code arena}, validates it with viper-core's safetensors parser
+     * (the one {@code viper inspect} uses, so both refuse the same files for the same reason) and
+     * checks its header against {@code manifest}.
+     */
     private static Mapped mapAndCheck(Manifest manifest, Path file, Arena arena) {
         MemorySegment segment;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = ch.size();
-            if (size < 8) {
-                throw new ViperFormatException(file.toString(), "file of " + size + " bytes is too short for a safetensors header (at least 8 bytes)");
-            }
-            segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
         } catch (NoSuchFileException e) {
             throw new RetriableViperException(ViperException.Reason.NOT_FOUND, file + ": not found: " + manifest.model() + " v"
                     + manifest.version() + " was deleted by retention or is not stored yet", e);
@@ -124,8 +125,8 @@ public final class FileTransportClient implements TransportClient {
             throw new RetriableViperException(ViperException.Reason.IO, file + ": cannot read: " + PfsRepository.problem(e), e);
         }
         try {
-            SafetensorsHeaderReader.Header header = SafetensorsHeaderReader.parse(segment, file.toString());
-            header.checkMatches(manifest, file.toString());
+            SafetensorsHeader header = SafetensorsHeader.parse(file.toString(), segment);
+            ManifestMatch.check(header, manifest, file.toString());
             return new Mapped(segment, header.dataStart());
         } catch (InternalError fault) {
             throw new RetriableViperException(ViperException.Reason.IO, file + ": the file changed (was truncated) while it was read", fault);

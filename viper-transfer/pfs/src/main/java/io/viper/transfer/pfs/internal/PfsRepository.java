@@ -3,12 +3,15 @@ package io.viper.transfer.pfs.internal;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
+import io.viper.format.SafetensorsHeader;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.manifest.TensorEntry;
 import io.viper.manifest.Tier;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.StagedCheckpoint;
+import io.viper.tensor.TensorInfo;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
@@ -146,7 +149,7 @@ public final class PfsRepository implements CheckpointRepository {
         Path modelDir = root.resolve(model);
         Path versionDir = modelDir.resolve(Long.toString(version));
         Location location = locationOf(versionDir);
-        byte[] head = SafetensorsHeaderWriter.encode(manifest);
+        byte[] head = safetensorsHead(manifest);
         byte[] manifestBytes = ManifestCodec.encode(manifest.replaceLocations(List.of(location)));
         Path tmp = null;
         try {
@@ -375,6 +378,20 @@ public final class PfsRepository implements CheckpointRepository {
         if (newer.size() >= retention) {
             throw new ViperConfigException("cannot store " + model + " v" + version + ": " + newer.size() + " newer versions are stored "
                     + newer + " and retention keeps " + retention + " (viper.pfs.retention), so it would be deleted at once");
+        }
+    }
+
+    /**
+     * The length prefix and JSON header of {@code manifest}'s safetensors file, from viper-core's
+     * encoder (the one {@code SafetensorsWriter} uses); the staged data section follows it as is.
+     */
+    private static byte[] safetensorsHead(Manifest manifest) {
+        List<TensorInfo> layout = manifest.tensors().stream().map(TensorEntry::info).toList();
+        try {
+            return SafetensorsHeader.encode(layout, manifest.metadata());
+        } catch (IllegalArgumentException e) {
+            throw new ViperConfigException("cannot store " + manifest.model() + " v" + manifest.version() + " as safetensors: "
+                    + e.getMessage(), e);
         }
     }
 

@@ -8,22 +8,21 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
-import io.viper.errors.ViperException;
-import io.viper.manifest.Manifest;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * One consumer connection of a {@link TcpServer}. Lives on the connection's event loop: every
- * field is confined to it. Requests are handled strictly in arrival order; while a READ streams, later
- * requests wait in a queue (so that a pipelined RELEASE takes effect only after the bytes left).
+ * One consumer connection of a {@link TcpServer}: serves the {@link Request}s that
+ * {@link RequestDecoder}, ahead of it in the pipeline, decodes. Lives on the connection's event
+ * loop: every field is confined to it. Requests are handled strictly in arrival order; while a READ
+ * streams, later requests wait in a queue (so that a pipelined RELEASE takes effect only after the
+ * bytes left).
  * Leases this connection holds are released when it closes, whatever the reason.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter {
@@ -41,19 +40,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private record Lease(StagedCheckpoint staged, ReadLease lease, MemorySegment data) {
     }
 
-    private sealed interface Request permits LeaseRequest, ReadRequest, ReleaseRequest {
-    }
-
-    private record LeaseRequest(String model, long version) implements Request {
-    }
-
-    private record ReadRequest(long leaseId, long[] offsets, long[] lengths) implements Request {
-    }
-
-    private record ReleaseRequest(long leaseId) implements Request {
-    }
-
-    /** A malformed or disallowed frame; the connection is closed with this message. */
+    /** A request the server's state does not allow (unknown lease, range outside the data); closes the connection. */
     private static final class ProtocolException extends Exception {
         ProtocolException(String message) {
             super(message, null, false, false);
@@ -72,90 +59,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        ByteBuf frame = (ByteBuf) msg;
-        Request request;
-        try {
-            if (failed) {
-                return;
-            }
-            request = parse(frame);
-        } catch (ProtocolException e) {
-            fail(ctx, e.getMessage());
+        if (failed) {
             return;
-        } finally {
-            frame.release();
         }
-        queue.add(request);
+        queue.add((Request) msg);
         if (queue.size() > MAX_QUEUED) {
             ctx.channel().config().setAutoRead(false);
         }
         drain(ctx);
-    }
-
-    private static Request parse(ByteBuf f) throws ProtocolException {
-        int size = f.readableBytes();
-        if (size < TcpProtocol.HEADER_BYTES) {
-            throw new ProtocolException("frame of " + size + " bytes is shorter than its 2-byte header");
-        }
-        byte version = f.readByte();
-        if (version != TcpProtocol.VERSION) {
-            throw new ProtocolException("unsupported protocol version " + (version & 0xff) + " (this server speaks " + TcpProtocol.VERSION + ")");
-        }
-        byte type = f.readByte();
-        switch (type) {
-            case TcpProtocol.LEASE -> {
-                need(f, 10, "LEASE");
-                long v = f.readLong();
-                int n = f.readUnsignedShort();
-                if (f.readableBytes() != n) {
-                    throw new ProtocolException("LEASE model name length " + n + " does not match the " + f.readableBytes() + " bytes left in the frame");
-                }
-                String model = f.readCharSequence(n, StandardCharsets.UTF_8).toString();
-                try {
-                    Manifest.validateModelName(model);
-                } catch (ViperException e) {
-                    throw new ProtocolException("LEASE: " + e.getMessage());
-                }
-                if (v <= 0) {
-                    throw new ProtocolException("LEASE of " + model + " with non-positive version " + v);
-                }
-                return new LeaseRequest(model, v);
-            }
-            case TcpProtocol.READ -> {
-                need(f, 12, "READ");
-                long id = f.readLong();
-                int count = f.readInt();
-                if (count < 0 || count > TcpProtocol.MAX_RANGES_PER_READ) {
-                    throw new ProtocolException("READ with " + count + " ranges (allowed 0.." + TcpProtocol.MAX_RANGES_PER_READ + ")");
-                }
-                if (f.readableBytes() != count * 16) {
-                    throw new ProtocolException("READ announces " + count + " ranges but carries " + f.readableBytes() + " bytes of them");
-                }
-                long[] offsets = new long[count];
-                long[] lengths = new long[count];
-                for (int i = 0; i < count; i++) {
-                    offsets[i] = f.readLong();
-                    lengths[i] = f.readLong();
-                    if (offsets[i] < 0 || lengths[i] < 0) {
-                        throw new ProtocolException("READ range " + i + " is negative: " + offsets[i] + "+" + lengths[i]);
-                    }
-                }
-                return new ReadRequest(id, offsets, lengths);
-            }
-            case TcpProtocol.RELEASE -> {
-                if (f.readableBytes() != 8) {
-                    throw new ProtocolException("RELEASE frame carries " + f.readableBytes() + " payload bytes, expected 8");
-                }
-                return new ReleaseRequest(f.readLong());
-            }
-            default -> throw new ProtocolException("unexpected frame type " + TcpProtocol.typeName(type));
-        }
-    }
-
-    private static void need(ByteBuf f, int n, String what) throws ProtocolException {
-        if (f.readableBytes() < n) {
-            throw new ProtocolException(what + " frame too short: " + f.readableBytes() + " payload bytes, need at least " + n);
-        }
     }
 
     private void drain(ChannelHandlerContext ctx) {
@@ -174,9 +85,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     private void handle(ChannelHandlerContext ctx, Request request) throws ProtocolException {
         switch (request) {
-            case LeaseRequest r -> lease(ctx, r);
-            case ReadRequest r -> read(ctx, r);
-            case ReleaseRequest r -> {
+            case Request.Lease r -> lease(ctx, r);
+            case Request.Read r -> read(ctx, r);
+            case Request.Release r -> {
                 Lease l = leases.remove(r.leaseId());
                 if (l == null) {
                     throw new ProtocolException("RELEASE of unknown lease " + r.leaseId());
@@ -189,7 +100,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void lease(ChannelHandlerContext ctx, LeaseRequest r) throws ProtocolException {
+    private void lease(ChannelHandlerContext ctx, Request.Lease r) throws ProtocolException {
         if (leases.size() >= TcpProtocol.MAX_LEASES_PER_CONNECTION) {
             throw new ProtocolException("more than " + TcpProtocol.MAX_LEASES_PER_CONNECTION + " open leases on one connection");
         }
@@ -233,7 +144,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
-    private void read(ChannelHandlerContext ctx, ReadRequest r) throws ProtocolException {
+    private void read(ChannelHandlerContext ctx, Request.Read r) throws ProtocolException {
         Lease l = leases.get(r.leaseId());
         if (l == null) {
             throw new ProtocolException("READ on unknown lease " + r.leaseId());
@@ -310,7 +221,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof DecoderException) {
+        if (cause instanceof RequestDecoder.MalformedRequestException) {
+            fail(ctx, cause.getMessage());
+        } else if (cause instanceof DecoderException) {
             fail(ctx, "malformed frame: " + cause.getMessage());
         } else if (cause instanceof IOException) {
             LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": connection from " + peer + " broke: " + cause.getMessage());

@@ -8,6 +8,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.ChannelGroupFuture;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -15,6 +18,7 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
@@ -24,11 +28,8 @@ import io.viper.spi.TransportServer;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,9 +44,9 @@ public final class TcpServer implements TransportServer {
     private static final System.Logger LOG = System.getLogger(TcpServer.class.getName());
 
     private final EventLoopGroup group;
-    private final Channel serverChannel;
     private final Location location;
-    private final Set<Channel> children = ConcurrentHashMap.newKeySet();
+    /** The server channel and every connection; once closed, it closes any channel added later. */
+    private final ChannelGroup channels;
     private final Map<Key, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
     private final AtomicLong leaseIds = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -55,9 +56,9 @@ public final class TcpServer implements TransportServer {
     private record Key(String model, long version) {
     }
 
-    private TcpServer(EventLoopGroup group, Channel serverChannel, long timeoutMs, int chunkBytes) {
+    private TcpServer(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, long timeoutMs, int chunkBytes) {
         this.group = group;
-        this.serverChannel = serverChannel;
+        this.channels = channels;
         this.location = new Location(TcpProtocol.locationUri((InetSocketAddress) serverChannel.localAddress()), Tier.HOST);
         this.timeoutMs = timeoutMs;
         this.chunkBytes = chunkBytes;
@@ -73,6 +74,7 @@ public final class TcpServer implements TransportServer {
         int chunk = TcpProtocol.CHUNK_BYTES;
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("viper-tcp-server", true),
                 NioIoHandler.newFactory());
+        ChannelGroup channels = new DefaultChannelGroup("viper-tcp-server", GlobalEventExecutor.INSTANCE, true);
         TcpServer[] self = new TcpServer[1];
         try {
             ServerBootstrap b = new ServerBootstrap()
@@ -86,16 +88,16 @@ public final class TcpServer implements TransportServer {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             TcpServer server = self[0];
-                            if (server == null || server.closed.get()) {
-                                ch.close();
+                            if (server == null) {
+                                ch.close(); // bind has not returned yet
                                 return;
                             }
-                            server.children.add(ch);
-                            ch.closeFuture().addListener(f -> server.children.remove(ch));
+                            channels.add(ch); // closes ch at once when the server is closed already
                             ch.pipeline().addLast(
                                     new IdleStateHandler(true, server.timeoutMs, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
                                     new LengthFieldBasedFrameDecoder(TcpProtocol.LENGTH_BYTES + TcpProtocol.MAX_REQUEST_FRAME, 0, TcpProtocol.LENGTH_BYTES, 0,
                                             TcpProtocol.LENGTH_BYTES),
+                                    new RequestDecoder(),
                                     new ServerConnection(server));
                         }
                     });
@@ -104,7 +106,8 @@ public final class TcpServer implements TransportServer {
                 throw new ViperException(ViperException.Reason.UNAVAILABLE, "cannot bind tcp transport to " + bind + ": "
                         + Objects.toString(f.cause() == null ? null : f.cause().getMessage(), "unknown error"), f.cause());
             }
-            self[0] = new TcpServer(group, f.channel(), timeoutMs, chunk);
+            channels.add(f.channel());
+            self[0] = new TcpServer(group, channels, f.channel(), timeoutMs, chunk);
             LOG.log(Level.DEBUG, () -> "tcp transport serving on " + self[0].location.uri());
             return self[0];
         } catch (RuntimeException e) {
@@ -167,19 +170,13 @@ public final class TcpServer implements TransportServer {
             return;
         }
         exposed.clear();
-        List<ChannelFuture> closing = new ArrayList<>();
-        closing.add(serverChannel.close());
-        for (Channel ch : children) {
-            closing.add(ch.close());
-        }
+        ChannelGroupFuture closing = channels.close();
         boolean onLoop = false;
         for (EventExecutor e : group) {
             onLoop |= e.inEventLoop();
         }
         if (!onLoop) {
-            for (ChannelFuture f : closing) {
-                f.awaitUninterruptibly(5, TimeUnit.SECONDS);
-            }
+            closing.awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         if (!onLoop) {

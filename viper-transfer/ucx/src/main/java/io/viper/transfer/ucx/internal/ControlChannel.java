@@ -2,36 +2,36 @@ package io.viper.transfer.ucx.internal;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.net.FrameChannel;
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
+import java.net.ProtocolException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * Consumer end of one control connection: a non-blocking socket channel and its own selector, so
- * that every wait has a deadline and a wait for RDMA completion also notices when the producer's end
- * closes. Used by one thread at a time; {@link #wakeup()} may be called from any thread.
+ * Consumer end of one control connection: a {@link FrameChannel} whose every wait has a deadline
+ * and whose wait for RDMA completion also notices when the producer's end closes, with the failures
+ * turned into this transport's errors. Used by one thread at a time; {@link #wakeup()} may be
+ * called from any thread.
  */
 final class ControlChannel implements AutoCloseable {
+    /** Frames of 1 to {@link ControlProtocol#MAX_FRAME} bytes; the deadlines alone bound the waits. */
+    private static final FrameChannel.Limits LIMITS = new FrameChannel.Limits(1, ControlProtocol.MAX_FRAME, Duration.ZERO);
+
     private final String peer;
-    private final SocketChannel channel;
-    private final Selector selector;
-    private final SelectionKey key;
-    private final ByteBuffer in = ByteBuffer.allocate(4 + ControlProtocol.MAX_FRAME);
+    private final FrameChannel channel;
 
     record Frame(byte type, ByteBuffer payload) {
     }
 
-    private ControlChannel(String peer, SocketChannel channel, Selector selector, SelectionKey key) {
+    private ControlChannel(String peer, FrameChannel channel) {
         this.peer = peer;
         this.channel = channel;
-        this.selector = selector;
-        this.key = key;
     }
 
     /** Connects to {@code address} within {@code connectTimeoutMs} (and before {@code deadline}), and sends the magic. */
@@ -41,29 +41,20 @@ final class ControlChannel implements AutoCloseable {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": unknown host " + address.getHostString());
         }
         long connectDeadline = Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMs));
-        SocketChannel ch = null;
-        Selector sel = null;
+        FrameChannel ch;
         try {
-            ch = SocketChannel.open();
-            ch.configureBlocking(false);
-            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            sel = Selector.open();
-            SelectionKey k = ch.register(sel, 0);
-            ControlChannel c = new ControlChannel(peer, ch, sel, k);
-            if (!ch.connect(resolved)) {
-                k.interestOps(SelectionKey.OP_CONNECT);
-                while (!ch.finishConnect()) {
-                    c.select(connectDeadline, "connecting");
-                }
-            }
-            k.interestOps(0);
+            ch = FrameChannel.connect(resolved, connectDeadline, LIMITS);
+        } catch (SocketTimeoutException e) {
+            throw timeout(peer, "connecting");
+        } catch (IOException e) {
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": cannot connect: " + e.getMessage(), e);
+        }
+        ControlChannel c = new ControlChannel(peer, ch);
+        try {
             c.send(ByteBuffer.allocate(4).putInt(ControlProtocol.MAGIC).flip(), deadline);
             return c;
-        } catch (IOException e) {
-            closeQuietly(ch, sel);
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": cannot connect: " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            closeQuietly(ch, sel);
+            c.close();
             throw e;
         }
     }
@@ -71,29 +62,21 @@ final class ControlChannel implements AutoCloseable {
     /** Writes all of {@code frame} before {@code deadline}. */
     void send(ByteBuffer frame, long deadline) {
         try {
-            while (frame.hasRemaining()) {
-                if (channel.write(frame) == 0) {
-                    key.interestOps(SelectionKey.OP_WRITE);
-                    select(deadline, "sending");
-                    key.interestOps(0);
-                }
-            }
+            channel.write(deadline, frame);
         } catch (IOException e) {
-            throw lost(e);
+            throw failure(e, "sending");
         }
     }
 
     /** Reads the next frame before {@code deadline}. */
     Frame receive(long deadline) throws ControlProtocol.ProtocolException {
-        while (true) {
-            Frame f = parse();
-            if (f != null) {
-                return f;
-            }
-            key.interestOps(SelectionKey.OP_READ);
-            select(deadline, "waiting for the producer");
-            key.interestOps(0);
-            readSome();
+        try {
+            ByteBuffer frame = channel.readFrame(deadline);
+            return new Frame(frame.get(), frame.slice());
+        } catch (ProtocolException e) {
+            throw new ControlProtocol.ProtocolException(e.getMessage());
+        } catch (IOException e) {
+            throw failure(e, "waiting for the producer");
         }
     }
 
@@ -102,28 +85,12 @@ final class ControlChannel implements AutoCloseable {
      * when the producer closes the connection, sends anything, or {@code deadline} passes.
      */
     void awaitWhile(BooleanSupplier waiting, long deadline) throws ControlProtocol.ProtocolException {
-        key.interestOps(SelectionKey.OP_READ);
         try {
-            while (waiting.getAsBoolean()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw timeout("waiting for RDMA reads");
-                }
-                selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                if (!selector.selectedKeys().isEmpty()) {
-                    selector.selectedKeys().clear();
-                    readSome();
-                    if (in.position() > 0) {
-                        throw new ControlProtocol.ProtocolException("producer sent data while the transfer was running");
-                    }
-                }
-            }
+            channel.awaitWhile(waiting, deadline);
+        } catch (ProtocolException e) {
+            throw new ControlProtocol.ProtocolException("producer sent data while the transfer was running");
         } catch (IOException e) {
-            throw lost(e);
-        } finally {
-            if (key.isValid()) {
-                key.interestOps(0);
-            }
+            throw failure(e, "waiting for RDMA reads");
         }
     }
 
@@ -132,95 +99,36 @@ final class ControlChannel implements AutoCloseable {
      * Checked right before the rkey is unpacked, see {@link UcxClient}.
      */
     void checkOpen() throws ControlProtocol.ProtocolException {
-        key.interestOps(SelectionKey.OP_READ);
         try {
-            if (selector.selectNow() > 0) {
-                selector.selectedKeys().clear();
-                readSome();
-                if (in.position() > 0) {
-                    throw new ControlProtocol.ProtocolException("producer sent data out of turn");
-                }
-            }
+            channel.requireQuiet();
+        } catch (ProtocolException e) {
+            throw new ControlProtocol.ProtocolException("producer sent data out of turn");
         } catch (IOException e) {
-            throw lost(e);
-        } finally {
-            key.interestOps(0);
+            throw failure(e, "checking the connection");
         }
     }
 
     /** Wakes a thread blocked in {@link #awaitWhile}. Any thread. */
     void wakeup() {
-        selector.wakeup();
+        channel.wakeup();
     }
 
-    private void select(long deadline, String what) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-            throw timeout(what);
+    private RetriableViperException failure(IOException e, String what) {
+        if (e instanceof SocketTimeoutException) {
+            return timeout(peer, what);
         }
-        try {
-            selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-            selector.selectedKeys().clear();
-        } catch (IOException e) {
-            throw lost(e);
+        if (e instanceof EOFException) {
+            return new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": producer closed the control connection");
         }
-    }
-
-    private void readSome() {
-        try {
-            int n = channel.read(in);
-            if (n < 0) {
-                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": producer closed the control connection");
-            }
-        } catch (IOException e) {
-            throw lost(e);
-        }
-    }
-
-    private Frame parse() throws ControlProtocol.ProtocolException {
-        if (in.position() < 4) {
-            return null;
-        }
-        int length = ControlProtocol.checkLength(in.getInt(0));
-        if (in.position() < 4 + length) {
-            return null;
-        }
-        byte type = in.get(4);
-        byte[] payload = new byte[length - 1];
-        in.get(5, payload);
-        in.flip();
-        in.position(4 + length);
-        in.compact();
-        return new Frame(type, ByteBuffer.wrap(payload));
-    }
-
-    private RetriableViperException lost(IOException e) {
         return new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": control connection lost: " + e.getMessage(), e);
     }
 
-    private RetriableViperException timeout(String what) {
+    private static RetriableViperException timeout(String peer, String what) {
         return new RetriableViperException(ViperException.Reason.TIMEOUT, peer + ": timed out " + what);
     }
 
     @Override
     public void close() {
-        closeQuietly(channel, selector);
-    }
-
-    private static void closeQuietly(SocketChannel ch, Selector sel) {
-        try {
-            if (sel != null) {
-                sel.close();
-            }
-        } catch (IOException ignored) {
-            // closing anyway
-        }
-        try {
-            if (ch != null) {
-                ch.close();
-            }
-        } catch (IOException ignored) {
-            // closing anyway
-        }
+        channel.close();
     }
 }

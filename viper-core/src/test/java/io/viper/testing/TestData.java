@@ -1,4 +1,4 @@
-package io.viper.format;
+package io.viper.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /** Finds the project's test data ({@code testdata/} at the repository root). */
-final class TestData {
+public final class TestData {
     private TestData() {
     }
 
@@ -18,7 +18,7 @@ final class TestData {
      *
      * @throws IllegalStateException when neither is a folder: the checkout is incomplete
      */
-    static Path root() {
+    public static Path root() {
         Path p = Path.of(System.getProperty("viper.testdata", "../testdata")).toAbsolutePath().normalize();
         if (!Files.isDirectory(p)) {
             throw new IllegalStateException("test data folder " + p + " does not exist (set -Dviper.testdata to the repository's testdata/)");
@@ -27,7 +27,7 @@ final class TestData {
     }
 
     /** The {@code *.safetensors} files directly in {@code dir}, sorted by name. */
-    static List<Path> safetensorsIn(Path dir) {
+    public static List<Path> safetensorsIn(Path dir) {
         try (Stream<Path> files = Files.list(dir)) {
             return files.filter(p -> p.getFileName().toString().endsWith(".safetensors")).sorted().toList();
         } catch (IOException e) {

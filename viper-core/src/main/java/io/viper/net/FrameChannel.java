@@ -1,0 +1,309 @@
+package io.viper.net;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A TCP connection that carries length-prefixed frames (a 4-byte big-endian length, then that many
+ * bytes) and raw bytes between them, with every wait bounded. The control channels of the socket
+ * transports use it: the {@code tcp://} client, the {@code ucx://} control connection and the GPU
+ * transports' control channel; each puts its own header (version, type) inside the frames.
+ *
+ * <p>Bounds: each call takes a deadline ({@link System#nanoTime()} based, or {@link #NO_DEADLINE}),
+ * and {@link Limits#stallTimeout()}, when set, also fails a wait in which no byte moved for that
+ * long, which bounds a transfer of any size by the peer's progress rather than by its length. A
+ * frame whose length lies outside {@link Limits#minFrame()}..{@link Limits#maxFrame()} is refused
+ * before anything is allocated for it.
+ *
+ * <p>Reads take exactly the bytes asked for, never more, so the raw bytes that follow a frame can be
+ * read straight into the caller's memory (a native {@link java.lang.foreign.MemorySegment} viewed as
+ * a {@link ByteBuffer}) without an intermediate copy. Buffers stay owned by the caller; a frame
+ * returned by {@link #readFrame} is a new heap buffer owned by the caller.
+ *
+ * <p>Errors are {@link IOException}s the caller turns into its own: {@link SocketTimeoutException}
+ * when a bound passes, {@link EOFException} when the peer closed the connection,
+ * {@link ProtocolException} for a frame length out of bounds or bytes that arrive when none may,
+ * {@link AsynchronousCloseException} after {@link #close()}.
+ *
+ * <p>Threads: one thread at a time reads and writes (a non-blocking channel driven by its own
+ * {@link Selector}); {@link #wakeup()} and {@link #close()} may be called from any thread, and close
+ * wakes the thread blocked in a call, which then fails.
+ */
+public final class FrameChannel implements AutoCloseable {
+    /** Bytes of the length that starts every frame. */
+    public static final int LENGTH_BYTES = 4;
+    /** A deadline that never passes. */
+    public static final long NO_DEADLINE = Long.MAX_VALUE;
+
+    /**
+     * The frames a channel accepts and how long its peer may stall.
+     *
+     * @param minFrame the shortest frame body accepted, in bytes (0 or more)
+     * @param maxFrame the longest frame body accepted, in bytes
+     * @param stallTimeout how long a wait may see no byte move before it fails; {@link Duration#ZERO}
+     *     when only the deadlines bound the waits
+     */
+    public record Limits(int minFrame, int maxFrame, Duration stallTimeout) {
+        public Limits {
+            if (minFrame < 0 || maxFrame < minFrame) {
+                throw new IllegalArgumentException("frame limits " + minFrame + ".." + maxFrame);
+            }
+            Objects.requireNonNull(stallTimeout, "stallTimeout");
+            if (stallTimeout.isNegative()) {
+                throw new IllegalArgumentException("negative stall timeout " + stallTimeout);
+            }
+        }
+    }
+
+    private final SocketChannel channel;
+    private final Selector selector;
+    private final SelectionKey key;
+    private final Limits limits;
+    private final long stallNanos;
+    private final ByteBuffer length = ByteBuffer.allocate(LENGTH_BYTES);
+    private volatile boolean closed;
+
+    private FrameChannel(SocketChannel channel, Selector selector, SelectionKey key, Limits limits) {
+        this.channel = channel;
+        this.selector = selector;
+        this.key = key;
+        this.limits = limits;
+        this.stallNanos = limits.stallTimeout().toNanos();
+    }
+
+    /**
+     * Connects to {@code address} (resolved) before {@code deadline}.
+     *
+     * @throws SocketTimeoutException when the deadline passes first
+     * @throws IOException when the connection is refused or fails
+     */
+    public static FrameChannel connect(InetSocketAddress address, long deadline, Limits limits) throws IOException {
+        SocketChannel ch = SocketChannel.open();
+        try {
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            FrameChannel c = open(ch, limits);
+            if (!ch.connect(address)) {
+                long start = System.nanoTime();
+                while (!ch.finishConnect()) {
+                    c.await(SelectionKey.OP_CONNECT, deadline, start, "connecting");
+                }
+            }
+            return c;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    /** Takes over {@code connected}, an accepted or connected channel, blocking or not. */
+    public static FrameChannel of(SocketChannel connected, Limits limits) throws IOException {
+        try {
+            connected.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            return open(connected, limits);
+        } catch (IOException | RuntimeException e) {
+            connected.close();
+            throw e;
+        }
+    }
+
+    private static FrameChannel open(SocketChannel ch, Limits limits) throws IOException {
+        Objects.requireNonNull(limits, "limits");
+        ch.configureBlocking(false);
+        Selector sel = Selector.open();
+        try {
+            return new FrameChannel(ch, sel, ch.register(sel, 0), limits);
+        } catch (IOException | RuntimeException e) {
+            sel.close();
+            throw e;
+        }
+    }
+
+    /** Writes all of {@code buffers}, in order, before {@code deadline}. */
+    public void write(long deadline, ByteBuffer... buffers) throws IOException {
+        long progress = System.nanoTime();
+        for (ByteBuffer b : buffers) {
+            while (b.hasRemaining()) {
+                checkOpen();
+                if (channel.write(b) > 0) {
+                    progress = System.nanoTime();
+                } else {
+                    await(SelectionKey.OP_WRITE, deadline, progress, "sending");
+                }
+            }
+        }
+    }
+
+    /** Writes one frame: the length of {@code body}'s remaining bytes, then those bytes. */
+    public void writeFrame(ByteBuffer body, long deadline) throws IOException {
+        int n = body.remaining();
+        if (n < limits.minFrame() || n > limits.maxFrame()) {
+            throw new IllegalArgumentException("frame of " + n + " bytes is outside " + limits.minFrame() + ".." + limits.maxFrame());
+        }
+        write(deadline, ByteBuffer.allocate(LENGTH_BYTES).putInt(0, n), body);
+    }
+
+    /**
+     * Reads until {@code dst} is full.
+     *
+     * @throws EOFException when the peer closes the connection first
+     */
+    public void readFully(ByteBuffer dst, long deadline) throws IOException {
+        long progress = System.nanoTime();
+        while (dst.hasRemaining()) {
+            checkOpen();
+            int n = channel.read(dst);
+            if (n > 0) {
+                progress = System.nanoTime();
+            } else if (n < 0) {
+                throw new EOFException("the peer closed the connection");
+            } else {
+                await(SelectionKey.OP_READ, deadline, progress, "receiving");
+            }
+        }
+    }
+
+    /**
+     * Reads one frame and returns its body (the bytes after the length) in a new buffer, ready to
+     * read.
+     *
+     * @throws ProtocolException when the length lies outside the limits
+     */
+    public ByteBuffer readFrame(long deadline) throws IOException {
+        length.clear();
+        readFully(length, deadline);
+        int n = length.getInt(0);
+        if (n < limits.minFrame() || n > limits.maxFrame()) {
+            throw new ProtocolException("frame length " + n + " outside " + limits.minFrame() + ".." + limits.maxFrame());
+        }
+        ByteBuffer body = ByteBuffer.allocate(n);
+        readFully(body, deadline);
+        return body.flip();
+    }
+
+    /**
+     * Checks, without waiting, that the peer has neither closed the connection nor sent anything:
+     * a connection that is idle between requests. A byte that arrived is consumed, so a connection
+     * that fails this check is of no further use.
+     *
+     * @throws EOFException when the peer closed the connection
+     * @throws ProtocolException when the peer sent data
+     */
+    public void requireQuiet() throws IOException {
+        checkOpen();
+        ByteBuffer probe = ByteBuffer.allocate(1);
+        int n = channel.read(probe);
+        if (n < 0) {
+            throw new EOFException("the peer closed the connection");
+        }
+        if (n > 0) {
+            throw new ProtocolException("the peer sent data out of turn");
+        }
+    }
+
+    /**
+     * Waits while {@code waiting} holds, for work that happens elsewhere (call {@link #wakeup()}
+     * when it may have stopped holding); fails as soon as the peer closes the connection or sends
+     * anything, since it must be quiet meanwhile. The stall timeout does not apply: only
+     * {@code deadline} bounds the wait.
+     *
+     * @throws SocketTimeoutException when {@code deadline} passes while {@code waiting} still holds
+     * @throws EOFException when the peer closed the connection
+     * @throws ProtocolException when the peer sent data
+     */
+    public void awaitWhile(BooleanSupplier waiting, long deadline) throws IOException {
+        while (waiting.getAsBoolean()) {
+            requireQuiet();
+            long millis = 0; // until the peer stirs or wakeup()
+            if (deadline != NO_DEADLINE) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new SocketTimeoutException("deadline passed while waiting");
+                }
+                millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
+            }
+            select(SelectionKey.OP_READ, millis);
+        }
+    }
+
+    /** Wakes the thread blocked in a call of this channel, for example in {@link #awaitWhile}. Any thread. */
+    public void wakeup() {
+        selector.wakeup();
+    }
+
+    /** Whether {@link #close()} has not been called and the connection is still open. */
+    public boolean isOpen() {
+        return !closed && channel.isOpen();
+    }
+
+    /** Closes the connection; a thread blocked in a call fails with {@link AsynchronousCloseException}. Idempotent; any thread. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            selector.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    /** Waits for {@code ops} until the deadline or the stall timeout (counted from {@code progress}) passes. */
+    private void await(int ops, long deadline, long progress, String what) throws IOException {
+        long now = System.nanoTime();
+        long left = deadline == NO_DEADLINE ? Long.MAX_VALUE : deadline - now;
+        boolean stalled = false;
+        if (stallNanos > 0 && progress + stallNanos - now < left) {
+            left = progress + stallNanos - now;
+            stalled = true;
+        }
+        if (left <= 0) {
+            throw new SocketTimeoutException(stalled
+                    ? "no progress for " + TimeUnit.NANOSECONDS.toMillis(stallNanos) + " ms while " + what
+                    : "deadline passed while " + what);
+        }
+        select(ops, left == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+    }
+
+    /** One select for {@code ops}, at most {@code millis} (0: until ready or woken). */
+    private void select(int ops, long millis) throws IOException {
+        checkOpen();
+        try {
+            key.interestOps(ops);
+            selector.select(millis);
+            selector.selectedKeys().clear();
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            throw new AsynchronousCloseException();
+        } finally {
+            if (key.isValid()) {
+                key.interestOps(0);
+            }
+        }
+        checkOpen();
+    }
+
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new AsynchronousCloseException();
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.viper.notify.embedded.internal;
+
+/**
+ * One frame of the embedded broker protocol as {@link NotifyDecoder} reads it: well-formed (version,
+ * sizes, model names), not yet checked against the reader's state. Immutable; manifest bytes are
+ * copied out of the frame and owned by the message.
+ */
+sealed interface NotifyMessage {
+
+    // Client -> broker.
+
+    /** HELLO: a client introduces itself; the broker answers WELCOME. */
+    record Hello() implements NotifyMessage {
+    }
+
+    /** SUBSCRIBE to a model's manifests. */
+    record Subscribe(String model) implements NotifyMessage {
+    }
+
+    /** UNSUBSCRIBE from a model's manifests. */
+    record Unsubscribe(String model) implements NotifyMessage {
+    }
+
+    /** PUBLISH an encoded manifest of {@code model}; answered by an ACK or ERROR with {@code requestId}. */
+    record Publish(long requestId, String model, byte[] manifest) implements NotifyMessage {
+    }
+
+    // Broker -> client.
+
+    /** WELCOME: the answer to HELLO. */
+    record Welcome() implements NotifyMessage {
+    }
+
+    /** MANIFEST: the latest encoded manifest of a subscribed model. */
+    record Manifest(String model, byte[] manifest) implements NotifyMessage {
+    }
+
+    /** ACK of a publish: {@link NotifyProtocol#ACCEPTED} or {@link NotifyProtocol#STALE}, and the broker's latest version. */
+    record Ack(long requestId, byte status, long latestVersion) implements NotifyMessage {
+    }
+
+    /** ERROR: a refused publish ({@code requestId} > 0) or a broken protocol (0); {@code code} is an {@code ERR_*}. */
+    record Error(long requestId, byte code, String reason) implements NotifyMessage {
+    }
+}

@@ -1,0 +1,95 @@
+package io.viper.testing.netty;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.support.descriptor.ClassSource;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+/**
+ * Runs small test classes through the JUnit launcher, as surefire does, with extension
+ * autodetection on: a class that drops an unreleased buffer fails, a tidy one passes.
+ */
+class NettyLeakDetectionTest {
+    /** Set while {@link #run} launches a fixture: found on their own (an IDE, {@code -Dtest}), the fixtures are disabled. */
+    private static volatile boolean launching;
+
+    static boolean launching() {
+        return launching;
+    }
+
+    /** Drops a pooled and an unpooled direct buffer without releasing them. Run only through {@link #run}. */
+    @EnabledIf("io.viper.testing.netty.NettyLeakDetectionTest#launching")
+    static class LeakingTests {
+        @Test
+        void dropsBuffersWithoutReleasingThem() {
+            ByteBuf unpooled = UnpooledByteBufAllocator.DEFAULT.directBuffer(64);
+            unpooled.writeLong(42);
+            ByteBuf pooled = PooledByteBufAllocator.DEFAULT.directBuffer(64);
+            pooled.writeLong(42);
+        }
+    }
+
+    /** Releases everything it allocates. Run only through {@link #run}. */
+    @EnabledIf("io.viper.testing.netty.NettyLeakDetectionTest#launching")
+    static class TidyTests {
+        @Test
+        void releasesItsBuffers() {
+            ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(64);
+            b.writeLong(42);
+            b.release();
+        }
+    }
+
+    /** The result of running {@code testClass} alone: the class container's outcome. */
+    private static TestExecutionResult run(Class<?> testClass) {
+        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
+                .selectors(selectClass(testClass))
+                .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "true")
+                .build();
+        Map<String, TestExecutionResult> results = new ConcurrentHashMap<>();
+        launching = true;
+        try {
+            LauncherFactory.create().execute(request, new TestExecutionListener() {
+                @Override
+                public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+                    id.getSource().filter(ClassSource.class::isInstance).ifPresent(s -> results.put(((ClassSource) s).getClassName(), result));
+                }
+            });
+        } finally {
+            launching = false;
+        }
+        TestExecutionResult result = results.get(testClass.getName());
+        assertTrue(result != null, "no result for " + testClass.getName() + ": " + results.keySet());
+        return result;
+    }
+
+    @Test
+    void aClassThatLeaksABufferFails() {
+        TestExecutionResult result = run(LeakingTests.class);
+        assertEquals(TestExecutionResult.Status.FAILED, result.getStatus());
+        AssertionError failure = assertInstanceOf(AssertionError.class, result.getThrowable().orElseThrow());
+        assertTrue(failure.getMessage().startsWith("Netty reported 2 leak(s) while NettyLeakDetectionTest$LeakingTests ran"), failure.getMessage());
+        assertTrue(failure.getMessage().contains("LEAK: ByteBuf.release() was not called"), failure.getMessage());
+        assertTrue(failure.getMessage().contains("dropsBuffersWithoutReleasingThem"), "the report shows where: " + failure.getMessage());
+    }
+
+    @Test
+    void aClassThatReleasesItsBuffersPasses() {
+        assertEquals(TestExecutionResult.Status.SUCCESSFUL, run(TidyTests.class).getStatus());
+    }
+}

@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
@@ -36,7 +37,7 @@ abstract class ServerBase implements TransportServer {
     ServerBase(String scheme, URI bind) {
         this.scheme = scheme;
         if (bind.getHost() == null || bind.getPort() < 0) {
-            throw new ViperException(ViperException.Reason.CONFIG, scheme + " bind address " + bind + " needs host:port (port 0 picks a free one)");
+            throw new ViperConfigException(scheme + " bind address " + bind + " needs host:port (port 0 picks a free one)");
         }
         try {
             listener = ServerSocketChannel.open();

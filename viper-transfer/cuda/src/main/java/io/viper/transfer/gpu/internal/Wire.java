@@ -1,6 +1,7 @@
 package io.viper.transfer.gpu.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -40,7 +41,7 @@ public final class Wire {
     /** Connects to {@code host:port} of {@code uri}. */
     public static SocketChannel connect(URI uri, int timeoutMs) {
         if (uri.getHost() == null || uri.getPort() < 1) {
-            throw new ViperException(ViperException.Reason.CONFIG, "location " + uri + " has no host:port");
+            throw new ViperConfigException("location " + uri + " has no host:port");
         }
         try {
             SocketChannel ch = SocketChannel.open();

@@ -2,6 +2,7 @@ package io.viper.transfer.ucx.internal;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -199,7 +200,7 @@ final class ControlChannel implements AutoCloseable {
     }
 
     private RetriableViperException timeout(String what) {
-        return new RetriableViperException(ViperException.Reason.TIMEOUT, peer + ": timed out " + what);
+        return new ViperTimeoutException(peer + ": timed out " + what);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.viper.transfer.ucx.internal;
 
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Tier;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
@@ -62,7 +63,7 @@ public abstract class UcxProviderBase implements TransportProvider {
     private void requireAvailable() {
         unavailableReason().ifPresent(reason -> {
             // "no CUDA driver/device: ..." reads the same from every GPU entry point.
-            throw new ViperException(ViperException.Reason.UNAVAILABLE,
+            throw new ViperUnsupportedException(
                     reason.startsWith(GpuProvider.NO_CUDA) ? reason : mode.scheme() + " transport unavailable: " + reason);
         });
     }

@@ -18,7 +18,7 @@ public interface ModelLease extends AutoCloseable {
 
     Manifest manifest();
 
-    /** The tensor called {@code name}; throws {@link io.viper.errors.ViperException} (NOT_FOUND) when absent. */
+    /** The tensor called {@code name}; throws {@link io.viper.errors.ViperNotFoundException} when absent. */
     Tensor tensor(String name);
 
     /** All tensors, in data order. */

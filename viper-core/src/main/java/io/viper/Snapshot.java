@@ -1,6 +1,6 @@
 package io.viper;
 
-import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.DType;
 import io.viper.tensor.Tensor;
@@ -32,11 +32,11 @@ public interface Snapshot {
          * A tensor in GPU memory: {@code byteSize(dtype, shape)} little-endian bytes at the CUDA device
          * address {@code devicePointer} on device {@code device} (for example a framework tensor's data
          * pointer). The producer copies it device to device into a GPU staging buffer when the GPU has
-         * room, else device to host. The default throws {@link ViperException} ({@code UNAVAILABLE}):
+         * room, else device to host. The default throws {@link ViperUnsupportedException}:
          * sinks without GPU support cannot read device memory.
          */
         default void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "no CUDA driver/device: this snapshot sink cannot read GPU tensor '" + name + "'");
+            throw new ViperUnsupportedException("no CUDA driver/device: this snapshot sink cannot read GPU tensor '" + name + "'");
         }
     }
 

@@ -19,7 +19,7 @@ public interface TensorSet extends AutoCloseable {
     /** The fetched tensors, in the order of the model's data. */
     List<Tensor> tensors();
 
-    /** The tensor called {@code name}, or throws NOT_FOUND if it was not fetched. */
+    /** The tensor called {@code name}, or throws {@link io.viper.errors.ViperNotFoundException} if it was not fetched. */
     Tensor tensor(String name);
 
     @Override

@@ -16,7 +16,7 @@ import java.util.function.Consumer;
 public interface ViperConsumer extends AutoCloseable {
     String model();
 
-    /** A lease on the model serving now; throws {@link io.viper.errors.ViperException} (NOT_FOUND) before the first one arrived. */
+    /** A lease on the model serving now; throws {@link io.viper.errors.ViperNotFoundException} before the first one arrived. */
     ModelLease current();
 
     /** A lease on the model serving now, or empty before the first one arrived. */
@@ -38,7 +38,7 @@ public interface ViperConsumer extends AutoCloseable {
     /**
      * Blocks until version {@code version} or a newer one is serving; returns the version serving.
      *
-     * @throws io.viper.errors.RetriableViperException (TIMEOUT) when it did not arrive in time
+     * @throws io.viper.errors.ViperTimeoutException when it did not arrive in time
      */
     long awaitVersion(long version, Duration timeout);
 
@@ -46,7 +46,7 @@ public interface ViperConsumer extends AutoCloseable {
      * Pulls only the named tensors of {@code version} (which must still be staged by the producer or
      * stored in the PFS), verified against their hashes, without the rest of the model.
      *
-     * @throws io.viper.errors.ViperException NOT_FOUND for an unknown version or tensor name
+     * @throws io.viper.errors.ViperNotFoundException for an unknown version or tensor name
      */
     TensorSet fetch(long version, Set<String> names);
 

@@ -26,7 +26,7 @@ class GpuWithoutDriverSdkTest {
         try (Viper v = viper("gpuless" + System.nanoTime(), "host"); ViperProducer p = v.producer("g", CheckpointPolicy.never())) {
             ViperException e = assertThrows(ViperException.class,
                     () -> p.publish(sink -> sink.addDevice("w", DType.F32, new long[] {4}, 0x7f0000000000L, 0), Map.of()));
-            assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
+            assertEquals(ViperException.Reason.UNSUPPORTED, e.reason());
             assertTrue(e.getMessage().startsWith("no CUDA driver/device: "), e.getMessage());
             assertEquals(0, p.latestVersion());
         }
@@ -44,7 +44,7 @@ class GpuWithoutDriverSdkTest {
             }
         };
         ViperException e = assertThrows(ViperException.class, () -> sink.addDevice("w", DType.F32, new long[] {1}, 1, 0));
-        assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
+        assertEquals(ViperException.Reason.UNSUPPORTED, e.reason());
         assertTrue(e.getMessage().startsWith("no CUDA driver/device: "), e.getMessage());
     }
 

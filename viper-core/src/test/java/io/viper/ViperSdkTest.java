@@ -2,6 +2,7 @@ package io.viper;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,6 +10,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.ManifestCodec;
 import io.viper.tensor.DType;
 import io.viper.testing.InMemoryNotifierProvider;
@@ -268,10 +270,13 @@ class ViperSdkTest {
         try (TensorSet set = consumer.fetch(1, Set.of("dense.bias"))) {
             assertEquals(1, set.tensors().size());
             assertArrayEquals(new float[] {5f, -5f}, set.tensor("dense.bias").toFloatArray());
-            assertThrows(ViperException.class, () -> set.tensor("dense.weight"));
+            assertThrows(ViperNotFoundException.class, () -> set.tensor("dense.weight"));
         }
-        assertThrows(ViperConfigException.class, () -> consumer.fetch(1, Set.of("missing")));
-        assertThrows(ViperException.class, () -> consumer.fetch(99, Set.of("dense.bias")));
+        // unknown tensor and unknown version: NOT_FOUND, as ViperConsumer.fetch promises
+        ViperNotFoundException missing = assertThrows(ViperNotFoundException.class, () -> consumer.fetch(1, Set.of("missing")));
+        assertTrue(missing.getMessage().contains("missing"), missing.getMessage());
+        assertFalse(missing.isRetriable());
+        assertThrows(ViperNotFoundException.class, () -> consumer.fetch(99, Set.of("dense.bias")));
     }
 
     @Test

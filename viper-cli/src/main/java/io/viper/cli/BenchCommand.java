@@ -12,6 +12,7 @@ import io.viper.cli.bench.BenchConsumerMain;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.Providers;
@@ -109,7 +110,7 @@ final class BenchCommand implements Runnable {
                             why = "no GPU provider is installed";
                         }
                         if (why != null) {
-                            throw new ViperException(ViperException.Reason.UNAVAILABLE, "--paths gpu: " + why);
+                            throw new ViperUnsupportedException("--paths gpu: " + why);
                         }
                     }
                     default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use host, tcp, pfs, gpu)");
@@ -243,7 +244,7 @@ final class BenchCommand implements Runnable {
         }
 
         private static GpuProvider gpuProvider() {
-            return Providers.gpu().orElseThrow(() -> new ViperException(ViperException.Reason.UNAVAILABLE, "--paths gpu: no GPU provider is installed"));
+            return Providers.gpu().orElseThrow(() -> new ViperUnsupportedException("--paths gpu: no GPU provider is installed"));
         }
 
         /** A copy of {@code model} in memory of GPU 0; the caller closes it. */

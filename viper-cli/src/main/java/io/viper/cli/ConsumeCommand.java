@@ -12,6 +12,8 @@ import io.viper.errors.ViperException;
 import io.viper.format.SafetensorsWriter;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
+import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +25,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -66,9 +69,9 @@ final class ConsumeCommand implements Callable<Integer> {
             b.config("viper.consumer.autoload", "false");
         }
         if (out != null) {
-            Files.createDirectories(out);
+            createOutDirectory(out);
         }
-        PathMatcher matcher = tensors == null ? null : FileSystems.getDefault().getPathMatcher("glob:" + tensors);
+        PathMatcher matcher = tensors == null ? null : glob(tensors);
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
         try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
             if (matcher == null) {
@@ -81,7 +84,7 @@ final class ConsumeCommand implements Callable<Integer> {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
                     System.err.println("viper: no update of " + model + " within " + timeout.toMillis() + " ms");
-                    return 3;
+                    return ViperMain.EXIT_NO_UPDATE;
                 }
                 long v;
                 if (e instanceof ModelUpdate u) {
@@ -121,6 +124,33 @@ final class ConsumeCommand implements Callable<Integer> {
                     return 0;
                 }
             }
+        }
+    }
+
+    /** Refuses an {@code --out} that names a file, or a path below one, before anything is consumed; creates a missing one. */
+    private static void createOutDirectory(Path dir) {
+        for (Path p = dir.toAbsolutePath(); p != null; p = p.getParent()) {
+            if (Files.exists(p)) {
+                if (!Files.isDirectory(p)) {
+                    throw new ViperConfigException("--out " + dir + ": not a directory" + (p.endsWith(dir) ? "" : " (" + p + " is a file)"));
+                }
+                break;
+            }
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            String reason = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
+            throw new ViperException(ViperException.Reason.IO, "--out " + dir + ": cannot create the directory: " + reason, e);
+        }
+    }
+
+    private static PathMatcher glob(String pattern) {
+        try {
+            return FileSystems.getDefault().getPathMatcher("glob:" + pattern);
+        } catch (PatternSyntaxException e) {
+            throw new ViperConfigException("--tensors '" + pattern + "' is not a glob: " + e.getDescription()
+                    + (e.getIndex() >= 0 ? " at position " + (e.getIndex() + 1) : ""));
         }
     }
 

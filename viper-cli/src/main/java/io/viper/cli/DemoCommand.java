@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.demo.DemoPlot;
 import io.viper.demo.DemoReport;
 import io.viper.demo.DemoResult;
@@ -189,7 +190,7 @@ public final class DemoCommand implements Callable<Integer> {
                 .orElseThrow(() -> new ViperConfigException("--transport '" + transport + "': expected " + DemoTransport.names()));
         Optional<String> why = t.unavailableReason();
         if (why.isPresent()) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "--transport " + t.displayName() + ": " + why.get() + " (use --transport tcp)");
+            throw new ViperUnsupportedException("--transport " + t.displayName() + ": " + why.get() + " (use --transport tcp)");
         }
         return t;
     }

@@ -3,41 +3,40 @@ package io.viper.cli;
 import io.viper.errors.ViperConfigException;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 
-/** Parses durations like {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}; a plain number is seconds. */
+/**
+ * Parses durations like {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}; a plain number is seconds.
+ * Negative, empty and malformed values are refused with one line that shows the expected form.
+ */
 final class Durations implements CommandLine.ITypeConverter<Duration> {
+    /** A non-negative decimal number and an optional unit. */
+    private static final Pattern FORM = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ms|s|m|h)?");
+
+    /** For a picocli option: a refusal becomes picocli's "Invalid value for option '--x': ..." line. */
     @Override
     public Duration convert(String value) {
-        return parse(value);
+        try {
+            return parse(value);
+        } catch (ViperConfigException e) {
+            throw new CommandLine.TypeConversionException(e.getMessage());
+        }
     }
 
+    /** @throws ViperConfigException naming the value and the expected form */
     static Duration parse(String value) {
-        String v = value.trim().toLowerCase(Locale.ROOT);
-        try {
-            if (v.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-            }
-            char unit = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
-            String num = Character.isDigit(unit) ? v : v.substring(0, v.length() - 1);
-            double n = Double.parseDouble(num);
-            if (n < 0 || Double.isNaN(n) || Double.isInfinite(n)) {
-                throw new NumberFormatException();
-            }
-            double seconds = switch (unit) {
-                case 's' -> n;
-                case 'm' -> n * 60;
-                case 'h' -> n * 3600;
-                default -> {
-                    if (!Character.isDigit(unit)) {
-                        throw new NumberFormatException();
-                    }
-                    yield n;
-                }
-            };
-            return Duration.ofMillis(Math.round(seconds * 1000));
-        } catch (NumberFormatException e) {
-            throw new ViperConfigException("'" + value + "' is not a duration (e.g. 500ms, 30s, 5m, 1h)");
+        Matcher m = FORM.matcher(value.strip().toLowerCase(Locale.ROOT));
+        if (!m.matches()) {
+            throw new ViperConfigException("'" + value + "' is not a duration (a non-negative number of ms, s, m or h, e.g. 500ms, 30s, 5m, 1h)");
         }
+        double millisPerUnit = switch (m.group(2) == null ? "s" : m.group(2)) {
+            case "ms" -> 1;
+            case "m" -> 60_000;
+            case "h" -> 3_600_000;
+            default -> 1_000;
+        };
+        return Duration.ofMillis(Math.round(Double.parseDouble(m.group(1)) * millisPerUnit));
     }
 }

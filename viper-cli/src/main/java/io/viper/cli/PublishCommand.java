@@ -6,8 +6,8 @@ import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Viper;
 import io.viper.ViperProducer;
-import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.format.SafetensorsFile;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -81,7 +81,7 @@ final class PublishCommand implements Callable<Integer> {
         try {
             return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new RetriableViperException(ViperException.Reason.TIMEOUT, "publishing " + model + ": " + what + " took longer than " + timeout.toSeconds() + " s");
+            throw new ViperTimeoutException("publishing " + model + ": " + what + " took longer than " + timeout.toSeconds() + " s");
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;

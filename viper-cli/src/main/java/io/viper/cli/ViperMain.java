@@ -6,9 +6,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * Entry point of the {@code viper} command. Errors a user can cause (bad files, flags, config)
- * print one line {@code viper: <problem>} on stderr and exit with {@link #EXIT_USAGE}; no stack
- * trace unless {@code VIPER_DEBUG=1}.
+ * Entry point of the {@code viper} command. Every failure prints one line {@code viper: <problem>}
+ * on stderr, no usage and no stack trace unless {@code VIPER_DEBUG=1}, and exits with the code
+ * {@link #exitCode(Throwable)} picks: {@link #EXIT_USAGE} for refused input, {@link #EXIT_FAILURE}
+ * for an operational failure; {@code consume --timeout} adds {@link #EXIT_NO_UPDATE}.
  */
 @Command(name = "viper",
         mixinStandardHelpOptions = true,
@@ -26,10 +27,12 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
         })
 public final class ViperMain implements Runnable {
-    /** Exit code for a refused input, a bad flag or configuration. */
+    /** Exit code for refused input: a flag, configuration or file, an unknown model or version, what this machine lacks. */
     public static final int EXIT_USAGE = 2;
-    /** Exit code for a failure that is not the user's (I/O, a bug). */
+    /** Exit code for an operational failure: a timeout, I/O (a full disk), an unreachable peer, a bug. */
     public static final int EXIT_FAILURE = 1;
+    /** Exit code of {@code consume --timeout} when no update arrived in time. */
+    public static final int EXIT_NO_UPDATE = 3;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -45,24 +48,47 @@ public final class ViperMain implements Runnable {
 
     /** Runs the command line and returns its exit code; used by tests without spawning a JVM. */
     public static int execute(String[] args, PrintWriter out, PrintWriter err) {
-        CommandLine cl = new CommandLine(new ViperMain());
+        return execute(new CommandLine(new ViperMain()), args, out, err);
+    }
+
+    /** Runs {@code cl} with viper's error handling: one line on {@code err} and {@link #exitCode}. */
+    static int execute(CommandLine cl, String[] args, PrintWriter out, PrintWriter err) {
         cl.setOut(out);
         cl.setErr(err);
-        cl.setExitCodeExceptionMapper(e -> e instanceof ViperException ? EXIT_USAGE : EXIT_FAILURE);
+        cl.setExitCodeExceptionMapper(ViperMain::exitCode);
         cl.setParameterExceptionHandler((e, a) -> {
             CommandLine c = e.getCommandLine();
-            c.getErr().println("viper: " + e.getMessage());
-            c.usage(c.getErr());
-            return EXIT_USAGE;
+            // One line and where to look, not the whole usage: the problem stays on the screen.
+            c.getErr().println("viper: " + oneLine(e) + " (see '" + c.getCommandSpec().qualifiedName() + " --help')");
+            return exitCode(e);
         });
         cl.setExecutionExceptionHandler((e, c, parseResult) -> {
             if (System.getenv("VIPER_DEBUG") != null) {
                 e.printStackTrace(c.getErr());
             }
             c.getErr().println("viper: " + oneLine(e));
-            return e instanceof ViperException ? EXIT_USAGE : EXIT_FAILURE;
+            return exitCode(e);
         });
         return cl.execute(args);
+    }
+
+    /**
+     * The exit code for a failure: {@link #EXIT_USAGE} for refused input (a bad flag, and the reasons
+     * CONFIG, FORMAT, NOT_FOUND and UNSUPPORTED: the command line, a file or this machine has to
+     * change), {@link #EXIT_FAILURE} for everything else (timeouts, transfers, unreachable peers, I/O,
+     * use after close, bugs, exceptions that are not Viper's).
+     */
+    static int exitCode(Throwable e) {
+        if (e instanceof CommandLine.ParameterException) {
+            return EXIT_USAGE;
+        }
+        if (!(e instanceof ViperException ve)) {
+            return EXIT_FAILURE;
+        }
+        return switch (ve.reason()) {
+            case CONFIG, FORMAT, NOT_FOUND, UNSUPPORTED -> EXIT_USAGE;
+            case CORRUPT, TRANSFER, UNAVAILABLE, TIMEOUT, CLOSED, IO, INTERNAL -> EXIT_FAILURE;
+        };
     }
 
     /** One line for a user: the message, or the type when there is none. */

@@ -3,19 +3,24 @@ package io.viper.errors;
 /**
  * A failure that may go away when the operation is tried again: a peer that went away mid-transfer,
  * a broker that is restarting, a timeout. Callers typically fall back to the next location or retry
- * with backoff.
+ * with backoff. Thrown as this class for {@code TRANSFER} and {@code UNAVAILABLE}; {@code TIMEOUT} and
+ * {@code CORRUPT} have subtypes.
  */
 public class RetriableViperException extends ViperException {
+    /** @throws IllegalArgumentException when {@code reason} is not {@linkplain Reason#isRetriable() retriable} */
     public RetriableViperException(Reason reason, String message) {
-        super(reason, message);
+        this(reason, message, null);
     }
 
+    /** @throws IllegalArgumentException when {@code reason} is not {@linkplain Reason#isRetriable() retriable} */
     public RetriableViperException(Reason reason, String message, Throwable cause) {
-        super(reason, message, cause);
+        super(requireRetriable(reason), message, cause);
     }
 
-    @Override
-    public boolean isRetriable() {
-        return true;
+    private static Reason requireRetriable(Reason reason) {
+        if (reason != null && !reason.isRetriable()) {
+            throw new IllegalArgumentException(reason + " is not retriable; throw it with ViperException.of");
+        }
+        return reason;
     }
 }

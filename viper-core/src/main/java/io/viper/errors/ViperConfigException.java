@@ -1,6 +1,10 @@
 package io.viper.errors;
 
-/** An invalid configuration value, URI or argument. The message names the key and the value. */
+/**
+ * An invalid configuration value, URI or argument, or a request a peer refuses as configured
+ * (credentials, permissions, limits). The message names the key and the value. Not retriable:
+ * the input has to change.
+ */
 public class ViperConfigException extends ViperException {
     public ViperConfigException(String message) {
         super(Reason.CONFIG, message);

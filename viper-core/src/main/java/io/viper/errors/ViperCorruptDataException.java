@@ -8,4 +8,8 @@ public class ViperCorruptDataException extends RetriableViperException {
     public ViperCorruptDataException(String message) {
         super(Reason.CORRUPT, message);
     }
+
+    public ViperCorruptDataException(String message, Throwable cause) {
+        super(Reason.CORRUPT, message, cause);
+    }
 }

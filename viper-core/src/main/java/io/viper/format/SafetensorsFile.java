@@ -1,6 +1,9 @@
 package io.viper.format;
 
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.Tensor;
 import io.viper.tensor.TensorInfo;
@@ -75,15 +78,20 @@ public final class SafetensorsFile implements AutoCloseable {
     /**
      * Maps and validates the safetensors file at {@code path}.
      *
-     * @throws io.viper.errors.ViperFormatException when the file is not a valid safetensors file
-     * @throws ViperException with reason {@link ViperException.Reason#NOT_FOUND} when there is no
-     *     such file, or {@link ViperException.Reason#IO} when it cannot be read or mapped
+     * @throws ViperFormatException when the file is not a valid safetensors file, or not a regular
+     *     file at all (a directory, a FIFO); such a path is refused without being opened
+     * @throws io.viper.errors.ViperNotFoundException when there is no such file
+     * @throws ViperException with reason {@link ViperException.Reason#IO} when it cannot be read or mapped
      */
     public static SafetensorsFile open(Path path) {
         Objects.requireNonNull(path, "path");
         String source = path.toString();
         if (Files.isDirectory(path)) {
-            throw new ViperException(ViperException.Reason.IO, source + ": is a directory, not a safetensors file");
+            throw new ViperFormatException(source, "is a directory, not a safetensors file");
+        }
+        if (Files.exists(path) && !Files.isRegularFile(path)) {
+            // A FIFO or device would block or never end the read: refused before it is opened.
+            throw new ViperFormatException(source, "is not a regular file (a pipe, socket or device), not a safetensors file");
         }
         Arena arena = Arena.ofShared();
         try {
@@ -95,7 +103,7 @@ public final class SafetensorsFile implements AutoCloseable {
             return new SafetensorsFile(path, arena, file, header);
         } catch (NoSuchFileException e) {
             arena.close();
-            throw new ViperException(ViperException.Reason.NOT_FOUND, source + ": no such file", e);
+            throw new ViperNotFoundException(source + ": no such file", e);
         } catch (AccessDeniedException e) {
             arena.close();
             throw new ViperException(ViperException.Reason.IO, source + ": permission denied", e);
@@ -161,7 +169,7 @@ public final class SafetensorsFile implements AutoCloseable {
      */
     public Checkpoint checkpoint(String model, long version) {
         if (closed.get()) {
-            throw new ViperException(ViperException.Reason.CLOSED, path + ": safetensors file is closed");
+            throw new ViperClosedException(path + ": safetensors file is closed");
         }
         return Checkpoint.of(model, version, tensors, header.metadata());
     }

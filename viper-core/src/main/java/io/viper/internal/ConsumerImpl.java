@@ -5,7 +5,8 @@ import io.viper.ModelUpdate;
 import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
-import io.viper.errors.ViperException;
+import io.viper.errors.ViperClosedException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -76,7 +77,7 @@ final class ConsumerImpl implements ViperConsumer {
 
     @Override
     public ModelLease current() {
-        return currentIfAny().orElseThrow(() -> new ViperException(ViperException.Reason.NOT_FOUND, "consumer " + model + " has no model yet"));
+        return currentIfAny().orElseThrow(() -> new ViperNotFoundException("consumer " + model + " has no model yet"));
     }
 
     @Override
@@ -107,10 +108,10 @@ final class ConsumerImpl implements ViperConsumer {
     @Override
     public TensorSet fetch(long v, Set<String> names) {
         if (closed.get()) {
-            throw new ViperException(ViperException.Reason.CLOSED, "consumer " + model + " is closed");
+            throw new ViperClosedException("consumer " + model + " is closed");
         }
         Manifest m = tracker.find(v).or(() -> rt.repository().flatMap(r -> r.find(model, v))).orElseThrow(() ->
-                new ViperException(ViperException.Reason.NOT_FOUND, "model " + model + " v" + v + " is not known to this consumer"));
+                new ViperNotFoundException("model " + model + " v" + v + " is not known to this consumer"));
         return fetcher.fetchTensors(m, names);
     }
 

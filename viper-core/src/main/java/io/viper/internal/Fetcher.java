@@ -3,8 +3,8 @@ package io.viper.internal;
 import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
-import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
@@ -136,7 +136,7 @@ final class Fetcher implements AutoCloseable {
      * Pulls the named tensors of {@code m} into memory of their own, verified; on the caller's
      * thread. GPU locations are not used: the tensors arrive in host memory.
      *
-     * @throws ViperConfigException naming the tensors {@code m} does not have
+     * @throws ViperNotFoundException naming the tensors {@code m} does not have
      */
     TensorSet fetchTensors(Manifest m, Set<String> names) {
         List<TensorEntry> wanted = new ArrayList<>();
@@ -147,7 +147,7 @@ final class Fetcher implements AutoCloseable {
             }
         }
         if (!missing.isEmpty()) {
-            throw new ViperConfigException("model " + model + " v" + m.version() + " has no tensor" + (missing.size() > 1 ? "s " : " ")
+            throw new ViperNotFoundException("model " + model + " v" + m.version() + " has no tensor" + (missing.size() > 1 ? "s " : " ")
                     + String.join(", ", missing));
         }
         long total = 0;
@@ -245,7 +245,7 @@ final class Fetcher implements AutoCloseable {
                     return t;
                 }
             }
-            throw new ViperException(ViperException.Reason.NOT_FOUND, "tensor '" + name + "' was not fetched");
+            throw new ViperNotFoundException("tensor '" + name + "' was not fetched");
         }
 
         @Override

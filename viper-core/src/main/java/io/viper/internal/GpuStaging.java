@@ -1,7 +1,7 @@
 package io.viper.internal;
 
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.hash.ParallelHash64;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
@@ -142,7 +142,7 @@ final class GpuStaging {
     private static GpuProvider gpu() {
         Optional<String> why = Providers.gpuUnavailableReason();
         if (why.isPresent()) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, why.get());
+            throw new ViperUnsupportedException(why.get());
         }
         return Providers.gpu().orElseThrow();
     }

@@ -1,7 +1,8 @@
 package io.viper.internal;
 
 import io.viper.ModelLease;
-import io.viper.errors.ViperException;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import io.viper.spi.DeviceBuffer;
@@ -110,7 +111,7 @@ final class LoadedModel {
             check();
             Tensor t = checkpoint.tensor(name);
             if (t == null) {
-                throw new ViperException(ViperException.Reason.NOT_FOUND, "model " + manifest.model() + " v" + manifest.version()
+                throw new ViperNotFoundException("model " + manifest.model() + " v" + manifest.version()
                         + " has no tensor '" + name + "'");
             }
             return t;
@@ -141,7 +142,7 @@ final class LoadedModel {
                 throw new IllegalStateException("lease on " + manifest.model() + " v" + manifest.version() + " is closed");
             }
             if (device != null) {
-                throw new ViperException(ViperException.Reason.CONFIG, "model " + manifest.model() + " v" + manifest.version()
+                throw new ViperConfigException("model " + manifest.model() + " v" + manifest.version()
                         + " is in GPU memory (viper.consumer.device=gpu): read it through ModelLease.device()");
             }
         }

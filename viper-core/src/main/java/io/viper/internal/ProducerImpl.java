@@ -5,8 +5,8 @@ import io.viper.PublishHandle;
 import io.viper.Snapshot;
 import io.viper.ViperConfig;
 import io.viper.ViperProducer;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
@@ -116,7 +116,7 @@ final class ProducerImpl implements ViperProducer {
 
     private void ensureOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "producer " + model + " is closed");
+            throw new ViperClosedException("producer " + model + " is closed");
         }
     }
 

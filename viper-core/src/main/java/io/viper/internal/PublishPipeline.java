@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.PublishHandle;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
 import io.viper.hash.Xxh3;
@@ -179,7 +180,7 @@ final class PublishPipeline implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while flushing producer " + model);
         } catch (ExecutionException | RejectedExecutionException e) {
-            throw new ViperException(ViperException.Reason.CLOSED, "producer " + model + " is closed");
+            throw new ViperClosedException("producer " + model + " is closed");
         }
     }
 

@@ -1,7 +1,7 @@
 package io.viper.internal;
 
-import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +57,7 @@ final class ReceiveSlots implements AutoCloseable {
     /**
      * A slot no model uses, waiting up to {@code viper.consumer.buffer.wait.ms} for leases to close.
      *
-     * @throws RetriableViperException TIMEOUT when both stay held, or the consumer closed meanwhile
+     * @throws ViperTimeoutException when both stay held, or the consumer closed meanwhile
      */
     Slot claim() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
@@ -71,7 +71,7 @@ final class ReceiveSlots implements AutoCloseable {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || closed) {
-                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "both receive buffers of " + model
+                    throw new ViperTimeoutException("both receive buffers of " + model
                             + " are held by open leases (waited " + waitMs + " ms)");
                 }
                 try {

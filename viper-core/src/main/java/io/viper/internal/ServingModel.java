@@ -2,8 +2,9 @@ package io.viper.internal;
 
 import io.viper.ModelLease;
 import io.viper.ModelUpdate;
-import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import java.time.Duration;
@@ -115,11 +116,11 @@ final class ServingModel implements AutoCloseable {
             while (completedVersion < v) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "consumer " + model + ": v" + v + " did not arrive within "
+                    throw new ViperTimeoutException("consumer " + model + ": v" + v + " did not arrive within "
                             + timeout.toMillis() + " ms (serving v" + completedVersion + ")");
                 }
                 if (closed) {
-                    throw new ViperException(ViperException.Reason.CLOSED, "consumer " + model + " is closed");
+                    throw new ViperClosedException("consumer " + model + " is closed");
                 }
                 try {
                     monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));

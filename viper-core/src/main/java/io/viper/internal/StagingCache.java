@@ -1,7 +1,9 @@
 package io.viper.internal;
 
-import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.spi.StagingAllocator;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -59,10 +61,10 @@ final class StagingCache implements AutoCloseable {
         lock.lock();
         try {
             if (closed) {
-                throw new ViperException(ViperException.Reason.CLOSED, "producer of " + model + " is closed");
+                throw new ViperClosedException("producer of " + model + " is closed");
             }
             if (size > budgetBytes) {
-                throw new ViperException(ViperException.Reason.CONFIG, "model " + model + " needs " + size
+                throw new ViperConfigException("model " + model + " needs " + size
                         + " bytes of staging but viper.producer.staging.budget.bytes is " + budgetBytes);
             }
             retireOlderThanKept(retired);
@@ -92,7 +94,7 @@ final class StagingCache implements AutoCloseable {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new RetriableViperException(ViperException.Reason.TIMEOUT, "staging for " + model + " v" + version
+                    throw new ViperTimeoutException("staging for " + model + " v" + version
                             + " is full: every buffer is leased by consumers (budget " + budgetBytes + " bytes); waited " + waitMillis + " ms");
                 }
                 try {
@@ -102,7 +104,7 @@ final class StagingCache implements AutoCloseable {
                     throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for a staging buffer for " + model);
                 }
                 if (closed) {
-                    throw new ViperException(ViperException.Reason.CLOSED, "producer of " + model + " is closed");
+                    throw new ViperClosedException("producer of " + model + " is closed");
                 }
             }
             result.prepare(version, size);

@@ -3,8 +3,8 @@ package io.viper.internal;
 import io.viper.CheckpointPolicy;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,7 +51,7 @@ public final class ViperInstances implements AutoCloseable {
 
     private void check() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "this Viper instance is closed");
+            throw new ViperClosedException("this Viper instance is closed");
         }
     }
 

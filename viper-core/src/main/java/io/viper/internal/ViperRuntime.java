@@ -1,9 +1,9 @@
 package io.viper.internal;
 
+import io.viper.errors.ViperClosedException;
 import io.viper.spi.Providers;
 import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperException;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -140,7 +140,7 @@ public final class ViperRuntime implements AutoCloseable {
                 LOG.log(System.Logger.Level.DEBUG, "serving staged checkpoints at {0}", s.location());
             }
             if (list.isEmpty() && !skipped.isEmpty() && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
-                throw new ViperException(ViperException.Reason.UNAVAILABLE, "no usable transport in viper.transports ("
+                throw new ViperConfigException("no usable transport in viper.transports ("
                         + String.join("; ", skipped) + ") and no viper.pfs.root to fall back to");
             }
             servers = List.copyOf(list);
@@ -189,7 +189,7 @@ public final class ViperRuntime implements AutoCloseable {
 
     private void ensureOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "this Viper instance is closed");
+            throw new ViperClosedException("this Viper instance is closed");
         }
     }
 

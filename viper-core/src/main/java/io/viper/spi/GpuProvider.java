@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Implementations must be cheap to construct: the driver is probed in
  * {@link #unavailableReason()}. When that is present (no driver, no device), every other method
- * throws {@link io.viper.errors.ViperException} with reason {@code UNAVAILABLE} and the same
+ * throws {@link io.viper.errors.ViperUnsupportedException} with the same
  * one-line message, never a linkage error.
  *
  * <p>Threads: every method is thread-safe and synchronous (the copy or hash is complete on the
@@ -58,7 +58,7 @@ public interface GpuProvider {
      * {@code device} (the driver's {@code cuMemHostRegister}). The memory stays owned by the caller,
      * who must close the result before freeing it; while pinned it may be read and written as usual.
      *
-     * @throws io.viper.errors.ViperException {@code UNAVAILABLE} when the driver refuses (memory
+     * @throws io.viper.errors.RetriableViperException {@code UNAVAILABLE} when the driver refuses (memory
      *         limits, already registered); callers may then go on with pageable memory
      * @throws IllegalArgumentException when {@code host} is not a native segment
      */

@@ -12,8 +12,9 @@ import java.util.Optional;
  *
  * <p>Created by {@link TransportProvider#openClient}; owned and closed by the consumer. Thread-safe:
  * several fetches may run at once. Errors: {@link io.viper.errors.RetriableViperException} when
- * the producer is gone, the version was recycled, or the connection broke (the caller falls back
- * to the next location); {@link io.viper.errors.ViperException} otherwise.
+ * the producer is gone or the connection broke, {@link io.viper.errors.ViperNotFoundException} when
+ * the location no longer (or not yet) holds the version, another {@link io.viper.errors.ViperException}
+ * otherwise; the consumer falls back to the next location on any of them.
  */
 public interface TransportClient extends AutoCloseable {
 
@@ -27,12 +28,11 @@ public interface TransportClient extends AutoCloseable {
 
     /**
      * Like {@link #read}, but into GPU memory: {@code destination} is a device buffer owned by the
-     * caller. GPU-tier transports implement it; the default throws a {@link io.viper.errors.ViperException}
-     * ({@code UNAVAILABLE}) naming the transport.
+     * caller. GPU-tier transports implement it; the default throws a
+     * {@link io.viper.errors.ViperUnsupportedException} naming the transport.
      */
     default void readToDevice(Manifest manifest, Location location, List<ByteRange> ranges, DeviceBuffer destination) {
-        throw new io.viper.errors.ViperException(io.viper.errors.ViperException.Reason.UNAVAILABLE,
-                location.scheme() + ":// cannot write into GPU memory");
+        throw new io.viper.errors.ViperUnsupportedException(location.scheme() + ":// cannot write into GPU memory");
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.ViperException;
@@ -19,6 +20,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -179,9 +181,18 @@ class SafetensorsValidationTest {
         ViperException e = assertThrows(ViperException.class, () -> SafetensorsFile.open(missing));
         assertEquals(ViperException.Reason.NOT_FOUND, e.reason());
         assertEquals(missing + ": no such file", e.getMessage());
-        ViperException d = assertThrows(ViperException.class, () -> SafetensorsFile.open(dir));
-        assertEquals(ViperException.Reason.IO, d.reason());
-        assertTrue(d.getMessage().contains("is a directory"), d.getMessage());
+        ViperFormatException d = assertThrows(ViperFormatException.class, () -> SafetensorsFile.open(dir));
+        assertEquals(dir + ": is a directory, not a safetensors file", d.getMessage());
+    }
+
+    @Test
+    void aFifoIsRefusedWithoutBeingOpened() throws Exception {
+        Path fifo = dir.resolve("pipe.safetensors");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        // Opening a FIFO for reading blocks until a writer comes: a refusal that returns proves it was not opened.
+        ViperFormatException e = assertTimeoutPreemptively(Duration.ofSeconds(30),
+                () -> assertThrows(ViperFormatException.class, () -> SafetensorsFile.open(fifo)));
+        assertEquals(fifo + ": is not a regular file (a pipe, socket or device), not a safetensors file", e.getMessage());
     }
 
     @Test

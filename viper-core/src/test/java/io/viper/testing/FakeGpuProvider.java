@@ -1,6 +1,9 @@
 package io.viper.testing;
 
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.hash.ParallelHash64;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
@@ -59,7 +62,7 @@ public final class FakeGpuProvider implements GpuProvider {
 
     private static void check() {
         if (!ENABLED.get()) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "no CUDA driver/device: fake GPU disabled");
+            throw new ViperUnsupportedException("no CUDA driver/device: fake GPU disabled");
         }
     }
 
@@ -89,11 +92,11 @@ public final class FakeGpuProvider implements GpuProvider {
     public DeviceBuffer allocate(int device, long bytes) {
         check();
         if (device != 0) {
-            throw new ViperException(ViperException.Reason.CONFIG, "CUDA device " + device + " does not exist (1 visible)");
+            throw new ViperConfigException("CUDA device " + device + " does not exist (1 visible)");
         }
         if (USED.addAndGet(bytes) > CAPACITY.get()) {
             USED.addAndGet(-bytes);
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "cuMemAlloc of " + bytes + " bytes failed: out of memory");
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cuMemAlloc of " + bytes + " bytes failed: out of memory");
         }
         Arena arena = Arena.ofShared();
         long address = arena.allocate(bytes, 256).address();
@@ -156,7 +159,7 @@ public final class FakeGpuProvider implements GpuProvider {
             throw new IllegalArgumentException("only native memory can be pinned, not a heap segment");
         }
         if (REFUSE_PINNING.get()) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "cuMemHostRegister of " + host.byteSize() + " bytes failed: CUDA_ERROR_OUT_OF_MEMORY");
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cuMemHostRegister of " + host.byteSize() + " bytes failed: CUDA_ERROR_OUT_OF_MEMORY");
         }
         PINNED.addAndGet(host.byteSize());
         return PinnedHost.of(host, () -> PINNED.addAndGet(-host.byteSize()));

@@ -3,6 +3,7 @@ package io.viper.testing;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.Tier;
@@ -110,7 +111,7 @@ public final class InMemoryGpuTransportProvider implements TransportProvider {
             StagedCheckpoint staged = s == null ? null : s.exposed.get(m.model() + "/" + m.version());
             ReadLease lease = staged == null ? null : staged.tryLease();
             if (lease == null) {
-                throw new RetriableViperException(ViperException.Reason.NOT_FOUND, m.model() + " v" + m.version() + " is not staged at " + loc.uri());
+                throw new ViperNotFoundException(m.model() + " v" + m.version() + " is not staged at " + loc.uri());
             }
             try (lease) {
                 Optional<DeviceBuffer> dev = staged.device();

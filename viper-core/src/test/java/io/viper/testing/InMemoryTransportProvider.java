@@ -2,7 +2,9 @@ package io.viper.testing;
 
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.Tier;
@@ -72,7 +74,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
         String name = bind.getAuthority();
         Server s = new Server(name);
         if (SERVERS.putIfAbsent(name, s) != null) {
-            throw new ViperException(ViperException.Reason.CONFIG, "mem://" + name + " is already bound");
+            throw new ViperConfigException("mem://" + name + " is already bound");
         }
         return s;
     }
@@ -125,7 +127,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
             StagedCheckpoint staged = s.exposed.get(manifest.model() + "/" + manifest.version());
             ReadLease lease = staged == null ? null : staged.tryLease();
             if (lease == null) {
-                throw new RetriableViperException(ViperException.Reason.NOT_FOUND, manifest.model() + " v" + manifest.version() + " is not staged at mem://" + name);
+                throw new ViperNotFoundException(manifest.model() + " v" + manifest.version() + " is not staged at mem://" + name);
             }
             try (lease) {
                 if (f.failReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {

@@ -1,5 +1,6 @@
 package io.viper.demo;
 
+import io.viper.errors.ViperTimeoutException;
 import io.viper.demo.internal.ChildProcess;
 import io.viper.demo.internal.DemoEvents;
 import io.viper.demo.internal.DemoEvents.ConsumerProgress;
@@ -108,7 +109,7 @@ public final class DemoRunner {
                     producer.checkAlive();
                     consumer.checkAlive();
                     if (System.nanoTime() > deadline) {
-                        throw new ViperException(ViperException.Reason.TIMEOUT, "demo: policy " + name + " did not finish within "
+                        throw new ViperTimeoutException("demo: policy " + name + " did not finish within "
                                 + limit.toSeconds() + " s (logs in " + dir + ")");
                     }
                     status.live(progress(tag, producer.progress(), consumer.progress()));

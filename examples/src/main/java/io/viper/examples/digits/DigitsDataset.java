@@ -2,6 +2,7 @@ package io.viper.examples.digits;
 
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
+import io.viper.errors.ViperNotFoundException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -53,8 +54,7 @@ public final class DigitsDataset {
         private static DigitsDataset readBundled() {
             try (InputStream in = DigitsDataset.class.getResourceAsStream(RESOURCE)) {
                 if (in == null) {
-                    throw new ViperException(ViperException.Reason.NOT_FOUND,
-                            "class path resource " + RESOURCE + ": not found (is the examples jar complete?)");
+                    throw new ViperNotFoundException("class path resource " + RESOURCE + ": not found (is the examples jar complete?)");
                 }
                 return readGzip(in, "classpath:" + RESOURCE);
             } catch (IOException e) {

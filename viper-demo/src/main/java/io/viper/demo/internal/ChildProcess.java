@@ -1,5 +1,6 @@
 package io.viper.demo.internal;
 
+import io.viper.errors.ViperTimeoutException;
 import io.viper.errors.ViperException;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -121,7 +122,7 @@ public final class ChildProcess<R, P, S> implements AutoCloseable {
             } catch (TimeoutException e) {
                 checkAlive();
                 if (System.nanoTime() > deadline) {
-                    throw new ViperException(ViperException.Reason.TIMEOUT, "demo: the " + role + " of policy " + policy
+                    throw new ViperTimeoutException("demo: the " + role + " of policy " + policy
                             + " was not ready within " + timeout.toSeconds() + " s (log: " + log + ")");
                 }
             }

@@ -1,5 +1,6 @@
 package io.viper.notify.embedded;
 
+import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.notify.embedded.internal.Broker;
 import io.viper.notify.embedded.internal.NotifyProtocol;
@@ -35,7 +36,7 @@ public final class EmbeddedBroker implements AutoCloseable {
         try {
             return new EmbeddedBroker(Broker.bind(h, port));
         } catch (BindException e) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "cannot start the embedded broker on "
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot start the embedded broker on "
                     + new NotifyProtocol.Endpoint(h, port) + ": " + e.getMessage(), e);
         }
     }

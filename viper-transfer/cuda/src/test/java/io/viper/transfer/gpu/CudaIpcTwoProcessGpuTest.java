@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.hash.ParallelHash64;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -49,8 +50,8 @@ class CudaIpcTwoProcessGpuTest {
             GpuTests.assertSame(expected.data().asSlice(1000, 4096), GpuTests.toHost(dst, 8, 4096, arena), "range read");
             assertArrayEquals(new long[] {0, 2}, producer.leases(), "both leases released after the copies");
             Manifest v2 = new Manifest("ipc", 2, "test", 0, new java.util.LinkedHashMap<>(), m.tensors(), List.of());
-            assertThrows(RetriableViperException.class, () -> client.readToDevice(v2, loc, List.of(new ByteRange(0, 8, 0)), dst),
-                    "an unknown version is refused retriably");
+            assertThrows(ViperNotFoundException.class, () -> client.readToDevice(v2, loc, List.of(new ByteRange(0, 8, 0)), dst),
+                    "an unknown version is refused as not found");
         }
     }
 }

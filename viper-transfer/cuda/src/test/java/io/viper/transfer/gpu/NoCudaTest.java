@@ -100,7 +100,7 @@ class NoCudaTest {
 
     private static void unavailable(Executable call) {
         ViperException e = assertThrows(ViperException.class, call);
-        assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
+        assertEquals(ViperException.Reason.UNSUPPORTED, e.reason());
         assertEquals(reason, e.getMessage());
     }
 }

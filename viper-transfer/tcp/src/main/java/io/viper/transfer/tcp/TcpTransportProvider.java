@@ -30,7 +30,7 @@ import java.util.Optional;
  * A producer that goes away mid-transfer fails the read with a
  * {@link io.viper.errors.RetriableViperException} at once when the connection resets or ends, and
  * after at most {@link io.viper.ViperConfig#TRANSFER_TIMEOUT_MS viper.transfer.timeout.ms} without progress otherwise; a
- * version the producer no longer serves fails with a retriable {@code NOT_FOUND}.
+ * version the producer no longer serves fails with a {@link io.viper.errors.ViperNotFoundException}.
  *
  * <h2>Wire protocol, version 1</h2>
  * Every message is a frame: a 4-byte big-endian length {@code N}, then {@code N} bytes: a version

@@ -1,5 +1,7 @@
 package io.viper.transfer.tcp;
 
+import io.viper.errors.ViperNotFoundException;
+import io.viper.testing.LogCapture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -181,19 +183,17 @@ class TcpServerRobustnessTest {
     }
 
     @Test
-    void withdrawnAndRecycledVersionsAreRetriableNotFound() {
+    void withdrawnAndRecycledVersionsAreNotFound() {
         MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
         List<ByteRange> whole = List.of(new ByteRange(0, dst.byteSize(), 0));
         try (TestStagedCheckpoint v2 = new TestStagedCheckpoint("robust", 2, 8, 100_023)) {
             server.expose(v2);
             v2.recycle();
-            RetriableViperException recycled = assertThrows(RetriableViperException.class, () -> client.read(v2.manifest(), server.location(), whole, dst));
-            assertEquals(ViperException.Reason.NOT_FOUND, recycled.reason());
+            ViperNotFoundException recycled = assertThrows(ViperNotFoundException.class, () -> client.read(v2.manifest(), server.location(), whole, dst));
             assertTrue(recycled.getMessage().contains("robust v2"), recycled.getMessage());
         }
         server.withdraw(staged);
-        RetriableViperException withdrawn = assertThrows(RetriableViperException.class, () -> client.read(staged.manifest(), server.location(), whole, dst));
-        assertEquals(ViperException.Reason.NOT_FOUND, withdrawn.reason());
+        ViperNotFoundException withdrawn = assertThrows(ViperNotFoundException.class, () -> client.read(staged.manifest(), server.location(), whole, dst));
         assertTrue(withdrawn.getMessage().contains("robust v1") && withdrawn.getMessage().contains(server.location().uri().toString()),
                 withdrawn.getMessage());
         // The refusals left the pooled connection usable.

@@ -21,7 +21,10 @@ import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import java.io.IOException;
@@ -95,10 +98,10 @@ public final class Broker implements AutoCloseable {
         try {
             address = InetAddress.getByName(host);
         } catch (UnknownHostException e) {
-            throw new ViperException(ViperException.Reason.CONFIG, "embedded broker: unknown host '" + host + "'");
+            throw new ViperConfigException("embedded broker: unknown host '" + host + "'");
         }
         if (port < 0 || port > 65_535) {
-            throw new ViperException(ViperException.Reason.CONFIG, "embedded broker: port " + port + " is outside 0..65535");
+            throw new ViperConfigException("embedded broker: port " + port + " is outside 0..65535");
         }
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-broker", true),
                 NioIoHandler.newFactory());
@@ -128,7 +131,7 @@ public final class Broker implements AutoCloseable {
                 if (f.cause() instanceof BindException be) {
                     throw be;
                 }
-                throw new ViperException(ViperException.Reason.UNAVAILABLE, "embedded broker: cannot listen on "
+                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "embedded broker: cannot listen on "
                         + new NotifyProtocol.Endpoint(host, port) + ": " + f.cause(), f.cause());
             }
             channels.add(f.channel());
@@ -183,7 +186,7 @@ public final class Broker implements AutoCloseable {
         try {
             m = ManifestCodec.decode(bytes, name + ": publish of " + model + " from " + from.peer);
             if (!m.model().equals(model)) {
-                throw new ViperException(ViperException.Reason.FORMAT, name + ": publish from " + from.peer + " names model "
+                throw new ViperFormatException(name, "publish from " + from.peer + " names model "
                         + model + " but carries a manifest of " + m.model());
             }
         } catch (ViperException e) {

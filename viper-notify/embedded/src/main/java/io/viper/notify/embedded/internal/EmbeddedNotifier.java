@@ -17,9 +17,11 @@ import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.notify.embedded.internal.NotifyMessage.Ack;
@@ -431,7 +433,7 @@ public final class EmbeddedNotifier implements Notifier {
             }
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": publish of " + what + " failed: " + describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
-            throw new RetriableViperException(ViperException.Reason.TIMEOUT, name + ": the broker did not acknowledge " + what
+            throw new ViperTimeoutException(name + ": the broker did not acknowledge " + what
                     + " within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -510,7 +512,7 @@ public final class EmbeddedNotifier implements Notifier {
 
     private void checkOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, name + " is closed");
+            throw new ViperClosedException(name + " is closed");
         }
     }
 
@@ -535,10 +537,10 @@ public final class EmbeddedNotifier implements Notifier {
             if (ch != null) {
                 ch.close();
             }
-            nextConnection.completeExceptionally(new ViperException(ViperException.Reason.CLOSED, name + " is closed"));
+            nextConnection.completeExceptionally(new ViperClosedException(name + " is closed"));
         });
         for (CompletableFuture<Ack> f : pendingPublishes.values()) {
-            f.completeExceptionally(new ViperException(ViperException.Reason.CLOSED, name + " closed before the broker acknowledged"));
+            f.completeExceptionally(new ViperClosedException(name + " closed before the broker acknowledged"));
         }
         var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         dispatcher.shutdown();
@@ -580,8 +582,7 @@ public final class EmbeddedNotifier implements Notifier {
                     if (p != null) {
                         p.completeExceptionally(error.code() == NotifyProtocol.ERR_FORMAT
                                 ? new ViperFormatException(name, "the broker refused the manifest: " + error.reason())
-                                : new ViperException(ViperException.Reason.UNAVAILABLE,
-                                        name + ": the broker refused the publish: " + error.reason()));
+                                : new ViperConfigException(name + ": the broker refused the publish: " + error.reason()));
                     } else {
                         LOG.log(Level.WARNING, name + ": the broker reported: " + error.reason());
                     }

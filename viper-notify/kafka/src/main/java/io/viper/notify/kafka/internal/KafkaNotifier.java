@@ -1,8 +1,11 @@
 package io.viper.notify.kafka.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
@@ -74,8 +77,8 @@ public final class KafkaNotifier implements Notifier {
         Objects.requireNonNull(manifest, "manifest");
         byte[] value = ManifestCodec.encode(manifest);
         if (value.length > KafkaSettings.MAX_MESSAGE_BYTES) {
-            throw new ViperException(ViperException.Reason.FORMAT, "manifest " + manifest.model() + " v" + manifest.version()
-                    + " encodes to " + value.length + " bytes, more than the Kafka notifier's limit of " + KafkaSettings.MAX_MESSAGE_BYTES);
+            throw new ViperFormatException("manifest " + manifest.model() + " v" + manifest.version(), "encodes to " + value.length
+                    + " bytes, more than the Kafka notifier's limit of " + KafkaSettings.MAX_MESSAGE_BYTES);
         }
         Producer<String, byte[]> p;
         synchronized (lock) {
@@ -102,13 +105,13 @@ public final class KafkaNotifier implements Notifier {
         } catch (KafkaException e) {
             throw failure(what, e);
         } catch (TimeoutException e) {
-            throw new RetriableViperException(ViperException.Reason.TIMEOUT, "Kafka at " + uri.bootstrapServers()
+            throw new ViperTimeoutException("Kafka at " + uri.bootstrapServers()
                     + " did not acknowledge manifest " + what + " within " + settings.timeoutMs() + " ms", e);
         } catch (IllegalStateException e) {
-            throw new ViperException(ViperException.Reason.CLOSED, "Kafka notifier " + uri + " is closed", e);
+            throw new ViperClosedException("Kafka notifier " + uri + " is closed", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.TIMEOUT, "interrupted while publishing " + what + " to " + uri, e);
+            throw new ViperTimeoutException("interrupted while publishing " + what + " to " + uri, e);
         }
     }
 
@@ -117,7 +120,7 @@ public final class KafkaNotifier implements Notifier {
             return new RetriableViperException(ViperException.Reason.UNAVAILABLE, "Kafka at " + uri.bootstrapServers()
                     + " did not take manifest " + what + " within " + settings.timeoutMs() + " ms: " + cause.getMessage(), cause);
         }
-        return new ViperException(ViperException.Reason.UNAVAILABLE, "Kafka at " + uri.bootstrapServers() + " refused manifest "
+        return new ViperConfigException("Kafka at " + uri.bootstrapServers() + " refused manifest "
                 + what + ": " + cause.getClass().getSimpleName() + ": " + cause.getMessage(), cause);
     }
 
@@ -176,7 +179,7 @@ public final class KafkaNotifier implements Notifier {
 
     private void requireOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "Kafka notifier " + uri + " is closed");
+            throw new ViperClosedException("Kafka notifier " + uri + " is closed");
         }
     }
 

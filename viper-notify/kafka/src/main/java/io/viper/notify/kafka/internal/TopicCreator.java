@@ -1,7 +1,9 @@
 package io.viper.notify.kafka.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
@@ -80,14 +82,14 @@ public final class TopicCreator {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "Kafka at " + uri.bootstrapServers()
                         + " could not create or check topic " + topic + ": " + cause.getMessage(), cause);
             }
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "Kafka at " + uri.bootstrapServers()
+            throw new ViperConfigException("Kafka at " + uri.bootstrapServers()
                     + " refused to create topic " + topic + ": " + cause.getClass().getSimpleName() + ": " + cause.getMessage(), cause);
         } catch (TimeoutException e) {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "Kafka at " + uri.bootstrapServers()
                     + " did not answer within " + settings.timeoutMs() + " ms while checking topic " + topic, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.TIMEOUT, "interrupted while checking Kafka topic " + topic, e);
+            throw new ViperTimeoutException("interrupted while checking Kafka topic " + topic, e);
         }
     }
 

@@ -1,6 +1,9 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.hash.ParallelHash64;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -107,7 +110,7 @@ public final class Cuda {
     public static void ensure() {
         Optional<String> why = unavailableReason();
         if (why.isPresent()) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, why.get());
+            throw new ViperUnsupportedException(why.get());
         }
     }
 
@@ -120,7 +123,7 @@ public final class Cuda {
             if (ctx == null) {
                 int n = deviceCount();
                 if (device < 0 || device >= n) {
-                    throw new ViperException(ViperException.Reason.CONFIG, "CUDA device " + device + " does not exist (" + n + " visible)");
+                    throw new ViperConfigException("CUDA device " + device + " does not exist (" + n + " visible)");
                 }
                 CUdevice dev = new CUdevice();
                 call(() -> JCudaDriver.cuDeviceGet(dev, device), "cuDeviceGet");
@@ -163,7 +166,7 @@ public final class Cuda {
         try {
             call(() -> JCudaDriver.cuMemAlloc(p, bytes), "cuMemAlloc of " + bytes + " bytes on device " + device);
         } catch (ViperException e) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, e.getMessage() + " (" + freeBytes(device) + " bytes free)");
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, e.getMessage() + " (" + freeBytes(device) + " bytes free)");
         }
         return p.address();
     }
@@ -261,7 +264,7 @@ public final class Cuda {
             call(() -> JCudaDriver.cuMemHostRegister(new HostPtr(host.address()), host.byteSize(), CU_MEMHOSTREGISTER_PORTABLE),
                     "cuMemHostRegister of " + host.byteSize() + " bytes");
         } catch (ViperException e) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, e.getMessage());
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, e.getMessage());
         }
     }
 
@@ -369,7 +372,7 @@ public final class Cuda {
         try {
             r.run();
         } catch (CudaException e) {
-            throw new ViperException(ViperException.Reason.TRANSFER, what + " failed: " + firstLine(e.getMessage()));
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, what + " failed: " + firstLine(e.getMessage()));
         }
     }
 

@@ -1,7 +1,9 @@
 package io.viper.transfer.gpu.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.net.FrameChannel;
@@ -71,7 +73,7 @@ public final class IpcClient implements TransportClient {
         String what = m.model() + " v" + m.version() + " from " + loc.uri();
         for (ByteRange r : ranges) {
             if (r.sourceOffset() + r.length() > m.totalBytes() || r.destinationOffset() + r.length() > destinationSize) {
-                throw new ViperException(ViperException.Reason.CONFIG, what + ": range " + r + " is outside the model or the destination");
+                throw new ViperConfigException(what + ": range " + r + " is outside the model or the destination");
             }
         }
         try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-ipc", timeoutMs)) {
@@ -83,11 +85,11 @@ public final class IpcClient implements TransportClient {
             DataInputStream in = Wire.receive(ch);
             byte status = in.readByte();
             if (status != Wire.OK) {
-                throw new RetriableViperException(ViperException.Reason.NOT_FOUND, what + ": the producer no longer serves this version");
+                throw new ViperNotFoundException(what + ": the producer no longer serves this version");
             }
             Grant g = new Grant(in.readLong(), in.readInt(), in.readLong(), in.readLong(), in.readNBytes(in.readInt()));
             if (g.size < m.totalBytes()) {
-                throw new ViperException(ViperException.Reason.TRANSFER, what + ": producer buffer of " + g.size + " bytes is smaller than the model");
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": producer buffer of " + g.size + " bytes is smaller than the model");
             }
             int device = localDevice >= 0 ? localDevice : g.device;
             boolean own = g.pid == ProcessHandle.current().pid();

@@ -1,7 +1,9 @@
 package io.viper.transfer.gpu.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.net.FrameChannel;
@@ -73,7 +75,7 @@ public final class PipeClient implements TransportClient {
         String what = m.model() + " v" + m.version() + " from " + loc.uri();
         for (ByteRange r : ranges) {
             if (r.sourceOffset() + r.length() > m.totalBytes() || r.destinationOffset() + r.length() > destinationSize) {
-                throw new ViperException(ViperException.Reason.CONFIG, what + ": range " + r + " is outside the model or the destination");
+                throw new ViperConfigException(what + ": range " + r + " is outside the model or the destination");
             }
         }
         try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-pipe", timeoutMs)) {
@@ -90,10 +92,10 @@ public final class PipeClient implements TransportClient {
             DataInputStream in = Wire.receive(ch);
             byte status = in.readByte();
             if (status == Wire.GONE) {
-                throw new RetriableViperException(ViperException.Reason.NOT_FOUND, what + ": the producer no longer serves this version");
+                throw new ViperNotFoundException(what + ": the producer no longer serves this version");
             }
             if (status != Wire.OK) {
-                throw new ViperException(ViperException.Reason.TRANSFER, what + ": " + in.readUTF());
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": " + in.readUTF());
             }
             receive.receive(ch);
             if (Wire.receive(ch).readByte() != Wire.OK) {

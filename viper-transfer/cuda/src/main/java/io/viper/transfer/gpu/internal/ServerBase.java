@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;

@@ -1,6 +1,7 @@
 package io.viper.transfer.gpu.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.net.HostPort;
 import io.viper.net.FrameChannel;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
@@ -44,7 +45,7 @@ class PipeHostPathTest {
             assertEquals(0, staged.openLeases(), "the lease ends with the transfer");
 
             server.withdraw(staged);
-            RetriableViperException gone = assertThrows(RetriableViperException.class,
+            ViperNotFoundException gone = assertThrows(ViperNotFoundException.class,
                     () -> client.read(staged.manifest(), server.location(), ranges, dst));
             assertEquals(ViperException.Reason.NOT_FOUND, gone.reason());
         }

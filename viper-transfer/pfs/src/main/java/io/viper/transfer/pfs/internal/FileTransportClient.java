@@ -1,10 +1,12 @@
 package io.viper.transfer.pfs.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.format.SafetensorsHeader;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
@@ -27,8 +29,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Every read or map memory-maps the file read-only, validates its header and checks that it
  * describes exactly the manifest's tensors (names, dtypes, shapes, offsets) before any byte is
  * used. For a file, "the producer holds the bytes" means "the file exists": a file that is gone
- * (deleted by retention, or not stored yet) fails with a {@link RetriableViperException}
- * ({@code NOT_FOUND}), so that the consumer moves on to a newer version or another location; a
+ * (deleted by retention, or not stored yet) fails with a {@link ViperNotFoundException}, so that the consumer moves on to a newer version or another location; a
  * malformed or mismatching file fails with a {@link ViperFormatException} naming it. A mapping
  * survives the deletion of its file (POSIX unlink semantics), so a consumer serving from
  * {@link #map} is not disturbed by retention. The repository never rewrites or truncates a file in
@@ -61,7 +62,7 @@ public final class FileTransportClient implements TransportClient {
                 }
             } catch (InternalError fault) {
                 // An access to a mapping whose file was truncated underneath raises SIGBUS, reported as InternalError.
-                throw new RetriableViperException(ViperException.Reason.IO, file + ": the file changed (was truncated) while it was read", fault);
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": the file changed (was truncated) while it was read", fault);
             }
         }
     }
@@ -119,17 +120,17 @@ public final class FileTransportClient implements TransportClient {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
         } catch (NoSuchFileException e) {
-            throw new RetriableViperException(ViperException.Reason.NOT_FOUND, file + ": not found: " + manifest.model() + " v"
+            throw new ViperNotFoundException(file + ": not found: " + manifest.model() + " v"
                     + manifest.version() + " was deleted by retention or is not stored yet", e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.IO, file + ": cannot read: " + PfsRepository.problem(e), e);
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + PfsRepository.problem(e), e);
         }
         try {
             SafetensorsHeader header = SafetensorsHeader.parse(file.toString(), segment);
             ManifestMatch.check(header, manifest, file.toString());
             return new Mapped(segment, header.dataStart());
         } catch (InternalError fault) {
-            throw new RetriableViperException(ViperException.Reason.IO, file + ": the file changed (was truncated) while it was read", fault);
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": the file changed (was truncated) while it was read", fault);
         }
     }
 
@@ -152,7 +153,7 @@ public final class FileTransportClient implements TransportClient {
 
     private void ensureOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "file:// transport client is closed");
+            throw new ViperClosedException("file:// transport client is closed");
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
@@ -509,7 +510,7 @@ public final class PfsRepository implements CheckpointRepository {
 
     private void ensureOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "PFS repository " + root + " is closed");
+            throw new ViperClosedException("PFS repository " + root + " is closed");
         }
     }
 

@@ -1,14 +1,15 @@
 package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.Tier;
@@ -99,13 +100,12 @@ class FileTransportClientTest {
     }
 
     @Test
-    void aMissingFileIsRetriableNotFound() throws IOException {
+    void aMissingFileIsNotFound() throws IOException {
         Files.delete(file);
-        RetriableViperException e = assertThrows(RetriableViperException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
-        assertEquals(ViperException.Reason.NOT_FOUND, e.reason());
+        ViperNotFoundException e = assertThrows(ViperNotFoundException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
+        assertFalse(e.isRetriable());
         assertTrue(e.getMessage().startsWith(file.toString()) && e.getMessage().contains("retention"), e.getMessage());
-        RetriableViperException m = assertThrows(RetriableViperException.class, () -> client.map(manifest, location));
-        assertEquals(ViperException.Reason.NOT_FOUND, m.reason());
+        assertThrows(ViperNotFoundException.class, () -> client.map(manifest, location));
     }
 
     @Test

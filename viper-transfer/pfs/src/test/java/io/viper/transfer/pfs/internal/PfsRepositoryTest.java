@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -469,10 +469,7 @@ class PfsRepositoryTest {
                             }
                         }
                         verified.incrementAndGet();
-                    } catch (RetriableViperException e) {
-                        if (e.reason() != ViperException.Reason.NOT_FOUND) {
-                            throw e;
-                        }
+                    } catch (ViperNotFoundException e) {
                         gone.incrementAndGet();
                     }
                 }

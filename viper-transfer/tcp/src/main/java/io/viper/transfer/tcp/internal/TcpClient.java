@@ -1,8 +1,11 @@
 package io.viper.transfer.tcp.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.net.HostPort;
@@ -75,18 +78,14 @@ public final class TcpClient implements TransportClient {
                 transfer(conn, manifest, work, destination, what, answered);
                 release(conn);
                 return;
-            } catch (RetriableViperException e) {
+            } catch (ViperNotFoundException e) {
                 // A refusal by the producer (NOT_AVAILABLE) leaves the connection in a clean state.
-                if (e.reason() == ViperException.Reason.NOT_FOUND) {
-                    release(conn);
-                } else {
-                    discard(conn);
-                }
+                release(conn);
                 throw e;
             } catch (IOException | CancelledKeyException | ClosedSelectorException e) {
                 discard(conn);
                 if (closed) {
-                    throw new ViperException(ViperException.Reason.CLOSED, "tcp client closed while reading " + what);
+                    throw new ViperClosedException("tcp client closed while reading " + what);
                 }
                 if (reused && !answered[0] && attempt == 1) {
                     // A pooled connection the producer dropped while it was idle: try once on a fresh one.
@@ -112,7 +111,7 @@ public final class TcpClient implements TransportClient {
         answered[0] = true;
         byte type = response.get();
         if (type == TcpProtocol.NOT_AVAILABLE) {
-            throw new RetriableViperException(ViperException.Reason.NOT_FOUND, "tcp read of " + what + ": " + reason(response));
+            throw new ViperNotFoundException("tcp read of " + what + ": " + reason(response));
         }
         expect(type, TcpProtocol.LEASED, response, 16);
         long leaseId = response.getLong();
@@ -234,7 +233,7 @@ public final class TcpClient implements TransportClient {
 
     private RetriableViperException failure(Exception e, String what) {
         if (e instanceof SocketTimeoutException) {
-            return new RetriableViperException(ViperException.Reason.TIMEOUT, "tcp read of " + what + ": " + e.getMessage(), e);
+            return new ViperTimeoutException("tcp read of " + what + ": " + e.getMessage(), e);
         }
         String detail = e instanceof EOFException ? e.getMessage()
                 : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
@@ -265,7 +264,7 @@ public final class TcpClient implements TransportClient {
             }
             return c;
         } catch (IOException e) {
-            throw new RetriableViperException(e instanceof SocketTimeoutException ? ViperException.Reason.TIMEOUT : ViperException.Reason.UNAVAILABLE,
+            throw ViperException.of(e instanceof SocketTimeoutException ? ViperException.Reason.TIMEOUT : ViperException.Reason.UNAVAILABLE,
                     "tcp read of " + what + ": cannot connect: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         }
     }
@@ -295,7 +294,7 @@ public final class TcpClient implements TransportClient {
 
     private void checkOpen() {
         if (closed) {
-            throw new ViperException(ViperException.Reason.CLOSED, "tcp transport client is closed");
+            throw new ViperClosedException("tcp transport client is closed");
         }
     }
 

@@ -19,6 +19,8 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
@@ -103,7 +105,7 @@ public final class TcpServer implements TransportServer {
                     });
             ChannelFuture f = b.bind(address).awaitUninterruptibly();
             if (!f.isSuccess()) {
-                throw new ViperException(ViperException.Reason.UNAVAILABLE, "cannot bind tcp transport to " + bind + ": "
+                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot bind tcp transport to " + bind + ": "
                         + Objects.toString(f.cause() == null ? null : f.cause().getMessage(), "unknown error"), f.cause());
             }
             channels.add(f.channel());
@@ -124,7 +126,7 @@ public final class TcpServer implements TransportServer {
     @Override
     public void expose(StagedCheckpoint staged) {
         if (closed.get()) {
-            throw new ViperException(ViperException.Reason.CLOSED, "tcp transport " + location.uri() + " is closed");
+            throw new ViperClosedException("tcp transport " + location.uri() + " is closed");
         }
         exposed.put(new Key(staged.model(), staged.version()), staged);
     }

@@ -4,6 +4,7 @@ import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.net.FrameChannel;
 import java.io.EOFException;
+import io.viper.errors.ViperTimeoutException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
@@ -123,8 +124,8 @@ final class ControlChannel implements AutoCloseable {
         return new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": control connection lost: " + e.getMessage(), e);
     }
 
-    private static RetriableViperException timeout(String peer, String what) {
-        return new RetriableViperException(ViperException.Reason.TIMEOUT, peer + ": timed out " + what);
+    private static ViperTimeoutException timeout(String peer, String what) {
+        return new ViperTimeoutException(peer + ": timed out " + what);
     }
 
     @Override

@@ -2,8 +2,11 @@ package io.viper.transfer.ucx.internal;
 
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.net.HostPort;
@@ -122,7 +125,7 @@ public final class UcxClient implements TransportClient {
         try {
             return new UcxClient(settings, mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
         } catch (RuntimeException | LinkageError e) {
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
+            throw new ViperUnsupportedException("ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
         }
     }
 
@@ -167,7 +170,7 @@ public final class UcxClient implements TransportClient {
         InetSocketAddress address = HostPort.parse(location.uri(), mode.scheme(), false).unresolved();
         String what = manifest.model() + " v" + manifest.version();
         if (closed) {
-            throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
+            throw new ViperClosedException("ucx client is closed");
         }
         String peer = "ucx " + location.uri();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.transferTimeoutMs());
@@ -176,7 +179,7 @@ public final class UcxClient implements TransportClient {
             ControlChannel.Frame reply = control.receive(deadline);
             ControlProtocol.Grant grant = switch (reply.type()) {
                 case ControlProtocol.GRANT -> ControlProtocol.parseGrant(reply.payload());
-                case ControlProtocol.NOT_AVAILABLE -> throw new RetriableViperException(ViperException.Reason.UNAVAILABLE,
+                case ControlProtocol.NOT_AVAILABLE -> throw new ViperNotFoundException(
                         peer + ": " + what + " not available: " + ControlProtocol.parseNotAvailable(reply.payload()));
                 default -> throw new ControlProtocol.ProtocolException("expected GRANT or NOT_AVAILABLE, got " + ControlProtocol.typeName(reply.type()));
             };
@@ -277,7 +280,7 @@ public final class UcxClient implements TransportClient {
         }
         try {
             loop.execute(t::abandon);
-        } catch (RetriableViperException closedLoop) {
+        } catch (ViperClosedException closedLoop) {
             // The loop is closing and takes the endpoints with it.
         }
         LOG.severe(t.peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
@@ -286,7 +289,7 @@ public final class UcxClient implements TransportClient {
     private boolean awaitAfter(Runnable action, Transfer t) {
         try {
             loop.execute(action);
-        } catch (RetriableViperException closedLoop) {
+        } catch (ViperClosedException closedLoop) {
             // The loop is closing: its cleanup force-closes every endpoint.
         }
         try {
@@ -356,7 +359,7 @@ public final class UcxClient implements TransportClient {
         void start() {
             try {
                 if (closed) {
-                    throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx client is closed");
+                    throw new ViperClosedException("ucx client is closed");
                 }
                 target = acquire(grant.workerAddress());
                 rkey = remoteKey(target, grant);

@@ -3,6 +3,7 @@ package io.viper.transfer.ucx.internal;
 import io.viper.ViperConfig;
 import io.viper.config.ConfigKey;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Tier;
 import io.viper.net.HostPort;
 import io.viper.spi.GpuProvider;
@@ -69,7 +70,7 @@ public abstract class UcxProviderBase implements TransportProvider {
     private void requireAvailable() {
         unavailableReason().ifPresent(reason -> {
             // "no CUDA driver/device: ..." reads the same from every GPU entry point.
-            throw new ViperException(ViperException.Reason.UNAVAILABLE,
+            throw new ViperUnsupportedException(
                     reason.startsWith(GpuProvider.NO_CUDA) ? reason : mode.scheme() + " transport unavailable: " + reason);
         });
     }

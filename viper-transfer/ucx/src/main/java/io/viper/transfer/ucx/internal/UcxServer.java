@@ -2,8 +2,10 @@ package io.viper.transfer.ucx.internal;
 
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Location;
 import io.viper.net.HostPort;
 import io.viper.spi.DeviceBuffer;
@@ -134,7 +136,7 @@ public final class UcxServer implements TransportServer {
                     }
                     return null;
                 }, LOOP_CALL_TIMEOUT_MS);
-            } catch (RetriableViperException e) {
+            } catch (ViperClosedException | RetriableViperException e) {
                 LOG.fine(() -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
             }
         }
@@ -238,7 +240,7 @@ public final class UcxServer implements TransportServer {
             if (e instanceof ViperException ve) {
                 throw ve;
             }
-            throw new ViperException(ViperException.Reason.UNAVAILABLE, "ucx server: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
+            throw new ViperUnsupportedException("ucx server: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
         }
     }
 
@@ -281,7 +283,7 @@ public final class UcxServer implements TransportServer {
                 if (e instanceof ViperException ve) {
                     throw ve;
                 }
-                throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate a staging buffer of " + bytes + " bytes: "
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate a staging buffer of " + bytes + " bytes: "
                         + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
             } finally {
                 lifecycle.readLock().unlock();
@@ -376,7 +378,7 @@ public final class UcxServer implements TransportServer {
             if (ex instanceof ViperException ve) {
                 throw ve;
             }
-            throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate UCX memory for "
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate UCX memory for "
                     + e.size + " bytes of " + what + ": " + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
         }
     }
@@ -397,7 +399,7 @@ public final class UcxServer implements TransportServer {
             if (ex instanceof ViperException ve) {
                 throw ve;
             }
-            throw new ViperException(ViperException.Reason.TRANSFER, "ucx server: cannot register " + e.size + " bytes of " + what + ": "
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, "ucx server: cannot register " + e.size + " bytes of " + what + ": "
                     + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
         }
     }
@@ -431,7 +433,7 @@ public final class UcxServer implements TransportServer {
                 list.forEach(UcxServer::deregisterInLoop);
                 return null;
             }, LOOP_CALL_TIMEOUT_MS);
-        } catch (RetriableViperException e) {
+        } catch (ViperClosedException | RetriableViperException e) {
             LOG.fine(() -> "ucx server: deregistration skipped: " + e.getMessage());
         }
     }
@@ -449,7 +451,7 @@ public final class UcxServer implements TransportServer {
 
     private void requireOpen() {
         if (closed) {
-            throw new RetriableViperException(ViperException.Reason.CLOSED, "ucx server " + location.uri() + " is closed");
+            throw new ViperClosedException("ucx server " + location.uri() + " is closed");
         }
     }
 

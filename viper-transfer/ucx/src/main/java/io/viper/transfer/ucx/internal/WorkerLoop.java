@@ -1,7 +1,9 @@
 package io.viper.transfer.ucx.internal;
 
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -95,13 +97,13 @@ public final class WorkerLoop implements AutoCloseable {
     }
 
     /**
-     * Queues {@code task} for the loop thread and wakes it. Throws a retriable CLOSED exception once
+     * Queues {@code task} for the loop thread and wakes it. Throws a {@link ViperClosedException} once
      * the loop is closing. Callable from any thread.
      */
     public void execute(Runnable task) {
         synchronized (lock) {
             if (closing) {
-                throw new RetriableViperException(ViperException.Reason.CLOSED, "UCX worker " + name + " is closed");
+                throw new ViperClosedException("UCX worker " + name + " is closed");
             }
             tasks.add(task);
             worker.signal();
@@ -153,7 +155,7 @@ public final class WorkerLoop implements AutoCloseable {
             }
             throw new ViperException(ViperException.Reason.INTERNAL, "UCX worker " + name + ": " + c, c);
         } catch (TimeoutException e) {
-            throw new RetriableViperException(ViperException.Reason.TIMEOUT, "UCX worker " + name + " did not answer within " + timeoutMs + " ms");
+            throw new ViperTimeoutException("UCX worker " + name + " did not answer within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RetriableViperException(ViperException.Reason.TRANSFER, "interrupted while waiting for UCX worker " + name);

@@ -12,9 +12,9 @@ import io.viper.Viper;
 import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
-import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.Tier;
@@ -101,7 +101,7 @@ class UcxGpuModeTest {
         client.read(s.manifest(), server.location(), List.of(new ByteRange(0, total, 0)), host);
         assertEquals(-1, bytes(s.deviceCopy(), 0, total).mismatch(host));
         server.withdraw(s);
-        assertThrows(RetriableViperException.class,
+        assertThrows(ViperNotFoundException.class,
                 () -> client.readToDevice(s.manifest(), server.location(), List.of(new ByteRange(0, total, 0)), dst));
     }
 
@@ -126,7 +126,7 @@ class UcxGpuModeTest {
         DeviceBuffer dst = keep(gpu.allocate(0, 4096));
         List<ByteRange> all = List.of(new ByteRange(0, 4096, 0));
         ViperException e = assertThrows(ViperException.class, () -> hostClient.readToDevice(s.manifest(), server.location(), all, dst));
-        assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
+        assertEquals(ViperException.Reason.UNSUPPORTED, e.reason());
         ViperConfigException wrongScheme = assertThrows(ViperConfigException.class,
                 () -> gpuClient.readToDevice(s.manifest(), new Location(URI.create("ucx://127.0.0.1:1"), Tier.HOST), all, dst));
         assertTrue(wrongScheme.getMessage().contains("is not a ucx-fakegpu:// location"), wrongScheme.getMessage());

@@ -1,0 +1,132 @@
+package io.viper.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.CheckpointPolicy;
+import io.viper.PublishHandle;
+import io.viper.Viper;
+import io.viper.ViperProducer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The failures a probe of the CLI found, each pinned to one line {@code viper: ...} on stderr, no
+ * usage, no Java class names, and its exit code: 2 for refused input, 1 for an operational failure.
+ */
+class ProbeFailuresTest {
+    /** Opening a FIFO for reading blocks until a writer comes; a refusal must not get that far. */
+    private static final Duration NO_HANG = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+
+    /** Runs {@code args} in-process and checks the one line and the code; returns the line without "viper: ". */
+    static String fails(int code, String... args) {
+        InspectCommandTest.Run r = InspectCommandTest.run(args);
+        assertEquals(code, r.exit(), String.join(" ", args) + " -> " + r.err());
+        List<String> lines = r.errLines();
+        assertEquals(1, lines.size(), "one line: " + r.err());
+        String line = lines.getFirst();
+        assertTrue(line.startsWith("viper: "), line);
+        assertFalse(line.contains("Usage:"), line);
+        assertFalse(line.matches(".*\\b(java|javax|sun|picocli)\\.[a-z]+\\..*") || line.contains("Exception"), "no Java class names: " + line);
+        assertEquals("", r.out());
+        return line.substring("viper: ".length());
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "''",
+        "' '",
+        "-1ms",
+        "-5s",
+        "5x",
+        "ms",
+        "1.5.2s",
+        "soon",
+    })
+    void aBadDurationIsOneLineNamingTheFlagAndTheForm(String value) {
+        // The file does not exist: reaching the command would say so instead, so the value is refused first.
+        Path file = dir.resolve("never-read.safetensors");
+        String line = fails(2, "publish", "--model", "m", "--file", file.toString(), "--linger", value);
+        assertTrue(line.startsWith("Invalid value for option '--linger': '" + value + "' is not a duration (a non-negative number of ms, s, m or h, e.g. 500ms"),
+                line);
+        assertTrue(line.endsWith("(see 'viper publish --help')"), line);
+        String timeout = fails(2, "consume", "--model", "m", "--timeout", value);
+        assertTrue(timeout.startsWith("Invalid value for option '--timeout': '" + value + "' is not a duration"), timeout);
+    }
+
+    @Test
+    void durationsThatAreFine() {
+        assertEquals(Duration.ZERO, Durations.parse("0"));
+        assertEquals(Duration.ofMillis(1500), Durations.parse("1.5"));
+        assertEquals(Duration.ofMillis(500), Durations.parse("500ms"));
+        assertEquals(Duration.ofMinutes(5), Durations.parse(" 5M "));
+        assertEquals(Duration.ofMillis(250), Durations.parse(".25s"));
+        assertEquals(Duration.ofHours(1), Durations.parse("1h"));
+    }
+
+    @Test
+    void unknownFlagsAndMissingOnesAreOneLineWithAHint() {
+        assertEquals("Unknown option: '--bogus' (see 'viper inspect --help')", fails(2, "inspect", "--bogus", "x.safetensors"));
+        assertEquals("Missing required option: '--model=NAME' (see 'viper consume --help')", fails(2, "consume"));
+    }
+
+    @Test
+    void aFifoIsRefusedByInspectAndPublishWithoutOpeningIt() throws Exception {
+        Path fifo = dir.resolve("pipe.safetensors");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        String expected = fifo + ": is not a regular file (a pipe, socket or device), not a safetensors file";
+        assertTimeoutPreemptively(NO_HANG, () -> {
+            assertEquals(expected, fails(2, "inspect", fifo.toString()));
+            assertEquals(expected, fails(2, "inspect", "--json", "--stats", fifo.toString()));
+            assertEquals(expected, fails(2, "publish", "--model", "m", "--file", fifo.toString(), "--notifier", "embedded://127.0.0.1:0"));
+        });
+    }
+
+    @Test
+    void aTensorsPatternThatIsNotAGlobIsRefused() {
+        String line = fails(2, "consume", "--model", "m", "--tensors", "[", "--notifier", "embedded://127.0.0.1:1");
+        assertTrue(line.startsWith("--tensors '[' is not a glob: "), line);
+    }
+
+    @Test
+    void anOutThatIsAFileIsRefused() throws Exception {
+        Path file = Files.writeString(dir.resolve("taken"), "not a directory");
+        assertEquals("--out " + file + ": not a directory", fails(2, "consume", "--model", "m", "--out", file.toString(),
+                "--notifier", "embedded://127.0.0.1:1"));
+        Path below = file.resolve("sub");
+        String line = fails(2, "consume", "--model", "m", "--out", below.toString(), "--notifier", "embedded://127.0.0.1:1");
+        assertTrue(line.startsWith("--out " + below + ": not a directory"), line);
+        assertEquals("not a directory", Files.readString(file), "left alone");
+    }
+
+    @Test
+    void aFullDiskWhileWritingOutIsAnOperationalFailure() throws Exception {
+        // The version's output file is a link to /dev/full, where every write fails with ENOSPC, as on a full disk.
+        Path out = Files.createDirectories(dir.resolve("out"));
+        Path full = Path.of("/dev/full");
+        assertTrue(Files.isWritable(full), "/dev/full (Linux) stands for the full disk");
+        Files.createSymbolicLink(out.resolve("full-v1.safetensors"), full);
+        try (Viper producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0").build();
+             ViperProducer producer = producerSide.producer("full", CheckpointPolicy.never())) {
+            PublishHandle h = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of());
+            h.announced().get(60, TimeUnit.SECONDS);
+            String line = assertTimeoutPreemptively(NO_HANG, () -> fails(1, "consume", "--model", "full", "--once", "--timeout", "50s",
+                    "--out", out.toString(), "--notifier", producerSide.notifierUri().toString()));
+            assertTrue(line.startsWith(out.resolve("full-v1.safetensors") + ": cannot write: "), line);
+            assertTrue(line.contains("No space left on device"), line);
+        }
+    }
+}

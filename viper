@@ -13,6 +13,9 @@ if stale; then
   echo "building viper..." >&2
   "$root/scripts/setup-system.sh"
   log="$(mktemp)"
+  # The class path is every jar in viper-lib: clear it, so that a module renamed or removed since the
+  # last build leaves no stale copy behind to shadow the new one.
+  rm -rf "$lib"
   if ! (cd "$root" && ./mvnw -B -q -ntp -DskipTests -pl viper-cli -am package >"$log" 2>&1); then
     cat "$log" >&2; rm -f "$log"
     echo "viper: build failed (log above)" >&2; exit 1

@@ -10,7 +10,7 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * Cache-aware path selection (DESIGN.md section 4): orders the locations of a manifest by what
+ * Cache-aware path selection (docs/architecture.md#path-selection): orders the locations of a manifest by what
  * this consumer can use. GPU when it serves on GPU and has room, else host when the host budget
  * allows a receive buffer, else the PFS (mapped in place, no buffer needed). Within a tier, the
  * transport's priority (ucx before tcp), then the producer's order. Stateless and thread-safe.

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
 
 /**
  * The producer's host staging buffers: keeps the newest {@code keepVersions} versions readable and
- * recycles an older buffer only once no read lease holds it (DESIGN.md section 4).
+ * recycles an older buffer only once no read lease holds it (docs/architecture.md#memory-ownership-and-leases).
  *
  * <p>Buffer states: FILLING (taken for a version that is being copied and hashed), STAGED
  * (serving: leases granted), RETIRING (older than the newest kept versions: no new leases; becomes

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Durable store of checkpoint versions (the PFS repository of DESIGN.md section 5):
+ * Durable store of checkpoint versions (the PFS repository; docs/architecture.md#pfs-repository):
  * {@code <root>/<model>/<version>/model.safetensors} plus {@code manifest.json}, written to temporary
  * names, fsynced and renamed, with {@code <root>/<model>/LATEST} replaced atomically afterwards.
  *

@@ -4,7 +4,8 @@ import io.viper.manifest.Manifest;
 import java.net.URI;
 
 /**
- * Publish/subscribe of manifests, keyed by model name (DESIGN.md section 6).
+ * Publish/subscribe of manifests, keyed by model name (the embedded and Kafka wire formats are in
+ * docs/architecture.md#wire-protocols).
  *
  * <p>Contract every implementation passes (the notifier conformance suite checks it):
  * <ul>

@@ -17,7 +17,7 @@ import java.util.Objects;
 /**
  * Opens the PFS checkpoint repository for {@code file:///absolute/root} URIs (scheme {@code file}):
  * {@code <root>/<model>/<version>/model.safetensors} plus {@code manifest.json}, and
- * {@code <root>/<model>/LATEST}, written atomically (DESIGN.md section 5). Found with
+ * {@code <root>/<model>/LATEST}, written atomically (see docs/architecture.md#pfs-repository). Found with
  * {@link java.util.ServiceLoader}.
  *
  * <p>Configuration: core's {@code viper.pfs.retention} ({@link ViperConfig#PFS_RETENTION}) is how

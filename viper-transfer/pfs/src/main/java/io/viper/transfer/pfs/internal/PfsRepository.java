@@ -46,7 +46,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 /**
- * The PFS checkpoint repository (DESIGN.md section 5): {@code <root>/<model>/<version>/model.safetensors}
+ * The PFS checkpoint repository (docs/architecture.md#pfs-repository): {@code <root>/<model>/<version>/model.safetensors}
  * (a standard safetensors file) and {@code manifest.json} (the {@link ManifestCodec} encoding, its
  * location the file), with {@code <root>/<model>/LATEST} naming the newest complete version.
  *

@@ -1,0 +1,62 @@
+package io.viper.scheduler;
+
+/**
+ * Keeps {@link OnlineCheckpointPolicy} on its budget of K checkpoints over {@code s+1..e}: at iteration
+ * t at most {@code floor(K * (t - s) / (e - s)) + burst} may have been published (the elapsed share of
+ * the budget, plus a few for a burst), never more than K; and the threshold on the accumulated gap is
+ * steered toward that pace: each iteration it is multiplied by
+ * {@code exp(gain * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
+ * and down when it lags. Budget saved in quiet stretches is what pays for a burst after a change.
+ *
+ * <p>Not thread-safe: the training thread owns it.
+ */
+final class BudgetPacer {
+    private final long warmup;
+    private final long end;
+    private final int budget;
+    private final int burst;
+    private final double gain;
+    private final double floor;
+    private final double ceiling;
+    private double threshold;
+
+    /**
+     * @param warmup s
+     * @param end e
+     * @param budget K, at least 1
+     * @param burst how many checkpoints may run ahead of the pace, at least 0
+     * @param initialThreshold the starting threshold, positive
+     * @param gain how fast the threshold follows the pace, at least 0 (0: fixed)
+     */
+    BudgetPacer(long warmup, long end, int budget, int burst, double initialThreshold, double gain) {
+        this.warmup = warmup;
+        this.end = end;
+        this.budget = budget;
+        this.burst = burst;
+        this.gain = gain;
+        this.threshold = initialThreshold;
+        this.floor = initialThreshold * 1e-6;
+        this.ceiling = initialThreshold * 1e6;
+    }
+
+    /** How many checkpoints may have been published after {@code iteration}. */
+    long allowance(long iteration) {
+        return Math.min(budget, (long) Math.floor(paced(iteration)) + burst);
+    }
+
+    /** Steers the threshold by how far {@code published} is from the pace at {@code iteration}. */
+    void adapt(long iteration, int published) {
+        if (gain > 0) {
+            threshold = Math.clamp(threshold * Math.exp(gain * (published - paced(iteration)) / budget), floor, ceiling);
+        }
+    }
+
+    /** The accumulated gap at which to publish now. */
+    double threshold() {
+        return threshold;
+    }
+
+    private double paced(long iteration) {
+        return (double) budget * (iteration - warmup) / (end - warmup);
+    }
+}

@@ -44,10 +44,11 @@ public final class DemoEvents {
 
     /**
      * The producer's run: the iterations it published and their versions, the training stall they cost
-     * (in all and each), and how far the loop fell behind its pace at worst.
+     * (in all and each), how far the loop fell behind its pace at worst, and, for the online policy, the
+     * CIL its staleness probes predict and the changes it detected (NaN and none otherwise).
      */
     public record ProducerResult(int checkpoints, long[] iterations, long[] versions, double stallMs, double[] stallsMs,
-                                 double maxLateMs) {
+                                 double maxLateMs, double predictedCil, long[] changes) {
     }
 
     /** The consumer holds the warm-up model, {@code version}, and has warmed up its serving path. */
@@ -59,10 +60,11 @@ public final class DemoEvents {
     }
 
     /**
-     * The consumer's run: the requests, their summed loss (the CIL) and how many were right, every
-     * request's loss and answering version, and every model update Viper reported.
+     * The consumer's run: the requests of each replica, each replica's summed loss (its CIL), how many
+     * answers were right over all replicas, every request's loss (mean over the replicas) and answering
+     * version, and every model update Viper reported.
      */
-    public record ConsumerResult(int requests, double cil, int correct, double[] losses, long[] versions, List<Update> updates) {
+    public record ConsumerResult(int requests, double[] cils, int correct, double[] losses, long[] versions, List<Update> updates) {
     }
 
     /** One model update the consumer saw: its version, the latency from publish to swap, the path it came by. */

@@ -125,6 +125,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     private long[] checkpoints = new long[16];
     private long lastReplan;
     private boolean replanPending;
+    private long[] changePoints = new long[0];
 
     /** A policy that decides only (no re-planning), e.g. to simulate it on predicted losses. */
     public OnlineCheckpointPolicy(Config config, StalenessProbe probe) {
@@ -156,6 +157,10 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         }
         lastIteration = iteration;
         boolean changed = changes.observe(iteration, loss);
+        if (changed) {
+            changePoints = Arrays.copyOf(changePoints, changePoints.length + 1);
+            changePoints[changePoints.length - 1] = changes.lastChange();
+        }
         if (replanner != null) {
             replanner.recordLoss(iteration, loss);
             if (changed) {
@@ -218,6 +223,11 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     /** The CIL the probes predict: the deployed version's probed loss times the requests, summed over the iterations so far. */
     public double servedLossEstimate() {
         return servedEstimate;
+    }
+
+    /** The first iteration of every change the training loss showed so far, in order. */
+    public long[] changes() {
+        return changePoints.clone();
     }
 
     /** The first iteration of the latest change the training loss showed, or {@link Long#MIN_VALUE} before any. */

@@ -79,13 +79,16 @@ public final class DemoRunner {
         return new DemoResult(s, plan, outcomes, (System.nanoTime() - t0) / 1e9, keepLogs ? Optional.of(work) : Optional.empty());
     }
 
-    /** The mean update latency of every update the runs so far measured, in seconds; empty before any. */
+    /**
+     * The update latency the runs so far measured, in seconds: the 90th percentile of each run's updates,
+     * weighted by their number (a checkpoint sooner than most updates arrive is wasted); empty before any.
+     */
     static OptionalDouble measuredLatency(List<PolicyOutcome> outcomes) {
         double sum = 0;
         int n = 0;
         for (PolicyOutcome o : outcomes) {
-            if (o.swaps() > 0 && Double.isFinite(o.updateMsMean())) {
-                sum += o.updateMsMean() * o.swaps();
+            if (o.swaps() > 0 && Double.isFinite(o.updateMsP90())) {
+                sum += o.updateMsP90() * o.swaps();
                 n += o.swaps();
             }
         }

@@ -6,7 +6,9 @@ package io.viper.scheduler;
  * the budget, plus a few for a burst), never more than K; and the threshold on the accumulated gap is
  * steered toward that pace: each iteration it is multiplied by
  * {@code exp(gain * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
- * and down when it lags. Budget saved in quiet stretches is what pays for a burst after a change.
+ * and down when it lags, except while held ({@link #hold}): after a change the burst of checkpoints it
+ * causes is what the budget saved in quiet stretches is for, and must not raise the threshold for the
+ * next change.
  *
  * <p>Not thread-safe: the training thread owns it.
  */
@@ -19,6 +21,7 @@ final class BudgetPacer {
     private final double floor;
     private final double ceiling;
     private double threshold;
+    private long heldUntil = Long.MIN_VALUE;
 
     /**
      * @param warmup s
@@ -44,9 +47,14 @@ final class BudgetPacer {
         return Math.min(budget, (long) Math.floor(paced(iteration)) + burst);
     }
 
-    /** Steers the threshold by how far {@code published} is from the pace at {@code iteration}. */
+    /** Keeps the threshold as it is up to {@code iteration}. */
+    void hold(long iteration) {
+        heldUntil = Math.max(heldUntil, iteration);
+    }
+
+    /** Steers the threshold by how far {@code published} is from the pace at {@code iteration}, unless held. */
     void adapt(long iteration, int published) {
-        if (gain > 0) {
+        if (gain > 0 && iteration > heldUntil) {
             threshold = Math.clamp(threshold * Math.exp(gain * (published - paced(iteration)) / budget), floor, ceiling);
         }
     }

@@ -19,10 +19,12 @@ import java.util.Arrays;
  *       ahead of the elapsed share of the budget by more than {@link Config#burst()}, never more than
  *       {@link Config#budget()} in all); publishing resets the accumulated gap;</li>
  *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});</li>
- *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM) and, at a change and
- *       every {@link Config#refitEvery()} iterations, re-plans off the training thread: the curve and
- *       the drift are refitted on the losses and probes since the latest change only, and the rest of
- *       the run is planned with them ({@link #currentPlan()}).</li>
+ *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the
+ *       threshold for {@link Config#holdAfterChange()} iterations, so that the burst of checkpoints the
+ *       change calls for spends budget saved before it instead of raising the threshold, and at a change
+ *       and every {@link Config#refitEvery()} iterations it re-plans off the training thread: the curve
+ *       and the drift are refitted on the losses and probes since the latest change only, and the rest
+ *       of the run is planned with them ({@link #currentPlan()}).</li>
  * </ol>
  * Threshold on the accumulated gap: for a gap that grows linearly with age this publishes at the
  * interval that balances the loss of serving stale against the price of one checkpoint, and a sudden
@@ -46,12 +48,13 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
      * @param initialThreshold the accumulated gap that publishes at first (positive)
      * @param burst how many checkpoints may run ahead of the budget's pace (at least 0)
      * @param gain how fast the threshold follows the pace (at least 0)
+     * @param holdAfterChange how many iterations after a detected change the threshold is held (at least 0)
      * @param refitEvery re-plan at least this often, in iterations (positive)
      */
     public record Config(long warmup, long end, int budget, double requestsPerIteration, long minSpacing, double initialThreshold,
-                         int burst, double gain, long refitEvery) {
+                         int burst, double gain, long holdAfterChange, long refitEvery) {
         /** The default gain of the threshold toward the pace. */
-        public static final double DEFAULT_GAIN = 0.1;
+        public static final double DEFAULT_GAIN = 0.03;
 
         /** Checks every value; each problem is one line naming it. */
         public Config {
@@ -76,6 +79,9 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             if (!(gain >= 0) || !Double.isFinite(gain)) {
                 throw new ViperConfigException("online policy: the gain must be a non-negative number, got " + gain);
             }
+            if (holdAfterChange < 0) {
+                throw new ViperConfigException("online policy: the hold after a change must be at least 0, got " + holdAfterChange);
+            }
             if (refitEvery < 1) {
                 throw new ViperConfigException("online policy: the refit interval must be positive, got " + refitEvery);
             }
@@ -86,13 +92,14 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
          * iteration {@code t_train / t_infer}, minimum spacing {@code ceil(t_load / t_train)} (t_load being
          * the measured update latency), the initial threshold from the predicted losses
          * ({@link #initialThreshold(CilSimulator, int)}), a burst of a tenth of the budget, the default
-         * gain, a re-plan every twentieth of the run.
+         * gain, the threshold held for a twentieth of the run after a change, a re-plan every quarter of
+         * the run besides those at changes.
          */
         public static Config of(ScheduleInput in, int budget) {
             CilSimulator sim = new CilSimulator(in);
             long spacing = in.tTrain() > 0 ? Math.max(1, (long) Math.ceil(in.tLoad() / in.tTrain() - 1e-9)) : 1;
             return new Config(in.warmup(), in.end(), budget, in.tTrain() / in.tInfer(), spacing, initialThreshold(sim, budget),
-                    Math.max(1, Math.ceilDiv(budget, 10)), DEFAULT_GAIN, Math.max(10, in.span() / 20));
+                    Math.max(1, Math.ceilDiv(budget, 10)), DEFAULT_GAIN, in.span() / 20, Math.max(10, in.span() / 4));
         }
 
         /**
@@ -160,6 +167,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         if (changed) {
             changePoints = Arrays.copyOf(changePoints, changePoints.length + 1);
             changePoints[changePoints.length - 1] = changes.lastChange();
+            pacer.hold(iteration + cfg.holdAfterChange());
         }
         if (replanner != null) {
             replanner.recordLoss(iteration, loss);

@@ -73,7 +73,7 @@ class OnlineCheckpointPolicyTest {
             long e = s + 10 + r.nextInt(600);
             double gain = r.nextDouble();
             OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(s, e, budget, 0.5 + r.nextDouble() * 4, spacing,
-                    r.nextDouble() * 2 + 1e-6, burst, gain, 50);
+                    r.nextDouble() * 2 + 1e-6, burst, gain, r.nextInt(100), 50);
             // anything from silence to huge jumps, even NaN
             StalenessProbe wild = it -> new StalenessProbe.Measurement(r.nextInt(20) == 0 ? Double.NaN : r.nextDouble() * (r.nextBoolean() ? 100 : 0.01), 0);
             OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, wild);
@@ -95,8 +95,23 @@ class OnlineCheckpointPolicyTest {
     }
 
     @Test
+    void thePacerSteersTheThresholdTowardThePaceExceptWhileHeld() {
+        BudgetPacer p = new BudgetPacer(0, 100, 10, 2, 1.0, 0.5);
+        assertEquals(3, p.allowance(10), "one paced by 10, plus a burst of 2");
+        assertEquals(10, p.allowance(100));
+        p.adapt(10, 3); // two ahead of the pace: up
+        double up = p.threshold();
+        assertTrue(up > 1.0, "" + up);
+        p.hold(20);
+        p.adapt(20, 9);
+        assertEquals(up, p.threshold(), 0.0, "held");
+        p.adapt(50, 0); // five behind: down
+        assertTrue(p.threshold() < up, "" + p.threshold());
+    }
+
+    @Test
     void spendsTheBudgetSavedInQuietStretchesRightAfterAJump() {
-        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.1, 90);
+        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
         Stream s = new Stream(3, 2e-5, 200);
         OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, s);
         List<Long> published = drive(p, s, 2000);
@@ -111,7 +126,7 @@ class OnlineCheckpointPolicyTest {
 
     @Test
     void aChangeReplansOnTheLossesSinceTheChangeOnly() {
-        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.1, 100_000);
+        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 100_000);
         Stream s = new Stream(5, 2e-4, 200);
         OnlineReplanner replanner = new OnlineReplanner(RUN, new CurveFitter(), Runnable::run);
         OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, s, replanner);
@@ -155,10 +170,10 @@ class OnlineCheckpointPolicyTest {
         assertEquals(5, viper.burst());
         // drift adds 1e-3 * a for a = 1..40 iterations of age, times 2 requests per iteration
         assertEquals(viper.initialThreshold() + 2 * 1e-3 * 40 * 41 / 2, stale.initialThreshold(), 1e-9);
-        String m = assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(200, 100, 3, 1, 1, 1, 0, 0, 1)).getMessage();
+        String m = assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(200, 100, 3, 1, 1, 1, 0, 0, 0, 1)).getMessage();
         assertTrue(m.startsWith("online policy: ") && !m.contains("\n"), m);
-        assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 0, 1, 1, 1, 0, 0, 1));
-        assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 3, 1, 0, 1, 0, 0, 1));
+        assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 0, 1, 1, 1, 0, 0, 0, 1));
+        assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 3, 1, 0, 1, 0, 0, 0, 1));
     }
 
     @Test

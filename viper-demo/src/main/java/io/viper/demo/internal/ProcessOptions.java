@@ -32,7 +32,8 @@ public final class ProcessOptions {
     private static final String ONLINE = "online";
     private static final String REPLICAS = "replicas";
     private static final Set<String> RUN = Set.of(ITERATIONS, WARMUP, SEED, PACE_US, NOTIFIER, PFS, WORKLOAD);
-    private static final List<String> ONLINE_KEYS = List.of("budget", "spacing", "threshold", "burst", "gain", "refit", "t_save", "t_load", "t_infer");
+    private static final List<String> ONLINE_KEYS = List.of("budget", "spacing", "threshold", "burst", "gain", "hold", "refit", "t_save", "t_load",
+            "t_infer");
 
     private ProcessOptions() {
     }
@@ -96,7 +97,8 @@ public final class ProcessOptions {
     /** {@code budget=45,spacing=4,...}: every number exactly, in the order of {@link #ONLINE_KEYS}. */
     private static String encode(Online o) {
         OnlineCheckpointPolicy.Config c = o.config();
-        Object[] values = {c.budget(), c.minSpacing(), c.initialThreshold(), c.burst(), c.gain(), c.refitEvery(), o.tSave(), o.tLoad(), o.tInfer()};
+        Object[] values = {c.budget(), c.minSpacing(), c.initialThreshold(), c.burst(), c.gain(), c.holdAfterChange(), c.refitEvery(), o.tSave(),
+            o.tLoad(), o.tInfer()};
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < values.length; i++) {
             parts.add(ONLINE_KEYS.get(i) + "=" + values[i]);
@@ -120,7 +122,7 @@ public final class ProcessOptions {
             double tInfer = Double.parseDouble(kv.get("t_infer"));
             OnlineCheckpointPolicy.Config c = new OnlineCheckpointPolicy.Config(run.warmup(), run.end(), Integer.parseInt(kv.get("budget")),
                     tTrain / tInfer, Long.parseLong(kv.get("spacing")), Double.parseDouble(kv.get("threshold")), Integer.parseInt(kv.get("burst")),
-                    Double.parseDouble(kv.get("gain")), Long.parseLong(kv.get("refit")));
+                    Double.parseDouble(kv.get("gain")), Long.parseLong(kv.get("hold")), Long.parseLong(kv.get("refit")));
             return new Online(c, Double.parseDouble(kv.get("t_save")), Double.parseDouble(kv.get("t_load")), tInfer);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("DemoProducer: --online '" + text + "': " + e.getMessage());

@@ -39,7 +39,7 @@ class ProcessOptionsTest {
 
     @Test
     void theOnlinePolicysSettingsSurviveTheCommandLineExactly() {
-        OnlineCheckpointPolicy.Config c = new OnlineCheckpointPolicy.Config(200, 2000, 45, 0.005 / 0.0025, 4, 0.6123456789, 5, 0.1, 90);
+        OnlineCheckpointPolicy.Config c = new OnlineCheckpointPolicy.Config(200, 2000, 45, 0.005 / 0.0025, 4, 0.6123456789, 5, 0.03, 90, 450);
         ProcessOptions.Online online = new ProcessOptions.Online(c, 0.0005, 0.0213, 0.0025);
         ProcessOptions.Producer p = new ProcessOptions.Producer(RUN, new long[0], List.of("tcp://127.0.0.1:0"), Optional.of(online));
         assertEquals(online, ProcessOptions.producer(ProcessOptions.args(p).toArray(String[]::new)).online().orElseThrow());

@@ -5,14 +5,17 @@ package io.viper.scheduler;
  * t at most {@code floor(K * (t - s) / (e - s)) + burst} may have been published (the elapsed share of
  * the budget, plus a few for a burst), never more than K; and the threshold on the accumulated gap is
  * steered toward that pace: each iteration it is multiplied by
- * {@code exp(gain * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
- * and down when it lags, except while held ({@link #hold}): after a change the burst of checkpoints it
- * causes is what the budget saved in quiet stretches is for, and must not raise the threshold for the
- * next change.
+ * {@code exp(g * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
+ * ({@code g = gain}) and down when it lags ({@code g = }{@value #CATCH_UP}{@code  * gain}: a budget left
+ * unspent is lost, while running ahead is already bounded by the allowance), except while held
+ * ({@link #hold}): after a change the burst of checkpoints it causes is what the budget saved in quiet
+ * stretches is for, and must not raise the threshold for the next change.
  *
  * <p>Not thread-safe: the training thread owns it.
  */
 final class BudgetPacer {
+    /** How much faster the threshold falls when the policy lags than it rises when it runs ahead. */
+    static final double CATCH_UP = 3;
     private final long warmup;
     private final long end;
     private final int budget;
@@ -55,7 +58,8 @@ final class BudgetPacer {
     /** Steers the threshold by how far {@code published} is from the pace at {@code iteration}, unless held. */
     void adapt(long iteration, int published) {
         if (gain > 0 && iteration > heldUntil) {
-            threshold = Math.clamp(threshold * Math.exp(gain * (published - paced(iteration)) / budget), floor, ceiling);
+            double ahead = published - paced(iteration);
+            threshold = Math.clamp(threshold * Math.exp((ahead > 0 ? gain : CATCH_UP * gain) * ahead / budget), floor, ceiling);
         }
     }
 

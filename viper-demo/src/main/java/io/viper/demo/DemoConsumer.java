@@ -14,6 +14,9 @@ import io.viper.demo.internal.ProcessOptions;
 import io.viper.examples.digits.ContinualDigitsStream;
 import io.viper.examples.digits.DigitClassifier;
 import io.viper.examples.digits.InferenceModel;
+import io.viper.examples.digits.Mlp;
+import io.viper.spi.Providers;
+import io.viper.spi.TransportProvider;
 import io.viper.tensor.Tensor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +31,10 @@ import java.util.concurrent.TimeUnit;
  * Viper and answers a fixed-rate stream of requests with whatever model it holds at that moment.
  *
  * <ol>
- *   <li>Subscribes, waits for version 1 (the warm-up model), reports {@code ready}.</li>
+ *   <li>Warms its serving path up with an untrained model of the same shape, reads the notifier from
+ *       the driver when told to ({@code --notifier -}: the driver starts it beside the producer, before
+ *       the producer's notifier exists), subscribes, waits for version 1 (the warm-up model), reports
+ *       {@code ready}.</li>
  *   <li>On {@code start EPOCH_MS}: request k is due at {@code start + k / rate}; it is drawn from the
  *       stream at position {@code s + floor(k / rate / pace)} (the training iteration the shared clock
  *       says it is) once per replica, each replica with its own generator seeded by (seed, replica, k)
@@ -78,7 +84,18 @@ public final class DemoConsumer {
         ContinualDigitsStream stream = o.workload().stream(end, seed);
         int requests = Requests.count(end, warmup, paceNanos, rate);
 
-        Viper.Builder builder = Viper.builder().notifier(o.notifier()).consumerPaths(options.paths().toArray(String[]::new));
+        // Compile the serving path before the clock starts (a cold JVM would be slow on the first requests),
+        // with a model of the same shape, while the producer starts up beside this process.
+        InferenceModel untrained = new Mlp(Mlp.Config.defaults(seed)).snapshot();
+        SplittableRandom warm = new SplittableRandom(seed);
+        for (int i = 0; i < 3000; i++) {
+            untrained.predictProba(stream.sampleRequest(warmup, warm).x());
+        }
+        // load the transports (and their native libraries) while the producer is not ready yet
+        Providers.transports().forEach(TransportProvider::unavailableReason);
+        Providers.gpuUnavailableReason();
+        String notifier = o.notifier().equals(ProcessOptions.NOTIFIER_FROM_DRIVER) ? io.awaitNotifier() : o.notifier();
+        Viper.Builder builder = Viper.builder().notifier(notifier).consumerPaths(options.paths().toArray(String[]::new));
         o.pfs().ifPresent(builder::pfsRoot);
         List<ModelUpdate> updates = new ArrayList<>();
         try (Viper viper = builder.build(); ViperConsumer consumer = viper.consumer(DemoProducer.MODEL)) {
@@ -91,11 +108,6 @@ public final class DemoConsumer {
             Served served;
             try (ModelLease lease = consumer.current()) {
                 served = Served.of(lease);
-            }
-            // Compile the serving path before the clock starts: a cold JVM would be slow on the first requests.
-            SplittableRandom warm = new SplittableRandom(seed);
-            for (int i = 0; i < 3000; i++) {
-                served.model().predictProba(stream.sampleRequest(warmup, warm).x());
             }
             io.emit(new ConsumerReady(served.version()));
 

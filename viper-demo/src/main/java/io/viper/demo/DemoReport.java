@@ -39,10 +39,10 @@ public final class DemoReport {
                 plan.budget(), s.budget().isPresent() ? "--budget" : "as many as epoch takes", plan.epochIters(), plan.trainImages());
         out.println();
         Optional<PolicyOutcome> hindsight = find(r.outcomes(), DemoPolicy.HINDSIGHT);
-        out.printf(Locale.ROOT, "%-9s %11s %18s %20s %13s %9s %10s %9s  %s%n", "policy", "checkpoints", "CIL (mean +- sd)", "vs hindsight",
+        out.printf(Locale.ROOT, "%-9s %11s %18s %22s %13s %9s %10s %9s  %s%n", "policy", "checkpoints", "CIL (mean +- sd)", "vs hindsight",
                 "predicted CIL", "accuracy", "update ms", "stall ms", "path");
         for (PolicyOutcome o : r.outcomes()) {
-            out.printf(Locale.ROOT, "%-9s %11d %18s %20s %13.2f %8.1f%% %10s %9.2f  %s%n", o.name(), o.checkpoints(),
+            out.printf(Locale.ROOT, "%-9s %11d %18s %22s %13.2f %8.1f%% %10s %9.2f  %s%n", o.name(), o.checkpoints(),
                     String.format(Locale.ROOT, "%.2f +- %.2f", o.cil(), o.cilSpread()),
                     hindsight.map(h -> o == h ? "-" : relative(o, h)).orElse("-"), o.predictedCil(), 100 * o.accuracy(), ms(o.updateMsMean()),
                     o.stallMs(), o.path());

@@ -126,41 +126,41 @@ public final class DemoRunner {
                 : Optional.of(new ProcessOptions.Online(plan.online(), plan.input().tSave(), plan.input().tLoad(), plan.input().tInfer()));
         pcmd.addAll(ProcessOptions.args(new ProcessOptions.Producer(run, policy.followsItsPlan() ? schedule.checkpoints() : new long[0],
                 s.transport().producerTransports(), online)));
-        status.live(String.format(Locale.ROOT, "%s starting the producer (warm-up %d iterations)...", tag, s.warmup()));
+        // both processes start together; the consumer learns the producer's notifier once it exists
+        List<String> ccmd = new ArrayList<>(jvm);
+        ccmd.add(DemoConsumer.class.getName());
+        ccmd.addAll(ProcessOptions.args(new ProcessOptions.Consumer(new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros,
+                ProcessOptions.NOTIFIER_FROM_DRIVER, pfs, s.workload()), s.rate(), s.transport().consumerPaths(), s.replicas())));
+        status.live(String.format(Locale.ROOT, "%s starting the producer (warm-up %d iterations) and the consumer...", tag, s.warmup()));
         try (ChildProcess<ProducerReady, ProducerProgress, ProducerResult> producer =
-                     ChildProcess.start("producer", name, pcmd, dir.resolve("producer.log"), DemoEvents.PRODUCER)) {
+                     ChildProcess.start("producer", name, pcmd, dir.resolve("producer.log"), DemoEvents.PRODUCER);
+             ChildProcess<ConsumerReady, ConsumerProgress, ConsumerResult> consumer =
+                     ChildProcess.start("consumer", name, ccmd, dir.resolve("consumer.log"), DemoEvents.CONSUMER)) {
             ProducerReady ready = producer.awaitReady(START_LIMIT);
-            List<String> ccmd = new ArrayList<>(jvm);
-            ccmd.add(DemoConsumer.class.getName());
-            ccmd.addAll(ProcessOptions.args(new ProcessOptions.Consumer(new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros,
-                    ready.notifier(), pfs, s.workload()), s.rate(), s.transport().consumerPaths(), s.replicas())));
-            status.live(tag + " starting the consumer...");
-            try (ChildProcess<ConsumerReady, ConsumerProgress, ConsumerResult> consumer =
-                         ChildProcess.start("consumer", name, ccmd, dir.resolve("consumer.log"), DemoEvents.CONSUMER)) {
-                consumer.awaitReady(START_LIMIT);
-                long start = System.currentTimeMillis() + 300;
-                producer.send(DemoEvents.start(start));
-                consumer.send(DemoEvents.start(start));
-                Duration limit = Duration.ofMillis((long) (s.runSeconds() * 1000) + RUN_SLACK.toMillis());
-                long deadline = System.nanoTime() + limit.toNanos();
-                while (!(producer.finished() && consumer.finished())) {
-                    producer.checkAlive();
-                    consumer.checkAlive();
-                    if (System.nanoTime() > deadline) {
-                        throw new ViperException(ViperException.Reason.TIMEOUT, "demo: policy " + name + " did not finish within "
-                                + limit.toSeconds() + " s (logs in " + dir + ")");
-                    }
-                    status.live(progress(tag, producer.progress(), consumer.progress()));
-                    Thread.sleep(200);
+            consumer.send(DemoEvents.notifier(ready.notifier()));
+            consumer.awaitReady(START_LIMIT);
+            long start = System.currentTimeMillis() + 300;
+            producer.send(DemoEvents.start(start));
+            consumer.send(DemoEvents.start(start));
+            Duration limit = Duration.ofMillis((long) (s.runSeconds() * 1000) + RUN_SLACK.toMillis());
+            long deadline = System.nanoTime() + limit.toNanos();
+            while (!(producer.finished() && consumer.finished())) {
+                producer.checkAlive();
+                consumer.checkAlive();
+                if (System.nanoTime() > deadline) {
+                    throw new ViperException(ViperException.Reason.TIMEOUT, "demo: policy " + name + " did not finish within "
+                            + limit.toSeconds() + " s (logs in " + dir + ")");
                 }
-                producer.send(DemoEvents.STOP);
-                producer.finish(EXIT_LIMIT);
-                consumer.finish(EXIT_LIMIT);
-                status.clear();
-                ProducerResult pr = producer.result();
-                return PolicyOutcome.of(policy, schedule, policy.followsItsPlan() ? predicted : pr.predictedCil(), plan.input().tLoad(), pr,
-                        consumer.result(), (System.nanoTime() - t0) / 1e9);
+                status.live(progress(tag, producer.progress(), consumer.progress()));
+                Thread.sleep(200);
             }
+            producer.send(DemoEvents.STOP);
+            producer.finish(EXIT_LIMIT);
+            consumer.finish(EXIT_LIMIT);
+            status.clear();
+            ProducerResult pr = producer.result();
+            return PolicyOutcome.of(policy, schedule, policy.followsItsPlan() ? predicted : pr.predictedCil(), plan.input().tLoad(), pr,
+                    consumer.result(), (System.nanoTime() - t0) / 1e9);
         }
     }
 

@@ -58,7 +58,7 @@ class DemoReportTest {
         StringWriter table = new StringWriter();
         DemoReport.table(new PrintWriter(table, true), r);
         List<String> lines = table.toString().lines().toList();
-        assertTrue(lines.stream().anyMatch(l -> l.startsWith("policy    checkpoints   CIL (mean +- sd)         vs hindsight")), table.toString());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("policy    checkpoints   CIL (mean +- sd)           vs hindsight")), table.toString());
         assertTrue(lines.stream().anyMatch(l -> l.matches("epoch +2 +4\\.20 \\+- 0\\.28 +\\+100\\.0% \\+- 0\\.0 +7\\.50 +75\\.0% +3\\.00 +0\\.50  tcp")),
                 table.toString());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("hindsight ") && l.contains(" - ")), table.toString());

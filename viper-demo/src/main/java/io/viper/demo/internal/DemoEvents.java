@@ -13,6 +13,7 @@ import java.util.List;
  * line on its standard output ({@code {"event":"ready",...}}, {@code "progress"}, {@code "result"}),
  * with the record's components as snake_case fields, and read back into the same record by the
  * driver. The driver's commands go the other way, one per line on the process's standard input:
+ * {@link #notifier(String)} (to a consumer started before the producer's notifier existed),
  * {@link #start(long)} and {@link #STOP}.
  *
  * <p>Stateless; any thread may call it.
@@ -21,6 +22,7 @@ public final class DemoEvents {
     /** The command that ends a producer's serving after its result. */
     public static final String STOP = "stop";
     private static final String START = "start ";
+    private static final String NOTIFIER = "notifier ";
     private static final String EVENT = "event";
     private static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE);
 
@@ -113,6 +115,23 @@ public final class DemoEvents {
             }
             throw new IllegalArgumentException(type.getName() + " is not an event of this protocol");
         }
+    }
+
+    /** The command that tells a consumer the notifier to subscribe to. */
+    public static String notifier(String uri) {
+        return NOTIFIER + uri;
+    }
+
+    /**
+     * The notifier of a {@link #notifier(String)} command.
+     *
+     * @throws IOException when {@code line} is null (input closed) or not a notifier command
+     */
+    public static String parseNotifier(String line) throws IOException {
+        if (line == null || !line.startsWith(NOTIFIER) || line.substring(NOTIFIER.length()).isBlank()) {
+            throw new IOException("expected '" + NOTIFIER + "URI' on standard input, got " + line);
+        }
+        return line.substring(NOTIFIER.length()).strip();
     }
 
     /** The command that starts the clock at {@code epochMs} (wall-clock milliseconds, one host). */

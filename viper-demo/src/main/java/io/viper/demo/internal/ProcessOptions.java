@@ -35,6 +35,9 @@ public final class ProcessOptions {
     private static final List<String> ONLINE_KEYS = List.of("budget", "spacing", "threshold", "burst", "gain", "hold", "refit", "t_save", "t_load",
             "t_infer");
 
+    /** The notifier a consumer is started with when the driver sends it on standard input ({@link DemoEvents#notifier}). */
+    public static final String NOTIFIER_FROM_DRIVER = "-";
+
     private ProcessOptions() {
     }
 

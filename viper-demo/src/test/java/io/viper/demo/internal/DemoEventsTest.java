@@ -65,6 +65,14 @@ class DemoEventsTest {
     }
 
     @Test
+    void theNotifierCommandCarriesItsAddress() throws Exception {
+        assertEquals("embedded://127.0.0.1:4711", DemoEvents.parseNotifier(DemoEvents.notifier("embedded://127.0.0.1:4711")));
+        assertThrows(IOException.class, () -> DemoEvents.parseNotifier(null));
+        assertThrows(IOException.class, () -> DemoEvents.parseNotifier(DemoEvents.start(1)));
+        assertThrows(IOException.class, () -> DemoEvents.parseNotifier("notifier "));
+    }
+
+    @Test
     void theStartCommandCarriesItsInstant() throws Exception {
         assertEquals(1_700_000_000_123L, DemoEvents.parseStart(DemoEvents.start(1_700_000_000_123L)));
         assertThrows(IOException.class, () -> DemoEvents.parseStart(null));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.Viper;
+import io.viper.testing.python.PythonRuntime;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;

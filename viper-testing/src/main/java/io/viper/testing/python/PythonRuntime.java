@@ -1,4 +1,4 @@
-package io.viper.agent;
+package io.viper.testing.python;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 

@@ -4,7 +4,7 @@
  * model bytes in shared-memory files that the agent allocates and its clients map.
  */
 module io.viper.agent {
-    requires io.viper.core;
+    requires transitive io.viper.core;
     requires com.fasterxml.jackson.databind;
     requires jdk.net;
 

@@ -175,14 +175,19 @@ public final class ViperAgent implements AutoCloseable {
         if (!isSocket(socket)) {
             throw new ViperConfigException(socket + " exists and is not a socket (give the agent another --socket)");
         }
-        try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-            throw new ViperConfigException("another agent is listening on " + socket + " (stop it, or give this one another --socket)");
+        boolean answered;
+        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            answered = probe.connect(UnixDomainSocketAddress.of(socket));
         } catch (IOException e) {
-            try {
-                Files.delete(socket);
-            } catch (IOException d) {
-                throw new ViperException(ViperException.Reason.IO, "cannot remove the stale socket " + socket + ": " + d.getMessage(), d);
-            }
+            answered = false;
+        }
+        if (answered) {
+            throw new ViperConfigException("another agent is listening on " + socket + " (stop it, or give this one another --socket)");
+        }
+        try {
+            Files.delete(socket);
+        } catch (IOException d) {
+            throw new ViperException(ViperException.Reason.IO, "cannot remove the stale socket " + socket + ": " + d.getMessage(), d);
         }
     }
 

@@ -191,15 +191,15 @@ class _Lines:
 
 
 def print_table(rows):
-    print("| size | transport | memcpy ms | Java SDK ms (stall) | Python -> Java ms (x Java) | Python -> Python ms (x Java) "
+    print("| size | transport | memcpy ms | Java SDK ms (stall ms) | Python -> Java ms (x Java) | Python -> Python ms (x Java) "
           "| Python stall ms | load avg |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         j = r["java"]["median_ms"]
-        print("| %s | %s | %.1f | %.1f (%.1f) | %.1f (%.2f) | %.1f (%.2f) | %.2f | %.2f-%.2f |" % (
+        print("| %s | %s | %.3g | %.1f (%.1f) | %.1f (%.2f) | %.1f (%.2f) | %.3g | %.1f-%.1f |" % (
             r["size"], r["transport"], r["java"]["memcpy_ms"], j, r["java"]["stall_ms"], r["py_java"]["median_ms"],
-            r["py_java"]["median_ms"] / j, r["py_py"]["median_ms"], r["py_py"]["median_ms"] / j, r["py_py"]["stall_ms"],
-            r["load"][0], r["load"][1]))
+            r["py_java"]["median_ms"] / j, r["py_py"]["median_ms"], r["py_py"]["median_ms"] / j,
+            statistics.median([r["py_java"]["stall_ms"], r["py_py"]["stall_ms"]]), r["load"][0], r["load"][1]))
 
 
 if __name__ == "__main__":

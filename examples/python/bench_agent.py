@@ -13,12 +13,14 @@ tcp://):
 
 Latency is from the Python ``publish`` call to the consumer's report on a pipe, both timestamps
 taken here; every staging and receive buffer is warmed up first (4 updates). The stall is what
-``publish`` cost the training loop: the copy into the agent's shared memory. Prints a Markdown
-table and the load average before and after each size.
+``publish`` cost the training loop: the copy into the agent's shared memory. The three are measured
+in turns, ``--rounds`` times each with ``--repeat`` updates, so that the load of a shared machine
+drifts over all of them alike; medians are over every round's updates. Prints a Markdown table and
+the load average before and after each size.
 
 Usage (from the repository root; the client on PYTHONPATH, Debian's python3 with numpy)::
 
-    PYTHONPATH=clients/python /usr/bin/python3 examples/python/bench_agent.py --sizes 16k,64m,1g --repeat 7
+    PYTHONPATH=clients/python /usr/bin/python3 examples/python/bench_agent.py --sizes 16k,64m,1g --rounds 3 --repeat 3
 """
 
 import argparse
@@ -83,27 +85,37 @@ def stop(procs):
             p.kill()
 
 
-def java_sdk(size, repeat, path):
+class Samples:
+    """Latencies and stalls of one path over every round (ms)."""
+
+    def __init__(self):
+        self.latencies, self.stalls = [], []
+
+    def summary(self):
+        return {"median_ms": statistics.median(self.latencies), "stall_ms": statistics.median(self.stalls), "n": len(self.latencies)}
+
+
+def java_sdk(size, repeat, path, into):
+    """One round of viper bench transfer; returns its memcpy (ms)."""
     out = subprocess.run([VIPER, "bench", "transfer", "--size", str(size), "--paths", path, "--no-baseline", "--repeat", str(repeat),
                           "--json"], check=True, capture_output=True, text=True).stdout
     j = json.loads(out.strip().splitlines()[-1])
     r = j["results"][0]
-    return {"median_ms": r["median_ms"], "stall_ms": r["stall_ms"], "memcpy_ms": j["memcpy_ms"], "transport": r["transport"]}
+    into.latencies.extend(r["samples_ms"])
+    into.stalls.extend([r["stall_ms"]] * len(r["samples_ms"]))  # the benchmark reports the median stall only
+    return j["memcpy_ms"]
 
 
-def measure(producer, consumer_proc, tensors, repeat, what):
-    latencies, stalls = [], []
+def measure(producer, consumer_proc, tensors, repeat, what, into):
     for i in range(WARMUP + repeat):
         t0 = time.perf_counter()
         published = producer.publish(tensors)
         expect(consumer_proc, "swapped %d " % published.version, what)
         elapsed = (time.perf_counter() - t0) * 1e3
         if i >= WARMUP:
-            latencies.append(elapsed)
-            stalls.append(published.stall_s * 1e3)
+            into.latencies.append(elapsed)
+            into.stalls.append(published.stall_s * 1e3)
         producer.flush()
-    return {"median_ms": statistics.median(latencies), "p90_ms": sorted(latencies)[int(0.9 * (len(latencies) - 1) + 0.5)],
-            "stall_ms": statistics.median(stalls)}
 
 
 def python_consumer(model, agent):
@@ -122,7 +134,8 @@ def python_consumer(model, agent):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="16k,64m,1g")
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=3, help="measured updates per path and round (default 3)")
+    ap.add_argument("--rounds", type=int, default=3, help="turns of the three measurements per size (default 3)")
     ap.add_argument("--transport", choices=["ucx", "tcp"], help="default: ucx where UCX works, else tcp")
     ap.add_argument("--consumer", nargs=2, metavar=("MODEL", "AGENT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -145,26 +158,28 @@ def main():
         for text in args.sizes.split(","):
             size = parse_size(text)
             load_before = os.getloadavg()[0]
-            java = java_sdk(size, args.repeat, java_path)
             model = np.random.default_rng(42).integers(0, 256, size, dtype=np.uint8)
             tensors = parts(model)
-            row = {"size": text, "bytes": size, "transport": transport, "java": java}
+            java, py_java, py_py, memcpy = Samples(), Samples(), Samples(), []
             with viper.Producer("bench-%s" % text, agent=os.path.join(work, "producer.sock")) as producer:
-                # Python -> Java: viper consume follows the model in its own JVM.
-                java_consumer = start([VIPER, "consume", "--model", "bench-%s" % text, "--notifier", notifier, "--paths", transport])
-                try:
-                    row["py_java"] = measure(producer, _Lines(java_consumer), tensors, args.repeat, "viper consume")
-                finally:
-                    stop([java_consumer])
-                # Python -> Python: a Python process follows it through the consumer-side agent.
-                py_consumer = start([sys.executable, os.path.abspath(__file__), "--consumer", "bench-%s" % text,
-                                     os.path.join(work, "consumer.sock")], env=dict(os.environ))
-                try:
-                    expect(py_consumer, "ready", "the Python consumer")
-                    row["py_py"] = measure(producer, py_consumer, tensors, args.repeat, "the Python consumer")
-                finally:
-                    stop([py_consumer])
-            row["load"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+                for _ in range(args.rounds):
+                    memcpy.append(java_sdk(size, args.repeat, java_path, java))
+                    # Python -> Java: viper consume follows the model in its own JVM.
+                    java_consumer = start([VIPER, "consume", "--model", "bench-%s" % text, "--notifier", notifier, "--paths", transport])
+                    try:
+                        measure(producer, _Lines(java_consumer), tensors, args.repeat, "viper consume", py_java)
+                    finally:
+                        stop([java_consumer])
+                    # Python -> Python: a Python process follows it through the consumer-side agent.
+                    py_consumer = start([sys.executable, os.path.abspath(__file__), "--consumer", "bench-%s" % text,
+                                         os.path.join(work, "consumer.sock")], env=dict(os.environ))
+                    try:
+                        expect(py_consumer, "ready", "the Python consumer")
+                        measure(producer, py_consumer, tensors, args.repeat, "the Python consumer", py_py)
+                    finally:
+                        stop([py_consumer])
+            row = {"size": text, "bytes": size, "transport": transport, "memcpy_ms": min(memcpy), "java": java.summary(),
+                   "py_java": py_java.summary(), "py_py": py_py.summary(), "load": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     finally:
@@ -197,7 +212,7 @@ def print_table(rows):
     for r in rows:
         j = r["java"]["median_ms"]
         print("| %s | %s | %.3g | %.1f (%.1f) | %.1f (%.2f) | %.1f (%.2f) | %.3g | %.1f-%.1f |" % (
-            r["size"], r["transport"], r["java"]["memcpy_ms"], j, r["java"]["stall_ms"], r["py_java"]["median_ms"],
+            r["size"], r["transport"], r["memcpy_ms"], j, r["java"]["stall_ms"], r["py_java"]["median_ms"],
             r["py_java"]["median_ms"] / j, r["py_py"]["median_ms"], r["py_py"]["median_ms"] / j,
             statistics.median([r["py_java"]["stall_ms"], r["py_py"]["stall_ms"]]), r["load"][0], r["load"][1]))
 

@@ -203,6 +203,22 @@ class AgentTest(unittest.TestCase):
             np.testing.assert_array_equal(m["w"], np.full(10, 4.0, np.float32))
         self.assertFalse(set(paths) & {s.path for s in p._slots}, "the deleted slots were retired")
 
+    def test_a_receive_file_deleted_under_the_agent_is_read_from_a_copy_and_forgotten(self):
+        c = self.consumer()
+        p = self.producer()
+        p.publish({"w": np.arange(50, dtype=np.float32)})
+        c.wait_version(1, timeout=30)
+        with c.current() as m:
+            first = m._buffer
+            np.testing.assert_array_equal(m["w"], np.arange(50, dtype=np.float32))
+        in_place = [path for path, mapped in c._files._maps.items() if mapped is first][0]
+        self.assertTrue(in_place.endswith("-model"), in_place)
+        os.unlink(in_place)  # what a /dev/shm cleaner does
+        with c.current() as m:
+            np.testing.assert_array_equal(m["w"], np.arange(50, dtype=np.float32))
+        self.assertNotIn(in_place, c._files._maps, "the client forgot the mapping of the removed file")
+        self.assertTrue(any(path.endswith("-copy") for path in c._files._maps))
+
     def test_a_producer_that_exits_leaves_its_versions_served_and_a_new_one_continues(self):
         p = self.producer()
         p.publish({"w": np.full(4, 1.0, np.float32)})

@@ -21,9 +21,11 @@ Update.__doc__ = """A swap in the agent: the version now serving, the one before
 
 class _Files:
     """Read-only mappings of the agent's files (kept, since the agent reuses its receive buffers) and
-    parsed headers of the versions leased lately. Thread-safe."""
+    parsed headers of the versions leased lately. The cache forgets a file the agent has removed (a
+    replaced buffer, an old copy) when the next file is mapped: the mapping, and the shared memory
+    behind it, goes once no lease or array refers to it any more. Thread-safe."""
 
-    KEEP = 8
+    KEEP = 4
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -40,9 +42,11 @@ class _Files:
             m = mmap.mmap(f.fileno(), os.fstat(f.fileno()).st_size, access=mmap.ACCESS_READ)
         with self._lock:
             self._maps[path] = m
-            while len(self._maps) > self.KEEP:
-                # Forgotten, not closed: arrays of earlier leases may still point into it.
-                self._maps.popitem(last=False)
+            gone = [p for p in self._maps if p != path and not os.path.exists(p)]
+            while len(self._maps) - len(gone) > self.KEEP:
+                gone.append(next(p for p in self._maps if p not in gone))
+            for p in gone:
+                del self._maps[p]
         return m
 
     def header(self, key, buffer, offset, source):

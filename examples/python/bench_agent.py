@@ -26,6 +26,7 @@ Usage (from the repository root; the client on PYTHONPATH, Debian's python3 with
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -184,6 +185,7 @@ def main():
             print(json.dumps(row), file=sys.stderr, flush=True)
     finally:
         stop(agents)
+        shutil.rmtree(work, ignore_errors=True)
     print_table(rows)
 
 

@@ -48,7 +48,7 @@ final class ConsumerImpl implements ViperConsumer {
         ViperConfig c = rt.config();
         Verifier verifier = new Verifier(model, rt.hashPool());
         DeviceLoader device = new DeviceLoader(model, c, verifier);
-        this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS));
+        this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);

@@ -60,6 +60,12 @@ final class ConsumerImpl implements ViperConsumer {
                 tracker.offer(manifest);
             }
 
+            /** The tracker wakes the fetch thread and returns; the application's manifest listeners must not block either. */
+            @Override
+            public boolean quick() {
+                return true;
+            }
+
             @Override
             public void onProblem(String problem) {
                 // The notifier logs its own problems; keep a trace here for debugging.

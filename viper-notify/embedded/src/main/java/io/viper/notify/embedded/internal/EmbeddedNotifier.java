@@ -49,7 +49,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection and all
  * subscription state; one dispatcher thread ({@code viper-notify-listener-*}) calls listeners, one
- * call at a time, in the order manifests arrived. Both are daemon threads and stop on {@link #close()}.
+ * call at a time, in the order manifests arrived, except {@linkplain ManifestListener#quick() quick}
+ * ones, which the event loop calls itself. Both are daemon threads and stop on {@link #close()}.
  *
  * <p>The connection is kept up for the notifier's lifetime: when the broker is not there yet or goes
  * away, the client retries with exponential backoff (100 ms doubling to 2 s), logs one line per
@@ -472,7 +473,11 @@ public final class EmbeddedNotifier implements Notifier {
                 ms.subs.add(sub);
                 Manifest last = ms.last;
                 if (last != null) {
-                    dispatch(() -> sub.deliver(last));
+                    if (listener.quick()) {
+                        sub.deliver(last); // in order with later manifests, which the loop delivers itself
+                    } else {
+                        dispatch(() -> sub.deliver(last));
+                    }
                 }
             }
             if (state == State.DISCONNECTED) {
@@ -506,7 +511,11 @@ public final class EmbeddedNotifier implements Notifier {
         ms.last = m;
         ms.lastBytes = bytes;
         for (Sub s : ms.subs) {
-            dispatch(() -> s.deliver(m));
+            if (s.listener.quick()) {
+                s.deliver(m); // here on the event loop: one hand-off less before the consumer fetches
+            } else {
+                dispatch(() -> s.deliver(m));
+            }
         }
     }
 

@@ -156,6 +156,32 @@ class PipelinedIntegrityTest {
     }
 
     @Test
+    void aProducerThatDiesMidTransferLeavesTheOldVersionServing() throws Exception {
+        Viper v = viper();
+        ViperProducer producer = keep(v.producer("d", CheckpointPolicy.never()));
+        ViperConsumer consumer = keep(v.consumer("d"));
+        List<MemorySegment> v1 = model(1);
+        producer.publish(snapshot(v1), Map.of());
+        consumer.awaitVersion(1, WAIT);
+
+        // Every read of v2 ends after 3 of its 15 pieces landed (and were being verified).
+        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(name + "-t");
+        faults.dieAfterPieces.set(3);
+        List<MemorySegment> v2 = model(2);
+        producer.publish(snapshot(v2), Map.of());
+        int readsBefore = faults.reads.get();
+        while (faults.reads.get() < readsBefore + 3) {
+            Thread.sleep(5);
+        }
+        assertEquals(1, consumer.version(), "a partly received v2 is never swapped in");
+        assertServes(consumer, 1, v1);
+
+        faults.dieAfterPieces.set(-1);
+        assertEquals(2, consumer.awaitVersion(2, WAIT));
+        assertServes(consumer, 2, v2);
+    }
+
+    @Test
     void versionsOnlyMoveForwardWhilePublishedFasterThanTheyLoad() {
         Viper v = viper("viper.producer.staging.versions", "3");
         ViperProducer producer = keep(v.producer("o", CheckpointPolicy.never()));

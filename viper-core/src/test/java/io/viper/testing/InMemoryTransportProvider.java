@@ -57,6 +57,8 @@ public final class InMemoryTransportProvider implements TransportProvider {
         public final AtomicInteger reads = new AtomicInteger();
         /** While not negative, every read flips the byte at this destination offset in flight (before its piece is reported). */
         public final AtomicLong corruptAt = new AtomicLong(-1);
+        /** While not negative, every read fails as a producer that died after this many pieces arrived. */
+        public final AtomicInteger dieAfterPieces = new AtomicInteger(-1);
     }
 
     @Override
@@ -161,7 +163,11 @@ public final class InMemoryTransportProvider implements TransportProvider {
                         pieces.add(new ByteRange(r.sourceOffset() + done, Math.min(PIECE, r.length() - done), r.destinationOffset() + done));
                     }
                 }
+                int arrived = 0;
                 for (ByteRange p : pieces.reversed()) {
+                    if (arrived++ == f.dieAfterPieces.get()) {
+                        throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "mem://" + name + ": the producer died mid-transfer");
+                    }
                     MemorySegment.copy(staged.data(), p.sourceOffset(), destination, p.destinationOffset(), p.length());
                     flipIfInside(destination, p, flipMiddle);
                     flipIfInside(destination, p, flipAt);

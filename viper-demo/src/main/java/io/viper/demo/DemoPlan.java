@@ -29,13 +29,25 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
     /** The cap on checkpoints given to fixed, adaptive and optimal. */
     public static final int MAX_CHECKPOINTS = CheckpointPlanner.DEFAULT_MAX_CHECKPOINTS;
 
+    /** {@link #of(DemoSettings, CostModel)} with the cost model's defaults (no measurement). */
+    public static DemoPlan of(DemoSettings s) {
+        return of(s, CostModel.defaults());
+    }
+
     /**
      * Trains the deterministic warm-up (iterations 1..s) as each producer will, fits the loss curve on
      * it, takes {@code t_train} from the pace, {@code t_infer} from the request rate and {@code t_s},
-     * {@code t_load} from the transfer cost model, and plans every policy. The same settings give the
-     * same plan.
+     * {@code t_load} from {@code costs} (the demo measures them first, {@link TransferCalibration}),
+     * and plans every policy. The same settings and costs give the same plan.
      */
-    public static DemoPlan of(DemoSettings s) {
+    public static DemoPlan of(DemoSettings s, CostModel costs) {
+        long bytes = modelBytes(s);
+        String path = s.transport().costPath();
+        return of(s, costs.saveSeconds(path, bytes), costs.loadSeconds(path, bytes));
+    }
+
+    /** The plan with these {@code t_s} and {@code t_load}, in seconds (as a report's JSON gives them). */
+    public static DemoPlan of(DemoSettings s, double tSaveSeconds, double tLoadSeconds) {
         Trainer trainer = Trainer.defaults(s.end(), s.seed());
         double[] xs = new double[(int) s.warmup()];
         double[] ys = new double[xs.length];
@@ -45,15 +57,18 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
         }
         FitResult fit = new CurveFitter().fit(xs, ys);
         long bytes = 4L * trainer.model().parameterCount();
-        CostModel costs = CostModel.defaults();
-        String path = s.transport().costPath();
         ScheduleInput in = new ScheduleInput(fit.curve(), s.warmup(), s.end(), s.requests(), s.paceNanos() / 1e9,
-                costs.saveSeconds(path, bytes), costs.loadSeconds(path, bytes), 1.0 / s.rate());
+                tSaveSeconds, tLoadSeconds, 1.0 / s.rate());
         int trainImages = trainer.stream().trainingIndices().length;
         long epochIters = Math.ceilDiv(trainImages, trainer.batchSize());
         double threshold = CheckpointPlanner.adaptiveThreshold(ys);
         Map<Algorithm, Schedule> schedules = new CheckpointPlanner(in).plan(new LinkedHashSet<>(s.policies()),
                 new CheckpointPlanner.Options(MAX_CHECKPOINTS, threshold, epochIters));
         return new DemoPlan(fit, in, epochIters, trainImages, threshold, Collections.unmodifiableMap(schedules), bytes);
+    }
+
+    /** The size of one checkpoint of the demo's model: its parameters as F32. */
+    public static long modelBytes(DemoSettings s) {
+        return 4L * Trainer.defaults(s.end(), s.seed()).model().parameterCount();
     }
 }

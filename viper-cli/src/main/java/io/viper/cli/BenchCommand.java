@@ -56,8 +56,9 @@ final class BenchCommand implements Runnable {
         int repeat;
 
         @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "5s", converter = Durations.class,
-                description = "Warm-up per path and size before measuring: at least " + TransferBench.MIN_WARMUP + " updates and this long,"
-                        + " at most " + TransferBench.MAX_WARMUP + " updates (default: ${DEFAULT-VALUE})")
+                description = "Warm-up per path and size before measuring: at least " + TransferBench.MIN_WARMUP + " updates and this long"
+                        + " (" + TransferBench.FIRST_WARMUP_FACTOR + " times for a path's first size), at most " + TransferBench.MAX_WARMUP
+                        + " updates (default: ${DEFAULT-VALUE})")
         java.time.Duration warmup;
 
         @Option(names = "--poll-interval", paramLabel = "DURATION", defaultValue = "1s", converter = Durations.class,

@@ -38,7 +38,8 @@ import java.util.function.Consumer;
  * same size measured in the same run.
  *
  * <p>Each (path, size) is warmed up before it is measured: at least {@link #MIN_WARMUP} updates and
- * for at least the warm-up time (at most {@link #MAX_WARMUP} updates). The first updates pay for
+ * for at least the warm-up time ({@link #FIRST_WARMUP_FACTOR} times longer for a path's first size),
+ * at most {@link #MAX_WARMUP} updates. The first updates pay for
  * page faults in staging and receive buffers (every buffer is used at least once) and for code the
  * JIT has not compiled yet; the measured ones are what a training job that publishes every few
  * seconds sees. The first update's latency is kept in the result too. One thread; not reusable.
@@ -48,6 +49,8 @@ public final class TransferBench {
     public static final int MIN_WARMUP = 4;
     /** Updates before measuring, at most. */
     public static final int MAX_WARMUP = 5000;
+    /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */
+    public static final int FIRST_WARMUP_FACTOR = 3;
 
     /**
      * What to measure.
@@ -182,7 +185,9 @@ public final class TransferBench {
                 expect(r, "ready", child);
                 for (long size : settings.sizes()) {
                     Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size) : sink -> split(sink, model.asSlice(0, size));
-                    rows.add(measureSize(producer, snapshot, r, child, path, scheme, size, bounds.get(size)));
+                    // The first size of a path also warms up the code of the whole data path: longer.
+                    Duration warmup = size == settings.sizes().getFirst() ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
+                    rows.add(measureSize(producer, snapshot, r, child, path, scheme, size, bounds.get(size), warmup));
                 }
             } finally {
                 child.destroy();
@@ -193,9 +198,9 @@ public final class TransferBench {
     }
 
     private Row measureSize(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String path, String scheme, long size,
-                            double boundMs) throws Exception {
+                            double boundMs, Duration warmup) throws Exception {
         settings.progress().accept("  " + path + " " + size + " bytes...");
-        long warmupEnds = System.nanoTime() + settings.warmup().toNanos();
+        long warmupEnds = System.nanoTime() + warmup.toNanos();
         int warmups = 0;
         double first = Double.NaN;
         while (warmups < MIN_WARMUP || (warmups < MAX_WARMUP && System.nanoTime() < warmupEnds)) {

@@ -17,7 +17,7 @@ public final class UcxConfig {
      * Largest single RDMA GET; larger ranges are split. Each completed GET is verified while the next
      * ones run, so smaller GETs start verification sooner.
      */
-    public static final ConfigKey<Long> CHUNK_BYTES = UCX.sizeKey("viper.ucx.chunk.bytes", "4m", 4096, 1L << 40,
+    public static final ConfigKey<Long> CHUNK_BYTES = UCX.sizeKey("viper.ucx.chunk.bytes", "1m", 4096, 1L << 40,
             "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split, and each GET is verified as soon as it completes.");
     /** GETs one read keeps outstanding at once. */
     public static final ConfigKey<Integer> IN_FLIGHT = UCX.intKey("viper.ucx.inflight", 4, 1, 1024,

@@ -50,7 +50,7 @@ public final class TcpClient implements TransportClient {
      * Destination bytes per {@code SocketChannel.read} view of native memory (read into directly);
      * each slice is reported as arrived once full.
      */
-    private static final long READ_SLICE = 4L * 1024 * 1024;
+    private static final long READ_SLICE = 1024 * 1024;
     /** The same for a heap destination, which the JDK reads through a temporary direct buffer of this size. */
     private static final long HEAP_READ_SLICE = 1024 * 1024;
 

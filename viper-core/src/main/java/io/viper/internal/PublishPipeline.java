@@ -28,11 +28,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The background half of publishing, after the training thread's {@link Stager}: per staged
- * version, in order, (1) completes the host copy of a GPU-staged version, (2) hashes every tensor
- * (XXH3-128, plus phash64 where a GPU transport serves), (3) exposes the buffer on every transport,
- * (4) announces the manifest on the notifier, (5) flushes it to the PFS and (6) announces again
- * with the {@code file://} location. A failure before the announcement gives the buffer back; the
- * {@link PublishHandle}'s futures say what happened.
+ * version, in order, (1) completes the host copy of a GPU-staged version, (2) finishes hashing every
+ * tensor (what the copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer
+ * on every transport, (4) announces the manifest on the notifier, then withdraws the versions it
+ * retired, (5) flushes it to the PFS and (6) announces again with the {@code file://} location. A
+ * failure before the announcement gives the buffer back; the {@link PublishHandle}'s futures say
+ * what happened.
  *
  * <p>One thread per producer, so that versions are announced in the order they were staged. Also
  * withdraws buffers from the transports when the {@link StagingCache} retires them.

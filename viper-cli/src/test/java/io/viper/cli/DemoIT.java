@@ -49,6 +49,8 @@ class DemoIT {
         assertEquals(List.of("epoch", "fixed", "adaptive", "optimal", "online", "hindsight", "none"), names);
 
         DemoSettings settings = DemoSettings.of(DemoPolicy.ALL, 300, 30, 3_000_000, 300, DemoTransport.TCP, "embedded://127.0.0.1:0", 7);
+        // t_s was measured before the runs (TransferCalibration) and t_load by the runs before each: plan with the figures used
+        double tSave = root.path("predictor").path("t_save_s").asDouble();
         int requests = settings.requests();
         int budget = root.path("run").path("budget").asInt();
         assertEquals(DemoPlan.of(settings).budget(), budget);
@@ -58,8 +60,8 @@ class DemoIT {
             long[] schedule = longs(p.path("schedule"));
             long[] published = longs(p.path("published"));
             if (policy.planner().isPresent() && policy.followsItsPlan()) {
-                // the same seed and the same measured latency plan the same schedule
-                DemoPlan again = DemoPlan.of(settings, OptionalDouble.of(p.path("t_load_s").asDouble()));
+                // the same seed and the same measured costs plan the same schedule
+                DemoPlan again = DemoPlan.of(settings, tSave, p.path("t_load_s").asDouble(), true);
                 assertArrayEquals(again.schedules().get(policy).checkpoints(), schedule, name + ": schedule differs from a fresh plan");
             }
             if (policy.followsItsPlan()) {

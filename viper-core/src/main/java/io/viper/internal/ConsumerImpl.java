@@ -46,7 +46,7 @@ final class ConsumerImpl implements ViperConsumer {
         this.model = Manifest.validateModelName(model);
         this.onClose = onClose;
         ViperConfig c = rt.config();
-        Verifier verifier = new Verifier(model, rt.hashPool());
+        Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
         DeviceLoader device = new DeviceLoader(model, c, verifier);
         this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
@@ -58,6 +58,12 @@ final class ConsumerImpl implements ViperConsumer {
             @Override
             public void onManifest(Manifest manifest) {
                 tracker.offer(manifest);
+            }
+
+            /** The tracker wakes the fetch thread and returns; the application's manifest listeners must not block either. */
+            @Override
+            public boolean quick() {
+                return true;
             }
 
             @Override

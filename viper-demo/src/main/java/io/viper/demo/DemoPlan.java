@@ -40,20 +40,43 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
     /** How many warm-up versions are probed against the models after them (spread over the second half of the warm-up). */
     private static final int PROBE_VERSIONS = 5;
 
-    /** The plan with the cost model's update latency (before any run measured one). */
+    /** The plan with the default cost model's {@code t_s} and {@code t_load} (no measurement). */
     public static DemoPlan of(DemoSettings s) {
-        return of(s, OptionalDouble.empty());
+        return of(s, CostModel.defaults(), OptionalDouble.empty());
+    }
+
+    /** The plan with these transfer costs (the demo measures them first, {@link TransferCalibration}). */
+    public static DemoPlan of(DemoSettings s, CostModel costs) {
+        return of(s, costs, OptionalDouble.empty());
+    }
+
+    /** The plan with the default cost model's {@code t_s} and this measured update latency as {@code t_load}. */
+    public static DemoPlan of(DemoSettings s, OptionalDouble measuredLatencySeconds) {
+        return of(s, CostModel.defaults(), measuredLatencySeconds);
+    }
+
+    /**
+     * The plan with {@code t_s} from {@code costs} and {@code t_load} from {@code measuredLatencySeconds}
+     * (from {@code costs} when empty).
+     */
+    public static DemoPlan of(DemoSettings s, CostModel costs, OptionalDouble measuredLatencySeconds) {
+        long bytes = modelBytes(s);
+        String path = s.transport().costPath();
+        return of(s, costs.saveSeconds(path, bytes), measuredLatencySeconds.orElse(costs.loadSeconds(path, bytes)),
+                measuredLatencySeconds.isPresent());
     }
 
     /**
      * Trains the deterministic warm-up (iterations 1..s) as each producer will, fits the loss curve on its
      * batch losses and, under the staleness-aware objective, the drift on probes of older warm-up
      * versions ({@link ValidationProbe}); takes {@code t_train} from the pace, {@code t_infer} from the
-     * request rate, {@code t_s} from the transfer cost model and {@code t_load} from
-     * {@code measuredLatencySeconds} (the cost model's when empty); the budget is the settings' or the
-     * number of checkpoints {@code epoch} takes; and plans every policy. The same arguments give the same plan.
+     * request rate, and {@code t_s}, {@code t_load} as given (in seconds, as a report's JSON gives them);
+     * the budget is the settings' or the number of checkpoints {@code epoch} takes; and plans every
+     * policy. The same arguments give the same plan.
+     *
+     * @param latencyMeasured whether {@code tLoadSeconds} is the update latency runs measured
      */
-    public static DemoPlan of(DemoSettings s, OptionalDouble measuredLatencySeconds) {
+    public static DemoPlan of(DemoSettings s, double tSaveSeconds, double tLoadSeconds, boolean latencyMeasured) {
         Trainer trainer = s.workload().trainer(s.end(), s.seed());
         double[] xs = new double[(int) s.warmup()];
         double[] ys = new double[xs.length];
@@ -84,11 +107,8 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
         StalenessModel drift = s.objective() == Objective.STALENESS ? StalenessModel.fit(fit.curve(), column(probes, 0), column(probes, 1),
                 column(probes, 2), column(probes, 3)) : StalenessModel.NONE;
         long bytes = 4L * trainer.model().parameterCount();
-        CostModel costs = CostModel.defaults();
-        String path = s.transport().costPath();
-        double tLoad = measuredLatencySeconds.orElse(costs.loadSeconds(path, bytes));
         ScheduleInput in = new ScheduleInput(fit.curve(), s.warmup(), s.end(), s.requests(), s.paceNanos() / 1e9,
-                costs.saveSeconds(path, bytes), tLoad, 1.0 / s.rate(), drift);
+                tSaveSeconds, tLoadSeconds, 1.0 / s.rate(), drift);
         int trainImages = trainer.stream().trainingIndices().length;
         long epochIters = Math.ceilDiv(trainImages, trainer.batchSize());
         CheckpointPlanner planner = new CheckpointPlanner(in);
@@ -101,10 +121,15 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
             p.planner().ifPresent(a -> schedules.put(p, planner.schedule(a, options)));
         }
         return new DemoPlan(fit, in, epochIters, trainImages, threshold, budget, Collections.unmodifiableMap(schedules),
-                OnlineCheckpointPolicy.Config.of(in, budget), measuredLatencySeconds.isPresent(), bytes);
+                OnlineCheckpointPolicy.Config.of(in, budget), latencyMeasured, bytes);
     }
 
     private static double[] column(List<double[]> rows, int c) {
         return rows.stream().mapToDouble(r -> r[c]).toArray();
+    }
+
+    /** The size of one checkpoint of the demo's model: its parameters as F32. */
+    public static long modelBytes(DemoSettings s) {
+        return 4L * s.workload().trainer(s.end(), s.seed()).model().parameterCount();
     }
 }

@@ -11,6 +11,7 @@ import io.viper.demo.internal.DemoEvents.ProducerReady;
 import io.viper.demo.internal.DemoEvents.ProducerResult;
 import io.viper.demo.internal.ProcessOptions;
 import io.viper.errors.ViperException;
+import io.viper.predictor.CostModel;
 import io.viper.scheduler.CilSimulator;
 import io.viper.scheduler.Schedule;
 import java.io.IOException;
@@ -25,10 +26,11 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 
 /**
- * Runs a demo: runs each policy in two fresh JVMs, a {@link DemoProducer} and a {@link DemoConsumer} on
- * this process's class path, connected only through Viper, started on one shared clock; reports
- * progress on a {@link StatusLine}. Before each run it plans ({@link DemoPlan#of}) with the update
- * latency the runs before measured (the cost model's figure before any did), so that the minimum spacing
+ * Runs a demo: measures what an update costs ({@link TransferCalibration}), then runs each policy in two
+ * fresh JVMs, a {@link DemoProducer} and a {@link DemoConsumer} on this process's class path, connected
+ * only through Viper, started on one shared clock; reports progress on a {@link StatusLine}. Before each
+ * run it plans ({@link DemoPlan#of}) with {@code t_s} from the calibration and, as {@code t_load}, the
+ * update latency the runs before measured (the calibration's before any did), so that the minimum spacing
  * of {@code online}, the {@code t_load} of the scheduler and the arrival times {@code hindsight} assumes
  * are measured ones; {@code hindsight} is chosen ({@link Hindsight#choose}) when its turn comes.
  *
@@ -61,13 +63,18 @@ public final class DemoRunner {
         status.line(String.format(Locale.ROOT, "demo: %s workload, %d iterations (warm-up %d) at %s each, %.0f requests/s x %d replicas, "
                         + "transport %s, policies %s", s.workload().displayName(), s.end(), s.warmup(), DemoReport.duration(s.paceNanos()), s.rate(),
                 s.replicas(), s.transport().displayName(), String.join(",", s.policies().stream().map(DemoPolicy::displayName).toList())));
-        DemoPlan plan = DemoPlan.of(s);
-        List<PolicyOutcome> outcomes = new ArrayList<>();
         Path work = Files.createTempDirectory("viper-demo");
+        status.live("measuring one update of the model over " + s.transport().displayName() + " (t_s and t_load of the plan)...");
+        CostModel costs = TransferCalibration.measure(s.transport(), DemoPlan.modelBytes(s), work);
+        DemoPlan plan = DemoPlan.of(s, costs);
+        status.line(String.format(Locale.ROOT, "measured over %s: t_s %.3f ms, t_load %.3f ms (mean of %d updates after %d to warm up)",
+                s.transport().displayName(), plan.input().tSave() * 1e3, plan.input().tLoad() * 1e3, TransferCalibration.MEASURED,
+                TransferCalibration.WARMUP));
+        List<PolicyOutcome> outcomes = new ArrayList<>();
         for (int i = 0; i < s.policies().size(); i++) {
             OptionalDouble latency = measuredLatency(outcomes);
             if (latency.isPresent() && latency.getAsDouble() != plan.input().tLoad()) {
-                plan = DemoPlan.of(s, latency);
+                plan = DemoPlan.of(s, costs, latency);
             }
             PolicyOutcome o = runPolicy(plan, s.policies().get(i), i, work);
             outcomes.add(o);
@@ -115,7 +122,10 @@ public final class DemoRunner {
         long t0 = System.nanoTime();
         Path dir = Files.createDirectories(work.resolve(name));
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        // C1 only, with low thresholds: a run publishes about 200 checkpoints, and Viper's data path
+        // should be compiled after the first few of them rather than interpreted for most of the run.
         List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-XX:Tier3InvocationThreshold=10", "-XX:Tier3MinInvocationThreshold=5", "-XX:Tier3CompileThreshold=50", "-XX:Tier3BackEdgeThreshold=2000",
                 "-Djava.util.logging.config.file=" + writeLogging(dir), "-cp", System.getProperty("java.class.path"));
         Optional<Path> pfs = s.transport() == DemoTransport.FILE ? Optional.of(Files.createDirectories(dir.resolve("pfs"))) : Optional.empty();
         long paceMicros = Math.max(1, s.paceNanos() / 1000);

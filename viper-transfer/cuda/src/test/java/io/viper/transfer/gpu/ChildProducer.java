@@ -17,7 +17,13 @@ final class ChildProducer implements AutoCloseable {
     private final PrintStream in;
     final URI uri;
 
+    /** Serves model {@code ipc} v1. */
     ChildProducer(long size, long seed) throws IOException {
+        this("ipc", size, seed);
+    }
+
+    /** Serves {@code model} v1: {@code size} bytes of seed {@code seed}, staged in GPU memory. */
+    ChildProducer(String model, long size, long seed) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -26,6 +32,7 @@ final class ChildProducer implements AutoCloseable {
         cmd.add(IpcProducerMain.class.getName());
         cmd.add(Long.toString(size));
         cmd.add(Long.toString(seed));
+        cmd.add(model);
         process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);

@@ -1,7 +1,6 @@
 package io.viper.transfer.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
 import io.viper.config.ConfigValues;
@@ -116,7 +115,7 @@ class GpuUpdateLatencyGpuTest {
             double gbps = size / (d2d / 1e3) / 1e9;
 
             double ipc;
-            try (ChildProducer producer = new ChildProducer(size, seed);
+            try (ChildProducer producer = new ChildProducer("bench", size, seed);
                  TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults())) {
                 Location loc = new Location(producer.uri, Tier.GPU);
                 Manifest m = host.manifest();
@@ -161,8 +160,7 @@ class GpuUpdateLatencyGpuTest {
             });
             Files.deleteIfExists(file);
 
-            assertTrue(ipc >= d2d * 0.95, "the IPC update includes a device-to-device copy of the model: " + ipc + " < " + d2d);
-            assertTrue(ipc < pfs, "the GPU path must beat the PFS path: ipc " + ipc + " ms, pfs " + pfs + " ms");
+            // Figures only: every path's bytes were checked above; tests do not judge wall-clock time.
             return String.format("%-10s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %12.1f", String.format("%.2fGiB", size / (double) (1L << 30)),
                     d2d, gbps, ipc, pipe, hostPath, pfs, write[0]);
         }

@@ -10,6 +10,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
@@ -47,6 +49,12 @@ public final class Cuda {
     private static volatile Optional<String> probe;
     private static final Map<Integer, CUcontext> CONTEXTS = new HashMap<>();
     private static final Map<Integer, CUfunction[]> HASH_KERNELS = new HashMap<>();
+    /**
+     * Per device, the 8-byte device words the hash kernel sums into, reused: a cuMemAlloc and the
+     * synchronising cuMemFree per call cost more than hashing a 64 MiB tensor. One per thread
+     * hashing at a time; they live as long as the context, like the kernels.
+     */
+    private static final Map<Integer, ConcurrentLinkedQueue<DevPtr>> HASH_OUTS = new ConcurrentHashMap<>();
 
     private Cuda() {
     }
@@ -325,8 +333,14 @@ public final class Cuda {
         if (words > 0) {
             CUfunction[] k = kernels(device);
             CUfunction f = (address & 7) == 0 ? k[0] : k[1];
-            DevPtr out = new DevPtr();
-            call(() -> JCudaDriver.cuMemAlloc(out, 8), "cuMemAlloc");
+            ConcurrentLinkedQueue<DevPtr> outs = HASH_OUTS.computeIfAbsent(device, d -> new ConcurrentLinkedQueue<>());
+            DevPtr polled = outs.poll();
+            if (polled == null) {
+                polled = new DevPtr();
+                DevPtr fresh = polled;
+                call(() -> JCudaDriver.cuMemAlloc(fresh, 8), "cuMemAlloc");
+            }
+            DevPtr out = polled;
             try {
                 call(() -> JCudaDriver.cuMemsetD8(out, (byte) 0, 8), "cuMemsetD8");
                 long blocks = Math.min(HASH_MAX_BLOCKS, Math.max(1, (words + HASH_THREADS - 1) / HASH_THREADS));
@@ -337,7 +351,7 @@ public final class Cuda {
                 call(() -> JCudaDriver.cuMemcpyDtoH(Pointer.to(result), out, 8), "cuMemcpyDtoH");
                 acc = result[0];
             } finally {
-                JCudaDriver.cuMemFree(out);
+                outs.add(out);
             }
         }
         int rest = (int) (length & 7);

@@ -50,15 +50,19 @@ final class GpuStaging {
         }
     }
 
+    /** The host copy of a GPU-staged version comes down in pieces of this size, each hashed as it lands. */
+    private static final long DOWN_PIECE = 4L << 20;
+
     /**
      * Training thread (the stall): copies a snapshot with GPU tensors into {@code buffer}, laid out
      * as {@code infos}. On the GPU when it has room for {@code total} bytes and the headroom (host
      * tensors go to the host staging; the background thread completes both copies), else into
      * pinned host staging.
      *
+     * @param hashes the host hashes: each tensor's bytes are reported to it once they are in the host staging
      * @return what the background thread must do before the host staging holds every tensor
      */
-    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, long total, long version) {
+    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, long total, long version, TensorHashes hashes) {
         MemorySegment dst = buffer.writable();
         GpuProvider g = gpu();
         int dev = tensors.stream().filter(SnapshotTensor::onDevice).findFirst().orElseThrow().device();
@@ -72,10 +76,11 @@ final class GpuStaging {
                     g.copyDeviceToDevice(s.device(), s.devicePointer(), db.pointer(info.offset(), info.length()), info.length());
                 } else {
                     s.copyTo(dst, info.offset());
+                    hashes.arrived(info.offset(), info.length());
                 }
             }
             buffer.deviceStaged();
-            return () -> completeHostCopy(tensors, infos, buffer);
+            return () -> completeHostCopy(tensors, infos, buffer, hashes);
         }
         // Pinned once per buffer, so that this copy (the stall) runs at DMA speed from the next version on.
         String pageable = buffer.gpu().pinHost(g, dev);
@@ -89,6 +94,7 @@ final class GpuStaging {
             } else {
                 s.copyTo(dst, info.offset());
             }
+            hashes.arrived(info.offset(), info.length());
         }
         return NOTHING_LEFT;
     }
@@ -97,19 +103,22 @@ final class GpuStaging {
      * Background thread: the host copy of a GPU-staged version, GPU tensors down and host tensors up.
      * Pinning happens here, off the training thread, once per buffer.
      */
-    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer) {
+    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, TensorHashes hashes) {
         DeviceBuffer db = buffer.device().orElseThrow();
         MemorySegment host = buffer.writable();
         GpuProvider g = gpu();
         buffer.gpu().pinHost(g, db.device());
         for (int i = 0; i < infos.size(); i++) {
             TensorInfo info = infos.get(i);
-            MemorySegment slice = host.asSlice(info.offset(), info.length());
-            long ptr = db.pointer(info.offset(), info.length());
             if (tensors.get(i).onDevice()) {
-                g.copyToHost(db.device(), ptr, slice);
+                // Down in pieces, each hashed on the pool while the next one is copied.
+                for (long done = 0; done < info.length(); done += DOWN_PIECE) {
+                    long n = Math.min(DOWN_PIECE, info.length() - done);
+                    g.copyToHost(db.device(), db.pointer(info.offset() + done, n), host.asSlice(info.offset() + done, n));
+                    hashes.arrived(info.offset() + done, n);
+                }
             } else {
-                g.copyToDevice(db.device(), slice, ptr);
+                g.copyToDevice(db.device(), host.asSlice(info.offset(), info.length()), db.pointer(info.offset(), info.length()));
             }
         }
     }

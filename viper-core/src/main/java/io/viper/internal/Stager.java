@@ -77,7 +77,7 @@ final class Stager {
         try {
             Runnable hostCopy = GpuStaging.NOTHING_LEFT;
             if (tensors.stream().anyMatch(SnapshotTensor::onDevice)) {
-                hostCopy = gpu.stage(tensors, infos, buffer, total, version);
+                hostCopy = gpu.stage(tensors, infos, buffer, total, version, hashes);
             } else {
                 copy(tensors, infos, buffer.writable(), hashes);
             }

@@ -49,7 +49,7 @@ final class BenchCommand implements Runnable {
         List<String> sizes;
 
         @Option(names = "--paths", paramLabel = "PATHS", defaultValue = "host,tcp,pfs",
-                description = "Paths to measure: host (UCX shared memory/RDMA), tcp, pfs (PFS with push notification, and the polling baseline), gpu (default: ${DEFAULT-VALUE})")
+                description = "Paths to measure: host (UCX shared memory/RDMA), tcp, pfs (PFS with push notification, and the polling baseline), gpu (cuda-ipc, GPU to GPU on one node), gpu-pipe (cuda-pipe, GPU to GPU over TCP, across nodes) (default: ${DEFAULT-VALUE})")
         String paths;
 
         @Option(names = "--repeat", paramLabel = "N", defaultValue = "5", description = "Measured updates per path and size (default: ${DEFAULT-VALUE})")
@@ -92,17 +92,17 @@ final class BenchCommand implements Runnable {
             for (String p : wanted) {
                 switch (p) {
                     case "host", "ucx", "tcp", "pfs" -> { }
-                    case "gpu" -> {
-                        Optional<TransportProvider> ipc = Providers.transport("cuda-ipc");
-                        String why = ipc.isEmpty() ? "no GPU transport is installed" : ipc.get().unavailableReason().orElse(null);
+                    case "gpu", "gpu-pipe" -> {
+                        Optional<TransportProvider> t = Providers.transport(TransferBench.scheme(p));
+                        String why = t.isEmpty() ? "no GPU transport is installed" : t.get().unavailableReason().orElse(null);
                         if (why == null && Providers.gpu().isEmpty()) {
                             why = "no GPU provider is installed";
                         }
                         if (why != null) {
-                            throw new ViperUnsupportedException("--paths gpu: " + why);
+                            throw new ViperUnsupportedException("--paths " + p + ": " + why);
                         }
                     }
-                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use host, tcp, pfs, gpu)");
+                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use host, tcp, pfs, gpu, gpu-pipe)");
                 }
             }
             if (plot != null) {

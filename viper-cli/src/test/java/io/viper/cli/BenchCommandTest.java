@@ -23,6 +23,7 @@ class BenchCommandTest {
     void gpuPathWithoutCudaSaysWhyInOneLine() {
         assumeTrue(Providers.transport("cuda-ipc").orElseThrow().unavailableReason().isPresent(), "CUDA works here: the gpu path would run");
         refused("--paths gpu: no CUDA driver/device: ", "bench", "transfer", "--paths", "gpu", "--size", "1m");
+        refused("--paths gpu-pipe: no CUDA driver/device: ", "bench", "transfer", "--paths", "tcp,gpu-pipe", "--size", "1m");
     }
 
     @Test

@@ -129,7 +129,7 @@ public final class TransferBench {
             MemorySegment scratch = arena.allocate(largest, 4096);
             for (long size : settings.sizes()) {
                 memcpy.put(size, memcpyMs(model.asSlice(0, size), scratch));
-                if (settings.paths().contains("gpu")) {
+                if (settings.paths().stream().anyMatch(TransferBench::isGpu)) {
                     d2d.put(size, deviceCopyMs(model.asSlice(0, size)));
                 }
             }
@@ -145,10 +145,15 @@ public final class TransferBench {
                 settings.progress().accept("measuring " + path + " (" + scheme + ")...");
                 Path pfs = settings.dir().resolve(path);
                 Files.createDirectories(pfs);
-                rows.addAll(measure(path, scheme, model, largest, pfs, path.equals("gpu") ? d2d : memcpy));
+                rows.addAll(measure(path, scheme, model, largest, pfs, isGpu(path) ? d2d : memcpy));
             }
         }
         return new Result(memcpy, d2d, rows);
+    }
+
+    /** Whether {@code path} moves a model staged in GPU memory into the consumer's GPU memory. */
+    public static boolean isGpu(String path) {
+        return path.equals("gpu") || path.equals("gpu-pipe");
     }
 
     /** The transport scheme that serves {@code path}. */
@@ -157,6 +162,7 @@ public final class TransferBench {
             case "host", "ucx" -> "ucx";
             case "tcp" -> "tcp";
             case "gpu" -> "cuda-ipc";
+            case "gpu-pipe" -> "cuda-pipe";
             default -> "file";
         };
     }
@@ -169,7 +175,7 @@ public final class TransferBench {
         if (scheme.equals("file")) {
             b.pfsRoot(pfs);
         }
-        boolean gpu = path.equals("gpu");
+        boolean gpu = isGpu(path);
         List<Row> rows = new ArrayList<>();
         try (DeviceBuffer onGpu = gpu ? toDevice(model) : null;
              Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {

@@ -184,7 +184,7 @@ final class Fetcher implements AutoCloseable {
                 if (movedAndReused[1] > 0) {
                     rt.metrics().reused(model, loc.scheme(), movedAndReused[1]);
                 }
-                return new FetchedTensors(m.version(), loc, movedAndReused[0], tensors, arena);
+                return new FetchedTensors(m.version(), loc, movedAndReused[0], movedAndReused[1], tensors, arena);
             } catch (RuntimeException e) {
                 arena.close();
                 throw e;
@@ -293,7 +293,8 @@ final class Fetcher implements AutoCloseable {
     }
 
     /** Tensors fetched on their own, in an arena this set owns. */
-    private record FetchedTensors(long version, Location location, long bytes, List<Tensor> tensors, Arena arena) implements TensorSet {
+    private record FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena)
+            implements TensorSet {
         @Override
         public Tensor tensor(String name) {
             for (Tensor t : tensors) {

@@ -64,6 +64,12 @@ import java.util.regex.Pattern;
  * {@code .tmp-*} directories older than an hour (left by a crashed writer) are removed by the next
  * store of that model.
  *
+ * <p>A version whose manifest has blocks is kept as blocks instead of a safetensors file: its
+ * directory holds the manifest only, and its bytes are in the shared {@link BlockStore} under
+ * {@code <root>/.blocks}, each distinct block once; the manifest is written first, the blocks it
+ * lacks next, all durable before the rename commits the version. When retention deleted a version,
+ * the store deletes the blocks no remaining version refers to.
+ *
  * <p>Thread-safe. Within one process, stores of one model are serialised where they move
  * {@code LATEST}; the repository assumes one producer process per model per root (no file locks,
  * which many parallel file systems do not offer).

@@ -3,7 +3,8 @@ package io.viper;
 import io.viper.manifest.Location;
 
 /**
- * What a consumer did to move to a new version: which location it read from and how long it took.
+ * What a consumer did to move to a new version: which location it read from, how many bytes it
+ * moved and how many it reused from the version it held, and how long it took.
  *
  * @param model      the model
  * @param version    the version now serving
@@ -16,9 +17,17 @@ import io.viper.manifest.Location;
  *                   later batches arrive, so that work is included here)
  * @param verifyMs   time spent checking content hashes after the bytes were in place
  * @param fallbacks  locations that failed before this one succeeded
+ * @param reusedBytes bytes of unchanged blocks copied from the version served before instead of
+ *                   transferred (0 for a full pull)
  */
 public record ModelUpdate(String model, long version, long previous, Location location, long bytes,
-                          double latencyMs, double transferMs, double verifyMs, int fallbacks) {
+                          double latencyMs, double transferMs, double verifyMs, int fallbacks, long reusedBytes) {
+    /** An update that reused nothing (a full pull). */
+    public ModelUpdate(String model, long version, long previous, Location location, long bytes,
+                       double latencyMs, double transferMs, double verifyMs, int fallbacks) {
+        this(model, version, previous, location, bytes, latencyMs, transferMs, verifyMs, fallbacks, 0);
+    }
+
     /** The transport scheme used ({@code ucx}, {@code tcp}, {@code file}, ...). */
     public String path() {
         return location.scheme();

@@ -16,6 +16,11 @@ public interface TensorSet extends AutoCloseable {
     /** Bytes transferred. */
     long bytes();
 
+    /** Bytes of unchanged blocks copied from the version the consumer serves instead of transferred. */
+    default long reusedBytes() {
+        return 0;
+    }
+
     /** The fetched tensors, in the order of the model's data. */
     List<Tensor> tensors();
 

@@ -80,7 +80,10 @@ public final class ViperConfig {
     public static final ConfigKey<HashAlgorithm> HASH_ALGORITHM = define(CORE.key("viper.hash.algorithm", ConfigType.STRING, "crc32c", HashAlgorithm::named,
             "Producer: the hash of every tensor in its manifests, which consumers check before they swap a version in: crc32c (manifest format 2;"
             + " the processor's CRC instructions, checked in pieces on several threads while the model arrives) or xxh3_128 (format 1, which"
-            + " consumers of Viper before format 2 read; sequential per tensor and about 3 times slower)."));
+            + " consumers of Viper before format 2 read; sequential per tensor and about 3 times slower). Manifests with blocks (viper.block.bytes) are format 3."));
+    public static final ConfigKey<Long> BLOCK_BYTES = define(CORE.key("viper.block.bytes", ConfigType.SIZE, "1m", ViperConfig::parseBlockBytes,
+            "Producer: the size of the content-addressed blocks each tensor is cut into (4k to 1g; 0: none). A consumer that holds a version pulls only the"
+            + " blocks of a newer one it does not hold, and the PFS repository stores each distinct block once."));
     public static final ConfigKey<String> PRODUCER_ID = define(CORE.key("viper.producer.id", ConfigType.STRING, "", v -> v,
             "Producer id carried in manifests; empty: hostname:pid."));
 
@@ -200,6 +203,15 @@ public final class ViperConfig {
             }
         }
         return schemes;
+    }
+
+    /** {@link #BLOCK_BYTES}: 0, or a size from 4 KiB to 1 GiB. */
+    static long parseBlockBytes(String v) {
+        long n = ConfigValues.parseSize(v);
+        if (n != 0 && (n < 4096 || n > (1L << 30))) {
+            throw new ViperConfigException("must be 0 (no blocks) or from 4k to 1g");
+        }
+        return n;
     }
 
     static String parseDevice(String v) {

@@ -2,23 +2,20 @@ package io.viper;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static io.viper.testing.SdkFixture.assertServes;
+import static io.viper.testing.SdkFixture.snapshot;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.hash.HashAlgorithm;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
-import io.viper.tensor.DType;
-import io.viper.tensor.Tensor;
 import io.viper.testing.InMemoryTransportProvider;
-import java.lang.foreign.Arena;
+import io.viper.testing.SdkFixture;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,78 +34,35 @@ class PipelinedIntegrityTest {
     /** Tensor sizes that straddle the hashing pieces and the transport's pieces: several pieces, an odd tail, a tiny one. */
     private static final long[] SIZES = {9L * (1 << 20) + 3, 100, 5L * (1 << 20)};
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-    private final Arena arena = Arena.ofShared();
-    private String name;
+    private SdkFixture fx;
 
     @BeforeEach
     void setUp(TestInfo info) {
-        InMemoryTransportProvider.resetFaults();
-        name = info.getTestMethod().orElseThrow().getName() + System.nanoTime();
+        fx = new SdkFixture(info.getTestMethod().orElseThrow().getName() + System.nanoTime());
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (int i = closeables.size() - 1; i >= 0; i--) {
-            closeables.get(i).close();
-        }
-        arena.close();
+        fx.close();
     }
 
     private <T extends AutoCloseable> T keep(T c) {
-        closeables.add(c);
-        return c;
+        return fx.keep(c);
     }
 
     private Viper viper(String... config) {
-        Viper.Builder b = Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-t").meterRegistry(new SimpleMeterRegistry())
-                .config("viper.consumer.retry.backoff.ms", "20");
-        for (int i = 0; i < config.length; i += 2) {
-            b.config(config[i], config[i + 1]);
-        }
-        return keep(b.build());
+        return fx.viper(new SimpleMeterRegistry(), config);
     }
 
-    /** Three tensors of random bytes drawn from {@code seed}. */
     private List<MemorySegment> model(long seed) {
-        SplittableRandom rnd = new SplittableRandom(seed);
-        List<MemorySegment> out = new ArrayList<>();
-        for (long size : SIZES) {
-            MemorySegment s = arena.allocate(size);
-            long i = 0;
-            for (; i + 8 <= size; i += 8) {
-                s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
-            }
-            for (; i < size; i++) {
-                s.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
-            }
-            out.add(s);
-        }
-        return out;
-    }
-
-    private static Snapshot snapshot(List<MemorySegment> tensors) {
-        return sink -> {
-            for (int i = 0; i < tensors.size(); i++) {
-                sink.add("t" + i, DType.U8, new long[] {tensors.get(i).byteSize()}, tensors.get(i));
-            }
-        };
-    }
-
-    private static void assertServes(ViperConsumer consumer, long version, List<MemorySegment> expected) {
-        try (ModelLease m = consumer.current()) {
-            assertEquals(version, m.version());
-            for (int i = 0; i < expected.size(); i++) {
-                Tensor t = m.tensor("t" + i);
-                assertEquals(-1, expected.get(i).mismatch(t.data()), "tensor t" + i + " of v" + version + " is byte for byte the published one");
-            }
-        }
+        return fx.model(seed, SIZES);
     }
 
     @ParameterizedTest
     @EnumSource(HashAlgorithm.class)
     void modelsHashedAndVerifiedInPiecesArriveIntact(HashAlgorithm algorithm) {
-        Viper v = viper("viper.hash.algorithm", algorithm.fieldName());
+        // Without blocks the manifest keeps the format of its hash (1 or 2), which older consumers read.
+        Viper v = viper("viper.hash.algorithm", algorithm.fieldName(), "viper.block.bytes", "0");
         ViperProducer producer = keep(v.producer("big", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("big"));
         List<Manifest> manifests = new CopyOnWriteArrayList<>();
@@ -137,7 +91,7 @@ class PipelinedIntegrityTest {
         consumer.onUpdate(updates::add);
 
         // One byte in the third transport piece of the first tensor (not the last piece to land) flips in every read.
-        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(name + "-t");
+        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(fx.transport());
         faults.corruptAt.set(2 * InMemoryTransportProvider.PIECE + 12_345);
         List<MemorySegment> v2 = model(2);
         producer.publish(snapshot(v2), Map.of());
@@ -165,7 +119,7 @@ class PipelinedIntegrityTest {
         consumer.awaitVersion(1, WAIT);
 
         // Every read of v2 ends after 3 of its 15 pieces landed (and were being verified).
-        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(name + "-t");
+        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(fx.transport());
         faults.dieAfterPieces.set(3);
         List<MemorySegment> v2 = model(2);
         producer.publish(snapshot(v2), Map.of());

@@ -1,6 +1,7 @@
 package io.viper.cli;
 
 import io.viper.cli.bench.BenchReport;
+import io.viper.cli.bench.RepositoryBench;
 import io.viper.cli.bench.TransferBench;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Option;
 
 /** {@code viper bench}: benchmarks of the real data path. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks of the real data path.",
-        subcommands = BenchCommand.Transfer.class)
+        subcommands = {BenchCommand.Transfer.class, BenchCommand.Repository.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -68,6 +69,15 @@ final class BenchCommand implements Runnable {
         @Option(names = "--no-baseline", description = "Skip the PFS polling baseline")
         boolean noBaseline;
 
+        @Option(names = "--changed", paramLabel = "PERCENT",
+                description = "Also measure updates where only this share of the model's blocks changed (e.g. 2%): a second row per path and size,"
+                        + " beside the full update (every block changed); rows show the bytes the consumer moved and reused")
+        String changed;
+
+        @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "1m",
+                description = "The producer's viper.block.bytes (0: no blocks, every update moves the whole model; default: ${DEFAULT-VALUE})")
+        String blockBytes;
+
         @Option(names = "--dir", paramLabel = "DIR", description = "Where the PFS repository lives (default: a temporary directory)")
         Path dir;
 
@@ -112,12 +122,14 @@ final class BenchCommand implements Runnable {
                 wanted.add("pfs-poll");
             }
             Path root = dir != null ? dir : Files.createTempDirectory("viper-bench");
+            List<Double> fractions = changed == null ? List.of(1.0) : List.of(1.0, parsePercent("--changed", changed));
+            long block = ConfigValues.parseSize(blockBytes);
             TransferBench.Result result = new TransferBench(new TransferBench.Settings(bytes, wanted, repeat, warmup, pollInterval, root, verbose,
                     line -> {
                         if (!json) {
                             System.err.println(line);
                         }
-                    })).run();
+                    }, fractions, block)).run();
             if (json) {
                 System.out.println(BenchReport.json(result));
             } else {
@@ -148,5 +160,86 @@ final class BenchCommand implements Runnable {
             }
             return out;
         }
+    }
+
+    /**
+     * {@code viper bench repository}: the PFS repository's size for versions of a model of which a
+     * share of blocks changes each time ({@link RepositoryBench}), against one version.
+     */
+    @Command(name = "repository", mixinStandardHelpOptions = true,
+            description = "Size on disk of a PFS repository holding VERSIONS versions of a model, a share of its blocks changing each time, in versions of the model.")
+    static final class Repository implements Callable<Integer> {
+        @Option(names = "--size", paramLabel = "SIZE", defaultValue = "256m", description = "Model size (default: ${DEFAULT-VALUE})")
+        String size;
+
+        @Option(names = "--versions", paramLabel = "N", defaultValue = "10", description = "Versions stored, all kept (default: ${DEFAULT-VALUE})")
+        int versions;
+
+        @Option(names = "--changed", paramLabel = "PERCENT", defaultValue = "5%", description = "Share of blocks changed between versions (default: ${DEFAULT-VALUE})")
+        String changed;
+
+        @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "1m",
+                description = "The producer's viper.block.bytes (0: every version a whole safetensors file; default: ${DEFAULT-VALUE})")
+        String blockBytes;
+
+        @Option(names = "--dir", paramLabel = "DIR", description = "An empty or missing directory for the repository (default: a temporary one, removed after)")
+        Path dir;
+
+        @Option(names = "--json", description = "Print one JSON object instead of a line")
+        boolean json;
+
+        @Override
+        public Integer call() throws Exception {
+            long bytes = ConfigValues.parseSize(size);
+            if (bytes < 1024) {
+                throw new ViperConfigException("--size " + size + " is too small (at least 1k)");
+            }
+            if (versions < 1 || versions > 1000) {
+                throw new ViperConfigException("--versions " + versions + " must be between 1 and 1000");
+            }
+            Path root = dir != null ? dir : Files.createTempDirectory("viper-bench-repo");
+            if (Files.isDirectory(root)) {
+                try (var entries = Files.list(root)) {
+                    if (entries.findAny().isPresent()) {
+                        throw new ViperConfigException("--dir " + root + ": not empty");
+                    }
+                }
+            }
+            try {
+                RepositoryBench.Result r = new RepositoryBench(bytes, versions, parsePercent("--changed", changed), ConfigValues.parseSize(blockBytes),
+                        root).run();
+                if (json) {
+                    System.out.printf(Locale.ROOT, "{\"size_bytes\":%d,\"versions\":%d,\"changed\":%s,\"block_bytes\":%d,\"repository_bytes\":%d,"
+                            + "\"block_store_bytes\":%d,\"in_versions\":%.3f}%n", r.size(), r.versions(), r.changed(), r.blockBytes(), r.repositoryBytes(),
+                            r.blockStoreBytes(), r.inVersions());
+                } else {
+                    System.out.printf(Locale.ROOT, "%d versions of %s, %s of blocks changed each time (blocks of %s): repository %d bytes = %.2f versions"
+                            + " (block store %d bytes)%n", r.versions(), BenchReport.size(r.size()), BenchReport.percent(r.changed()),
+                            BenchReport.size(r.blockBytes()), r.repositoryBytes(), r.inVersions(), r.blockStoreBytes());
+                }
+            } finally {
+                if (dir == null) {
+                    try (var files = Files.walk(root)) {
+                        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    }
+                }
+            }
+            return 0;
+        }
+    }
+
+    /** A share written as {@code 2%} or {@code 0.02}, above 0 and at most 100%. */
+    static double parsePercent(String flag, String value) {
+        String v = value.strip();
+        double d;
+        try {
+            d = v.endsWith("%") ? Double.parseDouble(v.substring(0, v.length() - 1).strip()) / 100 : Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new ViperConfigException(flag + " " + value + ": not a share (write 2% or 0.02)");
+        }
+        if (!(d > 0 && d <= 1)) {
+            throw new ViperConfigException(flag + " " + value + ": must be above 0% and at most 100%");
+        }
+        return d;
     }
 }

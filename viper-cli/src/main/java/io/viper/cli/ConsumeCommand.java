@@ -33,7 +33,8 @@ import picocli.CommandLine.Option;
 /** {@code viper consume}: follows a model and prints one JSON line per update. */
 @Command(name = "consume", mixinStandardHelpOptions = true,
         description = {"Follow a model like an inference server would: pull every newer version, verify it,",
-            "and print one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"latency_ms\"}."})
+            "and print one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
+            "bytes moved, and bytes of unchanged blocks copied from the version held instead."})
 final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -96,7 +97,7 @@ final class ConsumeCommand implements Callable<Integer> {
                             }
                         }
                     }
-                    print(u.model(), v, u.path(), u.bytes(), u.latencyMs());
+                    print(u.model(), v, u.path(), u.bytes(), u.reusedBytes(), u.latencyMs());
                 } else {
                     Manifest m = (Manifest) e;
                     v = m.version();
@@ -116,7 +117,7 @@ final class ConsumeCommand implements Callable<Integer> {
                         if (out != null) {
                             SafetensorsWriter.write(out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
                         }
-                        print(model, v, set.location().scheme(), set.bytes(), Math.max(0, System.currentTimeMillis() - m.publishedAtMs()));
+                        print(model, v, set.location().scheme(), set.bytes(), set.reusedBytes(), Math.max(0, System.currentTimeMillis() - m.publishedAtMs()));
                     }
                 }
                 lastVersion = Math.max(lastVersion, v);
@@ -171,12 +172,13 @@ final class ConsumeCommand implements Callable<Integer> {
         throw last;
     }
 
-    private static void print(String model, long version, String path, long bytes, double latencyMs) {
+    private static void print(String model, long version, String path, long bytes, long reusedBytes, double latencyMs) {
         ObjectNode o = JSON.createObjectNode();
         o.put("model", model);
         o.put("version", version);
         o.put("path", path);
         o.put("bytes", bytes);
+        o.put("reused_bytes", reusedBytes);
         o.put("latency_ms", Math.round(latencyMs * 1000) / 1000.0);
         System.out.println(o);
         System.out.flush();

@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
             InspectCommand.class,
             PublishCommand.class,
             ConsumeCommand.class,
+            ExportCommand.class,
             BenchCommand.class,
             BrokerCommand.class,
             AgentCommand.class,

@@ -3,6 +3,7 @@ package io.viper.internal;
 import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
@@ -59,7 +60,7 @@ final class Fetcher implements AutoCloseable {
         this.slots = slots;
         this.device = device;
         this.verifier = verifier;
-        this.host = new HostLoader(slots, verifier);
+        this.host = new HostLoader(slots, verifier, serving::retainCurrent);
         this.mapped = new MappedLoader(verifier, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);
@@ -119,6 +120,9 @@ final class Fetcher implements AutoCloseable {
                 if (loaded.bytesMoved() > 0) {
                     rt.metrics().bytes(model, loc.scheme(), loaded.bytesMoved());
                 }
+                if (loaded.bytesReused() > 0) {
+                    rt.metrics().reused(model, loc.scheme(), loaded.bytesReused());
+                }
                 serving.swap(m, loaded, loc, started, fallbacks);
                 return loaded;
             });
@@ -140,7 +144,8 @@ final class Fetcher implements AutoCloseable {
 
     /**
      * Pulls the named tensors of {@code m} into memory of their own, verified; on the caller's
-     * thread. GPU locations are not used: the tensors arrive in host memory.
+     * thread. GPU locations are not used: the tensors arrive in host memory. Blocks the serving
+     * version has are copied from it rather than pulled ({@link BlockPlan}).
      *
      * @throws ViperNotFoundException naming the tensors {@code m} does not have
      */
@@ -157,9 +162,9 @@ final class Fetcher implements AutoCloseable {
                     + String.join(", ", missing));
         }
         long total = 0;
-        List<ByteRange> ranges = new ArrayList<>();
+        List<Long> destinations = new ArrayList<>();
         for (TensorEntry e : wanted) {
-            ranges.add(new ByteRange(e.info().offset(), e.info().length(), total));
+            destinations.add(total);
             total += e.info().length();
         }
         long bytes = total;
@@ -169,21 +174,66 @@ final class Fetcher implements AutoCloseable {
             Arena arena = Arena.ofShared();
             try {
                 MemorySegment dst = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-                client.read(m, loc, ranges, dst);
+                long[] movedAndReused = receiveTensors(m, loc, client, wanted, destinations, dst);
                 List<Tensor> tensors = new ArrayList<>();
                 for (int i = 0; i < wanted.size(); i++) {
                     TensorEntry e = wanted.get(i);
-                    MemorySegment slice = dst.asSlice(ranges.get(i).destinationOffset(), e.info().length());
-                    verifier.verify(m, loc, e, slice);
-                    tensors.add(new Tensor(e.info().withOffset(ranges.get(i).destinationOffset()), slice));
+                    tensors.add(new Tensor(e.info().withOffset(destinations.get(i)), dst.asSlice(destinations.get(i), e.info().length())));
                 }
-                rt.metrics().bytes(model, loc.scheme(), bytes);
-                return new FetchedTensors(m.version(), loc, bytes, tensors, arena);
+                rt.metrics().bytes(model, loc.scheme(), movedAndReused[0]);
+                if (movedAndReused[1] > 0) {
+                    rt.metrics().reused(model, loc.scheme(), movedAndReused[1]);
+                }
+                return new FetchedTensors(m.version(), loc, movedAndReused[0], movedAndReused[1], tensors, arena);
             } catch (RuntimeException e) {
                 arena.close();
                 throw e;
             }
         });
+    }
+
+    /**
+     * Fills {@code dst} with the verified {@code wanted} tensors, each at its destination offset,
+     * copying the blocks the serving version has and pulling the rest; when the result does not
+     * verify, pulls them whole once more. Returns the bytes moved and the bytes reused.
+     */
+    private long[] receiveTensors(Manifest m, Location loc, TransportClient client, List<TensorEntry> wanted, List<Long> destinations,
+                                  MemorySegment dst) {
+        LoadedModel held = m.blockBytes() > 0 ? serving.retainCurrent() : null;
+        BlockPlan plan;
+        try {
+            boolean onHost = held != null && held.hostData() != null;
+            plan = onHost ? BlockPlan.of(wanted, destinations, held.manifest()) : BlockPlan.full(wanted, destinations);
+            plan.copyFrom(onHost ? held.hostData() : null, dst, TransportClient.Arrivals.NONE);
+        } finally {
+            if (held != null) {
+                held.releaseRef();
+            }
+        }
+        if (!plan.pulls().isEmpty()) {
+            client.read(m, loc, plan.pulls(), dst);
+        }
+        try {
+            verifyTensors(m, loc, wanted, destinations, dst);
+            return new long[] {plan.pulledBytes(), plan.reusedBytes()};
+        } catch (ViperCorruptDataException e) {
+            if (plan.reusedBytes() == 0) {
+                throw e;
+            }
+            LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2}); pulling them whole",
+                    model, m.version(), e.getMessage());
+            BlockPlan full = BlockPlan.full(wanted, destinations);
+            client.read(m, loc, full.pulls(), dst);
+            verifyTensors(m, loc, wanted, destinations, dst);
+            return new long[] {plan.pulledBytes() + full.pulledBytes(), 0};
+        }
+    }
+
+    private void verifyTensors(Manifest m, Location loc, List<TensorEntry> wanted, List<Long> destinations, MemorySegment dst) {
+        for (int i = 0; i < wanted.size(); i++) {
+            TensorEntry e = wanted.get(i);
+            verifier.verify(m, loc, e, dst.asSlice(destinations.get(i), e.info().length()));
+        }
     }
 
     /**
@@ -243,7 +293,8 @@ final class Fetcher implements AutoCloseable {
     }
 
     /** Tensors fetched on their own, in an arena this set owns. */
-    private record FetchedTensors(long version, Location location, long bytes, List<Tensor> tensors, Arena arena) implements TensorSet {
+    private record FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena)
+            implements TensorSet {
         @Override
         public Tensor tensor(String name) {
             for (Tensor t : tensors) {

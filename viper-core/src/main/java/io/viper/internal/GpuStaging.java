@@ -50,6 +50,12 @@ final class GpuStaging {
         }
     }
 
+    /** Who hashes the host staging as its bytes land; any thread may report a range that is final. */
+    @FunctionalInterface
+    interface Arrivals {
+        void arrived(long from, long length);
+    }
+
     /** The host copy of a GPU-staged version comes down in pieces of this size, each hashed as it lands. */
     private static final long DOWN_PIECE = 4L << 20;
 
@@ -59,10 +65,10 @@ final class GpuStaging {
      * tensors go to the host staging; the background thread completes both copies), else into
      * pinned host staging.
      *
-     * @param hashes the host hashes: each tensor's bytes are reported to it once they are in the host staging
+     * @param hashes the host hashes (tensors' and blocks'): each range is reported once it is in the host staging
      * @return what the background thread must do before the host staging holds every tensor
      */
-    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, long total, long version, TensorHashes hashes) {
+    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, long total, long version, Arrivals hashes) {
         MemorySegment dst = buffer.writable();
         GpuProvider g = gpu();
         int dev = tensors.stream().filter(SnapshotTensor::onDevice).findFirst().orElseThrow().device();
@@ -103,7 +109,7 @@ final class GpuStaging {
      * Background thread: the host copy of a GPU-staged version, GPU tensors down and host tensors up.
      * Pinning happens here, off the training thread, once per buffer.
      */
-    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, TensorHashes hashes) {
+    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, Arrivals hashes) {
         DeviceBuffer db = buffer.device().orElseThrow();
         MemorySegment host = buffer.writable();
         GpuProvider g = gpu();

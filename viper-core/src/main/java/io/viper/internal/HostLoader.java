@@ -1,11 +1,13 @@
 package io.viper.internal;
 
+import io.viper.errors.ViperCorruptDataException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Loads a version into a free host receive buffer ({@link ReceiveSlots}) and verifies it while it
@@ -14,8 +16,16 @@ import java.util.List;
  * read it in batches, each verified while the next one transfers. Either way verification overlaps
  * the transfer instead of following it. The buffer goes back to the slots when the loaded model is
  * released, or at once when the load fails. Fetch thread only.
+ *
+ * <p>Delta: when the version has blocks and the consumer serves a version in host memory (its
+ * base, in the other receive buffer or a mapped file), the blocks the base has are copied from it
+ * ({@link BlockPlan}) and only the others are read, as ranges, from the location. The assembled
+ * model is verified exactly like a pulled one, every tensor over every byte; if that fails, the
+ * whole model is pulled again from the location and verified, so a bad copied or pulled block is
+ * refetched. No base, or one already recycled, means a full pull.
  */
 final class HostLoader implements Loader {
+    private static final System.Logger LOG = System.getLogger(HostLoader.class.getName());
     /** Without reported arrivals, verification overlaps the transfer in about this many batches... */
     private static final int BATCHES = 8;
     /** ...of at least this size, so that small models are read in one request. */
@@ -23,10 +33,16 @@ final class HostLoader implements Loader {
 
     private final ReceiveSlots slots;
     private final Verifier verifier;
+    private final Supplier<LoadedModel> base;
 
-    HostLoader(ReceiveSlots slots, Verifier verifier) {
+    /**
+     * @param base the version to copy unchanged blocks from, retained for the caller
+     *             ({@link ServingModel#retainCurrent}), or null when there is none
+     */
+    HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base) {
         this.slots = slots;
         this.verifier = verifier;
+        this.base = base;
     }
 
     @Override
@@ -35,14 +51,48 @@ final class HostLoader implements Loader {
         boolean handedOver = false;
         try {
             MemorySegment dst = slot.segment(m.totalBytes());
-            readVerified(m, loc, client, dst);
+            long[] movedAndReused = receive(m, loc, client, dst);
             long transferDone = System.nanoTime();
             LoadedModel loaded = new LoadedModel(m, dst, slot::release);
             handedOver = true;
-            return new Loaded(loaded, m.totalBytes(), transferDone);
+            return new Loaded(loaded, movedAndReused[0], transferDone, movedAndReused[1]);
         } finally {
             if (!handedOver) {
                 slot.release();
+            }
+        }
+    }
+
+    /** Fills {@code dst} with the verified version; returns the bytes moved and the bytes reused. */
+    private long[] receive(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
+        LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
+        BlockPlan plan = null;
+        try {
+            if (held != null && held.hostData() != null) {
+                plan = BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), held.manifest());
+            }
+            if (plan == null || plan.reusedBytes() == 0) {
+                readVerified(m, loc, client, dst);
+                return new long[] {m.totalBytes(), 0};
+            }
+            try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
+                plan.copyFrom(held.hostData(), dst, check::arrived);
+                held.releaseRef();
+                held = null;
+                if (!plan.pulls().isEmpty()) {
+                    client.read(m, loc, plan.pulls(), dst, check::arrived);
+                }
+                check.verify();
+                return new long[] {plan.pulledBytes(), plan.reusedBytes()};
+            } catch (ViperCorruptDataException e) {
+                LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks reused from the version held and pulled from {2} did not verify ({3});"
+                        + " pulling the whole version", m.model(), m.version(), loc.uri(), e.getMessage());
+                readVerified(m, loc, client, dst);
+                return new long[] {plan.pulledBytes() + m.totalBytes(), 0};
+            }
+        } finally {
+            if (held != null) {
+                held.releaseRef();
             }
         }
     }

@@ -25,6 +25,8 @@ final class LoadedModel {
     private final Manifest manifest;
     private final Checkpoint checkpoint;
     private final DeviceBuffer device;
+    /** The data section in host memory, scoped to this version; null for a model in GPU memory. */
+    private final MemorySegment hostData;
     private final AtomicInteger refs = new AtomicInteger(1);
     private final Runnable release;
 
@@ -33,6 +35,7 @@ final class LoadedModel {
         this.manifest = manifest;
         this.checkpoint = null;
         this.device = buffer;
+        this.hostData = null;
         this.release = release;
     }
 
@@ -48,6 +51,7 @@ final class LoadedModel {
         }
         this.checkpoint = Checkpoint.of(manifest.model(), manifest.version(), tensors, manifest.metadata());
         this.device = null;
+        this.hostData = data;
         this.release = () -> {
             view.close();
             release.run();
@@ -60,6 +64,14 @@ final class LoadedModel {
 
     long version() {
         return manifest.version();
+    }
+
+    /**
+     * The data section in host memory, read-only by convention, or null for a model in GPU memory.
+     * Valid while the caller holds a reference ({@link #tryRetain}); a delta load copies blocks from it.
+     */
+    MemorySegment hostData() {
+        return hostData;
     }
 
     /** Takes a reference unless the model was already released. */

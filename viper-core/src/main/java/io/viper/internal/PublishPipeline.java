@@ -4,6 +4,7 @@ import io.viper.PublishHandle;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
+import io.viper.manifest.BlockList;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
@@ -29,7 +30,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The background half of publishing, after the training thread's {@link Stager}: per staged
  * version, in order, (1) completes the host copy of a GPU-staged version, (2) finishes hashing every
- * tensor (what the copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer
+ * tensor and every block's id (what the copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer
  * on every transport, (4) announces the manifest on the notifier, then withdraws the versions it
  * retired, (5) flushes it to the PFS and (6) announces again with the {@code file://} location. A
  * failure before the announcement gives the buffer back; the {@link PublishHandle}'s futures say
@@ -78,7 +79,7 @@ final class PublishPipeline implements AutoCloseable {
         StagingBuffer buffer = staged.buffer();
         Manifest manifest;
         List<StagingBuffer> retired = List.of();
-        try (TensorHashes hashes = staged.hashes()) {
+        try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
             staged.hostCopy().run(); // step 1
             manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
             buffer.manifest(manifest);
@@ -103,14 +104,16 @@ final class PublishPipeline implements AutoCloseable {
         flushToPfs(manifest, buffer, announced, durable);
     }
 
-    /** Step 2: the manifest's entries, with the hashes started during the copy (the rest is hashed here). */
+    /** Step 2: the manifest's entries, with the hashes and block ids started during the copy (the rest is hashed here). */
     private List<TensorEntry> hash(Stager.Staged staged) {
         List<TensorInfo> infos = staged.infos();
         List<Future<Long>> phashes = gpuServed ? gpu.phash64(staged.buffer(), infos, rt.hashPool()) : List.of();
         ContentHash[] hashes = staged.hashes().await();
+        List<BlockList> blocks = staged.blocks().await();
         List<TensorEntry> entries = new ArrayList<>(infos.size());
         for (int i = 0; i < infos.size(); i++) {
-            entries.add(new TensorEntry(infos.get(i), hashes[i], gpuServed ? OptionalLong.of(join(phashes.get(i))) : OptionalLong.empty()));
+            entries.add(new TensorEntry(infos.get(i), hashes[i], gpuServed ? OptionalLong.of(join(phashes.get(i))) : OptionalLong.empty(),
+                    blocks.get(i)));
         }
         return entries;
     }

@@ -53,13 +53,22 @@ final class ServingModel implements AutoCloseable {
 
     /** A lease on the version serving now, or empty before the first one arrived. */
     Optional<ModelLease> lease() {
+        return Optional.ofNullable(retainCurrent()).map(LoadedModel::lease);
+    }
+
+    /**
+     * The version serving now with a reference for the caller, who releases it
+     * ({@link LoadedModel#releaseRef}); null before the first one arrived. A delta load reads its
+     * base through it, so that the base cannot be recycled under the copy.
+     */
+    LoadedModel retainCurrent() {
         while (true) {
             LoadedModel m = current.get();
             if (m == null) {
-                return Optional.empty();
+                return null;
             }
             if (m.tryRetain()) {
-                return Optional.of(m.lease());
+                return m;
             }
             // Lost a race with a swap that released it: read the newer one.
         }
@@ -95,11 +104,11 @@ final class ServingModel implements AutoCloseable {
         double latencyMs = Math.max(0, System.currentTimeMillis() - m.publishedAtMs());
         metrics.update(model, loc.scheme(), latencyMs);
         ModelUpdate u = new ModelUpdate(model, m.version(), old == null ? 0 : old.version(), loc, loaded.bytesMoved(), latencyMs,
-                (loaded.transferDoneNs() - startedNs) / 1e6, (swappedNs - loaded.transferDoneNs()) / 1e6, fallbacks);
+                (loaded.transferDoneNs() - startedNs) / 1e6, (swappedNs - loaded.transferDoneNs()) / 1e6, fallbacks, loaded.bytesReused());
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
-            LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes, transfer {4} ms, verify {5} ms)", model, m.version(),
-                    loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()));
+            LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
+                    model, m.version(), loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()), loaded.bytesReused());
         }
         if (old != null) {
             // After the listeners: closing the old version's view of its buffer makes every thread

@@ -20,8 +20,8 @@ import java.util.concurrent.ExecutorService;
  * to describe its tensors (refusing bad ones), lays them out back to back, takes a buffer from the
  * {@link StagingCache} and copies every tensor into it, a piece of {@link TensorHashes#PIECE} bytes
  * at a time. Each piece copied is reported to the version's {@link TensorHashes}, which hashes it on
- * the pool while the copy goes on, so the stall stays a plain copy and the hashes are nearly done
- * when it ends; a snapshot with GPU tensors is staged by {@link GpuStaging}. The result goes to the
+ * the pool while the copy goes on (and to its {@link BlockIds}), so the stall stays a plain copy and
+ * the hashes are nearly done when it ends; a snapshot with GPU tensors is staged by {@link GpuStaging}. The result goes to the
  * {@link PublishPipeline}.
  *
  * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
@@ -32,17 +32,20 @@ final class Stager {
     private final ExecutorService hashPool;
     private final int hashWorkers;
     private final HashAlgorithm algorithm;
+    private final long blockBytes;
     private final GpuStaging gpu;
 
     /**
      * @param hashWorkers pool threads that hash one version during its copy
      * @param algorithm   the hash the manifests carry ({@code viper.hash.algorithm})
+     * @param blockBytes  the size of the blocks whose ids the manifests carry ({@code viper.block.bytes}; 0: none)
      */
-    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, GpuStaging gpu) {
+    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, GpuStaging gpu) {
         this.cache = cache;
         this.hashPool = hashPool;
         this.hashWorkers = hashWorkers;
         this.algorithm = algorithm;
+        this.blockBytes = blockBytes;
         this.gpu = gpu;
     }
 
@@ -52,10 +55,11 @@ final class Stager {
      * @param buffer    the staging buffer, FILLING until the pipeline activates it
      * @param infos     the tensors' layout in the buffer
      * @param hashes    the tensors' hashes, started during the copy (the pipeline awaits and closes them)
+     * @param blocks    the tensors' block ids, likewise
      * @param hostCopy  what the background thread must do first so the host staging holds every tensor
      *                  (a GPU-staged version); its bytes are hashed after it
      */
-    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, TensorHashes hashes, Runnable hostCopy) {
+    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, TensorHashes hashes, BlockIds blocks, Runnable hostCopy) {
     }
 
     /**
@@ -74,23 +78,28 @@ final class Stager {
         }
         StagingBuffer buffer = cache.acquire(version, total);
         TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers);
+        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers);
         try {
             Runnable hostCopy = GpuStaging.NOTHING_LEFT;
             if (tensors.stream().anyMatch(SnapshotTensor::onDevice)) {
-                hostCopy = gpu.stage(tensors, infos, buffer, total, version, hashes);
+                hostCopy = gpu.stage(tensors, infos, buffer, total, version, (from, length) -> {
+                    hashes.arrived(from, length);
+                    blocks.arrived(from, length);
+                });
             } else {
-                copy(tensors, infos, buffer.writable(), hashes);
+                copy(tensors, infos, buffer.writable(), hashes, blocks);
             }
-            return new Staged(buffer, version, infos, hashes, hostCopy);
+            return new Staged(buffer, version, infos, hashes, blocks, hostCopy);
         } catch (RuntimeException e) {
             hashes.close();
+            blocks.close();
             cache.abandon(buffer);
             throw e;
         }
     }
 
     /** The copy into staging, piece by piece, each piece handed to the hashing as soon as it is in. */
-    private static void copy(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, TensorHashes hashes) {
+    private static void copy(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, TensorHashes hashes, BlockIds blocks) {
         for (int i = 0; i < tensors.size(); i++) {
             TensorInfo info = infos.get(i);
             SnapshotTensor t = tensors.get(i);
@@ -98,6 +107,7 @@ final class Stager {
                 long n = Math.min(TensorHashes.PIECE, info.length() - done);
                 t.copyTo(dst, info.offset(), done, n);
                 hashes.arrived(info.offset() + done, n);
+                blocks.arrived(info.offset() + done, n);
             }
         }
     }

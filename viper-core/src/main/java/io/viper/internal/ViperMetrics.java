@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code viper.producer.published} (counter, model): versions announced.</li>
  *   <li>{@code viper.update.latency} (timer, model, path): publish call to consumer swap.</li>
  *   <li>{@code viper.transfer.bytes} (counter, model, path): bytes moved by consumers.</li>
+ *   <li>{@code viper.transfer.reused.bytes} (counter, model, path): bytes of unchanged blocks consumers
+ *       copied from the version they held instead of moving them.</li>
  *   <li>{@code viper.transfer.fallbacks} (counter, model, path): locations that failed over to the next.</li>
  *   <li>{@code viper.transfer.failures} (counter, model, path, reason): failed transfers.</li>
  *   <li>{@code viper.consumer.selected} (counter, model, path): the path the selector chose first.</li>
@@ -54,6 +56,12 @@ public final class ViperMetrics {
     void bytes(String model, String path, long bytes) {
         counters.computeIfAbsent(List.of("viper.transfer.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.bytes")
                 .baseUnit("bytes").tag("model", model).tag("path", path).register(registry)).increment(bytes);
+    }
+
+    void reused(String model, String path, long bytes) {
+        counters.computeIfAbsent(List.of("viper.transfer.reused.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.reused.bytes")
+                .baseUnit("bytes").description("Bytes of unchanged blocks copied from the version a consumer held instead of moved")
+                .tag("model", model).tag("path", path).register(registry)).increment(bytes);
     }
 
     void fallback(String model, String path) {

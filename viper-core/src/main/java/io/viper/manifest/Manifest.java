@@ -13,7 +13,8 @@ import java.util.SequencedMap;
 
 /**
  * A checkpoint without its bytes: what a notifier carries. Per tensor: name, dtype, shape, byte
- * offset and length in the data section, and content hash; the total size; string metadata; and
+ * offset and length in the data section, content hash, and the ids of its blocks (one block size
+ * for all tensors, or none); the total size; string metadata; and
  * the locations where the bytes can be read, in the producer's order of preference.
  *
  * <p>Immutable and thread-safe. Tensors are in data order and contiguous (validated).
@@ -40,8 +41,13 @@ public record Manifest(String model, long version, String producerId, long publi
         locations = List.copyOf(locations);
         long expected = 0;
         Map<String, Boolean> seen = new HashMap<>();
+        long blockBytes = tensors.isEmpty() ? 0 : tensors.getFirst().blocks().blockBytes();
         for (TensorEntry t : tensors) {
             TensorInfo i = t.info();
+            if (t.blocks().blockBytes() != blockBytes) {
+                throw new ViperConfigException("manifest " + model + " v" + version + ": tensor '" + i.name() + "' has blocks of "
+                        + t.blocks().blockBytes() + " bytes, the first tensor of " + blockBytes + " (one block size per manifest, 0 for none)");
+            }
             if (seen.put(i.name(), Boolean.TRUE) != null) {
                 throw new ViperConfigException("manifest " + model + " v" + version + ": duplicate tensor '" + i.name() + "'");
             }
@@ -73,6 +79,11 @@ public record Manifest(String model, long version, String producerId, long publi
             n += t.info().length();
         }
         return n;
+    }
+
+    /** The size of the tensors' content-addressed {@link BlockList blocks}; 0 when the producer did not cut them. */
+    public long blockBytes() {
+        return tensors.isEmpty() ? 0 : tensors.getFirst().blocks().blockBytes();
     }
 
     /** The entry for {@code name}, or null. */

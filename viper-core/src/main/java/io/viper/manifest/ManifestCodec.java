@@ -26,7 +26,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 
 /**
- * The wire and disk encoding of a {@link Manifest}: UTF-8 JSON, format version 1 or {@value #FORMAT_VERSION}.
+ * The wire and disk encoding of a {@link Manifest}: UTF-8 JSON, format version 1 to {@value #FORMAT_VERSION}.
  *
  * <pre>{@code
  * {"format": 2,
@@ -44,6 +44,12 @@ import java.util.OptionalLong;
  * written as format 1, byte for byte what earlier versions wrote and read; one with a CRC32C is
  * format 2, which readers of format 1 refuse by its number rather than misread.
  *
+ * <p>Format 3 adds content-addressed blocks ({@link BlockList}): {@code "block_bytes": 1048576} at
+ * the top and per tensor {@code "blocks": ["32 hex", ...]}, one XXH3-128 per block. A manifest with
+ * blocks is written as format 3, so that readers before it refuse it by number (a PFS version of
+ * format 3 keeps its bytes in the block store, where they would not look); one without blocks is
+ * written as before. A reader sees a manifest without {@code block_bytes} as one without blocks.
+ *
  * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with
  * a {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that
  * later minor additions stay readable. The per-tensor {@code phash64} (the GPU-side check hash,
@@ -51,8 +57,10 @@ import java.util.OptionalLong;
  * older manifests see it empty. Thread-safe.
  */
 public final class ManifestCodec {
-    /** The newest format version this codec writes and reads (2: CRC32C tensor hashes). */
-    public static final int FORMAT_VERSION = 2;
+    /** The newest format version this codec writes and reads (3: content-addressed blocks). */
+    public static final int FORMAT_VERSION = 3;
+    /** The format of manifests with CRC32C tensor hashes and no blocks. */
+    public static final int FORMAT_CRC32C = 2;
     /** The format of manifests whose tensors all carry XXH3-128, which every reader knows. */
     public static final int FORMAT_XXH3 = 1;
     /** Largest encoded manifest accepted (a model with about 100,000 tensors). */
@@ -73,7 +81,8 @@ public final class ManifestCodec {
     public static byte[] encode(Manifest m) {
         ObjectNode root = MAPPER.createObjectNode();
         boolean xxh3Only = m.tensors().stream().allMatch(t -> t.hash().algorithm() == HashAlgorithm.XXH3_128);
-        root.put("format", xxh3Only ? FORMAT_XXH3 : FORMAT_VERSION);
+        boolean blocks = m.blockBytes() > 0;
+        root.put("format", blocks ? FORMAT_VERSION : xxh3Only ? FORMAT_XXH3 : FORMAT_CRC32C);
         root.put("model", m.model());
         root.put("version", m.version());
         root.put("producer", m.producerId());
@@ -96,6 +105,13 @@ public final class ManifestCodec {
             if (t.phash64().isPresent()) {
                 o.put("phash64", ParallelHash64.toHex(t.phash64().getAsLong()));
             }
+            if (blocks) {
+                ArrayNode ids = o.putArray("blocks");
+                t.blocks().ids().forEach(id -> ids.add(id.toHex()));
+            }
+        }
+        if (blocks) {
+            root.put("block_bytes", m.blockBytes());
         }
         root.put("total_bytes", m.totalBytes());
         ArrayNode locs = root.putArray("locations");
@@ -144,6 +160,10 @@ public final class ManifestCodec {
                 }
                 meta.put(e.getKey(), e.getValue().textValue());
             }
+            long blockBytes = format >= 3 && root.has("block_bytes") ? integer(root, "block_bytes", source) : 0;
+            if (blockBytes < 0) {
+                throw new ViperFormatException(source, "manifest field 'block_bytes' is negative");
+            }
             List<TensorEntry> tensors = new ArrayList<>();
             for (JsonNode t : array(root, "tensors", source)) {
                 if (!t.isObject()) {
@@ -179,7 +199,7 @@ public final class ManifestCodec {
                         throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
                     }
                 }
-                tensors.add(new TensorEntry(new TensorInfo(name, dtype, shape, offset, length), hash, phash));
+                tensors.add(new TensorEntry(new TensorInfo(name, dtype, shape, offset, length), hash, phash, blocks(t, name, blockBytes, source)));
             }
             List<Location> locations = new ArrayList<>();
             for (JsonNode l : array(root, "locations", source)) {
@@ -223,6 +243,25 @@ public final class ManifestCodec {
         } catch (ViperFormatException e) {
             throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
         }
+    }
+
+    /** The tensor's {@code blocks}, which a manifest with {@code block_bytes} must give for every tensor. */
+    private static BlockList blocks(JsonNode t, String name, long blockBytes, String source) {
+        if (blockBytes == 0) {
+            return BlockList.NONE;
+        }
+        List<ContentHash> ids = new ArrayList<>();
+        for (JsonNode id : array(t, "blocks", source)) {
+            if (!id.isTextual()) {
+                throw new ViperFormatException(source, "tensor '" + name + "': a block id is not a string");
+            }
+            try {
+                ids.add(ContentHash.parseHex(BlockList.ID_ALGORITHM, id.textValue()));
+            } catch (ViperFormatException e) {
+                throw new ViperFormatException(source, "tensor '" + name + "': block " + ids.size() + ": " + e.getMessage());
+            }
+        }
+        return new BlockList(blockBytes, ids);
     }
 
     /** Decodes a manifest from a UTF-8 string. */

@@ -58,6 +58,34 @@ class ManifestCodecTest {
     }
 
     @Test
+    void blocksMakeFormat3AndRoundTrip() {
+        Manifest m = sample();
+        TensorInfo big = new TensorInfo("big", DType.U8, new long[] {10_000}, 26, 10_000);
+        List<ContentHash> ids = List.of(new ContentHash(1, 1), new ContentHash(2, 2), new ContentHash(3, 3));
+        Manifest blocks = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMs(), m.metadata(), List.of(
+                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), java.util.OptionalLong.empty(),
+                        new BlockList(4096, List.of(new ContentHash(9, 9)))),
+                new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(2), java.util.OptionalLong.empty(),
+                        new BlockList(4096, List.of(new ContentHash(8, 8)))),
+                new TensorEntry(big, ContentHash.crc32c(3), java.util.OptionalLong.empty(), new BlockList(4096, ids))), m.locations());
+        String json = new String(ManifestCodec.encode(blocks), StandardCharsets.UTF_8);
+        assertTrue(json.startsWith("{\"format\":3,") && json.contains("\"block_bytes\":4096"), json);
+        Manifest back = ManifestCodec.decode(json, "test");
+        assertEquals(blocks, back);
+        assertEquals(4096, back.blockBytes());
+        assertEquals(ids, back.tensor("big").blocks().ids());
+        // Manifests without blocks read as before: no blocks, block size 0.
+        Manifest old = ManifestCodec.decode(ManifestCodec.encode(m), "test");
+        assertEquals(0, old.blockBytes());
+        assertTrue(old.tensors().stream().allMatch(t -> t.blocks().isEmpty()));
+        // One block size per manifest.
+        assertThrows(io.viper.errors.ViperConfigException.class, () -> new Manifest("m", 1, "p", 0, m.metadata(), List.of(
+                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), java.util.OptionalLong.empty(),
+                        new BlockList(4096, List.of(new ContentHash(9, 9)))),
+                new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(2))), List.of()));
+    }
+
+    @Test
     void gpuHashIsOptionalAndRoundTrips() {
         Manifest m = sample();
         assertTrue(m.tensors().stream().allMatch(t -> t.phash64().isEmpty()));
@@ -80,7 +108,11 @@ class ManifestCodecTest {
     @CsvSource(delimiter = '|', value = {
         "{not json|not valid JSON",
         "[1,2]|not a JSON object",
-        "{\"format\":3}|format 3 is not supported (this reader knows 1..2)",
+        "{\"format\":4}|format 4 is not supported (this reader knows 1..3)",
+        "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\"}],\"locations\":[]}|missing field 'blocks'",
+        "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"blocks\":[]}],\"locations\":[]}|has 0 blocks of 4096 bytes, expected 1",
+        "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"blocks\":[\"00\"]}],\"locations\":[]}|block 0: ",
+        "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":-1,\"tensors\":[],\"locations\":[]}|'block_bytes' is negative",
         "{\"format\":1}|missing field 'model'",
         "{\"format\":1,\"model\":\"m\",\"version\":\"7\"}|'version' is not a 64-bit integer",
         "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{\"k\":1},\"tensors\":[],\"locations\":[]}|metadata 'k' is not a string",

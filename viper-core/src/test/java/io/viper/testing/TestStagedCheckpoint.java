@@ -1,6 +1,8 @@
 package io.viper.testing;
 
 import io.viper.hash.ContentHash;
+import io.viper.hash.HashAlgorithm;
+import io.viper.manifest.BlockList;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import io.viper.spi.ReadLease;
@@ -13,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -53,6 +56,24 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
             total += tensorSizes[i];
         }
         return new Manifest(model, version, "test", System.currentTimeMillis(), new LinkedHashMap<>(), entries, List.of());
+    }
+
+    /**
+     * This checkpoint's manifest with real hashes of its data as it is now: each tensor's CRC32C and
+     * its blocks of {@code blockBytes} (what a producer with {@code viper.block.bytes} announces).
+     */
+    public Manifest manifestWithBlocks(long blockBytes) {
+        List<TensorEntry> entries = new ArrayList<>();
+        for (TensorEntry e : manifest.tensors()) {
+            MemorySegment bytes = data.asSlice(e.info().offset(), e.info().length());
+            List<ContentHash> ids = new ArrayList<>();
+            for (long at = 0; at < bytes.byteSize(); at += blockBytes) {
+                ids.add(BlockList.idOf(bytes.asSlice(at, Math.min(blockBytes, bytes.byteSize() - at))));
+            }
+            entries.add(new TensorEntry(e.info(), HashAlgorithm.CRC32C.hash(bytes), OptionalLong.empty(), new BlockList(blockBytes, ids)));
+        }
+        return new Manifest(manifest.model(), manifest.version(), manifest.producerId(), manifest.publishedAtMs(), manifest.metadata(), entries,
+                manifest.locations());
     }
 
     /** Fills {@code seg} with deterministic pseudo-random bytes. */

@@ -161,6 +161,41 @@ public abstract class TransportConformanceSuite {
         assertSameBytes(s.data(), dst, "64 MiB checkpoint");
     }
 
+    /**
+     * A delta update's read: scattered 1 MiB blocks and a short tail, each to its own offset in a
+     * buffer that already holds the other bytes; those must stay untouched, and arrivals cover the
+     * ranges only.
+     */
+    @Test
+    protected void scatteredBlocksLandInPlaceAndNothingElseIsWritten() {
+        long mib = 1L << 20;
+        TestStagedCheckpoint s = staged(1, 17, 5 * mib + 3, 7 * mib + 100);
+        Location loc = serve(s);
+        long total = s.manifest().totalBytes();
+        List<ByteRange> ranges = List.of(new ByteRange(mib, mib, mib), new ByteRange(4 * mib, 2 * mib, 4 * mib),
+                new ByteRange(9 * mib, mib, 9 * mib), new ByteRange(12 * mib, total - 12 * mib, 12 * mib));
+        MemorySegment dst = buffer(total);
+        dst.fill((byte) 0x5a);
+        List<long[]> arrived = Collections.synchronizedList(new ArrayList<>());
+        assertTimeoutPreemptively(TIMEOUT, () -> client.read(s.manifest(), loc, ranges, dst, (offset, length) -> arrived.add(new long[] {offset, length})));
+        long next = 0;
+        for (ByteRange r : ranges) {
+            for (long b = next; b < r.destinationOffset(); b += mib) {
+                long n = Math.min(mib, r.destinationOffset() - b);
+                assertEquals(-1, dst.asSlice(b, n).mismatch(buffer(n).fill((byte) 0x5a)), "bytes outside the ranges at " + b + " are untouched");
+            }
+            assertSameBytes(s.data().asSlice(r.sourceOffset(), r.length()), dst.asSlice(r.destinationOffset(), r.length()), "range " + r);
+            next = r.destinationOffset() + r.length();
+        }
+        long reported = 0;
+        for (long[] a : arrived) {
+            assertTrue(ranges.stream().anyMatch(r -> a[0] >= r.destinationOffset() && a[0] + a[1] <= r.destinationOffset() + r.length()),
+                    "arrival " + a[0] + "+" + a[1] + " lies inside a range");
+            reported += a[1];
+        }
+        assertEquals(ranges.stream().mapToLong(ByteRange::length).sum(), reported, "every byte of the ranges was reported once");
+    }
+
     @Test
     protected void fetchSubsetOfTensors() {
         TestStagedCheckpoint s = staged(1, 13, 4096, 777, 100_000, 33, 8);

@@ -62,9 +62,16 @@ public final class TransferBench {
      * @param pollInterval the polling baseline's interval
      * @param dir          where the PFS repositories live
      * @param progress     told what is being measured, one line at a time
+     * @param changed      per (path, size) one row per fraction of blocks that change between versions (1: every block, a full update)
+     * @param blockBytes   the producer's {@code viper.block.bytes} (0: no blocks, every update a full one)
      */
     public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
-                           boolean verbose, Consumer<String> progress) {
+                           boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes) {
+        /** Every block changes between versions, with the default block size. */
+        public Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
+                        boolean verbose, Consumer<String> progress) {
+            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20);
+        }
     }
 
     /**
@@ -78,9 +85,13 @@ public final class TransferBench {
      * @param announcedMs    publish called to the manifest announced (staged, hashed, exposed)
      * @param transferMs     the consumer's load, from its start until the bytes were in (NaN for the polling baseline)
      * @param verifyMs       the consumer's check after the bytes were in, until the swap
+     * @param changed        the fraction of blocks that changed between versions (1: a full update)
+     * @param movedBytes     bytes the consumer moved, per measured update
+     * @param reusedBytes    bytes the consumer copied from the version it held, per measured update
      */
     public record Row(long sizeBytes, String path, String transport, double boundMs, int warmupUpdates, double firstMs,
-                      List<Double> latencyMs, List<Double> stallMs, List<Double> announcedMs, List<Double> transferMs, List<Double> verifyMs) {
+                      List<Double> latencyMs, List<Double> stallMs, List<Double> announcedMs, List<Double> transferMs, List<Double> verifyMs,
+                      double changed, List<Double> movedBytes, List<Double> reusedBytes) {
         public double median() {
             return percentile(latencyMs, 0.5);
         }
@@ -104,6 +115,14 @@ public final class TransferBench {
 
         public double announcedMedian() {
             return percentile(announcedMs, 0.5);
+        }
+
+        public double movedMedian() {
+            return percentile(movedBytes, 0.5);
+        }
+
+        public double reusedMedian() {
+            return percentile(reusedBytes, 0.5);
         }
     }
 
@@ -170,7 +189,9 @@ public final class TransferBench {
     private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, Map<Long, Double> bounds) throws Exception {
         boolean poll = path.equals("pfs-poll");
         Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
-                .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)));
+                .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)))
+                // The polling baseline reads safetensors files, as users' tools do today: no blocks for it.
+                .config("viper.block.bytes", Long.toString(poll ? 0 : settings.blockBytes()));
         b.config("viper.transports", scheme.equals("file") ? "" : scheme + "://127.0.0.1:0");
         if (scheme.equals("file")) {
             b.pfsRoot(pfs);
@@ -189,11 +210,17 @@ public final class TransferBench {
             Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
                 expect(r, "ready", child);
+                ModelChanges changes = new ModelChanges(settings.blockBytes());
                 for (long size : settings.sizes()) {
                     Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size) : sink -> split(sink, model.asSlice(0, size));
-                    // The first size of a path also warms up the code of the whole data path: longer.
-                    Duration warmup = size == settings.sizes().getFirst() ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
-                    rows.add(measureSize(producer, snapshot, r, child, path, scheme, size, bounds.get(size), warmup));
+                    for (double changed : settings.changed()) {
+                        // The first size of a path also warms up the code of the whole data path: longer.
+                        Duration warmup = size == settings.sizes().getFirst() && changed == settings.changed().getFirst()
+                                ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
+                        // A GPU model is not changed (it lives on the device): its updates move everything.
+                        Runnable change = gpu || poll ? () -> { } : () -> changes.change(model.asSlice(0, size), changed);
+                        rows.add(measureSize(producer, snapshot, change, r, child, path, scheme, size, bounds.get(size), warmup, changed));
+                    }
                 }
             } finally {
                 child.destroy();
@@ -203,32 +230,35 @@ public final class TransferBench {
         return rows;
     }
 
-    private Row measureSize(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String path, String scheme, long size,
-                            double boundMs, Duration warmup) throws Exception {
-        settings.progress().accept("  " + path + " " + size + " bytes...");
+    private Row measureSize(ViperProducer producer, Snapshot snapshot, Runnable change, BufferedReader r, Process child, String path, String scheme,
+                            long size, double boundMs, Duration warmup, double changed) throws Exception {
+        settings.progress().accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0 + "% of blocks changed...");
         long warmupEnds = System.nanoTime() + warmup.toNanos();
         int warmups = 0;
         double first = Double.NaN;
         while (warmups < MIN_WARMUP || (warmups < MAX_WARMUP && System.nanoTime() < warmupEnds)) {
+            change.run();
             double ms = update(producer, snapshot, r, child, scheme)[0];
             if (warmups == 0) {
                 first = ms;
             }
             warmups++;
         }
-        List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                new ArrayList<>(), new ArrayList<>());
         for (int i = 0; i < settings.repeat(); i++) {
+            change.run();
             double[] one = update(producer, snapshot, r, child, scheme);
             for (int k = 0; k < m.size(); k++) {
                 m.get(k).add(one[k]);
             }
         }
-        return new Row(size, path, scheme, boundMs, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4));
+        return new Row(size, path, scheme, boundMs, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6));
     }
 
     /**
      * One update: publish, wait for the consumer's swap (and the PFS flush); in ms {latency, stall,
-     * announced, the consumer's transfer, its verification}.
+     * announced, the consumer's transfer, its verification, bytes moved, bytes reused}.
      */
     private static double[] update(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String scheme) throws Exception {
         long t0 = System.nanoTime();
@@ -238,12 +268,13 @@ public final class TransferBench {
         String line = expect(r, "swapped " + h.version() + " ", child);
         double ms = (System.nanoTime() - t0) / 1e6;
         String[] f = line.split(" ");
-        if (f.length != 6 || !f[5].equals(scheme)) {
+        if (f.length != 7 || !f[5].equals(scheme)) {
             throw new ViperException(ViperException.Reason.INTERNAL, "consumer used another path than " + scheme + ": " + line);
         }
         h.durable().get(120, TimeUnit.SECONDS);
         announced.get(120, TimeUnit.SECONDS);
-        return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4])};
+        return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4]),
+            Double.parseDouble(f[2]), Double.parseDouble(f[6])};
     }
 
     private static String expect(BufferedReader r, String prefix, Process child) throws IOException {

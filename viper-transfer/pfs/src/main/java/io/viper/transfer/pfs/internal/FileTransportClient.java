@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -24,7 +25,9 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Reads checkpoints from safetensors files of the PFS repository ({@code file://} locations).
+ * Reads checkpoints from safetensors files of the PFS repository ({@code file://} locations), or,
+ * for a version the repository keeps as blocks (no file at the location), from its block store
+ * ({@link BlockReader}; such a version cannot be mapped in place).
  *
  * <p>Every read or map memory-maps the file read-only, validates its header and checks that it
  * describes exactly the manifest's tensors (names, dtypes, shapes, offsets) before any byte is
@@ -48,17 +51,35 @@ public final class FileTransportClient implements TransportClient {
 
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+        read(manifest, location, ranges, destination, Arrivals.NONE);
+    }
+
+    /** Reports each range (of a file) or each block's part of it (of a version kept as blocks) as it is in. */
+    @Override
+    public boolean reportsArrivals() {
+        return true;
+    }
+
+    @Override
+    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         Objects.requireNonNull(manifest, "manifest");
         Objects.requireNonNull(ranges, "ranges");
         Objects.requireNonNull(destination, "destination");
         ensureOpen();
         Path file = PfsRepository.pathOf(location);
         checkRanges(manifest, ranges, destination, file);
+        if (keptAsBlocks(manifest, file)) {
+            try (BlockReader blocks = new BlockReader(manifest, file)) {
+                blocks.read(ranges, destination, arrivals);
+            }
+            return;
+        }
         try (Arena arena = Arena.ofConfined()) {
             Mapped mapped = mapAndCheck(manifest, file, arena);
             try {
                 for (ByteRange r : ranges) {
                     MemorySegment.copy(mapped.file(), mapped.dataStart() + r.sourceOffset(), destination, r.destinationOffset(), r.length());
+                    arrivals.arrived(r.destinationOffset(), r.length());
                 }
             } catch (InternalError fault) {
                 // An access to a mapping whose file was truncated underneath raises SIGBUS, reported as InternalError.
@@ -67,11 +88,18 @@ public final class FileTransportClient implements TransportClient {
         }
     }
 
+    /**
+     * Maps a version's safetensors file. A version kept as blocks has none and is not contiguous on
+     * disk: empty, and the consumer reads it (only the blocks it does not hold) with {@link #read}.
+     */
     @Override
     public Optional<MappedData> map(Manifest manifest, Location location) {
         Objects.requireNonNull(manifest, "manifest");
         ensureOpen();
         Path file = PfsRepository.pathOf(location);
+        if (keptAsBlocks(manifest, file)) {
+            return Optional.empty();
+        }
         Arena arena = Arena.ofShared();
         try {
             Mapped mapped = mapAndCheck(manifest, file, arena);
@@ -108,6 +136,11 @@ public final class FileTransportClient implements TransportClient {
     }
 
     private record Mapped(MemorySegment file, long dataStart) {
+    }
+
+    /** Whether the repository keeps this version in its block store: it has blocks and no safetensors file. */
+    private static boolean keptAsBlocks(Manifest manifest, Path file) {
+        return manifest.blockBytes() > 0 && !Files.exists(file);
     }
 
     /**

@@ -5,6 +5,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.format.SafetensorsHeader;
+import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -36,6 +37,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -43,6 +45,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.Lock;
 import java.util.regex.Pattern;
 
 /**
@@ -60,6 +63,12 @@ import java.util.regex.Pattern;
  * and {@code LATEST} as they were. Entries that are not decimal version directories are ignored;
  * {@code .tmp-*} directories older than an hour (left by a crashed writer) are removed by the next
  * store of that model.
+ *
+ * <p>A version whose manifest has blocks is kept as blocks instead of a safetensors file: its
+ * directory holds the manifest only, and its bytes are in the shared {@link BlockStore} under
+ * {@code <root>/.blocks}, each distinct block once; the manifest is written first, the blocks it
+ * lacks next, all durable before the rename commits the version. When retention deleted a version,
+ * the store deletes the blocks no remaining version refers to.
  *
  * <p>Thread-safe. Within one process, stores of one model are serialised where they move
  * {@code LATEST}; the repository assumes one producer process per model per root (no file locks,
@@ -91,6 +100,7 @@ public final class PfsRepository implements CheckpointRepository {
     private final int retention;
     private final int chunkBytes;
     private final WriteHooks hooks;
+    private final BlockStore blocks;
     private final ConcurrentHashMap<String, Object> modelLocks = new ConcurrentHashMap<>();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -104,6 +114,11 @@ public final class PfsRepository implements CheckpointRepository {
     }
 
     PfsRepository(Path root, int retention, int chunkBytes, WriteHooks hooks) {
+        this(root, retention, chunkBytes, hooks, STALE_AFTER);
+    }
+
+    /** As above; an unreferenced block is deleted once untouched for {@code blockGrace} (see {@link BlockStore}). */
+    PfsRepository(Path root, int retention, int chunkBytes, WriteHooks hooks, Duration blockGrace) {
         this.root = root.toAbsolutePath().normalize();
         if (retention < 1) {
             throw new ViperConfigException("PFS repository " + this.root + ": retention must be at least 1, got " + retention);
@@ -114,6 +129,7 @@ public final class PfsRepository implements CheckpointRepository {
         this.retention = retention;
         this.chunkBytes = chunkBytes;
         this.hooks = Objects.requireNonNull(hooks, "hooks");
+        this.blocks = new BlockStore(this.root, blockGrace, hooks);
     }
 
     /** The absolute root directory. */
@@ -153,6 +169,11 @@ public final class PfsRepository implements CheckpointRepository {
         byte[] head = safetensorsHead(manifest);
         byte[] manifestBytes = ManifestCodec.encode(manifest.replaceLocations(List.of(location)));
         Path tmp = null;
+        // A version with blocks keeps its bytes in the block store: no sweep may run from before its
+        // manifest is written until it is committed.
+        Lock writingBlocks = manifest.blockBytes() > 0 ? blocks.writing().readLock() : null;
+        boolean locked = false;
+        boolean retired = false;
         try {
             if (!Files.isDirectory(modelDir)) {
                 Files.createDirectories(modelDir);
@@ -166,9 +187,18 @@ public final class PfsRepository implements CheckpointRepository {
                 }
                 checkRetentionWindow(model, version);
             }
+            if (writingBlocks != null) {
+                writingBlocks.lock();
+                locked = true;
+            }
             tmp = Files.createDirectory(modelDir.resolve(TMP_PREFIX + version + "-" + randomSuffix()));
-            writeDataFile(tmp.resolve(DATA_FILE), head, data);
-            writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes);
+            if (locked) {
+                writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes); // first: a sweep counts its blocks as referenced from now on
+                blocks.put(manifest, data);
+            } else {
+                writeDataFile(tmp.resolve(DATA_FILE), head, data);
+                writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes);
+            }
             fsyncDirectory(tmp);
             hooks.beforeCommit(tmp);
             synchronized (lockFor(model)) {
@@ -179,7 +209,7 @@ public final class PfsRepository implements CheckpointRepository {
                     LOG.log(Level.INFO, "stored {0} v{1} ({2} bytes) in {3}", model, version, manifest.totalBytes(), versionDir);
                 }
                 publishLatest(modelDir, version);
-                applyRetention(model, modelDir);
+                retired = applyRetention(model, modelDir);
             }
             return location;
         } catch (IOException e) {
@@ -190,6 +220,12 @@ public final class PfsRepository implements CheckpointRepository {
         } finally {
             if (tmp != null) {
                 deleteTreeQuietly(tmp);
+            }
+            if (locked) {
+                writingBlocks.unlock();
+            }
+            if (retired) {
+                blocks.sweep(this::referencedBlocks);
             }
         }
     }
@@ -311,7 +347,7 @@ public final class PfsRepository implements CheckpointRepository {
             warnOnce(manifestFile + ": holds " + m.model() + " v" + m.version() + ", not " + model + " v" + version + "; version skipped");
             return Optional.empty();
         }
-        if (!Files.isRegularFile(dir.resolve(DATA_FILE))) {
+        if (m.blockBytes() == 0 && !Files.isRegularFile(dir.resolve(DATA_FILE))) {
             if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
                 warnOnce(dir + ": version directory without " + DATA_FILE + "; skipped");
             }
@@ -444,13 +480,15 @@ public final class PfsRepository implements CheckpointRepository {
 
     /**
      * Keeps the newest {@code retention} versions and the one LATEST names. Call under the model lock,
-     * after LATEST moved; package-private for tests.
+     * after LATEST moved; package-private for tests. Returns whether it deleted a version (whose
+     * blocks the caller then sweeps, outside the lock).
      */
-    void applyRetention(String model, Path modelDir) {
+    boolean applyRetention(String model, Path modelDir) {
         List<Long> versions = versions(model);
         if (versions.size() <= retention) {
-            return;
+            return false;
         }
+        boolean deleted = false;
         OptionalLong latest = readLatest(modelDir);
         for (long v : versions.subList(0, versions.size() - retention)) {
             if (latest.isPresent() && latest.getAsLong() == v) {
@@ -465,8 +503,43 @@ public final class PfsRepository implements CheckpointRepository {
                 continue;
             }
             deleteTreeQuietly(grave);
+            deleted = true;
             LOG.log(Level.INFO, "retention: deleted {0} v{1} (keeping the newest {2})", model, v, retention);
         }
+        return deleted;
+    }
+
+    /**
+     * The ids of every block a version of any model refers to, complete or being stored
+     * ({@code .tmp-*}); null when a manifest could not be read, so that nothing is deleted on a guess.
+     */
+    private Set<ContentHash> referencedBlocks() {
+        Set<ContentHash> ids = new HashSet<>();
+        try (DirectoryStream<Path> models = Files.newDirectoryStream(root, p -> !p.getFileName().toString().startsWith("."))) {
+            for (Path modelDir : models) {
+                if (!Files.isDirectory(modelDir, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                try (DirectoryStream<Path> entries = Files.newDirectoryStream(modelDir, p -> {
+                    String n = p.getFileName().toString();
+                    return VERSION_NAME.matcher(n).matches() || n.startsWith(TMP_PREFIX);
+                })) {
+                    for (Path entry : entries) {
+                        Path file = entry.resolve(MANIFEST_FILE);
+                        if (!Files.isRegularFile(file)) {
+                            continue; // a store before its manifest was written refers to nothing yet
+                        }
+                        Manifest m = ManifestCodec.decode(Files.readAllBytes(file), file.toString());
+                        m.tensors().forEach(t -> ids.addAll(t.blocks().ids()));
+                    }
+                }
+            }
+        } catch (IOException | ViperFormatException e) {
+            LOG.log(Level.WARNING, "block store of {0}: no block deleted, since a manifest could not be read: {1}", root,
+                    e instanceof IOException io ? problem(io) : e.getMessage());
+            return null;
+        }
+        return ids;
     }
 
     /** Removes {@code .del-*} leftovers and {@code .tmp-*} entries untouched for an hour. */
@@ -542,7 +615,7 @@ public final class PfsRepository implements CheckpointRepository {
         }
     }
 
-    private static void fsyncDirectory(Path dir) throws IOException {
+    static void fsyncDirectory(Path dir) throws IOException {
         if (WINDOWS) {
             return; // directories cannot be opened for fsync there; NTFS journals the rename
         }

@@ -5,7 +5,8 @@ import java.nio.file.Path;
 
 /**
  * Points in {@link PfsRepository#store} where tests inject failures (a full disk mid-copy, a crash
- * between the data write and the rename). Production code uses {@link #NONE}.
+ * between the data write and the rename); {@link #beforeChunk} is also called before each new block
+ * the {@link BlockStore} writes, and {@link #beforeBlockDelete} before each block a sweep deletes. Production code uses {@link #NONE}.
  */
 interface WriteHooks {
     /** No injected behaviour. */
@@ -18,5 +19,9 @@ interface WriteHooks {
 
     /** Called when the temporary version directory is complete and fsynced, before it is renamed into place. */
     default void beforeCommit(Path temporaryDirectory) throws IOException {
+    }
+
+    /** Called before the block store deletes a block no retained version refers to (or a leftover of a block write). */
+    default void beforeBlockDelete(Path block) throws IOException {
     }
 }

@@ -1,0 +1,76 @@
+package io.viper.cli;
+
+import io.viper.ViperConfig;
+import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperCorruptDataException;
+import io.viper.errors.ViperNotFoundException;
+import io.viper.format.SafetensorsWriter;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.spi.ByteRange;
+import io.viper.spi.CheckpointRepository;
+import io.viper.spi.Providers;
+import io.viper.spi.TransportClient;
+import io.viper.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code viper export}: writes a version of the PFS repository as a standard safetensors file,
+ * whether the repository keeps it as one or as blocks, after checking every tensor's hash.
+ */
+@Command(name = "export", mixinStandardHelpOptions = true,
+        description = {"Write a version stored in a PFS repository as a standard safetensors file (a version kept as blocks has none on disk),",
+            "after checking every tensor against its manifest."})
+final class ExportCommand implements Callable<Integer> {
+    @Option(names = "--pfs", required = true, paramLabel = "DIR", description = "PFS repository root")
+    Path pfs;
+
+    @Option(names = "--model", required = true, paramLabel = "NAME", description = "Model name")
+    String model;
+
+    @Option(names = "--version", paramLabel = "N", description = "Version to export (default: the newest)")
+    Long version;
+
+    @Option(names = "--out", required = true, paramLabel = "FILE", description = "The safetensors file to write (replaced if it exists)")
+    Path out;
+
+    @Override
+    public Integer call() {
+        if (!Files.isDirectory(pfs)) {
+            throw new ViperConfigException("--pfs " + pfs + ": not a directory");
+        }
+        if (Files.isDirectory(out)) {
+            throw new ViperConfigException("--out " + out + ": is a directory, not a file");
+        }
+        ViperConfig config = ViperConfig.defaults();
+        try (CheckpointRepository repo = Providers.repository("file").open(pfs.toAbsolutePath().toUri(), config);
+             TransportClient files = Providers.transport("file").orElseThrow(() -> new ViperConfigException("no file:// transport is installed"))
+                     .openClient(config);
+             Arena arena = Arena.ofConfined()) {
+            Manifest m = (version == null ? repo.latest(model) : repo.find(model, version)).orElseThrow(() -> new ViperNotFoundException(
+                    "model " + model + (version == null ? " has no version" : " v" + version + " is not stored") + " in " + pfs));
+            MemorySegment data = arena.allocate(Math.max(1, m.totalBytes()), 64).asSlice(0, m.totalBytes());
+            files.read(m, m.locations().getFirst(), List.of(new ByteRange(0, m.totalBytes(), 0)), data);
+            List<Tensor> tensors = new ArrayList<>();
+            for (TensorEntry e : m.tensors()) {
+                MemorySegment bytes = data.asSlice(e.info().offset(), e.info().length());
+                if (!e.hash().algorithm().hash(bytes).equals(e.hash())) {
+                    throw new ViperCorruptDataException(model + " v" + m.version() + " in " + pfs + ": tensor '" + e.name()
+                            + "' does not match its manifest's " + e.hash().algorithm().fieldName());
+                }
+                tensors.add(new Tensor(e.info(), bytes));
+            }
+            long written = SafetensorsWriter.write(out, tensors, m.metadata());
+            System.out.println("wrote " + model + " v" + m.version() + " (" + m.tensors().size() + " tensors, " + written + " bytes) to " + out);
+        }
+        return 0;
+    }
+}

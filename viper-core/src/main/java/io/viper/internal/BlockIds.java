@@ -1,0 +1,79 @@
+package io.viper.internal;
+
+import io.viper.hash.ContentHash;
+import io.viper.manifest.BlockList;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * The producer's block ids of one version ({@link BlockList}), computed like its tensor hashes:
+ * each block is hashed on the pool as soon as the copy into staging has reported all its bytes
+ * ({@link #arrived}), so that the stall stays a plain copy. Each block is one piece of a
+ * {@link TensorHashes} over the blocks, the machinery the tensor hashes use.
+ *
+ * <p>Threads and memory as for {@link TensorHashes}: {@link #arrived} from any thread,
+ * {@link #await()} and {@link #close()} by the owner; the data stays unchanged until {@link #close()}.
+ */
+final class BlockIds implements AutoCloseable {
+    private final List<TensorInfo> tensors;
+    private final long blockBytes;
+    /** Null without blocks. */
+    private final TensorHashes hashes;
+
+    /**
+     * @param tensors    the version's tensors, contiguous and in data order
+     * @param blockBytes {@code viper.block.bytes}; 0: no blocks, nothing is hashed
+     */
+    BlockIds(List<TensorInfo> tensors, long blockBytes, MemorySegment data, ExecutorService pool, int workers) {
+        this.tensors = tensors;
+        this.blockBytes = blockBytes;
+        if (blockBytes <= 0) {
+            this.hashes = null;
+            return;
+        }
+        List<TensorInfo> blocks = new ArrayList<>();
+        for (TensorInfo t : tensors) {
+            for (long start = 0; start < t.length(); start += blockBytes) {
+                long len = Math.min(blockBytes, t.length() - start);
+                blocks.add(new TensorInfo("block", DType.U8, new long[] {len}, t.offset() + start, len));
+            }
+        }
+        this.hashes = new TensorHashes(blocks, Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM), data, pool, workers);
+    }
+
+    /** Bytes {@code [from, from + len)} of the data are final. */
+    void arrived(long from, long len) {
+        if (hashes != null) {
+            hashes.arrived(from, len);
+        }
+    }
+
+    /** Every byte is final: the blocks of each tensor, in the order of the tensors. */
+    List<BlockList> await() {
+        if (hashes == null) {
+            return Collections.nCopies(tensors.size(), BlockList.NONE);
+        }
+        ContentHash[] ids = hashes.await();
+        List<BlockList> out = new ArrayList<>(tensors.size());
+        int next = 0;
+        for (TensorInfo t : tensors) {
+            int n = BlockList.count(t.length(), blockBytes);
+            out.add(new BlockList(blockBytes, Arrays.asList(ids).subList(next, next + n)));
+            next += n;
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        if (hashes != null) {
+            hashes.close();
+        }
+    }
+}

@@ -1,0 +1,230 @@
+package io.viper.transfer.pfs.internal;
+
+import io.viper.hash.ContentHash;
+import io.viper.manifest.BlockList;
+import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
+
+/**
+ * The PFS repository's shared, content-addressed block store: {@code <root>/.blocks/<ab>/<id>},
+ * one file per distinct block ({@link BlockList}) of every version of every model, named by the
+ * block's id ({@code ab} its first two hex digits), holding exactly the block's bytes. A block is
+ * written once and shared by every version that has it; its references are the manifests of the
+ * versions (complete or being written) that list it, so the count needs no file of its own that a
+ * crash could leave wrong.
+ *
+ * <p>Writing ({@link #put}): a missing block goes to {@code .tmp-*} beside its final name, is
+ * fsynced and renamed into place (atomic), and its directory fsynced before the version that refers
+ * to it is committed, so a visible version never names a block that is not durable. A block already
+ * there of the right size is reused and its modification time set to now.
+ *
+ * <p>Deleting ({@link #sweep}): after retention removed versions, the blocks that no manifest of a
+ * version directory or of a store in progress ({@code .tmp-*}) lists, and that nobody touched for
+ * {@code grace}, are deleted. Stores in this process hold {@link #writing()} from before their
+ * manifest is on disk to their commit, which a sweep excludes; across processes the grace period
+ * covers the time between a store's reuse of a block and the manifest that names it. A crash
+ * mid-delete leaves only unreferenced blocks, which the next sweep deletes.
+ *
+ * <p>Thread-safe.
+ */
+final class BlockStore {
+    /** The store's directory under the repository root (model names never start with '.'). */
+    static final String DIR = ".blocks";
+    private static final String TMP_PREFIX = ".tmp-";
+    private static final System.Logger LOG = System.getLogger(BlockStore.class.getName());
+
+    private final Path dir;
+    private final Duration grace;
+    private final WriteHooks hooks;
+    private final ReadWriteLock lock = new ReentrantReadWriteLock();
+
+    /**
+     * @param root  the repository root
+     * @param grace how long an unreferenced block must have been untouched before a sweep deletes it
+     */
+    BlockStore(Path root, Duration grace, WriteHooks hooks) {
+        this.dir = root.resolve(DIR);
+        this.grace = grace;
+        this.hooks = hooks;
+    }
+
+    /** The file of block {@code id} under the repository rooted at {@code root}. */
+    static Path pathOf(Path root, ContentHash id) {
+        String hex = id.toHex();
+        return root.resolve(DIR).resolve(hex.substring(0, 2)).resolve(hex);
+    }
+
+    private Path pathOf(ContentHash id) {
+        String hex = id.toHex();
+        return dir.resolve(hex.substring(0, 2)).resolve(hex);
+    }
+
+    /** Held by a store from before its manifest is written until it is committed: no sweep runs meanwhile. */
+    ReadWriteLock writing() {
+        return lock;
+    }
+
+    /**
+     * Makes every block of {@code manifest} durable in the store: writes those missing from
+     * {@code data} (its data section), reuses the others. Call holding {@code writing().readLock()}.
+     *
+     * @return the bytes written (the rest was reused)
+     */
+    long put(Manifest manifest, MemorySegment data) throws IOException {
+        Set<Path> dirty = new LinkedHashSet<>();
+        Set<ContentHash> done = new HashSet<>();
+        long written = 0;
+        for (TensorEntry e : manifest.tensors()) {
+            BlockList b = e.blocks();
+            for (int j = 0; j < b.ids().size(); j++) {
+                ContentHash id = b.ids().get(j);
+                if (!done.add(id)) {
+                    continue;
+                }
+                long len = b.length(j, e.info().length());
+                Path file = pathOf(id);
+                if (reuse(file, len)) {
+                    continue;
+                }
+                long at = e.info().offset() + b.start(j);
+                hooks.beforeChunk(file, at);
+                write(file, data.asSlice(at, len));
+                dirty.add(file.getParent());
+                written += len;
+            }
+        }
+        for (Path d : dirty) {
+            PfsRepository.fsyncDirectory(d);
+        }
+        if (!dirty.isEmpty()) {
+            PfsRepository.fsyncDirectory(dir);
+        }
+        return written;
+    }
+
+    /** Whether {@code file} holds a block of {@code length} bytes already; if so it is touched, so that no sweep takes it now. */
+    private static boolean reuse(Path file, long length) throws IOException {
+        try {
+            if (Files.size(file) != length) {
+                LOG.log(Level.WARNING, "block {0} holds {1} bytes, not {2}: written again", file, Files.size(file), length);
+                return false;
+            }
+            Files.setLastModifiedTime(file, FileTime.from(Instant.now()));
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    private static void write(Path file, MemorySegment bytes) throws IOException {
+        Files.createDirectories(file.getParent());
+        Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                var buffer = bytes.asByteBuffer();
+                while (buffer.hasRemaining()) {
+                    ch.write(buffer);
+                }
+                ch.force(true);
+            }
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+            tmp = null;
+        } finally {
+            if (tmp != null) {
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    /**
+     * Deletes the blocks that no manifest {@code referenced} supplies lists and nobody touched for the
+     * grace period, and leftovers of interrupted block writes. {@code referenced} is read after the
+     * candidates were listed, under the write lock; it returns null when some manifest could not be
+     * read, and then nothing is deleted.
+     *
+     * @return the blocks deleted
+     */
+    int sweep(Supplier<Set<ContentHash>> referenced) {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return 0;
+        }
+        lock.writeLock().lock();
+        try {
+            Set<ContentHash> live = referenced.get();
+            if (live == null) {
+                return 0;
+            }
+            Instant untouchedSince = Instant.now().minus(grace);
+            int deleted = 0;
+            try (DirectoryStream<Path> prefixes = Files.newDirectoryStream(dir)) {
+                for (Path prefix : prefixes) {
+                    deleted += sweep(prefix, live, untouchedSince);
+                }
+            }
+            if (deleted > 0) {
+                LOG.log(Level.INFO, "block store {0}: deleted {1} blocks no retained version refers to", dir, deleted);
+            }
+            return deleted;
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "block store {0}: sweep stopped: {1}", dir, PfsRepository.problem(e));
+            return 0;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private int sweep(Path prefix, Set<ContentHash> live, Instant untouchedSince) throws IOException {
+        if (!Files.isDirectory(prefix, LinkOption.NOFOLLOW_LINKS)) {
+            return 0;
+        }
+        int deleted = 0;
+        try (DirectoryStream<Path> blocks = Files.newDirectoryStream(prefix)) {
+            for (Path block : blocks) {
+                String name = block.getFileName().toString();
+                boolean leftover = name.startsWith(TMP_PREFIX);
+                ContentHash id = leftover ? null : idOf(name);
+                if (!leftover && (id == null || live.contains(id))) {
+                    continue;
+                }
+                if (Files.getLastModifiedTime(block, LinkOption.NOFOLLOW_LINKS).toInstant().isAfter(untouchedSince)) {
+                    continue;
+                }
+                hooks.beforeBlockDelete(block);
+                if (Files.deleteIfExists(block) && !leftover) {
+                    deleted++;
+                }
+            }
+        }
+        return deleted;
+    }
+
+    /** The id a block file's name spells, or null when it spells none (such files are left alone). */
+    private static ContentHash idOf(String name) {
+        try {
+            return ContentHash.parseHex(BlockList.ID_ALGORITHM, name);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+}

@@ -159,6 +159,19 @@ class ViperSdkTest {
     }
 
     @Test
+    void aRestartedProducerNumbersAfterTheVersionsTheNotifierAnnounced() throws Exception {
+        try (Viper first = Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a").build();
+             ViperProducer p = first.producer("restart", CheckpointPolicy.never())) {
+            p.publish(snapshot(1f), Map.of()).announced().get();
+            assertEquals(2, p.publish(snapshot(2f), Map.of()).announced().get().version());
+        }
+        Viper again = viper();
+        ViperProducer restarted = keep(again.producer("restart", CheckpointPolicy.never()));
+        assertEquals(2, restarted.latestVersion(), "continues after v2, which consumers may hold");
+        assertEquals(3, restarted.publish(snapshot(3f), Map.of()).version());
+    }
+
+    @Test
     void corruptBytesAreDetectedAndTheNextLocationIsUsed() {
         String bad = name + "-bad";
         String good = name + "-good";

@@ -50,7 +50,7 @@ final class ProducerImpl implements ViperProducer {
         List<TransportServer> servers = rt.servers();
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
-        this.version = repository.flatMap(r -> r.latest(model)).map(Manifest::version).orElse(0L);
+        this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
         this.cache = new StagingCache(model, c.get(ViperConfig.STAGING_BUDGET), c.get(ViperConfig.STAGING_VERSIONS),
                 c.get(ViperConfig.STAGING_WAIT_MS), b -> PublishPipeline.withdraw(servers, b),
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
@@ -91,6 +91,9 @@ final class ProducerImpl implements ViperProducer {
     @Override
     public synchronized PublishHandle publish(Snapshot snapshot, Map<String, String> metadata) {
         ensureOpen();
+        if (version >= Manifest.MAX_VERSION) {
+            throw new ViperConfigException("producer " + model + ": v" + version + " is the last version there is (" + Manifest.MAX_VERSION + ")");
+        }
         long publishedAt = System.currentTimeMillis();
         // The stall counts everything the training thread waits for: describing the snapshot too.
         long t0 = System.nanoTime();

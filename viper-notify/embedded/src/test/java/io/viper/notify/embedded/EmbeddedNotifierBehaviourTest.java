@@ -12,6 +12,7 @@ import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
+import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -236,7 +238,7 @@ class EmbeddedNotifierBehaviourTest {
     }
 
     @Test
-    void olderVersionIsIgnoredSameVersionIsDelivered() throws Exception {
+    void olderVersionIsRefusedSameVersionIsDelivered() throws Exception {
         Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
         Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, FAST));
         Collector c = new Collector();
@@ -244,10 +246,8 @@ class EmbeddedNotifierBehaviourTest {
         Thread.sleep(200);
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:1"));
         assertEquals(5, c.next().version());
-        try (LogCapture log = new LogCapture("io.viper.notify.embedded.internal.EmbeddedNotifier")) {
-            producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1"));
-            assertTrue(log.await("ignored stale v3: it already holds v5"), "logged: " + log.lines());
-        }
+        ViperConfigException refused = assertThrows(ViperConfigException.class, () -> producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1")));
+        assertTrue(refused.getMessage().contains("the broker refused stale v3: it holds v5 of stale"), refused.getMessage());
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:2"));
         Manifest again = c.next();
         assertEquals(5, again.version());
@@ -257,6 +257,22 @@ class EmbeddedNotifierBehaviourTest {
         own(consumer.subscribe("stale", d));
         assertEquals("tcp://127.0.0.1:2", d.next().locations().getFirst().uri().toString());
         assertNull(c.manifests.poll(200, TimeUnit.MILLISECONDS), "v3 never arrived");
+    }
+
+    @Test
+    void theBrokerTellsAStartingProducerTheLatestVersionUnlessItIsNewOnAFixedPort() throws Exception {
+        Notifier hostOnAnyPort = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
+        assertEquals(OptionalLong.of(0), hostOnAnyPort.latestVersion("lv"), "a broker on a new port: nobody can hold a version yet");
+        hostOnAnyPort.publish(manifest("lv", 5, "tcp://127.0.0.1:1"));
+        Notifier other = own(provider.open(hostOnAnyPort.uri(), Role.PRODUCER, FAST));
+        assertEquals(OptionalLong.of(5), other.latestVersion("lv"));
+        assertEquals(OptionalLong.of(0), other.latestVersion("never"));
+
+        Notifier hostOnFixedPort = own(provider.open(URI.create("embedded://127.0.0.1:" + freePort()), Role.PRODUCER, FAST));
+        assertEquals(OptionalLong.empty(), hostOnFixedPort.latestVersion("lv"),
+                "a broker just started where an earlier one may have announced versions cannot vouch for them");
+        hostOnFixedPort.publish(manifest("lv", 2, "tcp://127.0.0.1:1"));
+        assertEquals(OptionalLong.of(2), hostOnFixedPort.latestVersion("lv"));
     }
 
     @Test

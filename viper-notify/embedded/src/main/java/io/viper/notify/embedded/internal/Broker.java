@@ -197,7 +197,7 @@ public final class Broker implements AutoCloseable {
         }
         Latest current = latest.get(model);
         if (current != null && m.version() < current.version()) {
-            LOG.log(Level.INFO, name + ": ignored publish of " + model + " v" + m.version() + " from " + from.peer
+            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + from.peer
                     + ": it already holds v" + current.version());
             ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.STALE, current.version()))
                     .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
@@ -250,7 +250,12 @@ public final class Broker implements AutoCloseable {
                 case NotifyMessage.Subscribe sub -> subscribe(ctx, sub.model());
                 case NotifyMessage.Unsubscribe unsub -> unsubscribe(unsub.model());
                 case NotifyMessage.Publish publish -> publish(this, ctx, publish);
-                default -> fail(ctx, "unexpected message " + msg); // the decoder passes only the four above
+                case NotifyMessage.Latest q -> {
+                    Latest l = latest.get(q.model());
+                    ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), q.requestId(), NotifyProtocol.KNOWN, l == null ? 0 : l.version()))
+                            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                }
+                default -> fail(ctx, "unexpected message " + msg); // the decoder passes only the five above
             }
         }
 

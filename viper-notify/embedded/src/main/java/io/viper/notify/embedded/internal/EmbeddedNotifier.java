@@ -35,6 +35,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -72,6 +73,8 @@ public final class EmbeddedNotifier implements Notifier {
     private final long timeoutMs;
     private final long connectWaitMs;
     private final Broker ownedBroker;
+    /** Whether this notifier started its broker on a fixed port: consumers of an earlier broker there may hold versions it never saw. */
+    private final boolean freshBrokerOnFixedPort;
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final ExecutorService dispatcher;
@@ -160,11 +163,12 @@ public final class EmbeddedNotifier implements Notifier {
      * Opens a client of the broker at {@code endpoint}. With {@code waitForBroker} (producers) the
      * first connection must succeed within the timeout; otherwise (consumers) it is made in the
      * background. {@code timeoutMs} ({@code viper.notify.timeout.ms}) bounds a publish's wait for its
-     * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier.
+     * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier;
+     * {@code freshBrokerOnFixedPort} says that it was just started on a port consumers may have known before.
      */
     public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, long timeoutMs, boolean waitForBroker,
-                                           Broker ownedBroker) {
-        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker);
+                                           Broker ownedBroker, boolean freshBrokerOnFixedPort) {
+        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort);
         n.runOnLoop(n::attempt);
         if (waitForBroker) {
             try {
@@ -177,8 +181,9 @@ public final class EmbeddedNotifier implements Notifier {
         return n;
     }
 
-    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker) {
+    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker, boolean freshBrokerOnFixedPort) {
         this.endpoint = endpoint;
+        this.freshBrokerOnFixedPort = freshBrokerOnFixedPort;
         this.uri = advertised;
         this.name = "notifier " + advertised;
         this.timeoutMs = timeoutMs;
@@ -410,39 +415,62 @@ public final class EmbeddedNotifier implements Notifier {
                 lastPublished.put(manifest.model(), new Published(manifest.version(), bytes));
             }
         });
+        Ack a = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes), "publish of " + what);
+        if (a.status() == NotifyProtocol.STALE) {
+            throw new ViperConfigException(name + ": the broker refused " + what + ": it holds v" + a.latestVersion()
+                    + " of " + manifest.model() + " (versions of a model only grow; is another producer announcing it?)");
+        }
+    }
+
+    /**
+     * Asks the broker. An embedded broker this notifier just started on a fixed port has no history
+     * that consumers of an earlier producer at that address may have seen: then empty, unless a
+     * version was announced to it meanwhile.
+     */
+    @Override
+    public OptionalLong latestVersion(String model) {
+        Manifest.validateModelName(model);
+        checkOpen();
+        long latest;
+        try {
+            latest = request((ch, id) -> NotifyProtocol.latest(ch.alloc(), id, model), "the latest version of " + model).latestVersion();
+        } catch (RetriableViperException e) {
+            LOG.log(Level.WARNING, name + ": cannot learn the latest version of " + model + ": " + e.getMessage());
+            return OptionalLong.empty();
+        }
+        return latest == 0 && freshBrokerOnFixedPort ? OptionalLong.empty() : OptionalLong.of(latest);
+    }
+
+    /** Sends the frame {@code request} builds for a new request id and waits for the ACK (or ERROR) naming that id. */
+    private Ack request(java.util.function.BiFunction<Channel, Long, io.netty.buffer.ByteBuf> request, String what) {
         Channel ch = awaitConnection(connectWaitMs);
         long id = requestIds.incrementAndGet();
         CompletableFuture<Ack> ack = new CompletableFuture<>();
         pendingPublishes.put(id, ack);
-        ch.writeAndFlush(NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes)).addListener((ChannelFutureListener) f -> {
+        ch.writeAndFlush(request.apply(ch, id)).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
                 CompletableFuture<Ack> p = pendingPublishes.remove(id);
                 if (p != null) {
                     p.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                            name + ": sending " + what + " to the broker failed: " + describe(f.cause()), f.cause()));
+                            name + ": sending the " + what + " to the broker failed: " + describe(f.cause()), f.cause()));
                 }
             }
         });
-        // The channel may have gone inactive before the publish was registered; its failure is then reported by the write.
-        Ack a;
+        // The channel may have gone inactive before the request was registered; its failure is then reported by the write.
         try {
-            a = ack.get(timeoutMs, TimeUnit.MILLISECONDS);
+            return ack.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;
             }
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": publish of " + what + " failed: " + describe(e.getCause()), e.getCause());
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": " + what + " failed: " + describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
-            throw new ViperTimeoutException(name + ": the broker did not acknowledge " + what
-                    + " within " + timeoutMs + " ms");
+            throw new ViperTimeoutException(name + ": the broker did not answer the " + what + " within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted while publishing " + what);
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted during the " + what);
         } finally {
             pendingPublishes.remove(id);
-        }
-        if (a.status() == NotifyProtocol.STALE) {
-            LOG.log(Level.WARNING, name + ": the broker ignored " + what + ": it already holds v" + a.latestVersion());
         }
     }
 

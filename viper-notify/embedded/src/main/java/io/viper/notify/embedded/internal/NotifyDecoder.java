@@ -37,7 +37,7 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
         this.brokerSide = brokerSide;
     }
 
-    /** For the broker: reads HELLO, SUBSCRIBE, UNSUBSCRIBE and PUBLISH. */
+    /** For the broker: reads HELLO, SUBSCRIBE, UNSUBSCRIBE, PUBLISH and LATEST. */
     static NotifyDecoder fromClients() {
         return new NotifyDecoder(true);
     }
@@ -78,6 +78,13 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
                 long requestId = f.readLong();
                 String model = NotifyProtocol.readModel(f, "PUBLISH");
                 return new NotifyMessage.Publish(requestId, model, rest(f));
+            }
+            case NotifyProtocol.LATEST -> {
+                NotifyProtocol.need(f, 8, "LATEST");
+                long requestId = f.readLong();
+                String model = NotifyProtocol.readModel(f, "LATEST");
+                NotifyProtocol.end(f, "LATEST");
+                return new NotifyMessage.Latest(requestId, model);
             }
             default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
         }

@@ -26,6 +26,7 @@ public final class NotifyProtocol {
     public static final byte SUBSCRIBE = 0x02;
     public static final byte UNSUBSCRIBE = 0x03;
     public static final byte PUBLISH = 0x04;
+    public static final byte LATEST = 0x05;
 
     // Broker -> client.
     public static final byte WELCOME = 0x11;
@@ -35,8 +36,10 @@ public final class NotifyProtocol {
 
     /** ACK status: the manifest is the broker's latest for its model and was delivered to subscribers. */
     public static final byte ACCEPTED = 0;
-    /** ACK status: the broker holds a newer version of the model; the publish was ignored. */
+    /** ACK status: the broker holds a newer version of the model; the publish was refused. */
     public static final byte STALE = 1;
+    /** ACK status: the answer to LATEST; the version is the newest the broker accepted (0: none). */
+    public static final byte KNOWN = 2;
 
     /** ERROR code: the manifest did not decode. */
     public static final byte ERR_FORMAT = 1;
@@ -66,6 +69,7 @@ public final class NotifyProtocol {
             case SUBSCRIBE -> "SUBSCRIBE";
             case UNSUBSCRIBE -> "UNSUBSCRIBE";
             case PUBLISH -> "PUBLISH";
+            case LATEST -> "LATEST";
             case WELCOME -> "WELCOME";
             case MANIFEST -> "MANIFEST";
             case ACK -> "ACK";
@@ -91,6 +95,13 @@ public final class NotifyProtocol {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
         ByteBuf b = header(alloc, type, 2 + m.length, 2 + m.length);
         return b.writeShort(m.length).writeBytes(m);
+    }
+
+    /** LATEST: request id, model. */
+    public static ByteBuf latest(ByteBufAllocator alloc, long requestId, String model) {
+        byte[] m = model.getBytes(StandardCharsets.UTF_8);
+        ByteBuf b = header(alloc, LATEST, 8 + 2 + m.length, 8 + 2 + m.length);
+        return b.writeLong(requestId).writeShort(m.length).writeBytes(m);
     }
 
     /** PUBLISH: request id, model, then the encoded manifest (wrapped, not copied). */

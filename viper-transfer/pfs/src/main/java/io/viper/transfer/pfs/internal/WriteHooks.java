@@ -5,7 +5,7 @@ import java.nio.file.Path;
 
 /**
  * Points in {@link PfsRepository#store} where tests inject failures (a full disk mid-copy, a crash
- * between the data write and the rename). Production code uses {@link #NONE}.
+ * between the data write and the rename, a full disk when {@code LATEST} is replaced). Production code uses {@link #NONE}.
  */
 interface WriteHooks {
     /** No injected behaviour. */
@@ -18,5 +18,9 @@ interface WriteHooks {
 
     /** Called when the temporary version directory is complete and fsynced, before it is renamed into place. */
     default void beforeCommit(Path temporaryDirectory) throws IOException {
+    }
+
+    /** Called after the version directory was renamed into place, before {@code LATEST} is replaced. */
+    default void beforeLatest(Path modelDirectory) throws IOException {
     }
 }

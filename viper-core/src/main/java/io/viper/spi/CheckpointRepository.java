@@ -36,6 +36,15 @@ public interface CheckpointRepository extends AutoCloseable {
     /** The manifest of {@code version}, if stored. */
     Optional<Manifest> find(String model, long version);
 
+    /**
+     * The location this repository keeps {@code model} v{@code version} at, stored or not: the only
+     * {@code file://} location of that version a consumer reads (a manifest naming another file, of
+     * another model or outside the repository, is not followed). Default: none.
+     */
+    default Optional<Location> locate(String model, long version) {
+        return Optional.empty();
+    }
+
     /** Stored versions of {@code model}, oldest first. */
     List<Long> versions(String model);
 

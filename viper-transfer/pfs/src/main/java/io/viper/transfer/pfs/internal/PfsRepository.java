@@ -133,6 +133,11 @@ public final class PfsRepository implements CheckpointRepository {
     }
 
     @Override
+    public Optional<Location> locate(String model, long version) {
+        return Optional.of(locationOf(model, version));
+    }
+
+    @Override
     public Location store(Manifest manifest, StagedCheckpoint staged) {
         Objects.requireNonNull(manifest, "manifest");
         Objects.requireNonNull(staged, "staged");

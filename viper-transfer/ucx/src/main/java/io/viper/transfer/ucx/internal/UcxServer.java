@@ -224,7 +224,7 @@ public final class UcxServer implements TransportServer {
         WorkerLoop loop = null;
         try {
             Location location = new Location(address.withPort(ss.getLocalPort()).advertised().uri(mode.scheme()), mode.tier());
-            loop = new WorkerLoop("viper-ucx-server-" + ss.getLocalPort());
+            loop = new WorkerLoop("viper-ucx-server-" + ss.getLocalPort(), UcxNative.serverParams(socketAddress.getAddress()));
             WorkerLoop l = loop;
             byte[] worker = loop.call(() -> toBytes(l.worker().getAddress()), LOOP_CALL_TIMEOUT_MS);
             return new UcxServer(settings, mode, ss, location, loop, worker);

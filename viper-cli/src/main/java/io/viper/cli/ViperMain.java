@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
             ConsumeCommand.class,
             BenchCommand.class,
             BrokerCommand.class,
+            SecretCommand.class,
             ConfigCommand.class,
             ScheduleCommand.class,
             DemoCommand.class,

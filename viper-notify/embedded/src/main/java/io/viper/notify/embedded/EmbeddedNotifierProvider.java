@@ -3,6 +3,7 @@ package io.viper.notify.embedded;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.netty.ClientSecurity;
 import io.viper.notify.embedded.internal.Broker;
 import io.viper.notify.embedded.internal.EmbeddedNotifier;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
@@ -86,15 +87,15 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         long timeoutMs = config.get(ViperConfig.NOTIFY_TIMEOUT_MS);
         if (role == Role.CONSUMER) {
             Endpoint endpoint = Endpoint.parse(uri, false);
-            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, false, null, false);
+            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, false, null, false, security(config, role));
         }
         Endpoint endpoint = Endpoint.parse(uri, true);
         Broker broker;
         try {
-            broker = Broker.bind(endpoint.host(), endpoint.port());
+            broker = Broker.bind(endpoint.host(), endpoint.port(), config);
         } catch (BindException inUse) {
             try {
-                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, true, null, false);
+                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, true, null, false, security(config, role));
             } catch (RetriableViperException e) {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, endpoint + " is in use but no embedded broker answers there: "
                         + e.getMessage(), e);
@@ -102,11 +103,16 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         }
         try {
             Endpoint local = new Endpoint(connectHost(endpoint.host()), broker.port());
-            return EmbeddedNotifier.connect(local, broker.uri(), timeoutMs, true, broker, endpoint.port() != 0);
+            return EmbeddedNotifier.connect(local, broker.uri(), timeoutMs, true, broker, endpoint.port() != 0, security(config, role));
         } catch (RuntimeException e) {
             broker.close();
             throw e;
         }
+    }
+
+    /** A producer's client publishes, so it proves the producer role; a consumer's proves the consumer role. */
+    private static ClientSecurity security(ViperConfig config, Role role) {
+        return ClientSecurity.of(config, "embedded", role == Role.PRODUCER ? io.viper.auth.Role.PRODUCER : io.viper.auth.Role.CONSUMER);
     }
 
     /** Where this process reaches a broker it bound to {@code host}: loopback for a wildcard address. */

@@ -349,7 +349,8 @@ class EmbeddedNotifierBehaviourTest {
 
     @Test
     void manifestsUpToTheCodecLimitTravelLargerOnesAreRefused() throws Exception {
-        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.defaults()));
+        // A broker takes frames up to viper.limits.frame.bytes (8 MiB by default): raised here to the codec's limit.
+        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.of(Map.of("viper.limits.frame.bytes", "33m"))));
         Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.defaults()));
         Collector c = new Collector();
         own(consumer.subscribe("big", c));

@@ -24,6 +24,7 @@ import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.netty.ClientSecurity;
 import io.viper.notify.embedded.internal.NotifyMessage.Ack;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
 import io.viper.spi.Notifier;
@@ -165,10 +166,11 @@ public final class EmbeddedNotifier implements Notifier {
      * background. {@code timeoutMs} ({@code viper.notify.timeout.ms}) bounds a publish's wait for its
      * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier;
      * {@code freshBrokerOnFixedPort} says that it was just started on a port consumers may have known before.
+     * Every connection starts with TLS and the authentication handshake {@code security} installs.
      */
     public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, long timeoutMs, boolean waitForBroker,
-                                           Broker ownedBroker, boolean freshBrokerOnFixedPort) {
-        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort);
+                                           Broker ownedBroker, boolean freshBrokerOnFixedPort, ClientSecurity security) {
+        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort, security);
         n.runOnLoop(n::attempt);
         if (waitForBroker) {
             try {
@@ -181,7 +183,8 @@ public final class EmbeddedNotifier implements Notifier {
         return n;
     }
 
-    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker, boolean freshBrokerOnFixedPort) {
+    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker, boolean freshBrokerOnFixedPort,
+                             ClientSecurity security) {
         this.endpoint = endpoint;
         this.freshBrokerOnFixedPort = freshBrokerOnFixedPort;
         this.uri = advertised;
@@ -202,6 +205,7 @@ public final class EmbeddedNotifier implements Notifier {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        security.install(ch, endpoint.host(), endpoint.port());
                         ch.pipeline().addLast(NotifyProtocol.frameDecoder(), NotifyDecoder.fromBroker(), new Handler());
                     }
                 });
@@ -234,24 +238,29 @@ public final class EmbeddedNotifier implements Notifier {
                 ch.close();
                 return;
             }
+            // HELLO goes out once the handshake succeeded (Handler.userEventTriggered).
             candidate = ch;
-            ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             ch.eventLoop().schedule(() -> {
                 if (candidate == ch && channel != ch) {
-                    closeWith(ch, "no answer to HELLO within " + connectWaitMs + " ms (is this a Viper broker?)");
+                    closeWith(ch, "no handshake and WELCOME within " + connectWaitMs + " ms (is this a Viper broker?)");
                 }
             }, connectWaitMs, TimeUnit.MILLISECONDS);
         });
     }
 
     private void attemptFailed(String problem) {
+        attemptFailed(problem, false);
+    }
+
+    /** {@code refused}: the broker refused this client's credentials, or could not prove its own: not a matter of trying again. */
+    private void attemptFailed(String problem, boolean refused) {
         attemptInProgress = false;
         candidate = null;
         lastProblem = problem;
         CompletableFuture<Void> waiting = nextConnection;
         nextConnection = new CompletableFuture<>();
-        waiting.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                name + ": broker unreachable: " + problem));
+        waiting.completeExceptionally(refused ? new ViperConfigException(name + ": " + problem)
+                : new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + problem));
         if (closed) {
             return;
         }
@@ -269,10 +278,15 @@ public final class EmbeddedNotifier implements Notifier {
         reconnect = loop.schedule(this::attempt, delay, TimeUnit.MILLISECONDS);
     }
 
-    private void connected(Channel ch) {
+    private void connected(Channel ch, long brokerIdleMs) {
         attemptInProgress = false;
         candidate = null;
         backoffMs = BACKOFF_START_MS;
+        // The broker closes a connection silent for brokerIdleMs: a HELLO now and then keeps this one open.
+        long every = Math.max(10, brokerIdleMs / 3);
+        ScheduledFuture<?> heartbeat = ch.eventLoop().scheduleAtFixedRate(
+                () -> ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)), every, every, TimeUnit.MILLISECONDS);
+        ch.closeFuture().addListener(f -> heartbeat.cancel(false));
         // Restore the session before anyone else may write: subscriptions, then our latest publications.
         for (String model : models.keySet()) {
             ch.write(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
@@ -295,7 +309,7 @@ public final class EmbeddedNotifier implements Notifier {
 
     private void disconnected(Channel ch, String problem) {
         if (candidate == ch) {
-            attemptFailed(problem);
+            attemptFailed(problem, ch.attr(REFUSED).get() != null);
             return;
         }
         if (channel != ch) {
@@ -322,6 +336,7 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     private static final io.netty.util.AttributeKey<String> PROBLEM = io.netty.util.AttributeKey.valueOf("viper.notify.problem");
+    private static final io.netty.util.AttributeKey<Boolean> REFUSED = io.netty.util.AttributeKey.valueOf("viper.notify.refused");
 
     private static String describe(Throwable t) {
         if (t == null) {
@@ -595,7 +610,7 @@ public final class EmbeddedNotifier implements Notifier {
             switch ((NotifyMessage) msg) {
                 case NotifyMessage.Welcome w -> {
                     if (candidate == ch && channel == null) {
-                        connected(ch);
+                        connected(ch, w.idleMs());
                     }
                 }
                 case NotifyMessage.Manifest m -> onManifest(m.model(), m.manifest());
@@ -627,7 +642,21 @@ public final class EmbeddedNotifier implements Notifier {
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt == ClientSecurity.AUTHENTICATED) {
+                ctx.writeAndFlush(NotifyProtocol.empty(ctx.alloc(), NotifyProtocol.HELLO)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (cause instanceof ClientSecurity.HandshakeFailed) {
+                ctx.channel().attr(REFUSED).set(Boolean.TRUE);
+                closeWith(ctx.channel(), cause.getMessage());
+                return;
+            }
             if (cause instanceof NotifyDecoder.MalformedFrameException) {
                 LOG.log(Level.WARNING, name + ": closing the broker connection: " + cause.getMessage());
                 closeWith(ctx.channel(), "malformed frame from the broker: " + cause.getMessage());

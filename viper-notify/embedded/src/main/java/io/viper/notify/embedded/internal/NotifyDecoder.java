@@ -93,8 +93,13 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
     private static NotifyMessage brokerMessage(byte type, ByteBuf f) throws ProtocolException {
         switch (type) {
             case NotifyProtocol.WELCOME -> {
+                NotifyProtocol.need(f, 8, "WELCOME");
+                long idleMs = f.readLong();
                 NotifyProtocol.end(f, "WELCOME");
-                return new NotifyMessage.Welcome();
+                if (idleMs <= 0) {
+                    throw new ProtocolException("WELCOME with an idle time of " + idleMs + " ms");
+                }
+                return new NotifyMessage.Welcome(idleMs);
             }
             case NotifyProtocol.MANIFEST -> {
                 String model = NotifyProtocol.readModel(f, "MANIFEST");

@@ -31,8 +31,8 @@ sealed interface NotifyMessage {
 
     // Broker -> client.
 
-    /** WELCOME: the answer to HELLO. */
-    record Welcome() implements NotifyMessage {
+    /** WELCOME: the answer to HELLO, with how long the broker lets a connection stay silent. */
+    record Welcome(long idleMs) implements NotifyMessage {
     }
 
     /** MANIFEST: the latest encoded manifest of a subscribed model. */

@@ -17,7 +17,7 @@ import java.util.Locale;
  * {@link io.viper.notify.embedded.EmbeddedNotifierProvider}.
  */
 public final class NotifyProtocol {
-    public static final byte VERSION = 1;
+    public static final byte VERSION = 2;
     public static final int LENGTH_BYTES = 4;
     public static final int HEADER_BYTES = 2;
 
@@ -47,6 +47,8 @@ public final class NotifyProtocol {
     public static final byte ERR_LIMIT = 2;
     /** ERROR code: the frame broke the protocol; the broker closes the connection. */
     public static final byte ERR_PROTOCOL = 3;
+    /** ERROR code: the connection's credentials do not allow the request (a consumer token cannot publish). */
+    public static final byte ERR_FORBIDDEN = 4;
 
     /** Room for the header fields around a manifest: version, type, request id and model name. */
     public static final int MAX_OVERHEAD = 1024;
@@ -60,7 +62,12 @@ public final class NotifyProtocol {
 
     /** A decoder that cuts the stream into frames (length prefix stripped), refusing oversized ones. */
     public static LengthFieldBasedFrameDecoder frameDecoder() {
-        return new LengthFieldBasedFrameDecoder(LENGTH_BYTES + MAX_FRAME, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
+        return frameDecoder(MAX_FRAME);
+    }
+
+    /** As {@link #frameDecoder()}, refusing frames longer than {@code maxFrame} (a broker's {@code viper.limits.frame.bytes}). */
+    public static LengthFieldBasedFrameDecoder frameDecoder(int maxFrame) {
+        return new LengthFieldBasedFrameDecoder(LENGTH_BYTES + maxFrame, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
     }
 
     public static String typeName(int type) {
@@ -95,6 +102,11 @@ public final class NotifyProtocol {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
         ByteBuf b = header(alloc, type, 2 + m.length, 2 + m.length);
         return b.writeShort(m.length).writeBytes(m);
+    }
+
+    /** WELCOME: how long the broker lets a connection stay silent, so that the client sends HELLO more often. */
+    public static ByteBuf welcome(ByteBufAllocator alloc, long idleMs) {
+        return header(alloc, WELCOME, 8, 8).writeLong(idleMs);
     }
 
     /** LATEST: request id, model. */

@@ -120,7 +120,13 @@ public final class Secret {
         }
     }
 
-    static Secret parse(String text, String what) {
+    /**
+     * A secret from its text (what a secret file holds: a producer secret or a consumer token), for
+     * callers that keep it elsewhere than in a file; {@code what} names its source in messages.
+     *
+     * @throws ViperConfigException when it is too short or a malformed token
+     */
+    public static Secret parse(String text, String what) {
         if (text.startsWith(CONSUMER_TOKEN_PREFIX)) {
             byte[] key;
             try {

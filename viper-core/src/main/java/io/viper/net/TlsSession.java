@@ -27,8 +27,9 @@ final class TlsSession {
     /** Decrypted bytes not yet handed out; in read mode. */
     private ByteBuffer appIn;
 
-    TlsSession(SSLEngine engine, SocketChannel channel) {
+    TlsSession(SSLEngine engine, SocketChannel channel) throws SSLException {
         this.engine = engine;
+        engine.beginHandshake();
         this.channel = channel;
         int packet = engine.getSession().getPacketBufferSize();
         this.netIn = ByteBuffer.allocate(packet);

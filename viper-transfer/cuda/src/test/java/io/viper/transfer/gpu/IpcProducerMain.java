@@ -22,7 +22,7 @@ public final class IpcProducerMain {
         long seed = Long.parseLong(args[1]);
         try (TestStagedCheckpoint host = new TestStagedCheckpoint("ipc", 1, seed, size);
              DeviceStagedCheckpoint staged = GpuTests.deviceStaged(host, 0);
-             IpcServer server = new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"))) {
+             IpcServer server = new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"), io.viper.ViperConfig.defaults())) {
             server.expose(staged);
             System.out.println("PORT " + server.location().uri().getPort());
             System.out.flush();

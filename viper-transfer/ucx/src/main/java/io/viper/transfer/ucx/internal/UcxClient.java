@@ -1,6 +1,8 @@
 package io.viper.transfer.ucx.internal;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ClientAuth;
+import io.viper.auth.Role;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -45,6 +47,9 @@ import org.openucx.jucx.ucp.UcpRequest;
  * wait at once; then it releases the lease. The destination segment stays owned by the caller; it is
  * written only by UCX during the read, and never after {@code read} returns.
  *
+ * <p>Nothing a producer sends reaches UCX unless the producer is trusted ({@link ProducerTrust}): it
+ * proved the consumer's secret in the handshake, or, without secrets, it runs as this user on this host.
+ *
  * <p>Endpoints are created without peer error handling: with it, UCX 1.13 picks TCP instead of
  * shared memory between processes on one host. A dead producer is detected on the control channel.
  * The destination is not registered with UCX: GETs from the producer's UCX-allocated shared memory
@@ -60,6 +65,8 @@ public final class UcxClient implements TransportClient {
     private static final long RKEY_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private final UcxSettings settings;
+    private final ClientAuth auth;
+    private final ProducerTrust trust;
     private final UcxMemoryMode mode;
     private final WorkerLoop loop;
     private volatile boolean closed;
@@ -108,8 +115,10 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    private UcxClient(UcxSettings settings, UcxMemoryMode mode, WorkerLoop loop) {
+    private UcxClient(UcxSettings settings, ClientAuth auth, ProducerTrust trust, UcxMemoryMode mode, WorkerLoop loop) {
         this.settings = settings;
+        this.auth = auth;
+        this.trust = trust;
         this.mode = mode;
         this.loop = loop;
     }
@@ -122,8 +131,9 @@ public final class UcxClient implements TransportClient {
     /** As {@link #open(ViperConfig)}, for locations of {@code mode}'s scheme; its GPU mode reads into GPU memory too. */
     public static UcxClient open(ViperConfig config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
+        ClientAuth auth = ClientAuth.of(config, Role.CONSUMER);
         try {
-            return new UcxClient(settings, mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
+            return new UcxClient(settings, auth, ProducerTrust.of(config, auth), mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
         } catch (RuntimeException | LinkageError e) {
             throw new ViperUnsupportedException("ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
         }
@@ -174,7 +184,8 @@ public final class UcxClient implements TransportClient {
         }
         String peer = "ucx " + location.uri();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.transferTimeoutMs());
-        try (ControlChannel control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline)) {
+        trust.check(address, peer);
+        try (ControlChannel control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline, auth.attempt(mode.scheme(), peer))) {
             control.send(ControlProtocol.lease(manifest.model(), manifest.version()), deadline);
             ControlChannel.Frame reply = control.receive(deadline);
             ControlProtocol.Grant grant = switch (reply.type()) {

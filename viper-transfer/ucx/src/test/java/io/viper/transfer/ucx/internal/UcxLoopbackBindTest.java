@@ -3,7 +3,7 @@ package io.viper.transfer.ucx.internal;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
-import io.viper.testing.ListeningSockets;
+import io.viper.net.LocalSockets;
 import io.viper.transfer.ucx.UcxTransportProvider;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -22,10 +22,9 @@ class UcxLoopbackBindTest {
     void aServerBoundToLoopbackListensOnNoOtherInterface() throws Exception {
         var reason = new UcxTransportProvider().unavailableReason();
         Assumptions.assumeTrue(reason.isEmpty(), () -> "ucx unavailable: " + reason.orElse(""));
-        assertTrue(ListeningSockets.available(), "Linux /proc/net/tcp lists the listening sockets");
-        List<InetSocketAddress> before = ListeningSockets.ofThisProcess();
+        List<InetSocketAddress> before = LocalSockets.ofThisProcess();
         try (UcxServer server = UcxServer.open(URI.create("ucx://127.0.0.1:0"), ViperConfig.defaults())) {
-            List<InetSocketAddress> opened = new ArrayList<>(ListeningSockets.ofThisProcess());
+            List<InetSocketAddress> opened = new ArrayList<>(LocalSockets.ofThisProcess());
             opened.removeAll(before);
             assertTrue(opened.stream().anyMatch(a -> a.getPort() == server.location().uri().getPort()), "the control socket: " + opened);
             List<InetSocketAddress> outside = opened.stream().filter(a -> !a.getAddress().isLoopbackAddress()).toList();

@@ -37,7 +37,20 @@ public final class HostilePeers {
     public record Target(String host, int port, String protocol, byte[] prelude, Runnable goodClient, int perPeerLimit) {
     }
 
+    /** Limits short enough for tests: the handshake and each frame within 1 s, 8 connections per peer. */
+    public static final java.util.Map<String, String> SHORT_LIMITS = java.util.Map.of("viper.limits.handshake.ms", "1000",
+            "viper.limits.idle.ms", "1000", "viper.limits.connections.per.peer", "8", "viper.transfer.timeout.ms", "10000");
+
     private HostilePeers() {
+    }
+
+    /** Reads all of {@code staged} from {@code at} through {@code client} and checks every byte: a good client being served. */
+    public static void readsExactly(io.viper.spi.TransportClient client, io.viper.manifest.Location at, TestStagedCheckpoint staged) {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
+            client.read(staged.manifest(), at, java.util.List.of(new io.viper.spi.ByteRange(0, dst.byteSize(), 0)), dst);
+            assertEquals(-1, staged.data().mismatch(dst), "byte-identical");
+        }
     }
 
     /** Runs every case against a server without a secret (so that the post-handshake cases reach its protocol). */

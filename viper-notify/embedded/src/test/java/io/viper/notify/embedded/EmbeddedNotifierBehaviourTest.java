@@ -248,6 +248,10 @@ class EmbeddedNotifierBehaviourTest {
         assertEquals(5, c.next().version());
         ViperConfigException refused = assertThrows(ViperConfigException.class, () -> producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1")));
         assertTrue(refused.getMessage().contains("the broker refused stale v3: it holds v5 of stale"), refused.getMessage());
+        Manifest otherBytes = new Manifest("stale", 5, "impostor", 0, new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2}, 0, 8), new ContentHash(66, 66))), List.of());
+        ViperConfigException reused = assertThrows(ViperConfigException.class, () -> producer.publish(otherBytes));
+        assertTrue(reused.getMessage().contains("it holds another v5 of stale"), reused.getMessage());
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:2"));
         Manifest again = c.next();
         assertEquals(5, again.version());

@@ -220,6 +220,13 @@ public final class Broker implements AutoCloseable {
             return;
         }
         Latest current = latest.get(model);
+        if (current != null && m.version() == current.version() && !sameContent(current, m)) {
+            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + from.peer
+                    + ": it holds another v" + current.version() + " (other tensors); a version is never reused");
+            ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.STALE, current.version()))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            return;
+        }
         if (current != null && m.version() < current.version()) {
             LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + from.peer
                     + ": it already holds v" + current.version());
@@ -245,6 +252,15 @@ public final class Broker implements AutoCloseable {
         }
         ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.ACCEPTED, m.version()))
                 .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    /** Whether {@code m} describes the bytes {@code current} does: then it is a location update of that version. */
+    private boolean sameContent(Latest current, Manifest m) {
+        try {
+            return ManifestCodec.decode(current.bytes(), name).sameContent(m);
+        } catch (ViperException e) {
+            return false;
+        }
     }
 
     /** One client connection, serving the messages {@link NotifyDecoder} decodes ahead of it; lives on the broker's event loop. */

@@ -432,8 +432,8 @@ public final class EmbeddedNotifier implements Notifier {
         });
         Ack a = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes), "publish of " + what);
         if (a.status() == NotifyProtocol.STALE) {
-            throw new ViperConfigException(name + ": the broker refused " + what + ": it holds v" + a.latestVersion()
-                    + " of " + manifest.model() + " (versions of a model only grow; is another producer announcing it?)");
+            throw new ViperConfigException(name + ": the broker refused " + what + ": it holds " + (a.latestVersion() == manifest.version() ? "another " : "")
+                    + "v" + a.latestVersion() + " of " + manifest.model() + " (versions of a model only grow and are never reused; is another producer announcing it?)");
         }
     }
 

@@ -44,7 +44,7 @@ public final class RawPeer implements AutoCloseable {
 
     /** Runs the client's side of the handshake with {@code secret} (or none) acting as {@code role}. */
     public void handshake(String protocol, Optional<Secret> secret, Role role) throws IOException, Handshake.Refused {
-        ClientAuth.Attempt attempt = ClientAuth.of(secret, role).attempt(protocol, protocol + "://" + socket.getRemoteSocketAddress());
+        ClientAuth.Attempt attempt = ClientAuth.of(secret, role).attempt(protocol, protocol + "://" + socket.getInetAddress().getHostAddress() + ":" + socket.getPort());
         byte[] proof = attempt.proof(readFrame());
         writeFrame(proof);
         attempt.verdict(readFrame());

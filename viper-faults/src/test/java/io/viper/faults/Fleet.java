@@ -1,4 +1,4 @@
-package io.viper.cli;
+package io.viper.faults;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -32,6 +32,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class Fleet implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The test class path without test classes and test jars. */
+    private static final String CLASS_PATH = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+            .filter(e -> !e.endsWith("test-classes") && !e.endsWith("-tests.jar"))
+            .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
 
     private final Path dir;
     private final List<Member> members = new ArrayList<>();
@@ -98,13 +102,34 @@ final class Fleet implements AutoCloseable {
         }
     }
 
-    /** Starts {@code viper args...}; {@code name} names its stderr file. */
+    /**
+     * Starts {@code viper args...} in a JVM of its own, on the command line tool's class path (this
+     * module's, without the test jars: their fake providers must not join a real process); {@code name}
+     * names its stderr file.
+     */
     Member start(String name, String... args) throws IOException {
         Path err = dir.resolve(name + "-" + members.size() + ".err");
-        Process p = CliProcesses.viper(dir, args).redirectError(err.toFile()).start();
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(), "--enable-native-access=ALL-UNNAMED",
+                "-Xmx512m", "-cp", CLASS_PATH, "io.viper.cli.ViperMain"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectError(err.toFile()).start();
         Member m = new Member(name, p, err);
         members.add(m);
         return m;
+    }
+
+    /**
+     * Runs {@code viper consume --model m --once} with {@code args} (notifier, paths, settings) and
+     * fails unless it exits 0 having written v{@code version} of {@code source}, byte-identical: a
+     * normal consumer holding the model.
+     */
+    void consumesExactly(Path source, long version, String... args) throws Exception {
+        Path out = dir.resolve("read-" + members.size());
+        List<String> cmd = new ArrayList<>(List.of("consume", "--model", "m", "--once", "--out", out.toString(), "--timeout", "60s"));
+        cmd.addAll(List.of(args));
+        Member reader = start("consume", cmd.toArray(String[]::new));
+        assertEquals(0, reader.exit(Duration.ofSeconds(90)), reader.stderr());
+        assertSameTensors(source, out.resolve("m-v" + version + ".safetensors"));
     }
 
     /** Writes a safetensors file of one U8 tensor of {@code bytes} bytes whose content depends on {@code seed}. */
@@ -140,6 +165,13 @@ final class Fleet implements AutoCloseable {
             for (Tensor t : a.tensors()) {
                 assertEquals(-1, t.data().mismatch(b.tensor(t.name()).data()), "bytes of " + t.name() + " in " + written);
             }
+        }
+    }
+
+    /** A free port on loopback, for a broker at a fixed address. */
+    static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
         }
     }
 

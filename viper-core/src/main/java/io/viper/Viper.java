@@ -6,6 +6,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.internal.ViperInstances;
 import io.viper.internal.ViperMetrics;
 import io.viper.internal.ViperRuntime;
+import io.viper.spi.ReceiveAllocator;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -33,8 +34,8 @@ public final class Viper implements AutoCloseable {
     private final ViperRuntime runtime;
     private final ViperInstances instances;
 
-    private Viper(ViperConfig config, MeterRegistry registry) {
-        this.runtime = new ViperRuntime(config, new ViperMetrics(registry));
+    private Viper(ViperConfig config, MeterRegistry registry, ReceiveAllocator receiveAllocator) {
+        this.runtime = new ViperRuntime(config, new ViperMetrics(registry), receiveAllocator);
         this.instances = new ViperInstances(runtime);
     }
 
@@ -78,6 +79,7 @@ public final class Viper implements AutoCloseable {
     public static final class Builder {
         private final Map<String, String> values = new LinkedHashMap<>();
         private MeterRegistry registry = Metrics.globalRegistry;
+        private ReceiveAllocator receiveAllocator = ReceiveAllocator.offHeap();
 
         private Builder() {
         }
@@ -134,9 +136,18 @@ public final class Viper implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Where consumers' host receive buffers come from (default: {@link ReceiveAllocator#offHeap()}),
+         * for a process that shares the models it receives with other processes.
+         */
+        public Builder receiveAllocator(ReceiveAllocator allocator) {
+            this.receiveAllocator = Objects.requireNonNull(allocator, "allocator");
+            return this;
+        }
+
         /** Validates the configuration and creates the instance (nothing is opened until first use). */
         public Viper build() {
-            return new Viper(ViperConfig.of(values), registry);
+            return new Viper(ViperConfig.of(values), registry, receiveAllocator);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.viper.bench;
 
 import io.viper.hash.ContentHash;
+import io.viper.hash.Crc32c;
 import io.viper.hash.Xxh3;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -22,9 +23,9 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * XXH3-128 throughput against a plain copy ({@link MemorySegment#copy}, a memcpy) of the same
- * off-heap buffer, single-threaded. Each operation processes {@code size} bytes, so
- * GB/s = size / (ms/op) / 1e6.
+ * The two tensor hashes, XXH3-128 and CRC32C (the JDK's hardware CRC), against a plain copy
+ * ({@link MemorySegment#copy}, a memcpy) of the same off-heap buffer, single-threaded. Each
+ * operation processes {@code size} bytes, so GB/s = size / (ms/op) / 1e6.
  *
  * <pre>java -jar viper-bench/target/benchmarks.jar HashBenchmark -f 1 -wi 2 -i 3</pre>
  */
@@ -102,6 +103,12 @@ public class HashBenchmark {
             h.update(src.asSlice(off, Math.min(chunk, size - off)));
         }
         return h.digest();
+    }
+
+    /** CRC32C of the whole buffer ({@link Crc32c}, what manifests of format 2 carry). */
+    @Benchmark
+    public int crc32c() {
+        return Crc32c.compute(src);
     }
 
     /** memcpy of the same bytes to another off-heap buffer: the floor for moving them at all. */

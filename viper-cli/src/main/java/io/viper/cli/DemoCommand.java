@@ -2,15 +2,17 @@ package io.viper.cli;
 
 import io.viper.errors.ViperUnsupportedException;
 import io.viper.demo.DemoPlot;
+import io.viper.demo.DemoPolicy;
 import io.viper.demo.DemoReport;
 import io.viper.demo.DemoResult;
 import io.viper.demo.DemoRunner;
 import io.viper.demo.DemoSettings;
 import io.viper.demo.DemoTransport;
+import io.viper.demo.DemoWorkload;
 import io.viper.demo.StatusLine;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
-import io.viper.scheduler.CheckpointPlanner.Algorithm;
+import io.viper.scheduler.Objective;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -20,10 +22,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -33,16 +35,17 @@ import picocli.CommandLine.Spec;
  * {@code viper demo}: the whole product on one machine. A producer process trains the digits network
  * on a continual stream and publishes through Viper; a consumer process answers a fixed-rate stream of
  * requests with the model it holds and measures their real loss. The same run is repeated under
- * several checkpoint policies (each in fresh processes, same seed, same requests), and a table says
- * which policy served the lowest cumulative inference loss (CIL), next to what the scheduler
- * predicted.
+ * several checkpoint policies (each in fresh processes, same seed, same requests, the same budget of
+ * checkpoints), and a table says which policy served the lowest cumulative inference loss (CIL), over
+ * several request replicas, next to what was predicted and to the best schedule in hindsight.
  *
  * <p>This command checks the options and prints the result; planning, the processes and the report
  * are module viper-demo's ({@link DemoRunner}, {@link DemoReport}, {@link DemoPlot}).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Runs a continual-learning workload (a producer process training, a consumer process serving) under "
-                + "several checkpoint policies and shows which served the lowest cumulative inference loss (CIL).")
+                + "several checkpoint policies with the same budget of checkpoints and shows which served the lowest cumulative "
+                + "inference loss (CIL).")
 public final class DemoCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");
@@ -53,6 +56,23 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--policies", paramLabel = "LIST", completionCandidates = PolicyNames.class,
             description = "Policies to run, comma-separated, from ${COMPLETION-CANDIDATES} (default: all, in that order)")
     String policies;
+
+    @Option(names = "--workload", paramLabel = "NAME", defaultValue = "stages",
+            description = "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start) (default: ${DEFAULT-VALUE})")
+    String workload;
+
+    @Option(names = "--budget", paramLabel = "K",
+            description = "Checkpoints every scheduled policy may take (default: as many as epoch takes)")
+    Integer budget;
+
+    @Option(names = "--objective", paramLabel = "NAME", defaultValue = "staleness",
+            description = "What the scheduler charges a request: staleness (the loss grows with the version's age) or viper (its training loss) "
+                    + "(default: ${DEFAULT-VALUE})")
+    String objective;
+
+    @Option(names = "--replicas", paramLabel = "R", defaultValue = "" + DemoSettings.DEFAULT_REPLICAS,
+            description = "Independent request sets each run is scored on (default: ${DEFAULT-VALUE})")
+    int replicas;
 
     @Option(names = "--iterations", paramLabel = "E", defaultValue = "2000",
             description = "Training iterations e; the stream changes over them (default: ${DEFAULT-VALUE})")
@@ -88,11 +108,11 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw the loss of served requests over time per policy, checkpoints marked")
     Path plot;
 
-    /** The names {@code --policies} takes, in the default order, from the planner's own list. */
+    /** The names {@code --policies} takes, in the default order. */
     static final class PolicyNames implements Iterable<String> {
         @Override
         public Iterator<String> iterator() {
-            return DemoSettings.ALL_POLICIES.stream().map(Algorithm::displayName).iterator();
+            return DemoPolicy.ALL.stream().map(DemoPolicy::displayName).iterator();
         }
     }
 
@@ -122,7 +142,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** The options as settings, or a {@link ViperConfigException} naming the first bad one. */
     DemoSettings validate() {
-        List<Algorithm> wanted = parsePolicies();
+        List<DemoPolicy> wanted = parsePolicies();
         if (iterations < 20 || iterations > 1_000_000) {
             throw new ViperConfigException("--iterations " + iterations + " is outside 20..1000000");
         }
@@ -146,7 +166,14 @@ public final class DemoCommand implements Callable<Integer> {
             }
             SchedulePlot.checkPath(plot);
         }
-        DemoSettings st = new DemoSettings(wanted, iterations, s, paceNanos, rate, t, n, seed);
+        if (budget != null && (budget < 1 || budget > iterations - s)) {
+            throw new ViperConfigException("--budget " + budget + " is outside 1.." + (iterations - s) + " (one checkpoint per iteration after the warm-up at most)");
+        }
+        if (replicas < 1 || replicas > 64) {
+            throw new ViperConfigException("--replicas " + replicas + " is outside 1..64");
+        }
+        DemoSettings st = new DemoSettings(wanted, iterations, s, paceNanos, rate, t, n, seed, DemoWorkload.parse(workload),
+                budget == null ? OptionalInt.empty() : OptionalInt.of(budget), parseObjective(), replicas);
         if (st.requests() < 1) {
             throw new ViperConfigException("--rate " + rate + " with --pace " + pace + " over " + (iterations - s)
                     + " iterations serves no request; raise --rate or --iterations");
@@ -158,28 +185,33 @@ public final class DemoCommand implements Callable<Integer> {
         return st;
     }
 
-    private List<Algorithm> parsePolicies() {
-        String known = DemoSettings.ALL_POLICIES.stream().map(Algorithm::displayName).collect(Collectors.joining(", "));
+    private List<DemoPolicy> parsePolicies() {
         if (policies == null) {
-            return DemoSettings.ALL_POLICIES;
+            return DemoPolicy.ALL;
         }
-        List<Algorithm> wanted = new ArrayList<>();
+        List<DemoPolicy> wanted = new ArrayList<>();
         for (String p : policies.split(",")) {
-            String name = p.strip();
-            if (name.isEmpty()) {
+            if (p.isBlank()) {
                 continue;
             }
-            Algorithm a = DemoSettings.ALL_POLICIES.stream().filter(x -> x.displayName().equalsIgnoreCase(name)).findFirst()
-                    .orElseThrow(() -> new ViperConfigException("--policies: unknown policy '" + name + "' (known: " + known + ")"));
+            DemoPolicy a = DemoPolicy.parse(p);
             if (wanted.contains(a)) {
                 throw new ViperConfigException("--policies: '" + a.displayName() + "' is given twice");
             }
             wanted.add(a);
         }
         if (wanted.isEmpty()) {
-            throw new ViperConfigException("--policies: give at least one of " + known);
+            throw new ViperConfigException("--policies: give at least one of " + DemoPolicy.names());
         }
         return wanted;
+    }
+
+    private Objective parseObjective() {
+        try {
+            return Objective.parse(objective);
+        } catch (ViperConfigException e) {
+            throw new ViperConfigException("--objective: " + e.getMessage());
+        }
     }
 
     private DemoTransport parseTransport() {

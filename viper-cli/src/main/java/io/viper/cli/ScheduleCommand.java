@@ -5,6 +5,8 @@ import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
 import io.viper.predictor.LossCurve;
 import io.viper.predictor.CurveFamily;
+import io.viper.predictor.StalenessModel;
+import io.viper.scheduler.Objective;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
 import io.viper.scheduler.CheckpointPlanner;
@@ -27,8 +29,11 @@ import picocli.CommandLine.Model.CommandSpec;
 /**
  * {@code viper schedule}: fits the warm-up losses of a loss log (or takes {@code --curve}), then
  * prints the checkpoint schedule of the chosen algorithm with its predicted cumulative inference
- * loss and training overhead, next to those of the other algorithms; as JSON with {@code --json},
- * and as a chart with {@code --plot}.
+ * loss and training overhead, next to those of the other algorithms (the online policy's among them:
+ * what it would publish on the predicted losses); as JSON with {@code --json}, and as a chart with
+ * {@code --plot}. Under the staleness-aware objective (the default) the drift comes from
+ * {@code --drift}, else from the log's deployed-version columns, else it is 0 and the objective is
+ * Viper's.
  */
 @Command(name = "schedule",
         mixinStandardHelpOptions = true,
@@ -72,8 +77,18 @@ public final class ScheduleCommand implements Callable<Integer> {
     @Option(names = "--epoch-iters", paramLabel = "K", description = "Iterations per epoch for the epoch schedule (default: (e - s) / 10).")
     Long epochIters;
 
-    @Option(names = "--max-checkpoints", defaultValue = "200", paramLabel = "K", description = "At most K checkpoints for fixed, adaptive and optimal (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--max-checkpoints", defaultValue = "200", paramLabel = "K",
+            description = "At most K checkpoints for fixed, adaptive and optimal, the budget of online (default: ${DEFAULT-VALUE}).")
     int maxCheckpoints;
+
+    @Option(names = "--objective", defaultValue = "staleness", paramLabel = "NAME",
+            description = "staleness (a version's loss grows with its age) or viper (a version serves with its training loss) (default: ${DEFAULT-VALUE}).")
+    String objective;
+
+    @Option(names = "--drift", paramLabel = "RATE",
+            description = "Loss a serving version gains per iteration of age, for the staleness objective (default: fitted on the loss log's "
+                    + "deployed_iteration,deployed_loss columns, else 0).")
+    Double drift;
 
     @Option(names = "--curve", paramLabel = "NAME:p1,p2,...", description = "Skip fitting and use this curve, e.g. exp3:2,0.001,0.3 (exp2, exp3, lin2, expd3, pow3).")
     String curveSpec;
@@ -96,6 +111,11 @@ public final class ScheduleCommand implements Callable<Integer> {
     public Integer call() {
         SMILE_LOG.setLevel(Level.WARNING);
         Algorithm algo = Algorithm.parse(algorithm);
+        Objective obj = Objective.parse(objective);
+        if (drift != null && (obj == Objective.VIPER || !(drift >= 0) || !Double.isFinite(drift))) {
+            throw new ViperConfigException(obj == Objective.VIPER ? "--drift goes with --objective staleness"
+                    : "--drift must be a non-negative number, got " + drift);
+        }
         if (maxCheckpoints < 1) {
             throw new ViperConfigException("--max-checkpoints must be at least 1, got " + maxCheckpoints);
         }
@@ -132,11 +152,12 @@ public final class ScheduleCommand implements Callable<Integer> {
         }
 
         long t2 = System.nanoTime();
-        ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
+        StalenessModel staleness = obj == Objective.VIPER ? StalenessModel.NONE
+                : drift != null ? new StalenessModel(drift) : log != null ? log.drift(curve, warmup) : StalenessModel.NONE;
+        ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer, staleness);
         CheckpointPlanner planner = new CheckpointPlanner(in);
-        double threshold = fixedCurve == null && warm >= 2
-                ? CheckpointPlanner.adaptiveThreshold(Arrays.copyOf(log.losses(), warm))
-                : planner.curveThreshold();
+        // the drops of the smooth curve it is applied to, not of the noisy losses
+        double threshold = planner.curveThreshold();
         long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
         // every algorithm that places checkpoints; the no-checkpoint baseline only when it is the one asked for
         Set<Algorithm> compared = EnumSet.allOf(Algorithm.class);
@@ -160,9 +181,12 @@ public final class ScheduleCommand implements Callable<Integer> {
 
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(json(curve, rmse, algo, chosen, all));
+            out.println(json(curve, rmse, algo, chosen, all, in));
         } else {
-            printText(out, curve, fit, rmse, warm, algo, chosen, all);
+            String from = drift != null ? "given with --drift" : "fitted on the loss log's deployed-version columns";
+            printText(out, curve, fit, rmse, warm, algo, chosen, all, obj == Objective.VIPER
+                    ? "viper (a request costs the training loss of the version serving it)"
+                    : "staleness (" + (staleness.isNone() ? "no drift measured: the same as viper" : staleness.describe() + ", " + from) + ")");
         }
         if (plot != null) {
             SchedulePlot.write(plot, log, curve, in, chosen, fixedCurve == null ? "fitted " : "given ", rmse);
@@ -175,7 +199,7 @@ public final class ScheduleCommand implements Callable<Integer> {
     }
 
     private void printText(PrintWriter out, LossCurve curve, FitResult fit, Double rmse, int warm,
-            Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all) {
+            Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all, String objectiveLine) {
         CurveFamily family = CurveFamily.parse(curve.name());
         out.println("curve        " + curve.name() + " = " + family.formula() + "   " + curve.describe().substring(curve.name().length()).strip());
         if (fit != null) {
@@ -192,6 +216,7 @@ public final class ScheduleCommand implements Callable<Integer> {
             out.println("fit error    " + (rmse == null ? "none (curve given with --curve)" : "RMSE " + fmt(rmse)
                     + " over " + warm + " warm-up losses (curve given with --curve)"));
         }
+        out.println("objective    " + objectiveLine);
         out.println("algorithm    " + algo.displayName() + " (" + chosen.detail() + ")");
         out.println("checkpoints  " + chosen.count() + ": " + chosen.checkpointsText(12));
         out.println(String.format(Locale.ROOT, "CIL          %s   training overhead %.6g s", cil(chosen.cil()), chosen.overheadSeconds()));
@@ -212,11 +237,13 @@ public final class ScheduleCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.12g", v);
     }
 
-    static String json(LossCurve curve, Double rmse, Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all) {
+    static String json(LossCurve curve, Double rmse, Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all, ScheduleInput in) {
         StringBuilder sb = new StringBuilder(64 + 8 * chosen.count());
         sb.append("{\"curve\":{\"name\":\"").append(curve.name()).append("\",\"params\":");
         doubles(sb, curve.params());
         sb.append(",\"rmse\":").append(rmse == null ? "null" : num(rmse)).append("},");
+        sb.append("\"objective\":\"").append(in.objective().displayName()).append("\",");
+        sb.append("\"drift\":").append(num(in.staleness().ratePerIteration())).append(',');
         sb.append("\"algorithm\":\"").append(algo.displayName()).append("\",");
         sb.append("\"checkpoints\":");
         longs(sb, chosen.checkpoints());

@@ -1,17 +1,12 @@
 package io.viper.cli;
 
-import io.viper.errors.ViperConfigException;
 import io.viper.predictor.LossCurve;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
 import java.awt.BasicStroke;
 import java.awt.Color;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
-import org.knowm.xchart.BitmapEncoder;
-import org.knowm.xchart.VectorGraphicsEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
@@ -30,14 +25,7 @@ final class SchedulePlot {
 
     /** Fails early for an extension other than .png or .svg, or a missing directory. */
     static void checkPath(Path file) {
-        String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
-        if (!name.endsWith(".png") && !name.endsWith(".svg")) {
-            throw new ViperConfigException("--plot " + file + ": the file name must end in .png or .svg");
-        }
-        Path dir = file.toAbsolutePath().getParent();
-        if (dir != null && !Files.isDirectory(dir)) {
-            throw new ViperConfigException("--plot " + file + ": directory " + dir + " does not exist");
-        }
+        ChartFiles.checkPath(file);
     }
 
     static void write(Path file, LossLog log, LossCurve curve, ScheduleInput in, Schedule schedule, String curveLabel, Double rmse) {
@@ -133,15 +121,6 @@ final class SchedulePlot {
         st.setXAxisMax((double) in.end());
         st.setXAxisDecimalPattern("#,##0");
 
-        try {
-            String name = file.toString();
-            if (name.toLowerCase(Locale.ROOT).endsWith(".svg")) {
-                VectorGraphicsEncoder.saveVectorGraphic(chart, name, VectorGraphicsEncoder.VectorGraphicsFormat.SVG);
-            } else {
-                BitmapEncoder.saveBitmap(chart, name, BitmapEncoder.BitmapFormat.PNG);
-            }
-        } catch (IOException e) {
-            throw new ViperConfigException("--plot " + file + ": cannot write (" + e.getMessage() + ")", e);
-        }
+        ChartFiles.save(chart, file);
     }
 }

@@ -23,7 +23,11 @@ class DemoCommandTest {
         "--transport carrier-pigeon | expected ucx, tcp or file",
         "--notifier nonsense | is not a notifier address",
         "--plot out.jpg | must end in .png",
-        "--policies fixed,nothing | (known: epoch, fixed, adaptive, optimal, none)",
+        "--policies fixed,nothing | (known: epoch, fixed, adaptive, optimal, online, hindsight, none)",
+        "--workload drifting | --workload 'drifting': expected stages or stationary",
+        "--budget 0 | --budget 0 is outside 1..1800",
+        "--objective fresh | --objective: unknown objective 'fresh'",
+        "--replicas 0 | --replicas 0 is outside 1..64",
     })
     void badOptionsAreOneLineAndExitTwo(String args, String expected) {
         StringWriter out = new StringWriter();

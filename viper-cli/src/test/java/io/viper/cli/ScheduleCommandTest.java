@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.predictor.CurveFamily;
+import io.viper.predictor.StalenessModel;
 import io.viper.scheduler.CilSimulator;
 import io.viper.scheduler.ScheduleInput;
 import java.io.PrintWriter;
@@ -77,7 +78,8 @@ class ScheduleCommandTest {
         ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.00125, 0.3), 1000, 6000, 200000, 0.05, 0.4, 1.5, 0.002);
         assertEquals(new CilSimulator(in).cil(c), j.get("cil").asDouble(), 0.0);
         assertEquals(0.4 * c.length, j.get("overhead_s").asDouble(), 1e-9);
-        for (String a : new String[] {"fixed", "adaptive", "optimal", "epoch"}) {
+        assertEquals("viper", j.get("objective").asText(), "no drift measured: the same as Viper's");
+        for (String a : new String[] {"fixed", "adaptive", "optimal", "online", "epoch"}) {
             JsonNode s = j.get("compare").get(a);
             long[] sc = new long[s.get("checkpoints").size()];
             for (int i = 0; i < sc.length; i++) {
@@ -107,6 +109,54 @@ class ScheduleCommandTest {
     }
 
     @Test
+    void theStalenessObjectiveTakesTheDriftFromTheOptionOrTheLogsDeployedColumns(@TempDir Path dir) throws Exception {
+        String[] curve = {"--curve", "exp3:2,0.00125,0.3", "--json", "--algorithm", "online"};
+        JsonNode given = new ObjectMapper().readTree(run(args(concat(curve, "--drift", "0.0001"))).out());
+        assertEquals("staleness", given.get("objective").asText());
+        assertEquals(1e-4, given.get("drift").asDouble(), 0.0);
+        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.00125, 0.3), 1000, 6000, 200000, 0.05, 0.4, 1.5, 0.002,
+                new StalenessModel(1e-4));
+        long[] c = new ObjectMapper().convertValue(given.get("checkpoints"), long[].class);
+        assertTrue(c.length > 0 && c.length <= 200, given.toString());
+        assertEquals(new CilSimulator(in).cil(c), given.get("cil").asDouble(), 0.0);
+        JsonNode viper = new ObjectMapper().readTree(run(args(concat(curve, "--objective", "viper"))).out());
+        assertEquals(0.0, viper.get("drift").asDouble());
+        assertTrue(given.get("compare").get("none") == null && given.get("compare").get("optimal").get("cil").asDouble()
+                > viper.get("compare").get("optimal").get("cil").asDouble(), "drift adds loss");
+
+        // a log whose deployed versions lose 0.001 per iteration of age more than the curve explains
+        StringBuilder sb = new StringBuilder("iteration,loss,deployed_iteration,deployed_loss\n");
+        for (int i = 1; i <= 1000; i++) {
+            double l = 2.0 * Math.exp(-i / 800.0) + 0.3;
+            long deployed = i - i % 50;
+            double stale = 2.0 * Math.exp(-deployed / 800.0) + 0.3 + 0.001 * (i - deployed);
+            sb.append(i).append(',').append(l).append(',').append(deployed).append(',').append(stale).append('\n');
+        }
+        Path log = dir.resolve("stale.csv");
+        Files.writeString(log, sb);
+        Run fitted = run(args("--loss-log", log.toString(), "--json"));
+        assertEquals(0, fitted.code(), fitted.err());
+        assertEquals(0.001, new ObjectMapper().readTree(fitted.out()).get("drift").asDouble(), 2e-4);
+        Run text = run(args("--loss-log", log.toString()));
+        assertTrue(text.out().contains("objective    staleness (drift ") && text.out().contains("deployed-version columns"), text.out());
+    }
+
+    @Test
+    void aScheduleThatWouldNotFitInMemoryIsRefusedInOneLine() {
+        Run r = run(args("--curve", "exp3:2,0.0001,0.3", "--end", "101000", "--max-checkpoints", "3999", "--inferences", "5000000"));
+        assertEquals(2, r.code(), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("viper: optimal: (e - s) x max-checkpoints = 399,903,999 back-pointers") && r.err().contains("do not fit"),
+                r.err());
+    }
+
+    static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    @Test
     void userErrorsAreOneLineAndExitTwo(@TempDir Path dir) throws Exception {
         Path bad = dir.resolve("bad.csv");
         Files.writeString(bad, "iteration,loss\n1,2.0\n2,oops\n");
@@ -123,10 +173,14 @@ class ScheduleCommandTest {
             {"--loss-log", dir.resolve("missing.csv").toString()},
             {"--loss-log", log.toString(), "--warmup", "3"},
             {},
+            {"--curve", "exp3:2,0.001,0.3", "--objective", "fresh"},
+            {"--curve", "exp3:2,0.001,0.3", "--objective", "viper", "--drift", "0.1"},
+            {"--curve", "exp3:2,0.001,0.3", "--drift", "-1"},
         };
         String[] expect = {"t-save must be a non-negative number", "end (1000) must be greater than the warm-up end (1000)",
             "inferences must be a positive number", "line 3", "unknown curve 'exp9'", "takes 3 parameters, got 2",
-            "unknown algorithm 'greedy'", ".png or .svg", "no such file", "need at least 5", "--loss-log"};
+            "unknown algorithm 'greedy'", ".png or .svg", "no such file", "need at least 5", "--loss-log",
+            "unknown objective 'fresh'; known: viper, staleness", "--drift goes with --objective staleness", "--drift must be a non-negative number"};
         for (int i = 0; i < cases.length; i++) {
             Run r = run(args(cases[i]));
             assertEquals(2, r.code(), String.join(" ", cases[i]) + ": " + r.err());

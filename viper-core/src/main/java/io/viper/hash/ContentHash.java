@@ -1,34 +1,63 @@
 package io.viper.hash;
 
 import io.viper.errors.ViperFormatException;
+import java.util.Objects;
 
 /**
- * A 128-bit content hash, as computed by {@link Xxh3#hash128}: the XXH128 value with its
- * {@linkplain #high() high} and {@linkplain #low() low} 64-bit halves ({@code XXH128_hash_t.high64}
- * and {@code low64} in xxHash's C API).
+ * The hash of a tensor's bytes, by the {@link HashAlgorithm} that computed it: an XXH3-128 value
+ * ({@link Xxh3#hash128}) with its {@linkplain #high() high} and {@linkplain #low() low} 64-bit
+ * halves ({@code XXH128_hash_t.high64} and {@code low64} in xxHash's C API), or a CRC32C
+ * ({@link Crc32c}) in the low 32 bits of {@link #low()}.
  *
- * <p>The text form ({@link #toHex()}, {@link #parseHex(String)}) is xxHash's canonical one, the form
- * {@code xxhsum -H2} prints: 32 lowercase hex digits, big-endian, high half first. For example the
- * hash of no bytes is {@code 99aa06d3014798d86001c324468d497f}.
+ * <p>The text form ({@link #toHex()}, {@link #parseHex(String)}) of XXH3-128 is xxHash's canonical
+ * one, the form {@code xxhsum -H2} prints: 32 lowercase hex digits, big-endian, high half first. For
+ * example the hash of no bytes is {@code 99aa06d3014798d86001c324468d497f}. A CRC32C is 8 lowercase
+ * hex digits, the form {@code crc32c} tools print (the CRC of {@code "123456789"} is {@code e3069283}).
  *
  * <p>Immutable and thread-safe.
  *
- * @param high the upper 64 bits of the 128-bit hash
- * @param low the lower 64 bits of the 128-bit hash
+ * @param algorithm what computed it
+ * @param high the upper 64 bits of an XXH3-128 hash; 0 for CRC32C
+ * @param low the lower 64 bits of an XXH3-128 hash; the unsigned CRC for CRC32C
  */
-public record ContentHash(long high, long low) {
-    /** Length of {@link #toHex()}: 32 hex digits. */
+public record ContentHash(HashAlgorithm algorithm, long high, long low) {
+    /** Length of {@link #toHex()} of an XXH3-128 hash: 32 hex digits. */
     public static final int HEX_LENGTH = 32;
 
     private static final char[] DIGITS = "0123456789abcdef".toCharArray();
 
+    /** Checks that a CRC32C fits in 32 bits. */
+    public ContentHash {
+        Objects.requireNonNull(algorithm, "algorithm");
+        if (algorithm == HashAlgorithm.CRC32C && (high != 0 || (low >>> 32) != 0)) {
+            throw new IllegalArgumentException("a CRC32C has 32 bits");
+        }
+    }
+
+    /** An XXH3-128 hash. */
+    public ContentHash(long high, long low) {
+        this(HashAlgorithm.XXH3_128, high, low);
+    }
+
+    /** A CRC32C, as {@link java.util.zip.CRC32C} or {@link Crc32c} compute it. */
+    public static ContentHash crc32c(int crc) {
+        return new ContentHash(HashAlgorithm.CRC32C, 0, crc & 0xFFFFFFFFL);
+    }
+
     /**
-     * The canonical text form: 32 lowercase hex digits, big-endian (the high half first), exactly as
-     * {@code xxhsum -H2} prints the hash.
+     * The canonical text form: for XXH3-128 32 lowercase hex digits, big-endian (the high half
+     * first), exactly as {@code xxhsum -H2} prints the hash; for CRC32C 8 lowercase hex digits.
      *
-     * @return 32 lowercase hex digits
+     * @return {@link HashAlgorithm#hexLength()} lowercase hex digits
      */
     public String toHex() {
+        if (algorithm == HashAlgorithm.CRC32C) {
+            char[] out = new char[8];
+            for (int i = 0; i < 8; i++) {
+                out[i] = DIGITS[(int) (low >>> (28 - 4 * i)) & 0xf];
+            }
+            return new String(out);
+        }
         char[] out = new char[HEX_LENGTH];
         for (int i = 0; i < 16; i++) {
             out[i] = DIGITS[(int) (high >>> (60 - 4 * i)) & 0xf];
@@ -48,25 +77,37 @@ public record ContentHash(long high, long low) {
      * @throws NullPointerException if {@code hex} is null
      */
     public static ContentHash parseHex(String hex) {
-        if (hex.length() != HEX_LENGTH) {
-            throw new ViperFormatException("content hash", "expected " + HEX_LENGTH + " hex digits, got "
+        return parseHex(HashAlgorithm.XXH3_128, hex);
+    }
+
+    /**
+     * Parses the text form of a hash of {@code algorithm}, as {@link #toHex()} writes it. Upper-case
+     * hex digits are accepted too.
+     *
+     * @throws ViperFormatException if {@code hex} is not exactly {@link HashAlgorithm#hexLength()}
+     *     ASCII hex digits; the message is one line
+     */
+    public static ContentHash parseHex(HashAlgorithm algorithm, String hex) {
+        int digits = algorithm.hexLength();
+        if (hex.length() != digits) {
+            throw new ViperFormatException("content hash", "expected " + digits + " hex digits, got "
                     + hex.length() + " characters: " + quote(hex));
         }
         long high = 0;
         long low = 0;
-        for (int i = 0; i < HEX_LENGTH; i++) {
+        for (int i = 0; i < digits; i++) {
             int d = digit(hex.charAt(i));
             if (d < 0) {
                 throw new ViperFormatException("content hash", "not a hex digit at index " + i + ": "
                         + quote(hex));
             }
-            if (i < 16) {
+            if (i < digits - 16) {
                 high = (high << 4) | d;
             } else {
                 low = (low << 4) | d;
             }
         }
-        return new ContentHash(high, low);
+        return new ContentHash(algorithm, high, low);
     }
 
     /** Same as {@link #toHex()}. */

@@ -6,7 +6,7 @@ import java.nio.ByteOrder;
 
 /**
  * Viper's GPU-friendly 64-bit check hash ("phash64"), carried per tensor in manifests next to the
- * XXH3-128 content hash so that a consumer can verify a model in GPU memory without copying it back
+ * tensor's hash (CRC32C or XXH3-128) so that a consumer can verify a model in GPU memory without copying it back
  * to the host. XXH3 is sequential per tensor; this hash is a sum of independent terms, so a GPU
  * computes it with one thread per 8-byte word and an atomic add.
  *

@@ -46,9 +46,9 @@ final class ConsumerImpl implements ViperConsumer {
         this.model = Manifest.validateModelName(model);
         this.onClose = onClose;
         ViperConfig c = rt.config();
-        Verifier verifier = new Verifier(model, rt.hashPool());
+        Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
         DeviceLoader device = new DeviceLoader(model, c, verifier);
-        this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS));
+        this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
@@ -58,6 +58,12 @@ final class ConsumerImpl implements ViperConsumer {
             @Override
             public void onManifest(Manifest manifest) {
                 tracker.offer(manifest);
+            }
+
+            /** The tracker wakes the fetch thread and returns; the application's manifest listeners must not block either. */
+            @Override
+            public boolean quick() {
+                return true;
             }
 
             @Override

@@ -111,18 +111,24 @@ final class Fetcher implements AutoCloseable {
         PathSelector.Selection sel = PathSelector.select(m,
                 new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(), slots.freeBytes(), allowedSchemes, device.noGpuReason()),
                 Providers::transport, rt::clientUnavailable, this::ownFile);
-        LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), m.totalBytes(), sel.describe());
         if (!sel.usable().isEmpty()) {
             rt.metrics().selected(model, sel.usable().getFirst().location().scheme());
         }
-        fromFirstWorking(m, sel, model + " v" + m.version(), (loc, client, fallbacks, started) -> {
-            Loader.Loaded loaded = loaderFor(loc).load(m, loc, client);
-            if (loaded.bytesMoved() > 0) {
-                rt.metrics().bytes(model, loc.scheme(), loaded.bytesMoved());
+        try {
+            fromFirstWorking(m, sel, model + " v" + m.version(), (loc, client, fallbacks, started) -> {
+                Loader.Loaded loaded = loaderFor(loc).load(m, loc, client);
+                if (loaded.bytesMoved() > 0) {
+                    rt.metrics().bytes(model, loc.scheme(), loaded.bytesMoved());
+                }
+                serving.swap(m, loaded, loc, started, fallbacks);
+                return loaded;
+            });
+        } finally {
+            // Logged after the load, so that formatting the line does not delay the update.
+            if (LOG.isLoggable(System.Logger.Level.INFO)) {
+                LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), m.totalBytes(), sel.describe());
             }
-            serving.swap(m, loaded, loc, started, fallbacks);
-            return loaded;
-        });
+        }
     }
 
     /** Where this consumer's PFS repository keeps {@code m}'s version: the only file:// location it reads. */

@@ -2,21 +2,21 @@ package io.viper.internal;
 
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
-import io.viper.manifest.TensorEntry;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * Loads a version into a free host receive buffer ({@link ReceiveSlots}): reads it through the
- * transport in tensor-aligned batches and hands each batch to the {@link Verifier} while the next
- * one transfers, so that verification overlaps the transfer instead of following it. The buffer
- * goes back to the slots when the loaded model is released, or at once when the load fails.
- * Fetch thread only.
+ * Loads a version into a free host receive buffer ({@link ReceiveSlots}) and verifies it while it
+ * arrives: a transport that {@linkplain TransportClient#reportsArrivals() reports arrivals} reads
+ * the whole model in one request and hands each piece to the {@link Verifier} as it lands; others
+ * read it in batches, each verified while the next one transfers. Either way verification overlaps
+ * the transfer instead of following it. The buffer goes back to the slots when the loaded model is
+ * released, or at once when the load fails. Fetch thread only.
  */
 final class HostLoader implements Loader {
-    /** Verification overlaps the transfer in about this many batches... */
+    /** Without reported arrivals, verification overlaps the transfer in about this many batches... */
     private static final int BATCHES = 8;
     /** ...of at least this size, so that small models are read in one request. */
     private static final long BATCH_MIN_BYTES = 16L << 20;
@@ -48,26 +48,17 @@ final class HostLoader implements Loader {
     }
 
     private void readVerified(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
-        List<TensorEntry> entries = m.tensors();
-        long batchTarget = Math.max(BATCH_MIN_BYTES, m.totalBytes() / BATCHES);
-        try (Verifier.Overlapped check = verifier.overlapped(m, loc)) {
-            int i = 0;
-            while (i < entries.size()) {
-                int j = i;
-                long start = entries.get(i).info().offset();
-                long len = 0;
-                while (j < entries.size() && (j == i || len < batchTarget)) {
-                    len += entries.get(j).info().length();
-                    j++;
-                }
-                if (len > 0) {
+        long total = m.totalBytes();
+        try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
+            if (client.reportsArrivals()) {
+                client.read(m, loc, List.of(new ByteRange(0, total, 0)), dst, check::arrived);
+            } else {
+                long batch = Math.max(BATCH_MIN_BYTES, total / BATCHES);
+                for (long start = 0; start < total; start += batch) {
+                    long len = Math.min(batch, total - start);
                     client.read(m, loc, List.of(new ByteRange(start, len, start)), dst);
+                    check.arrived(start, len);
                 }
-                for (int k = i; k < j; k++) {
-                    TensorEntry e = entries.get(k);
-                    check.submit(e, dst.asSlice(e.info().offset(), e.info().length()));
-                }
-                i = j;
             }
             check.verify();
         }

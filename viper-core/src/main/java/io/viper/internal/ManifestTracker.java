@@ -73,11 +73,11 @@ final class ManifestTracker implements AutoCloseable {
             }
             known.put(m.version(), had == null ? m : had.withLocations(m.locations()));
         }
+        if (autoload) {
+            target(m); // first: the fetch thread starts while the listeners run
+        }
         if (fresh) {
             listeners.tell(m);
-        }
-        if (autoload) {
-            target(m);
         }
     }
 

@@ -55,7 +55,7 @@ final class ProducerImpl implements ViperProducer {
                 c.get(ViperConfig.STAGING_WAIT_MS), this::withdrawRetired,
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);
-        this.stager = new Stager(cache, rt.hashPool(), gpu);
+        this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), gpu);
         this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu);
         LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
                 notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),

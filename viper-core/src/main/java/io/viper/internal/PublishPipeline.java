@@ -4,7 +4,6 @@ import io.viper.PublishHandle;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
-import io.viper.hash.Xxh3;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
@@ -14,7 +13,6 @@ import io.viper.spi.Notifier;
 import io.viper.spi.ReadLease;
 import io.viper.spi.TransportServer;
 import io.viper.tensor.TensorInfo;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,11 +28,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The background half of publishing, after the training thread's {@link Stager}: per staged
- * version, in order, (1) completes the host copy of a GPU-staged version, (2) hashes every tensor
- * (XXH3-128, plus phash64 where a GPU transport serves), (3) exposes the buffer on every transport,
- * (4) announces the manifest on the notifier, (5) flushes it to the PFS and (6) announces again
- * with the {@code file://} location. A failure before the announcement gives the buffer back; the
- * {@link PublishHandle}'s futures say what happened.
+ * version, in order, (1) completes the host copy of a GPU-staged version, (2) finishes hashing every
+ * tensor (what the copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer
+ * on every transport, (4) announces the manifest on the notifier, then withdraws the versions it
+ * retired, (5) flushes it to the PFS and (6) announces again with the {@code file://} location. A
+ * failure before the announcement gives the buffer back; the {@link PublishHandle}'s futures say
+ * what happened.
  *
  * <p>One thread per producer, so that versions are announced in the order they were staged. A
  * second one withdraws buffers from the transports once the {@link StagingCache} retired them and
@@ -82,12 +81,17 @@ final class PublishPipeline implements AutoCloseable {
                          CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         StagingBuffer buffer = staged.buffer();
         Manifest manifest;
-        try {
+        List<StagingBuffer> retired = List.of();
+        try (TensorHashes hashes = staged.hashes()) {
             staged.hostCopy().run(); // step 1
-            manifest = expose(new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of()), buffer);
+            manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
+            buffer.manifest(manifest);
+            retired = cache.activate(buffer);
+            manifest = expose(manifest, buffer);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "producer " + model + " v" + staged.version() + ": staging failed: " + e.getMessage(), e);
             cache.abandon(buffer);
+            cache.withdraw(retired);
             announced.completeExceptionally(e);
             durable.completeExceptionally(e);
             return;
@@ -95,6 +99,7 @@ final class PublishPipeline implements AutoCloseable {
         if (!servers.isEmpty() || repository.isEmpty()) {
             announce(manifest, announced);
         }
+        cache.withdraw(retired); // older versions leave the transports once this one is announced
         if (repository.isEmpty()) {
             durable.complete(manifest);
             return;
@@ -102,20 +107,11 @@ final class PublishPipeline implements AutoCloseable {
         flushToPfs(manifest, buffer, announced, durable);
     }
 
-    /** Step 2: the manifest's entries, from the hashes started during the copy where there are. */
+    /** Step 2: the manifest's entries, with the hashes started during the copy (the rest is hashed here). */
     private List<TensorEntry> hash(Stager.Staged staged) {
         List<TensorInfo> infos = staged.infos();
-        MemorySegment data = staged.buffer().data();
-        List<MemorySegment> slices = infos.stream().map(i -> data.asSlice(i.offset(), i.length())).toList();
         List<Future<Long>> phashes = gpuServed ? gpu.phash64(staged.buffer(), infos, rt.hashPool()) : List.of();
-        ContentHash[] hashes = new ContentHash[infos.size()];
-        if (staged.hashes().size() == infos.size()) {
-            for (int i = 0; i < hashes.length; i++) {
-                hashes[i] = join(staged.hashes().get(i));
-            }
-        } else {
-            hashes = Xxh3.hashAll(slices, rt.hashPool());
-        }
+        ContentHash[] hashes = staged.hashes().await();
         List<TensorEntry> entries = new ArrayList<>(infos.size());
         for (int i = 0; i < infos.size(); i++) {
             entries.add(new TensorEntry(infos.get(i), hashes[i], gpuServed ? OptionalLong.of(join(phashes.get(i))) : OptionalLong.empty()));
@@ -123,10 +119,8 @@ final class PublishPipeline implements AutoCloseable {
         return entries;
     }
 
-    /** Step 3: serves the buffer on every transport; returns the manifest with their locations. */
+    /** Step 3: serves the buffer (activated) on every transport; returns the manifest with their locations. */
     private Manifest expose(Manifest manifest, StagingBuffer buffer) {
-        buffer.manifest(manifest);
-        cache.activate(buffer);
         List<Location> locations = new ArrayList<>();
         for (TransportServer s : servers) {
             s.expose(buffer);

@@ -2,13 +2,15 @@ package io.viper.internal;
 
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
-import java.lang.foreign.Arena;
+import io.viper.spi.ReceiveAllocator;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A consumer's two host receive buffers (double buffering): one holds the serving model, the other
  * receives the next version. Together they stay within {@code viper.consumer.host.budget.bytes}.
+ * Their memory comes from the instance's {@link ReceiveAllocator} (off-heap memory unless a
+ * process that shares received models, such as the viper agent, installed its own).
  *
  * <p>Ownership and threads: the fetch thread {@link #claim claims} a slot and fills it; the slot
  * comes back with {@link Slot#release()}, called by whichever thread drops the last reference to
@@ -23,6 +25,7 @@ final class ReceiveSlots implements AutoCloseable {
     private final String model;
     private final long budgetBytes;
     private final long waitMs;
+    private final ReceiveAllocator allocator;
     private final Object monitor = new Object();
     private final Slot[] slots = {new Slot(0), new Slot(1)};
     private boolean closed;
@@ -32,9 +35,15 @@ final class ReceiveSlots implements AutoCloseable {
      * @param waitMs      {@code viper.consumer.buffer.wait.ms}: how long {@link #claim} waits for a lease to close
      */
     ReceiveSlots(String model, long budgetBytes, long waitMs) {
+        this(model, budgetBytes, waitMs, ReceiveAllocator.offHeap());
+    }
+
+    /** As above, with the buffers' memory from {@code allocator}. */
+    ReceiveSlots(String model, long budgetBytes, long waitMs, ReceiveAllocator allocator) {
         this.model = model;
         this.budgetBytes = budgetBytes;
         this.waitMs = waitMs;
+        this.allocator = allocator;
     }
 
     /**
@@ -98,10 +107,10 @@ final class ReceiveSlots implements AutoCloseable {
         }
     }
 
-    /** One receive buffer. Its arena is replaced only while the fetch thread holds the claim. */
+    /** One receive buffer. Its memory is replaced only while the fetch thread holds the claim. */
     final class Slot {
         private final int index;
-        private Arena arena;
+        private ReceiveAllocator.Buffer buffer;
         private MemorySegment memory;
         private boolean busy;
 
@@ -114,8 +123,8 @@ final class ReceiveSlots implements AutoCloseable {
             synchronized (monitor) {
                 if (memory == null || memory.byteSize() < size) {
                     free();
-                    arena = Arena.ofShared();
-                    memory = arena.allocate(Math.max(1, size), 4096);
+                    buffer = allocator.allocate(Math.max(1, size));
+                    memory = buffer.segment();
                     LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
                 }
                 return memory.asSlice(0, size);
@@ -135,9 +144,9 @@ final class ReceiveSlots implements AutoCloseable {
 
         /** Caller holds the monitor. */
         private void free() {
-            if (arena != null) {
-                arena.close();
-                arena = null;
+            if (buffer != null) {
+                buffer.close();
+                buffer = null;
                 memory = null;
             }
         }

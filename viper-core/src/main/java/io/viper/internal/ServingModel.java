@@ -92,16 +92,20 @@ final class ServingModel implements AutoCloseable {
             old.releaseRef(); // the consumer closed during the load: nothing will serve it
             return;
         }
-        if (old != null) {
-            old.releaseRef();
-        }
         double latencyMs = Math.max(0, System.currentTimeMillis() - m.publishedAtMs());
         metrics.update(model, loc.scheme(), latencyMs);
         ModelUpdate u = new ModelUpdate(model, m.version(), old == null ? 0 : old.version(), loc, loaded.bytesMoved(), latencyMs,
                 (loaded.transferDoneNs() - startedNs) / 1e6, (swappedNs - loaded.transferDoneNs()) / 1e6, fallbacks);
-        LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes, transfer {4} ms, verify {5} ms)", model, m.version(),
-                loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()));
         listeners.tell(u);
+        if (LOG.isLoggable(System.Logger.Level.INFO)) {
+            LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes, transfer {4} ms, verify {5} ms)", model, m.version(),
+                    loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()));
+        }
+        if (old != null) {
+            // After the listeners: closing the old version's view of its buffer makes every thread
+            // pass a safepoint-like handshake, which the update need not wait for.
+            old.releaseRef();
+        }
         // Waiters see the version only once the update is complete (old version released, listeners run).
         synchronized (monitor) {
             completedVersion = m.version();

@@ -31,10 +31,18 @@ record SnapshotTensor(String name, DType dtype, long[] shape, MemorySegment segm
 
     /** Copies a host tensor (segment or floats) to {@code dst} at {@code offset}. */
     void copyTo(MemorySegment dst, long offset) {
+        copyTo(dst, offset, 0, byteSize());
+    }
+
+    /**
+     * Copies bytes {@code [from, from + length)} of a host tensor to {@code dst} at {@code offset + from};
+     * for floats both are multiples of 4.
+     */
+    void copyTo(MemorySegment dst, long offset, long from, long length) {
         if (segment != null) {
-            MemorySegment.copy(segment, 0, dst, offset, segment.byteSize());
+            MemorySegment.copy(segment, from, dst, offset + from, length);
         } else {
-            MemorySegment.copy(floats, 0, dst, LE_FLOAT, offset, floats.length);
+            MemorySegment.copy(floats, (int) (from / Float.BYTES), dst, LE_FLOAT, offset + from, (int) (length / Float.BYTES));
         }
     }
 }

@@ -2,26 +2,27 @@ package io.viper.internal;
 
 import io.viper.Snapshot;
 import io.viper.errors.ViperConfigException;
-import io.viper.hash.ContentHash;
-import io.viper.hash.Xxh3;
+import io.viper.hash.HashAlgorithm;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 
 /**
  * The training thread's part of publishing, all of which is the training stall: asks the snapshot
  * to describe its tensors (refusing bad ones), lays them out back to back, takes a buffer from the
- * {@link StagingCache} and copies every tensor into it. Host tensors are handed to the hash pool as
- * soon as they are copied, so hashing overlaps the copy; a snapshot with GPU tensors is staged by
- * {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
+ * {@link StagingCache} and copies every tensor into it, a piece of {@link TensorHashes#PIECE} bytes
+ * at a time. Each piece copied is reported to the version's {@link TensorHashes}, which hashes it on
+ * the pool while the copy goes on, so the stall stays a plain copy and the hashes are nearly done
+ * when it ends; a snapshot with GPU tensors is staged by {@link GpuStaging}. The result goes to the
+ * {@link PublishPipeline}.
  *
  * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
  * only during {@link #stage}.
@@ -29,23 +30,32 @@ import java.util.concurrent.Future;
 final class Stager {
     private final StagingCache cache;
     private final ExecutorService hashPool;
+    private final int hashWorkers;
+    private final HashAlgorithm algorithm;
     private final GpuStaging gpu;
 
-    Stager(StagingCache cache, ExecutorService hashPool, GpuStaging gpu) {
+    /**
+     * @param hashWorkers pool threads that hash one version during its copy
+     * @param algorithm   the hash the manifests carry ({@code viper.hash.algorithm})
+     */
+    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, GpuStaging gpu) {
         this.cache = cache;
         this.hashPool = hashPool;
+        this.hashWorkers = hashWorkers;
+        this.algorithm = algorithm;
         this.gpu = gpu;
     }
 
     /**
      * A version in staging, handed from the training thread to the background thread.
      *
-     * @param buffer     the staging buffer, FILLING until the pipeline activates it
-     * @param infos      the tensors' layout in the buffer
-     * @param hashes     XXH3-128 of each tensor, started during the copy; empty when the pipeline must hash
-     * @param hostCopy   what the background thread must do first so the host staging holds every tensor
+     * @param buffer    the staging buffer, FILLING until the pipeline activates it
+     * @param infos     the tensors' layout in the buffer
+     * @param hashes    the tensors' hashes, started during the copy (the pipeline awaits and closes them)
+     * @param hostCopy  what the background thread must do first so the host staging holds every tensor
+     *                  (a GPU-staged version); its bytes are hashed after it
      */
-    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, List<Future<ContentHash>> hashes, Runnable hostCopy) {
+    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, TensorHashes hashes, Runnable hostCopy) {
     }
 
     /**
@@ -63,28 +73,32 @@ final class Stager {
             total = Math.addExact(total, info.length());
         }
         StagingBuffer buffer = cache.acquire(version, total);
-        List<Future<ContentHash>> hashes = new ArrayList<>(tensors.size());
+        TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers);
         try {
             Runnable hostCopy = GpuStaging.NOTHING_LEFT;
             if (tensors.stream().anyMatch(SnapshotTensor::onDevice)) {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version);
             } else {
-                copyAndHash(tensors, infos, buffer.writable(), hashes);
+                copy(tensors, infos, buffer.writable(), hashes);
             }
             return new Staged(buffer, version, infos, hashes, hostCopy);
         } catch (RuntimeException e) {
-            hashes.forEach(f -> f.cancel(false));
+            hashes.close();
             cache.abandon(buffer);
             throw e;
         }
     }
 
-    private void copyAndHash(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, List<Future<ContentHash>> hashes) {
+    /** The copy into staging, piece by piece, each piece handed to the hashing as soon as it is in. */
+    private static void copy(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, TensorHashes hashes) {
         for (int i = 0; i < tensors.size(); i++) {
             TensorInfo info = infos.get(i);
-            tensors.get(i).copyTo(dst, info.offset());
-            MemorySegment slice = dst.asSlice(info.offset(), info.length());
-            hashes.add(hashPool.submit(() -> Xxh3.hash128(slice)));
+            SnapshotTensor t = tensors.get(i);
+            for (long done = 0; done < info.length(); done += TensorHashes.PIECE) {
+                long n = Math.min(TensorHashes.PIECE, info.length() - done);
+                t.copyTo(dst, info.offset(), done, n);
+                hashes.arrived(info.offset() + done, n);
+            }
         }
     }
 

@@ -117,8 +117,13 @@ final class StagingCache implements AutoCloseable {
         return result;
     }
 
-    /** Marks {@code b} as serving (leases may be taken) and retires versions beyond the newest kept. */
-    void activate(StagingBuffer b) {
+    /**
+     * Marks {@code b} as serving (leases may be taken) and retires versions beyond the newest kept:
+     * they take no new leases from now on. Returns those without open leases for {@link #withdraw},
+     * which the caller runs once the new version is announced, so that withdrawing old versions does
+     * not delay it; the others are withdrawn when their last lease closes ({@link #onLeaseClosed}).
+     */
+    List<StagingBuffer> activate(StagingBuffer b) {
         List<StagingBuffer> retired = new ArrayList<>();
         lock.lock();
         try {
@@ -127,6 +132,11 @@ final class StagingCache implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+        return retired;
+    }
+
+    /** Hands buffers {@link #activate} retired to the retire callback (transports withdraw them). */
+    void withdraw(List<StagingBuffer> retired) {
         retired.forEach(onRetire);
     }
 

@@ -1,8 +1,9 @@
 package io.viper.internal;
 
 import io.viper.errors.ViperCorruptDataException;
-import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
+import io.viper.hash.Crc32c;
+import io.viper.hash.HashAlgorithm;
 import io.viper.hash.ParallelHash64;
 import io.viper.hash.Xxh3;
 import io.viper.manifest.Location;
@@ -10,20 +11,20 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
+import io.viper.tensor.TensorInfo;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
+import java.util.zip.CRC32C;
 
 /**
- * Checks the bytes a consumer received against the manifest before they may be served: the
- * XXH3-128 of every tensor, computed on the runtime's hash pool (while the rest of the model is
- * still arriving, see {@link #overlapped}), or for a model in GPU memory the manifest's phash64
- * computed on the device. The first mismatch throws {@link ViperCorruptDataException} naming the
- * model, version, location and tensor.
+ * Checks the bytes a consumer received against the manifest before they may be served: each
+ * tensor's hash by the algorithm the manifest names (CRC32C, or XXH3-128 in format 1 manifests),
+ * computed on the runtime's hash pool in pieces while the rest of the model is still arriving (see
+ * {@link #overlapped}), or for a model in GPU memory the manifest's phash64 computed on the device.
+ * The first mismatch throws {@link ViperCorruptDataException} naming the model, version, location
+ * and tensor.
  *
  * <p>Called by the fetch thread, and by the caller of {@code ViperConsumer.fetch}; it only reads
  * the memory it is given, which the caller owns. Thread-safe (no state but the pool).
@@ -34,39 +35,40 @@ final class Verifier {
 
     private final String model;
     private final ExecutorService hashPool;
+    private final int workers;
 
-    Verifier(String model, ExecutorService hashPool) {
+    /** @param workers pool threads that hash one model at once */
+    Verifier(String model, ExecutorService hashPool, int workers) {
         this.model = model;
         this.hashPool = hashPool;
+        this.workers = workers;
     }
 
     /**
-     * Starts checking a model that arrives in pieces: each piece is hashed on the pool as soon as it
-     * is {@link Overlapped#submit submitted}, so that hashing overlaps the transfer of the next one.
+     * Starts checking a model that arrives in pieces into {@code data} (its data section): each range
+     * {@link Overlapped#arrived reported} is hashed on the pool at once, so that hashing overlaps the
+     * transfer of the rest.
      */
-    Overlapped overlapped(Manifest m, Location loc) {
-        return new Overlapped(m, loc);
+    Overlapped overlapped(Manifest m, Location loc, MemorySegment data) {
+        return new Overlapped(m, loc, data);
     }
 
     /** Checks every tensor of {@code data}, the whole data section (a mapped file, say), on the pool. */
     void verifyAll(Manifest m, Location loc, MemorySegment data) {
-        List<TensorEntry> entries = m.tensors();
-        List<MemorySegment> slices = entries.stream().map(e -> data.asSlice(e.info().offset(), e.info().length())).toList();
-        ContentHash[] got = Xxh3.hashAll(slices, hashPool);
-        for (int i = 0; i < entries.size(); i++) {
-            check(m, loc, entries.get(i), got[i]);
+        try (Overlapped check = overlapped(m, loc, data)) {
+            check.verify();
         }
     }
 
     /** Checks one tensor's bytes on the calling thread. */
     void verify(Manifest m, Location loc, TensorEntry e, MemorySegment bytes) {
-        check(m, loc, e, Xxh3.hash128(bytes));
+        check(m, loc, e, e.hash().algorithm().hash(bytes));
     }
 
     /**
      * Checks a model in GPU memory ({@code buf} holds its data section): the manifest's phash64
      * computed on the device where the producer gave it (8 result bytes cross to the host), else the
-     * XXH3-128 over the bytes streamed to the host in 64 MiB chunks.
+     * manifest's hash over the bytes streamed to the host in 64 MiB chunks.
      */
     void verifyOnDevice(Manifest m, Location loc, GpuProvider gpu, int device, DeviceBuffer buf) {
         MemorySegment chunk = null;
@@ -85,21 +87,31 @@ final class Verifier {
                 if (chunk == null) {
                     chunk = arena.allocate(HOST_CHUNK, 4096);
                 }
-                Xxh3.Hasher h = new Xxh3.Hasher();
-                for (long done = 0; done < len; done += HOST_CHUNK) {
-                    long n = Math.min(HOST_CHUNK, len - done);
-                    MemorySegment part = chunk.asSlice(0, n);
-                    gpu.copyToHost(device, buf.pointer(off + done, n), part);
-                    h.update(part);
-                }
-                check(m, loc, e, h.digest());
+                check(m, loc, e, hashOnHost(e.hash().algorithm(), gpu, device, buf.pointer(off, len), len, chunk));
             }
         }
     }
 
+    /** The hash of {@code len} bytes of GPU memory at {@code ptr}, streamed through {@code chunk} on the host. */
+    private static ContentHash hashOnHost(HashAlgorithm a, GpuProvider gpu, int device, long ptr, long len, MemorySegment chunk) {
+        Xxh3.Hasher xxh3 = a == HashAlgorithm.XXH3_128 ? new Xxh3.Hasher() : null;
+        CRC32C crc = new CRC32C();
+        for (long done = 0; done < len; done += chunk.byteSize()) {
+            long n = Math.min(chunk.byteSize(), len - done);
+            MemorySegment part = chunk.asSlice(0, n);
+            gpu.copyToHost(device, ptr + done, part);
+            if (xxh3 != null) {
+                xxh3.update(part);
+            } else {
+                Crc32c.update(crc, part);
+            }
+        }
+        return xxh3 != null ? xxh3.digest() : ContentHash.crc32c((int) crc.getValue());
+    }
+
     private void check(Manifest m, Location loc, TensorEntry e, ContentHash got) {
         if (!e.hash().equals(got)) {
-            throw corrupt(m, loc, e, "hash " + got.toHex() + " does not match the manifest's " + e.hash().toHex());
+            throw corrupt(m, loc, e, "hash " + got.toHex() + " (" + got.algorithm().fieldName() + ") does not match the manifest's " + e.hash().toHex());
         }
     }
 
@@ -108,49 +120,41 @@ final class Verifier {
     }
 
     /**
-     * The check of one model arriving in pieces, used by one thread. {@link #close()} waits for every
-     * hashing task still running, so that the caller may reuse the buffer after a failure.
+     * The check of one model arriving in pieces. {@link #arrived} may be called from any thread (a
+     * transport's completion thread); {@link #verify()} and {@link #close()} by the owner.
+     * {@link #close()} waits for every hashing task still running, so that the caller may reuse the
+     * buffer after a failure.
      */
     final class Overlapped implements AutoCloseable {
         private final Manifest manifest;
         private final Location location;
-        private final List<TensorEntry> entries = new ArrayList<>();
-        private final List<Future<ContentHash>> pending = new ArrayList<>();
+        private final TensorHashes hashes;
 
-        private Overlapped(Manifest manifest, Location location) {
+        private Overlapped(Manifest manifest, Location location, MemorySegment data) {
             this.manifest = manifest;
             this.location = location;
+            List<TensorInfo> infos = manifest.tensors().stream().map(TensorEntry::info).toList();
+            List<HashAlgorithm> algorithms = manifest.tensors().stream().map(e -> e.hash().algorithm()).toList();
+            this.hashes = new TensorHashes(infos, algorithms, data, hashPool, workers);
         }
 
-        /** Starts hashing tensor {@code e}, whose bytes ({@code bytes}) have arrived. */
-        void submit(TensorEntry e, MemorySegment bytes) {
-            entries.add(e);
-            pending.add(hashPool.submit(() -> Xxh3.hash128(bytes)));
+        /** Bytes {@code [offset, offset + length)} of the data section are in: starts hashing what they complete. */
+        void arrived(long offset, long length) {
+            hashes.arrived(offset, length);
         }
 
-        /** Waits for every submitted tensor's hash and checks them in order. */
+        /** Every byte is in: hashes what is left, waits for the pool, and checks every tensor in order. */
         void verify() {
-            try {
-                for (int k = 0; k < entries.size(); k++) {
-                    check(manifest, location, entries.get(k), pending.get(k).get());
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": interrupted while verifying");
-            } catch (ExecutionException e) {
-                throw new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": hashing failed: " + e.getCause(), e.getCause());
+            ContentHash[] got = hashes.await();
+            List<TensorEntry> entries = manifest.tensors();
+            for (int k = 0; k < entries.size(); k++) {
+                check(manifest, location, entries.get(k), got[k]);
             }
         }
 
         @Override
         public void close() {
-            for (Future<ContentHash> f : pending) {
-                try {
-                    f.get();
-                } catch (Exception ignored) {
-                    // reported by verify(), or irrelevant after a failure
-                }
-            }
+            hashes.close();
         }
     }
 }

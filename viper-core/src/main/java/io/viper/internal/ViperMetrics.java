@@ -3,6 +3,9 @@ package io.viper.internal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,6 +24,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ViperMetrics {
     private final MeterRegistry registry;
+    /** Meters already registered, by name and tags: the data path records without building a meter each time. */
+    private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
+    private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
 
     public ViperMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -31,32 +37,45 @@ public final class ViperMetrics {
     }
 
     void stall(String model, long nanos) {
-        Timer.builder("viper.producer.stall").description("Training stall per checkpoint (copy into staging)")
-                .tag("model", model).register(registry).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent(List.of("stall", model), k -> Timer.builder("viper.producer.stall")
+                .description("Training stall per checkpoint (copy into staging)").tag("model", model).register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     void published(String model) {
-        Counter.builder("viper.producer.published").tag("model", model).register(registry).increment();
+        counter(List.of("viper.producer.published", "model", model)).increment();
     }
 
     void update(String model, String path, double latencyMs) {
-        Timer.builder("viper.update.latency").description("Publish call to consumer swap")
-                .tag("model", model).tag("path", path).register(registry).record((long) (latencyMs * 1e6), TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent(List.of("update", model, path), k -> Timer.builder("viper.update.latency").description("Publish call to consumer swap")
+                .tag("model", model).tag("path", path).register(registry)).record((long) (latencyMs * 1e6), TimeUnit.NANOSECONDS);
     }
 
     void bytes(String model, String path, long bytes) {
-        Counter.builder("viper.transfer.bytes").baseUnit("bytes").tag("model", model).tag("path", path).register(registry).increment(bytes);
+        counters.computeIfAbsent(List.of("viper.transfer.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.bytes")
+                .baseUnit("bytes").tag("model", model).tag("path", path).register(registry)).increment(bytes);
     }
 
     void fallback(String model, String path) {
-        Counter.builder("viper.transfer.fallbacks").tag("model", model).tag("path", path).register(registry).increment();
+        counter(List.of("viper.transfer.fallbacks", "model", model, "path", path)).increment();
     }
 
     void failure(String model, String path, String reason) {
-        Counter.builder("viper.transfer.failures").tag("model", model).tag("path", path).tag("reason", reason).register(registry).increment();
+        counter(List.of("viper.transfer.failures", "model", model, "path", path, "reason", reason)).increment();
     }
 
     void selected(String model, String path) {
-        Counter.builder("viper.consumer.selected").tag("model", model).tag("path", path).register(registry).increment();
+        counter(List.of("viper.consumer.selected", "model", model, "path", path)).increment();
+    }
+
+    /** The counter named {@code key.get(0)} with the tag pairs that follow. */
+    private Counter counter(List<String> key) {
+        return counters.computeIfAbsent(key, k -> {
+            Counter.Builder b = Counter.builder(k.getFirst());
+            for (int i = 1; i + 1 < k.size(); i += 2) {
+                b.tag(k.get(i), k.get(i + 1));
+            }
+            return b.register(registry);
+        });
     }
 }

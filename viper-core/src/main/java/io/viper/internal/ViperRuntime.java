@@ -7,6 +7,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import io.viper.spi.ReceiveAllocator;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
@@ -32,6 +33,7 @@ public final class ViperRuntime implements AutoCloseable {
 
     private final ViperConfig config;
     private final ViperMetrics metrics;
+    private final ReceiveAllocator receiveAllocator;
     private final String producerId;
     private final ExecutorService hashPool;
     private final List<AutoCloseable> opened = new ArrayList<>();
@@ -43,8 +45,14 @@ public final class ViperRuntime implements AutoCloseable {
     private boolean closed;
 
     public ViperRuntime(ViperConfig config, ViperMetrics metrics) {
+        this(config, metrics, ReceiveAllocator.offHeap());
+    }
+
+    /** As above, with consumers' host receive buffers from {@code receiveAllocator}. */
+    public ViperRuntime(ViperConfig config, ViperMetrics metrics, ReceiveAllocator receiveAllocator) {
         this.config = config;
         this.metrics = metrics;
+        this.receiveAllocator = receiveAllocator;
         String id = config.get(ViperConfig.PRODUCER_ID);
         this.producerId = id.isEmpty() ? defaultProducerId() : id;
         AtomicInteger n = new AtomicInteger();
@@ -70,12 +78,25 @@ public final class ViperRuntime implements AutoCloseable {
         return metrics;
     }
 
+    /** Where consumers' host receive buffers come from. */
+    public ReceiveAllocator receiveAllocator() {
+        return receiveAllocator;
+    }
+
     public String producerId() {
         return producerId;
     }
 
     public ExecutorService hashPool() {
         return hashPool;
+    }
+
+    /**
+     * How many pool threads hash one model at once while its bytes are still being copied or received:
+     * one core fewer than the machine has (the copy or the transfer runs on one), at least one.
+     */
+    int hashWorkers() {
+        return Math.max(1, Math.min(config.get(ViperConfig.HASH_THREADS), Runtime.getRuntime().availableProcessors() - 1));
     }
 
     /**

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.hash.ContentHash;
+import io.viper.hash.HashAlgorithm;
 import io.viper.hash.ParallelHash64;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
@@ -25,18 +26,23 @@ import java.util.Map;
 import java.util.OptionalLong;
 
 /**
- * The wire and disk encoding of a {@link Manifest}: UTF-8 JSON, format version {@value #FORMAT_VERSION}.
+ * The wire and disk encoding of a {@link Manifest}: UTF-8 JSON, format version 1 or {@value #FORMAT_VERSION}.
  *
  * <pre>{@code
- * {"format": 1,
+ * {"format": 2,
  *  "model": "nt3", "version": 7, "producer": "host:4242", "published_at_ms": 1763795000000,
  *  "metadata": {"viper.iteration": "700", "viper.loss": "0.31"},
  *  "tensors": [{"name": "dense.weight", "dtype": "F32", "shape": [64, 10],
- *               "offset": 0, "length": 2560, "xxh3_128": "0f1e...32 hex", "phash64": "16 hex (optional)"}],
+ *               "offset": 0, "length": 2560, "crc32c": "8 hex", "phash64": "16 hex (optional)"}],
  *  "total_bytes": 2560,
  *  "locations": [{"uri": "ucx://127.0.0.1:40123", "tier": "HOST"},
  *                {"uri": "file:///pfs/nt3/7/model.safetensors", "tier": "PFS"}]}
  * }</pre>
+ *
+ * <p>Each tensor carries its hash in the field its {@link HashAlgorithm} names: {@code crc32c} (8
+ * hex digits) or {@code xxh3_128} (32 hex digits). A manifest whose tensors all carry XXH3-128 is
+ * written as format 1, byte for byte what earlier versions wrote and read; one with a CRC32C is
+ * format 2, which readers of format 1 refuse by its number rather than misread.
  *
  * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with
  * a {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that
@@ -45,8 +51,10 @@ import java.util.OptionalLong;
  * older manifests see it empty. Thread-safe.
  */
 public final class ManifestCodec {
-    /** The format version this codec writes and the newest it reads. */
-    public static final int FORMAT_VERSION = 1;
+    /** The newest format version this codec writes and reads (2: CRC32C tensor hashes). */
+    public static final int FORMAT_VERSION = 2;
+    /** The format of manifests whose tensors all carry XXH3-128, which every reader knows. */
+    public static final int FORMAT_XXH3 = 1;
     /** Largest encoded manifest accepted (a model with about 100,000 tensors). */
     public static final int MAX_ENCODED_BYTES = 32 * 1024 * 1024;
 
@@ -64,7 +72,8 @@ public final class ManifestCodec {
     /** Encodes {@code m} as compact UTF-8 JSON. */
     public static byte[] encode(Manifest m) {
         ObjectNode root = MAPPER.createObjectNode();
-        root.put("format", FORMAT_VERSION);
+        boolean xxh3Only = m.tensors().stream().allMatch(t -> t.hash().algorithm() == HashAlgorithm.XXH3_128);
+        root.put("format", xxh3Only ? FORMAT_XXH3 : FORMAT_VERSION);
         root.put("model", m.model());
         root.put("version", m.version());
         root.put("producer", m.producerId());
@@ -83,7 +92,7 @@ public final class ManifestCodec {
             }
             o.put("offset", i.offset());
             o.put("length", i.length());
-            o.put("xxh3_128", t.hash().toHex());
+            o.put(t.hash().algorithm().fieldName(), t.hash().toHex());
             if (t.phash64().isPresent()) {
                 o.put("phash64", ParallelHash64.toHex(t.phash64().getAsLong()));
             }
@@ -156,7 +165,7 @@ public final class ManifestCodec {
                 long length = integer(t, "length", source);
                 ContentHash hash;
                 try {
-                    hash = ContentHash.parseHex(text(t, "xxh3_128", source));
+                    hash = tensorHash(t, name, format, source);
                 } catch (ViperFormatException e) {
                     throw e;
                 } catch (ViperException | IllegalArgumentException e) {
@@ -198,6 +207,21 @@ public final class ManifestCodec {
             throw e;
         } catch (ViperException | ArithmeticException e) {
             throw new ViperFormatException(source, "invalid manifest: " + e.getMessage());
+        }
+    }
+
+    /** The tensor's hash: {@code xxh3_128}, or from format 2 on {@code crc32c} instead. */
+    private static ContentHash tensorHash(JsonNode t, String name, long format, String source) {
+        boolean crc = format >= 2 && t.has(HashAlgorithm.CRC32C.fieldName());
+        if (crc && t.has(HashAlgorithm.XXH3_128.fieldName())) {
+            throw new ViperFormatException(source, "tensor '" + name + "' carries both crc32c and xxh3_128; one hash per tensor");
+        }
+        HashAlgorithm a = crc ? HashAlgorithm.CRC32C : HashAlgorithm.XXH3_128;
+        String hex = text(t, a.fieldName(), source);
+        try {
+            return ContentHash.parseHex(a, hex);
+        } catch (ViperFormatException e) {
+            throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
         }
     }
 

@@ -158,17 +158,26 @@ public final class FrameChannel implements AutoCloseable {
         }
     }
 
-    /** Writes all of {@code buffers}, in order, before {@code deadline}. */
+    /**
+     * Writes all of {@code buffers}, in order, before {@code deadline}: gathered into as few system
+     * calls (and so TCP segments) as the socket takes, so that pipelined requests arrive together.
+     */
     public void write(long deadline, ByteBuffer... buffers) throws IOException {
         long progress = System.nanoTime();
-        for (ByteBuffer b : buffers) {
-            while (b.hasRemaining()) {
-                checkOpen();
-                if ((tls == null ? channel.write(b) : tls.write(b)) > 0) {
-                    progress = System.nanoTime();
-                } else {
-                    await(SelectionKey.OP_WRITE, deadline, progress, "sending");
-                }
+        int first = 0;
+        while (true) {
+            while (first < buffers.length && !buffers[first].hasRemaining()) {
+                first++;
+            }
+            if (first == buffers.length) {
+                break;
+            }
+            checkOpen();
+            long n = tls == null ? channel.write(buffers, first, buffers.length - first) : tls.write(buffers[first]);
+            if (n > 0) {
+                progress = System.nanoTime();
+            } else {
+                await(SelectionKey.OP_WRITE, deadline, progress, "sending");
             }
         }
         while (tls != null && !tls.flush()) {

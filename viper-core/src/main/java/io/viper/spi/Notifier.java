@@ -55,6 +55,15 @@ public interface Notifier extends AutoCloseable {
         void onManifest(Manifest manifest);
 
         /**
+         * Whether this listener returns at once and never blocks, so that a notifier may call it on
+         * its I/O thread rather than hand the manifest to a thread of its own first (one thread
+         * hand-off less between the announcement and the consumer's fetch). Default: false.
+         */
+        default boolean quick() {
+            return false;
+        }
+
+        /**
          * A problem the subscription survived (malformed record skipped, broker unreachable and being
          * retried); for logs and metrics. Default: ignore.
          */

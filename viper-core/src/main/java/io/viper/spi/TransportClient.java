@@ -27,6 +27,24 @@ public interface TransportClient extends AutoCloseable {
     void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination);
 
     /**
+     * Like {@link #read(Manifest, Location, List, MemorySegment)}, and tells {@code arrivals} of
+     * each piece of the destination as soon as its bytes are final, so that the caller can verify
+     * them while the rest is still arriving. The default reads everything, then reports every range;
+     * transports that can do better say so with {@link #reportsArrivals()}.
+     */
+    default void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
+        read(manifest, location, ranges, destination);
+        for (ByteRange r : ranges) {
+            arrivals.arrived(r.destinationOffset(), r.length());
+        }
+    }
+
+    /** Whether {@link #read(Manifest, Location, List, MemorySegment, Arrivals)} reports pieces before the read ends. */
+    default boolean reportsArrivals() {
+        return false;
+    }
+
+    /**
      * Like {@link #read}, but into GPU memory: {@code destination} is a device buffer owned by the
      * caller. GPU-tier transports implement it; the default throws a
      * {@link io.viper.errors.ViperUnsupportedException} naming the transport.
@@ -45,6 +63,19 @@ public interface TransportClient extends AutoCloseable {
 
     @Override
     void close();
+
+    /**
+     * Told of destination ranges whose bytes are final during a read. Called on the reading thread
+     * or on a thread of the transport's own (a completion thread), once per range, in any order; it
+     * must return quickly and must not call the transport.
+     */
+    @FunctionalInterface
+    interface Arrivals {
+        /** Arrivals nobody waits for. */
+        Arrivals NONE = (destinationOffset, length) -> { };
+
+        void arrived(long destinationOffset, long length);
+    }
 
     /** A data section mapped in place; valid until {@link #close()}. */
     interface MappedData extends AutoCloseable {

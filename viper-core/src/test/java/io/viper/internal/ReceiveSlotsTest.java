@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.spi.ReceiveAllocator;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -78,5 +81,38 @@ class ReceiveSlotsTest {
             assertThrows(IllegalStateException.class, () -> small.get(ValueLayout.JAVA_BYTE, 0), "the smaller buffer was freed");
             a.release();
         }
+    }
+
+    @Test
+    void buffersComeFromTheAllocatorAndGoBackWhenReplacedOrClosed() {
+        List<Long> allocated = new ArrayList<>();
+        List<Long> closed = new ArrayList<>();
+        ReceiveAllocator counting = bytes -> {
+            ReceiveAllocator.Buffer b = ReceiveAllocator.offHeap().allocate(bytes);
+            allocated.add(bytes);
+            return new ReceiveAllocator.Buffer() {
+                @Override
+                public MemorySegment segment() {
+                    return b.segment();
+                }
+
+                @Override
+                public void close() {
+                    closed.add(bytes);
+                    b.close();
+                }
+            };
+        };
+        ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 10, counting);
+        ReceiveSlots.Slot a = slots.claim();
+        a.segment(16);
+        a.segment(8);
+        assertEquals(List.of(16L), allocated, "a buffer large enough is reused");
+        a.segment(4096);
+        assertEquals(List.of(16L, 4096L), allocated);
+        assertEquals(List.of(16L), closed, "the smaller buffer went back to the allocator");
+        a.release();
+        slots.close();
+        assertEquals(List.of(16L, 4096L), closed);
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;
 import io.viper.hash.ContentHash;
+import io.viper.hash.HashAlgorithm;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import java.net.URI;
@@ -40,6 +41,23 @@ class ManifestCodecTest {
     }
 
     @Test
+    void crc32cManifestsAreFormat2AndRoundTrip() {
+        Manifest m = sample();
+        Manifest crc = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMs(), m.metadata(), List.of(
+                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(0xe3069283)),
+                new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(7))), m.locations());
+        String json = new String(ManifestCodec.encode(crc), StandardCharsets.UTF_8);
+        assertTrue(json.startsWith("{\"format\":2,"), json);
+        assertTrue(json.contains("\"crc32c\":\"e3069283\"") && json.contains("\"crc32c\":\"00000007\"") && !json.contains("xxh3_128"), json);
+        Manifest back = ManifestCodec.decode(json, "test");
+        assertEquals(crc, back);
+        assertEquals(HashAlgorithm.CRC32C, back.tensors().get(0).hash().algorithm());
+        // A format 2 reader still reads format 1 manifests, whose bytes did not change.
+        assertTrue(new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).startsWith("{\"format\":1,"));
+        assertEquals(m, ManifestCodec.decode(ManifestCodec.encode(m), "test"));
+    }
+
+    @Test
     void gpuHashIsOptionalAndRoundTrips() {
         Manifest m = sample();
         assertTrue(m.tensors().stream().allMatch(t -> t.phash64().isEmpty()));
@@ -62,7 +80,7 @@ class ManifestCodecTest {
     @CsvSource(delimiter = '|', value = {
         "{not json|not valid JSON",
         "[1,2]|not a JSON object",
-        "{\"format\":2}|format 2 is not supported",
+        "{\"format\":3}|format 3 is not supported (this reader knows 1..2)",
         "{\"format\":1}|missing field 'model'",
         "{\"format\":1,\"model\":\"m\",\"version\":\"7\"}|'version' is not a 64-bit integer",
         "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{\"k\":1},\"tensors\":[],\"locations\":[]}|metadata 'k' is not a string",
@@ -74,6 +92,11 @@ class ManifestCodecTest {
         "{\"format\":1,\"model\":\"../etc\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|invalid model name",
         "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[{\"uri\":\"tcp://h:1\",\"tier\":\"DISK\"}]}|unknown tier DISK",
         "{\"format\":1,\"format\":1}|not valid JSON",
+        "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"0000000\"}],\"locations\":[]}|expected 8 hex digits",
+        "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"0000000g\"}],\"locations\":[]}|not a hex digit",
+        "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|carries both crc32c and xxh3_128",
+        "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4}],\"locations\":[]}|missing field 'xxh3_128'",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\"}],\"locations\":[]}|missing field 'xxh3_128'",
     })
     void malformedManifestsAreRefusedWithAReason(String json, String reason) {
         ViperFormatException e = assertThrows(ViperFormatException.class, () -> ManifestCodec.decode(json, "peer 1.2.3.4"));

@@ -17,20 +17,27 @@ import io.viper.spi.TransportServer;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A test double for SDK tests in viper-core: a transport within one JVM ({@code mem://name}) with
- * fault injection. Servers register in a static map; clients copy under a lease. Each bind URI
- * {@code mem://name} is one server; {@link #faults(String)} corrupts or fails reads from it.
+ * fault injection. Servers register in a static map; clients copy under a lease, in pieces of
+ * {@link #PIECE} bytes from the last to the first, reporting each piece as it lands (as a transport
+ * with several GETs in flight does), so that the consumer verifies out of order while the rest
+ * arrives. Each bind URI {@code mem://name} is one server; {@link #faults(String)} corrupts or fails
+ * reads from it.
  */
 public final class InMemoryTransportProvider implements TransportProvider {
     private static final Map<String, Server> SERVERS = new ConcurrentHashMap<>();
     private static final Map<String, Faults> FAULTS = new ConcurrentHashMap<>();
+    /** Bytes per piece a read copies and reports. */
+    public static final long PIECE = 1L << 20;
 
     /** Fault switches for the server named {@code name}: counts of reads to corrupt or fail. */
     public static Faults faults(String name) {
@@ -55,9 +62,14 @@ public final class InMemoryTransportProvider implements TransportProvider {
 
     /** Fault injection counters; each read consumes one. */
     public static final class Faults {
+        /** Reads that flip the byte in the middle of the destination. */
         public final AtomicInteger corruptReads = new AtomicInteger();
         public final AtomicInteger failReads = new AtomicInteger();
         public final AtomicInteger reads = new AtomicInteger();
+        /** While not negative, every read flips the byte at this destination offset in flight (before its piece is reported). */
+        public final AtomicLong corruptAt = new AtomicLong(-1);
+        /** While not negative, every read fails as a producer that died after this many pieces arrived. */
+        public final AtomicInteger dieAfterPieces = new AtomicInteger(-1);
     }
 
     @Override
@@ -130,6 +142,16 @@ public final class InMemoryTransportProvider implements TransportProvider {
     private static final class Client implements TransportClient {
         @Override
         public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+            read(manifest, location, ranges, destination, Arrivals.NONE);
+        }
+
+        @Override
+        public boolean reportsArrivals() {
+            return true;
+        }
+
+        @Override
+        public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
             String name = location.uri().getAuthority();
             Faults f = faults(name);
             f.reads.incrementAndGet();
@@ -146,13 +168,30 @@ public final class InMemoryTransportProvider implements TransportProvider {
                 if (f.failReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                     throw new RetriableViperException(ViperException.Reason.TRANSFER, "injected failure reading from mem://" + name);
                 }
+                long flipMiddle = f.corruptReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0 ? destination.byteSize() / 2 : -1;
+                long flipAt = f.corruptAt.get();
+                List<ByteRange> pieces = new ArrayList<>();
                 for (ByteRange r : ranges) {
-                    MemorySegment.copy(staged.data(), r.sourceOffset(), destination, r.destinationOffset(), r.length());
+                    for (long done = 0; done < r.length(); done += PIECE) {
+                        pieces.add(new ByteRange(r.sourceOffset() + done, Math.min(PIECE, r.length() - done), r.destinationOffset() + done));
+                    }
                 }
-                if (f.corruptReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0 && destination.byteSize() > 0) {
-                    long at = destination.byteSize() / 2;
-                    destination.set(ValueLayout.JAVA_BYTE, at, (byte) ~destination.get(ValueLayout.JAVA_BYTE, at));
+                int arrived = 0;
+                for (ByteRange p : pieces.reversed()) {
+                    if (arrived++ == f.dieAfterPieces.get()) {
+                        throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "mem://" + name + ": the producer died mid-transfer");
+                    }
+                    MemorySegment.copy(staged.data(), p.sourceOffset(), destination, p.destinationOffset(), p.length());
+                    flipIfInside(destination, p, flipMiddle);
+                    flipIfInside(destination, p, flipAt);
+                    arrivals.arrived(p.destinationOffset(), p.length());
                 }
+            }
+        }
+
+        private static void flipIfInside(MemorySegment destination, ByteRange piece, long at) {
+            if (at >= piece.destinationOffset() && at < piece.destinationOffset() + piece.length()) {
+                destination.set(ValueLayout.JAVA_BYTE, at, (byte) ~destination.get(ValueLayout.JAVA_BYTE, at));
             }
         }
 

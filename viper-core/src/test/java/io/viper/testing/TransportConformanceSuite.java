@@ -20,6 +20,8 @@ import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -128,6 +130,26 @@ public abstract class TransportConformanceSuite {
         assertSameBytes(s.data(), dst, "whole checkpoint");
         assertTrue(s.leasesTaken() >= 1, "a read lease was taken");
         assertEquals(0, s.openLeases(), "every lease was released after the read");
+    }
+
+    @Test
+    protected void arrivalsCoverEveryByteReadOnce() {
+        TestStagedCheckpoint s = staged(1, 21, 9L * 1024 * 1024 + 5, 100, 3000);
+        Location loc = serve(s);
+        long total = s.manifest().totalBytes();
+        MemorySegment dst = buffer(total);
+        List<long[]> arrived = Collections.synchronizedList(new ArrayList<>());
+        assertTimeoutPreemptively(TIMEOUT, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst,
+                (offset, length) -> arrived.add(new long[] {offset, length})));
+        assertSameBytes(s.data(), dst, "checkpoint read with arrivals");
+        List<long[]> sorted = new ArrayList<>(arrived);
+        sorted.sort(Comparator.comparingLong(a -> a[0]));
+        long next = 0;
+        for (long[] a : sorted) {
+            assertEquals(next, a[0], "arrivals are contiguous and do not overlap");
+            next += a[1];
+        }
+        assertEquals(total, next, "every byte was reported as arrived");
     }
 
     @Test

@@ -14,6 +14,9 @@ import io.viper.demo.internal.ProcessOptions;
 import io.viper.examples.digits.ContinualDigitsStream;
 import io.viper.examples.digits.DigitClassifier;
 import io.viper.examples.digits.InferenceModel;
+import io.viper.examples.digits.Mlp;
+import io.viper.spi.Providers;
+import io.viper.spi.TransportProvider;
 import io.viper.tensor.Tensor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,19 +31,23 @@ import java.util.concurrent.TimeUnit;
  * Viper and answers a fixed-rate stream of requests with whatever model it holds at that moment.
  *
  * <ol>
- *   <li>Subscribes, waits for version 1 (the warm-up model), reports {@code ready}.</li>
+ *   <li>Warms its serving path up with an untrained model of the same shape, reads the notifier from
+ *       the driver when told to ({@code --notifier -}: the driver starts it beside the producer, before
+ *       the producer's notifier exists), subscribes, waits for version 1 (the warm-up model), reports
+ *       {@code ready}.</li>
  *   <li>On {@code start EPOCH_MS}: request k is due at {@code start + k / rate}; it is drawn from the
  *       stream at position {@code s + floor(k / rate / pace)} (the training iteration the shared clock
- *       says it is) with a generator seeded by (seed, k), so every run serves the same requests. Each
- *       request takes a lease on the model serving now ({@link ViperConsumer#current()}), is answered,
- *       and its real cross-entropy and correctness are recorded with the version that answered.</li>
- *   <li>Reports {@code progress}, then one {@code result}: the CIL (sum of the request
- *       losses), the accuracy, every request's loss, and every model update Viper reported (version,
- *       latency from publish to swap, path).</li>
+ *       says it is) once per replica, each replica with its own generator seeded by (seed, replica, k)
+ *       ({@link Requests}), so every run serves the same requests. Each request takes a lease on the
+ *       model serving now ({@link ViperConsumer#current()}); that model answers every replica's request,
+ *       and their real cross-entropy and correctness are recorded with the version that answered.</li>
+ *   <li>Reports {@code progress}, then one {@code result}: each replica's CIL (the sum of its request
+ *       losses), the accuracy over all replicas, every request's loss (mean over the replicas), and every
+ *       model update Viper reported (version, latency from publish to swap, path).</li>
  * </ol>
  *
- * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --rate R --notifier URI
- * --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from standard
+ * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --workload stages|stationary --rate R
+ * --replicas R --notifier URI --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from standard
  * input as {@code DemoEvents} says. Exit status 2 for a bad option, 1 for any other failure.
  */
 public final class DemoConsumer {
@@ -73,10 +80,22 @@ public final class DemoConsumer {
         long paceNanos = TimeUnit.MICROSECONDS.toNanos(o.paceMicros());
         double rate = options.rate();
         ChildIo io = new ChildIo(DemoEvents.CONSUMER);
-        ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(end, seed));
-        int requests = requestCount(end, warmup, paceNanos, rate);
+        int replicas = options.replicas();
+        ContinualDigitsStream stream = o.workload().stream(end, seed);
+        int requests = Requests.count(end, warmup, paceNanos, rate);
 
-        Viper.Builder builder = Viper.builder().notifier(o.notifier()).consumerPaths(options.paths().toArray(String[]::new));
+        // Compile the serving path before the clock starts (a cold JVM would be slow on the first requests),
+        // with a model of the same shape, while the producer starts up beside this process.
+        InferenceModel untrained = new Mlp(Mlp.Config.defaults(seed)).snapshot();
+        SplittableRandom warm = new SplittableRandom(seed);
+        for (int i = 0; i < 3000; i++) {
+            untrained.predictProba(stream.sampleRequest(warmup, warm).x());
+        }
+        // load the transports (and their native libraries) while the producer is not ready yet
+        Providers.transports().forEach(TransportProvider::unavailableReason);
+        Providers.gpuUnavailableReason();
+        String notifier = o.notifier().equals(ProcessOptions.NOTIFIER_FROM_DRIVER) ? io.awaitNotifier() : o.notifier();
+        Viper.Builder builder = Viper.builder().notifier(notifier).consumerPaths(options.paths().toArray(String[]::new));
         o.pfs().ifPresent(builder::pfsRoot);
         List<ModelUpdate> updates = new ArrayList<>();
         try (Viper viper = builder.build(); ViperConsumer consumer = viper.consumer(DemoProducer.MODEL)) {
@@ -90,38 +109,38 @@ public final class DemoConsumer {
             try (ModelLease lease = consumer.current()) {
                 served = Served.of(lease);
             }
-            // Compile the serving path before the clock starts: a cold JVM would be slow on the first requests.
-            SplittableRandom warm = new SplittableRandom(seed);
-            for (int i = 0; i < 3000; i++) {
-                served.model().predictProba(stream.sampleRequest(warmup, warm).x());
-            }
             io.emit(new ConsumerReady(served.version()));
 
             long start = io.awaitStart();
             double[] losses = new double[requests];
             long[] versions = new long[requests];
+            double[] cils = new double[replicas];
             int correct = 0;
-            double cil = 0;
             long nextProgress = start;
             double recent = 0;
             int recentN = 0;
             for (int k = 0; k < requests; k++) {
                 long due = start + (long) (k * 1e9 / rate);
                 ChildIo.sleepUntil(due);
-                long position = requestPosition(warmup, k, rate, paceNanos);
-                ContinualDigitsStream.Example request = stream.sampleRequest(Math.min(position, end), new SplittableRandom(mix(seed, k)));
+                long position = Requests.position(warmup, k, rate, paceNanos);
                 try (ModelLease lease = consumer.current()) {
                     if (lease.version() != served.version()) {
                         served = Served.of(lease);
                     }
-                    float[] p = served.model().predictProba(request.x());
-                    losses[k] = DigitClassifier.crossEntropy(p, request.label());
-                    versions[k] = served.version();
-                    if (DigitClassifier.argmax(p) == request.label()) {
-                        correct++;
+                    double sum = 0;
+                    for (int r = 0; r < replicas; r++) {
+                        ContinualDigitsStream.Example request = stream.sampleRequest(Math.min(position, end), Requests.generator(seed, r, k));
+                        float[] p = served.model().predictProba(request.x());
+                        double loss = DigitClassifier.crossEntropy(p, request.label());
+                        cils[r] += loss;
+                        sum += loss;
+                        if (DigitClassifier.argmax(p) == request.label()) {
+                            correct++;
+                        }
                     }
+                    losses[k] = sum / replicas;
+                    versions[k] = served.version();
                 }
-                cil += losses[k];
                 recent += losses[k];
                 recentN++;
                 long now = System.nanoTime();
@@ -138,29 +157,7 @@ public final class DemoConsumer {
                     u.add(new DemoEvents.Update(up.version(), up.latencyMs(), up.path()));
                 }
             }
-            io.emit(new ConsumerResult(requests, cil, correct, losses, versions, u));
+            io.emit(new ConsumerResult(requests, cils, correct, losses, versions, u));
         }
-    }
-
-    /**
-     * How many requests a run serves: {@code floor((e - s) * pace * rate)}, one every {@code 1 / rate}
-     * seconds while training runs from s to e.
-     */
-    public static int requestCount(long end, long warmup, long paceNanos, double rate) {
-        double runSeconds = (end - warmup) * paceNanos / 1e9;
-        return (int) Math.min(Integer.MAX_VALUE - 8, Math.floor(runSeconds * rate));
-    }
-
-    /** The stream position request {@code k} is drawn at: {@code s + floor(k / rate / pace)}. */
-    public static long requestPosition(long warmup, long k, double rate, long paceNanos) {
-        return warmup + (long) Math.floor(k / rate * 1e9 / paceNanos);
-    }
-
-    /** SplitMix64 over (seed, k): request k's own generator, the same in every run. */
-    static long mix(long seed, long k) {
-        long z = seed * 0x632BE59BD9B4E019L + 0x9E3779B97F4A7C15L * (k + 1);
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
     }
 }

@@ -1,59 +1,135 @@
 package io.viper.demo;
 
+import io.viper.examples.digits.InferenceModel;
 import io.viper.examples.digits.Trainer;
 import io.viper.predictor.CostModel;
 import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
+import io.viper.predictor.StalenessModel;
 import io.viper.scheduler.CheckpointPlanner;
-import io.viper.scheduler.CheckpointPlanner.Algorithm;
+import io.viper.scheduler.Objective;
+import io.viper.scheduler.OnlineCheckpointPolicy;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
+import io.viper.scheduler.StalenessProbe;
+import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 
 /**
- * What the scheduler planned for a demo, before any process starts: the curve fitted on the
- * warm-up, the costs, and every policy's checkpoint iterations.
+ * What the scheduler planned for a demo, before a run: the curve and the drift fitted on the warm-up,
+ * the costs, the budget, and every planned policy's checkpoint iterations ({@code hindsight} is chosen
+ * later, from what the runs recorded: {@link Hindsight}).
  *
  * @param fit the loss curve fitted on the warm-up's batch losses
- * @param input the schedule input built from it and the settings
+ * @param input the schedule input built from it, the drift and the costs
  * @param epochIters one pass over the training images, the {@code epoch} interval
  * @param trainImages the training images of the stream
- * @param adaptiveThreshold the drop threshold of {@code adaptive}, from the warm-up losses
- * @param schedules every policy's schedule, in the order of {@link DemoSettings#policies()}
+ * @param adaptiveThreshold the drop threshold of {@code adaptive}, from the fitted curve over the warm-up
+ * @param budget the checkpoints every scheduled policy may take
+ * @param schedules every planned policy's schedule (online: the one it would take on the predicted losses), in the order of the settings
+ * @param online the online policy's settings for this plan
+ * @param latencyMeasured whether {@code t_load} is a measured update latency (else the cost model's figure)
  * @param modelBytes the size of one checkpoint
  */
-public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int trainImages, double adaptiveThreshold,
-                       Map<Algorithm, Schedule> schedules, long modelBytes) {
-    /** The cap on checkpoints given to fixed, adaptive and optimal. */
-    public static final int MAX_CHECKPOINTS = CheckpointPlanner.DEFAULT_MAX_CHECKPOINTS;
+public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int trainImages, double adaptiveThreshold, int budget,
+                       Map<DemoPolicy, Schedule> schedules, OnlineCheckpointPolicy.Config online, boolean latencyMeasured, long modelBytes) {
+    /** How many warm-up versions are probed against the models after them (spread over the second half of the warm-up). */
+    private static final int PROBE_VERSIONS = 5;
+
+    /** The plan with the default cost model's {@code t_s} and {@code t_load} (no measurement). */
+    public static DemoPlan of(DemoSettings s) {
+        return of(s, CostModel.defaults(), OptionalDouble.empty());
+    }
+
+    /** The plan with these transfer costs (the demo measures them first, {@link TransferCalibration}). */
+    public static DemoPlan of(DemoSettings s, CostModel costs) {
+        return of(s, costs, OptionalDouble.empty());
+    }
+
+    /** The plan with the default cost model's {@code t_s} and this measured update latency as {@code t_load}. */
+    public static DemoPlan of(DemoSettings s, OptionalDouble measuredLatencySeconds) {
+        return of(s, CostModel.defaults(), measuredLatencySeconds);
+    }
 
     /**
-     * Trains the deterministic warm-up (iterations 1..s) as each producer will, fits the loss curve on
-     * it, takes {@code t_train} from the pace, {@code t_infer} from the request rate and {@code t_s},
-     * {@code t_load} from the transfer cost model, and plans every policy. The same settings give the
-     * same plan.
+     * The plan with {@code t_s} from {@code costs} and {@code t_load} from {@code measuredLatencySeconds}
+     * (from {@code costs} when empty).
      */
-    public static DemoPlan of(DemoSettings s) {
-        Trainer trainer = Trainer.defaults(s.end(), s.seed());
+    public static DemoPlan of(DemoSettings s, CostModel costs, OptionalDouble measuredLatencySeconds) {
+        long bytes = modelBytes(s);
+        String path = s.transport().costPath();
+        return of(s, costs.saveSeconds(path, bytes), measuredLatencySeconds.orElse(costs.loadSeconds(path, bytes)),
+                measuredLatencySeconds.isPresent());
+    }
+
+    /**
+     * Trains the deterministic warm-up (iterations 1..s) as each producer will, fits the loss curve on its
+     * batch losses and, under the staleness-aware objective, the drift on probes of older warm-up
+     * versions ({@link ValidationProbe}); takes {@code t_train} from the pace, {@code t_infer} from the
+     * request rate, and {@code t_s}, {@code t_load} as given (in seconds, as a report's JSON gives them);
+     * the budget is the settings' or the number of checkpoints {@code epoch} takes; and plans every
+     * policy. The same arguments give the same plan.
+     *
+     * @param latencyMeasured whether {@code tLoadSeconds} is the update latency runs measured
+     */
+    public static DemoPlan of(DemoSettings s, double tSaveSeconds, double tLoadSeconds, boolean latencyMeasured) {
+        Trainer trainer = s.workload().trainer(s.end(), s.seed());
         double[] xs = new double[(int) s.warmup()];
         double[] ys = new double[xs.length];
+        // probes: versions spread over the second half of the warm-up, each scored against the later models
+        List<double[]> probes = new ArrayList<>();
+        long firstVersion = s.warmup() / 2;
+        long step = Math.max(1, (s.warmup() - firstVersion) / PROBE_VERSIONS);
+        ValidationProbe probe = null;
+        long version = -1;
         for (int i = 0; i < xs.length; i++) {
             ys[i] = trainer.step();
             xs[i] = trainer.iteration();
+            long it = trainer.iteration();
+            if (probe != null) {
+                StalenessProbe.Measurement m = probe.measure(it);
+                probes.add(new double[] {version, it, m.deployed(), m.current()});
+            }
+            if (it >= firstVersion && (it - firstVersion) % step == 0) {
+                InferenceModel snapshot = trainer.snapshot();
+                if (probe == null) {
+                    probe = new ValidationProbe(trainer.stream(), trainer.model(), snapshot, s.seed());
+                }
+                probe.deployed(snapshot);
+                version = it;
+            }
         }
         FitResult fit = new CurveFitter().fit(xs, ys);
+        StalenessModel drift = s.objective() == Objective.STALENESS ? StalenessModel.fit(fit.curve(), column(probes, 0), column(probes, 1),
+                column(probes, 2), column(probes, 3)) : StalenessModel.NONE;
         long bytes = 4L * trainer.model().parameterCount();
-        CostModel costs = CostModel.defaults();
-        String path = s.transport().costPath();
         ScheduleInput in = new ScheduleInput(fit.curve(), s.warmup(), s.end(), s.requests(), s.paceNanos() / 1e9,
-                costs.saveSeconds(path, bytes), costs.loadSeconds(path, bytes), 1.0 / s.rate());
+                tSaveSeconds, tLoadSeconds, 1.0 / s.rate(), drift);
         int trainImages = trainer.stream().trainingIndices().length;
         long epochIters = Math.ceilDiv(trainImages, trainer.batchSize());
-        double threshold = CheckpointPlanner.adaptiveThreshold(ys);
-        Map<Algorithm, Schedule> schedules = new CheckpointPlanner(in).plan(new LinkedHashSet<>(s.policies()),
-                new CheckpointPlanner.Options(MAX_CHECKPOINTS, threshold, epochIters));
-        return new DemoPlan(fit, in, epochIters, trainImages, threshold, Collections.unmodifiableMap(schedules), bytes);
+        CheckpointPlanner planner = new CheckpointPlanner(in);
+        int epochCount = planner.schedule(CheckpointPlanner.Algorithm.EPOCH, new CheckpointPlanner.Options(1, 0, epochIters)).count();
+        int budget = s.budget().orElse(Math.max(1, epochCount));
+        double threshold = planner.curveThreshold();
+        CheckpointPlanner.Options options = new CheckpointPlanner.Options(budget, threshold, epochIters);
+        Map<DemoPolicy, Schedule> schedules = new LinkedHashMap<>();
+        for (DemoPolicy p : s.policies()) {
+            p.planner().ifPresent(a -> schedules.put(p, planner.schedule(a, options)));
+        }
+        return new DemoPlan(fit, in, epochIters, trainImages, threshold, budget, Collections.unmodifiableMap(schedules),
+                OnlineCheckpointPolicy.Config.of(in, budget), latencyMeasured, bytes);
+    }
+
+    private static double[] column(List<double[]> rows, int c) {
+        return rows.stream().mapToDouble(r -> r[c]).toArray();
+    }
+
+    /** The size of one checkpoint of the demo's model: its parameters as F32. */
+    public static long modelBytes(DemoSettings s) {
+        return 4L * s.workload().trainer(s.end(), s.seed()).model().parameterCount();
     }
 }

@@ -1,7 +1,6 @@
 package io.viper.demo;
 
 import io.viper.errors.ViperConfigException;
-import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
@@ -23,7 +22,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  */
 public final class DemoPlot {
     private static final Color[] COLORS = {
-        new Color(200, 80, 30), new Color(30, 110, 200), new Color(20, 150, 70), new Color(140, 60, 170), new Color(110, 110, 110),
+        new Color(200, 80, 30), new Color(30, 110, 200), new Color(20, 150, 70), new Color(140, 60, 170), new Color(210, 160, 0),
+        new Color(0, 160, 160), new Color(110, 110, 110),
     };
     private static final int WINDOWS = 90;
 
@@ -40,8 +40,8 @@ public final class DemoPlot {
         List<PolicyOutcome> outcomes = result.outcomes();
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder().width(1400).height(700)
-                .title(String.format(Locale.ROOT, "viper demo: loss of the served requests (mean per %d iterations), seed %d, %s",
-                        window(s), s.seed(), s.transport().displayName()))
+                .title(String.format(Locale.ROOT, "viper demo: loss of the served requests (mean per %d iterations, over %d replicas), %s workload, seed %d, %s",
+                        window(s), s.replicas(), s.workload().displayName(), s.seed(), s.transport().displayName()))
                 .xAxisTitle("training iteration (the stream position requests are drawn at)")
                 .yAxisTitle("cross-entropy of served requests (below 0: checkpoint moments)").build();
         var st = chart.getStyler();
@@ -72,7 +72,7 @@ public final class DemoPlot {
             line.setMarker(SeriesMarkers.NONE);
             line.setLineColor(color);
             // none is drawn dashed so that a policy with the same losses (e.g. no checkpoints) shows through
-            line.setLineStyle(o.policy() == Algorithm.NONE
+            line.setLineStyle(o.policy() == DemoPolicy.NONE
                     ? new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {7f, 5f}, 0f)
                     : new BasicStroke(2.0f));
             long[] cp = o.publishedIterations();
@@ -111,7 +111,7 @@ public final class DemoPlot {
         double[] sum = new double[n];
         int[] count = new int[n];
         for (int k = 0; k < losses.length; k++) {
-            long pos = DemoConsumer.requestPosition(s.warmup(), k, s.rate(), s.paceNanos());
+            long pos = Requests.position(s.warmup(), k, s.rate(), s.paceNanos());
             int b = (int) Math.min(n - 1, (pos - s.warmup()) / w);
             sum[b] += losses[k];
             count[b]++;

@@ -15,6 +15,10 @@ import io.viper.demo.internal.DemoEvents.ProducerResult;
 import io.viper.demo.internal.ProcessOptions;
 import io.viper.examples.digits.Mlp;
 import io.viper.examples.digits.Trainer;
+import io.viper.predictor.CurveFamily;
+import io.viper.scheduler.OnlineCheckpointPolicy;
+import io.viper.scheduler.OnlineReplanner;
+import io.viper.scheduler.ScheduleInput;
 import io.viper.tensor.Checkpoint;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,14 +36,18 @@ import java.util.concurrent.TimeUnit;
  *       reports {@code ready} with the notifier's address.</li>
  *   <li>On {@code start EPOCH_MS}, trains iterations s+1..e, iteration i due to finish at
  *       {@code start + (i - s) * pace} (it sleeps when ahead), calling
- *       {@link ViperProducer#step} after each with an {@link CheckpointPolicy#atIterations} policy.
- *       Reports {@code progress}, then one {@code result}: the iterations published, the
- *       training stall they cost (measured around {@code step}), how late the loop ran.</li>
+ *       {@link ViperProducer#step} after each with an {@link CheckpointPolicy#atIterations} policy, or
+ *       with {@code --online} the {@link OnlineCheckpointPolicy}, whose {@link ValidationProbe} scores the
+ *       version it last published against the model being trained (its re-plans run on a thread of
+ *       their own). Reports {@code progress}, then one {@code result}: the iterations published, the
+ *       training stall they cost (measured around {@code step}), how late the loop ran, and for online
+ *       the CIL its probes predict.</li>
  *   <li>Keeps serving the staged checkpoints until {@code stop}, then closes.</li>
  * </ol>
  *
  * <p>Options (all required unless a default is given): {@code --iterations E --warmup S --seed N
- * --pace-us US --checkpoints i,j,...|none --notifier URI --transports URI,...|none [--pfs DIR]}.
+ * --pace-us US --workload stages|stationary --checkpoints i,j,...|none --notifier URI --transports URI,...|none
+ * [--pfs DIR] [--online budget=K,spacing=..,threshold=..,burst=..,gain=..,hold=..,refit=..,t_save=..,t_load=..,t_infer=..]}.
  * Events go to standard output and commands come from standard input as {@code DemoEvents} says.
  * Exit status 2 for a bad option, 1 for any other failure.
  */
@@ -62,12 +70,17 @@ public final class DemoProducer {
         long paceNanos = TimeUnit.MICROSECONDS.toNanos(o.paceMicros());
         ChildIo io = new ChildIo(DemoEvents.PRODUCER);
 
-        Trainer trainer = Trainer.defaults(end, o.seed());
+        Trainer trainer = o.workload().trainer(end, o.seed());
         Mlp model = trainer.model();
         double loss = Double.NaN;
         while (trainer.iteration() < warmup) {
             loss = trainer.step();
         }
+        ValidationProbe probe = new ValidationProbe(trainer.stream(), model, trainer.snapshot(), o.seed());
+        Optional<OnlineCheckpointPolicy> online = options.online().map(on -> new OnlineCheckpointPolicy(on.config(), probe,
+                new OnlineReplanner(new ScheduleInput(CurveFamily.LIN2.curve(0, 0), warmup, end, 1, paceNanos / 1e9, on.tSave(), on.tLoad(),
+                        on.tInfer()))));
+        CheckpointPolicy policy = online.<CheckpointPolicy>map(p -> p).orElse(CheckpointPolicy.atIterations(options.checkpoints()));
         // Checkpoints may come every few milliseconds: keep the newest 16 staged (10 KB each) so that a
         // consumer still fetching one is not told it was withdrawn.
         Viper.Builder builder = Viper.builder().notifier(o.notifier())
@@ -77,7 +90,7 @@ public final class DemoProducer {
         // Lazily described: the parameters are copied only on the iterations that publish.
         Snapshot snapshot = sink -> Snapshot.ofFloats(model.parameters(), model.shapes()).describe(sink);
         try (Viper viper = builder.build();
-             ViperProducer producer = viper.producer(MODEL, CheckpointPolicy.atIterations(options.checkpoints()))) {
+             ViperProducer producer = viper.producer(MODEL, policy)) {
             PublishHandle first = producer.publish(snapshot, Map.of(Checkpoint.META_ITERATION, Long.toString(warmup),
                     Checkpoint.META_LOSS, Double.toString(loss)));
             first.announced().get(60, TimeUnit.SECONDS);
@@ -99,6 +112,7 @@ public final class DemoProducer {
                 if (h.isPresent()) {
                     stallNanos += t1 - t0;
                     published.add(new long[] {i, h.get().version(), t1 - t0, t0 - start});
+                    probe.deployed(trainer.snapshot());
                 }
                 if (t1 >= nextProgress || i == end) {
                     nextProgress = t1 + TimeUnit.MILLISECONDS.toNanos(100);
@@ -108,7 +122,9 @@ public final class DemoProducer {
             producer.flush();
             io.emit(new ProducerResult(published.size(), published.stream().mapToLong(p -> p[0]).toArray(),
                     published.stream().mapToLong(p -> p[1]).toArray(), stallNanos / 1e6,
-                    published.stream().mapToDouble(p -> p[2] / 1e6).toArray(), maxLateNanos / 1e6));
+                    published.stream().mapToDouble(p -> p[2] / 1e6).toArray(), maxLateNanos / 1e6,
+                    online.map(OnlineCheckpointPolicy::servedLossEstimate).orElse(Double.NaN),
+                    online.map(OnlineCheckpointPolicy::changes).orElse(new long[0])));
             io.awaitStop();
         }
     }

@@ -1,8 +1,8 @@
 package io.viper.demo;
 
-import io.viper.scheduler.CheckpointPlanner.Algorithm;
+import io.viper.scheduler.Objective;
 import java.util.List;
-import java.util.stream.Stream;
+import java.util.OptionalInt;
 
 /**
  * The settings of one {@code viper demo}, already checked by the command line.
@@ -15,21 +15,36 @@ import java.util.stream.Stream;
  * @param transport how checkpoints travel
  * @param notifier the notifier both processes use ({@code embedded://...:0}: the producer hosts one on a free port)
  * @param seed the seed of the data, the weights and the requests
+ * @param workload what is trained and asked
+ * @param budget the checkpoints every policy may take; empty: as many as {@code epoch} takes
+ * @param objective what the scheduler's plans and predictions charge a request
+ * @param replicas how many independent sets of requests each run is scored on (at least 1)
  */
-public record DemoSettings(List<Algorithm> policies, long end, long warmup, long paceNanos, double rate, DemoTransport transport,
-                           String notifier, long seed) {
-    /** Every policy, the {@code epoch} baseline first, then the others in the planner's order. */
-    public static final List<Algorithm> ALL_POLICIES = Stream.concat(Stream.of(Algorithm.EPOCH),
-            Stream.of(Algorithm.values()).filter(a -> a != Algorithm.EPOCH)).toList();
+public record DemoSettings(List<DemoPolicy> policies, long end, long warmup, long paceNanos, double rate, DemoTransport transport,
+                           String notifier, long seed, DemoWorkload workload, OptionalInt budget, Objective objective, int replicas) {
+    /** The default number of request replicas. */
+    public static final int DEFAULT_REPLICAS = 8;
 
     /** Copies the policies. */
     public DemoSettings {
         policies = List.copyOf(policies);
     }
 
-    /** The requests each run serves, {@code floor((e - s) * pace * rate)}. */
+    /** The defaults for everything but the run's shape: staged digits, the epoch budget, the staleness-aware objective, {@value #DEFAULT_REPLICAS} replicas. */
+    public static DemoSettings of(List<DemoPolicy> policies, long end, long warmup, long paceNanos, double rate, DemoTransport transport,
+            String notifier, long seed) {
+        return new DemoSettings(policies, end, warmup, paceNanos, rate, transport, notifier, seed, DemoWorkload.STAGES, OptionalInt.empty(),
+                Objective.STALENESS, DEFAULT_REPLICAS);
+    }
+
+    /** These settings on another workload. */
+    public DemoSettings withWorkload(DemoWorkload w) {
+        return new DemoSettings(policies, end, warmup, paceNanos, rate, transport, notifier, seed, w, budget, objective, replicas);
+    }
+
+    /** The requests each run serves per replica, {@code floor((e - s) * pace * rate)}. */
     public int requests() {
-        return DemoConsumer.requestCount(end, warmup, paceNanos, rate);
+        return Requests.count(end, warmup, paceNanos, rate);
     }
 
     /** The length of one run's training after the warm-up, in seconds. */

@@ -3,39 +3,63 @@ package io.viper.demo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.viper.scheduler.CheckpointPlanner.Algorithm;
+import io.viper.scheduler.Objective;
 import io.viper.scheduler.Schedule;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 
 /** The demo's plan, made without processes. */
 class DemoPlanTest {
+    static final DemoSettings SETTINGS = DemoSettings.of(DemoPolicy.ALL, 400, 40, 5_000_000, 200, DemoTransport.TCP, "embedded://127.0.0.1:0", 3);
+
     @Test
-    void theSameSeedPlansTheSameSchedules() {
-        DemoSettings s = new DemoSettings(DemoSettings.ALL_POLICIES, 400, 40, 5_000_000, 200, DemoTransport.TCP, "embedded://127.0.0.1:0", 3);
-        Map<Algorithm, Schedule> a = DemoPlan.of(s).schedules();
-        Map<Algorithm, Schedule> b = DemoPlan.of(s).schedules();
+    void theSameSeedPlansTheSameSchedulesAllWithinTheEpochBudget() {
+        Map<DemoPolicy, Schedule> a = DemoPlan.of(SETTINGS).schedules();
+        Map<DemoPolicy, Schedule> b = DemoPlan.of(SETTINGS).schedules();
         assertEquals(a, b);
-        assertEquals(List.copyOf(a.keySet()), DemoSettings.ALL_POLICIES);
-        assertEquals(List.of(Algorithm.EPOCH, Algorithm.FIXED, Algorithm.ADAPTIVE, Algorithm.OPTIMAL, Algorithm.NONE), DemoSettings.ALL_POLICIES);
-        assertEquals(0, a.get(Algorithm.NONE).count());
-        assertEquals(List.of(80L, 120L), List.of(a.get(Algorithm.EPOCH).checkpoints()[0], a.get(Algorithm.EPOCH).checkpoints()[1]));
+        // hindsight is chosen from the runs, not planned
+        assertEquals(List.of(DemoPolicy.EPOCH, DemoPolicy.FIXED, DemoPolicy.ADAPTIVE, DemoPolicy.OPTIMAL, DemoPolicy.ONLINE, DemoPolicy.NONE),
+                List.copyOf(a.keySet()));
+        assertEquals(0, a.get(DemoPolicy.NONE).count());
+        Schedule epoch = a.get(DemoPolicy.EPOCH);
+        assertEquals(List.of(80L, 120L), List.of(epoch.checkpoints()[0], epoch.checkpoints()[1]));
+        DemoPlan plan = DemoPlan.of(SETTINGS);
+        assertEquals(epoch.count(), plan.budget(), "the budget is what epoch takes");
         for (Schedule sch : a.values()) {
-            assertTrue(sch.count() <= DemoPlan.MAX_CHECKPOINTS, sch.toString());
+            assertTrue(sch.count() <= plan.budget(), sch.toString());
             for (long c : sch.checkpoints()) {
                 assertTrue(c > 40 && c <= 400, sch.toString());
             }
         }
+        assertEquals(plan.budget(), plan.online().budget());
     }
 
     @Test
-    void onlyTheAskedPoliciesArePlannedInTheirOrder() {
-        DemoSettings s = new DemoSettings(List.of(Algorithm.NONE, Algorithm.FIXED), 200, 20, 5_000_000, 100, DemoTransport.FILE,
-                "embedded://127.0.0.1:0", 1);
+    void theMeasuredLatencyBecomesTLoadAndTheOnlineSpacing() {
+        DemoPlan assumed = DemoPlan.of(SETTINGS);
+        DemoPlan measured = DemoPlan.of(SETTINGS, OptionalDouble.of(0.021));
+        assertTrue(!assumed.latencyMeasured() && measured.latencyMeasured());
+        assertEquals(0.021, measured.input().tLoad(), 0.0);
+        assertEquals(5, measured.online().minSpacing(), "21 ms at 5 ms per iteration");
+        assertEquals(Objective.STALENESS, SETTINGS.objective());
+    }
+
+    @Test
+    void theObjectiveBudgetAndWorkloadAreHonoured() {
+        DemoSettings s = new DemoSettings(List.of(DemoPolicy.NONE, DemoPolicy.FIXED), 200, 20, 5_000_000, 100, DemoTransport.FILE,
+                "embedded://127.0.0.1:0", 1, DemoWorkload.STATIONARY, OptionalInt.of(3), Objective.VIPER, 2);
         DemoPlan plan = DemoPlan.of(s);
-        assertEquals(List.of(Algorithm.NONE, Algorithm.FIXED), List.copyOf(plan.schedules().keySet()));
+        assertEquals(List.of(DemoPolicy.NONE, DemoPolicy.FIXED), List.copyOf(plan.schedules().keySet()));
+        assertEquals(3, plan.budget());
+        assertTrue(plan.schedules().get(DemoPolicy.FIXED).count() <= 3);
+        assertTrue(plan.input().staleness().isNone(), "Viper's objective has no drift");
         assertEquals(s.requests(), plan.input().inferences(), 0.0);
         assertEquals(0.005, plan.input().tTrain(), 1e-15);
+        // the staleness-aware objective measures the drift of the staged stream's warm-up
+        DemoSettings defaults = DemoSettings.of(List.of(DemoPolicy.FIXED), 2000, 200, 5_000_000, 400, DemoTransport.TCP, "embedded://127.0.0.1:0", 42);
+        assertTrue(!DemoPlan.of(defaults).input().staleness().isNone());
     }
 }

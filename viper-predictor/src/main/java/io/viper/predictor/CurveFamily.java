@@ -11,7 +11,9 @@ import java.util.stream.Collectors;
  * <ul>
  *   <li>{@link #EXP2}: {@code a*exp(-b*x)}</li>
  *   <li>{@link #EXP3}: {@code a*exp(-b*x)+c}</li>
- *   <li>{@link #LIN2}: {@code a*x+b}</li>
+ *   <li>{@link #LIN2}: {@code max(0, a*x+b)}: a straight line that stops at zero, since a loss is never
+ *       negative (a falling line fitted on a short warm-up would otherwise predict negative losses
+ *       beyond the warm-up, and negative CILs with them)</li>
  *   <li>{@link #EXPD3}: {@code c-(c-a)*exp(-b*x)}</li>
  *   <li>{@link #POW3}: {@code a*x^(-b)+c} (defined for {@code x > 0})</li>
  * </ul>
@@ -21,8 +23,8 @@ public enum CurveFamily {
     EXP2("a*exp(-b*x)", 2),
     /** {@code a*exp(-b*x)+c}. */
     EXP3("a*exp(-b*x)+c", 3),
-    /** {@code a*x+b}. */
-    LIN2("a*x+b", 2),
+    /** {@code max(0, a*x+b)}: a line clamped at zero. */
+    LIN2("max(0,a*x+b)", 2),
     /** {@code c-(c-a)*exp(-b*x)}: starts at {@code a} for x = 0 and tends to {@code c}. */
     EXPD3("c-(c-a)*exp(-b*x)", 3),
     /** {@code a*x^(-b)+c}, the power law. */
@@ -61,7 +63,7 @@ public enum CurveFamily {
         return switch (this) {
             case EXP2 -> p[0] * Math.exp(-p[1] * x);
             case EXP3 -> p[0] * Math.exp(-p[1] * x) + p[2];
-            case LIN2 -> p[0] * x + p[1];
+            case LIN2 -> Math.max(0.0, p[0] * x + p[1]);
             case EXPD3 -> p[2] - (p[2] - p[0]) * Math.exp(-p[1] * x);
             case POW3 -> p[0] * Math.pow(x, -p[1]) + p[2];
         };
@@ -87,9 +89,11 @@ public enum CurveFamily {
                 return p[0] * e + p[2];
             }
             case LIN2 -> {
-                grad[0] = x;
-                grad[1] = 1.0;
-                return p[0] * x + p[1];
+                double v = p[0] * x + p[1];
+                boolean clamped = v < 0;
+                grad[0] = clamped ? 0.0 : x;
+                grad[1] = clamped ? 0.0 : 1.0;
+                return clamped ? 0.0 : v;
             }
             case EXPD3 -> {
                 double e = Math.exp(-p[1] * x);

@@ -38,6 +38,16 @@ class CurveFamilyTest {
     }
 
     @Test
+    void lin2StopsAtZeroInsteadOfPredictingANegativeLoss() {
+        LossCurve falling = CurveFamily.LIN2.curve(-0.01, 2); // zero at x = 200
+        assertEquals(1.0, falling.value(100), 1e-12);
+        assertEquals(0.0, falling.value(300), 0.0);
+        double[] g = new double[2];
+        assertEquals(0.0, CurveFamily.LIN2.valueAndGradient(new double[] {-0.01, 2}, 300, g), 0.0);
+        assertArrayEquals(new double[] {0, 0}, g, "no gradient where the line is clamped");
+    }
+
+    @Test
     void parsesSpecs() {
         LossCurve c = CurveFamily.parseSpec("Exp3:2, 0.001,0.3");
         assertEquals("exp3", c.name());

@@ -7,9 +7,11 @@ import java.util.Locale;
 /**
  * {@code adaptive}, Viper's greedy rule: walking {@code i = s+1..e}, checkpoint at i when
  * {@code L(last) - L(i)} exceeds the threshold, where {@code last} is the previous checkpoint
- * (initially s); the threshold is the mean plus one (population) standard deviation of consecutive
- * warm-up loss drops ({@link CheckpointPlanner#adaptiveThreshold(double[])}). At most
- * {@code maxCheckpoints} are taken.
+ * (initially s) and L the simulator's serving losses (the predicted curve; less the drift under the
+ * staleness-aware objective, so that the drop is the gap between the deployed and a fresh version).
+ * The threshold is the mean plus one (population) standard deviation of consecutive drops of the same
+ * smooth curve over the warm-up ({@link CheckpointPlanner#curveThreshold()}), not of the noisy batch
+ * losses, which a smooth curve hardly ever matches. At most {@code maxCheckpoints} are taken.
  */
 public final class AdaptiveAlgorithm implements ScheduleAlgorithm {
     private final double threshold;
@@ -35,7 +37,7 @@ public final class AdaptiveAlgorithm implements ScheduleAlgorithm {
 
     @Override
     public Schedule schedule(CilSimulator sim) {
-        double[] loss = sim.lossesUnsafe();
+        double[] loss = sim.servingLossesUnsafe();
         int m = sim.input().span();
         long[] out = new long[Math.min(m, maxCheckpoints)];
         int k = 0;

@@ -1,19 +1,17 @@
 package io.viper.scheduler;
 
 import io.viper.errors.ViperConfigException;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * Plans checkpoint iterations over a {@link ScheduleInput}: the one entry point through which
  * {@code viper schedule}, {@code viper demo} and {@link PredictedCheckpointPolicy} compute schedules.
  * {@link #plan} runs the named {@link Algorithm}s, each a {@link ScheduleAlgorithm} that documents its
  * own rule ({@link FixedAlgorithm}, {@link AdaptiveAlgorithm}, {@link OptimalAlgorithm},
- * {@link EpochAlgorithm}, {@link NoneAlgorithm}). Every returned {@link Schedule} carries the CIL
+ * {@link OnlineAlgorithm}, {@link EpochAlgorithm}, {@link NoneAlgorithm}), under the objective of the
+ * input ({@link Objective}). Every returned {@link Schedule} carries the CIL
  * computed by {@link CilSimulator#cil(long[])}, and every schedule is deterministic.
  *
  * <p>Immutable once built (the curve is evaluated once, by the simulator); any thread may call it.
@@ -28,8 +26,10 @@ public final class CheckpointPlanner {
         FIXED,
         /** Viper's greedy loss-drop rule ({@link AdaptiveAlgorithm}). */
         ADAPTIVE,
-        /** The exact minimum CIL under a checkpoint cap ({@link OptimalAlgorithm}). */
+        /** The exact minimum CIL under a checkpoint cap, ties to even spacing ({@link OptimalAlgorithm}). */
         OPTIMAL,
+        /** The online policy's decisions on the predicted losses ({@link OnlineAlgorithm}). */
+        ONLINE,
         /** Every {@code epochIters} iterations ({@link EpochAlgorithm}). */
         EPOCH,
         /** No checkpoint: the warm-up model serves to the end ({@link NoneAlgorithm}). */
@@ -37,12 +37,12 @@ public final class CheckpointPlanner {
 
         /** The lower-case name used on the command line and in JSON. */
         public String displayName() {
-            return name().toLowerCase(Locale.ROOT);
+            return EnumNames.displayName(this);
         }
 
         /** Every name, in declaration order, for help texts and errors: {@code fixed, adaptive, ...}. */
         public static String names() {
-            return Arrays.stream(values()).map(Algorithm::displayName).collect(Collectors.joining(", "));
+            return EnumNames.names(values());
         }
 
         /**
@@ -51,12 +51,7 @@ public final class CheckpointPlanner {
          * @throws ViperConfigException for an unknown name, listing the known ones
          */
         public static Algorithm parse(String name) {
-            for (Algorithm a : values()) {
-                if (a.displayName().equalsIgnoreCase(name == null ? "" : name.strip())) {
-                    return a;
-                }
-            }
-            throw new ViperConfigException("unknown algorithm '" + name + "'; known: " + names());
+            return EnumNames.parse(values(), "algorithm", name);
         }
 
         /** This algorithm with the settings it takes from {@code options}. */
@@ -65,6 +60,7 @@ public final class CheckpointPlanner {
                 case FIXED -> new FixedAlgorithm(options.maxCheckpoints());
                 case ADAPTIVE -> new AdaptiveAlgorithm(options.adaptiveThreshold(), options.maxCheckpoints());
                 case OPTIMAL -> new OptimalAlgorithm(options.maxCheckpoints());
+                case ONLINE -> new OnlineAlgorithm(options.maxCheckpoints());
                 case EPOCH -> new EpochAlgorithm(options.epochIters());
                 case NONE -> new NoneAlgorithm();
             };
@@ -75,7 +71,7 @@ public final class CheckpointPlanner {
      * What the algorithms take besides the input; each algorithm checks the values it uses when it is
      * created ({@link Algorithm#with}).
      *
-     * @param maxCheckpoints the cap for fixed, adaptive and optimal (at least 1)
+     * @param maxCheckpoints the cap for fixed, adaptive and optimal, the budget of online (at least 1)
      * @param adaptiveThreshold the loss drop that triggers an adaptive checkpoint (see
      *     {@link #adaptiveThreshold(double[])} and {@link #curveThreshold()})
      * @param epochIters the interval of epoch (positive)
@@ -149,8 +145,10 @@ public final class CheckpointPlanner {
     }
 
     /**
-     * The adaptive threshold from the curve itself over iterations {@code 1..s} (used when no
-     * observed losses exist).
+     * The adaptive threshold from the smooth curve over iterations {@code 1..s}, the same signal the rule
+     * is applied to: the mean plus one standard deviation of its consecutive drops, each drop plus the
+     * drift per iteration under the staleness-aware objective (a serving version loses that much more
+     * per iteration). Batch losses would give a noise-sized threshold that the curve hardly ever drops by.
      *
      * @throws ViperConfigException if s &lt; 2 or the curve is not finite there
      */
@@ -163,9 +161,10 @@ public final class CheckpointPlanner {
         if (s > ScheduleInput.MAX_SPAN) {
             throw new ViperConfigException("adaptive: warm-up end " + s + " is too long to sample the curve");
         }
+        double rate = in.staleness().ratePerIteration();
         double[] l = new double[(int) s];
         for (int i = 0; i < s; i++) {
-            l[i] = in.curve().value(i + 1);
+            l[i] = in.curve().value(i + 1) - rate * i;
         }
         return adaptiveThreshold(l);
     }

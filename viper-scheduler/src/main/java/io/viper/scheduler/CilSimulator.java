@@ -4,21 +4,32 @@ import io.viper.errors.ViperConfigException;
 
 /**
  * Computes the cumulative inference loss (CIL) of a checkpoint schedule, following Viper's
- * definition with request counts kept as real numbers.
+ * definition with request counts kept as real numbers, under the input's {@link Objective}.
  *
  * <p>With checkpoints {@code c_1 < ... < c_K} in {@code s+1..e} and {@code c_0 = s}, interval k
  * serves {@code n_k = ((c_k - c_{k-1}) * t_train + t_s + (k == 1 ? t_load : 0)) / t_infer}
- * requests with loss {@code L(c_{k-1})}; once the N requests are used up, later intervals serve
- * none (the last one that serves is capped). The requests left after {@code c_K} are served with
- * {@code L(c_K)}:
+ * requests with version {@code c_{k-1}}; once the N requests are used up, later intervals serve
+ * none (the last one that serves is capped). The requests left after {@code c_K} are served by
+ * {@code c_K}. Under Viper's objective a request served by version c costs {@code L(c)}:
  * <pre>CIL = sum_k L(c_{k-1}) * n_k + L(c_K) * (N - sum_k n_k)</pre>
  * and the training overhead is {@code K * t_s}.
+ *
+ * <p>Under the staleness-aware objective, request number {@code r} (counted from 0 as the run goes) is
+ * served at iteration {@code p(r) = s + min(e - s, r * t_infer / t_train)} and costs
+ * {@code L(c) + rate * (p(r) - c)}. Summed over an interval that is
+ * {@code (L(c) - rate * (c - s)) * n_k} plus a share of {@code rate * sum_r (p(r) - s)}, which is the same
+ * for every schedule. So the CIL is Viper's formula over the <em>serving losses</em>
+ * {@code L(c) - rate * (c - s)} ({@link #servingLossesUnsafe()}, what every algorithm here minimises) plus
+ * that constant, {@code rate * integral_0^N min(e - s, r * t_infer / t_train) dr}. With a rate of 0 the
+ * serving losses are the curve and the constant is 0: exactly Viper's CIL.
  *
  * <p>The losses {@code L(s..e)} are evaluated once, at construction. Instances are immutable.
  */
 public final class CilSimulator {
     private final ScheduleInput in;
     private final double[] loss;
+    private final double[] serving;
+    private final double driftCost;
 
     /**
      * Evaluates the curve over {@code s..e}.
@@ -28,7 +39,9 @@ public final class CilSimulator {
     public CilSimulator(ScheduleInput in) {
         this.in = in;
         int m = in.span();
+        double rate = in.staleness().ratePerIteration();
         loss = new double[m + 1];
+        serving = new double[m + 1];
         for (int j = 0; j <= m; j++) {
             double v = in.curve().value(in.warmup() + j);
             if (!Double.isFinite(v)) {
@@ -36,7 +49,19 @@ public final class CilSimulator {
                         + (in.warmup() + j));
             }
             loss[j] = v;
+            serving[j] = v - rate * j;
         }
+        driftCost = rate * ageIntegral(m, in.inferences(), in.tInfer(), in.tTrain());
+    }
+
+    /** {@code integral_0^n min(m, r * tInfer / tTrain) dr}: iterations past s summed over the requests. */
+    private static double ageIntegral(int m, double n, double tInfer, double tTrain) {
+        if (tTrain == 0) {
+            return m * n;
+        }
+        double perRequest = tInfer / tTrain;
+        double full = m / perRequest; // the request at which training reaches e
+        return n <= full ? perRequest * n * n / 2 : perRequest * full * full / 2 + m * (n - full);
     }
 
     /** The input this simulator was built for. */
@@ -44,19 +69,28 @@ public final class CilSimulator {
         return in;
     }
 
-    /** The predicted loss at {@code iteration} (within {@code s..e}). */
+    /** The predicted training loss at {@code iteration} (within {@code s..e}). */
     public double loss(long iteration) {
         return loss[index(iteration)];
     }
 
-    /** The predicted losses of iterations {@code s..e}, index {@code i - s} (a copy). */
+    /** The predicted training losses of iterations {@code s..e}, index {@code i - s} (a copy). */
     public double[] losses() {
         return loss.clone();
     }
 
-    /** Shared, not copied: for the schedulers in this package. */
-    double[] lossesUnsafe() {
-        return loss;
+    /**
+     * The serving losses {@code L(c) - rate * (c - s)} of iterations {@code s..e}, index {@code c - s}:
+     * what the schedulers in this package minimise (the curve itself under Viper's objective).
+     * Shared, not copied.
+     */
+    double[] servingLossesUnsafe() {
+        return serving;
+    }
+
+    /** The part of every schedule's CIL that the drift adds whatever the schedule (0 under Viper's objective). */
+    public double driftCost() {
+        return driftCost;
     }
 
     /**
@@ -79,12 +113,12 @@ public final class CilSimulator {
         for (int k = 0; k < checkpoints.length && remaining > 0; k++) {
             double n = requests(k + 1, checkpoints[k] - prev);
             double served = Math.min(n, remaining);
-            total += loss[(int) (prev - in.warmup())] * served;
+            total += serving[(int) (prev - in.warmup())] * served;
             remaining -= served;
             prev = checkpoints[k];
         }
         long last = checkpoints.length == 0 ? in.warmup() : checkpoints[checkpoints.length - 1];
-        return total + loss[(int) (last - in.warmup())] * remaining;
+        return total + serving[(int) (last - in.warmup())] * remaining + driftCost;
     }
 
     /**
@@ -101,12 +135,12 @@ public final class CilSimulator {
         for (; k < count && remaining > 0; k++) {
             double n = requests(k + 1, v);
             double served = Math.min(n, remaining);
-            total += loss[prev] * served;
+            total += serving[prev] * served;
             remaining -= served;
             prev += v;
         }
         int last = count * v;
-        return total + loss[last] * remaining;
+        return total + serving[last] * remaining + driftCost;
     }
 
     /** Requests served by interval {@code k} (1-based) of {@code iterations} iterations, uncapped. */

@@ -8,8 +8,7 @@ import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
 import io.viper.predictor.LossCurve;
 import java.util.Arrays;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.util.concurrent.Executor;
 
 /**
  * A producer's {@link CheckpointPolicy} driven by the loss predictor: it records every
@@ -18,21 +17,24 @@ import java.util.logging.Logger;
  * curve on all losses seen so far and re-plans the rest of the run.
  *
  * <p>Re-planning at iteration {@code now} (after deciding about {@code now} itself) schedules
- * {@code now+1..e} with {@code c_0 = now} and the requests still to serve, estimated as
- * {@code N} minus the requests served since s by the elapsed time
- * {@code ((now - s) * t_train + published * t_s + t_load) / t_infer}. When {@code now} was just
- * published this matches the simulator exactly; otherwise the consumer still serves an older model
- * until the next checkpoint, which the plan approximates by {@code L(now)}.
+ * {@code now+1..e} with {@code c_0 = now}, the budget left ({@code maxCheckpoints} less those published;
+ * none once it is spent) and the requests still to serve, estimated as {@code N} minus the requests
+ * served since s by the elapsed time {@code ((now - s) * t_train + published * t_s + t_load) / t_infer}.
+ * When {@code now} was just published this matches the simulator exactly; otherwise the consumer still
+ * serves an older model until the next checkpoint, which the plan approximates by {@code L(now)}.
  *
- * <p>{@code shouldPublish} returns true at a planned iteration, or at the first iteration past a
- * planned one when iterations skip. A fit or plan that fails (too few losses, no BLAS library) is
- * logged and the previous plan kept; without any plan, the policy falls back to ten evenly spaced
- * checkpoints. A refit costs a curve fit (a few to a few hundred milliseconds) and a plan on the
- * training thread, once per {@code refitEvery} iterations. Not thread-safe, as
- * {@link CheckpointPolicy} allows.
+ * <p>Fits and plans run off the training thread ({@link BackgroundRefits}): {@code shouldPublish} hands
+ * the losses over and returns at once, and picks up the new plan at a later call, whose planned
+ * iterations that have already passed are caught up with one checkpoint. {@code shouldPublish} returns
+ * true at a planned iteration, or at the first iteration past a planned one when iterations skip, and
+ * never more than {@code maxCheckpoints} times in all. A fit or plan that fails (too few losses, no BLAS
+ * library) is logged and the previous plan kept; without any plan, the policy falls back to ten evenly
+ * spaced checkpoints. {@code optimal} re-plans break near-ties toward even spacing
+ * ({@link OptimalAlgorithm}), so that a tiny change in a cost does not swap the plan for a very
+ * different one. Called on the training thread only, as {@link CheckpointPolicy} says.
  */
 public final class PredictedCheckpointPolicy implements CheckpointPolicy {
-    private static final Logger LOG = Logger.getLogger(PredictedCheckpointPolicy.class.getName());
+    private static final System.Logger LOG = System.getLogger(PredictedCheckpointPolicy.class.getName());
 
     /**
      * The plan's fixed inputs.
@@ -46,7 +48,7 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
      * @param tLoad consumer load time
      * @param tInfer seconds per request
      * @param refitEvery refit and re-plan every this many iterations after s (positive)
-     * @param maxCheckpoints cap for fixed, adaptive and optimal
+     * @param maxCheckpoints the most checkpoints it publishes in all; each re-plan gets what is left
      * @param epochIters interval of the epoch algorithm (positive)
      */
     public record Config(CheckpointPlanner.Algorithm algorithm, long warmup, long end, double inferences, double tTrain,
@@ -69,11 +71,14 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
         }
     }
 
+    /** A finished re-plan: the schedule made at {@code madeAt}, or why it failed. */
+    private record Replan(long madeAt, Schedule schedule, LossCurve curve, String failure) {
+    }
+
     private final Config cfg;
     private final CurveFitter fitter;
-    private double[] xs = new double[1024];
-    private double[] ys = new double[1024];
-    private int seen;
+    private final BackgroundRefits<Replan> refits;
+    private final LossHistory seen = new LossHistory();
     private long[] plan = new long[0];
     private int next;
     private long lastPlan = Long.MIN_VALUE;
@@ -82,15 +87,24 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     private Schedule schedule;
     private LossCurve curve;
 
-    /** A policy that fits with the default {@link CurveFitter}. */
+    /** A policy that fits with the default {@link CurveFitter}, off the training thread. */
     public PredictedCheckpointPolicy(Config config) {
         this(config, new CurveFitter());
     }
 
-    /** A policy with the given fitter. */
+    /** A policy with the given fitter, off the training thread. */
     public PredictedCheckpointPolicy(Config config, CurveFitter fitter) {
+        this(config, fitter, BackgroundRefits.DAEMON);
+    }
+
+    /**
+     * A policy with the given fitter whose refits run on {@code executor} ({@code Runnable::run}: on the
+     * training thread, which tests use to stay deterministic).
+     */
+    public PredictedCheckpointPolicy(Config config, CurveFitter fitter, Executor executor) {
         this.cfg = config;
         this.fitter = fitter;
+        this.refits = new BackgroundRefits<>(executor);
     }
 
     /**
@@ -110,8 +124,10 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
             throw new ViperConfigException("predicted policy: iterations must increase, got " + iteration + " after " + lastIteration);
         }
         lastIteration = iteration;
-        if (Double.isFinite(loss)) {
-            record(iteration, loss);
+        seen.add(iteration, loss);
+        Replan done = refits.take();
+        if (done != null) {
+            adopt(done);
         }
         boolean publish = false;
         if (iteration > cfg.warmup() && iteration <= cfg.end()) {
@@ -120,72 +136,78 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
                 publish = true;
             }
         }
+        publish &= published < cfg.maxCheckpoints();
         if (publish) {
             published++;
         }
         if (iteration >= cfg.warmup() && iteration < cfg.end()
                 && (lastPlan == Long.MIN_VALUE || iteration - lastPlan >= cfg.refitEvery())) {
-            replan(iteration);
+            long now = iteration;
+            double[] x = seen.iterations(0, seen.size());
+            double[] y = seen.losses(0, seen.size());
+            int spent = published;
+            if (refits.submit(() -> replan(now, x, y, spent))) {
+                lastPlan = iteration;
+            }
+            Replan sync = refits.take(); // a synchronous executor has finished already
+            if (sync != null) {
+                adopt(sync);
+            }
         }
         return publish;
     }
 
-    private void record(long iteration, double loss) {
-        if (seen == xs.length) {
-            xs = Arrays.copyOf(xs, seen * 2);
-            ys = Arrays.copyOf(ys, seen * 2);
-        }
-        xs[seen] = iteration;
-        ys[seen] = loss;
-        seen++;
-    }
-
-    private void replan(long now) {
-        lastPlan = now;
+    /** Fits and plans on a snapshot of the losses; runs on the refit thread. */
+    private Replan replan(long now, double[] x, double[] y, int spent) {
         try {
-            FitResult fit = fitter.fit(Arrays.copyOf(xs, seen), Arrays.copyOf(ys, seen));
-            double served = ((now - cfg.warmup()) * cfg.tTrain() + published * cfg.tSave() + cfg.tLoad()) / cfg.tInfer();
+            FitResult fit = fitter.fit(x, y);
+            double served = ((now - cfg.warmup()) * cfg.tTrain() + spent * cfg.tSave() + cfg.tLoad()) / cfg.tInfer();
             double left = now == cfg.warmup() ? cfg.inferences() : cfg.inferences() - served;
-            if (!(left > 0)) {
-                plan = new long[0];
-                next = 0;
-                curve = fit.curve();
-                return;
+            int cap = cfg.maxCheckpoints() - spent;
+            if (!(left > 0) || cap <= 0) {
+                return new Replan(now, null, fit.curve(), null);
             }
             ScheduleInput in = new ScheduleInput(fit.curve(), now, cfg.end(), left, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer());
-            int cap = Math.max(1, cfg.maxCheckpoints() - published);
-            // only adaptive uses the threshold; the others must not fail for want of warm-up losses
-            double threshold = cfg.algorithm() == CheckpointPlanner.Algorithm.ADAPTIVE
-                    ? CheckpointPlanner.adaptiveThreshold(warmupLosses()) : Double.NaN;
-            Schedule sch = new CheckpointPlanner(in).schedule(cfg.algorithm(),
-                    new CheckpointPlanner.Options(cap, threshold, cfg.epochIters()));
-            curve = fit.curve();
-            schedule = sch;
-            plan = sch.checkpoints();
-            next = 0;
+            CheckpointPlanner planner = new CheckpointPlanner(in);
+            // only adaptive uses the threshold, taken from the curve it is applied to
+            double threshold = cfg.algorithm() == CheckpointPlanner.Algorithm.ADAPTIVE ? warmupThreshold(fit.curve(), now) : Double.NaN;
+            Schedule sch = planner.schedule(cfg.algorithm(), new CheckpointPlanner.Options(cap, threshold, cfg.epochIters()));
+            return new Replan(now, sch, fit.curve(), null);
         } catch (ViperException | ArithmeticException e) {
-            if (schedule == null) {
-                long v = Math.max(1, (cfg.end() - cfg.warmup()) / 10);
-                long[] fallback = new long[(int) ((cfg.end() - now) / v)];
-                for (int i = 0; i < fallback.length; i++) {
-                    fallback[i] = now + (i + 1) * v;
-                }
-                plan = fallback;
-                next = 0;
-                LOG.log(Level.WARNING, "checkpoint plan at iteration " + now + " failed (" + e.getMessage()
-                        + "); checkpointing every " + v + " iterations until a refit succeeds");
-            } else {
-                LOG.log(Level.WARNING, "checkpoint re-plan at iteration " + now + " failed (" + e.getMessage() + "); keeping the previous plan");
-            }
+            return new Replan(now, null, null, e.getMessage() == null ? e.toString() : e.getMessage());
         }
     }
 
-    private double[] warmupLosses() {
-        int n = 0;
-        while (n < seen && xs[n] <= cfg.warmup()) {
-            n++;
+    /** The adaptive threshold from the curve's drops over the warm-up (at least two iterations of it). */
+    private double warmupThreshold(LossCurve fitted, long now) {
+        long s = Math.max(2, Math.min(cfg.warmup(), now));
+        return new CheckpointPlanner(new ScheduleInput(fitted, s, s + 1, 1, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer()))
+                .curveThreshold();
+    }
+
+    /** Takes a finished re-plan on the training thread; its iterations already passed are caught up with the next checkpoint. */
+    private void adopt(Replan r) {
+        if (r.failure() == null) {
+            curve = r.curve();
+            schedule = r.schedule();
+            plan = r.schedule() == null ? new long[0] : r.schedule().checkpoints();
+            next = 0;
+            return;
         }
-        return Arrays.copyOf(ys, n);
+        if (schedule == null) {
+            long v = Math.max(1, (cfg.end() - cfg.warmup()) / 10);
+            long[] fallback = new long[(int) Math.min(cfg.maxCheckpoints() - published, Math.max(0, (cfg.end() - r.madeAt()) / v))];
+            for (int i = 0; i < fallback.length; i++) {
+                fallback[i] = r.madeAt() + (i + 1) * v;
+            }
+            plan = fallback;
+            next = 0;
+            LOG.log(System.Logger.Level.WARNING, "checkpoint plan at iteration " + r.madeAt() + " failed (" + r.failure()
+                    + "); checkpointing every " + v + " iterations until a refit succeeds");
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "checkpoint re-plan at iteration " + r.madeAt() + " failed (" + r.failure()
+                    + "); keeping the previous plan");
+        }
     }
 
     /** The checkpoint iterations still planned (after the last iteration seen). */
@@ -203,7 +225,7 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
         return curve;
     }
 
-    /** How many iterations this policy has said to publish. */
+    /** How many iterations this policy has said to publish (at most {@code maxCheckpoints}). */
     public int publishedCount() {
         return published;
     }

@@ -2,12 +2,15 @@ package io.viper.scheduler;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.LossCurve;
+import io.viper.predictor.StalenessModel;
 
 /**
  * Everything the CIL simulator needs: the predicted loss curve, the iteration range and the costs.
  *
  * <p>The consumer starts with the model of iteration {@code warmup} (s); checkpoints may be taken
  * at iterations {@code s+1..end}. Times are in seconds; {@code inferences} (N) is a real number.
+ * {@code staleness} says how a serving version's loss grows with its age ({@link Objective}):
+ * {@link StalenessModel#NONE} is Viper's objective, where a version serves with its training loss.
  *
  * @param curve predicted loss {@code L(i)} for iteration i
  * @param warmup warm-up end s (at least 0)
@@ -17,9 +20,10 @@ import io.viper.predictor.LossCurve;
  * @param tSave producer stall per checkpoint {@code t_s} (at least 0)
  * @param tLoad consumer load time {@code t_load} (at least 0)
  * @param tInfer seconds per inference request (positive)
+ * @param staleness how much more a version loses per iteration it serves ({@link StalenessModel#NONE}: Viper's objective)
  */
 public record ScheduleInput(LossCurve curve, long warmup, long end, double inferences,
-        double tTrain, double tSave, double tLoad, double tInfer) {
+        double tTrain, double tSave, double tLoad, double tInfer, StalenessModel staleness) {
 
     /** The largest {@code end - warmup} accepted (the simulator keeps one loss per iteration). */
     public static final long MAX_SPAN = 50_000_000L;
@@ -43,6 +47,25 @@ public record ScheduleInput(LossCurve curve, long warmup, long end, double infer
         nonNegative("t-save", tSave);
         nonNegative("t-load", tLoad);
         positive("t-infer", tInfer);
+        if (staleness == null) {
+            throw new ViperConfigException("schedule: the staleness model is missing (StalenessModel.NONE for Viper's objective)");
+        }
+    }
+
+    /** An input under Viper's objective: a version serves with its training loss ({@link StalenessModel#NONE}). */
+    public ScheduleInput(LossCurve curve, long warmup, long end, double inferences, double tTrain, double tSave, double tLoad,
+            double tInfer) {
+        this(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer, StalenessModel.NONE);
+    }
+
+    /** This input with another staleness model. */
+    public ScheduleInput withStaleness(StalenessModel model) {
+        return new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer, model);
+    }
+
+    /** The objective this input is scored by: {@link Objective#VIPER} without drift, else {@link Objective#STALENESS}. */
+    public Objective objective() {
+        return staleness.isNone() ? Objective.VIPER : Objective.STALENESS;
     }
 
     /** The number of iterations after warm-up, {@code e - s}. */

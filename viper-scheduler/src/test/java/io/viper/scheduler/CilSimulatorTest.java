@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFamily;
+import io.viper.predictor.LossCurve;
+import io.viper.predictor.StalenessModel;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class CilSimulatorTest {
@@ -21,6 +24,49 @@ class CilSimulatorTest {
         // c1 = 14: n1 = (4*1 + 0.5 + 2)/1 = 6.5 with L(10)=90; c2 = 18: n2 = 4.5 with L(14)=86; rest 39 with L(18)=82
         assertEquals(6.5 * 90 + 4.5 * 86 + 39 * 82, sim.cil(new long[] {14, 18}), 1e-9);
         assertEquals(1.0, sim.overheadSeconds(2), 0);
+    }
+
+    @Test
+    void stalenessAwareCilMatchesTheDefinitionByHand() {
+        // rate 0.5: request r is served at iteration 10 + min(10, r) and costs L(c) + 0.5 * (that - c)
+        CilSimulator sim = new CilSimulator(IN.withStaleness(new StalenessModel(0.5)));
+        assertEquals(Objective.STALENESS, sim.input().objective());
+        // no checkpoint: 50 * 90 + 0.5 * (integral_0^50 min(10, r) dr = 450)
+        assertEquals(4725.0, sim.cil(new long[0]), 1e-9);
+        // v10 serves r in [0, 6.5): ages r; v14 [6.5, 11): ages r - 4, capped at 6 from r = 10; v18 the rest at age 2
+        double v10 = 6.5 * 90 + 0.5 * 6.5 * 6.5 / 2;
+        double v14 = 4.5 * 86 + 0.5 * ((50 - 40) - (6.5 * 6.5 / 2 - 26) + 6);
+        double v18 = 39 * 82 + 0.5 * 39 * 2;
+        assertEquals(v10 + v14 + v18, sim.cil(new long[] {14, 18}), 1e-9);
+        assertEquals(0.5 * 450, sim.driftCost(), 1e-12);
+        assertEquals(sim.cil(new long[] {12, 14, 16, 18, 20}), sim.cilEvery(2), 1e-9);
+    }
+
+    @Test
+    void stalenessAwareCilReducesToVipersWhenStaleAndFreshLossesAreEqual() {
+        Random r = new Random(8);
+        for (int t = 0; t < 50; t++) {
+            LossCurve curve = CheckpointPlannerTest.randomCurve(r, t);
+            ScheduleInput viper = CheckpointPlannerTest.randomInput(r, curve, 1 + r.nextInt(40));
+            // probes where the deployed version loses exactly what the current model loses: no drift
+            double[] version = new double[20];
+            double[] at = new double[20];
+            double[] loss = new double[20];
+            for (int i = 0; i < 20; i++) {
+                version[i] = viper.warmup() + i;
+                at[i] = version[i] + 1 + r.nextInt(5);
+                loss[i] = r.nextDouble();
+            }
+            StalenessModel measured = StalenessModel.fit(curve, version, at, loss, loss);
+            CilSimulator plain = new CilSimulator(viper);
+            CilSimulator aware = new CilSimulator(viper.withStaleness(measured));
+            assertEquals(Objective.VIPER, aware.input().objective());
+            for (int k = 0; k < 5; k++) {
+                long[] c = r.longs(r.nextInt(6), viper.warmup() + 1, viper.end() + 1).distinct().sorted().toArray();
+                assertEquals(plain.cil(c), aware.cil(c), 0.0, "case " + t);
+            }
+            assertEquals(new OptimalAlgorithm(5).schedule(plain), new OptimalAlgorithm(5).schedule(aware));
+        }
     }
 
     @Test

@@ -20,6 +20,11 @@ class PredictedCheckpointPolicyTest {
         return new PredictedCheckpointPolicy.Config(a, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, refit, 50, 250);
     }
 
+    /** Refits on the calling thread: deterministic. */
+    static PredictedCheckpointPolicy synchronous(PredictedCheckpointPolicy.Config c) {
+        return new PredictedCheckpointPolicy(c, new CurveFitter(), Runnable::run);
+    }
+
     static List<Long> drive(CheckpointPolicy p, long seed) {
         Random r = new Random(seed);
         List<Long> published = new ArrayList<>();
@@ -34,7 +39,7 @@ class PredictedCheckpointPolicyTest {
 
     @Test
     void followsThePlanAndRefitsAsLossesArrive() {
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.OPTIMAL, 500));
+        PredictedCheckpointPolicy p = synchronous(config(CheckpointPlanner.Algorithm.OPTIMAL, 500));
         List<Long> published = drive(p, 1);
         assertTrue(published.size() >= 3 && published.size() <= 50, published.toString());
         assertTrue(published.get(0) > 500 && published.get(published.size() - 1) <= 3000, published.toString());
@@ -44,12 +49,12 @@ class PredictedCheckpointPolicyTest {
         // the last plan was made with the curve refitted on all losses up to then; it is close to the truth
         assertEquals(2.0 * Math.exp(-2500 / 700.0) + 0.3, p.currentCurve().value(2500), 0.05);
         // deterministic
-        assertEquals(published, drive(new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.OPTIMAL, 500)), 1));
+        assertEquals(published, drive(synchronous(config(CheckpointPlanner.Algorithm.OPTIMAL, 500)), 1));
     }
 
     @Test
     void firstPlanMatchesThePlannerOnTheWarmUpFit() {
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.FIXED, 100_000));
+        PredictedCheckpointPolicy p = synchronous(config(CheckpointPlanner.Algorithm.FIXED, 100_000));
         Random r = new Random(2);
         double[] x = new double[500];
         double[] y = new double[500];
@@ -88,11 +93,41 @@ class PredictedCheckpointPolicyTest {
     @Test
     void fallsBackWhenTheFirstFitFails() {
         // only two losses seen by the warm-up end: the fit fails; ten evenly spaced checkpoints instead
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.OPTIMAL, 100_000));
+        PredictedCheckpointPolicy p = synchronous(config(CheckpointPlanner.Algorithm.OPTIMAL, 100_000));
         p.shouldPublish(1, 2.0);
         p.shouldPublish(500, 1.0);
         assertEquals(10, p.remainingPlan().length);
         assertEquals(750, p.remainingPlan()[0]);
+    }
+
+    @Test
+    void neverPublishesMoreThanItsBudgetHoweverOftenItReplans() {
+        // every re-plan used to get max(1, K - published): one more than the budget each time
+        for (CheckpointPlanner.Algorithm a : List.of(CheckpointPlanner.Algorithm.OPTIMAL, CheckpointPlanner.Algorithm.FIXED)) {
+            PredictedCheckpointPolicy p = synchronous(new PredictedCheckpointPolicy.Config(a, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 40, 5, 250));
+            List<Long> published = drive(p, 3);
+            assertTrue(published.size() <= 5, a + ": " + published);
+            assertEquals(published.size(), p.publishedCount());
+        }
+    }
+
+    @Test
+    void refitsRunOffTheTrainingThread() {
+        List<Runnable> handedOver = new ArrayList<>();
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.FIXED, 100_000), new CurveFitter(),
+                handedOver::add);
+        Random r = new Random(2);
+        for (long i = 1; i <= 500; i++) {
+            assertTrue(!p.shouldPublish(i, 2.0 * Math.exp(-i / 700.0) + 0.3 + 0.01 * r.nextGaussian()));
+        }
+        // the training thread only handed the fit over: no plan yet, and it did not wait for one
+        assertEquals(1, handedOver.size());
+        assertEquals(null, p.currentSchedule());
+        assertTrue(!p.shouldPublish(501, 1.0));
+        handedOver.getFirst().run(); // the refit thread's work
+        p.shouldPublish(502, 1.0);
+        assertNotNull(p.currentSchedule(), "the next call adopts the finished plan");
+        assertTrue(p.remainingPlan().length > 0 && p.remainingPlan()[0] > 502, java.util.Arrays.toString(p.remainingPlan()));
     }
 
     @Test

@@ -159,6 +159,14 @@ public final class ContinualDigitsStream {
             return new Config(horizon, DEFAULT_STAGES, 0.05, 30.0, 0.3, seed);
         }
 
+        /**
+         * A stream that does not move, Viper's second scenario: every digit from the start, no rotation,
+         * 30% of each class held out for requests; only training makes a fresher model better.
+         */
+        public static Config stationary(long horizon, long seed) {
+            return new Config(horizon, List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), 0, 0, 0.3, seed);
+        }
+
         /** This config with other stages (the ramp shortened if it no longer fits one stage). */
         public Config withStages(List<int[]> newStages) {
             return new Config(horizon, newStages, Math.min(rampFraction, 1.0 / newStages.size()), maxRotationDegrees, holdOutFraction, seed);

@@ -71,6 +71,16 @@ class ContinualDigitsStreamTest {
     }
 
     @Test
+    void theStationaryStreamLooksTheSameFromStartToEnd() {
+        ContinualDigitsStream still = new ContinualDigitsStream(ContinualDigitsStream.Config.stationary(E, 11));
+        assertArrayEquals(still.classProbabilitiesAt(0), still.classProbabilitiesAt(E), 0.0);
+        assertEquals(0.1, still.classProbabilitiesAt(E / 2)[9], 1e-12, "every digit from the start");
+        assertEquals(0.0, still.rotationDegreesAt(E), 0.0);
+        assertEquals(1, still.stageCount());
+        assertArrayEquals(stream.requestIndices(), still.requestIndices(), "the same held-out split as the staged stream of that seed");
+    }
+
+    @Test
     void batchesAreAFunctionOfSeedAndPosition() {
         ContinualDigitsStream same = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 11));
         for (long pos : new long[] {0, 1, 777, 1999, 5000}) {

@@ -13,7 +13,9 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * The consumer side of {@code viper bench transfer}, run as a separate JVM. Prints {@code ready}
- * once subscribed, then {@code swapped <version> <bytes>} for every version it serves, on stdout.
+ * once subscribed, then {@code swapped <version> <bytes> <transfer ms> <verify ms> <path>} for every
+ * version it serves, on stdout (the transfer from the start of the load until the bytes were in, the
+ * verification after that until the swap, as {@link io.viper.ModelUpdate} has them).
  *
  * <p>Modes: {@code viper NOTIFIER MODEL PATHS [PFS]} uses the Viper SDK restricted to the given
  * transport schemes; {@code poll DIR INTERVAL_MS} is the baseline users have today (Triton's poll
@@ -46,7 +48,7 @@ public final class BenchConsumerMain {
         }
         try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
             consumer.onUpdate(u -> {
-                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.path());
+                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.transferMs() + " " + u.verifyMs() + " " + u.path());
                 System.out.flush();
             });
             System.out.println("ready");
@@ -76,7 +78,7 @@ public final class BenchConsumerMain {
                         MemorySegment.copy(t.data(), 0, buffer, off, t.byteSize());
                         off += t.byteSize();
                     }
-                    System.out.println("swapped " + latest + " " + size + " file");
+                    System.out.println("swapped " + latest + " " + size + " NaN NaN file");
                     System.out.flush();
                 }
                 seen = latest;

@@ -32,6 +32,15 @@ public final class ChildIo {
     }
 
     /**
+     * Blocks for the driver's notifier command and returns its URI.
+     *
+     * @throws IOException when standard input closes first or the line is not a notifier command
+     */
+    public String awaitNotifier() throws IOException {
+        return DemoEvents.parseNotifier(in.readLine());
+    }
+
+    /**
      * Blocks for the driver's start command and returns its instant as a {@link System#nanoTime()}
      * value of this process.
      *

@@ -13,6 +13,7 @@ import java.util.List;
  * line on its standard output ({@code {"event":"ready",...}}, {@code "progress"}, {@code "result"}),
  * with the record's components as snake_case fields, and read back into the same record by the
  * driver. The driver's commands go the other way, one per line on the process's standard input:
+ * {@link #notifier(String)} (to a consumer started before the producer's notifier existed),
  * {@link #start(long)} and {@link #STOP}.
  *
  * <p>Stateless; any thread may call it.
@@ -21,6 +22,7 @@ public final class DemoEvents {
     /** The command that ends a producer's serving after its result. */
     public static final String STOP = "stop";
     private static final String START = "start ";
+    private static final String NOTIFIER = "notifier ";
     private static final String EVENT = "event";
     private static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE);
 
@@ -44,10 +46,11 @@ public final class DemoEvents {
 
     /**
      * The producer's run: the iterations it published and their versions, the training stall they cost
-     * (in all and each), and how far the loop fell behind its pace at worst.
+     * (in all and each), how far the loop fell behind its pace at worst, and, for the online policy, the
+     * CIL its staleness probes predict and the changes it detected (NaN and none otherwise).
      */
     public record ProducerResult(int checkpoints, long[] iterations, long[] versions, double stallMs, double[] stallsMs,
-                                 double maxLateMs) {
+                                 double maxLateMs, double predictedCil, long[] changes) {
     }
 
     /** The consumer holds the warm-up model, {@code version}, and has warmed up its serving path. */
@@ -59,10 +62,11 @@ public final class DemoEvents {
     }
 
     /**
-     * The consumer's run: the requests, their summed loss (the CIL) and how many were right, every
-     * request's loss and answering version, and every model update Viper reported.
+     * The consumer's run: the requests of each replica, each replica's summed loss (its CIL), how many
+     * answers were right over all replicas, every request's loss (mean over the replicas) and answering
+     * version, and every model update Viper reported.
      */
-    public record ConsumerResult(int requests, double cil, int correct, double[] losses, long[] versions, List<Update> updates) {
+    public record ConsumerResult(int requests, double[] cils, int correct, double[] losses, long[] versions, List<Update> updates) {
     }
 
     /** One model update the consumer saw: its version, the latency from publish to swap, the path it came by. */
@@ -111,6 +115,23 @@ public final class DemoEvents {
             }
             throw new IllegalArgumentException(type.getName() + " is not an event of this protocol");
         }
+    }
+
+    /** The command that tells a consumer the notifier to subscribe to. */
+    public static String notifier(String uri) {
+        return NOTIFIER + uri;
+    }
+
+    /**
+     * The notifier of a {@link #notifier(String)} command.
+     *
+     * @throws IOException when {@code line} is null (input closed) or not a notifier command
+     */
+    public static String parseNotifier(String line) throws IOException {
+        if (line == null || !line.startsWith(NOTIFIER) || line.substring(NOTIFIER.length()).isBlank()) {
+            throw new IOException("expected '" + NOTIFIER + "URI' on standard input, got " + line);
+        }
+        return line.substring(NOTIFIER.length()).strip();
     }
 
     /** The command that starts the clock at {@code epochMs} (wall-clock milliseconds, one host). */

@@ -26,7 +26,8 @@ class DemoEventsTest {
         assertEquals(new ProducerReady("embedded://127.0.0.1:4711", 1, 9640), DemoEvents.PRODUCER.decode(line));
         assertEquals(new ProducerProgress(250, 7, 0.125), DemoEvents.PRODUCER.decode(DemoEvents.PRODUCER.encode(new ProducerProgress(250, 7, 0.125))));
 
-        ProducerResult r = new ProducerResult(2, new long[] {30, 40}, new long[] {2, 3}, 0.75, new double[] {0.25, 0.5}, 1.5);
+        ProducerResult r = new ProducerResult(2, new long[] {30, 40}, new long[] {2, 3}, 0.75, new double[] {0.25, 0.5}, 1.5, Double.NaN,
+                new long[] {505});
         String result = DemoEvents.PRODUCER.encode(r);
         assertTrue(result.contains("\"stall_ms\":0.75") && result.contains("\"max_late_ms\":1.5"), result);
         ProducerResult back = assertInstanceOf(ProducerResult.class, DemoEvents.PRODUCER.decode(result));
@@ -36,6 +37,8 @@ class DemoEventsTest {
         assertArrayEquals(r.stallsMs(), back.stallsMs());
         assertEquals(0.75, back.stallMs());
         assertEquals(1.5, back.maxLateMs());
+        assertTrue(Double.isNaN(back.predictedCil()));
+        assertArrayEquals(new long[] {505}, back.changes());
     }
 
     @Test
@@ -43,11 +46,11 @@ class DemoEventsTest {
         assertEquals(new ConsumerReady(1), DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(new ConsumerReady(1))));
         assertEquals(new ConsumerProgress(10, 90, 37, 2, 0.5),
                 DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(new ConsumerProgress(10, 90, 37, 2, 0.5))));
-        ConsumerResult r = new ConsumerResult(3, 1.75, 2, new double[] {0.5, Double.NaN, 1.25}, new long[] {1, 1, 2},
+        ConsumerResult r = new ConsumerResult(3, new double[] {1.75, 2.5}, 2, new double[] {0.5, Double.NaN, 1.25}, new long[] {1, 1, 2},
                 List.of(new Update(1, Double.NaN, "tcp"), new Update(2, 3.5, "ucx")));
         ConsumerResult back = assertInstanceOf(ConsumerResult.class, DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(r)));
         assertEquals(3, back.requests());
-        assertEquals(1.75, back.cil());
+        assertArrayEquals(r.cils(), back.cils());
         assertEquals(2, back.correct());
         assertArrayEquals(r.losses(), back.losses());
         assertArrayEquals(r.versions(), back.versions());
@@ -59,6 +62,14 @@ class DemoEventsTest {
         assertThrows(IOException.class, () -> DemoEvents.PRODUCER.decode("{\"event\":\"hello\"}"));
         assertThrows(IOException.class, () -> DemoEvents.PRODUCER.decode("{not json"));
         assertThrows(IllegalArgumentException.class, () -> DemoEvents.PRODUCER.encode(new ConsumerReady(1)));
+    }
+
+    @Test
+    void theNotifierCommandCarriesItsAddress() throws Exception {
+        assertEquals("embedded://127.0.0.1:4711", DemoEvents.parseNotifier(DemoEvents.notifier("embedded://127.0.0.1:4711")));
+        assertThrows(IOException.class, () -> DemoEvents.parseNotifier(null));
+        assertThrows(IOException.class, () -> DemoEvents.parseNotifier(DemoEvents.start(1)));
+        assertThrows(IOException.class, () -> DemoEvents.parseNotifier("notifier "));
     }
 
     @Test

@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -70,7 +71,7 @@ class EmbeddedNotifierBehaviourTest {
     }
 
     /** Collects manifests and problems of one subscription. */
-    private static final class Collector implements Notifier.ManifestListener {
+    private static class Collector implements Notifier.ManifestListener {
         final BlockingQueue<Manifest> manifests = new LinkedBlockingQueue<>();
         final BlockingQueue<String> problems = new LinkedBlockingQueue<>();
 
@@ -95,6 +96,41 @@ class EmbeddedNotifierBehaviourTest {
             assertNotNull(p, "no problem reported within 10 s");
             return p;
         }
+    }
+
+    @Test
+    void quickListenersAreCalledOnTheEventLoopInOrderAndOthersOnTheDispatcher() throws Exception {
+        EmbeddedBroker broker = own(EmbeddedBroker.start("127.0.0.1", 0));
+        Notifier producer = own(provider.open(broker.uri(), Role.PRODUCER, FAST));
+        producer.publish(manifest("quick", 1, "tcp://127.0.0.1:1"));
+        Notifier consumer = own(provider.open(broker.uri(), Role.CONSUMER, FAST));
+        List<String> threads = new CopyOnWriteArrayList<>();
+        Collector quick = new Collector() {
+            @Override
+            public void onManifest(Manifest manifest) {
+                threads.add(Thread.currentThread().getName());
+                super.onManifest(manifest);
+            }
+
+            @Override
+            public boolean quick() {
+                return true;
+            }
+        };
+        Collector slow = new Collector();
+        own(consumer.subscribe("quick", slow));
+        assertEquals(1, slow.next().version());
+        own(consumer.subscribe("quick", quick)); // the replay of v1 to a second subscriber, then newer ones
+        for (long v = 2; v <= 6; v++) {
+            producer.publish(manifest("quick", v, "tcp://127.0.0.1:1"));
+        }
+        for (long v = 1; v <= 6; v++) {
+            assertEquals(v, quick.next().version(), "in publication order, the replay first");
+        }
+        for (long v = 2; v <= 6; v++) {
+            assertEquals(v, slow.next().version());
+        }
+        assertTrue(threads.stream().allMatch(t -> t.startsWith("viper-notify-client-")), "called on the event loop: " + threads);
     }
 
     private static int freePort() throws Exception {

@@ -239,7 +239,7 @@ abstract class KafkaNotifierITBase {
         List<ProducerRecord<byte[], byte[]>> bad = List.of(
                 new ProducerRecord<>(topic, key, "{not json".getBytes(StandardCharsets.UTF_8)),
                 new ProducerRecord<>(topic, key, new byte[] {0, 1, 2, (byte) 0xff}),
-                new ProducerRecord<>(topic, key, "{\"format\":2,\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8)),
+                new ProducerRecord<>(topic, key, "{\"format\":3,\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8)),
                 new ProducerRecord<>(topic, key, otherModel),
                 new ProducerRecord<>(topic, new byte[] {(byte) 0xff, '/', '.'}, ManifestCodec.encode(manifest(model, 5, "tcp://127.0.0.1:1"))),
                 new ProducerRecord<>(topic, key, ManifestCodec.encode(manifest(model, 1, "tcp://127.0.0.1:1"))));
@@ -250,7 +250,7 @@ abstract class KafkaNotifierITBase {
         assertEquals(3, rec.next().version(), "a good manifest after bad records arrives; the older v1 was ignored");
         assertNull(rec.manifests.poll(300, TimeUnit.MILLISECONDS), "no malformed record reached the listener");
         assertTrue(rec.problem("not valid JSON").contains(topic + "/0@"), "the problem names topic, partition and offset");
-        assertTrue(rec.problem("format 2 is not supported").contains(topic));
+        assertTrue(rec.problem("format 3 is not supported").contains(topic));
         assertTrue(rec.problem("does not match the manifest's model").contains(model));
         assertTrue(rec.problem("key is not a valid model name").contains(topic), "a record with a bad key is reported to every subscription");
 

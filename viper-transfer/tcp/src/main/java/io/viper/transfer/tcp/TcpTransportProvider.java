@@ -54,8 +54,13 @@ import java.util.Optional;
  *   ERROR         0x1F  reason:str                   the request was malformed; the server closes
  * </pre>
  * Requests on one connection are handled strictly in order, so a client may pipeline a RELEASE
- * behind its last READ: the lease is closed only after the bytes were written. A client sends at
- * most {@value io.viper.transfer.tcp.internal.TcpProtocol#MAX_RANGES_PER_READ} ranges per READ.
+ * behind its last READ: the lease is closed only after the bytes were written. Lease id {@code 0}
+ * in a READ or RELEASE names the lease the connection's last LEASE took; if that LEASE was answered
+ * NOT_AVAILABLE, READs and RELEASEs naming lease 0 are skipped without an answer. So a read takes one
+ * round trip: the client sends LEASE, READ 0 and RELEASE 0 in one write and receives LEASED, DATA
+ * and RELEASED, or only NOT_AVAILABLE. (Servers before lease 0 refuse it as an unknown lease.) A
+ * client sends at most {@value io.viper.transfer.tcp.internal.TcpProtocol#MAX_RANGES_PER_READ}
+ * ranges per READ.
  *
  * <p>The server validates every frame: its length (at most
  * {@value io.viper.transfer.tcp.internal.TcpProtocol#MAX_REQUEST_FRAME} bytes), the version, the

@@ -263,9 +263,47 @@ class TcpServerRobustnessTest {
         awaitNoOpenLeases();
         sendRaw(frame(0x02, readPayload(12345, 0, 1)));
         assertTrue(log.await("READ on unknown lease 12345"), "logged: " + log.lines());
-        sendRaw(frame(0x03, new byte[8]));
+        sendRaw(frame(0x03, java.nio.ByteBuffer.allocate(8).putLong(12345).array()));
         assertTrue(log.await("RELEASE of unknown lease"), "logged: " + log.lines());
+        // Lease 0 (the one the last LEASE took) before any LEASE on the connection.
+        sendRaw(frame(0x03, new byte[8]));
+        assertTrue(log.await("lease 0 named before any LEASE"), "logged: " + log.lines());
         goodClientReads();
+    }
+
+    @Test
+    void readsPipelinedBehindARefusedLeaseAreSkippedAndTheConnectionStaysUsable() throws Exception {
+        try (RawPeer s = peer()) {
+            DataInputStream in = s.in;
+            ByteArrayOutputStream request = new ByteArrayOutputStream();
+            request.write(frame(0x01, leasePayload("robust", 99))); // not served
+            request.write(frame(0x02, readPayload(0, 0, 10)));
+            request.write(frame(0x03, new byte[8]));
+            // Then the same three for the version that is served, in one write too.
+            request.write(frame(0x01, leasePayload("robust", 1)));
+            request.write(frame(0x02, readPayload(0, 0, 10)));
+            request.write(frame(0x03, new byte[8]));
+            s.send(request.toByteArray());
+            int n = in.readInt();
+            assertEquals(1, in.readByte());
+            assertEquals(0x12, in.readByte(), "NOT_AVAILABLE, and nothing for the READ and RELEASE behind it");
+            in.skipNBytes(n - 2);
+            assertEquals(18, in.readInt());
+            assertEquals(1, in.readByte());
+            assertEquals(0x11, in.readByte(), "LEASED");
+            long leaseId = in.readLong();
+            in.readLong();
+            assertEquals(10, in.readInt());
+            assertEquals(1, in.readByte());
+            assertEquals(0x13, in.readByte(), "DATA");
+            assertEquals(10, in.readLong());
+            in.skipNBytes(10);
+            assertEquals(10, in.readInt());
+            assertEquals(1, in.readByte());
+            assertEquals(0x14, in.readByte(), "RELEASED");
+            assertEquals(leaseId, in.readLong(), "of the lease the LEASE took");
+        }
+        awaitNoOpenLeases();
     }
 
     @Test

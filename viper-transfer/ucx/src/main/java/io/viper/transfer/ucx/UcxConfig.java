@@ -13,9 +13,12 @@ import java.util.List;
 public final class UcxConfig {
     private static final ConfigKey.Declarer UCX = ConfigKey.declaredBy("viper-transport-ucx");
 
-    /** Largest single RDMA GET; larger ranges are split. */
-    public static final ConfigKey<Long> CHUNK_BYTES = UCX.sizeKey("viper.ucx.chunk.bytes", "64m", 4096, 1L << 40,
-            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split.");
+    /**
+     * Largest single RDMA GET; larger ranges are split. Each completed GET is verified while the next
+     * ones run, so smaller GETs start verification sooner.
+     */
+    public static final ConfigKey<Long> CHUNK_BYTES = UCX.sizeKey("viper.ucx.chunk.bytes", "1m", 4096, 1L << 40,
+            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split, and each GET is verified as soon as it completes.");
     /** GETs one read keeps outstanding at once. */
     public static final ConfigKey<Integer> IN_FLIGHT = UCX.intKey("viper.ucx.inflight", 4, 1, 1024,
             "Consumer: RDMA GETs one read keeps outstanding at once.");
@@ -37,8 +40,17 @@ public final class UcxConfig {
     public static final ConfigKey<Integer> RKEY_CACHE = UCX.intKey("viper.ucx.rkey.cache", 4, 0, 64,
             "Consumer: unpacked remote keys kept per producer (0: none), so that repeated reads of one version skip re-attaching its memory.");
 
+    /**
+     * Consumer: reads of at most this many bytes come back inline on the control connection, in the
+     * reply to the lease, instead of through an RDMA GET: one round trip, without waking the UCX
+     * progress thread (UCX's own eager protocol, for the same reason).
+     */
+    public static final ConfigKey<Long> INLINE_BYTES = UCX.sizeKey("viper.ucx.inline.bytes", "64k", 0, 1L << 20,
+            "Consumer: reads of at most this many bytes (0: none) come back in the reply on the control connection, one round trip"
+            + " without an RDMA GET (k, m suffixes; at most 1m).");
+
     /** Every key above, in order. */
-    public static final List<ConfigKey<?>> KEYS = List.of(CHUNK_BYTES, IN_FLIGHT, COPY, RKEY_CACHE);
+    public static final List<ConfigKey<?>> KEYS = List.of(CHUNK_BYTES, IN_FLIGHT, COPY, RKEY_CACHE, INLINE_BYTES);
 
     private UcxConfig() {
     }

@@ -1,6 +1,7 @@
 package io.viper.notify.embedded.internal;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -27,6 +28,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
@@ -48,6 +50,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -196,62 +200,77 @@ public final class Broker implements AutoCloseable {
     }
 
     private void publish(Connection from, ChannelHandlerContext ctx, NotifyMessage.Publish request) {
-        long requestId = request.requestId();
-        String model = request.model();
-        byte[] bytes = request.manifest();
         if (!ServerSecurity.role(ctx.channel()).mayPublish()) {
-            String reason = name + ": refused publish of " + model + " from " + from.peer + ": it authenticated with a consumer token, which cannot publish";
+            String reason = name + ": refused publish of " + request.model() + " from " + from.peer + ": it authenticated with a consumer token, which cannot publish";
             LOG.log(Level.WARNING, reason);
-            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), requestId, NotifyProtocol.ERR_FORBIDDEN, reason))
+            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), request.requestId(), NotifyProtocol.ERR_FORBIDDEN, reason))
                     .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
+        NotifyMessage answer = accept(from.peer, request.requestId(), request.model(), request.manifest());
+        ByteBuf reply = switch (answer) {
+            case NotifyMessage.Ack ack -> NotifyProtocol.ack(ctx.alloc(), ack.requestId(), ack.status(), ack.latestVersion());
+            case NotifyMessage.Error e -> NotifyProtocol.error(ctx.alloc(), e.requestId(), e.code(), e.reason());
+            default -> throw new IllegalStateException("unexpected answer " + answer);
+        };
+        ctx.writeAndFlush(reply).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    /**
+     * A publication from a notifier in this process (the producer that hosts this broker): the same
+     * checks and forwarding as one that arrives on a connection, without the trip through a socket
+     * and the client's event loop. Completes with the {@link NotifyMessage.Ack} or
+     * {@link NotifyMessage.Error} the connection would have received. Any thread.
+     */
+    CompletableFuture<NotifyMessage> publishLocal(String model, byte[] manifest) {
+        CompletableFuture<NotifyMessage> answer = new CompletableFuture<>();
+        try {
+            group.next().execute(() -> answer.complete(accept("this process", 0, model, manifest)));
+        } catch (RejectedExecutionException e) {
+            answer.completeExceptionally(new ViperClosedException(name + " is closed"));
+        }
+        return answer;
+    }
+
+    /** Checks a publication, keeps it as the model's latest and forwards it; returns the answer to the publisher. Event loop only. */
+    private NotifyMessage accept(String peer, long requestId, String model, byte[] bytes) {
         Manifest m;
         try {
-            m = ManifestCodec.decode(bytes, name + ": publish of " + model + " from " + from.peer);
+            m = ManifestCodec.decode(bytes, name + ": publish of " + model + " from " + peer);
             if (!m.model().equals(model)) {
-                throw new ViperFormatException(name, "publish from " + from.peer + " names model "
+                throw new ViperFormatException(name, "publish from " + peer + " names model "
                         + model + " but carries a manifest of " + m.model());
             }
         } catch (ViperException e) {
             LOG.log(Level.WARNING, "refused: " + e.getMessage());
-            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), requestId, NotifyProtocol.ERR_FORMAT, e.getMessage()))
-                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-            return;
+            return new NotifyMessage.Error(requestId, NotifyProtocol.ERR_FORMAT, e.getMessage());
         }
         Latest current = latest.get(model);
         if (current != null && m.version() == current.version() && !sameContent(current, m)) {
-            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + from.peer
+            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + peer
                     + ": it holds another v" + current.version() + " (other tensors); a version is never reused");
-            ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.STALE, current.version()))
-                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-            return;
+            return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
         }
         if (current != null && m.version() < current.version()) {
-            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + from.peer
+            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + peer
                     + ": it already holds v" + current.version());
-            ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.STALE, current.version()))
-                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-            return;
+            return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
         }
         long retained = retainedBytes - (current == null ? 0 : current.bytes().length) + bytes.length;
         if ((current == null && latest.size() >= MAX_MODELS) || retained > MAX_RETAINED_BYTES) {
             String reason = name + ": refused publish of " + model + " v" + m.version() + ": the broker holds " + latest.size()
                     + " models and " + retainedBytes + " bytes of manifests, its limit";
             LOG.log(Level.WARNING, reason);
-            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), requestId, NotifyProtocol.ERR_LIMIT, reason))
-                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-            return;
+            return new NotifyMessage.Error(requestId, NotifyProtocol.ERR_LIMIT, reason);
         }
         latest.put(model, new Latest(m.version(), bytes));
         retainedBytes = retained;
         Set<Connection> subs = subscribers.getOrDefault(model, Set.of());
-        LOG.log(Level.DEBUG, () -> name + ": " + model + " v" + m.version() + " from " + from.peer + " to " + subs.size() + " subscriber(s)");
+        LOG.log(Level.DEBUG, () -> name + ": " + model + " v" + m.version() + " from " + peer + " to " + subs.size() + " subscriber(s)");
         for (Connection c : subs) {
             c.send(model, bytes);
         }
-        ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), requestId, NotifyProtocol.ACCEPTED, m.version()))
-                .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        return new NotifyMessage.Ack(requestId, NotifyProtocol.ACCEPTED, m.version());
     }
 
     /** Whether {@code m} describes the bytes {@code current} does: then it is a location update of that version. */

@@ -51,7 +51,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection and all
  * subscription state; one dispatcher thread ({@code viper-notify-listener-*}) calls listeners, one
- * call at a time, in the order manifests arrived. Both are daemon threads and stop on {@link #close()}.
+ * call at a time, in the order manifests arrived, except {@linkplain ManifestListener#quick() quick}
+ * ones, which the event loop calls itself. Both are daemon threads and stop on {@link #close()}.
+ *
+ * <p>A notifier that hosts its broker ({@code ownedBroker}) hands its publications to it directly,
+ * without the connection; subscriptions always go through the connection.
  *
  * <p>The connection is kept up for the notifier's lifetime: when the broker is not there yet or goes
  * away, the client retries with exponential backoff (100 ms doubling to 2 s), logs one line per
@@ -81,7 +85,7 @@ public final class EmbeddedNotifier implements Notifier {
     private final ExecutorService dispatcher;
     private final Bootstrap bootstrap;
     private final AtomicLong requestIds = new AtomicLong();
-    private final Map<Long, CompletableFuture<Ack>> pendingPublishes = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Long, CompletableFuture<NotifyMessage>> pendingPublishes = new java.util.concurrent.ConcurrentHashMap<>();
 
     // Confined to the event loop.
     private final Map<String, ModelState> models = new HashMap<>();
@@ -317,7 +321,7 @@ public final class EmbeddedNotifier implements Notifier {
         }
         channel = null;
         for (Long id : List.copyOf(pendingPublishes.keySet())) {
-            CompletableFuture<Ack> f = pendingPublishes.remove(id);
+            CompletableFuture<NotifyMessage> f = pendingPublishes.remove(id);
             if (f != null) {
                 f.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
                         name + ": connection to the broker lost before it acknowledged the publish: " + problem));
@@ -424,13 +428,21 @@ public final class EmbeddedNotifier implements Notifier {
                     + bytes.length + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
         }
         String what = manifest.model() + " v" + manifest.version();
-        runOnLoop(() -> {
-            Published p = lastPublished.get(manifest.model());
-            if (p == null || p.version() <= manifest.version()) {
-                lastPublished.put(manifest.model(), new Published(manifest.version(), bytes));
-            }
-        });
-        Ack a = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes), "publish of " + what);
+        NotifyMessage answer;
+        if (ownedBroker != null) {
+            // The broker lives in this process: hand it the publication directly (it cannot restart
+            // without this notifier, so nothing needs re-publishing after a reconnect).
+            answer = awaitAnswer(ownedBroker.publishLocal(manifest.model(), bytes), "publish of " + what);
+        } else {
+            runOnLoop(() -> {
+                Published p = lastPublished.get(manifest.model());
+                if (p == null || p.version() <= manifest.version()) {
+                    lastPublished.put(manifest.model(), new Published(manifest.version(), bytes));
+                }
+            });
+            answer = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes), "publish of " + what);
+        }
+        Ack a = acknowledgement(answer);
         if (a.status() == NotifyProtocol.STALE) {
             throw new ViperConfigException(name + ": the broker refused " + what + ": it holds " + (a.latestVersion() == manifest.version() ? "another " : "")
                     + "v" + a.latestVersion() + " of " + manifest.model() + " (versions of a model only grow and are never reused; is another producer announcing it?)");
@@ -448,7 +460,7 @@ public final class EmbeddedNotifier implements Notifier {
         checkOpen();
         long latest;
         try {
-            latest = request((ch, id) -> NotifyProtocol.latest(ch.alloc(), id, model), "the latest version of " + model).latestVersion();
+            latest = acknowledgement(request((ch, id) -> NotifyProtocol.latest(ch.alloc(), id, model), "the latest version of " + model)).latestVersion();
         } catch (RetriableViperException e) {
             LOG.log(Level.WARNING, name + ": cannot learn the latest version of " + model + ": " + e.getMessage());
             return OptionalLong.empty();
@@ -456,15 +468,24 @@ public final class EmbeddedNotifier implements Notifier {
         return latest == 0 && freshBrokerOnFixedPort ? OptionalLong.empty() : OptionalLong.of(latest);
     }
 
-    /** Sends the frame {@code request} builds for a new request id and waits for the ACK (or ERROR) naming that id. */
-    private Ack request(java.util.function.BiFunction<Channel, Long, io.netty.buffer.ByteBuf> request, String what) {
+    /** The broker's ACK; its ERROR thrown as the refusal it is. */
+    private Ack acknowledgement(NotifyMessage answer) {
+        return switch (answer) {
+            case Ack a -> a;
+            case NotifyMessage.Error e -> throw refusal(e);
+            default -> throw new ViperException(ViperException.Reason.INTERNAL, name + ": unexpected answer " + answer);
+        };
+    }
+
+    /** Sends the frame {@code request} builds for a new request id over the connection and waits for the ACK (or ERROR) naming that id. */
+    private NotifyMessage request(java.util.function.BiFunction<Channel, Long, io.netty.buffer.ByteBuf> request, String what) {
         Channel ch = awaitConnection(connectWaitMs);
         long id = requestIds.incrementAndGet();
-        CompletableFuture<Ack> ack = new CompletableFuture<>();
-        pendingPublishes.put(id, ack);
+        CompletableFuture<NotifyMessage> answer = new CompletableFuture<>();
+        pendingPublishes.put(id, answer);
         ch.writeAndFlush(request.apply(ch, id)).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
-                CompletableFuture<Ack> p = pendingPublishes.remove(id);
+                CompletableFuture<NotifyMessage> p = pendingPublishes.remove(id);
                 if (p != null) {
                     p.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
                             name + ": sending the " + what + " to the broker failed: " + describe(f.cause()), f.cause()));
@@ -473,7 +494,16 @@ public final class EmbeddedNotifier implements Notifier {
         });
         // The channel may have gone inactive before the request was registered; its failure is then reported by the write.
         try {
-            return ack.get(timeoutMs, TimeUnit.MILLISECONDS);
+            return awaitAnswer(answer, what);
+        } finally {
+            pendingPublishes.remove(id);
+        }
+    }
+
+    /** Waits for the broker's answer to a request ({@code viper.notify.timeout.ms} at most). */
+    private NotifyMessage awaitAnswer(CompletableFuture<NotifyMessage> answer, String what) {
+        try {
+            return answer.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;
@@ -484,9 +514,14 @@ public final class EmbeddedNotifier implements Notifier {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted during the " + what);
-        } finally {
-            pendingPublishes.remove(id);
         }
+    }
+
+    /** The exception a refused publication throws. */
+    private ViperException refusal(NotifyMessage.Error error) {
+        return error.code() == NotifyProtocol.ERR_FORMAT
+                ? new ViperFormatException(name, "the broker refused the manifest: " + error.reason())
+                : new ViperConfigException(name + ": the broker refused the publish: " + error.reason());
     }
 
     @Override
@@ -515,7 +550,11 @@ public final class EmbeddedNotifier implements Notifier {
                 ms.subs.add(sub);
                 Manifest last = ms.last;
                 if (last != null) {
-                    dispatch(() -> sub.deliver(last));
+                    if (listener.quick()) {
+                        sub.deliver(last); // in order with later manifests, which the loop delivers itself
+                    } else {
+                        dispatch(() -> sub.deliver(last));
+                    }
                 }
             }
             if (state == State.DISCONNECTED) {
@@ -549,7 +588,11 @@ public final class EmbeddedNotifier implements Notifier {
         ms.last = m;
         ms.lastBytes = bytes;
         for (Sub s : ms.subs) {
-            dispatch(() -> s.deliver(m));
+            if (s.listener.quick()) {
+                s.deliver(m); // here on the event loop: one hand-off less before the consumer fetches
+            } else {
+                dispatch(() -> s.deliver(m));
+            }
         }
     }
 
@@ -582,7 +625,7 @@ public final class EmbeddedNotifier implements Notifier {
             }
             nextConnection.completeExceptionally(new ViperClosedException(name + " is closed"));
         });
-        for (CompletableFuture<Ack> f : pendingPublishes.values()) {
+        for (CompletableFuture<NotifyMessage> f : pendingPublishes.values()) {
             f.completeExceptionally(new ViperClosedException(name + " closed before the broker acknowledged"));
         }
         var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -615,17 +658,15 @@ public final class EmbeddedNotifier implements Notifier {
                 }
                 case NotifyMessage.Manifest m -> onManifest(m.model(), m.manifest());
                 case NotifyMessage.Ack ack -> {
-                    CompletableFuture<Ack> p = pendingPublishes.remove(ack.requestId());
+                    CompletableFuture<NotifyMessage> p = pendingPublishes.remove(ack.requestId());
                     if (p != null) {
                         p.complete(ack);
                     }
                 }
                 case NotifyMessage.Error error -> {
-                    CompletableFuture<Ack> p = error.requestId() == 0 ? null : pendingPublishes.remove(error.requestId());
+                    CompletableFuture<NotifyMessage> p = error.requestId() == 0 ? null : pendingPublishes.remove(error.requestId());
                     if (p != null) {
-                        p.completeExceptionally(error.code() == NotifyProtocol.ERR_FORMAT
-                                ? new ViperFormatException(name, "the broker refused the manifest: " + error.reason())
-                                : new ViperConfigException(name + ": the broker refused the publish: " + error.reason()));
+                        p.complete(error);
                     } else {
                         LOG.log(Level.WARNING, name + ": the broker reported: " + error.reason());
                     }

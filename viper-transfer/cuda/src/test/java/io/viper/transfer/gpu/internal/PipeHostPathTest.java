@@ -24,6 +24,7 @@ import java.net.URI;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +48,10 @@ class PipeHostPathTest {
             client.read(staged.manifest(), server.location(), ranges, dst);
             assertEquals(-1, staged.data().asSlice(5000, 70_000).mismatch(dst.asSlice(10, 70_000)));
             assertEquals(-1, staged.data().asSlice(0, 5000).mismatch(dst.asSlice(70_010, 5000)));
+            // The server sends its final OK, then closes the lease: wait (bounded) for the close.
+            for (int i = 0; i < 500 && staged.openLeases() > 0; i++) {
+                LockSupport.parkNanos(10_000_000);
+            }
             assertEquals(0, staged.openLeases(), "the lease ends with the transfer");
 
             server.withdraw(staged);

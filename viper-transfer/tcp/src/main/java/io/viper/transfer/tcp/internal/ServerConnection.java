@@ -34,6 +34,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final TcpServer server;
     private final Map<Long, Lease> leases = new HashMap<>();
     private final ArrayDeque<Request> queue = new ArrayDeque<>();
+    /** The lease the last LEASE took ({@link TcpProtocol#LAST_LEASE} names it); {@link #REFUSED} after a refusal. */
+    private long lastLease = NO_LEASE;
+    private static final long NO_LEASE = 0;
+    private static final long REFUSED = -1;
     private Stream stream;
     private boolean failed;
     private String peer = "?";
@@ -101,24 +105,45 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private void handle(ChannelHandlerContext ctx, Request request) throws ProtocolException {
         switch (request) {
             case Request.Lease r -> lease(ctx, r);
-            case Request.Read r -> read(ctx, r);
+            case Request.Read r -> {
+                long id = resolve(r.leaseId());
+                if (id != REFUSED) {
+                    read(ctx, id, r);
+                }
+            }
             case Request.Release r -> {
-                Lease l = leases.remove(r.leaseId());
+                long id = resolve(r.leaseId());
+                if (id == REFUSED) {
+                    return; // the READs and RELEASE pipelined behind a refused LEASE are skipped, unanswered
+                }
+                Lease l = leases.remove(id);
                 if (l == null) {
                     throw new ProtocolException("RELEASE of unknown lease " + r.leaseId());
                 }
                 l.lease().close();
                 ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
-                out.writeInt(TcpProtocol.HEADER_BYTES + 8).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.RELEASED).writeLong(r.leaseId());
+                out.writeInt(TcpProtocol.HEADER_BYTES + 8).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.RELEASED).writeLong(id);
                 ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             }
         }
+    }
+
+    /** The lease a READ or RELEASE names: {@link TcpProtocol#LAST_LEASE} is the one the last LEASE took. */
+    private long resolve(long leaseId) throws ProtocolException {
+        if (leaseId != TcpProtocol.LAST_LEASE) {
+            return leaseId;
+        }
+        if (lastLease == NO_LEASE) {
+            throw new ProtocolException("lease " + TcpProtocol.LAST_LEASE + " named before any LEASE");
+        }
+        return lastLease;
     }
 
     private void lease(ChannelHandlerContext ctx, Request.Lease r) throws ProtocolException {
         if (leases.size() >= TcpProtocol.MAX_LEASES_PER_CONNECTION) {
             throw new ProtocolException("more than " + TcpProtocol.MAX_LEASES_PER_CONNECTION + " open leases on one connection");
         }
+        lastLease = REFUSED; // until granted below
         String what = r.model() + " v" + r.version();
         StagedCheckpoint staged = server.find(r.model(), r.version());
         if (staged == null) {
@@ -145,6 +170,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         MemorySegment data = staged.data();
         long id = server.nextLeaseId();
         leases.put(id, new Lease(staged, lease, data));
+        lastLease = id;
         ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 16);
         out.writeInt(TcpProtocol.HEADER_BYTES + 16).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.LEASED).writeLong(id).writeLong(data.byteSize());
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
@@ -159,8 +185,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
-    private void read(ChannelHandlerContext ctx, Request.Read r) throws ProtocolException {
-        Lease l = leases.get(r.leaseId());
+    private void read(ChannelHandlerContext ctx, long leaseId, Request.Read r) throws ProtocolException {
+        Lease l = leases.get(leaseId);
         if (l == null) {
             throw new ProtocolException("READ on unknown lease " + r.leaseId());
         }

@@ -49,8 +49,11 @@ public final class TcpClient implements TransportClient {
     private static final System.Logger LOG = System.getLogger(TcpClient.class.getName());
     /** Idle connections kept per producer address. */
     private static final int MAX_IDLE_PER_ADDRESS = 8;
-    /** Destination bytes per {@code SocketChannel.read} view of native memory (read into directly). */
-    private static final long READ_SLICE = 64L * 1024 * 1024;
+    /**
+     * Destination bytes per {@code SocketChannel.read} view of native memory (read into directly);
+     * each slice is reported as arrived once full.
+     */
+    private static final long READ_SLICE = 1024 * 1024;
     /** The same for a heap destination, which the JDK reads through a temporary direct buffer of this size. */
     private static final long HEAP_READ_SLICE = 1024 * 1024;
 
@@ -74,6 +77,17 @@ public final class TcpClient implements TransportClient {
 
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+        read(manifest, location, ranges, destination, Arrivals.NONE);
+    }
+
+    /** Reports each slice of {@value #READ_SLICE} bytes (or a range's last part) as soon as it is read. */
+    @Override
+    public boolean reportsArrivals() {
+        return true;
+    }
+
+    @Override
+    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         checkOpen();
         InetSocketAddress address = HostPort.parse(location.uri(), "tcp", false).resolve();
         String what = manifest.model() + " v" + manifest.version() + " from " + location.uri();
@@ -86,7 +100,7 @@ public final class TcpClient implements TransportClient {
             }
             boolean[] answered = new boolean[1];
             try {
-                transfer(conn, manifest, work, destination, what, answered);
+                transfer(conn, manifest, work, destination, what, answered, arrivals);
                 release(conn);
                 return;
             } catch (ViperNotFoundException e) {
@@ -111,13 +125,33 @@ public final class TcpClient implements TransportClient {
         }
     }
 
+    /**
+     * One round trip: LEASE, the READs of the lease just taken (lease id 0) and its RELEASE go out in
+     * one write; the answers are LEASED, DATA per READ, RELEASED, or only NOT_AVAILABLE, after which
+     * the server skips the READs and the RELEASE.
+     */
     private void transfer(ClientConnection conn, Manifest manifest, List<ByteRange> ranges, MemorySegment destination,
-                          String what, boolean[] answered) throws IOException {
+                          String what, boolean[] answered, Arrivals arrivals) throws IOException {
         byte[] model = manifest.model().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer lease = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 10 + model.length);
-        lease.putInt(TcpProtocol.HEADER_BYTES + 10 + model.length).put(TcpProtocol.VERSION).put(TcpProtocol.LEASE)
-                .putLong(manifest.version()).putShort((short) model.length).put(model).flip();
-        conn.write(lease);
+        List<ByteBuffer> requests = new ArrayList<>();
+        requests.add(ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 10 + model.length)
+                .putInt(TcpProtocol.HEADER_BYTES + 10 + model.length).put(TcpProtocol.VERSION).put(TcpProtocol.LEASE)
+                .putLong(manifest.version()).putShort((short) model.length).put(model).flip());
+        List<List<ByteRange>> batches = new ArrayList<>();
+        for (int from = 0; from < ranges.size(); from += TcpProtocol.MAX_RANGES_PER_READ) {
+            List<ByteRange> batch = ranges.subList(from, Math.min(ranges.size(), from + TcpProtocol.MAX_RANGES_PER_READ));
+            batches.add(batch);
+            ByteBuffer read = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size());
+            read.putInt(TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size()).put(TcpProtocol.VERSION).put(TcpProtocol.READ)
+                    .putLong(TcpProtocol.LAST_LEASE).putInt(batch.size());
+            for (ByteRange r : batch) {
+                read.putLong(r.sourceOffset()).putLong(r.length());
+            }
+            requests.add(read.flip());
+        }
+        requests.add(ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8)
+                .putInt(TcpProtocol.HEADER_BYTES + 8).put(TcpProtocol.VERSION).put(TcpProtocol.RELEASE).putLong(TcpProtocol.LAST_LEASE).flip());
+        conn.write(requests.toArray(ByteBuffer[]::new));
         ByteBuffer response = conn.readFrame();
         answered[0] = true;
         byte type = response.get();
@@ -128,59 +162,41 @@ public final class TcpClient implements TransportClient {
         long leaseId = response.getLong();
         long size = response.getLong();
         if (size != manifest.totalBytes()) {
-            // The producer serves a different checkpoint under this name and version: give the lease back first.
-            finish(conn, leaseId, List.of(), destination, true);
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, "tcp read of " + what + ": the producer stages "
-                    + size + " bytes but the manifest promises " + manifest.totalBytes());
+            // The producer serves a different checkpoint under this name and version; the READs already
+            // sent may not fit it, so this connection is not reused.
+            throw new ClientConnection.ProtocolViolation("the producer stages " + size + " bytes of " + what
+                    + " but the manifest promises " + manifest.totalBytes());
         }
-        finish(conn, leaseId, ranges, destination, false);
-    }
-
-    /** Sends the READs (the RELEASE pipelined behind the last), receives the bytes, then the RELEASED ack. */
-    private void finish(ClientConnection conn, long leaseId, List<ByteRange> ranges, MemorySegment destination,
-                        boolean releaseOnly) throws IOException {
-        ByteBuffer release = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
-        release.putInt(TcpProtocol.HEADER_BYTES + 8).put(TcpProtocol.VERSION).put(TcpProtocol.RELEASE).putLong(leaseId).flip();
-        if (releaseOnly || ranges.isEmpty()) {
-            conn.write(release);
-        } else {
-            for (int from = 0; from < ranges.size(); from += TcpProtocol.MAX_RANGES_PER_READ) {
-                List<ByteRange> batch = ranges.subList(from, Math.min(ranges.size(), from + TcpProtocol.MAX_RANGES_PER_READ));
-                boolean last = from + batch.size() == ranges.size();
-                ByteBuffer read = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size());
-                read.putInt(TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size()).put(TcpProtocol.VERSION).put(TcpProtocol.READ)
-                        .putLong(leaseId).putInt(batch.size());
-                long total = 0;
-                for (ByteRange r : batch) {
-                    read.putLong(r.sourceOffset()).putLong(r.length());
-                    total += r.length();
-                }
-                read.flip();
-                if (last) {
-                    conn.write(read, release);
-                } else {
-                    conn.write(read);
-                }
-                ByteBuffer data = conn.readFrame();
-                expect(data.get(), TcpProtocol.DATA, data, 8);
-                long announced = data.getLong();
-                if (announced != total) {
-                    throw new ClientConnection.ProtocolViolation("DATA announces " + announced + " bytes, requested " + total);
-                }
-                long slice = destination.isNative() ? READ_SLICE : HEAP_READ_SLICE;
-                for (ByteRange r : batch) {
-                    for (long done = 0; done < r.length(); ) {
-                        long n = Math.min(slice, r.length() - done);
-                        conn.readFully(destination.asSlice(r.destinationOffset() + done, n).asByteBuffer());
-                        done += n;
-                    }
-                }
-            }
+        for (List<ByteRange> batch : batches) {
+            receive(conn, batch, destination, arrivals);
         }
         ByteBuffer released = conn.readFrame();
         expect(released.get(), TcpProtocol.RELEASED, released, 8);
         if (released.getLong() != leaseId) {
             throw new ClientConnection.ProtocolViolation("RELEASED names another lease than " + leaseId);
+        }
+    }
+
+    /** Receives one READ's DATA into the destination, reporting each slice as it is complete. */
+    private static void receive(ClientConnection conn, List<ByteRange> batch, MemorySegment destination, Arrivals arrivals) throws IOException {
+        long total = 0;
+        for (ByteRange r : batch) {
+            total += r.length();
+        }
+        ByteBuffer data = conn.readFrame();
+        expect(data.get(), TcpProtocol.DATA, data, 8);
+        long announced = data.getLong();
+        if (announced != total) {
+            throw new ClientConnection.ProtocolViolation("DATA announces " + announced + " bytes, requested " + total);
+        }
+        long slice = destination.isNative() ? READ_SLICE : HEAP_READ_SLICE;
+        for (ByteRange r : batch) {
+            for (long done = 0; done < r.length(); ) {
+                long n = Math.min(slice, r.length() - done);
+                conn.readFully(destination.asSlice(r.destinationOffset() + done, n).asByteBuffer());
+                arrivals.arrived(r.destinationOffset() + done, n);
+                done += n;
+            }
         }
     }
 

@@ -31,6 +31,12 @@ public final class TcpProtocol {
     public static final byte RELEASED = 0x14;
     public static final byte ERROR = 0x1F;
 
+    /**
+     * The lease id a READ or RELEASE gives to mean the lease taken by the connection's last LEASE, so
+     * that a client sends all three in one write (server ids start at 1).
+     */
+    public static final long LAST_LEASE = 0;
+
     /** Ranges one READ frame may carry; the client splits longer lists. */
     public static final int MAX_RANGES_PER_READ = 65_536;
     /** Largest frame (after the length prefix) the server accepts: a READ with the most ranges. */

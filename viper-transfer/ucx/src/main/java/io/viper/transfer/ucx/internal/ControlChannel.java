@@ -98,6 +98,15 @@ final class ControlChannel implements AutoCloseable {
         }
     }
 
+    /** Reads exactly {@code dst.remaining()} raw bytes (the payload after a DATA frame) before {@code deadline}. */
+    void readFully(ByteBuffer dst, long deadline) {
+        try {
+            channel.readFully(dst, deadline);
+        } catch (IOException e) {
+            throw failure(e, "receiving data");
+        }
+    }
+
     /**
      * Waits while {@code waiting} holds (call {@link #wakeup()} when it may have changed), failing
      * when the producer closes the connection, sends anything, or {@code deadline} passes.

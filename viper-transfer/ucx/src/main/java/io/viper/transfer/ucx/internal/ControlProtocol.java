@@ -23,7 +23,14 @@ import java.nio.charset.StandardCharsets;
  *   consumer              RDMA GETs from [address, address + size) with rkey, over an endpoint to workerAddress
  *   consumer -&gt; producer  RELEASE(leaseId: i64)
  *   producer -&gt; consumer  RELEASED(leaseId: i64)
+ *
+ *   consumer -&gt; producer  LEASE_READ(model: str, version: i64, n: i32, n * (offset: i64, length: i64))
+ *   producer -&gt; consumer  DATA(size: i64, total: i64) followed by {@code total} raw bytes (not framed):
+ *                          the ranges of the version's {@code size} bytes, concatenated in order
+ *                        | NOT_AVAILABLE(reason: str)
  * </pre>
+ * LEASE_READ is a whole read in one round trip, for small reads ({@link #MAX_INLINE} bytes at most):
+ * the producer takes the lease, writes the bytes and closes the lease before it reads the next frame.
  * {@code exposureId} names one registration of one version, never reused by a producer: consumers
  * may cache what they unpacked from {@code rkey} under it.
  * A connection may carry several leases one after another. When it closes, the producer closes every
@@ -39,6 +46,13 @@ final class ControlProtocol {
     static final byte NOT_AVAILABLE = 3;
     static final byte RELEASE = 4;
     static final byte RELEASED = 5;
+    static final byte LEASE_READ = 6;
+    static final byte DATA = 7;
+
+    /** Most bytes one LEASE_READ may ask for. */
+    static final long MAX_INLINE = 1L << 20;
+    /** Most ranges one LEASE_READ may carry (its frame stays under {@link #MAX_FRAME}). */
+    static final int MAX_INLINE_RANGES = 1024;
 
     private ControlProtocol() {
     }
@@ -53,6 +67,16 @@ final class ControlProtocol {
     record LeaseRequest(String model, long version) {
     }
 
+    record LeaseReadRequest(String model, long version, long[] offsets, long[] lengths) {
+        long total() {
+            long t = 0;
+            for (long l : lengths) {
+                t += l;
+            }
+            return t;
+        }
+    }
+
     record Grant(long leaseId, long exposureId, long address, long size, byte[] workerAddress, byte[] rkey) {
     }
 
@@ -63,6 +87,8 @@ final class ControlProtocol {
             case NOT_AVAILABLE -> "NOT_AVAILABLE";
             case RELEASE -> "RELEASE";
             case RELEASED -> "RELEASED";
+            case LEASE_READ -> "LEASE_READ";
+            case DATA -> "DATA";
             default -> "unknown type " + (type & 0xff);
         };
     }
@@ -70,6 +96,22 @@ final class ControlProtocol {
     static ByteBuffer lease(String model, long version) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
         return frame(LEASE, 2 + m.length + 8).putShort((short) m.length).put(m).putLong(version).flip();
+    }
+
+    /** A LEASE_READ of {@code lengths[i]} bytes at {@code offsets[i]}, at most {@link #MAX_INLINE_RANGES} ranges. */
+    static ByteBuffer leaseRead(String model, long version, long[] offsets, long[] lengths) {
+        byte[] m = model.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = frame(LEASE_READ, 2 + m.length + 8 + 4 + 16 * offsets.length).putShort((short) m.length).put(m).putLong(version)
+                .putInt(offsets.length);
+        for (int i = 0; i < offsets.length; i++) {
+            b.putLong(offsets[i]).putLong(lengths[i]);
+        }
+        return b.flip();
+    }
+
+    /** The DATA header; {@code total} raw bytes follow it. */
+    static ByteBuffer data(long size, long total) {
+        return frame(DATA, 16).putLong(size).putLong(total).flip();
     }
 
     static ByteBuffer grant(long leaseId, long exposureId, long address, long size, byte[] workerAddress, byte[] rkey) {
@@ -111,17 +153,63 @@ final class ControlProtocol {
             String model = string(p, "model");
             long version = p.getLong();
             end(p, "LEASE");
-            try {
-                Manifest.validateModelName(model);
-            } catch (ViperConfigException e) {
-                throw new ProtocolException("LEASE: " + e.getMessage());
-            }
-            if (version <= 0) {
-                throw new ProtocolException("LEASE: version must be positive, got " + version);
-            }
-            return new LeaseRequest(model, version);
+            return checkLease(model, version, "LEASE");
         } catch (BufferUnderflowException e) {
             throw new ProtocolException("LEASE frame truncated");
+        }
+    }
+
+    private static LeaseRequest checkLease(String model, long version, String what) throws ProtocolException {
+        try {
+            Manifest.validateModelName(model);
+        } catch (ViperConfigException e) {
+            throw new ProtocolException(what + ": " + e.getMessage());
+        }
+        if (version <= 0) {
+            throw new ProtocolException(what + ": version must be positive, got " + version);
+        }
+        return new LeaseRequest(model, version);
+    }
+
+    static LeaseReadRequest parseLeaseRead(ByteBuffer p) throws ProtocolException {
+        try {
+            String model = string(p, "model");
+            long version = p.getLong();
+            int n = p.getInt();
+            if (n < 0 || n > MAX_INLINE_RANGES) {
+                throw new ProtocolException("LEASE_READ with " + n + " ranges (allowed 0.." + MAX_INLINE_RANGES + ")");
+            }
+            long[] offsets = new long[n];
+            long[] lengths = new long[n];
+            long total = 0;
+            for (int i = 0; i < n; i++) {
+                offsets[i] = p.getLong();
+                lengths[i] = p.getLong();
+                if (offsets[i] < 0 || lengths[i] < 0) {
+                    throw new ProtocolException("LEASE_READ range " + i + " is negative");
+                }
+                total += lengths[i];
+                if (total > MAX_INLINE) {
+                    throw new ProtocolException("LEASE_READ of more than " + MAX_INLINE + " bytes");
+                }
+            }
+            end(p, "LEASE_READ");
+            LeaseRequest lease = checkLease(model, version, "LEASE_READ");
+            return new LeaseReadRequest(lease.model(), lease.version(), offsets, lengths);
+        } catch (BufferUnderflowException e) {
+            throw new ProtocolException("LEASE_READ frame truncated");
+        }
+    }
+
+    /** The DATA header: {size, total}. */
+    static long[] parseData(ByteBuffer p) throws ProtocolException {
+        try {
+            long size = p.getLong();
+            long total = p.getLong();
+            end(p, "DATA");
+            return new long[] {size, total};
+        } catch (BufferUnderflowException e) {
+            throw new ProtocolException("DATA frame truncated");
         }
     }
 

@@ -20,12 +20,15 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -41,11 +44,15 @@ import org.openucx.jucx.ucp.UcpRequest;
  * Consumer side of the ucx transport: one UCP context and worker driven by one progress thread
  * ({@link WorkerLoop}), endpoints cached per producer worker address.
  *
- * <p>{@link #read} may be called from many threads at once. Each read opens a control connection,
- * takes a lease, hands the RDMA GETs (ranges split into chunks, a few in flight) to the progress
- * thread, and waits on the control connection's selector, so that a producer that goes away ends the
- * wait at once; then it releases the lease. The destination segment stays owned by the caller; it is
- * written only by UCX during the read, and never after {@code read} returns.
+ * <p>{@link #read} may be called from many threads at once. Each read takes a control connection
+ * to the producer (kept open between reads, up to {@link #MAX_IDLE_PER_PRODUCER} idle ones per
+ * producer), takes a lease, hands the RDMA GETs (ranges split into chunks, a few in flight) to the
+ * progress thread, and waits on the control connection's selector, so that a producer that goes away
+ * ends the wait at once; each completed GET is reported to the caller's {@link Arrivals} on the
+ * progress thread; then it releases the lease. A read of at most {@code viper.ucx.inline.bytes}
+ * takes one round trip instead: LEASE_READ, answered with the bytes on the control connection. The
+ * destination segment stays owned by the caller; it is written only by UCX (or the reading thread)
+ * during the read, and never after {@code read} returns.
  *
  * <p>Nothing a producer sends reaches UCX unless the producer is trusted ({@link ProducerTrust}): it
  * proved the consumer's secret in the handshake, or, without secrets, it runs as this user on this host.
@@ -63,6 +70,8 @@ public final class UcxClient implements TransportClient {
     private static final long CLOSE_TIMEOUT_MS = 10_000;
     /** Cached rkeys unused this long are dropped (at the next read), detaching the producer's memory. */
     private static final long RKEY_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** Idle control connections kept per producer address. */
+    static final int MAX_IDLE_PER_PRODUCER = 8;
 
     private final UcxSettings settings;
     private final ClientAuth auth;
@@ -74,6 +83,8 @@ public final class UcxClient implements TransportClient {
     private final LinkedHashMap<ByteBuffer, Peer> peers = new LinkedHashMap<>(16, 0.75f, true);
     /** Loop thread only: endpoints being closed. */
     private final List<UcpRequest> closing = new ArrayList<>();
+    /** Idle control connections per producer address, most recently used first. */
+    private final Map<InetSocketAddress, Deque<ControlChannel>> idle = new ConcurrentHashMap<>();
 
     /** An endpoint to one producer worker and the remote keys unpacked on it; loop thread only. */
     private static final class Peer {
@@ -141,6 +152,17 @@ public final class UcxClient implements TransportClient {
 
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+        read(manifest, location, ranges, destination, Arrivals.NONE);
+    }
+
+    /** Reports each GET as it completes (on the progress thread), an inline read's ranges as they are read. */
+    @Override
+    public boolean reportsArrivals() {
+        return true;
+    }
+
+    @Override
+    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         requireArguments(manifest, location, ranges, destination);
         String what = manifest.model() + " v" + manifest.version();
         if (destination.isReadOnly()) {
@@ -149,7 +171,21 @@ public final class UcxClient implements TransportClient {
         if (!destination.isNative()) {
             throw new ViperConfigException(mode.scheme() + " read of " + what + ": destination segment must be native (off-heap) memory");
         }
-        readInto(manifest, location, plan(what, manifest.totalBytes(), ranges, destination.address(), destination.byteSize()));
+        Plan plan = plan(what, manifest.totalBytes(), ranges, destination.address(), destination.byteSize());
+        readInto(manifest, location, plan, inline(ranges) ? new Inline(ranges, destination) : null, arrivals);
+    }
+
+    /** Whether {@code ranges} are few and small enough to come back on the control connection. */
+    private boolean inline(List<ByteRange> ranges) {
+        long total = 0;
+        for (ByteRange r : ranges) {
+            total += r.length();
+        }
+        return !mode.device() && total <= Math.min(settings.inlineBytes(), ControlProtocol.MAX_INLINE) && ranges.size() <= ControlProtocol.MAX_INLINE_RANGES;
+    }
+
+    /** A read answered on the control connection: its ranges and the caller's destination. */
+    private record Inline(List<ByteRange> ranges, MemorySegment destination) {
     }
 
     /**
@@ -164,7 +200,8 @@ public final class UcxClient implements TransportClient {
         }
         requireArguments(manifest, location, ranges, destination);
         String what = manifest.model() + " v" + manifest.version();
-        readInto(manifest, location, plan(what, manifest.totalBytes(), ranges, destination.devicePointer(), destination.byteSize()));
+        readInto(manifest, location, plan(what, manifest.totalBytes(), ranges, destination.devicePointer(), destination.byteSize()), null,
+                Arrivals.NONE);
     }
 
     private void requireArguments(Manifest manifest, Location location, List<ByteRange> ranges, Object destination) {
@@ -176,7 +213,7 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    private void readInto(Manifest manifest, Location location, Plan plan) {
+    private void readInto(Manifest manifest, Location location, Plan plan, Inline inline, Arrivals arrivals) {
         InetSocketAddress address = HostPort.parse(location.uri(), mode.scheme(), false).unresolved();
         String what = manifest.model() + " v" + manifest.version();
         if (closed) {
@@ -184,36 +221,132 @@ public final class UcxClient implements TransportClient {
         }
         String peer = "ucx " + location.uri();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.transferTimeoutMs());
-        trust.check(address, peer);
-        try (ControlChannel control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline, auth.attempt(mode.scheme(), peer))) {
-            control.send(ControlProtocol.lease(manifest.model(), manifest.version()), deadline);
-            ControlChannel.Frame reply = control.receive(deadline);
-            ControlProtocol.Grant grant = switch (reply.type()) {
-                case ControlProtocol.GRANT -> ControlProtocol.parseGrant(reply.payload());
-                case ControlProtocol.NOT_AVAILABLE -> throw new ViperNotFoundException(
-                        peer + ": " + what + " not available: " + ControlProtocol.parseNotAvailable(reply.payload()));
-                default -> throw new ControlProtocol.ProtocolException("expected GRANT or NOT_AVAILABLE, got " + ControlProtocol.typeName(reply.type()));
-            };
-            if (grant.size() != manifest.totalBytes()) {
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": producer serves " + grant.size()
-                        + " bytes for " + what + " but the manifest says " + manifest.totalBytes());
+        for (int attempt = 1; ; attempt++) {
+            ControlChannel control = takeIdle(address);
+            boolean reused = control != null;
+            if (control == null) {
+                trust.check(address, peer); // a kept connection was checked when it was opened
+                control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline, auth.attempt(mode.scheme(), peer));
             }
-            if (plan.count() > 0) {
-                transfer(peer, control, grant, plan, deadline);
+            boolean[] answered = new boolean[1];
+            boolean clean = false;
+            try {
+                control.checkOpen(); // a kept connection the producer closed meanwhile fails here
+                if (inline != null) {
+                    readInline(peer, what, control, manifest, inline, arrivals, deadline, answered);
+                } else {
+                    readByGets(peer, what, control, manifest, plan, arrivals, deadline, answered);
+                }
+                clean = true;
+                return;
+            } catch (ViperNotFoundException e) {
+                clean = true; // NOT_AVAILABLE leaves the connection ready for the next request
+                throw e;
+            } catch (ControlProtocol.ProtocolException e) {
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": control protocol error: " + e.getMessage(), e);
+            } catch (RetriableViperException e) {
+                if (reused && !answered[0] && attempt == 1 && !closed) {
+                    // A kept connection the producer closed while it was idle: try once on a fresh one.
+                    LOG.log(Level.FINE, () -> peer + ": kept control connection failed (" + e.getMessage() + "), reconnecting");
+                    continue;
+                }
+                throw e;
+            } finally {
+                if (clean) {
+                    keepIdle(address, control);
+                } else {
+                    control.close();
+                }
             }
-            control.send(ControlProtocol.release(grant.leaseId()), deadline);
-            ControlChannel.Frame released = control.receive(deadline);
-            if (released.type() != ControlProtocol.RELEASED
-                    || ControlProtocol.parseLeaseId(released.payload(), "RELEASED") != grant.leaseId()) {
-                throw new ControlProtocol.ProtocolException("expected RELEASED of lease " + grant.leaseId() + ", got " + ControlProtocol.typeName(released.type()));
-            }
-        } catch (ControlProtocol.ProtocolException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": control protocol error: " + e.getMessage(), e);
         }
     }
 
-    /** The GETs of one read: chunk i copies {@code length[i]} bytes from remote offset to local address. */
-    private record Plan(long[] remoteOffset, long[] localAddress, long[] length) {
+    /** LEASE, GRANT, the RDMA GETs, RELEASE and RELEASED: the lease is closed when the read returns. */
+    private void readByGets(String peer, String what, ControlChannel control, Manifest manifest, Plan plan, Arrivals arrivals, long deadline,
+                            boolean[] answered) throws ControlProtocol.ProtocolException {
+        control.send(ControlProtocol.lease(manifest.model(), manifest.version()), deadline);
+        ControlChannel.Frame reply = control.receive(deadline);
+        answered[0] = true;
+        ControlProtocol.Grant grant = switch (reply.type()) {
+            case ControlProtocol.GRANT -> ControlProtocol.parseGrant(reply.payload());
+            case ControlProtocol.NOT_AVAILABLE -> throw new ViperNotFoundException(
+                    peer + ": " + what + " not available: " + ControlProtocol.parseNotAvailable(reply.payload()));
+            default -> throw new ControlProtocol.ProtocolException("expected GRANT or NOT_AVAILABLE, got " + ControlProtocol.typeName(reply.type()));
+        };
+        if (grant.size() != manifest.totalBytes()) {
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": producer serves " + grant.size()
+                    + " bytes for " + what + " but the manifest says " + manifest.totalBytes());
+        }
+        if (plan.count() > 0) {
+            transfer(peer, control, grant, plan, arrivals, deadline);
+        }
+        control.send(ControlProtocol.release(grant.leaseId()), deadline);
+        ControlChannel.Frame released = control.receive(deadline);
+        if (released.type() != ControlProtocol.RELEASED || ControlProtocol.parseLeaseId(released.payload(), "RELEASED") != grant.leaseId()) {
+            throw new ControlProtocol.ProtocolException("expected RELEASED of lease " + grant.leaseId() + ", got " + ControlProtocol.typeName(released.type()));
+        }
+    }
+
+    /** LEASE_READ, answered with DATA and the bytes (the producer closes the lease itself). */
+    private void readInline(String peer, String what, ControlChannel control, Manifest manifest, Inline inline, Arrivals arrivals, long deadline,
+                            boolean[] answered) throws ControlProtocol.ProtocolException {
+        List<ByteRange> ranges = inline.ranges();
+        long[] offsets = new long[ranges.size()];
+        long[] lengths = new long[ranges.size()];
+        long total = 0;
+        for (int i = 0; i < offsets.length; i++) {
+            offsets[i] = ranges.get(i).sourceOffset();
+            lengths[i] = ranges.get(i).length();
+            total += lengths[i];
+        }
+        control.send(ControlProtocol.leaseRead(manifest.model(), manifest.version(), offsets, lengths), deadline);
+        ControlChannel.Frame reply = control.receive(deadline);
+        answered[0] = true;
+        if (reply.type() == ControlProtocol.NOT_AVAILABLE) {
+            throw new ViperNotFoundException(peer + ": " + what + " not available: " + ControlProtocol.parseNotAvailable(reply.payload()));
+        }
+        if (reply.type() != ControlProtocol.DATA) {
+            throw new ControlProtocol.ProtocolException("expected DATA or NOT_AVAILABLE, got " + ControlProtocol.typeName(reply.type()));
+        }
+        long[] header = ControlProtocol.parseData(reply.payload());
+        if (header[0] != manifest.totalBytes()) {
+            // The bytes that follow are of another checkpoint: the connection is not reused (not clean).
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": producer serves " + header[0]
+                    + " bytes for " + what + " but the manifest says " + manifest.totalBytes());
+        }
+        if (header[1] != total) {
+            throw new ControlProtocol.ProtocolException("DATA announces " + header[1] + " bytes, requested " + total);
+        }
+        for (ByteRange r : ranges) {
+            control.readFully(inline.destination().asSlice(r.destinationOffset(), r.length()).asByteBuffer(), deadline);
+            arrivals.arrived(r.destinationOffset(), r.length());
+        }
+    }
+
+    /** An idle control connection to {@code address}, or null. */
+    private ControlChannel takeIdle(InetSocketAddress address) {
+        Deque<ControlChannel> q = idle.get(address);
+        return q == null ? null : q.pollFirst();
+    }
+
+    /** Keeps {@code control} for the next read, or closes it when enough are idle or the client closed. */
+    private void keepIdle(InetSocketAddress address, ControlChannel control) {
+        Deque<ControlChannel> q = idle.computeIfAbsent(address, a -> new ConcurrentLinkedDeque<>());
+        if (closed || q.size() >= MAX_IDLE_PER_PRODUCER) {
+            control.close();
+            return;
+        }
+        q.addFirst(control);
+        if (closed && q.remove(control)) {
+            control.close(); // close() ran concurrently and may have missed it
+        }
+    }
+
+    /**
+     * The GETs of one read: chunk i copies {@code length[i]} bytes from remote offset to local
+     * address, which is {@code destinationOffset[i]} bytes into the destination.
+     */
+    private record Plan(long[] remoteOffset, long[] localAddress, long[] destinationOffset, long[] length) {
         int count() {
             return length.length;
         }
@@ -243,22 +376,24 @@ public final class UcxClient implements TransportClient {
         int n = (int) count;
         long[] remote = new long[n];
         long[] local = new long[n];
+        long[] destination = new long[n];
         long[] length = new long[n];
         int i = 0;
         for (ByteRange r : ranges) {
             for (long done = 0; done < r.length(); done += chunk) {
                 remote[i] = r.sourceOffset() + done;
-                local[i] = base + r.destinationOffset() + done;
+                destination[i] = r.destinationOffset() + done;
+                local[i] = base + destination[i];
                 length[i] = Math.min(chunk, r.length() - done);
                 i++;
             }
         }
-        return new Plan(remote, local, length);
+        return new Plan(remote, local, destination, length);
     }
 
-    private void transfer(String peer, ControlChannel control, ControlProtocol.Grant grant, Plan plan, long deadline)
+    private void transfer(String peer, ControlChannel control, ControlProtocol.Grant grant, Plan plan, Arrivals arrivals, long deadline)
             throws ControlProtocol.ProtocolException {
-        Transfer t = new Transfer(peer, grant, plan, control::wakeup);
+        Transfer t = new Transfer(peer, grant, plan, arrivals, control::wakeup);
         // UCX 1.13 crashes the process when unpacking an rkey whose shared memory is gone; a producer
         // that closes keeps its memory mapped for a grace period after closing its connections.
         control.checkOpen();
@@ -321,6 +456,7 @@ public final class UcxClient implements TransportClient {
         final String peer;
         final ControlProtocol.Grant grant;
         final Plan plan;
+        final Arrivals arrivals;
         final Runnable wake;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         Peer target;
@@ -333,16 +469,22 @@ public final class UcxClient implements TransportClient {
         boolean finished;
         String failure;
 
-        Transfer(String peer, ControlProtocol.Grant grant, Plan plan, Runnable wake) {
+        Transfer(String peer, ControlProtocol.Grant grant, Plan plan, Arrivals arrivals, Runnable wake) {
             this.peer = peer;
             this.grant = grant;
             this.plan = plan;
+            this.arrivals = arrivals;
             this.wake = wake;
         }
 
-        /** One GET's completion; counts once even if jucx reports it twice. */
+        /** GET {@code index}'s completion; counts once even if jucx reports it twice. */
         final class Get extends UcxCallback {
+            final int index;
             boolean completed;
+
+            Get(int index) {
+                this.index = index;
+            }
 
             @Override
             public void onSuccess(UcpRequest request) {
@@ -362,6 +504,12 @@ public final class UcxClient implements TransportClient {
                 inFlight--;
                 if (error != null) {
                     fail(error);
+                } else if (!aborted) {
+                    try {
+                        arrivals.arrived(plan.destinationOffset()[index], plan.length()[index]);
+                    } catch (RuntimeException e) {
+                        fail("the reader's arrival callback failed: " + e);
+                    }
                 }
                 pump();
             }
@@ -390,7 +538,7 @@ public final class UcxClient implements TransportClient {
             try {
                 while (!aborted && inFlight < settings.inFlight() && next < plan.count()) {
                     int i = next++;
-                    Get cb = new Get();
+                    Get cb = new Get(i);
                     inFlight++;
                     try {
                         target.endpoint.getNonBlocking(grant.address() + plan.remoteOffset()[i], rkey.key, plan.localAddress()[i], plan.length()[i], cb);
@@ -570,6 +718,11 @@ public final class UcxClient implements TransportClient {
             return;
         }
         closed = true;
+        for (Deque<ControlChannel> q : idle.values()) {
+            for (ControlChannel c; (c = q.pollFirst()) != null; ) {
+                c.close();
+            }
+        }
         loop.close(() -> {
             for (Peer p : List.copyOf(peers.values())) {
                 p.evicted = true;

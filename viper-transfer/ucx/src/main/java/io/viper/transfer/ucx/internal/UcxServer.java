@@ -19,6 +19,7 @@ import io.viper.spi.TransportServer;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
@@ -441,8 +442,8 @@ public final class UcxServer implements TransportServer {
 
     /** Deregisters on the loop thread and waits; a closed loop has released everything already. */
     private void deregister(List<Exposure> list) {
-        if (list.stream().allMatch(e -> e.size == 0)) {
-            return;
+        if (list.stream().noneMatch(e -> e.owned && e.memory != null)) {
+            return; // nothing registered of its own (in a staging buffer UCX allocated): no hand-off to the loop
         }
         try {
             loop.call(() -> {
@@ -502,7 +503,9 @@ public final class UcxServer implements TransportServer {
                     continue;
                 }
             }
-            Thread.ofVirtual().name("viper-ucx-control-" + c.peer).start(() -> serve(c));
+            // A platform thread: consumers keep their control connections open between reads, and a
+            // blocked platform thread wakes one hand-off sooner than a virtual one (no poller).
+            Thread.ofPlatform().daemon().name("viper-ucx-control-" + c.peer).start(() -> serve(c));
         }
     }
 
@@ -534,6 +537,7 @@ public final class UcxServer implements TransportServer {
                 ByteBuffer p = frame.slice();
                 ByteBuffer reply = switch (type) {
                     case ControlProtocol.LEASE -> lease(c, ControlProtocol.parseLease(p));
+                    case ControlProtocol.LEASE_READ -> leaseRead(ControlProtocol.parseLeaseRead(p), ch);
                     case ControlProtocol.RELEASE -> {
                         long id = ControlProtocol.parseLeaseId(p, "RELEASE");
                         ReadLease lease = c.leases.remove(id);
@@ -545,7 +549,9 @@ public final class UcxServer implements TransportServer {
                     }
                     default -> throw new ControlProtocol.ProtocolException("unexpected frame " + ControlProtocol.typeName(type));
                 };
-                ch.write(limits.requestDeadline(), reply);
+                if (reply != null) {
+                    ch.write(limits.requestDeadline(), reply);
+                }
             }
         } catch (ControlProtocol.ProtocolException | java.net.ProtocolException | Handshake.Refused e) {
             LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
@@ -569,36 +575,83 @@ public final class UcxServer implements TransportServer {
         return closed;
     }
 
-    private ByteBuffer lease(Connection c, ControlProtocol.LeaseRequest req) throws ControlProtocol.ProtocolException {
-        Key key = new Key(req.model(), req.version());
-        String what = req.model() + " v" + req.version();
-        if (c.leases.size() >= MAX_LEASES_PER_CONNECTION) {
-            throw new ControlProtocol.ProtocolException("more than " + MAX_LEASES_PER_CONNECTION + " open leases on one connection");
-        }
+    /** A lease taken on an exposure, or why none was ({@code lease} null). */
+    private record Taken(Exposure exposure, ReadLease lease, String refusal) {
+    }
+
+    /** Takes a read lease on the exposure of {@code model} v{@code version}, if it is exposed and not recycled. */
+    private Taken take(String model, long version) {
+        Key key = new Key(model, version);
+        String what = model + " v" + version;
         Exposure e;
         synchronized (this) {
             if (closed) {
-                return ControlProtocol.notAvailable("producer is shutting down");
+                return new Taken(null, null, "producer is shutting down");
             }
             e = exposed.get(key);
         }
         if (e == null) {
-            return ControlProtocol.notAvailable(what + " is not served here");
+            return new Taken(null, null, what + " is not served here");
         }
         ReadLease lease = e.staged.tryLease();
         if (lease == null) {
-            return ControlProtocol.notAvailable(what + " was recycled");
+            return new Taken(null, null, what + " was recycled");
         }
-        long id;
         synchronized (this) {
             if (closed || exposed.get(key) != e) {
                 closeQuietly(lease);
-                return ControlProtocol.notAvailable(closed ? "producer is shutting down" : what + " was withdrawn");
+                return new Taken(null, null, closed ? "producer is shutting down" : what + " was withdrawn");
             }
+        }
+        return new Taken(e, lease, null);
+    }
+
+    private ByteBuffer lease(Connection c, ControlProtocol.LeaseRequest req) throws ControlProtocol.ProtocolException {
+        if (c.leases.size() >= MAX_LEASES_PER_CONNECTION) {
+            throw new ControlProtocol.ProtocolException("more than " + MAX_LEASES_PER_CONNECTION + " open leases on one connection");
+        }
+        Taken t = take(req.model(), req.version());
+        if (t.lease() == null) {
+            return ControlProtocol.notAvailable(t.refusal());
+        }
+        Exposure e = t.exposure();
+        long id;
+        synchronized (this) {
             id = leaseIds.incrementAndGet();
-            c.leases.put(id, lease);
+            c.leases.put(id, t.lease());
         }
         return ControlProtocol.grant(id, e.registrationId, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
+    }
+
+    /**
+     * A whole small read: takes the lease, writes DATA and the bytes of the ranges from the staged
+     * memory, and closes the lease; returns null once written, or NOT_AVAILABLE to send.
+     */
+    private ByteBuffer leaseRead(ControlProtocol.LeaseReadRequest req, FrameChannel out) throws IOException, ControlProtocol.ProtocolException {
+        Taken t = take(req.model(), req.version());
+        if (t.lease() == null) {
+            return ControlProtocol.notAvailable(t.refusal());
+        }
+        try (ReadLease lease = t.lease()) {
+            MemorySegment data = t.exposure().staged.data();
+            long size = data.byteSize();
+            for (int i = 0; i < req.offsets().length; i++) {
+                if (req.offsets()[i] > size || req.lengths()[i] > size - req.offsets()[i]) {
+                    throw new ControlProtocol.ProtocolException("LEASE_READ range " + req.offsets()[i] + "+" + req.lengths()[i]
+                            + " lies outside the " + size + " bytes of " + req.model() + " v" + req.version());
+                }
+            }
+            ByteBuffer header = ControlProtocol.data(size, req.total());
+            byte[] bytes = new byte[(int) (header.remaining() + req.total())];
+            header.get(bytes, 0, header.remaining());
+            int at = header.capacity();
+            for (int i = 0; i < req.offsets().length; i++) {
+                MemorySegment.copy(data, ValueLayout.JAVA_BYTE, req.offsets()[i], bytes, at, (int) req.lengths()[i]);
+                at += (int) req.lengths()[i];
+            }
+            out.write(limits.requestDeadline(), ByteBuffer.wrap(bytes));
+        }
+        return null;
     }
 
     /**

@@ -15,12 +15,13 @@ import io.viper.transfer.ucx.UcxConfig;
  * @param copyToUcxMemory   producer: serve a copy of each exposed checkpoint in memory allocated by UCX
  *                          (shared memory), instead of registering the staging buffer in place
  * @param rkeyCache         consumer: unpacked remote keys kept per producer for reads of the same version
+ * @param inlineBytes       consumer: reads of at most this many bytes come back on the control connection
  */
-public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight, boolean copyToUcxMemory, int rkeyCache) {
+public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight, boolean copyToUcxMemory, int rkeyCache, long inlineBytes) {
     /** The values of {@code config}. */
     public static UcxSettings from(ViperConfig config) {
         return new UcxSettings(config.get(ViperConfig.TRANSFER_TIMEOUT_MS), config.get(UcxConfig.CHUNK_BYTES),
-                config.get(UcxConfig.IN_FLIGHT), config.get(UcxConfig.COPY), config.get(UcxConfig.RKEY_CACHE));
+                config.get(UcxConfig.IN_FLIGHT), config.get(UcxConfig.COPY), config.get(UcxConfig.RKEY_CACHE), config.get(UcxConfig.INLINE_BYTES));
     }
 
     /** Connect timeout of the control channel: the transfer timeout, at most 10 s. */

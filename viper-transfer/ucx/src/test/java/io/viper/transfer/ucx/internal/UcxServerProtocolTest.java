@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,8 @@ import io.viper.transfer.ucx.UcxTransportProvider;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -136,5 +139,52 @@ class UcxServerProtocolTest {
             Thread.sleep(10);
         }
         assertEquals(0, staged.openLeases(), "leases closed when the consumer's connection dropped");
+    }
+
+    @Test
+    void leaseReadAnswersWithTheBytesAndClosesItsLeaseAtOnce() throws Exception {
+        try (RawPeer s = connect()) {
+            DataInputStream in = s.in;
+            s.out.writeInt(ControlProtocol.MAGIC);
+            write(s, ControlProtocol.leaseRead("proto", 3, new long[] {4000, 10}, new long[] {96, 20}));
+            assertEquals(17, in.readInt());
+            assertEquals(ControlProtocol.DATA, in.readByte());
+            assertEquals(4096, in.readLong(), "the version's size");
+            assertEquals(116, in.readLong(), "the bytes that follow");
+            byte[] got = new byte[116];
+            in.readFully(got);
+            byte[] expected = new byte[116];
+            MemorySegment.copy(staged.data(), ValueLayout.JAVA_BYTE, 4000, expected, 0, 96);
+            MemorySegment.copy(staged.data(), ValueLayout.JAVA_BYTE, 10, expected, 96, 20);
+            assertArrayEquals(expected, got, "the ranges, in request order");
+            assertEquals(0, staged.openLeases(), "closed before the next frame is read");
+            // The connection carries the next request: a version not served is NOT_AVAILABLE, and it stays open.
+            write(s, ControlProtocol.leaseRead("proto", 9, new long[] {0}, new long[] {1}));
+            int len = in.readInt();
+            assertEquals(ControlProtocol.NOT_AVAILABLE, in.readByte());
+            in.skipNBytes(len - 1);
+            write(s, ControlProtocol.lease("proto", 3));
+            in.readInt();
+            assertEquals(ControlProtocol.GRANT, in.readByte());
+        }
+    }
+
+    @Test
+    void leaseReadOutsideTheDataOrTooLargeClosesTheConnection() throws Exception {
+        for (ByteBuffer bad : new ByteBuffer[] {
+                ControlProtocol.leaseRead("proto", 3, new long[] {4000}, new long[] {97}),
+                ControlProtocol.leaseRead("proto", 3, new long[] {0, 0}, new long[] {ControlProtocol.MAX_INLINE, 1}),
+                ControlProtocol.leaseRead("proto", 3, new long[] {-1}, new long[] {1})}) {
+            try (RawPeer s = connect()) {
+                s.out.writeInt(ControlProtocol.MAGIC);
+                write(s, bad);
+                assertClosedByServer(s);
+            }
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (staged.openLeases() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(0, staged.openLeases(), "a refused read leaves no lease behind");
     }
 }

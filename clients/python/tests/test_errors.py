@@ -1,0 +1,81 @@
+"""Errors have the Java SDK's reasons, types and retriability; a missing agent says how to start one."""
+
+import os
+import tempfile
+import unittest
+
+import viper
+from viper.errors import error_for
+
+
+class ErrorsTest(unittest.TestCase):
+    TABLE = {  # reason: (type, retriable), as in io.viper.errors' package documentation
+        "FORMAT": (viper.ViperFormatError, False),
+        "CONFIG": (viper.ViperConfigError, False),
+        "NOT_FOUND": (viper.ViperNotFoundError, False),
+        "UNSUPPORTED": (viper.ViperUnsupportedError, False),
+        "CLOSED": (viper.ViperClosedError, False),
+        "IO": (viper.ViperError, False),
+        "INTERNAL": (viper.ViperError, False),
+        "TRANSFER": (viper.RetriableViperError, True),
+        "UNAVAILABLE": (viper.RetriableViperError, True),
+        "TIMEOUT": (viper.ViperTimeoutError, True),
+        "CORRUPT": (viper.ViperCorruptDataError, True),
+    }
+
+    def test_the_reason_decides_the_type_and_whether_to_retry(self):
+        for reason, (cls, retriable) in self.TABLE.items():
+            e = error_for(reason, "m")
+            self.assertIs(type(e), cls, reason)
+            self.assertEqual(e.reason, reason)
+            self.assertEqual(e.retriable, retriable, reason)
+            self.assertEqual(isinstance(e, viper.RetriableViperError), retriable, reason)
+            self.assertEqual(str(e), "m")
+
+    def test_a_timeout_is_also_a_python_timeout(self):
+        self.assertIsInstance(viper.ViperTimeoutError("late"), TimeoutError)
+
+    def test_an_unknown_reason_is_internal(self):
+        self.assertEqual(error_for("SOMETHING_NEW", "m").reason, "INTERNAL")
+
+    def test_no_agent_is_one_clear_line_with_the_command_that_starts_one(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            with self.assertRaises(viper.RetriableViperError) as e:
+                viper.Consumer("nt3", agent=path)
+            self.assertEqual(str(e.exception), "no viper agent at %s; start one with: ./viper agent --socket %s "
+                                               "(in the Viper repository)" % (path, path))
+            self.assertEqual(e.exception.reason, "UNAVAILABLE")
+
+    def test_a_socket_nobody_answers_on_is_named_stale(self):
+        import socket
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(path)
+            s.close()  # the file stays, nobody listens: what a killed agent leaves
+            with self.assertRaises(viper.RetriableViperError) as e:
+                viper.Producer("nt3", agent=path)
+            self.assertIn("no viper agent answers at %s (a stale socket?)" % path, str(e.exception))
+
+    def test_the_default_socket_follows_the_environment(self):
+        saved = {k: os.environ.get(k) for k in ("VIPER_AGENT_SOCKET", "XDG_RUNTIME_DIR")}
+        try:
+            os.environ["VIPER_AGENT_SOCKET"] = "/x/a.sock"
+            self.assertEqual(viper.default_socket(), "/x/a.sock")
+            del os.environ["VIPER_AGENT_SOCKET"]
+            with tempfile.TemporaryDirectory() as d:
+                os.environ["XDG_RUNTIME_DIR"] = d
+                self.assertEqual(viper.default_socket(), os.path.join(d, "viper", "agent.sock"))
+            os.environ.pop("XDG_RUNTIME_DIR")
+            self.assertEqual(viper.default_socket(), "/tmp/viper-%d/agent.sock" % os.getuid())
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+if __name__ == "__main__":
+    unittest.main()

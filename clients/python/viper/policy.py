@@ -1,0 +1,46 @@
+"""Checkpoint policies: whether an iteration publishes. The same semantics as Java's ``CheckpointPolicy``.
+
+A policy is any callable ``policy(iteration, loss) -> bool``; the producer calls it once per
+:meth:`~viper.Producer.step`, on the training thread, with increasing iterations.
+"""
+
+from .errors import ViperConfigError
+
+
+class every:
+    """Publishes every ``n``-th iteration: iterations n, 2n, 3n, ... (as Java's ``every(n)``)."""
+
+    def __init__(self, n):
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise ViperConfigError("every(n): n must be a positive integer, got %r" % (n,))
+        self.n = n
+
+    def __call__(self, iteration, loss):
+        return iteration > 0 and iteration % self.n == 0
+
+    def __repr__(self):
+        return "every(%d)" % self.n
+
+
+class at_iterations:
+    """Publishes exactly at the given iterations (as Java's ``atIterations``)."""
+
+    def __init__(self, *iterations):
+        self.iterations = frozenset(int(i) for i in iterations)
+
+    def __call__(self, iteration, loss):
+        return iteration in self.iterations
+
+    def __repr__(self):
+        shown = sorted(self.iterations)
+        return "at_iterations%r" % (tuple(shown),) if len(shown) <= 8 else "at_iterations(%d iterations)" % len(shown)
+
+
+class never:
+    """Never publishes from ``step``; explicit ``publish`` calls still do (as Java's ``never()``)."""
+
+    def __call__(self, iteration, loss):
+        return False
+
+    def __repr__(self):
+        return "never()"

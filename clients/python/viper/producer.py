@@ -1,0 +1,224 @@
+"""The producer: the hook in a Python training loop, publishing through the viper agent."""
+
+import mmap
+import os
+import time
+from collections import namedtuple
+
+import numpy as np
+
+from . import _safetensors as st
+from ._agent import Connection
+from .errors import ViperClosedError, ViperConfigError, ViperNotFoundError
+from .policy import every
+
+Published = namedtuple("Published", "version stall_s")
+Published.__doc__ = """One publish: the version the agent assigns it and the training stall it cost (seconds)."""
+
+
+class _Slot:
+    """A shared-memory file the agent allocated for this producer, mapped read-write here."""
+
+    def __init__(self, reply):
+        self.id = reply["slot"]
+        self.path = reply["path"]
+        self.size = reply["bytes"]
+        with open(self.path, "r+b") as f:
+            self.map = mmap.mmap(f.fileno(), self.size)
+        self.ack = None  # Future of the publish that reads this slot, until it is acknowledged
+
+    def close(self):
+        try:
+            self.map.close()
+        except BufferError:
+            pass  # a view of it is still alive somewhere; it is unmapped when that goes
+
+
+def _describe(name, value):
+    """(dtype, shape, nbytes, copy) for a torch tensor or anything numpy takes; copy(buffer, offset) writes it."""
+    if type(value).__module__.startswith("torch"):
+        import torch
+        t = value.detach()
+        dtype = st.torch_dtypes().get(t.dtype)
+        if dtype is None:
+            raise ViperConfigError("tensor %r: dtype %s has no safetensors type" % (name, t.dtype))
+        nbytes = t.numel() * t.element_size()
+
+        def copy(buffer, offset):
+            if nbytes:
+                # Straight from the tensor's memory (or its GPU) into the shared memory: one copy.
+                torch.frombuffer(buffer, dtype=torch.uint8, count=nbytes, offset=offset).view(t.dtype).view(t.shape).copy_(t)
+        return dtype, tuple(t.shape), nbytes, copy
+    a = np.asarray(value)
+    dtype = st.dtype_of_numpy(a.dtype)
+    if dtype is None:
+        raise ViperConfigError("tensor %r: numpy dtype %s has no safetensors type" % (name, a.dtype))
+
+    def copy(buffer, offset):
+        if a.nbytes:
+            dst = np.frombuffer(buffer, dtype=st.NUMPY[dtype], count=a.size, offset=offset).reshape(a.shape)
+            np.copyto(dst, a, casting="equiv")  # equiv: same type, any byte order
+    return dtype, a.shape, a.nbytes, copy
+
+
+class Producer:
+    """Publishes model versions of ``model`` through the viper agent, from a training loop.
+
+    ``step(iteration, loss, state_dict)`` asks ``policy`` whether the iteration publishes (the same
+    semantics as Java's ``ViperProducer.step``: iterations must increase; ``every(n)`` publishes
+    iterations n, 2n, ...). When it does, the tensors are copied into shared memory the agent
+    allocated: that copy is the only stall training sees. The agent then copies them into its
+    staging, hashes, announces and serves them while training goes on. A publish the agent refuses
+    is raised by the next ``step``, ``publish`` or ``flush``.
+
+    Tensors may be torch tensors (CPU or GPU; bfloat16 and float8 too) or numpy arrays; a
+    ``state_dict`` is a mapping of name to tensor, or a callable returning one (called only when the
+    iteration publishes).
+
+    One training thread calls a producer; the agent keeps serving the published versions after it
+    closes, until the agent stops. ``agent`` is the agent's socket (default: see ``default_socket``).
+    """
+
+    SLOTS = 2  # fill one while the agent copies the other
+
+    def __init__(self, model, policy=None, agent=None):
+        self.model = model
+        self.policy = policy if policy is not None else every(1)
+        self._conn = Connection(agent, "producer", model)
+        self._version = self._conn.hello["version"]
+        self._slots = []
+        self._last_iteration = None
+        self._closed = False
+
+    @property
+    def version(self):
+        """The newest version published through this producer (the agent's newest when it started)."""
+        return self._version
+
+    def step(self, iteration, loss, state_dict):
+        """Reports ``iteration`` with training ``loss``; publishes ``state_dict`` when the policy says so.
+
+        Returns a :class:`Published` when it published, else None.
+        """
+        self._check_open()
+        if not isinstance(iteration, int) or isinstance(iteration, bool):
+            raise ViperConfigError("producer %s: iteration must be an integer, got %r" % (self.model, iteration))
+        if self._last_iteration is not None and iteration <= self._last_iteration:
+            raise ViperConfigError("producer %s: iteration %d does not follow %d" % (self.model, iteration, self._last_iteration))
+        self._last_iteration = iteration
+        if not self.policy(iteration, float(loss)):
+            return None
+        tensors = state_dict() if callable(state_dict) else state_dict
+        return self._publish(tensors, None, iteration, float(loss))
+
+    def publish(self, tensors, metadata=None):
+        """Publishes ``tensors`` (a mapping of name to tensor) now, as the next version."""
+        self._check_open()
+        return self._publish(tensors, metadata, None, None)
+
+    def _publish(self, tensors, metadata, iteration, loss):
+        t0 = time.perf_counter()
+        described = [(name,) + _describe(name, value) for name, value in tensors.items()]
+        header = st.encode_header([(n, d, s, b) for n, d, s, b, _ in described], metadata)
+        total = len(header) + sum(b for _, _, _, b, _ in described)
+        slot = self._free_slot(total)
+        slot.map[0:len(header)] = header
+        offset = len(header)
+        for _, _, _, nbytes, copy in described:
+            copy(slot.map, offset)
+            offset += nbytes
+        fields = {"slot": slot.id, "bytes": total}
+        if iteration is not None:
+            fields.update(iteration=iteration, loss=loss)
+        slot.ack = self._conn.submit("publish", **fields)
+        stall = time.perf_counter() - t0
+        self._version += 1
+        return Published(self._version, stall)
+
+    def _free_slot(self, size):
+        """A slot of at least ``size`` bytes no publish reads, waiting for the agent if need be."""
+        while True:
+            self._collect(wait=False)
+            for s in self._slots:
+                if s.ack is None and s.size >= size:
+                    return s
+            idle = [s for s in self._slots if s.ack is None]
+            if len(self._slots) < self.SLOTS or idle:
+                if len(self._slots) >= self.SLOTS:
+                    self._free(idle[0])  # too small for this checkpoint
+                return self._new_slot(size)
+            self._collect(wait=True)
+
+    def _new_slot(self, size):
+        reply = self._conn.request("alloc", bytes=size)
+        try:
+            slot = _Slot(reply)
+        except FileNotFoundError:
+            # Deleted between the agent's alloc and this open: the agent drops it (and logs it); ask once more.
+            self._conn.request("free", slot=reply["slot"])
+            reply = self._conn.request("alloc", bytes=size)
+            try:
+                slot = _Slot(reply)
+            except FileNotFoundError:
+                self._conn.request("free", slot=reply["slot"])
+                raise ViperNotFoundError("shared-memory file %s vanished before it could be mapped twice in a row; "
+                                         "is something cleaning %s?" % (reply["path"], os.path.dirname(reply["path"]))) from None
+        self._slots.append(slot)
+        return slot
+
+    def _free(self, slot):
+        self._slots.remove(slot)
+        slot.close()
+        self._conn.request("free", slot=slot.id)
+
+    def _collect(self, wait):
+        """Takes the agent's acknowledgements: frees acknowledged slots, raises the first refusal."""
+        pending = [s for s in self._slots if s.ack is not None]
+        if wait and pending:
+            pending[0].ack.exception()  # blocks until the oldest is acknowledged
+        error = None
+        for s in pending:
+            if not s.ack.done():
+                continue
+            ack, s.ack = s.ack, None
+            if ack.exception() is not None:
+                self._version -= 1  # the refused publish took no version
+                error = error or ack.exception()
+            elif ack.result().get("slot_retired"):
+                self._slots.remove(s)  # its file was deleted: the agent published from its own mapping
+                s.close()
+        if error is not None:
+            raise error
+
+    def flush(self, timeout=None):
+        """Waits until every publish so far is announced (and durable with a PFS); returns the newest version."""
+        self._check_open()
+        while any(s.ack is not None for s in self._slots):
+            self._collect(wait=True)
+        self._version = self._conn.request("flush", timeout=timeout)["version"]
+        return self._version
+
+    def _check_open(self):
+        if self._closed:
+            raise ViperClosedError("producer %s is closed" % self.model)
+
+    def close(self):
+        """Waits for the agent to take what was published, then disconnects. The agent keeps serving it."""
+        if self._closed:
+            return
+        try:
+            while any(s.ack is not None for s in self._slots) and not self._conn.closed:
+                self._collect(wait=True)
+        finally:
+            self._closed = True
+            for s in self._slots:
+                s.close()
+            self._slots = []
+            self._conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -1,0 +1,79 @@
+package io.viper.agent.internal;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.viper.ModelUpdate;
+import io.viper.Viper;
+import io.viper.ViperConsumer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The agent's consumers, one per model, shared by the clients that follow it: each update is sent
+ * to every one of them as an {@code update} event. A consumer is closed when its last client leaves.
+ * Thread-safe.
+ */
+final class Consumers {
+    private final Viper viper;
+    private final SharedMemory shm;
+    private final SharedReceiveBuffers receive;
+    private final Map<String, Followed> followed = new HashMap<>();
+
+    Consumers(Viper viper, SharedMemory shm, SharedReceiveBuffers receive) {
+        this.viper = viper;
+        this.shm = shm;
+        this.receive = receive;
+    }
+
+    /** One followed model: the Java consumer, where clients read its versions, and who follows it. */
+    static final class Followed {
+        final ViperConsumer consumer;
+        final ModelFiles files;
+        final List<Connection> clients = new CopyOnWriteArrayList<>();
+
+        Followed(ViperConsumer consumer, ModelFiles files) {
+            this.consumer = consumer;
+            this.files = files;
+            // On the consumer's fetch thread: sending only queues the event on each connection.
+            consumer.onUpdate(u -> clients.forEach(c -> c.send(event(u))));
+        }
+    }
+
+    /** {@code client} follows {@code model}; opens its consumer on first use. */
+    synchronized Followed follow(String model, Connection client) {
+        Followed f = followed.get(model);
+        if (f == null) {
+            f = new Followed(viper.consumer(model), new ModelFiles(model, shm, receive));
+            followed.put(model, f);
+        }
+        f.clients.add(client);
+        return f;
+    }
+
+    /** {@code client} stops following; the last one to leave closes the consumer. */
+    synchronized void leave(String model, Connection client) {
+        Followed f = followed.get(model);
+        if (f == null) {
+            return;
+        }
+        f.clients.remove(client);
+        if (f.clients.isEmpty()) {
+            followed.remove(model);
+            f.consumer.close();
+            f.files.close();
+        }
+    }
+
+    static ObjectNode event(ModelUpdate u) {
+        ObjectNode e = Frames.message();
+        e.put("event", "update");
+        e.put("model", u.model());
+        e.put("version", u.version());
+        e.put("previous", u.previous());
+        e.put("path", u.path());
+        e.put("bytes", u.bytes());
+        e.put("latency_ms", u.latencyMs());
+        return e;
+    }
+}

@@ -1,0 +1,78 @@
+package io.viper.agent.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.viper.errors.ViperFormatException;
+import java.util.OptionalDouble;
+import java.util.OptionalLong;
+
+/**
+ * One request from a client: its operation, its id (echoed in the reply) and typed access to its
+ * fields, each refusing a missing or mistyped field as FORMAT naming the field. Immutable.
+ *
+ * @param peer names the client in error messages
+ */
+record Request(ObjectNode body, String peer) {
+    /** The operation ({@code "op"}). */
+    String op() {
+        return text("op");
+    }
+
+    /** The request id, or null when the request carries none (a request that wants no reply). */
+    Long id() {
+        JsonNode id = body.get("id");
+        return id != null && id.isIntegralNumber() && id.canConvertToLong() ? id.asLong() : null;
+    }
+
+    String text(String field) {
+        JsonNode v = body.get(field);
+        if (v == null || !v.isTextual()) {
+            throw bad(field, "a string");
+        }
+        return v.asText();
+    }
+
+    long longValue(String field) {
+        JsonNode v = body.get(field);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw bad(field, "an integer");
+        }
+        return v.asLong();
+    }
+
+    /** A non-negative integer field. */
+    long count(String field) {
+        long v = longValue(field);
+        if (v < 0) {
+            throw new ViperFormatException(peer, op() + ": field \"" + field + "\" must not be negative, got " + v);
+        }
+        return v;
+    }
+
+    OptionalLong optionalLong(String field) {
+        JsonNode v = body.get(field);
+        return v == null || v.isNull() ? OptionalLong.empty() : OptionalLong.of(longValue(field));
+    }
+
+    OptionalDouble optionalDouble(String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return OptionalDouble.empty();
+        }
+        if (!v.isNumber()) {
+            throw bad(field, "a number");
+        }
+        return OptionalDouble.of(v.asDouble());
+    }
+
+    private ViperFormatException bad(String field, String what) {
+        String op = body.path("op").isTextual() ? body.get("op").asText() : "request";
+        JsonNode v = body.get(field);
+        return new ViperFormatException(peer, op + ": field \"" + field + "\" must be " + what
+                + (v == null ? " and is missing" : ", got " + v.getNodeType().name().toLowerCase() + " " + abbreviate(v.toString())));
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 40 ? s : s.substring(0, 40) + "...";
+    }
+}

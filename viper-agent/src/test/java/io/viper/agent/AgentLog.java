@@ -1,0 +1,63 @@
+package io.viper.agent;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/** The agent's warnings while a test runs, one string per log record. */
+final class AgentLog implements AutoCloseable {
+    private final Logger logger = Logger.getLogger("io.viper.agent");
+    private final List<String> lines = new ArrayList<>();
+    private final Handler handler = new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+                synchronized (lines) {
+                    lines.add(r.getMessage());
+                }
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    AgentLog() {
+        logger.addHandler(handler);
+    }
+
+    /** The warnings so far that contain {@code text}. */
+    List<String> matching(String text) {
+        synchronized (lines) {
+            return lines.stream().filter(l -> l.contains(text)).toList();
+        }
+    }
+
+    /** Waits up to 10 s for a warning containing {@code text}; returns all such warnings. */
+    List<String> await(String text) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (matching(text).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        return matching(text);
+    }
+
+    List<String> all() {
+        synchronized (lines) {
+            return List.copyOf(lines);
+        }
+    }
+
+    @Override
+    public void close() {
+        logger.removeHandler(handler);
+    }
+}

@@ -1,0 +1,342 @@
+package io.viper.cli.bench;
+
+import io.viper.CheckpointPolicy;
+import io.viper.PublishHandle;
+import io.viper.Snapshot;
+import io.viper.Viper;
+import io.viper.ViperProducer;
+import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
+import io.viper.spi.DeviceBuffer;
+import io.viper.spi.GpuProvider;
+import io.viper.spi.Providers;
+import io.viper.tensor.DType;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The measurement behind {@code viper bench transfer}: per path, a producer in this process and a
+ * consumer in a second JVM ({@link BenchConsumerMain}), and for each model size the update latency
+ * from {@code publish} called to the consumer's swap (both timestamps taken here: the consumer
+ * reports its swap over a pipe), with the producer's stall, against one in-process memcpy of the
+ * same size measured in the same run.
+ *
+ * <p>Each (path, size) is warmed up before it is measured: at least {@link #MIN_WARMUP} updates and
+ * for at least the warm-up time ({@link #FIRST_WARMUP_FACTOR} times longer for a path's first size),
+ * at most {@link #MAX_WARMUP} updates. The first updates pay for
+ * page faults in staging and receive buffers (every buffer is used at least once) and for code the
+ * JIT has not compiled yet; the measured ones are what a training job that publishes every few
+ * seconds sees. The first update's latency is kept in the result too. One thread; not reusable.
+ */
+public final class TransferBench {
+    /** Updates before measuring, at least: every staging and receive buffer is used once. */
+    public static final int MIN_WARMUP = 4;
+    /** Updates before measuring, at most. */
+    public static final int MAX_WARMUP = 5000;
+    /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */
+    public static final int FIRST_WARMUP_FACTOR = 3;
+
+    /**
+     * What to measure.
+     *
+     * @param sizes        model sizes in bytes, measured in this order
+     * @param paths        host (ucx), tcp, pfs, gpu, and pfs-poll for the polling baseline
+     * @param repeat       measured updates per (path, size)
+     * @param warmup       how long each (path, size) is warmed up (with {@link #MIN_WARMUP}..{@link #MAX_WARMUP} updates)
+     * @param pollInterval the polling baseline's interval
+     * @param dir          where the PFS repositories live
+     * @param progress     told what is being measured, one line at a time
+     */
+    public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
+                           boolean verbose, Consumer<String> progress) {
+    }
+
+    /**
+     * The measurements of one (size, path).
+     *
+     * @param boundMs        the bound: one memcpy of the model (device-to-device copy for gpu)
+     * @param warmupUpdates  updates before the measured ones
+     * @param firstMs        the latency of the very first update (cold buffers and code)
+     * @param latencyMs      publish called to the consumer's swap, per measured update
+     * @param stallMs        the producer's stall, per measured update
+     * @param announcedMs    publish called to the manifest announced (staged, hashed, exposed)
+     * @param transferMs     the consumer's load, from its start until the bytes were in (NaN for the polling baseline)
+     * @param verifyMs       the consumer's check after the bytes were in, until the swap
+     */
+    public record Row(long sizeBytes, String path, String transport, double boundMs, int warmupUpdates, double firstMs,
+                      List<Double> latencyMs, List<Double> stallMs, List<Double> announcedMs, List<Double> transferMs, List<Double> verifyMs) {
+        public double median() {
+            return percentile(latencyMs, 0.5);
+        }
+
+        public double p90() {
+            return percentile(latencyMs, 0.9);
+        }
+
+        public double p99() {
+            return percentile(latencyMs, 0.99);
+        }
+
+        /** Model bytes per second of median latency, in GB/s. */
+        public double gbps() {
+            return sizeBytes / (median() / 1e3) / 1e9;
+        }
+
+        public double stallMedian() {
+            return percentile(stallMs, 0.5);
+        }
+
+        public double announcedMedian() {
+            return percentile(announcedMs, 0.5);
+        }
+    }
+
+    /** Every row, and the memcpy (and device copy) of each size. */
+    public record Result(Map<Long, Double> memcpyMs, Map<Long, Double> deviceCopyMs, List<Row> rows) {
+    }
+
+    private final Settings settings;
+
+    public TransferBench(Settings settings) {
+        this.settings = settings;
+    }
+
+    /** Runs every path over every size; a path whose transport is unavailable is skipped with a line on stderr. */
+    public Result run() throws Exception {
+        long largest = settings.sizes().stream().mapToLong(Long::longValue).max().orElseThrow();
+        Map<Long, Double> memcpy = new LinkedHashMap<>();
+        Map<Long, Double> d2d = new LinkedHashMap<>();
+        List<Row> rows = new ArrayList<>();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment model = arena.allocate(largest, 4096);
+            fill(model);
+            MemorySegment scratch = arena.allocate(largest, 4096);
+            for (long size : settings.sizes()) {
+                memcpy.put(size, memcpyMs(model.asSlice(0, size), scratch));
+                if (settings.paths().contains("gpu")) {
+                    d2d.put(size, deviceCopyMs(model.asSlice(0, size)));
+                }
+            }
+            for (String path : settings.paths()) {
+                String scheme = scheme(path);
+                if (!scheme.equals("file")) {
+                    var why = Providers.transport(scheme).flatMap(t -> t.unavailableReason());
+                    if (why.isPresent()) {
+                        System.err.println("viper: skipping path " + path + ": " + why.get());
+                        continue;
+                    }
+                }
+                settings.progress().accept("measuring " + path + " (" + scheme + ")...");
+                Path pfs = settings.dir().resolve(path);
+                Files.createDirectories(pfs);
+                rows.addAll(measure(path, scheme, model, largest, pfs, path.equals("gpu") ? d2d : memcpy));
+            }
+        }
+        return new Result(memcpy, d2d, rows);
+    }
+
+    /** The transport scheme that serves {@code path}. */
+    public static String scheme(String path) {
+        return switch (path) {
+            case "host", "ucx" -> "ucx";
+            case "tcp" -> "tcp";
+            case "gpu" -> "cuda-ipc";
+            default -> "file";
+        };
+    }
+
+    private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, Map<Long, Double> bounds) throws Exception {
+        boolean poll = path.equals("pfs-poll");
+        Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
+                .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)));
+        b.config("viper.transports", scheme.equals("file") ? "" : scheme + "://127.0.0.1:0");
+        if (scheme.equals("file")) {
+            b.pfsRoot(pfs);
+        }
+        boolean gpu = path.equals("gpu");
+        List<Row> rows = new ArrayList<>();
+        try (DeviceBuffer onGpu = gpu ? toDevice(model) : null;
+             Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
+            List<String> cmd = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
+                    "-Dviper.bench.verbose=" + settings.verbose(), "-cp", System.getProperty("java.class.path"), BenchConsumerMain.class.getName()));
+            if (poll) {
+                cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
+            } else {
+                cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", scheme));
+            }
+            Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                expect(r, "ready", child);
+                for (long size : settings.sizes()) {
+                    Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size) : sink -> split(sink, model.asSlice(0, size));
+                    // The first size of a path also warms up the code of the whole data path: longer.
+                    Duration warmup = size == settings.sizes().getFirst() ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
+                    rows.add(measureSize(producer, snapshot, r, child, path, scheme, size, bounds.get(size), warmup));
+                }
+            } finally {
+                child.destroy();
+                child.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        return rows;
+    }
+
+    private Row measureSize(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String path, String scheme, long size,
+                            double boundMs, Duration warmup) throws Exception {
+        settings.progress().accept("  " + path + " " + size + " bytes...");
+        long warmupEnds = System.nanoTime() + warmup.toNanos();
+        int warmups = 0;
+        double first = Double.NaN;
+        while (warmups < MIN_WARMUP || (warmups < MAX_WARMUP && System.nanoTime() < warmupEnds)) {
+            double ms = update(producer, snapshot, r, child, scheme)[0];
+            if (warmups == 0) {
+                first = ms;
+            }
+            warmups++;
+        }
+        List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        for (int i = 0; i < settings.repeat(); i++) {
+            double[] one = update(producer, snapshot, r, child, scheme);
+            for (int k = 0; k < m.size(); k++) {
+                m.get(k).add(one[k]);
+            }
+        }
+        return new Row(size, path, scheme, boundMs, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4));
+    }
+
+    /**
+     * One update: publish, wait for the consumer's swap (and the PFS flush); in ms {latency, stall,
+     * announced, the consumer's transfer, its verification}.
+     */
+    private static double[] update(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String scheme) throws Exception {
+        long t0 = System.nanoTime();
+        PublishHandle h = producer.publish(snapshot, Map.of());
+        long[] announcedAt = new long[1];
+        CompletableFuture<Void> announced = h.announced().thenRun(() -> announcedAt[0] = System.nanoTime());
+        String line = expect(r, "swapped " + h.version() + " ", child);
+        double ms = (System.nanoTime() - t0) / 1e6;
+        String[] f = line.split(" ");
+        if (f.length != 6 || !f[5].equals(scheme)) {
+            throw new ViperException(ViperException.Reason.INTERNAL, "consumer used another path than " + scheme + ": " + line);
+        }
+        h.durable().get(120, TimeUnit.SECONDS);
+        announced.get(120, TimeUnit.SECONDS);
+        return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4])};
+    }
+
+    private static String expect(BufferedReader r, String prefix, Process child) throws IOException {
+        while (true) {
+            String line = r.readLine();
+            if (line == null) {
+                throw new ViperException(ViperException.Reason.INTERNAL, "benchmark consumer exited (code "
+                        + (child.isAlive() ? "?" : child.exitValue()) + ") before printing '" + prefix.strip() + "'");
+            }
+            if (line.startsWith(prefix) || line.equals(prefix.strip())) {
+                return line;
+            }
+        }
+    }
+
+    /** The model as 16 U8 tensors in GPU memory, as a training job on the GPU hands them over. */
+    private static void splitDevice(Snapshot.TensorSink sink, DeviceBuffer model, long size) {
+        forEachPart(size, (i, off, len) ->
+                sink.addDevice("layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len), model.device()));
+    }
+
+    private static GpuProvider gpuProvider() {
+        return Providers.gpu().orElseThrow(() -> new ViperUnsupportedException("--paths gpu: no GPU provider is installed"));
+    }
+
+    /** A copy of {@code model} in memory of GPU 0; the caller closes it. */
+    private static DeviceBuffer toDevice(MemorySegment model) {
+        GpuProvider g = gpuProvider();
+        DeviceBuffer d = g.allocate(0, model.byteSize());
+        g.copyToDevice(0, model, d.devicePointer());
+        return d;
+    }
+
+    /** The GPU bound: the fastest of 5 device-to-device copies of the model on GPU 0. */
+    private static double deviceCopyMs(MemorySegment model) {
+        GpuProvider g = gpuProvider();
+        try (DeviceBuffer src = toDevice(model); DeviceBuffer dst = g.allocate(0, model.byteSize())) {
+            double best = Double.POSITIVE_INFINITY;
+            for (int i = 0; i < 5; i++) {
+                long t0 = System.nanoTime();
+                g.copyDeviceToDevice(0, src.devicePointer(), dst.devicePointer(), model.byteSize());
+                best = Math.min(best, (System.nanoTime() - t0) / 1e6);
+            }
+            return best;
+        }
+    }
+
+    /** 16 U8 tensors from 16 MiB on (1 below), like the many tensors of a real model. */
+    private static void split(Snapshot.TensorSink sink, MemorySegment model) {
+        forEachPart(model.byteSize(), (i, off, len) -> sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
+    }
+
+    private interface Part {
+        void accept(int index, long offset, long length);
+    }
+
+    /** Splits {@code n} bytes into 16 parts (1 below 16 MiB), the last taking the remainder. */
+    private static void forEachPart(long n, Part part) {
+        int parts = n >= (16 << 20) ? 16 : 1;
+        long chunk = n / parts;
+        for (int i = 0; i < parts; i++) {
+            long off = i * chunk;
+            part.accept(i, off, i == parts - 1 ? n - off : chunk);
+        }
+    }
+
+    /**
+     * The bound: the fastest in-process copy of {@code src} ({@code MemorySegment.copy}), over at
+     * least 5 copies and 20 ms of copying, so that small sizes are timed after the copy is compiled.
+     */
+    static double memcpyMs(MemorySegment src, MemorySegment scratch) {
+        double best = Double.POSITIVE_INFINITY;
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
+        for (int i = 0; i < 5 || (System.nanoTime() < until && i < 100_000); i++) {
+            long t0 = System.nanoTime();
+            MemorySegment.copy(src, 0, scratch, 0, src.byteSize());
+            best = Math.min(best, (System.nanoTime() - t0) / 1e6);
+        }
+        return best;
+    }
+
+    private static void fill(MemorySegment seg) {
+        SplittableRandom rnd = new SplittableRandom(42);
+        for (long i = 0; i + 8 <= seg.byteSize(); i += 8) {
+            seg.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+        }
+    }
+
+    /** The {@code q} quantile (nearest rank) of {@code values}; NaN when empty. */
+    public static double percentile(List<Double> values, double q) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        if (v.length == 0) {
+            return Double.NaN;
+        }
+        int idx = (int) Math.ceil(q * v.length) - 1;
+        return v[Math.max(0, Math.min(v.length - 1, idx))];
+    }
+
+    private static String javaBinary() {
+        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+}

@@ -1,0 +1,115 @@
+package io.viper.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.hash.ContentHash;
+import io.viper.hash.HashAlgorithm;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Hashing a model in pieces as it arrives gives each tensor the hash of its bytes, whatever the order of arrival. */
+class TensorHashesTest {
+    private static final ExecutorService POOL = Executors.newFixedThreadPool(3);
+
+    @AfterAll
+    static void stop() {
+        POOL.shutdownNow();
+    }
+
+    /** Tensors of these sizes, back to back: empty, tiny, a piece and a bit, several pieces. */
+    private static List<TensorInfo> layout(long... sizes) {
+        List<TensorInfo> out = new ArrayList<>();
+        long off = 0;
+        for (int i = 0; i < sizes.length; i++) {
+            out.add(new TensorInfo("t" + i, DType.U8, new long[] {sizes[i]}, off, sizes[i]));
+            off += sizes[i];
+        }
+        return out;
+    }
+
+    private static ContentHash[] sequential(List<TensorInfo> infos, HashAlgorithm a, MemorySegment data) {
+        return infos.stream().map(i -> a.hash(data.asSlice(i.offset(), i.length()))).toArray(ContentHash[]::new);
+    }
+
+    @ParameterizedTest
+    @EnumSource(HashAlgorithm.class)
+    void arrivalsInAnyOrderGiveTheHashesOfTheWholeTensors(HashAlgorithm a) {
+        List<TensorInfo> infos = layout(0, 100, TensorHashes.PIECE + 17, 3 * TensorHashes.PIECE, 5000, TensorHashes.PIECE);
+        long total = infos.getLast().offset() + infos.getLast().length();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = arena.allocate(total);
+            SplittableRandom rnd = new SplittableRandom(5);
+            for (long i = 0; i + 8 <= total; i += 8) {
+                data.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+            }
+            ContentHash[] expected = sequential(infos, a, data);
+            // Arrivals: ranges of odd sizes that straddle tensor and piece boundaries, shuffled.
+            List<long[]> ranges = new ArrayList<>();
+            for (long off = 0; off < total; ) {
+                long n = Math.min(total - off, 1 + rnd.nextLong(3 * (1L << 20)));
+                ranges.add(new long[] {off, n});
+                off += n;
+            }
+            Collections.shuffle(ranges, new java.util.Random(9));
+            for (int workers = 1; workers <= 3; workers++) {
+                try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
+                    ranges.forEach(r -> h.arrived(r[0], r[1]));
+                    assertArrayEquals(expected, h.await());
+                }
+                // Nothing reported: await hashes everything (with the pool's help).
+                try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
+                    assertArrayEquals(expected, h.await());
+                }
+            }
+        }
+    }
+
+    @Test
+    void smallModelsAreHashedByTheWaitingThreadAlone() throws Exception {
+        AtomicInteger tasks = new AtomicInteger();
+        ExecutorService counting = Executors.newSingleThreadExecutor(r -> new Thread(() -> {
+            tasks.incrementAndGet();
+            r.run();
+        }));
+        List<TensorInfo> infos = layout(16_384, 4096);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment data = arena.allocate(20_480);
+            try (TensorHashes h = new TensorHashes(infos, List.of(HashAlgorithm.CRC32C, HashAlgorithm.CRC32C), data, counting, 2)) {
+                h.arrived(0, 20_480);
+                assertArrayEquals(sequential(infos, HashAlgorithm.CRC32C, data), h.await());
+            }
+        } finally {
+            counting.shutdown();
+            assertTrue(counting.awaitTermination(5, TimeUnit.SECONDS));
+        }
+        assertEquals(0, tasks.get(), "no thread was started for 20 KB");
+    }
+
+    @Test
+    void closeWithoutAwaitWaitsForStartedPiecesAndSkipsTheRest() {
+        List<TensorInfo> infos = layout(8 * TensorHashes.PIECE);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = arena.allocate(8 * TensorHashes.PIECE);
+            TensorHashes h = new TensorHashes(infos, List.of(HashAlgorithm.CRC32C), data, POOL, 2);
+            h.arrived(0, 3 * TensorHashes.PIECE);
+            h.close(); // returns only when no task reads the memory any more: the arena closes next
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package io.viper.demo;
+
+import io.viper.errors.ViperConfigException;
+import io.viper.examples.digits.ContinualDigitsStream;
+import io.viper.examples.digits.Mlp;
+import io.viper.examples.digits.Trainer;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/** What the demo's producer trains on and its consumer is asked about. */
+public enum DemoWorkload {
+    /** Digits arrive in four stages and images rotate slowly ({@link ContinualDigitsStream.Config#defaults}): a stale model gets new digits wrong. */
+    STAGES("digits arrive in 4 stages, images rotate up to 30 deg"),
+    /** Every digit from the start, nothing moves ({@link ContinualDigitsStream.Config#stationary}): only training makes a fresher model better. */
+    STATIONARY("all digits from the start, no drift");
+
+    private final String description;
+
+    DemoWorkload(String description) {
+        this.description = description;
+    }
+
+    /** The lower-case name of the command line and the JSON. */
+    public String displayName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** One line for the report. */
+    public String description() {
+        return description;
+    }
+
+    /** The stream over {@code horizon} iterations, seeded by {@code seed}. */
+    public ContinualDigitsStream stream(long horizon, long seed) {
+        return new ContinualDigitsStream(this == STAGES ? ContinualDigitsStream.Config.defaults(horizon, seed)
+                : ContinualDigitsStream.Config.stationary(horizon, seed));
+    }
+
+    /** The producer's training loop over this workload: the same losses and parameters in every process. */
+    public Trainer trainer(long horizon, long seed) {
+        return new Trainer(stream(horizon, seed), new Mlp(Mlp.Config.defaults(seed)), Trainer.DEFAULT_BATCH_SIZE);
+    }
+
+    /**
+     * The workload named {@code name}, ignoring case and surrounding blanks.
+     *
+     * @throws ViperConfigException naming the known ones
+     */
+    public static DemoWorkload parse(String name) {
+        for (DemoWorkload w : values()) {
+            if (w.displayName().equalsIgnoreCase(name.strip())) {
+                return w;
+            }
+        }
+        throw new ViperConfigException("--workload '" + name.strip() + "': expected "
+                + Arrays.stream(values()).map(DemoWorkload::displayName).collect(Collectors.joining(" or ")));
+    }
+}

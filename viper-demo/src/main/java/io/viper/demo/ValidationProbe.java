@@ -1,0 +1,55 @@
+package io.viper.demo;
+
+import io.viper.examples.digits.ContinualDigitsStream;
+import io.viper.examples.digits.DigitClassifier;
+import io.viper.examples.digits.InferenceModel;
+import io.viper.scheduler.StalenessProbe;
+import java.util.List;
+
+/**
+ * The demo producer's {@link StalenessProbe}: at iteration t it draws a validation batch of held-out
+ * images where the stream is at t (never trained on, like the requests, but other draws than theirs)
+ * and scores on it the version the consumers hold and the model being trained. The training loop tells
+ * it which version it deployed ({@link #deployed}). Owned by the training thread.
+ */
+final class ValidationProbe implements StalenessProbe {
+    /** Images per validation batch. */
+    static final int BATCH = 64;
+    private static final long SALT = 0x5EEDL;
+
+    private final ContinualDigitsStream stream;
+    private final DigitClassifier current;
+    private final long seed;
+    private DigitClassifier deployed;
+
+    /**
+     * @param current the model being trained (read between its updates)
+     * @param deployed the version consumers hold at the start
+     */
+    ValidationProbe(ContinualDigitsStream stream, DigitClassifier current, InferenceModel deployed, long seed) {
+        this.stream = stream;
+        this.current = current;
+        this.deployed = deployed;
+        this.seed = seed;
+    }
+
+    /** The version just published, a read-only copy of the model. */
+    void deployed(InferenceModel version) {
+        this.deployed = version;
+    }
+
+    @Override
+    public Measurement measure(long iteration) {
+        List<ContinualDigitsStream.Example> batch = stream.sampleRequests(Math.min(iteration, stream.horizon()), BATCH,
+                Requests.mix(seed ^ SALT, iteration));
+        return new Measurement(meanLoss(deployed, batch), meanLoss(current, batch));
+    }
+
+    static double meanLoss(DigitClassifier model, List<ContinualDigitsStream.Example> batch) {
+        double sum = 0;
+        for (ContinualDigitsStream.Example e : batch) {
+            sum += model.loss(e.x(), e.label());
+        }
+        return sum / batch.size();
+    }
+}

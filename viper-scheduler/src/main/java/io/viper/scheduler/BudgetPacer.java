@@ -1,0 +1,74 @@
+package io.viper.scheduler;
+
+/**
+ * Keeps {@link OnlineCheckpointPolicy} on its budget of K checkpoints over {@code s+1..e}: at iteration
+ * t at most {@code floor(K * (t - s) / (e - s)) + burst} may have been published (the elapsed share of
+ * the budget, plus a few for a burst), never more than K; and the threshold on the accumulated gap is
+ * steered toward that pace: each iteration it is multiplied by
+ * {@code exp(g * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
+ * ({@code g = gain}) and down when it lags ({@code g = }{@value #CATCH_UP}{@code  * gain}: a budget left
+ * unspent is lost, while running ahead is already bounded by the allowance), except while held
+ * ({@link #hold}): after a change the burst of checkpoints it causes is what the budget saved in quiet
+ * stretches is for, and must not raise the threshold for the next change.
+ *
+ * <p>Not thread-safe: the training thread owns it.
+ */
+final class BudgetPacer {
+    /** How much faster the threshold falls when the policy lags than it rises when it runs ahead. */
+    static final double CATCH_UP = 3;
+    private final long warmup;
+    private final long end;
+    private final int budget;
+    private final int burst;
+    private final double gain;
+    private final double floor;
+    private final double ceiling;
+    private double threshold;
+    private long heldUntil = Long.MIN_VALUE;
+
+    /**
+     * @param warmup s
+     * @param end e
+     * @param budget K, at least 1
+     * @param burst how many checkpoints may run ahead of the pace, at least 0
+     * @param initialThreshold the starting threshold, positive
+     * @param gain how fast the threshold follows the pace, at least 0 (0: fixed)
+     */
+    BudgetPacer(long warmup, long end, int budget, int burst, double initialThreshold, double gain) {
+        this.warmup = warmup;
+        this.end = end;
+        this.budget = budget;
+        this.burst = burst;
+        this.gain = gain;
+        this.threshold = initialThreshold;
+        this.floor = initialThreshold * 1e-6;
+        this.ceiling = initialThreshold * 1e6;
+    }
+
+    /** How many checkpoints may have been published after {@code iteration}. */
+    long allowance(long iteration) {
+        return Math.min(budget, (long) Math.floor(paced(iteration)) + burst);
+    }
+
+    /** Keeps the threshold as it is up to {@code iteration}. */
+    void hold(long iteration) {
+        heldUntil = Math.max(heldUntil, iteration);
+    }
+
+    /** Steers the threshold by how far {@code published} is from the pace at {@code iteration}, unless held. */
+    void adapt(long iteration, int published) {
+        if (gain > 0 && iteration > heldUntil) {
+            double ahead = published - paced(iteration);
+            threshold = Math.clamp(threshold * Math.exp((ahead > 0 ? gain : CATCH_UP * gain) * ahead / budget), floor, ceiling);
+        }
+    }
+
+    /** The accumulated gap at which to publish now. */
+    double threshold() {
+        return threshold;
+    }
+
+    private double paced(long iteration) {
+        return (double) budget * (iteration - warmup) / (end - warmup);
+    }
+}

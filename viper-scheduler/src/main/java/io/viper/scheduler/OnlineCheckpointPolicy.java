@@ -1,0 +1,257 @@
+package io.viper.scheduler;
+
+import io.viper.CheckpointPolicy;
+import io.viper.errors.ViperConfigException;
+import java.util.Arrays;
+
+/**
+ * {@code online}: a producer's {@link CheckpointPolicy} that publishes when the deployed version has
+ * become stale enough to be worth replacing, measured as the run goes rather than predicted from the
+ * warm-up. At each iteration t after the warm-up it
+ * <ol>
+ *   <li>asks the {@link StalenessProbe} for the deployed version's and the current model's loss on the
+ *       same sample and adds their gap, times the requests served per iteration, to an accumulated gap:
+ *       the loss that serving the deployed version has cost since it was published, beyond what a fresh
+ *       version would have lost;</li>
+ *   <li>publishes when that accumulated gap reaches the threshold, the last checkpoint is at least
+ *       {@link Config#minSpacing()} iterations back (the measured update latency: a checkpoint sooner
+ *       than the path can deliver one is wasted) and the {@link BudgetPacer} allows one more (never
+ *       ahead of the elapsed share of the budget by more than {@link Config#burst()}, never more than
+ *       {@link Config#budget()} in all); publishing resets the accumulated gap;</li>
+ *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});</li>
+ *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the
+ *       threshold for {@link Config#holdAfterChange()} iterations, so that the burst of checkpoints the
+ *       change calls for spends budget saved before it instead of raising the threshold, and at a change
+ *       and every {@link Config#refitEvery()} iterations it re-plans off the training thread: the curve
+ *       and the drift are refitted on the losses and probes since the latest change only, and the rest
+ *       of the run is planned with them ({@link #currentPlan()}).</li>
+ * </ol>
+ * Threshold on the accumulated gap: for a gap that grows linearly with age this publishes at the
+ * interval that balances the loss of serving stale against the price of one checkpoint, and a sudden
+ * jump in the gap (new data the deployed version never saw) triggers checkpoints at once.
+ *
+ * <p>{@link #servedLossEstimate()} sums the deployed version's probed loss times the requests per
+ * iteration: the CIL the probes predict the consumers served.
+ *
+ * <p>Called on the training thread only ({@link CheckpointPolicy}); refits run on another thread and
+ * are picked up at the next call.
+ */
+public final class OnlineCheckpointPolicy implements CheckpointPolicy {
+    /**
+     * The policy's settings.
+     *
+     * @param warmup warm-up end s: no checkpoint before s+1 (the deployed version at s is the warm-up model)
+     * @param end last iteration e
+     * @param budget K, the most checkpoints it publishes
+     * @param requestsPerIteration requests served per training iteration, {@code t_train / t_infer}
+     * @param minSpacing the fewest iterations between two checkpoints (at least 1)
+     * @param initialThreshold the accumulated gap that publishes at first (positive)
+     * @param burst how many checkpoints may run ahead of the budget's pace (at least 0)
+     * @param gain how fast the threshold follows the pace (at least 0)
+     * @param holdAfterChange how many iterations after a detected change the threshold is held (at least 0)
+     * @param refitEvery re-plan at least this often, in iterations (positive)
+     */
+    public record Config(long warmup, long end, int budget, double requestsPerIteration, long minSpacing, double initialThreshold,
+                         int burst, double gain, long holdAfterChange, long refitEvery) {
+        /** The default gain of the threshold toward the pace. */
+        public static final double DEFAULT_GAIN = 0.03;
+
+        /** Checks every value; each problem is one line naming it. */
+        public Config {
+            if (warmup < 0 || end <= warmup) {
+                throw new ViperConfigException("online policy: need 0 <= warm-up < end, got " + warmup + " and " + end);
+            }
+            if (budget < 1) {
+                throw new ViperConfigException("online policy: the budget must be at least 1 checkpoint, got " + budget);
+            }
+            if (!(requestsPerIteration > 0) || !Double.isFinite(requestsPerIteration)) {
+                throw new ViperConfigException("online policy: requests per iteration must be a positive number, got " + requestsPerIteration);
+            }
+            if (minSpacing < 1) {
+                throw new ViperConfigException("online policy: the minimum spacing must be at least 1 iteration, got " + minSpacing);
+            }
+            if (!(initialThreshold > 0) || !Double.isFinite(initialThreshold)) {
+                throw new ViperConfigException("online policy: the initial threshold must be a positive number, got " + initialThreshold);
+            }
+            if (burst < 0) {
+                throw new ViperConfigException("online policy: the burst must be at least 0, got " + burst);
+            }
+            if (!(gain >= 0) || !Double.isFinite(gain)) {
+                throw new ViperConfigException("online policy: the gain must be a non-negative number, got " + gain);
+            }
+            if (holdAfterChange < 0) {
+                throw new ViperConfigException("online policy: the hold after a change must be at least 0, got " + holdAfterChange);
+            }
+            if (refitEvery < 1) {
+                throw new ViperConfigException("online policy: the refit interval must be positive, got " + refitEvery);
+            }
+        }
+
+        /**
+         * The settings for a run described by {@code in} with a budget of {@code budget}: requests per
+         * iteration {@code t_train / t_infer}, minimum spacing {@code ceil(t_load / t_train)} (t_load being
+         * the measured update latency), the initial threshold from the predicted losses
+         * ({@link #initialThreshold(CilSimulator, int)}), a burst of a tenth of the budget, the default
+         * gain, the threshold held for a twentieth of the run after a change, a re-plan every quarter of
+         * the run besides those at changes.
+         */
+        public static Config of(ScheduleInput in, int budget) {
+            CilSimulator sim = new CilSimulator(in);
+            long spacing = in.tTrain() > 0 ? Math.max(1, (long) Math.ceil(in.tLoad() / in.tTrain() - 1e-9)) : 1;
+            return new Config(in.warmup(), in.end(), budget, in.tTrain() / in.tInfer(), spacing, initialThreshold(sim, budget),
+                    Math.max(1, Math.ceilDiv(budget, 10)), DEFAULT_GAIN, in.span() / 20, Math.max(10, in.span() / 4));
+        }
+
+        /**
+         * The gap that the predicted losses accumulate over one even interval {@code h = (e - s) / budget}
+         * right after the warm-up: {@code n * sum_{a=1..h} (L_0 - L_a)} over the serving losses (curve less
+         * drift), at least {@code 1e-9}. Right where the predictor is right; the pace corrects it elsewhere.
+         */
+        public static double initialThreshold(CilSimulator sim, int budget) {
+            ScheduleInput in = sim.input();
+            double[] serving = sim.servingLossesUnsafe();
+            int h = (int) Math.max(1, Math.min(in.span(), in.span() / Math.max(1, budget)));
+            double area = 0;
+            for (int a = 1; a <= h; a++) {
+                area += serving[0] - serving[a];
+            }
+            return Math.max(1e-9, area * in.tTrain() / in.tInfer());
+        }
+    }
+
+    private final Config cfg;
+    private final StalenessProbe probe;
+    private final BudgetPacer pacer;
+    private final ChangeDetector changes = new ChangeDetector();
+    private final OnlineReplanner replanner;
+    private long lastIteration = Long.MIN_VALUE;
+    private long deployed;
+    private double accumulated;
+    private double servedEstimate;
+    private int published;
+    private long[] checkpoints = new long[16];
+    private long lastReplan;
+    private boolean replanPending;
+    private long[] changePoints = new long[0];
+
+    /** A policy that decides only (no re-planning), e.g. to simulate it on predicted losses. */
+    public OnlineCheckpointPolicy(Config config, StalenessProbe probe) {
+        this(config, probe, null);
+    }
+
+    /**
+     * A policy that also re-plans with {@code replanner} (see {@link OnlineReplanner}).
+     *
+     * @param replanner where refits run, or null for none
+     */
+    public OnlineCheckpointPolicy(Config config, StalenessProbe probe, OnlineReplanner replanner) {
+        if (config == null || probe == null) {
+            throw new ViperConfigException("online policy: the config and the staleness probe are required");
+        }
+        this.cfg = config;
+        this.probe = probe;
+        this.replanner = replanner;
+        this.pacer = new BudgetPacer(config.warmup(), config.end(), config.budget(), config.burst(), config.initialThreshold(),
+                config.gain());
+        this.deployed = config.warmup();
+        this.lastReplan = config.warmup();
+    }
+
+    @Override
+    public boolean shouldPublish(long iteration, double loss) {
+        if (iteration <= lastIteration) {
+            throw new ViperConfigException("online policy: iterations must increase, got " + iteration + " after " + lastIteration);
+        }
+        lastIteration = iteration;
+        boolean changed = changes.observe(iteration, loss);
+        if (changed) {
+            changePoints = Arrays.copyOf(changePoints, changePoints.length + 1);
+            changePoints[changePoints.length - 1] = changes.lastChange();
+            pacer.hold(iteration + cfg.holdAfterChange());
+        }
+        if (replanner != null) {
+            replanner.recordLoss(iteration, loss);
+            if (changed) {
+                replanner.startSegment(changes.lastChange());
+                replanPending = true;
+            }
+        }
+        if (iteration <= cfg.warmup() || iteration > cfg.end()) {
+            if (iteration == cfg.warmup() && replanner != null) {
+                replanner.replan(iteration, deployed, cfg.budget());
+            }
+            return false;
+        }
+        StalenessProbe.Measurement m = probe.measure(iteration);
+        if (replanner != null) {
+            replanner.recordProbe(deployed, iteration, m);
+        }
+        double n = cfg.requestsPerIteration();
+        if (Double.isFinite(m.deployed())) {
+            servedEstimate += n * m.deployed();
+        }
+        if (Double.isFinite(m.gap())) {
+            accumulated += n * m.gap();
+        }
+        pacer.adapt(iteration, published);
+        boolean publish = accumulated >= pacer.threshold() && iteration - deployed >= cfg.minSpacing()
+                && published < pacer.allowance(iteration);
+        if (publish) {
+            if (published == checkpoints.length) {
+                checkpoints = Arrays.copyOf(checkpoints, published * 2);
+            }
+            checkpoints[published++] = iteration;
+            deployed = iteration;
+            accumulated = 0;
+        }
+        // after a change, as soon as the segment has enough losses to fit
+        if (replanner != null && iteration < cfg.end() && (replanPending || iteration - lastReplan >= cfg.refitEvery())
+                && replanner.replan(iteration, deployed, cfg.budget() - published)) {
+            lastReplan = iteration;
+            replanPending = false;
+        }
+        return publish;
+    }
+
+    /** The iterations it has published at, in order. */
+    public long[] publishedIterations() {
+        return Arrays.copyOf(checkpoints, published);
+    }
+
+    /** How many checkpoints it has published. */
+    public int publishedCount() {
+        return published;
+    }
+
+    /** The threshold on the accumulated gap now. */
+    public double threshold() {
+        return pacer.threshold();
+    }
+
+    /** The CIL the probes predict: the deployed version's probed loss times the requests, summed over the iterations so far. */
+    public double servedLossEstimate() {
+        return servedEstimate;
+    }
+
+    /** The first iteration of every change the training loss showed so far, in order. */
+    public long[] changes() {
+        return changePoints.clone();
+    }
+
+    /** The first iteration of the latest change the training loss showed, or {@link Long#MIN_VALUE} before any. */
+    public long lastChange() {
+        return changes.lastChange();
+    }
+
+    /** The latest re-plan, or null before the first one finished (or without a replanner). */
+    public OnlineReplanner.Plan currentPlan() {
+        return replanner == null ? null : replanner.latest();
+    }
+
+    @Override
+    public String describe() {
+        OnlineReplanner.Plan p = currentPlan();
+        return String.format(java.util.Locale.ROOT, "online(budget %d, %d published, threshold %.3g, min spacing %d%s)", cfg.budget(), published,
+                pacer.threshold(), cfg.minSpacing(), p == null ? "" : ", " + p.describe());
+    }
+}

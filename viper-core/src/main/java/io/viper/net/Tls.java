@@ -65,8 +65,17 @@ public final class Tls {
         } catch (IOException e) {
             throw new ViperConfigException(what + ": cannot read: " + e.getMessage());
         } catch (GeneralSecurityException e) {
-            throw new ViperConfigException(what + ": not PEM certificates: " + e.getMessage());
+            throw new ViperConfigException(what + ": not PEM certificates: " + innermost(e).getMessage());
         }
+    }
+
+    /** The root cause: a certificate parser's own message repeats its cause's class name. */
+    private static Throwable innermost(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t;
     }
 
     /** A client engine for {@code host:port} that checks the certificate names that host. */

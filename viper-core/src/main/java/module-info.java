@@ -8,6 +8,7 @@ module io.viper.core {
     requires transitive micrometer.core;
 
     exports io.viper;
+    exports io.viper.auth;
     exports io.viper.config;
     exports io.viper.errors;
     exports io.viper.hash;

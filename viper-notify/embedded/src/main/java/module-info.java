@@ -1,6 +1,7 @@
 /** The {@code embedded://} notifier: a Netty publish/subscribe broker, hosted by a producer or run on its own. */
 module io.viper.notify.embedded {
     requires io.viper.core;
+    requires io.viper.netty;
     requires io.netty.buffer;
     requires io.netty.codec;
     requires io.netty.common;

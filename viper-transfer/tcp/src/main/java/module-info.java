@@ -1,6 +1,7 @@
 /** The {@code tcp://} transport: a Netty server and an NIO client that reads into the destination. */
 module io.viper.transport.tcp {
     requires io.viper.core;
+    requires io.viper.netty;
     requires io.netty.buffer;
     requires io.netty.codec;
     requires io.netty.common;

@@ -46,7 +46,7 @@ public final class ViperConfig {
     public static final ConfigKey<List<URI>> TRANSPORTS = define(CORE.key("viper.transports", ConfigType.URI_LIST, "ucx://127.0.0.1:0,tcp://127.0.0.1:0,cuda-ipc://127.0.0.1:0,ucx-cuda://127.0.0.1:0,cuda-pipe://127.0.0.1:0", ConfigValues::parseUriList,
             "Producer: the transports that serve staged checkpoints and where they bind, in order of preference. Unavailable ones (no UCX, no CUDA) are skipped with a log line"
             + " (at INFO when listed here explicitly, at DEBUG when only in this default)."));
-    public static final ConfigKey<Optional<Path>> PFS_ROOT = define(CORE.key("viper.pfs.root", ConfigType.PATH, "", v -> v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v).toAbsolutePath()),
+    public static final ConfigKey<Optional<Path>> PFS_ROOT = define(CORE.key("viper.pfs.root", ConfigType.PATH, "", ViperConfig::optionalPath,
             "Root of the PFS repository (file system path). Producers flush every version there; consumers fall back to it. Empty: no PFS."));
     public static final ConfigKey<Integer> PFS_RETENTION = define(CORE.intKey("viper.pfs.retention", 3, 1, Integer.MAX_VALUE,
             "How many newest versions per model the PFS repository keeps."));
@@ -86,6 +86,29 @@ public final class ViperConfig {
             + " blocks of a newer one it does not hold, and the PFS repository stores each distinct block once."));
     public static final ConfigKey<String> PRODUCER_ID = define(CORE.key("viper.producer.id", ConfigType.STRING, "", v -> v,
             "Producer id carried in manifests; empty: hostname:pid."));
+    public static final ConfigKey<Optional<Path>> AUTH_SECRET_FILE = define(CORE.key("viper.auth.secret.file", ConfigType.PATH, "", ViperConfig::optionalPath,
+            "File holding the shared secret (viper secret --out FILE makes one) or a consumer token (viper secret --consumer); group and others must not read it."
+            + " Set: every connection authenticates both ways (HMAC-SHA256 challenge-response). Empty: none."));
+    public static final ConfigKey<String> AUTH_REQUIRED = define(CORE.key("viper.auth.required", ConfigType.STRING, "auto", v -> oneOf(v, "auto", "true", "false"),
+            "Servers without viper.auth.secret.file: auto refuses to start on an address other than loopback, true refuses everywhere, false serves everyone who can connect."));
+    public static final ConfigKey<Boolean> TLS_ENABLED = define(CORE.booleanKey("viper.tls.enabled", false,
+            "tcp:// and embedded:// connections use TLS: servers present viper.tls.cert.file, clients check it against viper.tls.trust.file and the host they dialled."));
+    public static final ConfigKey<Optional<Path>> TLS_CERT_FILE = define(CORE.key("viper.tls.cert.file", ConfigType.PATH, "", ViperConfig::optionalPath,
+            "Servers with TLS: their certificate chain, PEM."));
+    public static final ConfigKey<Optional<Path>> TLS_KEY_FILE = define(CORE.key("viper.tls.key.file", ConfigType.PATH, "", ViperConfig::optionalPath,
+            "Servers with TLS: the certificate's private key, PEM (PKCS#8, unencrypted); group and others must not read it."));
+    public static final ConfigKey<Optional<Path>> TLS_TRUST_FILE = define(CORE.key("viper.tls.trust.file", ConfigType.PATH, "", ViperConfig::optionalPath,
+            "Clients with TLS: the certificates they trust, PEM. Empty: the JDK's default trust store."));
+    public static final ConfigKey<Long> LIMIT_FRAME_BYTES = define(CORE.sizeKey("viper.limits.frame.bytes", "8m", 1024, Integer.MAX_VALUE - 8,
+            "Servers: the largest frame a peer may send (the broker's manifests are the large ones); a longer one closes the connection before it is buffered."));
+    public static final ConfigKey<Long> LIMIT_BUFFER_BYTES = define(CORE.sizeKey("viper.limits.buffer.bytes", "16m", 65_536, Long.MAX_VALUE,
+            "Servers: the most bytes queued for one peer that does not read them (manifests for a slow subscriber, requests behind a stream); beyond it the connection is closed."));
+    public static final ConfigKey<Long> LIMIT_IDLE_MS = define(CORE.longKey("viper.limits.idle.ms", 120_000, 100, Long.MAX_VALUE,
+            "Servers: a connection that sends nothing for this long, or leaves a frame half-sent as long, is closed (notifier clients send a heartbeat)."));
+    public static final ConfigKey<Long> LIMIT_HANDSHAKE_MS = define(CORE.longKey("viper.limits.handshake.ms", 10_000, 10, Long.MAX_VALUE,
+            "Servers: a new connection must complete the authentication handshake within this long."));
+    public static final ConfigKey<Integer> LIMIT_CONNECTIONS_PER_PEER = define(CORE.intKey("viper.limits.connections.per.peer", 64, 1, Integer.MAX_VALUE,
+            "Servers: open connections one peer address may hold; more are closed at once."));
 
     private static <T> ConfigKey<T> define(ConfigKey<T> key) {
         CORE_KEYS.add(key);
@@ -212,6 +235,18 @@ public final class ViperConfig {
             throw new ViperConfigException("must be 0 (no blocks) or from 4k to 1g");
         }
         return n;
+    }
+
+    static Optional<Path> optionalPath(String v) {
+        return v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v).toAbsolutePath());
+    }
+
+    static String oneOf(String v, String... allowed) {
+        String lower = v.toLowerCase(Locale.ROOT);
+        if (List.of(allowed).contains(lower)) {
+            return lower;
+        }
+        throw new ViperConfigException("must be one of " + String.join(", ", allowed));
     }
 
     static String parseDevice(String v) {

@@ -3,6 +3,8 @@ package io.viper;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +14,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.ManifestCodec;
+import io.viper.spi.ReadLease;
 import io.viper.tensor.DType;
 import io.viper.testing.InMemoryNotifierProvider;
 import io.viper.testing.InMemoryTransportProvider;
@@ -156,6 +159,42 @@ class ViperSdkTest {
         try (ModelLease m = consumer.current()) {
             assertEquals(2f, m.tensor("dense.bias").toFloatArray()[0]);
         }
+    }
+
+    @Test
+    void aRestartedProducerNumbersAfterTheVersionsTheNotifierAnnounced() throws Exception {
+        try (Viper first = Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a").build();
+             ViperProducer p = first.producer("restart", CheckpointPolicy.never())) {
+            p.publish(snapshot(1f), Map.of()).announced().get();
+            assertEquals(2, p.publish(snapshot(2f), Map.of()).announced().get().version());
+        }
+        Viper again = viper();
+        ViperProducer restarted = keep(again.producer("restart", CheckpointPolicy.never()));
+        assertEquals(2, restarted.latestVersion(), "continues after v2, which consumers may hold");
+        assertEquals(3, restarted.publish(snapshot(3f), Map.of()).version());
+    }
+
+    @Test
+    void aRetiredVersionIsWithdrawnOnlyAfterItsLastReadLeaseCloses() throws Exception {
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a")
+                .config("viper.producer.staging.versions", "1").build());
+        ViperProducer producer = keep(v.producer("w", CheckpointPolicy.never()));
+        producer.publish(snapshot(1f), Map.of()).announced().get();
+        ReadLease reading = InMemoryTransportProvider.lease(name + "-a", "w", 1);
+        assertNotNull(reading, "a consumer reads v1");
+        producer.publish(snapshot(2f), Map.of()).announced().get();
+        producer.publish(snapshot(3f), Map.of()).announced().get();
+        producer.flush();
+        assertNull(InMemoryTransportProvider.lease(name + "-a", "w", 1), "a retired version takes no new lease");
+        Thread.sleep(200);
+        assertFalse(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"), "not withdrawn while a read holds its lease");
+        assertTrue(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/2"), "a retired version without leases is withdrawn");
+        reading.close();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1") && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"), "withdrawn once the last lease closed");
     }
 
     @Test

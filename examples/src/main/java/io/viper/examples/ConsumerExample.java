@@ -5,6 +5,7 @@ import io.viper.Viper;
 import io.viper.ViperConsumer;
 import io.viper.examples.digits.ContinualDigitsStream;
 import io.viper.examples.digits.InferenceModel;
+import io.viper.tensor.Checkpoint;
 import io.viper.tensor.Tensor;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -13,9 +14,11 @@ import java.util.SplittableRandom;
 
 /**
  * The smallest useful inference server: follows the {@code digits} model and answers requests with
- * whatever version it holds, one lease per request (about one a millisecond), until it has seen version {@code UNTIL}.
+ * whatever version it holds, one lease per request (about one a millisecond), until it serves a
+ * model trained to iteration {@code UNTIL} or later (the {@code viper.iteration} the producer's
+ * {@code step} records).
  *
- * <p>Usage: {@code ConsumerExample NOTIFIER_URI [UNTIL]} (the producer's address; default 20).
+ * <p>Usage: {@code ConsumerExample NOTIFIER_URI [UNTIL]} (the producer's address; default 2000).
  */
 public final class ConsumerExample {
     private ConsumerExample() {
@@ -23,7 +26,7 @@ public final class ConsumerExample {
 
     /** Runs the example with the arguments above. */
     public static void main(String[] args) throws InterruptedException {
-        long until = args.length > 1 ? Long.parseLong(args[1]) : 20;
+        long until = args.length > 1 ? Long.parseLong(args[1]) : 2000;
         ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(2000, 42));
         SplittableRandom rng = new SplittableRandom(7);
         try (Viper viper = Viper.builder().notifier(args[0]).build();
@@ -31,6 +34,7 @@ public final class ConsumerExample {
             consumer.onUpdate(u -> System.out.printf("consumer: v%d via %s in %.1f ms%n", u.version(), u.path(), u.latencyMs()));
             consumer.awaitVersion(1, Duration.ofSeconds(60));
             long answered = 0;
+            long iteration;
             do {
                 try (ModelLease lease = consumer.current()) { // the model can't change under this request
                     Map<String, float[]> params = new LinkedHashMap<>();
@@ -39,9 +43,10 @@ public final class ConsumerExample {
                     }
                     int digit = InferenceModel.fromParameters(params).predict(stream.sampleRequest(1000, rng).x());
                     answered += digit >= 0 ? 1 : 0;
+                    iteration = Long.parseLong(lease.manifest().metadata().getOrDefault(Checkpoint.META_ITERATION, "0"));
                 }
                 Thread.sleep(1); // one request per millisecond
-            } while (consumer.version() < until);
+            } while (iteration < until);
             System.out.println("consumer: answered " + answered + " requests, now serving v" + consumer.version());
         }
     }

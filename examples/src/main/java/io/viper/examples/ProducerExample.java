@@ -29,13 +29,16 @@ public final class ProducerExample {
         try (Viper viper = Viper.builder().notifier(notifier).build();
              ViperProducer producer = viper.producer("digits", CheckpointPolicy.every(100))) {
             System.out.println("producer: notifier " + viper.notifierUri());
+            int published = 0;
             for (long it = 1; it <= iterations; it++) {
                 double loss = trainer.step();
                 // The snapshot is only described (and the parameters copied) when the policy publishes.
-                producer.step(it, loss, sink -> Snapshot.ofFloats(model.parameters(), model.shapes()).describe(sink));
+                if (producer.step(it, loss, sink -> Snapshot.ofFloats(model.parameters(), model.shapes()).describe(sink)).isPresent()) {
+                    published++;
+                }
             }
             producer.flush();
-            System.out.println("producer: published " + producer.latestVersion() + " versions");
+            System.out.println("producer: published " + published + " versions, the last v" + producer.latestVersion());
             Thread.sleep(lingerSeconds * 1000);
         }
     }

@@ -3,6 +3,7 @@ package io.viper.agent;
 import io.viper.Viper;
 import io.viper.agent.internal.AgentContext;
 import io.viper.agent.internal.Connection;
+import io.viper.agent.internal.PeerCheck;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,7 +31,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * and the clients map; the consumers receive models straight into such files.
  *
  * <p>The socket is owner-only: the agent creates its directory with mode 0700 when missing and the
- * socket with mode 0600, so that only the user running the agent (and root) can connect.
+ * socket with mode 0600, so that only the user running the agent (and root) can connect; on accept
+ * it also reads the connected process's user from the kernel ({@code SO_PEERCRED}) and closes, with
+ * one log line, a connection from any other user, root included.
+ *
+ * <p>The agent's own connections (notifier, transports) follow the settings of the {@link Viper.Builder}
+ * it is given, {@code viper.auth.*} and {@code viper.tls.*} included, so that it joins a secured
+ * deployment like any producer or consumer.
  *
  * <p>Threads: one accepting thread, one thread per client and one writing to it; {@link #close()}
  * from any thread, once (later calls do nothing). It stops accepting, disconnects the clients,
@@ -41,15 +49,17 @@ public final class ViperAgent implements AutoCloseable {
     private final Path socket;
     private final ServerSocketChannel server;
     private final AgentContext agent;
+    private final PeerCheck peers;
     private final Map<Connection, Thread> connections = new ConcurrentHashMap<>();
     private final AtomicLong clients = new AtomicLong();
     private final Thread acceptor;
     private volatile boolean closed;
 
-    private ViperAgent(Path socket, ServerSocketChannel server, AgentContext agent) {
+    private ViperAgent(Path socket, ServerSocketChannel server, AgentContext agent, PeerCheck peers) {
         this.socket = socket;
         this.server = server;
         this.agent = agent;
+        this.peers = peers;
         this.acceptor = Thread.ofPlatform().daemon().name("viper-agent-accept").start(this::acceptLoop);
     }
 
@@ -62,15 +72,22 @@ public final class ViperAgent implements AutoCloseable {
      * @throws ViperConfigException when another agent answers on {@code socket}, or the paths are unusable
      */
     public static ViperAgent start(Path socket, Path shmDir, Viper.Builder viper) {
+        return start(socket, shmDir, viper, null);
+    }
+
+    /** As {@link #start(Path, Path, Viper.Builder)}, serving only processes of {@code allowed} (null: the socket's owner, this process's user). */
+    static ViperAgent start(Path socket, Path shmDir, Viper.Builder viper, UserPrincipal allowed) {
         Path abs = socket.toAbsolutePath();
         prepareDirectory(abs.getParent());
         removeStaleSocket(abs);
         AgentContext agent = AgentContext.open(viper, shmDir, "viper-agent protocol " + AgentProtocol.VERSION + " pid " + ProcessHandle.current().pid());
         ServerSocketChannel server = null;
+        PeerCheck peers;
         try {
             server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             server.bind(UnixDomainSocketAddress.of(abs));
             Files.setPosixFilePermissions(abs, PosixFilePermissions.fromString("rw-------"));
+            peers = allowed != null ? new PeerCheck(allowed) : PeerCheck.ownerOf(abs);
         } catch (IOException e) {
             agent.close();
             closeQuietly(server);
@@ -81,7 +98,7 @@ public final class ViperAgent implements AutoCloseable {
             LOG.log(System.Logger.Level.INFO, "removed " + stale + " shared-memory file(s) that stopped agents left in " + shmDir);
         }
         LOG.log(System.Logger.Level.INFO, "listening on " + abs + " (protocol " + AgentProtocol.VERSION + ", shared memory in " + shmDir + ")");
-        return new ViperAgent(abs, server, agent);
+        return new ViperAgent(abs, server, agent, peers);
     }
 
     /** The socket clients connect to. */
@@ -110,6 +127,12 @@ public final class ViperAgent implements AutoCloseable {
                 if (!closed) {
                     LOG.log(System.Logger.Level.WARNING, "accepting a client on " + socket + " failed: " + e.getMessage());
                 }
+                continue;
+            }
+            var refusal = peers.refusal(ch);
+            if (refusal.isPresent()) {
+                LOG.log(System.Logger.Level.WARNING, "refused a client on " + socket + ": " + refusal.get());
+                closeQuietly(ch);
                 continue;
             }
             Connection c = new Connection(ch, agent, clients.incrementAndGet());

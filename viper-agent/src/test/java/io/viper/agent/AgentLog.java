@@ -7,9 +7,9 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-/** The agent's warnings while a test runs, one string per log record. */
+/** The agent's warnings (or another package's) while a test runs, one string per log record. */
 final class AgentLog implements AutoCloseable {
-    private final Logger logger = Logger.getLogger("io.viper.agent");
+    private final Logger logger;
     private final List<String> lines = new ArrayList<>();
     private final Handler handler = new Handler() {
         @Override
@@ -31,6 +31,12 @@ final class AgentLog implements AutoCloseable {
     };
 
     AgentLog() {
+        this("io.viper.agent");
+    }
+
+    /** The warnings of the loggers under {@code name} instead (such as the notifier an agent's SDK opens). */
+    AgentLog(String name) {
+        logger = Logger.getLogger(name);
         logger.addHandler(handler);
     }
 

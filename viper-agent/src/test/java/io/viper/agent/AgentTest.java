@@ -11,6 +11,7 @@ import io.viper.Viper;
 import io.viper.errors.ViperConfigException;
 import io.viper.format.SafetensorsHeader;
 import io.viper.tensor.TensorInfo;
+import io.viper.testing.TestSecrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -150,6 +151,44 @@ class AgentTest {
         assertHolds(consumer.request("lease"), v2);
         assertEquals(2, producer.request("flush").get("version").asLong());
         assertEquals(List.of(), log.all(), "nothing to warn about");
+    }
+
+    @Test
+    void aClientOfAnotherUserIsRefusedWithOneLogLine() throws Exception {
+        java.nio.file.attribute.UserPrincipal someoneElse = () -> "someone-else";
+        ViperAgent p = keep(ViperAgent.start(dir.resolve("p.sock"), shm,
+                Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0"), someoneElse));
+        TestClient stranger = keep(TestClient.connect(p.socket()));
+        assertTrue(stranger.closedByAgent());
+        List<String> lines = log.await("refused a client");
+        assertEquals(1, lines.size(), log.all().toString());
+        assertTrue(lines.getFirst().contains("the agent only serves someone-else"), lines.getFirst());
+        assertTrue(lines.getFirst().contains("runs as user " + System.getProperty("user.name")), lines.getFirst());
+    }
+
+    @Test
+    void agentsJoinASecuredDeploymentWithTheirCredentialsAndNotWithout() throws Exception {
+        TestSecrets secrets = TestSecrets.make(dir);
+        ViperAgent p = keep(ViperAgent.start(dir.resolve("p.sock"), shm, Viper.builder().notifier("embedded://127.0.0.1:0")
+                .transports("tcp://127.0.0.1:0").config("viper.auth.secret.file", secrets.producer().toString())));
+        TestClient producer = client(p, "producer", "m");
+        Map<String, byte[]> v1 = tensors(5);
+        publish(producer, v1);
+
+        ViperAgent c = consumerAgent(p, "viper.auth.secret.file", secrets.consumer().toString());
+        TestClient consumer = client(c, "consumer", "m");
+        consumer.awaitVersion(1);
+        assertHolds(consumer.request("lease"), v1);
+
+        // Without credentials the agent's consumer is refused by the broker: it never learns of v1.
+        try (AgentLog notifierLog = new AgentLog("io.viper.notify")) {
+            ViperAgent stranger = keep(ViperAgent.start(dir.resolve("s.sock"), shm,
+                    Viper.builder().notifier(p.notifierUri()).consumerPaths("tcp")));
+            TestClient outsider = client(stranger, "consumer", "m");
+            assertFalse(notifierLog.await("requires credentials: set viper.auth.secret.file").isEmpty(), notifierLog.all().toString());
+            ObjectNode nothing = outsider.request("lease");
+            assertEquals("NOT_FOUND", nothing.get("reason").asText(), nothing.toString());
+        }
     }
 
     @Test

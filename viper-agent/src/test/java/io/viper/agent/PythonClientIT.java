@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.Viper;
+import io.viper.notify.embedded.EmbeddedBroker;
 import io.viper.testing.python.PythonRuntime;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -30,15 +30,13 @@ class PythonClientIT {
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void thePythonClientsTestsPassAgainstARealAgent() throws Exception {
         String python = PythonRuntime.python();
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        // A fixed broker port: Python consumers may start before the first producer.
-        Viper.Builder viper = Viper.builder().notifier("embedded://127.0.0.1:" + port).transports("tcp://127.0.0.1:0");
-        Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "viper-it-");
+        // A broker of its own, as `viper broker` runs: Python consumers may start before the first
+        // producer, and the broker vouches for the versions of a new model, which start at 1.
         PythonRuntime.Result r;
-        try (ViperAgent agent = ViperAgent.start(dir.resolve("agent.sock"), shm, viper)) {
+        Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "viper-it-");
+        try (EmbeddedBroker broker = EmbeddedBroker.start("127.0.0.1", 0);
+             ViperAgent agent = ViperAgent.start(dir.resolve("agent.sock"), shm,
+                     Viper.builder().notifier("embedded://127.0.0.1:" + broker.port()).transports("tcp://127.0.0.1:0"))) {
             r = PythonRuntime.run(List.of(python, "-m", "unittest", "discover", "-v", "-s", "clients/python/tests", "-t", "clients/python"),
                     Map.of("VIPER_AGENT_SOCKET", agent.socket().toString(), "VIPER_TESTDATA", System.getProperty("viper.testdata")), 240);
         }

@@ -9,8 +9,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -26,11 +25,8 @@ final class CommonOptions {
     @Option(names = "--pfs", paramLabel = "DIR", description = "PFS repository root: producers flush there, consumers fall back to it")
     Path pfs;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "Properties file of viper.* and kafka.* settings (key=value lines; `viper config` lists the keys)")
-    Path configFile;
-
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists the keys)")
-    Map<String, String> settings = new LinkedHashMap<>();
+    @Mixin
+    ConfigOptions config;
 
     @Option(names = "--metrics-port", paramLabel = "PORT", description = "Serve Prometheus metrics on http://HOST:PORT/metrics (see --metrics-host)")
     Integer metricsPort;
@@ -46,14 +42,14 @@ final class CommonOptions {
     Viper.Builder builder() {
         CliLogging.configure(verbose);
         Viper.Builder b = Viper.builder();
-        if (configFile != null) {
-            b.config(ConfigFile.read(configFile));
+        if (config.configFile != null) {
+            b.config(ConfigFile.read(config.configFile));
         }
         b.notifier(notifier);
         if (pfs != null) {
             b.pfsRoot(pfs);
         }
-        settings.forEach(b::config);
+        config.settings.forEach(b::config);
         if (metricsPort != null) {
             startMetrics(metricsHost, metricsPort);
         }

@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
             ExportCommand.class,
             BenchCommand.class,
             BrokerCommand.class,
+            SecretCommand.class,
             AgentCommand.class,
             ConfigCommand.class,
             ScheduleCommand.class,

@@ -1,11 +1,13 @@
 package io.viper.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.viper.Viper;
 import io.viper.agent.ViperAgent;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,5 +38,19 @@ class AgentCommandTest {
         assertEquals(notSocket + " exists and is not a socket (give the agent another --socket)",
                 ProbeFailuresTest.fails(2, "agent", "--socket", notSocket.toString(), "--shm-dir", dir.toString()));
         assertEquals("mine", Files.readString(notSocket));
+    }
+
+    @Test
+    void theAgentsCredentialsAndTlsSettingsReachItsSdkAndAreCheckedAtStart() throws Exception {
+        Path socket = dir.resolve("a.sock");
+        Path shared = Files.writeString(dir.resolve("shared.secret"), "0123456789abcdef0123456789abcdef\n");
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rw-r--r--"));
+        assertEquals("viper.auth.secret.file " + shared + ": group or other users may access it (mode rw-r--r--); chmod 600 it, as ssh requires of private keys",
+                ProbeFailuresTest.fails(2, "agent", "--socket", socket.toString(), "--shm-dir", dir.toString(),
+                        "--set", "viper.auth.secret.file=" + shared));
+        Path config = Files.writeString(dir.resolve("agent.properties"), "viper.tls.enabled=true\nviper.tls.trust.file=" + shared + "\n");
+        assertEquals("viper.tls.trust.file " + shared + ": not PEM certificates: Incomplete BER/DER data",
+                ProbeFailuresTest.fails(2, "agent", "--socket", socket.toString(), "--shm-dir", dir.toString(), "--config", config.toString()));
+        assertFalse(Files.exists(socket), "refused before it listened");
     }
 }

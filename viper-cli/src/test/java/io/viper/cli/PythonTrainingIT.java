@@ -122,14 +122,18 @@ class PythonTrainingIT {
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void everyVersionATorchLoopPublishesReachesAJavaAndAPythonConsumerByteIdentical() throws Exception {
         String python = PythonRuntime.python();
-        String notifier = "embedded://127.0.0.1:" + CliProcesses.freePort();
+        int port = CliProcesses.freePort();
+        String notifier = "embedded://127.0.0.1:" + port;
+        // A broker of its own, which vouches for the versions of a new model: they start at 1.
+        await(start("broker", CliProcesses.viper(dir, "broker", "--port", Integer.toString(port))), "viper broker listening on");
         agent("producer-agent", notifier);
         agent("consumer-agent", notifier);
         Path out = dir.resolve("java");
         Running java = start("consume", CliProcesses.viper(dir, "consume", "--model", "digits", "--notifier", notifier,
                 "--out", out.toString()));
+        // ConsumerExample serves until the model of the last iteration the trainer publishes.
         Running example = start("example", new ProcessBuilder(javaCommand(ConsumerExample.class.getName(), notifier,
-                Integer.toString(VERSIONS))).directory(dir.toFile()));
+                Integer.toString(50 * VERSIONS))).directory(dir.toFile()));
         Running py = start("consume-py", python(python, "consume.py", "--agent", dir.resolve("consumer-agent.sock").toString(),
                 "--until", Integer.toString(VERSIONS)));
         await(py, "{\"following\"");

@@ -18,6 +18,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -110,7 +111,7 @@ final class Fetcher implements AutoCloseable {
     private void load(Manifest m) {
         PathSelector.Selection sel = PathSelector.select(m,
                 new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(), slots.freeBytes(), allowedSchemes, device.noGpuReason()),
-                Providers::transport, rt::clientUnavailable);
+                Providers::transport, rt::clientUnavailable, this::ownFile);
         if (!sel.usable().isEmpty()) {
             rt.metrics().selected(model, sel.usable().getFirst().location().scheme());
         }
@@ -132,6 +133,11 @@ final class Fetcher implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), m.totalBytes(), sel.describe());
             }
         }
+    }
+
+    /** Where this consumer's PFS repository keeps {@code m}'s version: the only file:// location it reads. */
+    private Optional<Location> ownFile(Manifest m) {
+        return rt.repository().flatMap(r -> r.locate(m.model(), m.version()));
     }
 
     private Loader loaderFor(Location loc) {
@@ -169,7 +175,7 @@ final class Fetcher implements AutoCloseable {
         }
         long bytes = total;
         PathSelector.Selection sel = PathSelector.select(m, new PathSelector.Capabilities(false, 0, Long.MAX_VALUE, allowedSchemes),
-                Providers::transport, rt::clientUnavailable);
+                Providers::transport, rt::clientUnavailable, this::ownFile);
         return fromFirstWorking(m, sel, names + " of " + model + " v" + m.version(), (loc, client, fallbacks, started) -> {
             Arena arena = Arena.ofShared();
             try {

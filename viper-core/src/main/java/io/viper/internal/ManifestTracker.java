@@ -50,7 +50,11 @@ final class ManifestTracker implements AutoCloseable {
         this.listeners = new Listeners<>("consumer " + model + ": manifest listener");
     }
 
-    /** Records a manifest from the notifier or the repository; only newer versions (or more locations) matter. */
+    /**
+     * Records a manifest from the notifier or the repository; only newer versions (or more locations)
+     * matter. A second manifest of a known version whose tensors or metadata differ is refused, never
+     * merged: its locations serve other bytes than the first one's hashes describe.
+     */
     void offer(Manifest m) {
         if (!m.model().equals(model)) {
             return;
@@ -58,6 +62,11 @@ final class ManifestTracker implements AutoCloseable {
         boolean fresh;
         synchronized (monitor) {
             Manifest had = known.get(m.version());
+            if (had != null && !had.sameContent(m)) {
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: refused a second v{1} from {2} whose tensors differ from the one {3} announced first",
+                        model, m.version(), m.producerId(), had.producerId());
+                return;
+            }
             fresh = had == null && m.version() > announcedVersion;
             if (fresh) {
                 announcedVersion = m.version();

@@ -3,6 +3,8 @@ package io.viper.internal;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.TransportProvider;
+import java.nio.file.FileSystemNotFoundException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -13,7 +15,10 @@ import java.util.function.Function;
  * Cache-aware path selection (docs/architecture.md#path-selection): orders the locations of a manifest by what
  * this consumer can use. GPU when it serves on GPU and has room, else host when the host budget
  * allows a receive buffer, else the PFS (mapped in place, no buffer needed). Within a tier, the
- * transport's priority (ucx before tcp), then the producer's order. Stateless and thread-safe.
+ * transport's priority (ucx before tcp), then the producer's order. A {@code file://} location is
+ * used only when it is the file this consumer's own PFS repository keeps that model and version
+ * in, so that a forged manifest cannot point it at another model's weights or any other file.
+ * Stateless and thread-safe.
  */
 public final class PathSelector {
 
@@ -52,9 +57,10 @@ public final class PathSelector {
     /**
      * @param providers the transport for a scheme, or empty when none is installed
      * @param unavailable why a scheme's transport cannot run here, or empty when it can
+     * @param ownFile where this consumer's PFS repository keeps the manifest's version, or empty without one
      */
     public static Selection select(Manifest manifest, Capabilities caps, Function<String, Optional<TransportProvider>> providers,
-                                   Function<String, Optional<String>> unavailable) {
+                                   Function<String, Optional<String>> unavailable, Function<Manifest, Optional<Location>> ownFile) {
         long size = manifest.totalBytes();
         List<Candidate> usable = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -94,7 +100,14 @@ public final class PathSelector {
                     }
                     reason = "host tier, fits the host budget";
                 }
-                case PFS -> reason = "PFS tier, mapped in place";
+                case PFS -> {
+                    Optional<String> foreign = scheme.equals("file") ? foreignFile(manifest, l, ownFile.apply(manifest)) : Optional.empty();
+                    if (foreign.isPresent()) {
+                        skipped.add(l.uri() + ": " + foreign.get());
+                        continue;
+                    }
+                    reason = "PFS tier, mapped in place";
+                }
                 default -> throw new IllegalStateException("unknown tier " + l.tier());
             }
             usable.add(new Candidate(l, p.get().priority(), reason));
@@ -103,5 +116,20 @@ public final class PathSelector {
         // Stable sort: the producer's order breaks ties.
         ordered.sort(Comparator.comparing((Candidate c) -> c.location().tier()).thenComparingInt(Candidate::priority));
         return new Selection(List.copyOf(ordered), List.copyOf(skipped));
+    }
+
+    /** Why {@code l} is not the file {@code own} names for the manifest's version, or empty when it is. */
+    private static Optional<String> foreignFile(Manifest m, Location l, Optional<Location> own) {
+        if (own.isEmpty()) {
+            return Optional.of("no viper.pfs.root here: file:// locations are read only from this consumer's own PFS");
+        }
+        try {
+            if (Path.of(l.uri()).normalize().equals(Path.of(own.get().uri()).normalize())) {
+                return Optional.empty();
+            }
+        } catch (IllegalArgumentException | FileSystemNotFoundException e) {
+            return Optional.of("not a local file URI");
+        }
+        return Optional.of("not the file this consumer's PFS keeps " + m.model() + " v" + m.version() + " in (" + own.get().uri() + ")");
     }
 }

@@ -50,9 +50,9 @@ final class ProducerImpl implements ViperProducer {
         List<TransportServer> servers = rt.servers();
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
-        this.version = repository.flatMap(r -> r.latest(model)).map(Manifest::version).orElse(0L);
+        this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
         this.cache = new StagingCache(model, c.get(ViperConfig.STAGING_BUDGET), c.get(ViperConfig.STAGING_VERSIONS),
-                c.get(ViperConfig.STAGING_WAIT_MS), b -> PublishPipeline.withdraw(servers, b),
+                c.get(ViperConfig.STAGING_WAIT_MS), this::withdrawRetired,
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);
         this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), c.get(ViperConfig.BLOCK_BYTES), gpu);
@@ -60,6 +60,11 @@ final class ProducerImpl implements ViperProducer {
         LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
                 notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),
                 repository.isPresent() ? ", PFS " + c.get(ViperConfig.PFS_ROOT).orElseThrow() : "");
+    }
+
+    /** The staging cache's callback once a retired buffer's last lease closed (it retires only after the pipeline exists). */
+    private void withdrawRetired(StagingBuffer buffer) {
+        pipeline.withdrawLater(buffer);
     }
 
     @Override
@@ -91,6 +96,9 @@ final class ProducerImpl implements ViperProducer {
     @Override
     public synchronized PublishHandle publish(Snapshot snapshot, Map<String, String> metadata) {
         ensureOpen();
+        if (version >= Manifest.MAX_VERSION) {
+            throw new ViperConfigException("producer " + model + ": v" + version + " is the last version there is (" + Manifest.MAX_VERSION + ")");
+        }
         long publishedAt = System.currentTimeMillis();
         // The stall counts everything the training thread waits for: describing the snapshot too.
         long t0 = System.nanoTime();

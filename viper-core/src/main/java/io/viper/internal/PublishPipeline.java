@@ -36,8 +36,9 @@ import java.util.concurrent.TimeUnit;
  * failure before the announcement gives the buffer back; the {@link PublishHandle}'s futures say
  * what happened.
  *
- * <p>One thread per producer, so that versions are announced in the order they were staged. Also
- * withdraws buffers from the transports when the {@link StagingCache} retires them.
+ * <p>One thread per producer, so that versions are announced in the order they were staged. A
+ * second one withdraws buffers from the transports once the {@link StagingCache} retired them and
+ * their last read lease closed.
  */
 final class PublishPipeline implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PublishPipeline.class.getName());
@@ -52,6 +53,8 @@ final class PublishPipeline implements AutoCloseable {
     /** Whether a GPU transport serves: then manifests carry phash64 for on-device verification. */
     private final boolean gpuServed;
     private final ExecutorService thread;
+    /** Withdraws retired buffers from the transports, off the threads that close leases (event loops among them). */
+    private final ExecutorService withdrawals;
 
     PublishPipeline(String model, ViperRuntime rt, List<TransportServer> servers, Notifier notifier, Optional<CheckpointRepository> repository,
                     StagingCache cache, GpuStaging gpu) {
@@ -64,6 +67,7 @@ final class PublishPipeline implements AutoCloseable {
         this.gpu = gpu;
         this.gpuServed = servers.stream().anyMatch(s -> s.location().tier() == Tier.GPU);
         this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-producer-" + model).unstarted(r));
+        this.withdrawals = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
     }
 
     /** Training thread: queues {@code staged}; returns at once with the futures of its announcement and flush. */
@@ -182,12 +186,19 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /**
-     * The {@link StagingCache}'s retire callback: withdraws a buffer from every transport, after
-     * which it may be reused once its leases close. Runs on the thread that retired it.
+     * The {@link StagingCache}'s retire callback, once a retired buffer's last lease closed: withdraws
+     * it from every transport on this pipeline's withdrawal thread, after which it may be reused.
      */
-    static void withdraw(List<TransportServer> servers, StagingBuffer buffer) {
-        withdraw(servers, buffer, System.Logger.Level.WARNING);
-        buffer.retireHandled();
+    void withdrawLater(StagingBuffer buffer) {
+        Runnable withdraw = () -> {
+            withdraw(servers, buffer, System.Logger.Level.WARNING);
+            buffer.retireHandled();
+        };
+        try {
+            withdrawals.execute(withdraw);
+        } catch (RejectedExecutionException closing) {
+            withdraw.run();
+        }
     }
 
     private static void withdraw(List<TransportServer> servers, StagingBuffer buffer, System.Logger.Level failureLevel) {
@@ -200,7 +211,7 @@ final class PublishPipeline implements AutoCloseable {
         }
     }
 
-    /** Finishes the versions queued (up to 60 s), then withdraws every staged version from the transports. */
+    /** Finishes the versions queued (up to 60 s) and the withdrawals, then withdraws every staged version from the transports. */
     @Override
     public void close() {
         thread.shutdown();
@@ -208,6 +219,10 @@ final class PublishPipeline implements AutoCloseable {
             if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
                 LOG.log(System.Logger.Level.WARNING, "producer {0}: background work did not finish in 60 s", model);
                 thread.shutdownNow();
+            }
+            withdrawals.shutdown();
+            if (!withdrawals.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "producer {0}: withdrawing retired versions did not finish in 30 s", model);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

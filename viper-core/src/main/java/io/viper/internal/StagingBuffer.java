@@ -35,7 +35,9 @@ final class StagingBuffer implements StagedCheckpoint {
     StagingCache.State state = StagingCache.State.FILLING;
     /** Open read leases; guarded by the cache's lock. */
     int leases;
-    /** Whether transports were told to withdraw it since it retired; guarded by the cache's lock. */
+    /** Whether transports were told to withdraw it since it retired (after its last lease closed); guarded by the cache's lock. */
+    boolean withdrawing;
+    /** Whether transports withdrew it since it retired; guarded by the cache's lock. */
     boolean retiredHandled;
 
     /** Allocates {@code capacity} bytes, from the transport's allocator when there is one. */
@@ -71,6 +73,7 @@ final class StagingBuffer implements StagedCheckpoint {
         this.version = newVersion;
         this.size = newSize;
         this.manifest = null;
+        this.withdrawing = false;
         this.retiredHandled = false;
         this.state = StagingCache.State.FILLING;
         gpu.newVersion();

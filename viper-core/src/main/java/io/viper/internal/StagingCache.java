@@ -18,8 +18,9 @@ import java.util.function.Consumer;
  * recycles an older buffer only once no read lease holds it (docs/architecture.md#memory-ownership-and-leases).
  *
  * <p>Buffer states: FILLING (taken for a version that is being copied and hashed), STAGED
- * (serving: leases granted), RETIRING (older than the newest kept versions: no new leases; becomes
- * FREE when its last lease closes, after transports withdrew it), FREE (reusable). Each
+ * (serving: leases granted), RETIRING (older than the newest kept versions: no new leases; once its
+ * last lease closed, transports are told to withdraw it, after which it becomes FREE), FREE
+ * (reusable). Each
  * {@link StagingBuffer}'s state and lease count are guarded by this cache's lock. Thread-safe;
  * {@link #acquire} runs on the training thread and may wait.
  */
@@ -39,8 +40,9 @@ final class StagingCache implements AutoCloseable {
     private boolean closed;
 
     /**
-     * @param onRetire called (outside the lock) when a buffer leaves service, before it may be reused,
-     *                 so that transports withdraw it
+     * @param onRetire called (outside the lock) once a retired buffer's last read lease closed, before
+     *                 it may be reused, so that transports withdraw it and free what they hold for it; on
+     *                 the thread that retired it or closed that lease; it calls {@link StagingBuffer#retireHandled}
      */
     StagingCache(String model, long budgetBytes, int keepVersions, long waitMillis, Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
         this.allocator = allocator;
@@ -117,8 +119,9 @@ final class StagingCache implements AutoCloseable {
 
     /**
      * Marks {@code b} as serving (leases may be taken) and retires versions beyond the newest kept:
-     * they take no new leases from now on. Returns them for {@link #withdraw}, which the caller runs
-     * once the new version is announced, so that withdrawing old versions does not delay it.
+     * they take no new leases from now on. Returns those without open leases for {@link #withdraw},
+     * which the caller runs once the new version is announced, so that withdrawing old versions does
+     * not delay it; the others are withdrawn when their last lease closes ({@link #onLeaseClosed}).
      */
     List<StagingBuffer> activate(StagingBuffer b) {
         List<StagingBuffer> retired = new ArrayList<>();
@@ -165,7 +168,10 @@ final class StagingCache implements AutoCloseable {
         for (int i = keepVersions; i < staged.size(); i++) {
             StagingBuffer old = staged.get(i);
             old.state = State.RETIRING;
-            retired.add(old);
+            if (old.leases == 0) {
+                old.withdrawing = true;
+                retired.add(old);
+            }
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: retiring staging buffer ({2} open leases)", model, old.version, old.leases);
         }
     }
@@ -186,16 +192,24 @@ final class StagingCache implements AutoCloseable {
         return best;
     }
 
-    /** A read lease on {@code b} closed. */
+    /** A read lease on {@code b} closed; the last one on a retired buffer has transports withdraw it. */
     void onLeaseClosed(StagingBuffer b) {
+        boolean withdraw = false;
         lock.lock();
         try {
             b.leases--;
             if (b.leases == 0) {
                 released.signalAll();
+                if (b.state == State.RETIRING && !b.withdrawing && !b.retiredHandled && !closed) {
+                    b.withdrawing = true;
+                    withdraw = true;
+                }
             }
         } finally {
             lock.unlock();
+        }
+        if (withdraw) {
+            onRetire.accept(b);
         }
     }
 

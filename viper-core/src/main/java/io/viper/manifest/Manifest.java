@@ -20,7 +20,7 @@ import java.util.SequencedMap;
  * <p>Immutable and thread-safe. Tensors are in data order and contiguous (validated).
  *
  * @param model         the model name
- * @param version       the version (> 0), only growing per model
+ * @param version       the version (1 to {@link #MAX_VERSION}), only growing per model
  * @param producerId    who published it (host:pid or a configured id)
  * @param publishedAtMs producer wall clock (epoch millis) when {@code publish} was called
  * @param metadata      string metadata (iteration, loss, ...)
@@ -29,11 +29,16 @@ import java.util.SequencedMap;
  */
 public record Manifest(String model, long version, String producerId, long publishedAtMs,
                        SequencedMap<String, String> metadata, List<TensorEntry> tensors, List<Location> locations) {
+    /**
+     * The largest version, 2^53 - 1: every JSON reader reads it exactly, and a producer can always
+     * count on from it. A manifest announcing more (a poisoned 2^63 - 1) is refused wherever it is read.
+     */
+    public static final long MAX_VERSION = (1L << 53) - 1;
 
     public Manifest {
         validateModelName(model);
-        if (version <= 0) {
-            throw new ViperConfigException("manifest " + model + ": version must be positive, got " + version);
+        if (version <= 0 || version > MAX_VERSION) {
+            throw new ViperConfigException("manifest " + model + ": version must be between 1 and " + MAX_VERSION + ", got " + version);
         }
         Objects.requireNonNull(producerId, "producerId");
         metadata = Collections.unmodifiableSequencedMap(new LinkedHashMap<>(Objects.requireNonNull(metadata, "metadata")));
@@ -94,6 +99,11 @@ public record Manifest(String model, long version, String producerId, long publi
             }
         }
         return null;
+    }
+
+    /** Whether {@code other} describes the same bytes: the same tensors (names, layout, hashes) and metadata. */
+    public boolean sameContent(Manifest other) {
+        return tensors.equals(other.tensors) && metadata.equals(other.metadata);
     }
 
     /** This manifest with {@code extra} locations appended (duplicates dropped). */

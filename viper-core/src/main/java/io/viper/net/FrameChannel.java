@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLContext;
 
 /**
  * A TCP connection that carries length-prefixed frames (a 4-byte big-endian length, then that many
@@ -39,6 +40,10 @@ import java.util.function.BooleanSupplier;
  * when a bound passes, {@link EOFException} when the peer closed the connection,
  * {@link ProtocolException} for a frame length out of bounds or bytes that arrive when none may,
  * {@link AsynchronousCloseException} after {@link #close()}.
+ *
+ * <p>TLS, when {@link #connect(InetSocketAddress, long, Limits, SSLContext) connected} with it,
+ * sits below the frames: every call works the same, and bytes read into the caller's memory arrive
+ * there through one record-sized buffer instead of straight from the socket.
  *
  * <p>Threads: one thread at a time reads and writes (a non-blocking channel driven by its own
  * {@link Selector}); {@link #wakeup()} and {@link #close()} may be called from any thread, and close
@@ -71,6 +76,8 @@ public final class FrameChannel implements AutoCloseable {
     }
 
     private final SocketChannel channel;
+    /** TLS over {@link #channel}, or null for plain TCP. */
+    private TlsSession tls;
     private final Selector selector;
     private final SelectionKey key;
     private final Limits limits;
@@ -93,15 +100,32 @@ public final class FrameChannel implements AutoCloseable {
      * @throws IOException when the connection is refused or fails
      */
     public static FrameChannel connect(InetSocketAddress address, long deadline, Limits limits) throws IOException {
+        return connect(address, deadline, limits, null);
+    }
+
+    /**
+     * As {@link #connect(InetSocketAddress, long, Limits)}, then, with {@code tls} (not null), a TLS
+     * handshake before the deadline: the server must present a certificate {@code tls} trusts, for
+     * the host {@code address} names ({@link Tls#clientEngine}). Every byte after it is encrypted.
+     *
+     * @throws javax.net.ssl.SSLException when the handshake fails (an untrusted certificate, another host's)
+     */
+    public static FrameChannel connect(InetSocketAddress address, long deadline, Limits limits, SSLContext tls) throws IOException {
         SocketChannel ch = SocketChannel.open();
         try {
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
             FrameChannel c = open(ch, limits);
+            long start = System.nanoTime();
             if (!ch.connect(address)) {
-                long start = System.nanoTime();
                 while (!ch.finishConnect()) {
                     c.await(SelectionKey.OP_CONNECT, deadline, start, "connecting");
+                }
+            }
+            if (tls != null) {
+                c.tls = new TlsSession(Tls.clientEngine(tls, address.getHostString(), address.getPort()), ch);
+                for (int need; (need = c.tls.handshake()) != 0; ) {
+                    c.await(need, deadline, start, "negotiating TLS");
                 }
             }
             return c;
@@ -146,14 +170,18 @@ public final class FrameChannel implements AutoCloseable {
                 first++;
             }
             if (first == buffers.length) {
-                return;
+                break;
             }
             checkOpen();
-            if (channel.write(buffers, first, buffers.length - first) > 0) {
+            long n = tls == null ? channel.write(buffers, first, buffers.length - first) : tls.write(buffers[first]);
+            if (n > 0) {
                 progress = System.nanoTime();
             } else {
                 await(SelectionKey.OP_WRITE, deadline, progress, "sending");
             }
+        }
+        while (tls != null && !tls.flush()) {
+            await(SelectionKey.OP_WRITE, deadline, progress, "sending");
         }
     }
 
@@ -175,7 +203,7 @@ public final class FrameChannel implements AutoCloseable {
         long progress = System.nanoTime();
         while (dst.hasRemaining()) {
             checkOpen();
-            int n = channel.read(dst);
+            int n = tls == null ? channel.read(dst) : tls.read(dst);
             if (n > 0) {
                 progress = System.nanoTime();
             } else if (n < 0) {
@@ -193,11 +221,17 @@ public final class FrameChannel implements AutoCloseable {
      * @throws ProtocolException when the length lies outside the limits
      */
     public ByteBuffer readFrame(long deadline) throws IOException {
+        return readFrame(deadline, limits.maxFrame());
+    }
+
+    /** As {@link #readFrame(long)}, refusing frames longer than {@code maxFrame} too (a handshake's, say). */
+    public ByteBuffer readFrame(long deadline, int maxFrame) throws IOException {
         length.clear();
         readFully(length, deadline);
         int n = length.getInt(0);
-        if (n < limits.minFrame() || n > limits.maxFrame()) {
-            throw new ProtocolException("frame length " + n + " outside " + limits.minFrame() + ".." + limits.maxFrame());
+        int max = Math.min(maxFrame, limits.maxFrame());
+        if (n < limits.minFrame() || n > max) {
+            throw new ProtocolException("frame length " + n + " outside " + limits.minFrame() + ".." + max);
         }
         ByteBuffer body = ByteBuffer.allocate(n);
         readFully(body, deadline);
@@ -215,7 +249,7 @@ public final class FrameChannel implements AutoCloseable {
     public void requireQuiet() throws IOException {
         checkOpen();
         ByteBuffer probe = ByteBuffer.allocate(1);
-        int n = channel.read(probe);
+        int n = tls == null ? channel.read(probe) : tls.read(probe);
         if (n < 0) {
             throw new EOFException("the peer closed the connection");
         }

@@ -19,11 +19,31 @@ public interface CheckpointRepository extends AutoCloseable {
      */
     Location store(Manifest manifest, StagedCheckpoint staged);
 
+    /**
+     * Called once when a producer of {@code model} starts, before its first store: removes what an
+     * interrupted writer left (temporary files of a crashed store) and repairs the pointer to the
+     * newest version (a complete version that a crash or a full disk kept {@code LATEST} from naming),
+     * so that readers and the producer agree on it. Returns the newest complete version stored, 0
+     * when none, which the producer numbers after. The default only reads.
+     */
+    default long recover(String model) {
+        return versions(model).stream().mapToLong(Long::longValue).max().orElse(0L);
+    }
+
     /** The manifest of the newest complete version of {@code model}, with its file location. */
     Optional<Manifest> latest(String model);
 
     /** The manifest of {@code version}, if stored. */
     Optional<Manifest> find(String model, long version);
+
+    /**
+     * The location this repository keeps {@code model} v{@code version} at, stored or not: the only
+     * {@code file://} location of that version a consumer reads (a manifest naming another file, of
+     * another model or outside the repository, is not followed). Default: none.
+     */
+    default Optional<Location> locate(String model, long version) {
+        return Optional.empty();
+    }
 
     /** Stored versions of {@code model}, oldest first. */
     List<Long> versions(String model);

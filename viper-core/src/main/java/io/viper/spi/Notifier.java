@@ -2,6 +2,7 @@ package io.viper.spi;
 
 import io.viper.manifest.Manifest;
 import java.net.URI;
+import java.util.OptionalLong;
 
 /**
  * Publish/subscribe of manifests, keyed by model name (the embedded and Kafka wire formats are in
@@ -25,9 +26,23 @@ public interface Notifier extends AutoCloseable {
 
     /**
      * Announces {@code manifest}. Blocks until the notifier accepted it (the embedded broker or the
-     * Kafka leader acknowledged it). Throws a retriable exception when the broker is unreachable.
+     * Kafka leader acknowledged it). Throws a retriable exception when the broker is unreachable, and
+     * a {@link io.viper.errors.ViperConfigException} when it refuses the manifest because it holds a
+     * newer version of the model (versions must grow).
      */
     void publish(Manifest manifest);
+
+    /**
+     * The newest version of {@code model} announced through this notifier, so that a starting
+     * producer numbers its versions after it (docs/architecture.md#versions): 0 when none was.
+     * Empty when this notifier cannot know, because it holds no history that consumers may have
+     * seen (an embedded broker this producer just started on a fixed port, which consumers of an
+     * earlier producer may still follow). Blocks up to {@code viper.notify.timeout.ms}; empty as well
+     * when the service does not answer in time. Default: empty.
+     */
+    default OptionalLong latestVersion(String model) {
+        return OptionalLong.empty();
+    }
 
     /** Subscribes to {@code model}; close the returned subscription to stop. */
     Subscription subscribe(String model, ManifestListener listener);

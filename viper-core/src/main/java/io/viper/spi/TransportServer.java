@@ -6,8 +6,8 @@ import io.viper.manifest.Location;
  * Producer side of a transport: serves staged checkpoints to consumers that hold a read lease.
  *
  * <p>Created by {@link TransportProvider#openServer}; owned and closed by the producer. {@code expose}
- * and {@code withdraw} are called from the producer's background thread; implementations serve
- * requests on their own threads.
+ * is called from the producer's background thread, {@code withdraw} from its withdrawal thread;
+ * implementations serve requests on their own threads.
  */
 public interface TransportServer extends AutoCloseable {
     /** Where consumers reach this server (the bound port resolved), e.g. {@code ucx://127.0.0.1:40123}. */
@@ -17,8 +17,10 @@ public interface TransportServer extends AutoCloseable {
     void expose(StagedCheckpoint staged);
 
     /**
-     * Stops serving that version: new lease requests for it are refused. Called before the staging
-     * cache recycles the buffer, only after every lease on it is closed.
+     * Stops serving that version and frees what {@link #expose} allocated or registered for it. Called
+     * once the version retired and every read lease on it is closed, before the staging cache
+     * recycles the buffer; from the moment it retired, {@link StagedCheckpoint#tryLease()} already
+     * refuses new leases, so no read can be running when this is called.
      */
     void withdraw(StagedCheckpoint staged);
 

@@ -103,6 +103,23 @@ class ManifestTrackerTest {
     }
 
     @Test
+    void aSecondManifestOfTheSameVersionWithOtherTensorsIsRefusedNotMerged() throws Exception {
+        Manifest first = manifest(1, TCP);
+        Manifest other = new Manifest("m", 1, "restarted", 0, new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(7, 7))), List.of(PFS));
+        try (ManifestTracker t = new ManifestTracker("m", true, () -> 0)) {
+            t.offer(first);
+            assertSame(first, t.awaitTarget());
+            t.offer(other);
+            Manifest kept = t.find(1).orElseThrow();
+            assertEquals(List.of(TCP), kept.locations(), "the other bytes' location is not merged under the first one's hashes");
+            assertEquals(first.tensors(), kept.tensors());
+            t.offer(manifest(1, PFS));
+            assertEquals(List.of(TCP, PFS), t.awaitTarget().locations(), "the same bytes announced again still add locations");
+        }
+    }
+
+    @Test
     void onlyTheLastSixteenVersionsAreKept() {
         try (ManifestTracker t = new ManifestTracker("m", false, () -> 0)) {
             for (long v = 1; v <= 20; v++) {

@@ -66,6 +66,9 @@ class PathSelectorGpuTest {
             "tcp", provider("tcp", Tier.HOST, 10),
             "file", provider("file", Tier.PFS, 0));
 
+    /** Where the consumer's own PFS keeps m v1. */
+    private static final Location OWN_FILE = new Location(URI.create("file:///pfs/m/1/model.safetensors"), Tier.PFS);
+
     private static Manifest manifest() {
         return new Manifest("m", 1, "p", 0, new LinkedHashMap<>(),
                 List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {SIZE}, 0, SIZE), new ContentHash(1, 2))),
@@ -76,7 +79,7 @@ class PathSelectorGpuTest {
     }
 
     private static PathSelector.Selection select(PathSelector.Capabilities caps, Function<String, Optional<String>> unavailable) {
-        return PathSelector.select(manifest(), caps, s -> Optional.ofNullable(PROVIDERS.get(s)), unavailable);
+        return PathSelector.select(manifest(), caps, s -> Optional.ofNullable(PROVIDERS.get(s)), unavailable, m -> Optional.of(OWN_FILE));
     }
 
     private static List<String> order(PathSelector.Selection s) {
@@ -122,5 +125,24 @@ class PathSelectorGpuTest {
         assertTrue(s.skipped().getFirst().contains("exceed free GPU memory " + (SIZE - 1)), s.skipped().toString());
         PathSelector.Selection t = select(new PathSelector.Capabilities(true, 0, 0, List.of(), null), x -> Optional.empty());
         assertEquals(List.of("file"), order(t));
+    }
+
+    @Test
+    void onlyTheFileTheConsumersOwnPfsKeepsTheVersionInIsRead() {
+        Manifest forged = manifest().replaceLocations(List.of(
+                new Location(URI.create("file:///pfs/other-model/3/model.safetensors"), Tier.PFS),
+                new Location(URI.create("file:///pfs/m/1/../../other-model/3/model.safetensors"), Tier.PFS),
+                new Location(URI.create("file:///etc/passwd"), Tier.PFS),
+                new Location(URI.create("file:///pfs/m/./1/model.safetensors"), Tier.PFS)));
+        PathSelector.Selection s = PathSelector.select(forged, new PathSelector.Capabilities(false, 0, SIZE, List.of()),
+                x -> Optional.ofNullable(PROVIDERS.get(x)), x -> Optional.empty(), m -> Optional.of(OWN_FILE));
+        assertEquals(List.of("file:///pfs/m/./1/model.safetensors"), s.usable().stream().map(c -> c.location().uri().toString()).toList());
+        assertEquals(3, s.skipped().size());
+        assertTrue(s.skipped().stream().allMatch(r -> r.contains("not the file this consumer's PFS keeps m v1 in")), s.skipped().toString());
+
+        PathSelector.Selection noPfs = PathSelector.select(manifest(), new PathSelector.Capabilities(false, 0, SIZE, List.of()),
+                x -> Optional.ofNullable(PROVIDERS.get(x)), x -> Optional.empty(), m -> Optional.empty());
+        assertEquals(List.of("tcp"), order(noPfs));
+        assertTrue(noPfs.skipped().getLast().contains("no viper.pfs.root here"), noPfs.skipped().toString());
     }
 }

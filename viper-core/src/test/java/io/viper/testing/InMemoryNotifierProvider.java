@@ -9,6 +9,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -77,6 +78,12 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         @Override
         public void publish(Manifest manifest) {
             broker.publishRaw(manifest.model(), ManifestCodec.encode(manifest));
+        }
+
+        @Override
+        public OptionalLong latestVersion(String model) {
+            byte[] last = broker.latest.get(model);
+            return OptionalLong.of(last == null ? 0 : ManifestCodec.decode(last, "mem broker").version());
         }
 
         @Override

@@ -44,6 +44,17 @@ public final class InMemoryTransportProvider implements TransportProvider {
         return FAULTS.computeIfAbsent(name, n -> new Faults());
     }
 
+    /** Takes a read lease on {@code model} v{@code version} as a consumer's read on server {@code name} would; null when refused. */
+    public static ReadLease lease(String name, String model, long version) {
+        StagedCheckpoint staged = SERVERS.get(name).exposed.get(model + "/" + version);
+        return staged == null ? null : staged.tryLease();
+    }
+
+    /** The versions server {@code name} was told to withdraw, as {@code model/version}, in order. */
+    public static List<String> withdrawn(String name) {
+        return SERVERS.get(name).withdrawn;
+    }
+
     /** Resets all faults (call in @BeforeEach). */
     public static void resetFaults() {
         FAULTS.clear();
@@ -99,6 +110,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
     private static final class Server implements TransportServer {
         private final String name;
         private final Map<String, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
+        private final List<String> withdrawn = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         Server(String name) {
             this.name = name;
@@ -116,6 +128,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
 
         @Override
         public void withdraw(StagedCheckpoint staged) {
+            withdrawn.add(staged.model() + "/" + staged.version());
             exposed.remove(staged.model() + "/" + staged.version(), staged);
         }
 

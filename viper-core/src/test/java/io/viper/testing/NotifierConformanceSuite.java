@@ -172,6 +172,17 @@ public abstract class NotifierConformanceSuite {
     }
 
     @Test
+    protected void aStartingProducerLearnsTheNewestAnnouncedVersion() throws Exception {
+        String model = model("latest-version");
+        Notifier producer = open(NotifierProvider.Role.PRODUCER);
+        producer.publish(manifest(model, 4, "tcp://127.0.0.1:1"));
+        producer.publish(manifest(model, 6, "tcp://127.0.0.1:1"));
+        Notifier restarted = open(NotifierProvider.Role.PRODUCER);
+        assertEquals(java.util.OptionalLong.of(6), restarted.latestVersion(model));
+        assertEquals(java.util.OptionalLong.of(0), restarted.latestVersion(model("never-published")));
+    }
+
+    @Test
     protected void malformedInputIsSkippedAndDeliveryGoesOn() throws Exception {
         String model = model("malformed");
         Notifier producer = open(NotifierProvider.Role.PRODUCER);

@@ -40,9 +40,12 @@ public record PolicyOutcome(DemoPolicy policy, Schedule schedule, double predict
         int requests = consumer.requests();
         List<Double> latencies = new ArrayList<>();
         LinkedHashSet<String> paths = new LinkedHashSet<>();
+        // The first update is the warm-up model, loaded before the clock starts (its version is 1, or the clock
+        // when the producer hosts the broker on a fixed port: docs/architecture.md#versions).
+        long warmup = consumer.updates().isEmpty() ? 0 : consumer.updates().getFirst().version();
         for (Update u : consumer.updates()) {
             paths.add(u.path());
-            if (u.version() > 1) { // version 1 is the warm-up model, loaded before the clock starts
+            if (u.version() > warmup) {
                 latencies.add(u.latencyMs());
             }
         }

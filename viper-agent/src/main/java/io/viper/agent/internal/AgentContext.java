@@ -1,6 +1,8 @@
 package io.viper.agent.internal;
 
 import io.viper.Viper;
+import io.viper.auth.Secret;
+import io.viper.net.Tls;
 
 /**
  * What the connections of one agent share: the Viper instance, the shared-memory directory, the
@@ -11,12 +13,20 @@ public record AgentContext(Viper viper, SharedMemory shm, Producers producers, C
 
     /**
      * Wires an agent around {@code viper}, built from {@code builder} with its consumers' receive
-     * buffers in {@code shm}'s files.
+     * buffers in {@code shm}'s files. The credentials and TLS trust of its settings are read now, so
+     * that an agent that could not use them is refused at start, not at its clients' first request.
      */
     public static AgentContext open(Viper.Builder builder, java.nio.file.Path shmDir, String description) {
         SharedMemory shm = new SharedMemory(shmDir);
         SharedReceiveBuffers receive = new SharedReceiveBuffers(shm);
         Viper viper = builder.receiveAllocator(receive).build();
+        try {
+            Secret.fromConfig(viper.config());
+            Tls.client(viper.config());
+        } catch (RuntimeException e) {
+            viper.close();
+            throw e;
+        }
         return new AgentContext(viper, shm, new Producers(viper), new Consumers(viper, shm, receive), description);
     }
 

@@ -206,6 +206,9 @@ public final class TransferBench {
                 cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
             } else {
                 cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", scheme));
+                if (scheme.equals("file")) {
+                    cmd.add(pfs.toString()); // a consumer reads file:// locations only from its own PFS
+                }
             }
             Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {

@@ -1,5 +1,6 @@
 package io.viper.notify.embedded;
 
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.notify.embedded.internal.Broker;
@@ -26,15 +27,27 @@ public final class EmbeddedBroker implements AutoCloseable {
 
     /**
      * Starts a broker listening on {@code host:port}; {@code host} null means loopback, port 0 any free
-     * port (see {@link #port()}).
+     * port (see {@link #port()}). Default settings: no secret, so only on loopback.
      *
      * @throws ViperException ({@code UNAVAILABLE}) when the address is in use or cannot be bound,
      *                        ({@code CONFIG}) for an unknown host or a port outside 0..65535
      */
     public static EmbeddedBroker start(String host, int port) {
+        return start(host, port, ViperConfig.defaults());
+    }
+
+    /**
+     * As {@link #start(String, int)}, with {@code config}'s {@code viper.auth.*} credentials (only
+     * peers that prove them are served; a server beyond loopback needs them), {@code viper.tls.*}
+     * and {@code viper.limits.*}.
+     *
+     * @throws ViperException ({@code CONFIG}) also when it must not start: no secret beyond loopback,
+     *                        unusable secret or TLS files
+     */
+    public static EmbeddedBroker start(String host, int port, ViperConfig config) {
         String h = host == null ? "127.0.0.1" : host;
         try {
-            return new EmbeddedBroker(Broker.bind(h, port));
+            return new EmbeddedBroker(Broker.bind(h, port, config));
         } catch (BindException e) {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot start the embedded broker on "
                     + new NotifyProtocol.Endpoint(h, port) + ": " + e.getMessage(), e);

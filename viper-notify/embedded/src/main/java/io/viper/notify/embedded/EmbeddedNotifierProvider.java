@@ -3,6 +3,7 @@ package io.viper.notify.embedded;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.netty.ClientSecurity;
 import io.viper.notify.embedded.internal.Broker;
 import io.viper.notify.embedded.internal.EmbeddedNotifier;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
@@ -36,9 +37,11 @@ import java.net.UnknownHostException;
  *
  * <h2>Delivery</h2>
  * The broker keeps the latest manifest per model. A subscriber receives it at once, then every
- * accepted publication in order. A publication of a lower version than the broker holds is ignored
- * (logged; {@code publish} returns); the same version is accepted and delivered again (a location
- * update). Listeners run on the notifier's listener thread ({@code viper-notify-listener-<port>}), one
+ * accepted publication in order. A publication of a lower version than the broker holds is refused
+ * ({@code publish} throws a {@link io.viper.errors.ViperConfigException}); the same version is
+ * accepted and delivered again (a location update). {@link Notifier#latestVersion} asks the broker
+ * for the newest version it accepted; a broker the producer just started on a fixed port answers
+ * empty (it cannot know what consumers of an earlier broker there were told). Listeners run on the notifier's listener thread ({@code viper-notify-listener-<port>}), one
  * call at a time, and never see a version older than one they already received nor the same bytes
  * twice. A subscriber that cannot keep up receives the newest pending manifest per model rather
  * than every intermediate one.
@@ -54,10 +57,11 @@ import java.net.UnknownHostException;
  *   SUBSCRIBE   0x02  model:str                         answered by the latest MANIFEST, if any
  *   UNSUBSCRIBE 0x03  model:str
  *   PUBLISH     0x04  requestId:i64 model:str manifest  answered by ACK or ERROR with the request id
+ *   LATEST      0x05  requestId:i64 model:str           answered by ACK with status 2 and the newest version (0: none)
  * broker -> client
  *   WELCOME     0x11
  *   MANIFEST    0x12  model:str manifest
- *   ACK         0x13  requestId:i64 status:u8 latestVersion:i64   status 0 accepted, 1 ignored (older)
+ *   ACK         0x13  requestId:i64 status:u8 latestVersion:i64   status 0 accepted, 1 refused (older), 2 LATEST's answer
  *   ERROR       0x14  requestId:i64 code:u8 reason:str            code 1 manifest malformed, 2 broker
  *                                                                 limit, 3 protocol (then closes)
  * </pre>
@@ -83,15 +87,15 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         long timeoutMs = config.get(ViperConfig.NOTIFY_TIMEOUT_MS);
         if (role == Role.CONSUMER) {
             Endpoint endpoint = Endpoint.parse(uri, false);
-            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, false, null);
+            return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, false, null, false, security(config, role));
         }
         Endpoint endpoint = Endpoint.parse(uri, true);
         Broker broker;
         try {
-            broker = Broker.bind(endpoint.host(), endpoint.port());
+            broker = Broker.bind(endpoint.host(), endpoint.port(), config);
         } catch (BindException inUse) {
             try {
-                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, true, null);
+                return EmbeddedNotifier.connect(endpoint, endpoint.uri(), timeoutMs, true, null, false, security(config, role));
             } catch (RetriableViperException e) {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, endpoint + " is in use but no embedded broker answers there: "
                         + e.getMessage(), e);
@@ -99,11 +103,16 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         }
         try {
             Endpoint local = new Endpoint(connectHost(endpoint.host()), broker.port());
-            return EmbeddedNotifier.connect(local, broker.uri(), timeoutMs, true, broker);
+            return EmbeddedNotifier.connect(local, broker.uri(), timeoutMs, true, broker, endpoint.port() != 0, security(config, role));
         } catch (RuntimeException e) {
             broker.close();
             throw e;
         }
+    }
+
+    /** A producer's client publishes, so it proves the producer role; a consumer's proves the consumer role. */
+    private static ClientSecurity security(ViperConfig config, Role role) {
+        return ClientSecurity.of(config, "embedded", role == Role.PRODUCER ? io.viper.auth.Role.PRODUCER : io.viper.auth.Role.CONSUMER);
     }
 
     /** Where this process reaches a broker it bound to {@code host}: loopback for a wildcard address. */

@@ -12,6 +12,7 @@ import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
+import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -272,7 +274,7 @@ class EmbeddedNotifierBehaviourTest {
     }
 
     @Test
-    void olderVersionIsIgnoredSameVersionIsDelivered() throws Exception {
+    void olderVersionIsRefusedSameVersionIsDelivered() throws Exception {
         Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
         Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, FAST));
         Collector c = new Collector();
@@ -280,10 +282,12 @@ class EmbeddedNotifierBehaviourTest {
         Thread.sleep(200);
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:1"));
         assertEquals(5, c.next().version());
-        try (LogCapture log = new LogCapture("io.viper.notify.embedded.internal.EmbeddedNotifier")) {
-            producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1"));
-            assertTrue(log.await("ignored stale v3: it already holds v5"), "logged: " + log.lines());
-        }
+        ViperConfigException refused = assertThrows(ViperConfigException.class, () -> producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1")));
+        assertTrue(refused.getMessage().contains("the broker refused stale v3: it holds v5 of stale"), refused.getMessage());
+        Manifest otherBytes = new Manifest("stale", 5, "impostor", 0, new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2}, 0, 8), new ContentHash(66, 66))), List.of());
+        ViperConfigException reused = assertThrows(ViperConfigException.class, () -> producer.publish(otherBytes));
+        assertTrue(reused.getMessage().contains("it holds another v5 of stale"), reused.getMessage());
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:2"));
         Manifest again = c.next();
         assertEquals(5, again.version());
@@ -293,6 +297,22 @@ class EmbeddedNotifierBehaviourTest {
         own(consumer.subscribe("stale", d));
         assertEquals("tcp://127.0.0.1:2", d.next().locations().getFirst().uri().toString());
         assertNull(c.manifests.poll(200, TimeUnit.MILLISECONDS), "v3 never arrived");
+    }
+
+    @Test
+    void theBrokerTellsAStartingProducerTheLatestVersionUnlessItIsNewOnAFixedPort() throws Exception {
+        Notifier hostOnAnyPort = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
+        assertEquals(OptionalLong.of(0), hostOnAnyPort.latestVersion("lv"), "a broker on a new port: nobody can hold a version yet");
+        hostOnAnyPort.publish(manifest("lv", 5, "tcp://127.0.0.1:1"));
+        Notifier other = own(provider.open(hostOnAnyPort.uri(), Role.PRODUCER, FAST));
+        assertEquals(OptionalLong.of(5), other.latestVersion("lv"));
+        assertEquals(OptionalLong.of(0), other.latestVersion("never"));
+
+        Notifier hostOnFixedPort = own(provider.open(URI.create("embedded://127.0.0.1:" + freePort()), Role.PRODUCER, FAST));
+        assertEquals(OptionalLong.empty(), hostOnFixedPort.latestVersion("lv"),
+                "a broker just started where an earlier one may have announced versions cannot vouch for them");
+        hostOnFixedPort.publish(manifest("lv", 2, "tcp://127.0.0.1:1"));
+        assertEquals(OptionalLong.of(2), hostOnFixedPort.latestVersion("lv"));
     }
 
     @Test
@@ -369,7 +389,8 @@ class EmbeddedNotifierBehaviourTest {
 
     @Test
     void manifestsUpToTheCodecLimitTravelLargerOnesAreRefused() throws Exception {
-        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.defaults()));
+        // A broker takes frames up to viper.limits.frame.bytes (8 MiB by default): raised here to the codec's limit.
+        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.of(Map.of("viper.limits.frame.bytes", "33m"))));
         Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.defaults()));
         Collector c = new Collector();
         own(consumer.subscribe("big", c));

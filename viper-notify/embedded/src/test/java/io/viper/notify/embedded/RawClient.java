@@ -1,30 +1,32 @@
 package io.viper.notify.embedded;
 
+import io.viper.auth.Handshake;
+import io.viper.notify.embedded.internal.NotifyProtocol;
+import io.viper.testing.RawPeer;
 import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 
-/** A raw socket speaking (or breaking) the broker protocol, for tests. */
+/** A raw socket speaking (or breaking) the broker protocol, for tests: past the handshake (as a client without credentials), or before it. */
 final class RawClient implements AutoCloseable {
-    private final Socket socket;
-    final DataInputStream in;
-    final DataOutputStream out;
+    private final RawPeer peer;
 
+    /** Connects and completes the handshake, so that what it sends next reaches the broker's protocol. */
     RawClient(URI broker) throws IOException {
-        socket = new Socket();
-        socket.connect(new InetSocketAddress(broker.getHost(), broker.getPort()), 2000);
-        socket.setSoTimeout(5000);
-        in = new DataInputStream(socket.getInputStream());
-        out = new DataOutputStream(socket.getOutputStream());
+        this(broker, true);
+    }
+
+    RawClient(URI broker, boolean handshake) throws IOException {
+        peer = new RawPeer(broker.getHost(), broker.getPort(), 5000);
+        if (handshake) {
+            try {
+                peer.handshake("embedded", java.util.Optional.empty(), io.viper.auth.Role.PRODUCER);
+            } catch (Handshake.Refused e) {
+                throw new IOException(e.getMessage(), e);
+            }
+        }
     }
 
     static byte[] frame(int type, byte[] payload) {
@@ -32,7 +34,7 @@ final class RawClient implements AutoCloseable {
         DataOutputStream d = new DataOutputStream(b);
         try {
             d.writeInt(2 + payload.length);
-            d.writeByte(1);
+            d.writeByte(NotifyProtocol.VERSION);
             d.writeByte(type);
             d.write(payload);
         } catch (IOException e) {
@@ -66,38 +68,24 @@ final class RawClient implements AutoCloseable {
     }
 
     void send(byte[] bytes) throws IOException {
-        out.write(bytes);
-        out.flush();
+        peer.send(bytes);
     }
 
     /** Reads one frame: returns {type, payload...}. */
     byte[] readFrame() throws IOException {
-        int n = in.readInt();
-        byte[] f = new byte[n];
-        in.readFully(f);
-        byte[] r = new byte[n - 1];
-        System.arraycopy(f, 1, r, 0, n - 1);
+        byte[] f = peer.readFrame();
+        byte[] r = new byte[f.length - 1];
+        System.arraycopy(f, 1, r, 0, f.length - 1);
         return r;
     }
 
     /** Reads until the broker closes; true if it did within the socket timeout. */
     boolean closedByPeer() throws IOException {
-        byte[] buf = new byte[4096];
-        InputStream s = socket.getInputStream();
-        try {
-            while (s.read(buf) >= 0) {
-                // Drain.
-            }
-            return true;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (SocketException | EOFException e) {
-            return true;
-        }
+        return peer.closedByPeer();
     }
 
     @Override
     public void close() throws IOException {
-        socket.close();
+        peer.close();
     }
 }

@@ -23,7 +23,7 @@ public final class IpcProducerMain {
         String model = args.length > 2 ? args[2] : "ipc";
         try (TestStagedCheckpoint host = new TestStagedCheckpoint(model, 1, seed, size);
              DeviceStagedCheckpoint staged = GpuTests.deviceStaged(host, 0);
-             IpcServer server = new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"))) {
+             IpcServer server = new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"), io.viper.ViperConfig.defaults())) {
             server.expose(staged);
             System.out.println("PORT " + server.location().uri().getPort());
             System.out.flush();

@@ -1,7 +1,10 @@
 package io.viper.transfer.tcp;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ClientAuth;
+import io.viper.auth.Role;
 import io.viper.manifest.Tier;
+import io.viper.net.Tls;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
@@ -96,11 +99,11 @@ public final class TcpTransportProvider implements TransportProvider {
 
     @Override
     public TransportServer openServer(URI bind, ViperConfig config) {
-        return TcpServer.open(bind, config.get(ViperConfig.TRANSFER_TIMEOUT_MS));
+        return TcpServer.open(bind, config);
     }
 
     @Override
     public TransportClient openClient(ViperConfig config) {
-        return new TcpClient(config.get(ViperConfig.TRANSFER_TIMEOUT_MS));
+        return new TcpClient(config.get(ViperConfig.TRANSFER_TIMEOUT_MS), ClientAuth.of(config, Role.CONSUMER), Tls.client(config).orElse(null));
     }
 }

@@ -15,6 +15,7 @@ import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportServer;
 import io.viper.testing.LogCapture;
+import io.viper.testing.RawPeer;
 import io.viper.testing.TestStagedCheckpoint;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -96,14 +97,16 @@ class TcpServerRobustnessTest {
         assertEquals(-1, staged.data().mismatch(dst), "bytes read by a good client");
     }
 
-    /** Sends {@code bytes} on a raw socket and returns everything the server answered before closing. */
-    private byte[] sendRaw(byte[] bytes) throws IOException {
-        try (Socket s = new Socket()) {
-            s.connect(address(), 2000);
-            s.setSoTimeout(5000);
-            s.getOutputStream().write(bytes);
-            s.getOutputStream().flush();
-            return readToEof(s.getInputStream());
+    /** A raw socket past the handshake (the server has no secret), for speaking the protocol by hand. */
+    private RawPeer peer() throws Exception {
+        return RawPeer.authenticated(address().getHostString(), address().getPort(), "tcp");
+    }
+
+    /** Sends {@code bytes} on a raw socket, after the handshake, and returns everything the server answered before closing. */
+    private byte[] sendRaw(byte[] bytes) throws Exception {
+        try (RawPeer s = peer()) {
+            s.send(bytes);
+            return readToEof(s.in);
         }
     }
 
@@ -129,7 +132,7 @@ class TcpServerRobustnessTest {
         f[1] = (byte) (n >>> 16);
         f[2] = (byte) (n >>> 8);
         f[3] = (byte) n;
-        f[4] = 1;
+        f[4] = io.viper.transfer.tcp.internal.TcpProtocol.VERSION;
         f[5] = (byte) type;
         System.arraycopy(payload, 0, f, 6, payload.length);
         return f;
@@ -243,11 +246,9 @@ class TcpServerRobustnessTest {
 
     @Test
     void readOutsideTheDataOrOnAnUnknownLeaseIsRefusedAndTheLeaseReleased() throws Exception {
-        try (Socket s = new Socket()) {
-            s.connect(address(), 2000);
-            s.setSoTimeout(5000);
-            DataInputStream in = new DataInputStream(s.getInputStream());
-            s.getOutputStream().write(frame(0x01, leasePayload("robust", 1)));
+        try (RawPeer s = peer()) {
+            DataInputStream in = s.in;
+            s.send(frame(0x01, leasePayload("robust", 1)));
             assertEquals(18, in.readInt());
             assertEquals(1, in.readByte());
             assertEquals(0x11, in.readByte(), "LEASED");
@@ -255,7 +256,7 @@ class TcpServerRobustnessTest {
             assertEquals(staged.manifest().totalBytes(), in.readLong());
             assertEquals(1, staged.openLeases());
             // A range past the end (offset + length overflows too).
-            s.getOutputStream().write(frame(0x02, readPayload(leaseId, 100_000, 24)));
+            s.send(frame(0x02, readPayload(leaseId, 100_000, 24)));
             byte[] rest = readToEof(in);
             assertTrue(new String(rest, StandardCharsets.UTF_8).contains("lies outside"), "ERROR names the problem");
         }
@@ -272,10 +273,8 @@ class TcpServerRobustnessTest {
 
     @Test
     void readsPipelinedBehindARefusedLeaseAreSkippedAndTheConnectionStaysUsable() throws Exception {
-        try (Socket s = new Socket()) {
-            s.connect(address(), 2000);
-            s.setSoTimeout(5000);
-            DataInputStream in = new DataInputStream(s.getInputStream());
+        try (RawPeer s = peer()) {
+            DataInputStream in = s.in;
             ByteArrayOutputStream request = new ByteArrayOutputStream();
             request.write(frame(0x01, leasePayload("robust", 99))); // not served
             request.write(frame(0x02, readPayload(0, 0, 10)));
@@ -284,7 +283,7 @@ class TcpServerRobustnessTest {
             request.write(frame(0x01, leasePayload("robust", 1)));
             request.write(frame(0x02, readPayload(0, 0, 10)));
             request.write(frame(0x03, new byte[8]));
-            s.getOutputStream().write(request.toByteArray());
+            s.send(request.toByteArray());
             int n = in.readInt();
             assertEquals(1, in.readByte());
             assertEquals(0x12, in.readByte(), "NOT_AVAILABLE, and nothing for the READ and RELEASE behind it");
@@ -309,11 +308,9 @@ class TcpServerRobustnessTest {
 
     @Test
     void deadConsumerLeasesAreReleased() throws Exception {
-        try (Socket s = new Socket()) {
-            s.connect(address(), 2000);
-            s.getOutputStream().write(frame(0x01, leasePayload("robust", 1)));
-            DataInputStream in = new DataInputStream(s.getInputStream());
-            in.readFully(new byte[22]);
+        try (RawPeer s = peer()) {
+            s.send(frame(0x01, leasePayload("robust", 1)));
+            s.in.readFully(new byte[22]);
             assertEquals(1, staged.openLeases());
         }
         awaitNoOpenLeases();
@@ -326,11 +323,9 @@ class TcpServerRobustnessTest {
         server.close();
         server = provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "1000")));
         server.expose(staged);
-        try (Socket s = new Socket()) {
-            s.connect(address(), 2000);
-            s.setSoTimeout(5000);
-            s.getOutputStream().write(frame(0x01, leasePayload("robust", 1)));
-            DataInputStream in = new DataInputStream(s.getInputStream());
+        try (RawPeer s = peer()) {
+            s.send(frame(0x01, leasePayload("robust", 1)));
+            DataInputStream in = s.in;
             in.readFully(new byte[22]);
             assertEquals(1, staged.openLeases());
             // Says nothing more: after the 1 s timeout the server closes the connection.
@@ -373,6 +368,7 @@ class TcpServerRobustnessTest {
                 try (Socket s = fake.accept()) {
                     DataInputStream in = new DataInputStream(s.getInputStream());
                     DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                    RawPeer.acceptHandshake(in, out, "tcp");
                     in.readFully(new byte[in.readInt()]);
                     out.writeInt(18);
                     out.writeByte(1);
@@ -387,7 +383,7 @@ class TcpServerRobustnessTest {
                     out.writeLong(staged.manifest().totalBytes());
                     out.write(new byte[1000]);
                     out.flush();
-                } catch (IOException ignored) {
+                } catch (IOException | io.viper.auth.Handshake.Refused ignored) {
                     // Test peer.
                 }
             });

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
@@ -19,9 +20,13 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -29,6 +34,7 @@ import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.netty.ServerSecurity;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.BindException;
@@ -57,7 +63,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>A subscriber whose socket does not keep up is not buffered without bound: while its channel is
  * not writable, only the newest pending manifest per model is kept for it (older ones are
- * superseded), and sent when it drains.
+ * superseded), and sent when it drains; one that lets more than {@code viper.limits.buffer.bytes}
+ * pile up is closed. Every connection starts with the authentication handshake
+ * ({@link ServerSecurity}); only a producer's credentials may publish. A connection silent for
+ * {@code viper.limits.idle.ms} is closed (clients send HELLO as a heartbeat).
  */
 public final class Broker implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Broker.class.getName());
@@ -75,6 +84,7 @@ public final class Broker implements AutoCloseable {
     private final String host;
     private final int port;
     private final String name;
+    private final ServerSecurity security;
 
     // Confined to the event loop.
     private final Map<String, Latest> latest = new HashMap<>();
@@ -84,20 +94,23 @@ public final class Broker implements AutoCloseable {
     private record Latest(long version, byte[] bytes) {
     }
 
-    private Broker(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, String host) {
+    private Broker(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, String host, ServerSecurity security) {
         this.group = group;
         this.channels = channels;
         this.host = host;
+        this.security = security;
         this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         this.name = "embedded broker " + new NotifyProtocol.Endpoint(host, port);
     }
 
     /**
-     * Starts a broker on {@code host:port} (port 0: any free port).
+     * Starts a broker on {@code host:port} (port 0: any free port) with {@code config}'s credentials,
+     * TLS and limits ({@link ServerSecurity}).
      *
      * @throws BindException when the address is in use (another broker may answer there)
+     * @throws ViperConfigException when it must not start (no secret beyond loopback) or a setting is unusable
      */
-    public static Broker bind(String host, int port) throws BindException {
+    public static Broker bind(String host, int port, ViperConfig config) throws BindException {
         InetAddress address;
         try {
             address = InetAddress.getByName(host);
@@ -107,6 +120,7 @@ public final class Broker implements AutoCloseable {
         if (port < 0 || port > 65_535) {
             throw new ViperConfigException("embedded broker: port " + port + " is outside 0..65535");
         }
+        ServerSecurity security = ServerSecurity.forServer(config, "embedded", new InetSocketAddress(address, port));
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-broker", true),
                 NioIoHandler.newFactory());
         ChannelGroup channels = new DefaultChannelGroup("viper-notify-broker", GlobalEventExecutor.INSTANCE, true);
@@ -127,7 +141,10 @@ public final class Broker implements AutoCloseable {
                                 return;
                             }
                             channels.add(ch); // closes ch at once when the broker is closed already
-                            ch.pipeline().addLast(NotifyProtocol.frameDecoder(), NotifyDecoder.fromClients(), broker.new Connection());
+                            security.install(ch);
+                            ch.pipeline().addLast(new IdleStateHandler(security.idleMs(), 0, 0, TimeUnit.MILLISECONDS),
+                                    NotifyProtocol.frameDecoder(security.maxFrame(NotifyProtocol.MAX_FRAME)), NotifyDecoder.fromClients(),
+                                    broker.new Connection());
                         }
                     });
             ChannelFuture f = b.bind(new InetSocketAddress(address, port)).awaitUninterruptibly();
@@ -139,7 +156,7 @@ public final class Broker implements AutoCloseable {
                         + new NotifyProtocol.Endpoint(host, port) + ": " + f.cause(), f.cause());
             }
             channels.add(f.channel());
-            self[0] = new Broker(group, channels, f.channel(), host);
+            self[0] = new Broker(group, channels, f.channel(), host, security);
             LOG.log(Level.INFO, self[0].name + " listening");
             return self[0];
         } catch (BindException | RuntimeException e) {
@@ -183,6 +200,13 @@ public final class Broker implements AutoCloseable {
     }
 
     private void publish(Connection from, ChannelHandlerContext ctx, NotifyMessage.Publish request) {
+        if (!ServerSecurity.role(ctx.channel()).mayPublish()) {
+            String reason = name + ": refused publish of " + request.model() + " from " + from.peer + ": it authenticated with a consumer token, which cannot publish";
+            LOG.log(Level.WARNING, reason);
+            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), request.requestId(), NotifyProtocol.ERR_FORBIDDEN, reason))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            return;
+        }
         NotifyMessage answer = accept(from.peer, request.requestId(), request.model(), request.manifest());
         ByteBuf reply = switch (answer) {
             case NotifyMessage.Ack ack -> NotifyProtocol.ack(ctx.alloc(), ack.requestId(), ack.status(), ack.latestVersion());
@@ -222,8 +246,13 @@ public final class Broker implements AutoCloseable {
             return new NotifyMessage.Error(requestId, NotifyProtocol.ERR_FORMAT, e.getMessage());
         }
         Latest current = latest.get(model);
+        if (current != null && m.version() == current.version() && !sameContent(current, m)) {
+            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + peer
+                    + ": it holds another v" + current.version() + " (other tensors); a version is never reused");
+            return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
+        }
         if (current != null && m.version() < current.version()) {
-            LOG.log(Level.INFO, name + ": ignored publish of " + model + " v" + m.version() + " from " + peer
+            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + peer
                     + ": it already holds v" + current.version());
             return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
         }
@@ -242,6 +271,15 @@ public final class Broker implements AutoCloseable {
             c.send(model, bytes);
         }
         return new NotifyMessage.Ack(requestId, NotifyProtocol.ACCEPTED, m.version());
+    }
+
+    /** Whether {@code m} describes the bytes {@code current} does: then it is a location update of that version. */
+    private boolean sameContent(Latest current, Manifest m) {
+        try {
+            return ManifestCodec.decode(current.bytes(), name).sameContent(m);
+        } catch (ViperException e) {
+            return false;
+        }
     }
 
     /** One client connection, serving the messages {@link NotifyDecoder} decodes ahead of it; lives on the broker's event loop. */
@@ -266,12 +304,17 @@ public final class Broker implements AutoCloseable {
                 return;
             }
             switch ((NotifyMessage) msg) {
-                case NotifyMessage.Hello h -> ctx.writeAndFlush(NotifyProtocol.empty(ctx.alloc(), NotifyProtocol.WELCOME))
+                case NotifyMessage.Hello h -> ctx.writeAndFlush(NotifyProtocol.welcome(ctx.alloc(), security.idleMs()))
                         .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                 case NotifyMessage.Subscribe sub -> subscribe(ctx, sub.model());
                 case NotifyMessage.Unsubscribe unsub -> unsubscribe(unsub.model());
                 case NotifyMessage.Publish publish -> publish(this, ctx, publish);
-                default -> fail(ctx, "unexpected message " + msg); // the decoder passes only the four above
+                case NotifyMessage.Latest q -> {
+                    Latest l = latest.get(q.model());
+                    ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), q.requestId(), NotifyProtocol.KNOWN, l == null ? 0 : l.version()))
+                            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                }
+                default -> fail(ctx, "unexpected message " + msg); // the decoder passes only the five above
             }
         }
 
@@ -304,6 +347,12 @@ public final class Broker implements AutoCloseable {
             if (ctx == null || failed || !ctx.channel().isActive()) {
                 return;
             }
+            long queued = queuedBytes();
+            if (queued > 0 && queued + bytes.length > security.bufferBytes()) {
+                fail(ctx, "does not read its manifests: " + (queued + bytes.length) + " bytes would be queued for it, more than viper.limits.buffer.bytes "
+                        + security.bufferBytes());
+                return;
+            }
             if (!pending.isEmpty() || !ctx.channel().isWritable()) {
                 pending.remove(model);
                 pending.put(model, bytes);
@@ -313,6 +362,16 @@ public final class Broker implements AutoCloseable {
                 return;
             }
             ctx.writeAndFlush(NotifyProtocol.manifest(ctx.alloc(), model, bytes)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        }
+
+        /** Bytes written to the socket but not sent yet, and manifests held back for it. */
+        private long queuedBytes() {
+            ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+            long n = out == null ? 0 : out.totalPendingWriteBytes();
+            for (byte[] b : pending.values()) {
+                n += b.length;
+            }
+            return n;
         }
 
         private void drainPending() {
@@ -334,6 +393,15 @@ public final class Broker implements AutoCloseable {
                 drainPending();
             }
             super.channelWritabilityChanged(ctx);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof IdleStateEvent e && e.state() == IdleState.READER_IDLE) {
+                fail(ctx, "sent nothing for " + security.idleMs() + " ms (viper.limits.idle.ms; clients send HELLO more often than that)");
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
         }
 
         @Override

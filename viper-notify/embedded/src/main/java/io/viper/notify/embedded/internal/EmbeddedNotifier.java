@@ -24,6 +24,7 @@ import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.netty.ClientSecurity;
 import io.viper.notify.embedded.internal.NotifyMessage.Ack;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
 import io.viper.spi.Notifier;
@@ -35,6 +36,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -76,6 +78,8 @@ public final class EmbeddedNotifier implements Notifier {
     private final long timeoutMs;
     private final long connectWaitMs;
     private final Broker ownedBroker;
+    /** Whether this notifier started its broker on a fixed port: consumers of an earlier broker there may hold versions it never saw. */
+    private final boolean freshBrokerOnFixedPort;
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final ExecutorService dispatcher;
@@ -164,11 +168,13 @@ public final class EmbeddedNotifier implements Notifier {
      * Opens a client of the broker at {@code endpoint}. With {@code waitForBroker} (producers) the
      * first connection must succeed within the timeout; otherwise (consumers) it is made in the
      * background. {@code timeoutMs} ({@code viper.notify.timeout.ms}) bounds a publish's wait for its
-     * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier.
+     * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier;
+     * {@code freshBrokerOnFixedPort} says that it was just started on a port consumers may have known before.
+     * Every connection starts with TLS and the authentication handshake {@code security} installs.
      */
     public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, long timeoutMs, boolean waitForBroker,
-                                           Broker ownedBroker) {
-        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker);
+                                           Broker ownedBroker, boolean freshBrokerOnFixedPort, ClientSecurity security) {
+        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort, security);
         n.runOnLoop(n::attempt);
         if (waitForBroker) {
             try {
@@ -181,8 +187,10 @@ public final class EmbeddedNotifier implements Notifier {
         return n;
     }
 
-    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker) {
+    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker, boolean freshBrokerOnFixedPort,
+                             ClientSecurity security) {
         this.endpoint = endpoint;
+        this.freshBrokerOnFixedPort = freshBrokerOnFixedPort;
         this.uri = advertised;
         this.name = "notifier " + advertised;
         this.timeoutMs = timeoutMs;
@@ -201,6 +209,7 @@ public final class EmbeddedNotifier implements Notifier {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        security.install(ch, endpoint.host(), endpoint.port());
                         ch.pipeline().addLast(NotifyProtocol.frameDecoder(), NotifyDecoder.fromBroker(), new Handler());
                     }
                 });
@@ -233,24 +242,29 @@ public final class EmbeddedNotifier implements Notifier {
                 ch.close();
                 return;
             }
+            // HELLO goes out once the handshake succeeded (Handler.userEventTriggered).
             candidate = ch;
-            ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             ch.eventLoop().schedule(() -> {
                 if (candidate == ch && channel != ch) {
-                    closeWith(ch, "no answer to HELLO within " + connectWaitMs + " ms (is this a Viper broker?)");
+                    closeWith(ch, "no handshake and WELCOME within " + connectWaitMs + " ms (is this a Viper broker?)");
                 }
             }, connectWaitMs, TimeUnit.MILLISECONDS);
         });
     }
 
     private void attemptFailed(String problem) {
+        attemptFailed(problem, false);
+    }
+
+    /** {@code refused}: the broker refused this client's credentials, or could not prove its own: not a matter of trying again. */
+    private void attemptFailed(String problem, boolean refused) {
         attemptInProgress = false;
         candidate = null;
         lastProblem = problem;
         CompletableFuture<Void> waiting = nextConnection;
         nextConnection = new CompletableFuture<>();
-        waiting.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                name + ": broker unreachable: " + problem));
+        waiting.completeExceptionally(refused ? new ViperConfigException(name + ": " + problem)
+                : new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + problem));
         if (closed) {
             return;
         }
@@ -268,10 +282,15 @@ public final class EmbeddedNotifier implements Notifier {
         reconnect = loop.schedule(this::attempt, delay, TimeUnit.MILLISECONDS);
     }
 
-    private void connected(Channel ch) {
+    private void connected(Channel ch, long brokerIdleMs) {
         attemptInProgress = false;
         candidate = null;
         backoffMs = BACKOFF_START_MS;
+        // The broker closes a connection silent for brokerIdleMs: a HELLO now and then keeps this one open.
+        long every = Math.max(10, brokerIdleMs / 3);
+        ScheduledFuture<?> heartbeat = ch.eventLoop().scheduleAtFixedRate(
+                () -> ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)), every, every, TimeUnit.MILLISECONDS);
+        ch.closeFuture().addListener(f -> heartbeat.cancel(false));
         // Restore the session before anyone else may write: subscriptions, then our latest publications.
         for (String model : models.keySet()) {
             ch.write(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
@@ -294,7 +313,7 @@ public final class EmbeddedNotifier implements Notifier {
 
     private void disconnected(Channel ch, String problem) {
         if (candidate == ch) {
-            attemptFailed(problem);
+            attemptFailed(problem, ch.attr(REFUSED).get() != null);
             return;
         }
         if (channel != ch) {
@@ -321,6 +340,7 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     private static final io.netty.util.AttributeKey<String> PROBLEM = io.netty.util.AttributeKey.valueOf("viper.notify.problem");
+    private static final io.netty.util.AttributeKey<Boolean> REFUSED = io.netty.util.AttributeKey.valueOf("viper.notify.refused");
 
     private static String describe(Throwable t) {
         if (t == null) {
@@ -412,7 +432,7 @@ public final class EmbeddedNotifier implements Notifier {
         if (ownedBroker != null) {
             // The broker lives in this process: hand it the publication directly (it cannot restart
             // without this notifier, so nothing needs re-publishing after a reconnect).
-            answer = awaitAnswer(ownedBroker.publishLocal(manifest.model(), bytes), what);
+            answer = awaitAnswer(ownedBroker.publishLocal(manifest.model(), bytes), "publish of " + what);
         } else {
             runOnLoop(() -> {
                 Published p = lastPublished.get(manifest.model());
@@ -420,33 +440,59 @@ public final class EmbeddedNotifier implements Notifier {
                     lastPublished.put(manifest.model(), new Published(manifest.version(), bytes));
                 }
             });
-            answer = sendAndAwait(bytes, manifest, what);
+            answer = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes), "publish of " + what);
         }
-        switch (answer) {
-            case Ack a when a.status() == NotifyProtocol.STALE ->
-                    LOG.log(Level.WARNING, name + ": the broker ignored " + what + ": it already holds v" + a.latestVersion());
-            case Ack a -> { }
-            case NotifyMessage.Error e -> throw refusal(e);
-            default -> throw new ViperException(ViperException.Reason.INTERNAL, name + ": unexpected answer " + answer);
+        Ack a = acknowledgement(answer);
+        if (a.status() == NotifyProtocol.STALE) {
+            throw new ViperConfigException(name + ": the broker refused " + what + ": it holds " + (a.latestVersion() == manifest.version() ? "another " : "")
+                    + "v" + a.latestVersion() + " of " + manifest.model() + " (versions of a model only grow and are never reused; is another producer announcing it?)");
         }
     }
 
-    /** Sends the publication over the connection and waits for the broker's answer. */
-    private NotifyMessage sendAndAwait(byte[] bytes, Manifest manifest, String what) {
+    /**
+     * Asks the broker. An embedded broker this notifier just started on a fixed port has no history
+     * that consumers of an earlier producer at that address may have seen: then empty, unless a
+     * version was announced to it meanwhile.
+     */
+    @Override
+    public OptionalLong latestVersion(String model) {
+        Manifest.validateModelName(model);
+        checkOpen();
+        long latest;
+        try {
+            latest = acknowledgement(request((ch, id) -> NotifyProtocol.latest(ch.alloc(), id, model), "the latest version of " + model)).latestVersion();
+        } catch (RetriableViperException e) {
+            LOG.log(Level.WARNING, name + ": cannot learn the latest version of " + model + ": " + e.getMessage());
+            return OptionalLong.empty();
+        }
+        return latest == 0 && freshBrokerOnFixedPort ? OptionalLong.empty() : OptionalLong.of(latest);
+    }
+
+    /** The broker's ACK; its ERROR thrown as the refusal it is. */
+    private Ack acknowledgement(NotifyMessage answer) {
+        return switch (answer) {
+            case Ack a -> a;
+            case NotifyMessage.Error e -> throw refusal(e);
+            default -> throw new ViperException(ViperException.Reason.INTERNAL, name + ": unexpected answer " + answer);
+        };
+    }
+
+    /** Sends the frame {@code request} builds for a new request id over the connection and waits for the ACK (or ERROR) naming that id. */
+    private NotifyMessage request(java.util.function.BiFunction<Channel, Long, io.netty.buffer.ByteBuf> request, String what) {
         Channel ch = awaitConnection(connectWaitMs);
         long id = requestIds.incrementAndGet();
         CompletableFuture<NotifyMessage> answer = new CompletableFuture<>();
         pendingPublishes.put(id, answer);
-        ch.writeAndFlush(NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes)).addListener((ChannelFutureListener) f -> {
+        ch.writeAndFlush(request.apply(ch, id)).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
                 CompletableFuture<NotifyMessage> p = pendingPublishes.remove(id);
                 if (p != null) {
                     p.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                            name + ": sending " + what + " to the broker failed: " + describe(f.cause()), f.cause()));
+                            name + ": sending the " + what + " to the broker failed: " + describe(f.cause()), f.cause()));
                 }
             }
         });
-        // The channel may have gone inactive before the publish was registered; its failure is then reported by the write.
+        // The channel may have gone inactive before the request was registered; its failure is then reported by the write.
         try {
             return awaitAnswer(answer, what);
         } finally {
@@ -454,7 +500,7 @@ public final class EmbeddedNotifier implements Notifier {
         }
     }
 
-    /** Waits for the broker's answer to a publication ({@code viper.notify.timeout.ms} at most). */
+    /** Waits for the broker's answer to a request ({@code viper.notify.timeout.ms} at most). */
     private NotifyMessage awaitAnswer(CompletableFuture<NotifyMessage> answer, String what) {
         try {
             return answer.get(timeoutMs, TimeUnit.MILLISECONDS);
@@ -462,13 +508,12 @@ public final class EmbeddedNotifier implements Notifier {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;
             }
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": publish of " + what + " failed: " + describe(e.getCause()), e.getCause());
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": " + what + " failed: " + describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
-            throw new ViperTimeoutException(name + ": the broker did not acknowledge " + what
-                    + " within " + timeoutMs + " ms");
+            throw new ViperTimeoutException(name + ": the broker did not answer the " + what + " within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted while publishing " + what);
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted during the " + what);
         }
     }
 
@@ -608,7 +653,7 @@ public final class EmbeddedNotifier implements Notifier {
             switch ((NotifyMessage) msg) {
                 case NotifyMessage.Welcome w -> {
                     if (candidate == ch && channel == null) {
-                        connected(ch);
+                        connected(ch, w.idleMs());
                     }
                 }
                 case NotifyMessage.Manifest m -> onManifest(m.model(), m.manifest());
@@ -638,7 +683,21 @@ public final class EmbeddedNotifier implements Notifier {
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt == ClientSecurity.AUTHENTICATED) {
+                ctx.writeAndFlush(NotifyProtocol.empty(ctx.alloc(), NotifyProtocol.HELLO)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (cause instanceof ClientSecurity.HandshakeFailed) {
+                ctx.channel().attr(REFUSED).set(Boolean.TRUE);
+                closeWith(ctx.channel(), cause.getMessage());
+                return;
+            }
             if (cause instanceof NotifyDecoder.MalformedFrameException) {
                 LOG.log(Level.WARNING, name + ": closing the broker connection: " + cause.getMessage());
                 closeWith(ctx.channel(), "malformed frame from the broker: " + cause.getMessage());

@@ -37,7 +37,7 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
         this.brokerSide = brokerSide;
     }
 
-    /** For the broker: reads HELLO, SUBSCRIBE, UNSUBSCRIBE and PUBLISH. */
+    /** For the broker: reads HELLO, SUBSCRIBE, UNSUBSCRIBE, PUBLISH and LATEST. */
     static NotifyDecoder fromClients() {
         return new NotifyDecoder(true);
     }
@@ -79,6 +79,13 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
                 String model = NotifyProtocol.readModel(f, "PUBLISH");
                 return new NotifyMessage.Publish(requestId, model, rest(f));
             }
+            case NotifyProtocol.LATEST -> {
+                NotifyProtocol.need(f, 8, "LATEST");
+                long requestId = f.readLong();
+                String model = NotifyProtocol.readModel(f, "LATEST");
+                NotifyProtocol.end(f, "LATEST");
+                return new NotifyMessage.Latest(requestId, model);
+            }
             default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
         }
     }
@@ -86,8 +93,13 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
     private static NotifyMessage brokerMessage(byte type, ByteBuf f) throws ProtocolException {
         switch (type) {
             case NotifyProtocol.WELCOME -> {
+                NotifyProtocol.need(f, 8, "WELCOME");
+                long idleMs = f.readLong();
                 NotifyProtocol.end(f, "WELCOME");
-                return new NotifyMessage.Welcome();
+                if (idleMs <= 0) {
+                    throw new ProtocolException("WELCOME with an idle time of " + idleMs + " ms");
+                }
+                return new NotifyMessage.Welcome(idleMs);
             }
             case NotifyProtocol.MANIFEST -> {
                 String model = NotifyProtocol.readModel(f, "MANIFEST");

@@ -25,17 +25,24 @@ sealed interface NotifyMessage {
     record Publish(long requestId, String model, byte[] manifest) implements NotifyMessage {
     }
 
+    /** LATEST: asks for the newest version of {@code model} the broker accepted; answered by an ACK with status KNOWN. */
+    record Latest(long requestId, String model) implements NotifyMessage {
+    }
+
     // Broker -> client.
 
-    /** WELCOME: the answer to HELLO. */
-    record Welcome() implements NotifyMessage {
+    /** WELCOME: the answer to HELLO, with how long the broker lets a connection stay silent. */
+    record Welcome(long idleMs) implements NotifyMessage {
     }
 
     /** MANIFEST: the latest encoded manifest of a subscribed model. */
     record Manifest(String model, byte[] manifest) implements NotifyMessage {
     }
 
-    /** ACK of a publish: {@link NotifyProtocol#ACCEPTED} or {@link NotifyProtocol#STALE}, and the broker's latest version. */
+    /**
+     * ACK of a publish ({@link NotifyProtocol#ACCEPTED} or {@link NotifyProtocol#STALE}) or of a LATEST
+     * ({@link NotifyProtocol#KNOWN}), and the broker's latest version.
+     */
     record Ack(long requestId, byte status, long latestVersion) implements NotifyMessage {
     }
 

@@ -17,7 +17,7 @@ import java.util.Locale;
  * {@link io.viper.notify.embedded.EmbeddedNotifierProvider}.
  */
 public final class NotifyProtocol {
-    public static final byte VERSION = 1;
+    public static final byte VERSION = 2;
     public static final int LENGTH_BYTES = 4;
     public static final int HEADER_BYTES = 2;
 
@@ -26,6 +26,7 @@ public final class NotifyProtocol {
     public static final byte SUBSCRIBE = 0x02;
     public static final byte UNSUBSCRIBE = 0x03;
     public static final byte PUBLISH = 0x04;
+    public static final byte LATEST = 0x05;
 
     // Broker -> client.
     public static final byte WELCOME = 0x11;
@@ -35,8 +36,10 @@ public final class NotifyProtocol {
 
     /** ACK status: the manifest is the broker's latest for its model and was delivered to subscribers. */
     public static final byte ACCEPTED = 0;
-    /** ACK status: the broker holds a newer version of the model; the publish was ignored. */
+    /** ACK status: the broker holds a newer version of the model; the publish was refused. */
     public static final byte STALE = 1;
+    /** ACK status: the answer to LATEST; the version is the newest the broker accepted (0: none). */
+    public static final byte KNOWN = 2;
 
     /** ERROR code: the manifest did not decode. */
     public static final byte ERR_FORMAT = 1;
@@ -44,6 +47,8 @@ public final class NotifyProtocol {
     public static final byte ERR_LIMIT = 2;
     /** ERROR code: the frame broke the protocol; the broker closes the connection. */
     public static final byte ERR_PROTOCOL = 3;
+    /** ERROR code: the connection's credentials do not allow the request (a consumer token cannot publish). */
+    public static final byte ERR_FORBIDDEN = 4;
 
     /** Room for the header fields around a manifest: version, type, request id and model name. */
     public static final int MAX_OVERHEAD = 1024;
@@ -57,7 +62,12 @@ public final class NotifyProtocol {
 
     /** A decoder that cuts the stream into frames (length prefix stripped), refusing oversized ones. */
     public static LengthFieldBasedFrameDecoder frameDecoder() {
-        return new LengthFieldBasedFrameDecoder(LENGTH_BYTES + MAX_FRAME, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
+        return frameDecoder(MAX_FRAME);
+    }
+
+    /** As {@link #frameDecoder()}, refusing frames longer than {@code maxFrame} (a broker's {@code viper.limits.frame.bytes}). */
+    public static LengthFieldBasedFrameDecoder frameDecoder(int maxFrame) {
+        return new LengthFieldBasedFrameDecoder(LENGTH_BYTES + maxFrame, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
     }
 
     public static String typeName(int type) {
@@ -66,6 +76,7 @@ public final class NotifyProtocol {
             case SUBSCRIBE -> "SUBSCRIBE";
             case UNSUBSCRIBE -> "UNSUBSCRIBE";
             case PUBLISH -> "PUBLISH";
+            case LATEST -> "LATEST";
             case WELCOME -> "WELCOME";
             case MANIFEST -> "MANIFEST";
             case ACK -> "ACK";
@@ -91,6 +102,18 @@ public final class NotifyProtocol {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
         ByteBuf b = header(alloc, type, 2 + m.length, 2 + m.length);
         return b.writeShort(m.length).writeBytes(m);
+    }
+
+    /** WELCOME: how long the broker lets a connection stay silent, so that the client sends HELLO more often. */
+    public static ByteBuf welcome(ByteBufAllocator alloc, long idleMs) {
+        return header(alloc, WELCOME, 8, 8).writeLong(idleMs);
+    }
+
+    /** LATEST: request id, model. */
+    public static ByteBuf latest(ByteBufAllocator alloc, long requestId, String model) {
+        byte[] m = model.getBytes(StandardCharsets.UTF_8);
+        ByteBuf b = header(alloc, LATEST, 8 + 2 + m.length, 8 + 2 + m.length);
+        return b.writeLong(requestId).writeShort(m.length).writeBytes(m);
     }
 
     /** PUBLISH: request id, model, then the encoded manifest (wrapped, not copied). */

@@ -57,7 +57,9 @@ class NotifyDecoderTest {
 
     @Test
     void aClientReadsWhatTheBrokerSends() {
-        assertInstanceOf(NotifyMessage.Welcome.class, decode(client, NotifyProtocol.empty(ALLOC, NotifyProtocol.WELCOME)));
+        assertEquals(new NotifyMessage.Welcome(120_000), decode(client, NotifyProtocol.welcome(ALLOC, 120_000)));
+        assertEquals("WELCOME frame too short: 0 bytes left, need 8", refusal(client, NotifyProtocol.empty(ALLOC, NotifyProtocol.WELCOME)));
+        assertEquals(new NotifyMessage.Latest(9, "nt3"), decode(broker, NotifyProtocol.latest(ALLOC, 9, "nt3")));
         NotifyMessage.Manifest m = (NotifyMessage.Manifest) decode(client, NotifyProtocol.manifest(ALLOC, "nt3", MANIFEST));
         assertEquals("nt3", m.model());
         assertArrayEquals(MANIFEST, m.manifest());
@@ -68,19 +70,19 @@ class NotifyDecoderTest {
 
     @Test
     void eachSideRefusesTheOtherSidesFrames() {
-        assertEquals("unexpected frame type WELCOME", refusal(broker, NotifyProtocol.empty(ALLOC, NotifyProtocol.WELCOME)));
+        assertEquals("unexpected frame type WELCOME", refusal(broker, NotifyProtocol.welcome(ALLOC, 1)));
         assertEquals("unexpected frame type PUBLISH", refusal(client, NotifyProtocol.publish(ALLOC, 1, "nt3", MANIFEST)));
     }
 
     @Test
     void malformedFramesAreRefusedWithOneLine() {
         ByteBuf badVersion = Unpooled.buffer().writeInt(2).writeByte(7).writeByte(NotifyProtocol.HELLO);
-        assertEquals("unsupported protocol version 7 (this side speaks 1)", refusal(broker, badVersion));
-        ByteBuf trailing = Unpooled.buffer().writeInt(3).writeByte(1).writeByte(NotifyProtocol.HELLO).writeByte(0);
+        assertEquals("unsupported protocol version 7 (this side speaks 2)", refusal(broker, badVersion));
+        ByteBuf trailing = Unpooled.buffer().writeInt(3).writeByte(NotifyProtocol.VERSION).writeByte(NotifyProtocol.HELLO).writeByte(0);
         assertEquals("HELLO frame has 1 unexpected trailing bytes", refusal(broker, trailing));
         String badName = refusal(broker, NotifyProtocol.modelFrame(ALLOC, NotifyProtocol.SUBSCRIBE, "../etc"));
         assertTrue(badName.startsWith("SUBSCRIBE: invalid model name '../etc'"), badName);
-        ByteBuf shortAck = Unpooled.buffer().writeInt(6).writeByte(1).writeByte(NotifyProtocol.ACK).writeInt(0);
+        ByteBuf shortAck = Unpooled.buffer().writeInt(6).writeByte(NotifyProtocol.VERSION).writeByte(NotifyProtocol.ACK).writeInt(0);
         assertEquals("ACK frame too short: 4 bytes left, need 17", refusal(client, shortAck));
     }
 }

@@ -14,6 +14,7 @@ import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -122,6 +123,16 @@ public final class KafkaNotifier implements Notifier {
         }
         return new ViperConfigException("Kafka at " + uri.bootstrapServers() + " refused manifest "
                 + what + ": " + cause.getClass().getSimpleName() + ": " + cause.getMessage(), cause);
+    }
+
+    /** Reads the topic to its end with a consumer of its own ({@link LatestVersionScan}); empty when the cluster does not answer. */
+    @Override
+    public OptionalLong latestVersion(String model) {
+        Manifest.validateModelName(model);
+        synchronized (lock) {
+            requireOpen();
+        }
+        return LatestVersionScan.newest(newConsumer(), uri, model, settings.timeoutMs());
     }
 
     @Override

@@ -1,14 +1,15 @@
 package io.viper.transfer.gpu.internal;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ClientAuth;
+import io.viper.auth.Role;
 import io.viper.manifest.Tier;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
 import java.net.URI;
 import java.util.Optional;
-import java.util.function.Function;
-import java.util.function.IntFunction;
+import java.util.function.BiFunction;
 
 /**
  * What the two GPU transports share: the GPU tier, the "no CUDA driver/device" probe, and a check
@@ -17,10 +18,16 @@ import java.util.function.IntFunction;
 public abstract class CudaTransportProviderBase implements TransportProvider {
     private final String scheme;
     private final int priority;
-    private final Function<URI, TransportServer> server;
-    private final IntFunction<TransportClient> client;
+    private final BiFunction<URI, ViperConfig, TransportServer> server;
+    private final ClientFactory client;
 
-    protected CudaTransportProviderBase(String scheme, int priority, Function<URI, TransportServer> server, IntFunction<TransportClient> client) {
+    /** How a GPU transport makes its client: the transfer timeout in ms, and the credentials it proves. */
+    @FunctionalInterface
+    protected interface ClientFactory {
+        TransportClient open(int timeoutMs, ClientAuth auth);
+    }
+
+    protected CudaTransportProviderBase(String scheme, int priority, BiFunction<URI, ViperConfig, TransportServer> server, ClientFactory client) {
         this.scheme = scheme;
         this.priority = priority;
         this.server = server;
@@ -50,13 +57,13 @@ public abstract class CudaTransportProviderBase implements TransportProvider {
     @Override
     public final TransportServer openServer(URI bind, ViperConfig config) {
         Cuda.ensure();
-        return server.apply(bind);
+        return server.apply(bind, config);
     }
 
     /** Opens the consumer side; its reads fail after {@code viper.transfer.timeout.ms} (socket timeouts are ints). */
     @Override
     public final TransportClient openClient(ViperConfig config) {
         Cuda.ensure();
-        return client.apply((int) Math.min(Integer.MAX_VALUE, config.get(ViperConfig.TRANSFER_TIMEOUT_MS)));
+        return client.open((int) Math.min(Integer.MAX_VALUE, config.get(ViperConfig.TRANSFER_TIMEOUT_MS)), ClientAuth.of(config, Role.CONSUMER));
     }
 }

@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.auth.ClientAuth;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -30,6 +31,7 @@ public final class IpcClient implements TransportClient {
     static final int OPEN_HANDLES = 4;
 
     private final int timeoutMs;
+    private final ClientAuth auth;
     private final Map<String, Mapping> mappings = new LinkedHashMap<>();
 
     private static final class Mapping {
@@ -47,8 +49,10 @@ public final class IpcClient implements TransportClient {
     private record Grant(long pid, int device, long pointer, long size, byte[] handle) {
     }
 
-    public IpcClient(int timeoutMs) {
+    /** A client whose waits fail after {@code timeoutMs} without progress, proving {@code auth}'s credentials to producers. */
+    public IpcClient(int timeoutMs, ClientAuth auth) {
         this.timeoutMs = timeoutMs;
+        this.auth = auth;
     }
 
     @Override
@@ -76,7 +80,7 @@ public final class IpcClient implements TransportClient {
                 throw new ViperConfigException(what + ": range " + r + " is outside the model or the destination");
             }
         }
-        try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-ipc", timeoutMs)) {
+        try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-ipc", timeoutMs, auth)) {
             Wire.send(ch, out -> {
                 out.writeByte(IpcServer.LEASE);
                 out.writeUTF(m.model());

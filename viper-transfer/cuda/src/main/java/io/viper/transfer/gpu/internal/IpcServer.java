@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.ViperConfig;
 import io.viper.net.FrameChannel;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
@@ -30,8 +31,8 @@ public final class IpcServer extends ServerBase {
     private record Exposed(int device, long pointer, long size, byte[] handle, DeviceBuffer owned) {
     }
 
-    public IpcServer(URI bind) {
-        super("cuda-ipc", bind);
+    public IpcServer(URI bind, ViperConfig config) {
+        super("cuda-ipc", bind, config);
     }
 
     @Override
@@ -72,7 +73,7 @@ public final class IpcServer extends ServerBase {
         ReadLease lease = null;
         try {
             while (true) {
-                DataInputStream in = Wire.receive(ch);
+                DataInputStream in = request(ch);
                 byte op = in.readByte();
                 if (op == LEASE) {
                     String model = in.readUTF();

@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.auth.ClientAuth;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -30,9 +31,12 @@ public final class PipeClient implements TransportClient {
     public static final int BUFFERS = 3;
 
     private final int timeoutMs;
+    private final ClientAuth auth;
 
-    public PipeClient(int timeoutMs) {
+    /** A client whose waits fail after {@code timeoutMs} without progress, proving {@code auth}'s credentials to producers. */
+    public PipeClient(int timeoutMs, ClientAuth auth) {
         this.timeoutMs = timeoutMs;
+        this.auth = auth;
     }
 
     @Override
@@ -78,7 +82,7 @@ public final class PipeClient implements TransportClient {
                 throw new ViperConfigException(what + ": range " + r + " is outside the model or the destination");
             }
         }
-        try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-pipe", timeoutMs)) {
+        try (FrameChannel ch = Wire.connect(loc.uri(), "cuda-pipe", timeoutMs, auth)) {
             Wire.send(ch, out -> {
                 out.writeByte(PipeServer.READ);
                 out.writeUTF(m.model());

@@ -1,5 +1,6 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.ViperConfig;
 import io.viper.net.FrameChannel;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
@@ -21,8 +22,8 @@ import java.util.List;
 public final class PipeServer extends ServerBase {
     static final byte READ = 1;
 
-    public PipeServer(URI bind) {
-        super("cuda-pipe", bind);
+    public PipeServer(URI bind, ViperConfig config) {
+        super("cuda-pipe", bind, config);
         // Where UCX moves CUDA memory itself, consumers prefer ucx-cuda:// (lower priority number).
         LOG.log(System.Logger.Level.INFO, "cuda-pipe at {0}: GPU data crosses nodes through this pipelined path", location().uri());
     }
@@ -40,7 +41,7 @@ public final class PipeServer extends ServerBase {
     @Override
     void serve(FrameChannel ch) throws IOException {
         while (true) {
-            DataInputStream in = Wire.receive(ch);
+            DataInputStream in = request(ch);
             byte op = in.readByte();
             if (op != READ) {
                 throw new IOException("unknown cuda-pipe request " + op);

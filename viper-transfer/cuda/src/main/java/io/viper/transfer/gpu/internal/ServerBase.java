@@ -1,5 +1,8 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.ViperConfig;
+import io.viper.auth.ConnectionGate;
+import io.viper.auth.Handshake;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
@@ -8,9 +11,12 @@ import io.viper.net.HostPort;
 import io.viper.net.FrameChannel;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
+import java.io.DataInputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -20,8 +26,12 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Control-channel server shared by the GPU transports: a TCP listener whose accept thread hands
- * every connection, as a {@link FrameChannel}, to its own virtual thread running {@link #serve}. Exposed versions are kept by
- * {@code model/version}. {@code expose}/{@code withdraw} come from the producer's background thread.
+ * every connection, as a {@link FrameChannel}, to its own virtual thread, which runs the
+ * authentication handshake, checks {@link Wire#MAGIC}, then {@link #serve}s requests (each read
+ * with {@link #request}, whole within {@code viper.limits.idle.ms}); a peer address holding
+ * {@code viper.limits.connections.per.peer} connections gets no more ({@link ConnectionGate}).
+ * Exposed versions are kept by {@code model/version}. {@code expose} comes from the producer's
+ * background thread, {@code withdraw} from its withdrawal thread.
  */
 abstract class ServerBase implements TransportServer {
     static final System.Logger LOG = System.getLogger(ServerBase.class.getName());
@@ -31,14 +41,16 @@ abstract class ServerBase implements TransportServer {
     private final ServerSocketChannel listener;
     private final Location location;
     private final Thread acceptor;
+    private final ConnectionGate gate;
     private final Set<FrameChannel> connections = ConcurrentHashMap.newKeySet();
     private final Object idle = new Object();
     private int busy;
     volatile boolean closed;
 
-    ServerBase(String scheme, URI bind) {
+    ServerBase(String scheme, URI bind, ViperConfig config) {
         this.scheme = scheme;
         HostPort address = HostPort.parse(bind, scheme, true);
+        this.gate = ConnectionGate.forServer(config, scheme, address.resolve().getAddress(), Wire.MAX_FRAME);
         try {
             listener = ServerSocketChannel.open();
             listener.bind(address.resolve());
@@ -65,24 +77,43 @@ abstract class ServerBase implements TransportServer {
                 }
                 return;
             }
+            InetAddress peer;
             try {
-                FrameChannel ch = FrameChannel.of(accepted, Wire.SERVER);
+                peer = ((InetSocketAddress) accepted.getRemoteAddress()).getAddress();
+            } catch (IOException e) {
+                closeQuietly(accepted);
+                continue;
+            }
+            if (!gate.peers().admit(peer)) {
+                closeQuietly(accepted);
+                continue;
+            }
+            try {
+                FrameChannel ch = FrameChannel.of(accepted, gate.frames(0));
                 connections.add(ch);
                 if (closed) {
                     ch.close(); // close() may have missed it
                 }
                 Thread.ofVirtual().name("viper-" + scheme + "-conn").start(() -> {
                     try (ch) {
+                        gate.handshake(ch, peer.getHostAddress()); // a peer without the key gets nothing else
+                        ByteBuffer magic = ByteBuffer.allocate(4);
+                        ch.readFully(magic, gate.requestDeadline());
+                        if (magic.getInt(0) != Wire.MAGIC) {
+                            throw new IOException("not a Viper " + scheme + " consumer of this version (magic 0x" + Integer.toHexString(magic.getInt(0)) + ")");
+                        }
                         serve(ch);
                     } catch (ClosedChannelException | java.io.EOFException e) {
                         LOG.log(System.Logger.Level.DEBUG, "{0}: consumer went away", scheme);
-                    } catch (IOException | RuntimeException e) {
-                        LOG.log(System.Logger.Level.WARNING, "{0}: request failed: {1}", scheme, e.getMessage());
+                    } catch (IOException | RuntimeException | Handshake.Refused e) {
+                        LOG.log(System.Logger.Level.WARNING, "{0}: closing the connection from {1}: {2}", scheme, peer.getHostAddress(), e.getMessage());
                     } finally {
                         connections.remove(ch);
+                        gate.peers().release(peer);
                     }
                 });
             } catch (IOException e) {
+                gate.peers().release(peer);
                 LOG.log(System.Logger.Level.WARNING, "{0}: cannot serve a connection: {1}", scheme, e.getMessage());
             }
         }
@@ -90,6 +121,19 @@ abstract class ServerBase implements TransportServer {
 
     /** Answers the requests of one connection until it closes; leases taken must be closed before returning. */
     abstract void serve(FrameChannel ch) throws IOException;
+
+    /** The next request of a connection, which must arrive whole within {@code viper.limits.idle.ms}. */
+    DataInputStream request(FrameChannel ch) throws IOException {
+        return Wire.receive(ch, gate.requestDeadline());
+    }
+
+    private static void closeQuietly(SocketChannel s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // refusing anyway
+        }
+    }
 
     /** A lease or transfer starts: {@link #close} waits for it (up to {@value #DRAIN_MS} ms) before cutting connections. */
     void begin() {

@@ -1,5 +1,8 @@
 package io.viper.transfer.gpu.internal;
 
+import io.viper.auth.ClientAuth;
+import io.viper.auth.FrameAuth;
+import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -19,23 +22,24 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The control channel of the GPU transports: length-prefixed frames (a 4-byte big-endian length,
- * then a {@link DataOutputStream}-encoded body) on a {@link FrameChannel}, followed for
- * {@code cuda-pipe} by raw payload bytes. Frames are at most {@value #MAX_FRAME} bytes. A consumer's
- * wait fails after its timeout without progress; the server waits for requests as long as the
- * connection lives (a lease may be held across a long device copy). Stateless.
+ * The control channel of the GPU transports: the authentication handshake, the 4-byte
+ * {@link #MAGIC} (the protocol's name and version, checked by the server), then length-prefixed
+ * frames (a 4-byte big-endian length, then a {@link DataOutputStream}-encoded body) on a
+ * {@link FrameChannel}, followed for {@code cuda-pipe} by raw payload bytes. Frames are at most
+ * {@value #MAX_FRAME} bytes. A consumer's wait fails after its timeout without progress; the server
+ * waits for each request up to {@code viper.limits.idle.ms}. Stateless.
  */
 public final class Wire {
     /** Largest control frame accepted. */
     public static final int MAX_FRAME = 1 << 20;
+    /** "VCU1": Viper CUDA control, protocol 1; the consumer's first bytes after the handshake. */
+    public static final int MAGIC = 0x56435531;
     /** Status: request granted. */
     public static final byte OK = 0;
     /** Status: version unknown or recycled. */
     public static final byte GONE = 1;
     /** Status: the producer failed; a message follows. */
     public static final byte FAILED = 2;
-    /** The server's side of a connection: frames of any size up to the limit, no timeout. */
-    static final FrameChannel.Limits SERVER = new FrameChannel.Limits(0, MAX_FRAME, Duration.ZERO);
 
     private Wire() {
     }
@@ -46,17 +50,35 @@ public final class Wire {
         void write(DataOutputStream out) throws IOException;
     }
 
-    /** Connects to {@code host:port} of {@code uri}, a location of {@code scheme}; every later wait fails after {@code timeoutMs} without progress. */
-    public static FrameChannel connect(URI uri, String scheme, int timeoutMs) {
+    /**
+     * Connects to {@code host:port} of {@code uri}, a location of {@code scheme}, runs the
+     * authentication handshake with {@code auth} and sends the magic; every later wait fails after
+     * {@code timeoutMs} without progress.
+     *
+     * @throws ViperConfigException when the producer refused this consumer's credentials or could not prove its own
+     */
+    public static FrameChannel connect(URI uri, String scheme, int timeoutMs, ClientAuth auth) {
         HostPort hostPort = HostPort.parse(uri, scheme, false);
         FrameChannel.Limits limits = new FrameChannel.Limits(0, MAX_FRAME, Duration.ofMillis(timeoutMs));
+        FrameChannel ch;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         try {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
             // Resolved here, not by HostPort: a host that does not resolve is an unreachable peer, not bad configuration.
-            return FrameChannel.connect(new InetSocketAddress(hostPort.host(), hostPort.port()), deadline, limits);
+            ch = FrameChannel.connect(new InetSocketAddress(hostPort.host(), hostPort.port()), deadline, limits);
         } catch (IOException | UnresolvedAddressException e) {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot reach " + uri + ": "
                     + (e.getMessage() == null ? "unknown host " + uri.getHost() : e.getMessage()), e);
+        }
+        try {
+            FrameAuth.connect(ch, auth.attempt(scheme, uri.toString()), deadline);
+            ch.write(deadline, ByteBuffer.allocate(4).putInt(0, MAGIC));
+            return ch;
+        } catch (Handshake.Refused e) {
+            ch.close();
+            throw new ViperConfigException(e.getMessage());
+        } catch (IOException e) {
+            ch.close();
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot reach " + uri + ": " + e.getMessage(), e);
         }
     }
 
@@ -71,7 +93,12 @@ public final class Wire {
 
     /** Reads one frame; throws {@link java.io.EOFException} when the peer closed before it. */
     public static DataInputStream receive(FrameChannel ch) throws IOException {
-        ByteBuffer body = ch.readFrame(FrameChannel.NO_DEADLINE);
+        return receive(ch, FrameChannel.NO_DEADLINE);
+    }
+
+    /** As {@link #receive(FrameChannel)}, failing with a {@link java.net.SocketTimeoutException} when the whole frame has not arrived by {@code deadline}. */
+    public static DataInputStream receive(FrameChannel ch, long deadline) throws IOException {
+        ByteBuffer body = ch.readFrame(deadline);
         return new DataInputStream(new ByteArrayInputStream(body.array(), body.arrayOffset() + body.position(), body.remaining()));
     }
 

@@ -4,12 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.ViperConfig;
+import io.viper.auth.ClientAuth;
+import io.viper.auth.Role;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
+import io.viper.testing.RawPeer;
 import io.viper.testing.TestStagedCheckpoint;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -30,12 +34,13 @@ import org.junit.jupiter.api.Test;
  */
 class PipeHostPathTest {
     private static final URI BIND = URI.create("cuda-pipe://127.0.0.1:0");
+    private static final ClientAuth NO_SECRET = ClientAuth.of(java.util.Optional.empty(), Role.CONSUMER);
 
     @Test
     void aHostStagedVersionStreamsTheRequestedRanges() {
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("pipe", 3, 11, 5000, 0, 70_000);
-             PipeServer server = new PipeServer(BIND);
-             PipeClient client = new PipeClient(10_000);
+             PipeServer server = new PipeServer(BIND, ViperConfig.defaults());
+             PipeClient client = new PipeClient(10_000, NO_SECRET);
              Arena arena = Arena.ofConfined()) {
             server.expose(staged);
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes() + 10);
@@ -60,15 +65,17 @@ class PipeHostPathTest {
     void aProducerThatNeverAnswersFailsTheReadAfterTheTimeout() throws IOException {
         try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
              TestStagedCheckpoint staged = new TestStagedCheckpoint("pipe", 1, 1, 100);
-             PipeClient client = new PipeClient(300);
+             PipeClient client = new PipeClient(300, NO_SECRET);
              Arena arena = Arena.ofConfined()) {
             int port = ((InetSocketAddress) silent.getLocalAddress()).getPort();
             Location location = new Location(URI.create("cuda-pipe://127.0.0.1:" + port), Tier.GPU);
             Thread.ofVirtual().start(() -> {
                 try (SocketChannel accepted = silent.accept()) {
+                    java.io.DataInputStream in = new java.io.DataInputStream(accepted.socket().getInputStream());
+                    RawPeer.acceptHandshake(in, new java.io.DataOutputStream(accepted.socket().getOutputStream()), "cuda-pipe");
                     accepted.read(java.nio.ByteBuffer.allocate(1 << 16)); // takes the request, answers nothing
                     Thread.sleep(10_000);
-                } catch (IOException | InterruptedException e) {
+                } catch (IOException | InterruptedException | io.viper.auth.Handshake.Refused e) {
                     // the test is over
                 }
             });

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReadWriteLock;
@@ -89,9 +90,10 @@ final class BlockStore {
      * Makes every block of {@code manifest} durable in the store: writes those missing from
      * {@code data} (its data section), reuses the others. Call holding {@code writing().readLock()}.
      *
+     * @param fresh  receives each block this call wrote, with its modification time once written
      * @return the bytes written (the rest was reused)
      */
-    long put(Manifest manifest, MemorySegment data) throws IOException {
+    long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
         Set<Path> dirty = new LinkedHashSet<>();
         Set<ContentHash> done = new HashSet<>();
         long written = 0;
@@ -110,6 +112,7 @@ final class BlockStore {
                 long at = e.info().offset() + b.start(j);
                 hooks.beforeChunk(file, at);
                 write(file, data.asSlice(at, len));
+                fresh.put(id, Files.getLastModifiedTime(file));
                 dirty.add(file.getParent());
                 written += len;
             }
@@ -154,6 +157,42 @@ final class BlockStore {
             if (tmp != null) {
                 Files.deleteIfExists(tmp);
             }
+        }
+    }
+
+    /**
+     * After a store that failed before its commit: deletes the blocks it wrote ({@code fresh}) that no
+     * manifest {@code referenced} supplies lists and that no store touched since (a reuse sets the
+     * time), so that a full disk is not kept full by the blocks of a version that never became
+     * visible. Takes the write lock, like a sweep; nothing is deleted when a manifest is unreadable.
+     *
+     * @return the blocks deleted
+     */
+    int discard(Map<ContentHash, FileTime> fresh, Supplier<Set<ContentHash>> referenced) {
+        lock.writeLock().lock();
+        try {
+            Set<ContentHash> live = referenced.get();
+            if (live == null) {
+                return 0;
+            }
+            int deleted = 0;
+            for (Map.Entry<ContentHash, FileTime> e : fresh.entrySet()) {
+                Path file = pathOf(e.getKey());
+                try {
+                    if (!live.contains(e.getKey()) && Files.getLastModifiedTime(file).equals(e.getValue())) {
+                        hooks.beforeBlockDelete(file);
+                        Files.deleteIfExists(file);
+                        deleted++;
+                    }
+                } catch (NoSuchFileException gone) {
+                    // a sweep took it already
+                } catch (IOException ex) {
+                    LOG.log(Level.WARNING, "block store {0}: could not remove block {1} of a failed store: {2}", dir, file, PfsRepository.problem(ex));
+                }
+            }
+            return deleted;
+        } finally {
+            lock.writeLock().unlock();
         }
     }
 

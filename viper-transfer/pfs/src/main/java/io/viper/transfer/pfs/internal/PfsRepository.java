@@ -33,12 +33,15 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -60,9 +63,10 @@ import java.util.regex.Pattern;
  * {@code LATEST} names; a doomed version is first renamed to {@code .del-*} (atomically invisible),
  * then deleted. A reader reads {@code LATEST}, then the complete directory it names, so it never sees
  * a partial version. A failed store deletes its temporary directory and leaves every earlier version
- * and {@code LATEST} as they were. Entries that are not decimal version directories are ignored;
- * {@code .tmp-*} directories older than an hour (left by a crashed writer) are removed by the next
- * store of that model.
+ * and {@code LATEST} as they were. Entries that are not decimal version directories are ignored.
+ * When a producer starts, {@link #recover} removes what a crashed writer left ({@code .tmp-*}) and
+ * moves {@code LATEST} to a complete version it does not name yet; between starts, {@code .tmp-*}
+ * directories older than an hour are removed by the next store of that model.
  *
  * <p>A version whose manifest has blocks is kept as blocks instead of a safetensors file: its
  * directory holds the manifest only, and its bytes are in the shared {@link BlockStore} under
@@ -148,6 +152,11 @@ public final class PfsRepository implements CheckpointRepository {
     }
 
     @Override
+    public Optional<Location> locate(String model, long version) {
+        return Optional.of(locationOf(model, version));
+    }
+
+    @Override
     public Location store(Manifest manifest, StagedCheckpoint staged) {
         Objects.requireNonNull(manifest, "manifest");
         Objects.requireNonNull(staged, "staged");
@@ -174,12 +183,13 @@ public final class PfsRepository implements CheckpointRepository {
         Lock writingBlocks = manifest.blockBytes() > 0 ? blocks.writing().readLock() : null;
         boolean locked = false;
         boolean retired = false;
+        Map<ContentHash, FileTime> freshBlocks = new HashMap<>();
         try {
             if (!Files.isDirectory(modelDir)) {
                 Files.createDirectories(modelDir);
                 fsyncDirectory(root);
             }
-            cleanStale(modelDir);
+            cleanStale(modelDir, Instant.now().minus(STALE_AFTER));
             synchronized (lockFor(model)) {
                 if (alreadyStored(manifest, versionDir)) {
                     publishLatest(modelDir, version);
@@ -194,7 +204,7 @@ public final class PfsRepository implements CheckpointRepository {
             tmp = Files.createDirectory(modelDir.resolve(TMP_PREFIX + version + "-" + randomSuffix()));
             if (locked) {
                 writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes); // first: a sweep counts its blocks as referenced from now on
-                blocks.put(manifest, data);
+                blocks.put(manifest, data, freshBlocks);
             } else {
                 writeDataFile(tmp.resolve(DATA_FILE), head, data);
                 writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes);
@@ -218,15 +228,52 @@ public final class PfsRepository implements CheckpointRepository {
             throw new ViperException(ViperException.Reason.INTERNAL, "cannot store " + model + " v" + version + " in " + versionDir
                     + ": the staged data became unreadable during the copy (" + e.getMessage() + ")", e);
         } finally {
+            boolean failed = tmp != null;
             if (tmp != null) {
                 deleteTreeQuietly(tmp);
             }
             if (locked) {
                 writingBlocks.unlock();
             }
+            if (failed && !freshBlocks.isEmpty()) {
+                blocks.discard(freshBlocks, this::referencedBlocks); // a full disk must not stay full of blocks nobody names
+            }
             if (retired) {
                 blocks.sweep(this::referencedBlocks);
             }
+        }
+    }
+
+    /**
+     * A producer of {@code model} starts: removes every temporary entry ({@code .tmp-*}, {@code .del-*},
+     * {@code .LATEST.tmp-*}: with one producer per model per root, none is in use), then moves
+     * {@code LATEST} forward to the newest complete version (one a crash or a full disk kept it from
+     * naming) and returns that version, 0 when none.
+     */
+    @Override
+    public long recover(String model) {
+        ensureOpen();
+        Path modelDir = modelDir(model);
+        if (!Files.isDirectory(modelDir, LinkOption.NOFOLLOW_LINKS)) {
+            return 0;
+        }
+        synchronized (lockFor(model)) {
+            cleanStale(modelDir, Instant.MAX);
+            List<Long> versions = versions(model);
+            if (versions.isEmpty()) {
+                return 0;
+            }
+            long newest = versions.getLast();
+            OptionalLong named = readLatest(modelDir);
+            if (named.isEmpty() || named.getAsLong() < newest) {
+                try {
+                    publishLatest(modelDir, newest);
+                    LOG.log(Level.INFO, "{0}: named v{1}, the newest complete version, left unnamed by an interrupted store", modelDir.resolve(LATEST_FILE), newest);
+                } catch (IOException e) {
+                    LOG.log(Level.WARNING, "cannot move {0} to v{1}: {2}; readers keep the version it names", modelDir.resolve(LATEST_FILE), newest, problem(e));
+                }
+            }
+            return newest;
         }
     }
 
@@ -399,8 +446,7 @@ public final class PfsRepository implements CheckpointRepository {
             throw new ViperException(ViperException.Reason.IO, "cannot store " + manifest.model() + " v" + manifest.version() + ": "
                     + versionDir + " exists but holds no valid version; remove it to store this version again");
         }
-        Manifest e = existing.get();
-        if (!e.tensors().equals(manifest.tensors()) || !e.metadata().equals(manifest.metadata())) {
+        if (!existing.get().sameContent(manifest)) {
             throw new ViperConfigException("cannot store " + manifest.model() + " v" + manifest.version() + ": " + versionDir
                     + " already holds this version with different tensors or metadata");
         }
@@ -464,6 +510,7 @@ public final class PfsRepository implements CheckpointRepository {
         if (current.isPresent() && current.getAsLong() >= version) {
             return;
         }
+        hooks.beforeLatest(modelDir);
         Path tmp = modelDir.resolve(LATEST_TMP_PREFIX + randomSuffix());
         try {
             writeSmallFile(tmp, (version + "\n").getBytes(StandardCharsets.US_ASCII));
@@ -542,9 +589,8 @@ public final class PfsRepository implements CheckpointRepository {
         return ids;
     }
 
-    /** Removes {@code .del-*} leftovers and {@code .tmp-*} entries untouched for an hour. */
-    private void cleanStale(Path modelDir) {
-        Instant staleBefore = Instant.now().minus(STALE_AFTER);
+    /** Removes {@code .del-*} leftovers and temporary entries untouched since {@code staleBefore}. */
+    private void cleanStale(Path modelDir, Instant staleBefore) {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(modelDir, e -> {
             String n = e.getFileName().toString();
             return n.startsWith(TMP_PREFIX) || n.startsWith(DEL_PREFIX) || n.startsWith(LATEST_TMP_PREFIX);

@@ -181,6 +181,7 @@ class PfsBlockStoreTest {
         try (Stream<Path> s = Files.list(root.resolve("m"))) {
             assertTrue(s.noneMatch(p -> p.getFileName().toString().startsWith(".tmp-")), "no partial version stays");
         }
+        assertEquals(64, blockFiles().size(), "the blocks the failed store wrote are removed (a full disk must not stay full of them)");
         Manifest m2 = store(repo, v2);
         assertEquals(-1, v2.data().mismatch(readBack(m2)), "the next store writes what the crash left out");
         assertEquals(64 + 4, blockFiles().size());

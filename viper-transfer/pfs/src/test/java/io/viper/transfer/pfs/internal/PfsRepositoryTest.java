@@ -342,6 +342,51 @@ class PfsRepositoryTest {
     }
 
     @Test
+    void aFullDiskWhenLatestIsReplacedIsRepairedWhenTheNextProducerStarts() throws IOException {
+        AtomicBoolean diskFull = new AtomicBoolean();
+        PfsRepository repo = repo(3, new WriteHooks() {
+            @Override
+            public void beforeLatest(Path modelDirectory) throws IOException {
+                if (diskFull.get()) {
+                    throw new FileSystemException(modelDirectory.resolve("LATEST").toString(), null, "No space left on device");
+                }
+            }
+        });
+        TestStagedCheckpoint v1 = staged(1);
+        store(repo, v1);
+        diskFull.set(true);
+        ViperException e = assertThrows(ViperException.class, () -> store(repo, staged(2)));
+        assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+        assertEquals("1\n", latestFile(), "LATEST still names the version before");
+        assertEquals(1, repo.latest(MODEL).orElseThrow().version(), "readers keep v1");
+        assertEquals(-1, v1.data().mismatch(readBack(repo.latest(MODEL).orElseThrow())));
+
+        diskFull.set(false);
+        try (PfsRepository restarted = new PfsRepository(root, 3)) {
+            assertEquals(2, restarted.recover(MODEL), "the complete v2 is the newest version: the producer numbers after it");
+            assertEquals("2\n", latestFile(), "LATEST repaired");
+            TestStagedCheckpoint v3 = staged(3);
+            store(restarted, v3);
+            assertEquals(List.of(1L, 2L, 3L), restarted.versions(MODEL));
+            assertEquals(-1, v3.data().mismatch(readBack(restarted.latest(MODEL).orElseThrow())));
+        }
+    }
+
+    @Test
+    void recoverRemovesEveryTemporaryEntryOfACrashedWriter() throws IOException {
+        PfsRepository repo = repo(3);
+        store(repo, staged(1));
+        Path partial = Files.createDirectory(modelDir().resolve(".tmp-2-crashed"));
+        Files.write(partial.resolve(PfsRepository.DATA_FILE), new byte[4096]);
+        Path latestTmp = Files.writeString(modelDir().resolve(".LATEST.tmp-5"), "2\n");
+        assertEquals(1, repo.recover(MODEL));
+        assertFalse(Files.exists(partial), "a partial temporary version of a crashed writer is removed at once, not after an hour");
+        assertFalse(Files.exists(latestTmp));
+        assertEquals(List.of(), hiddenEntries());
+        assertEquals(0, repo.recover("never-stored"), "a model without a directory has no version");
+    }
+
+    @Test
     void invalidVersionDirectoriesAreSkipped() throws IOException {
         PfsRepository repo = repo(10);
         store(repo, staged(1));

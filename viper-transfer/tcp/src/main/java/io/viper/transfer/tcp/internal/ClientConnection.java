@@ -1,11 +1,15 @@
 package io.viper.transfer.tcp.internal;
 
+import io.viper.auth.ClientAuth;
+import io.viper.auth.FrameAuth;
+import io.viper.auth.Handshake;
 import io.viper.net.FrameChannel;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 
 /**
  * One client connection to a producer: a {@link FrameChannel} whose every wait is bounded by the
@@ -22,12 +26,25 @@ final class ClientConnection implements AutoCloseable {
         this.channel = channel;
     }
 
-    /** Connects to {@code address}, waiting at most {@code timeoutMs}; later waits fail after {@code timeoutMs} without progress. */
-    static ClientConnection connect(InetSocketAddress address, long timeoutMs) throws IOException {
+    /**
+     * Connects to {@code address} (over TLS with {@code tls}, when not null) and runs the
+     * authentication handshake with {@code auth}, waiting at most {@code timeoutMs} in all; later
+     * waits fail after {@code timeoutMs} without progress.
+     *
+     * @throws Handshake.Refused when the producer refused this client or could not prove its own key
+     */
+    static ClientConnection connect(InetSocketAddress address, long timeoutMs, ClientAuth auth, SSLContext tls) throws IOException, Handshake.Refused {
         FrameChannel.Limits limits = new FrameChannel.Limits(TcpProtocol.HEADER_BYTES, TcpProtocol.MAX_RESPONSE_FRAME,
                 Duration.ofMillis(timeoutMs));
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        return new ClientConnection(address, FrameChannel.connect(address, deadline, limits));
+        FrameChannel channel = FrameChannel.connect(address, deadline, limits, tls);
+        try {
+            FrameAuth.connect(channel, auth.attempt("tcp", "tcp://" + address.getHostString() + ":" + address.getPort()), deadline);
+            return new ClientConnection(address, channel);
+        } catch (IOException | Handshake.Refused | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
     }
 
     InetSocketAddress address() {

@@ -16,13 +16,14 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
- * One consumer connection of a {@link TcpServer}: serves the {@link Request}s that
- * {@link RequestDecoder}, ahead of it in the pipeline, decodes. Lives on the connection's event
+ * One consumer connection of a {@link TcpServer}, once it passed the handshake: serves the
+ * {@link Request}s that {@link RequestDecoder}, ahead of it in the pipeline, decodes. Lives on the connection's event
  * loop: every field is confined to it. Requests are handled strictly in arrival order; while a READ
  * streams, later requests wait in a queue (so that a pipelined RELEASE takes effect only after the
- * bytes left).
+ * bytes left); while more than 16 or {@code viper.limits.buffer.bytes} of them wait, the socket is not read.
  * Leases this connection holds are released when it closes, whatever the reason.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter {
@@ -40,6 +41,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private Stream stream;
     private boolean failed;
     private String peer = "?";
+    /** Bytes of the requests waiting in {@link #queue}: reading stops while they exceed {@code viper.limits.buffer.bytes}. */
+    private long queuedBytes;
+    /** When the last request arrived (System.nanoTime). */
+    private long lastRequest = System.nanoTime();
 
     private record Lease(StagedCheckpoint staged, ReadLease lease, MemorySegment data) {
     }
@@ -66,17 +71,27 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         if (failed) {
             return;
         }
-        queue.add((Request) msg);
-        if (queue.size() > MAX_QUEUED) {
+        lastRequest = System.nanoTime();
+        Request r = (Request) msg;
+        queue.add(r);
+        queuedBytes += size(r);
+        if (queue.size() > MAX_QUEUED || queuedBytes > server.security().bufferBytes()) {
             ctx.channel().config().setAutoRead(false);
         }
         drain(ctx);
     }
 
+    /** About the bytes a queued request holds. */
+    private static long size(Request r) {
+        return r instanceof Request.Read read ? 16L + 16L * read.offsets().length : 16;
+    }
+
     private void drain(ChannelHandlerContext ctx) {
         while (stream == null && !failed && !queue.isEmpty()) {
+            Request next = queue.poll();
+            queuedBytes -= size(next);
             try {
-                handle(ctx, queue.poll());
+                handle(ctx, next);
             } catch (ProtocolException e) {
                 fail(ctx, e.getMessage());
                 return;
@@ -220,10 +235,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent e) {
+            long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastRequest);
             if (e.state() == IdleState.WRITER_IDLE && stream != null) {
                 fail(ctx, "the consumer read nothing for " + server.timeoutMs() + " ms");
-            } else if (e.state() == IdleState.READER_IDLE && stream == null && !leases.isEmpty()) {
+            } else if (e.state() == IdleState.READER_IDLE && stream == null && !leases.isEmpty() && silentMs >= server.timeoutMs()) {
                 fail(ctx, "the consumer held " + leases.size() + " lease(s) without a request for " + server.timeoutMs() + " ms");
+            } else if (e.state() == IdleState.READER_IDLE && stream == null && leases.isEmpty() && silentMs >= server.security().idleMs()) {
+                LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": closing the idle connection from " + peer);
+                ctx.close();
             }
             return;
         }
@@ -234,6 +253,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         stream = null;
         queue.clear();
+        queuedBytes = 0;
         if (!leases.isEmpty()) {
             LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": connection from " + peer + " closed; releasing "
                     + leases.size() + " lease(s)");

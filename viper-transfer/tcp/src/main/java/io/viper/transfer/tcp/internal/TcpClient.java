@@ -1,5 +1,7 @@
 package io.viper.transfer.tcp.internal;
 
+import io.viper.auth.ClientAuth;
+import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -28,6 +30,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import javax.net.ssl.SSLContext;
 
 /**
  * The consumer side of the {@code tcp://} transport.
@@ -55,13 +58,21 @@ public final class TcpClient implements TransportClient {
     private static final long HEAP_READ_SLICE = 1024 * 1024;
 
     private final long timeoutMs;
+    private final ClientAuth auth;
+    /** TLS for every connection, or null for plain TCP. */
+    private final SSLContext tls;
     private final Map<InetSocketAddress, Deque<ClientConnection>> idle = new ConcurrentHashMap<>();
     private final Set<ClientConnection> all = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    /** A client whose reads fail after {@code timeoutMs} without progress ({@code viper.transfer.timeout.ms}). */
-    public TcpClient(long timeoutMs) {
+    /**
+     * A client whose reads fail after {@code timeoutMs} without progress ({@code viper.transfer.timeout.ms}),
+     * whose connections prove {@code auth}'s credentials and run over TLS with {@code tls} (null: plain).
+     */
+    public TcpClient(long timeoutMs, ClientAuth auth, SSLContext tls) {
         this.timeoutMs = timeoutMs;
+        this.auth = auth;
+        this.tls = tls;
     }
 
     @Override
@@ -272,13 +283,15 @@ public final class TcpClient implements TransportClient {
 
     private ClientConnection connect(InetSocketAddress address, String what) {
         try {
-            ClientConnection c = ClientConnection.connect(address, Math.min(timeoutMs, 30_000));
+            ClientConnection c = ClientConnection.connect(address, Math.min(timeoutMs, 30_000), auth, tls);
             all.add(c);
             if (closed) {
                 discard(c);
                 checkOpen();
             }
             return c;
+        } catch (Handshake.Refused e) {
+            throw new ViperConfigException("tcp read of " + what + ": " + e.getMessage());
         } catch (IOException e) {
             throw ViperException.of(e instanceof SocketTimeoutException ? ViperException.Reason.TIMEOUT : ViperException.Reason.UNAVAILABLE,
                     "tcp read of " + what + ": cannot connect: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);

@@ -19,12 +19,14 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.net.HostPort;
+import io.viper.netty.ServerSecurity;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.lang.System.Logger.Level;
@@ -54,12 +56,14 @@ public final class TcpServer implements TransportServer {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final long timeoutMs;
     private final int chunkBytes;
+    private final ServerSecurity security;
 
     private record Key(String model, long version) {
     }
 
-    private TcpServer(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, long timeoutMs, int chunkBytes) {
+    private TcpServer(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, long timeoutMs, int chunkBytes, ServerSecurity security) {
         this.group = group;
+        this.security = security;
         this.channels = channels;
         this.location = new Location(TcpProtocol.locationUri((InetSocketAddress) serverChannel.localAddress()), Tier.HOST);
         this.timeoutMs = timeoutMs;
@@ -67,11 +71,15 @@ public final class TcpServer implements TransportServer {
     }
 
     /**
-     * Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port); a connection
-     * silent for {@code timeoutMs} ({@code viper.transfer.timeout.ms}) is closed.
+     * Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). Every
+     * connection starts with {@code config}'s TLS and authentication handshake ({@link ServerSecurity});
+     * one holding leases without a request, or not reading a stream, for {@code viper.transfer.timeout.ms}
+     * is closed, and one without leases silent for {@code viper.limits.idle.ms}.
      */
-    public static TcpServer open(URI bind, long timeoutMs) {
+    public static TcpServer open(URI bind, ViperConfig config) {
+        long timeoutMs = config.get(ViperConfig.TRANSFER_TIMEOUT_MS);
         InetSocketAddress address = HostPort.parse(bind, "tcp", true).resolve();
+        ServerSecurity security = ServerSecurity.forServer(config, "tcp", address);
         int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         int chunk = TcpProtocol.CHUNK_BYTES;
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("viper-tcp-server", true),
@@ -95,10 +103,12 @@ public final class TcpServer implements TransportServer {
                                 return;
                             }
                             channels.add(ch); // closes ch at once when the server is closed already
+                            security.install(ch);
+                            long readerIdle = Math.min(server.timeoutMs, security.idleMs());
                             ch.pipeline().addLast(
-                                    new IdleStateHandler(true, server.timeoutMs, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
-                                    new LengthFieldBasedFrameDecoder(TcpProtocol.LENGTH_BYTES + TcpProtocol.MAX_REQUEST_FRAME, 0, TcpProtocol.LENGTH_BYTES, 0,
-                                            TcpProtocol.LENGTH_BYTES),
+                                    new IdleStateHandler(true, readerIdle, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
+                                    new LengthFieldBasedFrameDecoder(TcpProtocol.LENGTH_BYTES + security.maxFrame(TcpProtocol.MAX_REQUEST_FRAME), 0,
+                                            TcpProtocol.LENGTH_BYTES, 0, TcpProtocol.LENGTH_BYTES),
                                     new RequestDecoder(),
                                     new ServerConnection(server));
                         }
@@ -109,7 +119,7 @@ public final class TcpServer implements TransportServer {
                         + Objects.toString(f.cause() == null ? null : f.cause().getMessage(), "unknown error"), f.cause());
             }
             channels.add(f.channel());
-            self[0] = new TcpServer(group, channels, f.channel(), timeoutMs, chunk);
+            self[0] = new TcpServer(group, channels, f.channel(), timeoutMs, chunk, security);
             LOG.log(Level.DEBUG, () -> "tcp transport serving on " + self[0].location.uri());
             return self[0];
         } catch (RuntimeException e) {
@@ -156,6 +166,10 @@ public final class TcpServer implements TransportServer {
 
     int chunkBytes() {
         return chunkBytes;
+    }
+
+    ServerSecurity security() {
+        return security;
     }
 
     URI uri() {

@@ -1,6 +1,10 @@
 package io.viper.transfer.ucx.internal;
 
+import io.viper.auth.ClientAuth;
+import io.viper.auth.FrameAuth;
+import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.net.FrameChannel;
 import java.io.EOFException;
@@ -35,8 +39,14 @@ final class ControlChannel implements AutoCloseable {
         this.channel = channel;
     }
 
-    /** Connects to {@code address} within {@code connectTimeoutMs} (and before {@code deadline}), and sends the magic. */
-    static ControlChannel connect(String peer, InetSocketAddress address, long connectTimeoutMs, long deadline) {
+    /**
+     * Connects to {@code address} within {@code connectTimeoutMs} (and before {@code deadline}), runs the
+     * authentication handshake with {@code auth} (with a secret, the producer must prove the same key),
+     * and sends the magic.
+     *
+     * @throws ViperConfigException when the producer refused this consumer's credentials or could not prove its own
+     */
+    static ControlChannel connect(String peer, InetSocketAddress address, long connectTimeoutMs, long deadline, ClientAuth.Attempt auth) {
         InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
         if (resolved.isUnresolved()) {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": unknown host " + address.getHostString());
@@ -52,8 +62,15 @@ final class ControlChannel implements AutoCloseable {
         }
         ControlChannel c = new ControlChannel(peer, ch);
         try {
+            FrameAuth.connect(ch, auth, deadline);
             c.send(ByteBuffer.allocate(4).putInt(ControlProtocol.MAGIC).flip(), deadline);
             return c;
+        } catch (Handshake.Refused e) {
+            c.close();
+            throw new ViperConfigException(e.getMessage());
+        } catch (IOException e) {
+            c.close();
+            throw c.failure(e, "authenticating");
         } catch (RuntimeException e) {
             c.close();
             throw e;

@@ -11,7 +11,9 @@ import java.nio.charset.StandardCharsets;
 /**
  * The control-channel protocol of the ucx transport, spoken over plain TCP next to the UCX data path.
  *
- * <p>The consumer opens a connection and writes the 4-byte {@link #MAGIC}; then both sides exchange
+ * <p>The consumer opens a connection, both sides run the authentication handshake
+ * ({@link io.viper.auth.Handshake}: nothing else crosses before it succeeded), and the consumer writes
+ * the 4-byte {@link #MAGIC}; then both sides exchange
  * frames: a big-endian {@code int} length (of what follows, 1 to {@link #MAX_FRAME}), a type byte and
  * the payload. Strings are a {@code u16} length and UTF-8 bytes; byte arrays likewise.
  * <pre>
@@ -35,8 +37,8 @@ import java.nio.charset.StandardCharsets;
  * lease taken on it. Anything malformed closes the connection.
  */
 final class ControlProtocol {
-    /** "VUC1": Viper UCX control, protocol 1. */
-    static final int MAGIC = 0x56554331;
+    /** "VUC2": Viper UCX control, protocol 2 (after the authentication handshake). */
+    static final int MAGIC = 0x56554332;
     static final int MAX_FRAME = 64 * 1024;
 
     static final byte LEASE = 1;
@@ -144,14 +146,6 @@ final class ControlProtocol {
         ByteBuffer b = ByteBuffer.allocate(4 + 1 + payload);
         b.putInt(1 + payload).put(type);
         return b;
-    }
-
-    /** Checks a frame length read from the wire. */
-    static int checkLength(int length) throws ProtocolException {
-        if (length < 1 || length > MAX_FRAME) {
-            throw new ProtocolException("frame length " + length + " out of range 1-" + MAX_FRAME);
-        }
-        return length;
     }
 
     static LeaseRequest parseLease(ByteBuffer p) throws ProtocolException {

@@ -1,6 +1,8 @@
 package io.viper.transfer.ucx.internal;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ClientAuth;
+import io.viper.auth.Role;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -52,6 +54,9 @@ import org.openucx.jucx.ucp.UcpRequest;
  * destination segment stays owned by the caller; it is written only by UCX (or the reading thread)
  * during the read, and never after {@code read} returns.
  *
+ * <p>Nothing a producer sends reaches UCX unless the producer is trusted ({@link ProducerTrust}): it
+ * proved the consumer's secret in the handshake, or, without secrets, it runs as this user on this host.
+ *
  * <p>Endpoints are created without peer error handling: with it, UCX 1.13 picks TCP instead of
  * shared memory between processes on one host. A dead producer is detected on the control channel.
  * The destination is not registered with UCX: GETs from the producer's UCX-allocated shared memory
@@ -69,6 +74,8 @@ public final class UcxClient implements TransportClient {
     static final int MAX_IDLE_PER_PRODUCER = 8;
 
     private final UcxSettings settings;
+    private final ClientAuth auth;
+    private final ProducerTrust trust;
     private final UcxMemoryMode mode;
     private final WorkerLoop loop;
     private volatile boolean closed;
@@ -119,8 +126,10 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    private UcxClient(UcxSettings settings, UcxMemoryMode mode, WorkerLoop loop) {
+    private UcxClient(UcxSettings settings, ClientAuth auth, ProducerTrust trust, UcxMemoryMode mode, WorkerLoop loop) {
         this.settings = settings;
+        this.auth = auth;
+        this.trust = trust;
         this.mode = mode;
         this.loop = loop;
     }
@@ -133,8 +142,9 @@ public final class UcxClient implements TransportClient {
     /** As {@link #open(ViperConfig)}, for locations of {@code mode}'s scheme; its GPU mode reads into GPU memory too. */
     public static UcxClient open(ViperConfig config, UcxMemoryMode mode) {
         UcxSettings settings = UcxSettings.from(config);
+        ClientAuth auth = ClientAuth.of(config, Role.CONSUMER);
         try {
-            return new UcxClient(settings, mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
+            return new UcxClient(settings, auth, ProducerTrust.of(config, auth), mode, new WorkerLoop("viper-" + mode.scheme() + "-client"));
         } catch (RuntimeException | LinkageError e) {
             throw new ViperUnsupportedException("ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
         }
@@ -215,7 +225,8 @@ public final class UcxClient implements TransportClient {
             ControlChannel control = takeIdle(address);
             boolean reused = control != null;
             if (control == null) {
-                control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline);
+                trust.check(address, peer); // a kept connection was checked when it was opened
+                control = ControlChannel.connect(peer, address, settings.connectTimeoutMs(), deadline, auth.attempt(mode.scheme(), peer));
             }
             boolean[] answered = new boolean[1];
             boolean clean = false;

@@ -1,5 +1,8 @@
 package io.viper.transfer.ucx.internal;
 
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -36,6 +39,28 @@ public final class UcxNative {
     /** The UCP parameters every context of this transport uses: RMA and wake-up. */
     public static UcpParams contextParams() {
         return new UcpParams().requestRmaFeature().requestWakeupFeature();
+    }
+
+    /**
+     * The parameters of a producer's context whose control channel binds {@code bind}: UCX's own
+     * network listeners (its TCP transport listens on every interface by default) are kept to the
+     * interface of that address, so that a loopback server is reachable from this host only. A
+     * wildcard address leaves every interface.
+     */
+    public static UcpParams serverParams(InetAddress bind) {
+        UcpParams params = contextParams();
+        if (bind.isAnyLocalAddress()) {
+            return params;
+        }
+        try {
+            NetworkInterface nic = NetworkInterface.getByInetAddress(bind);
+            if (nic != null) {
+                params.setConfig("NET_DEVICES", nic.getName());
+            }
+        } catch (SocketException e) {
+            LOG.log(Level.FINE, "no interface found for " + bind + "; UCX listens on every one", e);
+        }
+        return params;
     }
 
     private static Optional<String> probe() {

@@ -1,31 +1,33 @@
 package io.viper.transfer.ucx.internal;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ConnectionGate;
+import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Location;
+import io.viper.net.FrameChannel;
 import io.viper.net.HostPort;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.StagingAllocator;
 import io.viper.spi.TransportServer;
-import java.io.BufferedInputStream;
-import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -145,13 +147,17 @@ public final class UcxServer implements TransportServer {
 
     /** One control connection and the leases taken on it. */
     private static final class Connection {
-        final Socket socket;
+        final SocketChannel socket;
+        final InetAddress address;
         final String peer;
         final Map<Long, ReadLease> leases = new ConcurrentHashMap<>();
+        /** The frames over {@link #socket}, once its serving thread made them: closing it wakes that thread. */
+        volatile FrameChannel channel;
 
-        Connection(Socket socket) {
+        Connection(SocketChannel socket, InetSocketAddress remote) {
             this.socket = socket;
-            this.peer = String.valueOf(socket.getRemoteSocketAddress());
+            this.address = remote.getAddress();
+            this.peer = String.valueOf(remote);
         }
 
         void closeLeases() {
@@ -164,6 +170,10 @@ public final class UcxServer implements TransportServer {
         }
 
         void closeSocket() {
+            FrameChannel ch = channel;
+            if (ch != null) {
+                ch.close();
+            }
             try {
                 socket.close();
             } catch (IOException ignored) {
@@ -174,7 +184,8 @@ public final class UcxServer implements TransportServer {
 
     private final UcxSettings settings;
     private final UcxMemoryMode mode;
-    private final ServerSocket serverSocket;
+    private final ServerSocketChannel serverSocket;
+    private final ConnectionGate limits;
     private final Location location;
     private final WorkerLoop loop;
     private final byte[] workerAddress;
@@ -193,14 +204,16 @@ public final class UcxServer implements TransportServer {
      */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
-    private UcxServer(UcxSettings settings, UcxMemoryMode mode, ServerSocket serverSocket, Location location, WorkerLoop loop, byte[] workerAddress) {
+    private UcxServer(UcxSettings settings, UcxMemoryMode mode, ServerSocketChannel serverSocket, Location location, WorkerLoop loop,
+                      byte[] workerAddress, ConnectionGate limits) {
         this.settings = settings;
+        this.limits = limits;
         this.mode = mode;
         this.serverSocket = serverSocket;
         this.location = location;
         this.loop = loop;
         this.workerAddress = workerAddress;
-        this.acceptor = Thread.ofPlatform().daemon().name("viper-ucx-accept-" + serverSocket.getLocalPort()).unstarted(this::acceptLoop);
+        this.acceptor = Thread.ofPlatform().daemon().name("viper-ucx-accept-" + location.uri().getPort()).unstarted(this::acceptLoop);
         acceptor.start();
     }
 
@@ -214,21 +227,24 @@ public final class UcxServer implements TransportServer {
         UcxSettings settings = UcxSettings.from(config);
         HostPort address = HostPort.parse(bind, mode.scheme(), true);
         InetSocketAddress socketAddress = address.resolve();
-        ServerSocket ss;
+        ConnectionGate limits = ConnectionGate.forServer(config, mode.scheme(), socketAddress.getAddress(), ControlProtocol.MAX_FRAME);
+        ServerSocketChannel ss;
+        int port;
         try {
-            ss = new ServerSocket();
-            ss.setReuseAddress(true);
+            ss = ServerSocketChannel.open();
+            ss.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             ss.bind(socketAddress, 128);
+            port = ((InetSocketAddress) ss.getLocalAddress()).getPort();
         } catch (IOException e) {
             throw new ViperException(ViperException.Reason.IO, "ucx server: cannot bind " + bind + ": " + e.getMessage(), e);
         }
         WorkerLoop loop = null;
         try {
-            Location location = new Location(address.withPort(ss.getLocalPort()).advertised().uri(mode.scheme()), mode.tier());
-            loop = new WorkerLoop("viper-ucx-server-" + ss.getLocalPort());
+            Location location = new Location(address.withPort(port).advertised().uri(mode.scheme()), mode.tier());
+            loop = new WorkerLoop("viper-ucx-server-" + port, UcxNative.serverParams(socketAddress.getAddress()));
             WorkerLoop l = loop;
             byte[] worker = loop.call(() -> toBytes(l.worker().getAddress()), LOOP_CALL_TIMEOUT_MS);
-            return new UcxServer(settings, mode, ss, location, loop, worker);
+            return new UcxServer(settings, mode, ss, location, loop, worker, limits);
         } catch (RuntimeException | LinkageError e) {
             if (loop != null) {
                 loop.close(() -> { }, 5_000);
@@ -458,21 +474,32 @@ public final class UcxServer implements TransportServer {
 
     private void acceptLoop() {
         while (true) {
-            Socket s;
+            SocketChannel s;
+            InetSocketAddress remote;
             try {
                 s = serverSocket.accept();
+                remote = (InetSocketAddress) s.getRemoteAddress();
             } catch (IOException e) {
-                if (!serverSocket.isClosed()) {
+                if (serverSocket.isOpen()) {
                     LOG.log(Level.WARNING, "ucx server " + location.uri() + ": accept failed, no longer serving: " + e.getMessage(), e);
                 }
                 return;
             }
-            Connection c = new Connection(s);
+            if (!limits.peers().admit(remote.getAddress())) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // refusing anyway
+                }
+                continue;
+            }
+            Connection c = new Connection(s, remote);
             connections.add(c);
             synchronized (this) {
                 if (closed) {
                     connections.remove(c);
                     c.closeSocket();
+                    limits.peers().release(c.address);
                     continue;
                 }
             }
@@ -482,37 +509,35 @@ public final class UcxServer implements TransportServer {
         }
     }
 
+    /**
+     * One control connection: the authentication handshake, the magic, then requests until the
+     * consumer closes. Every frame must arrive whole within {@code viper.limits.idle.ms}, or, while
+     * the connection holds leases (the consumer is reading), within the transfer timeout plus 10 s.
+     */
     private void serve(Connection c) {
-        try {
-            Socket s = c.socket;
-            s.setTcpNoDelay(true);
-            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, settings.transferTimeoutMs() + 10_000));
-            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 4096));
-            OutputStream out = s.getOutputStream();
-            int magic;
-            try {
-                magic = in.readInt();
-            } catch (EOFException e) {
-                return;
+        try (FrameChannel ch = FrameChannel.of(c.socket, limits.frames(1))) {
+            c.channel = ch;
+            if (isClosed()) {
+                return; // close() may have missed the channel
             }
-            if (magic != ControlProtocol.MAGIC) {
-                throw new ControlProtocol.ProtocolException("not a Viper ucx control connection (magic 0x" + Integer.toHexString(magic) + ")");
+            limits.handshake(ch, c.peer); // a peer without the key gets nothing else
+            ByteBuffer magic = ByteBuffer.allocate(4);
+            ch.readFully(magic, limits.requestDeadline());
+            if (magic.getInt(0) != ControlProtocol.MAGIC) {
+                throw new ControlProtocol.ProtocolException("not a Viper ucx control connection (magic 0x" + Integer.toHexString(magic.getInt(0)) + ")");
             }
             while (true) {
-                int length;
+                ByteBuffer frame;
                 try {
-                    length = in.readInt();
+                    frame = ch.readFrame(c.leases.isEmpty() ? limits.requestDeadline() : ConnectionGate.deadlineAfter(settings.transferTimeoutMs() + 10_000));
                 } catch (EOFException e) {
                     return;
                 }
-                ControlProtocol.checkLength(length);
-                byte type = in.readByte();
-                byte[] payload = new byte[length - 1];
-                in.readFully(payload);
-                ByteBuffer p = ByteBuffer.wrap(payload);
+                byte type = frame.get();
+                ByteBuffer p = frame.slice();
                 ByteBuffer reply = switch (type) {
                     case ControlProtocol.LEASE -> lease(c, ControlProtocol.parseLease(p));
-                    case ControlProtocol.LEASE_READ -> leaseRead(ControlProtocol.parseLeaseRead(p), out);
+                    case ControlProtocol.LEASE_READ -> leaseRead(ControlProtocol.parseLeaseRead(p), ch);
                     case ControlProtocol.RELEASE -> {
                         long id = ControlProtocol.parseLeaseId(p, "RELEASE");
                         ReadLease lease = c.leases.remove(id);
@@ -525,15 +550,13 @@ public final class UcxServer implements TransportServer {
                     default -> throw new ControlProtocol.ProtocolException("unexpected frame " + ControlProtocol.typeName(type));
                 };
                 if (reply != null) {
-                    out.write(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
-                    out.flush();
+                    ch.write(limits.requestDeadline(), reply);
                 }
             }
-        } catch (ControlProtocol.ProtocolException e) {
+        } catch (ControlProtocol.ProtocolException | java.net.ProtocolException | Handshake.Refused e) {
             LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
         } catch (SocketTimeoutException e) {
-            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": silent for "
-                    + (settings.transferTimeoutMs() + 10_000) + " ms");
+            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
         } catch (IOException e) {
             if (!isClosed()) {
                 LOG.fine(() -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
@@ -544,6 +567,7 @@ public final class UcxServer implements TransportServer {
             c.closeSocket();
             c.closeLeases();
             connections.remove(c);
+            limits.peers().release(c.address);
         }
     }
 
@@ -603,7 +627,7 @@ public final class UcxServer implements TransportServer {
      * A whole small read: takes the lease, writes DATA and the bytes of the ranges from the staged
      * memory, and closes the lease; returns null once written, or NOT_AVAILABLE to send.
      */
-    private ByteBuffer leaseRead(ControlProtocol.LeaseReadRequest req, OutputStream out) throws IOException, ControlProtocol.ProtocolException {
+    private ByteBuffer leaseRead(ControlProtocol.LeaseReadRequest req, FrameChannel out) throws IOException, ControlProtocol.ProtocolException {
         Taken t = take(req.model(), req.version());
         if (t.lease() == null) {
             return ControlProtocol.notAvailable(t.refusal());
@@ -625,8 +649,7 @@ public final class UcxServer implements TransportServer {
                 MemorySegment.copy(data, ValueLayout.JAVA_BYTE, req.offsets()[i], bytes, at, (int) req.lengths()[i]);
                 at += (int) req.lengths()[i];
             }
-            out.write(bytes);
-            out.flush();
+            out.write(limits.requestDeadline(), ByteBuffer.wrap(bytes));
         }
         return null;
     }

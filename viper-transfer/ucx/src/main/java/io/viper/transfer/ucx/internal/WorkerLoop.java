@@ -14,6 +14,7 @@ import java.util.function.BooleanSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpParams;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 
@@ -47,8 +48,13 @@ public final class WorkerLoop implements AutoCloseable {
 
     /** Creates the context and worker and starts the progress thread named {@code name}. */
     public WorkerLoop(String name) {
+        this(name, UcxNative.contextParams());
+    }
+
+    /** As {@link #WorkerLoop(String)}, with the context made from {@code params}. */
+    public WorkerLoop(String name, UcpParams params) {
         this.name = name;
-        UcpContext ctx = new UcpContext(UcxNative.contextParams());
+        UcpContext ctx = new UcpContext(params);
         UcpWorker w;
         try {
             w = ctx.newWorker(new UcpWorkerParams());

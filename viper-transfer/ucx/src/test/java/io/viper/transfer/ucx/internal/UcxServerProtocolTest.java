@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
+import io.viper.testing.RawPeer;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.transfer.ucx.UcxTransportProvider;
 import java.io.DataInputStream;
@@ -12,7 +13,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.Socket;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -44,33 +44,38 @@ class UcxServerProtocolTest {
         }
     }
 
-    private Socket connect() throws IOException {
-        Socket s = new Socket("127.0.0.1", server.location().uri().getPort());
-        s.setSoTimeout(10_000);
-        return s;
+    /** A raw connection past the handshake (the server has no secret): what it sends next reaches the control protocol. */
+    private RawPeer connect() throws Exception {
+        return RawPeer.authenticated("127.0.0.1", server.location().uri().getPort(), "ucx");
     }
 
-    private static void write(Socket s, ByteBuffer frame) throws IOException {
-        s.getOutputStream().write(frame.array(), 0, frame.limit());
+    private static void write(RawPeer s, ByteBuffer frame) throws IOException {
+        s.send(java.util.Arrays.copyOf(frame.array(), frame.limit()));
     }
 
-    private static void assertClosedByServer(Socket s) throws IOException {
-        assertEquals(-1, s.getInputStream().read(), "server closed the connection");
+    private static void assertClosedByServer(RawPeer s) throws IOException {
+        assertEquals(-1, s.in.read(), "server closed the connection");
     }
 
     @Test
-    void wrongMagicClosesTheConnection() throws IOException {
-        try (Socket s = connect()) {
-            new DataOutputStream(s.getOutputStream()).writeInt(0x47455420); // "GET "
+    void wrongMagicClosesTheConnection() throws Exception {
+        try (RawPeer s = connect()) {
+            s.out.writeInt(0x47455420); // "GET "
+            assertClosedByServer(s);
+        }
+        try (RawPeer s = new RawPeer("127.0.0.1", server.location().uri().getPort(), 10_000)) {
+            s.readFrame(); // the challenge: all a peer gets before it answers it
+            s.out.writeInt(ControlProtocol.MAGIC); // no proof, the old protocol's opening
+            s.out.flush();
             assertClosedByServer(s);
         }
     }
 
     @Test
-    void badFrameLengthsAndUnknownTypesCloseTheConnection() throws IOException {
+    void badFrameLengthsAndUnknownTypesCloseTheConnection() throws Exception {
         for (int[] frame : new int[][] {{0}, {ControlProtocol.MAX_FRAME + 1}, {-5}, {1, 99}, {1, ControlProtocol.GRANT}}) {
-            try (Socket s = connect()) {
-                DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            try (RawPeer s = connect()) {
+                DataOutputStream out = s.out;
                 out.writeInt(ControlProtocol.MAGIC);
                 out.writeInt(frame[0]);
                 if (frame.length > 1) {
@@ -83,12 +88,12 @@ class UcxServerProtocolTest {
     }
 
     @Test
-    void malformedLeaseClosesTheConnection() throws IOException {
+    void malformedLeaseClosesTheConnection() throws Exception {
         for (ByteBuffer bad : new ByteBuffer[] {
                 ControlProtocol.lease("../etc", 3), ControlProtocol.lease("proto", 0),
                 ByteBuffer.allocate(7).putInt(3).put(ControlProtocol.LEASE).putShort((short) 40).flip()}) {
-            try (Socket s = connect()) {
-                new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+            try (RawPeer s = connect()) {
+                s.out.writeInt(ControlProtocol.MAGIC);
                 write(s, bad);
                 assertClosedByServer(s);
             }
@@ -97,9 +102,9 @@ class UcxServerProtocolTest {
 
     @Test
     void unknownVersionIsNotAvailableAndReleaseOfUnknownLeaseCloses() throws Exception {
-        try (Socket s = connect()) {
-            DataInputStream in = new DataInputStream(s.getInputStream());
-            new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+        try (RawPeer s = connect()) {
+            DataInputStream in = s.in;
+            s.out.writeInt(ControlProtocol.MAGIC);
             write(s, ControlProtocol.lease("proto", 4));
             int len = in.readInt();
             assertEquals(ControlProtocol.NOT_AVAILABLE, in.readByte());
@@ -113,9 +118,9 @@ class UcxServerProtocolTest {
 
     @Test
     void leasesOfADroppedConnectionAreClosed() throws Exception {
-        try (Socket s = connect()) {
-            DataInputStream in = new DataInputStream(s.getInputStream());
-            new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+        try (RawPeer s = connect()) {
+            DataInputStream in = s.in;
+            s.out.writeInt(ControlProtocol.MAGIC);
             write(s, ControlProtocol.lease("proto", 3));
             write(s, ControlProtocol.lease("proto", 3));
             for (int i = 0; i < 2; i++) {
@@ -138,9 +143,9 @@ class UcxServerProtocolTest {
 
     @Test
     void leaseReadAnswersWithTheBytesAndClosesItsLeaseAtOnce() throws Exception {
-        try (Socket s = connect()) {
-            DataInputStream in = new DataInputStream(s.getInputStream());
-            new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+        try (RawPeer s = connect()) {
+            DataInputStream in = s.in;
+            s.out.writeInt(ControlProtocol.MAGIC);
             write(s, ControlProtocol.leaseRead("proto", 3, new long[] {4000, 10}, new long[] {96, 20}));
             assertEquals(17, in.readInt());
             assertEquals(ControlProtocol.DATA, in.readByte());
@@ -170,8 +175,8 @@ class UcxServerProtocolTest {
                 ControlProtocol.leaseRead("proto", 3, new long[] {4000}, new long[] {97}),
                 ControlProtocol.leaseRead("proto", 3, new long[] {0, 0}, new long[] {ControlProtocol.MAX_INLINE, 1}),
                 ControlProtocol.leaseRead("proto", 3, new long[] {-1}, new long[] {1})}) {
-            try (Socket s = connect()) {
-                new DataOutputStream(s.getOutputStream()).writeInt(ControlProtocol.MAGIC);
+            try (RawPeer s = connect()) {
+                s.out.writeInt(ControlProtocol.MAGIC);
                 write(s, bad);
                 assertClosedByServer(s);
             }

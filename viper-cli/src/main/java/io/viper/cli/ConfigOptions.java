@@ -1,0 +1,25 @@
+package io.viper.cli;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** {@code --config FILE} and {@code --set KEY=VALUE}: the settings of every command that opens a producer, consumer or server. */
+final class ConfigOptions {
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file of viper.* and kafka.* settings (key=value lines; `viper config` lists the keys)")
+    Path configFile;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists the keys)")
+    Map<String, String> settings = new LinkedHashMap<>();
+
+    /** The file's settings (if any) overridden by the {@code --set} ones, in that order. */
+    Map<String, String> values() {
+        Map<String, String> all = new LinkedHashMap<>();
+        if (configFile != null) {
+            all.putAll(ConfigFile.read(configFile));
+        }
+        all.putAll(settings);
+        return all;
+    }
+}

@@ -1,0 +1,69 @@
+package io.viper.notify.kafka.internal;
+
+import io.viper.manifest.Manifest;
+import io.viper.manifest.ManifestCodec;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Reads the manifest topic from the beginning to its current end once and returns the newest version
+ * of one model in it, for a starting producer. The topic is compacted, so this reads about one record
+ * per model. Records that do not decode, or name another model than their key, are skipped. Runs on
+ * the caller's thread with a consumer of its own, which it closes.
+ */
+final class LatestVersionScan {
+    private static final System.Logger LOG = System.getLogger("io.viper.notify.kafka");
+
+    private LatestVersionScan() {
+    }
+
+    /** The newest version of {@code model} in the topic (0: none or no topic); empty when the cluster did not answer within {@code timeoutMs}. */
+    static OptionalLong newest(Consumer<byte[], byte[]> consumer, KafkaUri uri, String model, long timeoutMs) {
+        byte[] key = model.getBytes(StandardCharsets.UTF_8);
+        long deadline = System.nanoTime() + Duration.ofMillis(timeoutMs).toNanos();
+        try (consumer) {
+            List<PartitionInfo> infos = consumer.partitionsFor(uri.topic(), Duration.ofMillis(timeoutMs));
+            if (infos == null || infos.isEmpty()) {
+                return OptionalLong.of(0);
+            }
+            List<TopicPartition> partitions = infos.stream().map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofMillis(timeoutMs));
+            long newest = 0;
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                if (System.nanoTime() > deadline) {
+                    LOG.log(Level.WARNING, "reading the latest version of " + model + " from " + uri + " took longer than " + timeoutMs + " ms");
+                    return OptionalLong.empty();
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (r.key() == null || r.value() == null || !Arrays.equals(r.key(), key)) {
+                        continue;
+                    }
+                    try {
+                        Manifest m = ManifestCodec.decode(r.value(), uri.topic() + "/" + r.partition() + "@" + r.offset());
+                        if (m.model().equals(model)) {
+                            newest = Math.max(newest, m.version());
+                        }
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.DEBUG, "skipped while reading the latest version: {0}", e.getMessage());
+                    }
+                }
+            }
+            return OptionalLong.of(newest);
+        } catch (KafkaException e) {
+            LOG.log(Level.WARNING, "cannot read the latest version of " + model + " from " + uri + ": " + e.getMessage());
+            return OptionalLong.empty();
+        }
+    }
+}

@@ -79,15 +79,17 @@ final class Stager {
         StagingBuffer buffer = cache.acquire(version, total);
         TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers);
         BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers);
+        // Every range that lands in the host staging is hashed twice while the copy goes on: tensor and block hashes.
+        GpuStaging.Arrivals arrivals = (from, length) -> {
+            hashes.arrived(from, length);
+            blocks.arrived(from, length);
+        };
         try {
             Runnable hostCopy = GpuStaging.NOTHING_LEFT;
             if (tensors.stream().anyMatch(SnapshotTensor::onDevice)) {
-                hostCopy = gpu.stage(tensors, infos, buffer, total, version, (from, length) -> {
-                    hashes.arrived(from, length);
-                    blocks.arrived(from, length);
-                });
+                hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
             } else {
-                copy(tensors, infos, buffer.writable(), hashes, blocks);
+                copy(tensors, infos, buffer.writable(), arrivals);
             }
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy);
         } catch (RuntimeException e) {
@@ -99,15 +101,14 @@ final class Stager {
     }
 
     /** The copy into staging, piece by piece, each piece handed to the hashing as soon as it is in. */
-    private static void copy(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, TensorHashes hashes, BlockIds blocks) {
+    private static void copy(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, GpuStaging.Arrivals arrivals) {
         for (int i = 0; i < tensors.size(); i++) {
             TensorInfo info = infos.get(i);
             SnapshotTensor t = tensors.get(i);
             for (long done = 0; done < info.length(); done += TensorHashes.PIECE) {
                 long n = Math.min(TensorHashes.PIECE, info.length() - done);
                 t.copyTo(dst, info.offset(), done, n);
-                hashes.arrived(info.offset() + done, n);
-                blocks.arrived(info.offset() + done, n);
+                arrivals.arrived(info.offset() + done, n);
             }
         }
     }

@@ -48,7 +48,7 @@ class VersionStartTest {
         return Optional.of(new CheckpointRepository() {
             @Override
             public Location store(Manifest manifest, StagedCheckpoint staged) {
-                throw new UnsupportedOperationException();
+                throw new AssertionError("VersionStart only reads the repository's versions; it never stores");
             }
 
             @Override

@@ -50,11 +50,6 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
         return of(s, costs, OptionalDouble.empty());
     }
 
-    /** The plan with the default cost model's {@code t_s} and this measured update latency as {@code t_load}. */
-    public static DemoPlan of(DemoSettings s, OptionalDouble measuredLatencySeconds) {
-        return of(s, CostModel.defaults(), measuredLatencySeconds);
-    }
-
     /**
      * The plan with {@code t_s} from {@code costs} and {@code t_load} from {@code measuredLatencySeconds}
      * (from {@code costs} when empty).

@@ -3,6 +3,7 @@ package io.viper.demo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.predictor.CostModel;
 import io.viper.scheduler.Objective;
 import io.viper.scheduler.Schedule;
 import java.util.List;
@@ -40,7 +41,7 @@ class DemoPlanTest {
     @Test
     void theMeasuredLatencyBecomesTLoadAndTheOnlineSpacing() {
         DemoPlan assumed = DemoPlan.of(SETTINGS);
-        DemoPlan measured = DemoPlan.of(SETTINGS, OptionalDouble.of(0.021));
+        DemoPlan measured = DemoPlan.of(SETTINGS, CostModel.defaults(), OptionalDouble.of(0.021));
         assertTrue(!assumed.latencyMeasured() && measured.latencyMeasured());
         assertEquals(0.021, measured.input().tLoad(), 0.0);
         assertEquals(5, measured.online().minSpacing(), "21 ms at 5 ms per iteration");

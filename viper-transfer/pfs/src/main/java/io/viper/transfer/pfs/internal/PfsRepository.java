@@ -228,14 +228,14 @@ public final class PfsRepository implements CheckpointRepository {
             throw new ViperException(ViperException.Reason.INTERNAL, "cannot store " + model + " v" + version + " in " + versionDir
                     + ": the staged data became unreadable during the copy (" + e.getMessage() + ")", e);
         } finally {
-            boolean failed = tmp != null;
+            boolean notCommitted = tmp != null;
             if (tmp != null) {
                 deleteTreeQuietly(tmp);
             }
             if (locked) {
                 writingBlocks.unlock();
             }
-            if (failed && !freshBlocks.isEmpty()) {
+            if (notCommitted && !freshBlocks.isEmpty()) {
                 blocks.discard(freshBlocks, this::referencedBlocks); // a full disk must not stay full of blocks nobody names
             }
             if (retired) {

@@ -121,15 +121,22 @@ final class BenchCommand implements Runnable {
             if (wanted.contains("pfs") && !noBaseline) {
                 wanted.add("pfs-poll");
             }
-            Path root = dir != null ? dir : Files.createTempDirectory("viper-bench");
             List<Double> fractions = changed == null ? List.of(1.0) : List.of(1.0, parsePercent("--changed", changed));
             long block = ConfigValues.parseSize(blockBytes);
-            TransferBench.Result result = new TransferBench(new TransferBench.Settings(bytes, wanted, repeat, warmup, pollInterval, root, verbose,
-                    line -> {
-                        if (!json) {
-                            System.err.println(line);
-                        }
-                    }, fractions, block)).run();
+            Path root = dir != null ? dir : Files.createTempDirectory("viper-bench");
+            TransferBench.Result result;
+            try {
+                result = new TransferBench(new TransferBench.Settings(bytes, wanted, repeat, warmup, pollInterval, root, verbose,
+                        line -> {
+                            if (!json) {
+                                System.err.println(line);
+                            }
+                        }, fractions, block)).run();
+            } finally {
+                if (dir == null) {
+                    deleteTree(root);
+                }
+            }
             if (json) {
                 System.out.println(BenchReport.json(result));
             } else {
@@ -219,12 +226,20 @@ final class BenchCommand implements Runnable {
                 }
             } finally {
                 if (dir == null) {
-                    try (var files = Files.walk(root)) {
-                        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                    }
+                    deleteTree(root);
                 }
             }
             return 0;
+        }
+    }
+
+    /** Removes a temporary directory the bench made, with everything the runs left in it. */
+    private static void deleteTree(Path root) throws java.io.IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (var files = Files.walk(root)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 

@@ -26,9 +26,12 @@ class BenchTransferIT {
     @Test
     void aSweepGivesOneRowPerSizeAndPathWithEverySampleAndAPlot() throws Exception {
         Path plot = tmp.resolve("sweep.png");
-        Process p = CliProcesses.viper(tmp, "bench", "transfer", "--sizes", "4k,64k,1m", "--paths", "tcp,pfs", "--repeat", "3",
+        Path javaTmp = Files.createDirectory(tmp.resolve("java-tmp"));
+        ProcessBuilder bench = CliProcesses.viper(tmp, "bench", "transfer", "--sizes", "4k,64k,1m", "--paths", "tcp,pfs", "--repeat", "3",
                 "--warmup", "0s", "--poll-interval", "50ms", "--json", "--plot", plot.toString())
-                .redirectError(tmp.resolve("bench.err").toFile()).start();
+                .redirectError(tmp.resolve("bench.err").toFile());
+        bench.environment().put("JAVA_TOOL_OPTIONS", "-Djava.io.tmpdir=" + javaTmp);
+        Process p = bench.start();
         assertTrue(p.waitFor(240, TimeUnit.SECONDS), "the bench finished");
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         assertEquals(0, p.exitValue(), () -> "stdout: " + out + "; stderr: " + read(tmp.resolve("bench.err")));
@@ -51,6 +54,10 @@ class BenchTransferIT {
                 "pfs-poll/4096", "pfs-poll/65536", "pfs-poll/1048576"), rows);
         byte[] png = Files.readAllBytes(plot);
         assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G', "a PNG was written");
+        try (var left = Files.list(javaTmp)) {
+            assertEquals(List.of(), left.map(f -> f.getFileName().toString()).filter(n -> n.startsWith("viper-bench")).toList(),
+                    "the bench removed the temporary repository it made");
+        }
     }
 
     private static List<Long> longs(JsonNode a) {

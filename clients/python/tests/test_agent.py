@@ -159,6 +159,21 @@ class AgentTest(unittest.TestCase):
             other.publish({"c": np.zeros(2, np.complex64)})
         self.assertEqual(str(e.exception), "tensor 'c': numpy dtype complex64 has no safetensors type")
 
+    def test_a_refused_publish_takes_no_version_and_is_raised_once(self):
+        p = self.producer()
+        refused = p.publish({"": np.zeros(2, np.float32)})
+        with self.assertRaises(viper.ViperConfigError) as e:
+            refused.version
+        self.assertIn("tensor name must not be empty", str(e.exception))
+        first = p.publish({"w": np.ones(2, np.float32)})  # no second raise of the refusal read above
+        second = p.publish({"w": np.full(2, 2.0, np.float32)})
+        self.assertEqual((first.version, second.version), (1, 2))
+        self.assertEqual(p.flush(), 2)
+        late = p.publish({"": np.zeros(2, np.float32)})
+        with self.assertRaises(viper.ViperConfigError):
+            p.flush()  # a refusal nobody read is raised by the next call
+        self.assertEqual(p.publish({"w": np.full(2, 3.0, np.float32)}).version, 3)
+
     def test_closed_things_refuse_to_be_used(self):
         c = self.consumer()
         p = self.producer()

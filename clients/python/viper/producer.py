@@ -3,7 +3,6 @@
 import mmap
 import os
 import time
-from collections import namedtuple
 
 import numpy as np
 
@@ -12,8 +11,52 @@ from ._agent import Connection
 from .errors import ViperClosedError, ViperConfigError, ViperNotFoundError
 from .policy import every
 
-Published = namedtuple("Published", "version stall_s")
-Published.__doc__ = """One publish: the version the agent assigns it and the training stall it cost (seconds)."""
+class _Reply:
+    """The agent's reply to one publish, and whether its refusal has been raised to the caller yet."""
+
+    def __init__(self, future):
+        self.future = future
+        self.reported = False
+
+    def done(self):
+        return self.future.done()
+
+    def refusal(self):
+        """The agent's refusal of this publish (waiting for the reply), or None."""
+        return self.future.exception()
+
+    def result(self):
+        try:
+            return self.future.result()
+        except Exception:
+            self.reported = True
+            raise
+
+
+class Published:
+    """One publish. ``stall_s`` is the training stall it cost (seconds). ``version`` is the version the
+    agent assigned it: reading it waits for the agent's reply, which comes once the agent has copied
+    the slot, and raises the agent's refusal if it refused this publish. A refusal is raised once: by
+    ``version`` or by the producer's next call, whichever comes first. The version is not guessed on
+    this side, because a refused publish before this one takes no version."""
+
+    __slots__ = ("stall_s", "_reply")
+
+    def __init__(self, reply, stall_s):
+        self._reply = reply
+        self.stall_s = stall_s
+
+    @property
+    def version(self):
+        return self._reply.result()["version"]
+
+    def done(self):
+        """Whether the agent has replied (``version`` no longer waits)."""
+        return self._reply.done()
+
+    def __repr__(self):
+        shown = self._reply.future.result()["version"] if self.done() and self._reply.refusal() is None else "pending"
+        return "Published(version=%s, stall_s=%.6f)" % (shown, self.stall_s)
 
 
 class _Slot:
@@ -130,10 +173,10 @@ class Producer:
         fields = {"slot": slot.id, "bytes": total}
         if iteration is not None:
             fields.update(iteration=iteration, loss=loss)
-        slot.ack = self._conn.submit("publish", **fields)
+        slot.ack = _Reply(self._conn.submit("publish", **fields))
         stall = time.perf_counter() - t0
         self._version += 1
-        return Published(self._version, stall)
+        return Published(slot.ack, stall)
 
     def _free_slot(self, size):
         """A slot of at least ``size`` bytes no publish reads, waiting for the agent if need be."""
@@ -175,16 +218,17 @@ class Producer:
         """Takes the agent's acknowledgements: frees acknowledged slots, raises the first refusal."""
         pending = [s for s in self._slots if s.ack is not None]
         if wait and pending:
-            pending[0].ack.exception()  # blocks until the oldest is acknowledged
+            pending[0].ack.refusal()  # blocks until the oldest is acknowledged
         error = None
         for s in pending:
             if not s.ack.done():
                 continue
             ack, s.ack = s.ack, None
-            if ack.exception() is not None:
+            if ack.refusal() is not None:
                 self._version -= 1  # the refused publish took no version
-                error = error or ack.exception()
-            elif ack.result().get("slot_retired"):
+                if not ack.reported:
+                    error = error or ack.refusal()
+            elif ack.future.result().get("slot_retired"):
                 self._slots.remove(s)  # its file was deleted: the agent published from its own mapping
                 s.close()
         if error is not None:

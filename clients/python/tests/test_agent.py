@@ -144,6 +144,25 @@ class AgentTest(unittest.TestCase):
         self.assertTrue(arrived.wait(30))
         self.assertEqual((seen[0].model, seen[0].version, seen[0].previous), (self.model, 1, 0))
         self.assertGreater(seen[0].bytes, 0)
+        self.assertEqual(seen[0].reused_bytes, 0, "a first version is pulled whole")
+
+    def test_an_update_moves_only_the_blocks_that_changed(self):
+        c = self.consumer()
+        seen = []
+        second = threading.Event()
+        c.on_update(lambda u: (seen.append(u), u.version == 2 and second.set()))
+        p = self.producer()
+        frozen = np.arange(1 << 18, dtype=np.float32)  # 1 MiB: one block of the default viper.block.bytes
+        p.publish({"frozen": frozen, "head": np.zeros(16, np.float32)})
+        c.wait_version(1, timeout=30)
+        p.publish({"frozen": frozen, "head": np.ones(16, np.float32)})
+        self.assertTrue(second.wait(30), "version 2 arrived")
+        update = next(u for u in seen if u.version == 2)
+        self.assertEqual(update.reused_bytes, frozen.nbytes, "the unchanged block came from the version held")
+        self.assertLess(update.bytes, frozen.nbytes)
+        with c.current() as model:
+            self.assertTrue(np.array_equal(model["frozen"], frozen))
+            self.assertTrue(np.array_equal(model["head"], np.ones(16, np.float32)))
 
     def test_the_agent_refusals_arrive_as_typed_errors(self):
         self.producer()

@@ -14,9 +14,10 @@ from . import _safetensors as st
 from ._agent import Connection
 from .errors import ViperClosedError, ViperNotFoundError, ViperTimeoutError
 
-Update = namedtuple("Update", "model version previous path bytes latency_ms")
+Update = namedtuple("Update", "model version previous path bytes latency_ms reused_bytes", defaults=(0,))
 Update.__doc__ = """A swap in the agent: the version now serving, the one before, the transport it came by
-(ucx, tcp, file, ...), the bytes moved and the latency from the producer's publish to the swap."""
+(ucx, tcp, file, ...), the bytes moved, the latency from the producer's publish to the swap, and the bytes
+copied from the version held instead of moved (the blocks the two versions share)."""
 
 
 class _Files:
@@ -211,7 +212,8 @@ class Consumer:
     def _on_event(self, event):
         if event.get("event") != "update":
             return
-        update = Update(event["model"], event["version"], event["previous"], event["path"], event["bytes"], event["latency_ms"])
+        update = Update(event["model"], event["version"], event["previous"], event["path"], event["bytes"], event["latency_ms"],
+                        event.get("reused_bytes", 0))
         with self._cond:
             self._version = max(self._version, update.version)
             listeners = list(self._listeners)

@@ -73,6 +73,7 @@ final class Consumers {
         e.put("previous", u.previous());
         e.put("path", u.path());
         e.put("bytes", u.bytes());
+        e.put("reused_bytes", u.reusedBytes());
         e.put("latency_ms", u.latencyMs());
         return e;
     }

@@ -8,8 +8,10 @@ import io.viper.Snapshot;
 import io.viper.hash.ContentHash;
 import io.viper.hash.HashAlgorithm;
 import io.viper.manifest.BlockList;
+import io.viper.spi.DeviceBuffer;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
+import io.viper.testing.FakeGpuProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -87,7 +89,13 @@ class StagingCompareTest {
 
         /** Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged. */
         StagingCopy.Copied publish(List<Part> parts, Arena arena) {
-            Stager.Staged staged = stager.stage(snapshot(parts), ++version);
+            return publish(snapshot(parts), parts, arena);
+        }
+
+        /** Stages {@code snapshot}, whose tensors hold the bytes of {@code parts}. */
+        StagingCopy.Copied publish(Snapshot snapshot, List<Part> parts, Arena arena) {
+            Stager.Staged staged = stager.stage(snapshot, ++version);
+            staged.hostCopy().run();
             try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
                 ContentHash[] tensorHashes = hashes.await();
                 List<BlockList> blockIds = blocks.await();
@@ -236,6 +244,38 @@ class StagingCompareTest {
             StagingCopy.Copied copied = staging.publish(v3, arena);
             assertEquals(MIB + 3, copied.copiedBytes());
             assertEquals(8 * MIB, copied.unchangedBytes());
+        }
+    }
+
+    /** A snapshot of GPU tensors is copied whole; the host staging it leaves is compared with like any other. */
+    @Test
+    void aGpuSnapshotIsCopiedWholeAndWhatItLeavesIsComparedWith() {
+        SplittableRandom rnd = new SplittableRandom(6);
+        FakeGpuProvider.enable(1L << 30);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
+            List<Part> v1 = List.of(new Part("a", randomBytes(arena, 3 * MIB + 10, rnd), null), new Part("b", randomBytes(arena, MIB, rnd), null));
+            staging.publish(v1, arena);
+            staging.publish(v1, arena);
+            List<Part> v3 = changed(v1, arena, rnd);
+            List<DeviceBuffer> onGpu = v3.stream().map(p -> {
+                DeviceBuffer d = new FakeGpuProvider().allocate(0, p.length());
+                FakeGpuProvider.at(d.devicePointer(), p.length()).copyFrom(p.bytes());
+                return d;
+            }).toList();
+            try {
+                Snapshot gpu = sink -> {
+                    for (int i = 0; i < v3.size(); i++) {
+                        sink.addDevice(v3.get(i).name(), DType.U8, new long[] {v3.get(i).length()}, onGpu.get(i).devicePointer(), 0);
+                    }
+                };
+                assertEquals(0, staging.publish(gpu, v3, arena).unchangedBytes(), "v3 (GPU) into v1's buffer: copied whole");
+            } finally {
+                onGpu.forEach(DeviceBuffer::close);
+            }
+            staging.publish(v3, arena);
+            assertEquals(4 * MIB + 10, staging.publish(v3, arena).unchangedBytes(), "v5 into v3's buffer: nothing changed since");
+        } finally {
+            FakeGpuProvider.disable();
         }
     }
 

@@ -130,8 +130,8 @@ final class StagingCache implements AutoCloseable {
     }
 
     /**
-     * Marks {@code b} as serving (leases may be taken), holding {@code content}, and retires versions beyond the newest kept:
-     * they take no new leases from now on. Returns those without open leases for {@link #withdraw},
+     * Marks {@code b} as serving (leases may be taken), holding {@code content}, and retires versions
+     * beyond the newest kept: they take no new leases from now on. Returns those without open leases for {@link #withdraw},
      * which the caller runs once the new version is announced, so that withdrawing old versions does
      * not delay it; the others are withdrawn when their last lease closes ({@link #onLeaseClosed}).
      */

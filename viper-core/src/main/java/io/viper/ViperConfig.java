@@ -56,6 +56,10 @@ public final class ViperConfig {
             "Producer: how many newest versions stay staged for consumers; older buffers are recycled once no lease holds them."));
     public static final ConfigKey<Long> STAGING_WAIT_MS = define(CORE.longKey("viper.producer.staging.wait.ms", 30_000, 0, Long.MAX_VALUE,
             "Producer: how long publish waits for a staging buffer when all are leased and the budget is spent."));
+    public static final ConfigKey<Boolean> STAGING_COMPARE = define(CORE.booleanKey("viper.producer.staging.compare", true,
+            "Producer: compare a snapshot with the earlier version a recycled staging buffer holds (same tensors and shapes) and copy and hash only the"
+            + " blocks that differ. The compare reads both copies, about the cost of the copy it replaces; the unchanged blocks keep their hashes, so"
+            + " where few changed the hashing is skipped and the announcement follows the stall. false: copy and hash every byte."));
     public static final ConfigKey<Long> CONSUMER_BUDGET = define(CORE.sizeKey("viper.consumer.host.budget.bytes", "4g", 1, Long.MAX_VALUE,
             "Consumer: most host memory for receive buffers (two per model: one serves, one receives)."));
     public static final ConfigKey<List<String>> CONSUMER_PATHS = define(CORE.key("viper.consumer.paths", ConfigType.LIST, "", ViperConfig::parseInstalledTransports,

@@ -111,6 +111,37 @@ class DeltaUpdateTest {
         }
     }
 
+    /**
+     * With one version kept and room for two buffers, v3 is staged into v1's buffer: the producer
+     * copies and hashes only the two blocks that differ from v1, and the consumer still verifies v3.
+     */
+    @Test
+    void theProducerCopiesAndHashesOnlyTheBlocksThatDifferFromTheBufferItRecycles() {
+        Viper v = fx.viper(registry, "viper.producer.staging.versions", "1", "viper.producer.staging.budget.bytes", Long.toString(2 * TOTAL));
+        ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
+        consumer = fx.keep(v.consumer("m"));
+        v1 = fx.model(1, SIZES);
+        List<MemorySegment> v3 = new ArrayList<>();
+        for (MemorySegment s : v1) {
+            v3.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
+        }
+        flip(v3.get(0), CHANGED);
+        PublishHandle first = producer.publish(snapshot(v1), Map.of());
+        PublishHandle second = producer.publish(snapshot(v1), Map.of());
+        consumer.awaitVersion(2, WAIT);
+        flip(v3.get(2), MIB + 7); // block 1 of t2
+        PublishHandle third = producer.publish(snapshot(v3), Map.of());
+        consumer.awaitVersion(3, WAIT);
+        assertServes(consumer, 3, v3);
+
+        assertEquals(TOTAL, first.copiedBytes());
+        assertEquals(TOTAL, second.copiedBytes(), "v2 had a new buffer: nothing to compare with");
+        assertEquals(2 * MIB, third.copiedBytes(), "v3 differs from v1 in block 3 of t0 and block 1 of t2");
+        assertEquals(TOTAL - 2 * MIB, third.unchangedBytes());
+        assertEquals(3 * TOTAL - third.unchangedBytes(), registry.find("viper.producer.copied.bytes").tag("model", "m").counter().count());
+        assertEquals(TOTAL - 2 * MIB, registry.find("viper.producer.unchanged.bytes").tag("model", "m").counter().count());
+    }
+
     @Test
     void withoutBlocksEveryUpdateIsAFullPull() {
         publishTwoVersions(c -> { }, "viper.block.bytes", "0");

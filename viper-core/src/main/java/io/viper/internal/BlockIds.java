@@ -18,7 +18,7 @@ import java.util.concurrent.ExecutorService;
  * {@link TensorHashes} over the blocks, the machinery the tensor hashes use.
  *
  * <p>Threads and memory as for {@link TensorHashes}: {@link #arrived} from any thread,
- * {@link #await()} and {@link #close()} by the owner; the data stays unchanged until {@link #close()}.
+ * ({@link #known} likewise), {@link #await()} and {@link #close()} by the owner; the data stays unchanged until {@link #close()}.
  */
 final class BlockIds implements AutoCloseable {
     private final List<TensorInfo> tensors;
@@ -29,8 +29,10 @@ final class BlockIds implements AutoCloseable {
     /**
      * @param tensors    the version's tensors, contiguous and in data order
      * @param blockBytes {@code viper.block.bytes}; 0: no blocks, nothing is hashed
+     * @param before     the {@link #ids()} of an earlier version of the same layout and block size, for
+     *                   the blocks reported {@link #known}; null: none
      */
-    BlockIds(List<TensorInfo> tensors, long blockBytes, MemorySegment data, ExecutorService pool, int workers) {
+    BlockIds(List<TensorInfo> tensors, long blockBytes, MemorySegment data, ExecutorService pool, int workers, ContentHash[] before) {
         this.tensors = tensors;
         this.blockBytes = blockBytes;
         if (blockBytes <= 0) {
@@ -44,7 +46,7 @@ final class BlockIds implements AutoCloseable {
                 blocks.add(new TensorInfo("block", DType.U8, new long[] {len}, t.offset() + start, len));
             }
         }
-        this.hashes = new TensorHashes(blocks, Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM), data, pool, workers);
+        this.hashes = new TensorHashes(blocks, Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM), data, pool, workers, before);
     }
 
     /** Bytes {@code [from, from + len)} of the data are final. */
@@ -52,6 +54,18 @@ final class BlockIds implements AutoCloseable {
         if (hashes != null) {
             hashes.arrived(from, len);
         }
+    }
+
+    /** Bytes {@code [from, from + len)} of the data are final and equal to the earlier version's: their blocks keep their ids. */
+    void known(long from, long len) {
+        if (hashes != null) {
+            hashes.known(from, len);
+        }
+    }
+
+    /** After {@link #await()}: every block's id, in data order (empty without blocks). */
+    ContentHash[] ids() {
+        return hashes == null ? new ContentHash[0] : hashes.pieces();
     }
 
     /** Every byte is final: the blocks of each tensor, in the order of the tensors. */

@@ -55,7 +55,8 @@ final class ProducerImpl implements ViperProducer {
                 c.get(ViperConfig.STAGING_WAIT_MS), this::withdrawRetired,
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);
-        this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), c.get(ViperConfig.BLOCK_BYTES), gpu);
+        this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), c.get(ViperConfig.BLOCK_BYTES),
+                c.get(ViperConfig.STAGING_COMPARE), gpu);
         this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu);
         LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
                 notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),
@@ -106,6 +107,7 @@ final class ProducerImpl implements ViperProducer {
         long stall = System.nanoTime() - t0;
         version = staged.version();
         rt.metrics().stall(model, stall);
+        rt.metrics().staged(model, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
         LinkedHashMap<String, String> meta = new LinkedHashMap<>(metadata);
         meta.putIfAbsent(Checkpoint.META_PRODUCER, rt.producerId());
         meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(publishedAt));

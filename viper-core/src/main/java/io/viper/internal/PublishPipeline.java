@@ -75,7 +75,7 @@ final class PublishPipeline implements AutoCloseable {
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
         CompletableFuture<Manifest> durable = new CompletableFuture<>();
         thread.execute(() -> publish(staged, metadata, publishedAtMs, announced, durable));
-        return new PublishHandle(model, staged.version(), stallNanos, announced, durable);
+        return new PublishHandle(model, staged.version(), stallNanos, announced, durable, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
     }
 
     private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
@@ -87,7 +87,7 @@ final class PublishPipeline implements AutoCloseable {
             staged.hostCopy().run(); // step 1
             manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
             buffer.manifest(manifest);
-            retired = cache.activate(buffer);
+            retired = cache.activate(buffer, staged.content()); // the hashes are complete: a later version may compare with it
             manifest = expose(manifest, buffer);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "producer " + model + " v" + staged.version() + ": staging failed: " + e.getMessage(), e);

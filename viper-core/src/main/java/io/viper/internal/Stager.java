@@ -18,34 +18,42 @@ import java.util.concurrent.ExecutorService;
 /**
  * The training thread's part of publishing, all of which is the training stall: asks the snapshot
  * to describe its tensors (refusing bad ones), lays them out back to back, takes a buffer from the
- * {@link StagingCache} and copies every tensor into it, a piece of {@link TensorHashes#PIECE} bytes
- * at a time. Each piece copied is reported to the version's {@link TensorHashes}, which hashes it on
- * the pool while the copy goes on (and to its {@link BlockIds}), so the stall stays a plain copy and
- * the hashes are nearly done when it ends; a snapshot with GPU tensors is staged by {@link GpuStaging}. The result goes to the
- * {@link PublishPipeline}.
+ * {@link StagingCache} and copies every tensor into it ({@link StagingCopy}), a piece of
+ * {@link TensorHashes#PIECE} bytes at a time. Each piece copied is reported to the version's
+ * {@link TensorHashes}, which hashes it on the pool while the copy goes on (and to its
+ * {@link BlockIds}), so the stall stays a plain copy and the hashes are nearly done when it ends.
+ * When the buffer still holds an earlier version of the same layout, only what differs from it is
+ * copied and hashed ({@code viper.producer.staging.compare}). A snapshot with GPU tensors is staged
+ * by {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
  *
  * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
  * only during {@link #stage}.
  */
 final class Stager {
+    private static final System.Logger LOG = System.getLogger(Stager.class.getName());
+
     private final StagingCache cache;
     private final ExecutorService hashPool;
     private final int hashWorkers;
     private final HashAlgorithm algorithm;
     private final long blockBytes;
+    /** {@link StagingCopy#compareUnit}, 0 when staging copies everything. */
+    private final long compareUnit;
     private final GpuStaging gpu;
 
     /**
      * @param hashWorkers pool threads that hash one version during its copy
      * @param algorithm   the hash the manifests carry ({@code viper.hash.algorithm})
      * @param blockBytes  the size of the blocks whose ids the manifests carry ({@code viper.block.bytes}; 0: none)
+     * @param compare     whether a snapshot is compared with what a recycled buffer holds ({@code viper.producer.staging.compare})
      */
-    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, GpuStaging gpu) {
+    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, boolean compare, GpuStaging gpu) {
         this.cache = cache;
         this.hashPool = hashPool;
         this.hashWorkers = hashWorkers;
         this.algorithm = algorithm;
         this.blockBytes = blockBytes;
+        this.compareUnit = compare ? StagingCopy.compareUnit(blockBytes) : 0;
         this.gpu = gpu;
     }
 
@@ -58,8 +66,14 @@ final class Stager {
      * @param blocks    the tensors' block ids, likewise
      * @param hostCopy  what the background thread must do first so the host staging holds every tensor
      *                  (a GPU-staged version); its bytes are hashed after it
+     * @param copied    the bytes the copy wrote and those it found unchanged in the buffer
      */
-    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, TensorHashes hashes, BlockIds blocks, Runnable hostCopy) {
+    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, TensorHashes hashes, BlockIds blocks, Runnable hostCopy,
+                  StagingCopy.Copied copied) {
+        /** Once {@code hashes} and {@code blocks} were awaited: what the buffer holds, for a later version to compare with. */
+        StagedContent content() {
+            return new StagedContent(version, infos, hashes.pieces(), blocks.ids());
+        }
     }
 
     /**
@@ -76,9 +90,13 @@ final class Stager {
             infos.add(info);
             total = Math.addExact(total, info.length());
         }
-        StagingBuffer buffer = cache.acquire(version, total);
-        TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers);
-        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers);
+        boolean comparable = compareUnit > 0 && tensors.stream().allMatch(StagingCopy::comparable);
+        StagingCache.Acquired taken = cache.acquire(version, total, held -> comparable && held.sameLayout(infos));
+        StagingBuffer buffer = taken.buffer();
+        StagedContent held = taken.held();
+        TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers,
+                held == null ? null : held.pieces());
+        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, held == null ? null : held.blocks());
         // Every range that lands in the host staging is hashed twice while the copy goes on: tensor and block hashes.
         GpuStaging.Arrivals arrivals = (from, length) -> {
             hashes.arrived(from, length);
@@ -86,30 +104,23 @@ final class Stager {
         };
         try {
             Runnable hostCopy = GpuStaging.NOTHING_LEFT;
+            StagingCopy.Copied copied;
             if (tensors.stream().anyMatch(SnapshotTensor::onDevice)) {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
+                copied = new StagingCopy.Copied(total, 0);
+            } else if (held != null) {
+                copied = StagingCopy.changed(tensors, infos, buffer.writable(), compareUnit, hashes, blocks);
             } else {
-                copy(tensors, infos, buffer.writable(), arrivals);
+                copied = StagingCopy.all(tensors, infos, buffer.writable(), arrivals);
             }
-            return new Staged(buffer, version, infos, hashes, blocks, hostCopy);
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}", cache.model(), version,
+                    copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version());
+            return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
         } catch (RuntimeException e) {
             hashes.close();
             blocks.close();
             cache.abandon(buffer);
             throw e;
-        }
-    }
-
-    /** The copy into staging, piece by piece, each piece handed to the hashing as soon as it is in. */
-    private static void copy(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, GpuStaging.Arrivals arrivals) {
-        for (int i = 0; i < tensors.size(); i++) {
-            TensorInfo info = infos.get(i);
-            SnapshotTensor t = tensors.get(i);
-            for (long done = 0; done < info.length(); done += TensorHashes.PIECE) {
-                long n = Math.min(TensorHashes.PIECE, info.length() - done);
-                t.copyTo(dst, info.offset(), done, n);
-                arrivals.arrived(info.offset() + done, n);
-            }
         }
     }
 

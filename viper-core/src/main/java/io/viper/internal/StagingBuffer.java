@@ -39,6 +39,11 @@ final class StagingBuffer implements StagedCheckpoint {
     boolean withdrawing;
     /** Whether transports withdrew it since it retired; guarded by the cache's lock. */
     boolean retiredHandled;
+    /**
+     * What it holds once its version's hashes completed, for a later version's copy to compare with;
+     * null while it is written or after a failure. Guarded by the cache's lock.
+     */
+    StagedContent held;
 
     /** Allocates {@code capacity} bytes, from the transport's allocator when there is one. */
     StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator) {
@@ -72,6 +77,7 @@ final class StagingBuffer implements StagedCheckpoint {
     void prepare(long newVersion, long newSize) {
         this.version = newVersion;
         this.size = newSize;
+        this.held = null; // it is about to be written
         this.manifest = null;
         this.withdrawing = false;
         this.retiredHandled = false;

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The producer's host staging buffers: keeps the newest {@code keepVersions} versions readable and
@@ -54,12 +55,22 @@ final class StagingCache implements AutoCloseable {
     }
 
     /**
-     * A buffer of at least {@code size} bytes for {@code version}, reusing a free one, else allocating
-     * within the budget, else waiting for leases on retired versions to close.
+     * A buffer taken for a version, and what it held before when that passed the caller's test
+     * (null otherwise): the bytes of the buffer are then still those {@code held} describes.
      */
-    StagingBuffer acquire(long version, long size) {
+    record Acquired(StagingBuffer buffer, StagedContent held) {
+    }
+
+    /**
+     * A buffer of at least {@code size} bytes for {@code version}, reusing a free one (the newest
+     * whose {@linkplain StagingBuffer#held content} passes {@code comparable} when there is one, so
+     * that the copy can skip what did not change), else allocating within the budget, else waiting
+     * for leases on retired versions to close. The buffer forgets what it held.
+     */
+    Acquired acquire(long version, long size, Predicate<StagedContent> comparable) {
         List<StagingBuffer> retired = new ArrayList<>();
         StagingBuffer result;
+        StagedContent held;
         lock.lock();
         try {
             if (closed) {
@@ -72,7 +83,7 @@ final class StagingCache implements AutoCloseable {
             retireOlderThanKept(retired);
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
             while (true) {
-                result = takeFree(size);
+                result = takeFree(size, comparable);
                 if (result != null) {
                     break;
                 }
@@ -109,25 +120,27 @@ final class StagingCache implements AutoCloseable {
                     throw new ViperClosedException("producer of " + model + " is closed");
                 }
             }
+            held = result.held != null && comparable.test(result.held) ? result.held : null;
             result.prepare(version, size);
         } finally {
             lock.unlock();
         }
         retired.forEach(onRetire);
-        return result;
+        return new Acquired(result, held);
     }
 
     /**
-     * Marks {@code b} as serving (leases may be taken) and retires versions beyond the newest kept:
-     * they take no new leases from now on. Returns those without open leases for {@link #withdraw},
+     * Marks {@code b} as serving (leases may be taken), holding {@code content}, and retires versions
+     * beyond the newest kept: they take no new leases from now on. Returns those without open leases for {@link #withdraw},
      * which the caller runs once the new version is announced, so that withdrawing old versions does
      * not delay it; the others are withdrawn when their last lease closes ({@link #onLeaseClosed}).
      */
-    List<StagingBuffer> activate(StagingBuffer b) {
+    List<StagingBuffer> activate(StagingBuffer b, StagedContent content) {
         List<StagingBuffer> retired = new ArrayList<>();
         lock.lock();
         try {
             b.state = State.STAGED;
+            b.held = content;
             retireOlderThanKept(retired);
         } finally {
             lock.unlock();
@@ -140,10 +153,11 @@ final class StagingCache implements AutoCloseable {
         retired.forEach(onRetire);
     }
 
-    /** Gives a buffer whose publish failed back to the pool. */
+    /** Gives a buffer whose publish failed back to the pool; it forgets what it held (its bytes may be half written). */
     void abandon(StagingBuffer b) {
         lock.lock();
         try {
+            b.held = null;
             b.state = b.leases == 0 ? State.FREE : State.RETIRING;
             b.retiredHandled = true;
             released.signalAll();
@@ -176,15 +190,26 @@ final class StagingCache implements AutoCloseable {
         }
     }
 
-    private StagingBuffer takeFree(long size) {
+    /** The newest free buffer whose content passes {@code comparable}, else the smallest free one that fits. */
+    private StagingBuffer takeFree(long size, Predicate<StagedContent> comparable) {
         StagingBuffer best = null;
+        StagingBuffer same = null;
         for (StagingBuffer b : buffers) {
             if (b.state == State.RETIRING && b.leases == 0 && b.retiredHandled) {
                 b.state = State.FREE;
             }
-            if (b.state == State.FREE && b.capacity >= size && (best == null || b.capacity < best.capacity)) {
+            if (b.state != State.FREE || b.capacity < size) {
+                continue;
+            }
+            if (best == null || b.capacity < best.capacity) {
                 best = b;
             }
+            if (b.held != null && (same == null || b.version > same.version) && comparable.test(b.held)) {
+                same = b;
+            }
+        }
+        if (same != null) {
+            best = same;
         }
         if (best != null) {
             best.state = State.FILLING;

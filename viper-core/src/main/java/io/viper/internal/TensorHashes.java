@@ -27,7 +27,11 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * tensor is cut into pieces of {@link #PIECE} bytes, so one large tensor is hashed by several
  * threads; XXH3-128 is sequential within a tensor, so there a piece is a whole tensor.
  *
- * <p>Threads: {@link #arrived} may be called from any thread (a transport's completion thread
+ * <p>Unchanged bytes: built with the piece hashes of an earlier version of the same layout, a
+ * piece all of whose bytes were reported {@link #known} (equal to that version's) takes the earlier
+ * hash and is not hashed; a piece with any byte reported {@link #arrived} is hashed.
+ *
+ * <p>Threads: {@link #arrived} and {@link #known} may be called from any thread (a transport's completion thread
  * included), {@link #await()} and {@link #close()} by the owner, once. The memory must stay
  * allocated and unchanged until {@link #close()} returned, which waits for the pool's tasks.
  */
@@ -59,6 +63,10 @@ final class TensorHashes implements AutoCloseable {
     private final long[] offset;
     private final long[] length;
     private final long[] missing;
+    /** Per piece, whether any of its bytes arrived changed (not {@link #known}); guarded by {@code missing}. */
+    private final boolean[] changed;
+    /** The pieces' hashes in the earlier version whose unchanged bytes are reported {@link #known}; null: none. */
+    private final ContentHash[] before;
     private final ContentHash[] result;
     private final AtomicIntegerArray state;
     private final CountDownLatch done;
@@ -72,6 +80,14 @@ final class TensorHashes implements AutoCloseable {
      * @param workers    most pool tasks hashing at once
      */
     TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers) {
+        this(infos, algorithms, data, pool, workers, null);
+    }
+
+    /**
+     * @param before the {@link #pieces()} of an earlier version laid out as {@code infos} with the same
+     *               algorithms, for the pieces reported {@link #known}; null: none
+     */
+    TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers, ContentHash[] before) {
         this.algorithm = algorithms.toArray(HashAlgorithm[]::new);
         this.data = data;
         this.pool = pool;
@@ -98,6 +114,11 @@ final class TensorHashes implements AutoCloseable {
                 p++;
             }
         }
+        if (before != null && before.length != n) {
+            throw new IllegalArgumentException("the earlier version has " + before.length + " pieces, this one " + n);
+        }
+        this.before = before;
+        changed = new boolean[n];
         result = new ContentHash[n];
         state = new AtomicIntegerArray(n);
         done = new CountDownLatch(n);
@@ -109,12 +130,34 @@ final class TensorHashes implements AutoCloseable {
 
     /** Bytes {@code [from, from + len)} of the data are final: starts hashing the pieces they complete. */
     void arrived(long from, long len) {
+        report(from, len, true);
+    }
+
+    /**
+     * Bytes {@code [from, from + len)} of the data are final and equal to the earlier version's: a
+     * piece they complete whose bytes were all reported so takes its earlier hash. Without an earlier
+     * version, the same as {@link #arrived}.
+     */
+    void known(long from, long len) {
+        report(from, len, before == null);
+    }
+
+    private void report(long from, long len, boolean changedBytes) {
         long to = from + len;
         synchronized (missing) {
             for (int p = firstEndingAfter(from); p < offset.length && offset[p] < to; p++) {
                 long overlap = Math.min(to, offset[p] + length[p]) - Math.max(from, offset[p]);
                 missing[p] -= overlap;
-                if (missing[p] <= 0 && state.compareAndSet(p, MISSING, READY) && length[p] >= POOL_MIN) {
+                changed[p] |= changedBytes;
+                if (missing[p] > 0) {
+                    continue;
+                }
+                if (!changed[p]) {
+                    if (state.compareAndSet(p, MISSING, DONE)) {
+                        result[p] = before[p];
+                        done.countDown();
+                    }
+                } else if (state.compareAndSet(p, MISSING, READY) && length[p] >= POOL_MIN) {
                     ready.add(p);
                 }
             }
@@ -217,6 +260,11 @@ final class TensorHashes implements AutoCloseable {
             out[t] = out[t] == null ? result[p] : algorithm[t].combine(out[t], result[p], length[p]);
         }
         return out;
+    }
+
+    /** After {@link #await()}: the hash of every piece, in data order (for a later version's {@code before}). */
+    ContentHash[] pieces() {
+        return result.clone();
     }
 
     private void awaitAll() {

@@ -15,6 +15,9 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code viper.producer.stall} (timer, model): copy into staging, the training stall.</li>
  *   <li>{@code viper.producer.published} (counter, model): versions announced.</li>
+ *   <li>{@code viper.producer.copied.bytes} (counter, model): bytes copied into staging and hashed.</li>
+ *   <li>{@code viper.producer.unchanged.bytes} (counter, model): bytes found equal to what the recycled
+ *       staging buffer held (viper.producer.staging.compare): neither copied nor hashed.</li>
  *   <li>{@code viper.update.latency} (timer, model, path): publish call to consumer swap.</li>
  *   <li>{@code viper.transfer.bytes} (counter, model, path): bytes moved by consumers.</li>
  *   <li>{@code viper.transfer.reused.bytes} (counter, model, path): bytes of unchanged blocks consumers
@@ -42,6 +45,15 @@ public final class ViperMetrics {
         timers.computeIfAbsent(List.of("stall", model), k -> Timer.builder("viper.producer.stall")
                 .description("Training stall per checkpoint (copy into staging)").tag("model", model).register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** One version staged: bytes copied into staging (and hashed), and bytes found unchanged in the buffer (neither). */
+    void staged(String model, long copiedBytes, long unchangedBytes) {
+        counters.computeIfAbsent(List.of("viper.producer.copied.bytes", "model", model), k -> Counter.builder("viper.producer.copied.bytes")
+                .baseUnit("bytes").description("Bytes copied into staging and hashed").tag("model", model).register(registry)).increment(copiedBytes);
+        counters.computeIfAbsent(List.of("viper.producer.unchanged.bytes", "model", model), k -> Counter.builder("viper.producer.unchanged.bytes")
+                .baseUnit("bytes").description("Bytes found equal to what a recycled staging buffer held: neither copied nor hashed")
+                .tag("model", model).register(registry)).increment(unchangedBytes);
     }
 
     void published(String model) {

@@ -81,6 +81,62 @@ class TensorHashesTest {
         }
     }
 
+    /**
+     * With the pieces of an earlier version, a piece reported known entirely takes its earlier hash
+     * (it is not hashed: the earlier version here has other bytes), and a piece with any byte
+     * reported arrived is hashed from the data.
+     */
+    @ParameterizedTest
+    @EnumSource(HashAlgorithm.class)
+    void knownPiecesTakeTheEarlierHashesArrivedOnesAreHashed(HashAlgorithm a) {
+        List<TensorInfo> infos = layout(0, 100, TensorHashes.PIECE + 17, 3 * TensorHashes.PIECE, 5000);
+        long total = infos.getLast().offset() + infos.getLast().length();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment earlier = arena.allocate(total);
+            MemorySegment data = arena.allocate(total);
+            SplittableRandom rnd = new SplittableRandom(11);
+            for (long i = 0; i < total; i++) {
+                earlier.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
+                data.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
+            }
+            ContentHash[] before;
+            try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), earlier, POOL, 2)) {
+                h.arrived(0, total);
+                assertArrayEquals(sequential(infos, a, earlier), h.await());
+                before = h.pieces();
+            }
+            // Everything known: the earlier hashes, although the bytes differ (nothing was hashed).
+            try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, 2, before)) {
+                h.known(0, total);
+                assertArrayEquals(sequential(infos, a, earlier), h.await());
+            }
+            // One byte in the second piece of t3 reported arrived, the rest known: t3 is hashed, the others keep theirs.
+            long t3 = infos.get(3).offset();
+            long changed = t3 + TensorHashes.PIECE + 5;
+            try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, 2, before)) {
+                h.known(0, changed);
+                h.arrived(changed, 1);
+                h.known(changed + 1, total - changed - 1);
+                ContentHash[] got = h.await();
+                ContentHash[] old = sequential(infos, a, earlier);
+                for (int t = 0; t < infos.size(); t++) {
+                    if (t == 3 && !a.combinable()) {
+                        assertEquals(a.hash(data.asSlice(t3, infos.get(3).length())), got[t], "xxh3_128 hashes the whole tensor again");
+                    } else if (t != 3) {
+                        assertEquals(old[t], got[t], "tensor " + t + " keeps its earlier hash");
+                    }
+                }
+                if (a.combinable()) {
+                    // Piece 1 of t3 is hashed from the data, pieces 0 and 2 keep the earlier hashes.
+                    // (pieces in data order: t0, t1, t2's two, then t3's three at 4, 5, 6)
+                    ContentHash expected = a.combine(a.combine(before[4], a.hash(data.asSlice(t3 + TensorHashes.PIECE, TensorHashes.PIECE)),
+                            TensorHashes.PIECE), before[6], TensorHashes.PIECE);
+                    assertEquals(expected, got[3]);
+                }
+            }
+        }
+    }
+
     @Test
     void smallModelsAreHashedByTheWaitingThreadAlone() throws Exception {
         AtomicInteger tasks = new AtomicInteger();

@@ -15,17 +15,18 @@ public final class BenchReport {
     /** One row per size and path: median, p99, GB/s, and latency and stall against the bound. */
     public static void printTable(TransferBench.Result result, PrintStream out) {
         out.println("update latency: publish called to the consumer's swap (every byte verified), between two processes");
-        out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7s %8s %9s %10s %11s %9s %7s %7s%n", "size", "path", "transport", "changed",
-                "memcpy ms", "median ms", "p99 ms", "GB/s", "x memcpy", "stall ms", "stall x mc", "announced", "moved", "reused", "warm-up");
+        out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7s %8s %9s %10s %11s %7s %9s %7s %7s%n", "size", "path", "transport", "changed",
+                "memcpy ms", "median ms", "p99 ms", "GB/s", "x memcpy", "stall ms", "stall x mc", "announced", "copied", "moved", "reused", "warm-up");
         for (TransferBench.Row r : result.rows()) {
             double bound = r.boundMs();
-            out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7.2f %8.1f %9s %10.2f %11s %9s %7s %7d%n", size(r.sizeBytes()), r.path(),
+            out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7.2f %8.1f %9s %10.2f %11s %7s %9s %7s %7d%n", size(r.sizeBytes()), r.path(),
                     r.transport(), percent(r.changed()), ms(bound), ms(r.median()), ms(r.p99()), r.gbps(), r.median() / bound, ms(r.stallMedian()),
-                    r.stallMedian() / bound, ms(r.announcedMedian()), percent(r.movedMedian() / r.sizeBytes()), percent(r.reusedMedian() / r.sizeBytes()),
+                    r.stallMedian() / bound, ms(r.announcedMedian()), percent(r.copiedMedian() / r.sizeBytes()), percent(r.movedMedian() / r.sizeBytes()), percent(r.reusedMedian() / r.sizeBytes()),
                     r.warmupUpdates());
         }
         out.println("(median over the measured updates; announced: publish called to the manifest sent, after staging and hashing;");
-        out.println(" changed: blocks that changed between versions; moved, reused: the consumer's bytes moved and copied from the version it held)");
+        out.println(" changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
+        out.println(" unchanged in the buffer; moved, reused: the consumer's bytes moved and copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {
             out.println("(the gpu rows' bound is one device-to-device copy on GPU 0, not memcpy)");
         }
@@ -74,6 +75,7 @@ public final class BenchReport {
             o.put("changed", round(r.changed()));
             o.put("moved_bytes", Math.round(r.movedMedian()));
             o.put("reused_bytes", Math.round(r.reusedMedian()));
+            o.put("copied_bytes", Math.round(r.copiedMedian()));
             samples(o.putArray("samples_ms"), r.latencyMs());
             samples(o.putArray("stall_samples_ms"), r.stallMs());
             samples(o.putArray("announced_samples_ms"), r.announcedMs());

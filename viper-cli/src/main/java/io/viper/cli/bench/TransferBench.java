@@ -88,10 +88,11 @@ public final class TransferBench {
      * @param changed        the fraction of blocks that changed between versions (1: a full update)
      * @param movedBytes     bytes the consumer moved, per measured update
      * @param reusedBytes    bytes the consumer copied from the version it held, per measured update
+     * @param copiedBytes    bytes the producer copied into staging and hashed (the rest it found unchanged), per measured update
      */
     public record Row(long sizeBytes, String path, String transport, double boundMs, int warmupUpdates, double firstMs,
                       List<Double> latencyMs, List<Double> stallMs, List<Double> announcedMs, List<Double> transferMs, List<Double> verifyMs,
-                      double changed, List<Double> movedBytes, List<Double> reusedBytes) {
+                      double changed, List<Double> movedBytes, List<Double> reusedBytes, List<Double> copiedBytes) {
         public double median() {
             return percentile(latencyMs, 0.5);
         }
@@ -123,6 +124,10 @@ public final class TransferBench {
 
         public double reusedMedian() {
             return percentile(reusedBytes, 0.5);
+        }
+
+        public double copiedMedian() {
+            return percentile(copiedBytes, 0.5);
         }
     }
 
@@ -248,7 +253,7 @@ public final class TransferBench {
             warmups++;
         }
         List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
-                new ArrayList<>(), new ArrayList<>());
+                new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         for (int i = 0; i < settings.repeat(); i++) {
             change.run();
             double[] one = update(producer, snapshot, r, child, scheme);
@@ -256,12 +261,12 @@ public final class TransferBench {
                 m.get(k).add(one[k]);
             }
         }
-        return new Row(size, path, scheme, boundMs, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6));
+        return new Row(size, path, scheme, boundMs, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6), m.get(7));
     }
 
     /**
      * One update: publish, wait for the consumer's swap (and the PFS flush); in ms {latency, stall,
-     * announced, the consumer's transfer, its verification, bytes moved, bytes reused}.
+     * announced, the consumer's transfer, its verification, bytes moved, bytes reused, bytes the producer copied}.
      */
     private static double[] update(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String scheme) throws Exception {
         long t0 = System.nanoTime();
@@ -277,7 +282,7 @@ public final class TransferBench {
         h.durable().get(120, TimeUnit.SECONDS);
         announced.get(120, TimeUnit.SECONDS);
         return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4]),
-            Double.parseDouble(f[2]), Double.parseDouble(f[6])};
+            Double.parseDouble(f[2]), Double.parseDouble(f[6]), h.copiedBytes()};
     }
 
     private static String expect(BufferedReader r, String prefix, Process child) throws IOException {

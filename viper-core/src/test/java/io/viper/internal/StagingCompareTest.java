@@ -1,0 +1,308 @@
+package io.viper.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.viper.Snapshot;
+import io.viper.hash.ContentHash;
+import io.viper.hash.HashAlgorithm;
+import io.viper.manifest.BlockList;
+import io.viper.spi.DeviceBuffer;
+import io.viper.tensor.DType;
+import io.viper.tensor.TensorInfo;
+import io.viper.testing.FakeGpuProvider;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Staging that compares a snapshot with what a recycled buffer holds produces exactly what staging
+ * from scratch would: the buffer holds the snapshot's bytes, every tensor hash and block id is the
+ * hash of those bytes, whatever changed, whatever the layout, block size or algorithm, and after a
+ * staging that failed half way.
+ */
+class StagingCompareTest {
+    private static final long MIB = 1L << 20;
+    private static final ExecutorService POOL = Executors.newFixedThreadPool(2);
+    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    @AfterAll
+    static void stop() {
+        POOL.shutdownNow();
+    }
+
+    /** One tensor of a test snapshot: bytes in a segment, or floats. */
+    private record Part(String name, MemorySegment bytes, float[] floats) {
+        long length() {
+            return bytes != null ? bytes.byteSize() : 4L * floats.length;
+        }
+
+        /** The bytes staging must hold for it. */
+        MemorySegment content(Arena arena) {
+            if (bytes != null) {
+                return bytes;
+            }
+            MemorySegment s = arena.allocate(length());
+            for (int i = 0; i < floats.length; i++) {
+                s.set(LE_FLOAT, 4L * i, floats[i]);
+            }
+            return s;
+        }
+    }
+
+    private static Snapshot snapshot(List<Part> parts) {
+        return sink -> {
+            for (Part p : parts) {
+                if (p.bytes() != null) {
+                    sink.add(p.name(), DType.U8, new long[] {p.bytes().byteSize()}, p.bytes());
+                } else {
+                    sink.addFloats(p.name(), new long[] {p.floats().length}, p.floats());
+                }
+            }
+        };
+    }
+
+    /** A producer's staging without transports: a version is staged, hashed, then serves (the one before it retires at once). */
+    private static final class Staging implements AutoCloseable {
+        final StagingCache cache = new StagingCache("m", 1L << 30, 1, 5_000, StagingBuffer::retireHandled, null);
+        final Stager stager;
+        final HashAlgorithm algorithm;
+        final long blockBytes;
+        long version;
+
+        Staging(HashAlgorithm algorithm, long blockBytes, boolean compare) {
+            this.algorithm = algorithm;
+            this.blockBytes = blockBytes;
+            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, new GpuStaging("m"));
+        }
+
+        /** Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged. */
+        StagingCopy.Copied publish(List<Part> parts, Arena arena) {
+            return publish(snapshot(parts), parts, arena);
+        }
+
+        /** Stages {@code snapshot}, whose tensors hold the bytes of {@code parts}. */
+        StagingCopy.Copied publish(Snapshot snapshot, List<Part> parts, Arena arena) {
+            Stager.Staged staged = stager.stage(snapshot, ++version);
+            staged.hostCopy().run();
+            try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
+                ContentHash[] tensorHashes = hashes.await();
+                List<BlockList> blockIds = blocks.await();
+                assertStagedFromScratch(parts, staged, tensorHashes, blockIds, arena);
+                cache.withdraw(cache.activate(staged.buffer(), staged.content()));
+            }
+            return staged.copied();
+        }
+
+        /** The buffer holds the parts' bytes, and every hash and block id is that of those bytes. */
+        void assertStagedFromScratch(List<Part> parts, Stager.Staged staged, ContentHash[] tensorHashes, List<BlockList> blockIds, Arena arena) {
+            MemorySegment data = staged.buffer().data();
+            for (int i = 0; i < parts.size(); i++) {
+                TensorInfo info = staged.infos().get(i);
+                MemorySegment expected = parts.get(i).content(arena);
+                String what = "v" + version + " tensor " + info.name();
+                assertEquals(-1, expected.mismatch(data.asSlice(info.offset(), info.length())), what + ": the buffer holds the snapshot's bytes");
+                assertEquals(algorithm.hash(expected), tensorHashes[i], what + ": its hash");
+                List<ContentHash> ids = new ArrayList<>();
+                for (long start = 0; blockBytes > 0 && start < info.length(); start += blockBytes) {
+                    ids.add(BlockList.ID_ALGORITHM.hash(expected.asSlice(start, Math.min(blockBytes, info.length() - start))));
+                }
+                assertEquals(ids, blockIds.get(i).ids(), what + ": its block ids");
+            }
+        }
+
+        @Override
+        public void close() {
+            cache.close();
+        }
+    }
+
+    private static MemorySegment randomBytes(Arena arena, long n, SplittableRandom rnd) {
+        MemorySegment s = arena.allocate(Math.max(1, n)).asSlice(0, n);
+        for (long i = 0; i < n; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
+        }
+        return s;
+    }
+
+    /** Tensors of random sizes: up to 3 MiB and a bit (tails shorter than a block), some empty, some floats. */
+    private static List<Part> randomLayout(Arena arena, SplittableRandom rnd) {
+        List<Part> parts = new ArrayList<>();
+        int n = 1 + rnd.nextInt(5);
+        for (int i = 0; i < n; i++) {
+            long len = switch (rnd.nextInt(4)) {
+                case 0 -> rnd.nextInt(3) * MIB;
+                case 1 -> rnd.nextLong(4096);
+                default -> rnd.nextLong(3 * MIB + 5000);
+            };
+            if (rnd.nextInt(4) == 0) {
+                float[] f = new float[(int) (len / 4)];
+                for (int k = 0; k < f.length; k++) {
+                    f[k] = (float) rnd.nextGaussian();
+                }
+                parts.add(new Part("f" + i, null, f));
+            } else {
+                parts.add(new Part("t" + i, randomBytes(arena, len, rnd), null));
+            }
+        }
+        return parts;
+    }
+
+    /** The same layout with fresh memory: a few bytes changed at random places (or none), sometimes all of one tensor. */
+    private static List<Part> changed(List<Part> parts, Arena arena, SplittableRandom rnd) {
+        List<Part> out = new ArrayList<>();
+        for (Part p : parts) {
+            if (p.bytes() != null) {
+                MemorySegment s = arena.allocate(Math.max(1, p.length())).asSlice(0, p.length()).copyFrom(p.bytes());
+                if (rnd.nextInt(5) == 0) {
+                    s.copyFrom(randomBytes(arena, p.length(), rnd));
+                } else {
+                    for (int k = rnd.nextInt(3); k > 0 && p.length() > 0; k--) {
+                        long at = rnd.nextLong(p.length());
+                        s.set(ValueLayout.JAVA_BYTE, at, (byte) ~s.get(ValueLayout.JAVA_BYTE, at));
+                    }
+                }
+                out.add(new Part(p.name(), s, null));
+            } else {
+                float[] f = p.floats().clone();
+                if (f.length > 0 && rnd.nextBoolean()) {
+                    f[rnd.nextInt(f.length)] += 1;
+                }
+                out.add(new Part(p.name(), null, f));
+            }
+        }
+        return out;
+    }
+
+    @ParameterizedTest(name = "{0}, blocks of {1} bytes")
+    @CsvSource({
+        "CRC32C, 1048576",   // the default: block = piece
+        "CRC32C, 262144",    // blocks divide the piece
+        "CRC32C, 4194304",   // blocks are a multiple of the piece
+        "CRC32C, 4096",      // the smallest blocks
+        "CRC32C, 0",         // no blocks
+        "CRC32C, 1572864",   // neither: everything is copied
+        "XXH3_128, 1048576", // not combinable: a tensor keeps its hash only when all of it is unchanged
+        "XXH3_128, 0",
+    })
+    void randomChangesAndLayoutsStageExactlyWhatStagingFromScratchWould(HashAlgorithm algorithm, long blockBytes) {
+        SplittableRandom rnd = new SplittableRandom(blockBytes * 31 + algorithm.ordinal());
+        long unchanged = 0;
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(algorithm, blockBytes, true)) {
+            List<Part> parts = randomLayout(arena, rnd);
+            for (int round = 0; round < 24; round++) {
+                if (rnd.nextInt(6) == 0) {
+                    parts = randomLayout(arena, rnd); // another layout: nothing to compare with
+                } else {
+                    parts = changed(parts, arena, rnd);
+                }
+                StagingCopy.Copied copied = staging.publish(parts, arena);
+                long total = parts.stream().mapToLong(Part::length).sum();
+                assertEquals(total, copied.copiedBytes() + copied.unchangedBytes(), "every byte is copied or found unchanged");
+                unchanged += copied.unchangedBytes();
+            }
+        }
+        assertEquals(StagingCopy.compareUnit(blockBytes) == 0, unchanged == 0,
+                "bytes are found unchanged exactly where blocks and pieces share a unit");
+    }
+
+    @Test
+    void withCompareOffEveryByteIsCopied() {
+        SplittableRandom rnd = new SplittableRandom(3);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, false)) {
+            List<Part> parts = randomLayout(arena, rnd);
+            for (int round = 0; round < 4; round++) {
+                assertEquals(0, staging.publish(parts, arena).unchangedBytes());
+            }
+        }
+    }
+
+    @Test
+    void aBufferComparedWithCopiesOnlyTheChangedBlocks() {
+        SplittableRandom rnd = new SplittableRandom(4);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
+            List<Part> v1 = List.of(new Part("a", randomBytes(arena, 8 * MIB, rnd), null), new Part("b", randomBytes(arena, MIB + 3, rnd), null));
+            assertEquals(0, staging.publish(v1, arena).unchangedBytes(), "v1: a new buffer");
+            assertEquals(0, staging.publish(v1, arena).unchangedBytes(), "v2: another new buffer (v1 still served when it was taken)");
+            // v3 goes into v1's buffer: block 5 of a and the tail of b changed and are copied, the rest is not.
+            MemorySegment a = arena.allocate(8 * MIB).copyFrom(v1.get(0).bytes());
+            MemorySegment b = arena.allocate(MIB + 3).copyFrom(v1.get(1).bytes());
+            a.set(ValueLayout.JAVA_BYTE, 5 * MIB + 1, (byte) ~a.get(ValueLayout.JAVA_BYTE, 5 * MIB + 1));
+            b.set(ValueLayout.JAVA_BYTE, MIB + 2, (byte) ~b.get(ValueLayout.JAVA_BYTE, MIB + 2));
+            List<Part> v3 = List.of(new Part("a", a, null), new Part("b", b, null));
+            StagingCopy.Copied copied = staging.publish(v3, arena);
+            assertEquals(MIB + 3, copied.copiedBytes());
+            assertEquals(8 * MIB, copied.unchangedBytes());
+        }
+    }
+
+    /** A snapshot of GPU tensors is copied whole; the host staging it leaves is compared with like any other. */
+    @Test
+    void aGpuSnapshotIsCopiedWholeAndWhatItLeavesIsComparedWith() {
+        SplittableRandom rnd = new SplittableRandom(6);
+        FakeGpuProvider.enable(1L << 30);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
+            List<Part> v1 = List.of(new Part("a", randomBytes(arena, 3 * MIB + 10, rnd), null), new Part("b", randomBytes(arena, MIB, rnd), null));
+            staging.publish(v1, arena);
+            staging.publish(v1, arena);
+            List<Part> v3 = changed(v1, arena, rnd);
+            List<DeviceBuffer> onGpu = v3.stream().map(p -> {
+                DeviceBuffer d = new FakeGpuProvider().allocate(0, p.length());
+                FakeGpuProvider.at(d.devicePointer(), p.length()).copyFrom(p.bytes());
+                return d;
+            }).toList();
+            try {
+                Snapshot gpu = sink -> {
+                    for (int i = 0; i < v3.size(); i++) {
+                        sink.addDevice(v3.get(i).name(), DType.U8, new long[] {v3.get(i).length()}, onGpu.get(i).devicePointer(), 0);
+                    }
+                };
+                assertEquals(0, staging.publish(gpu, v3, arena).unchangedBytes(), "v3 (GPU) into v1's buffer: copied whole");
+            } finally {
+                onGpu.forEach(DeviceBuffer::close);
+            }
+            staging.publish(v3, arena);
+            assertEquals(4 * MIB + 10, staging.publish(v3, arena).unchangedBytes(), "v5 into v3's buffer: nothing changed since");
+        } finally {
+            FakeGpuProvider.disable();
+        }
+    }
+
+    /**
+     * A staging that fails half way (its second tensor's memory is gone) leaves its buffer with new
+     * bytes in the first tensor: the buffer must not be compared with as if it still held what it held.
+     */
+    @Test
+    void aStagingThatFailsHalfWayLeavesNothingToCompareWith() {
+        SplittableRandom rnd = new SplittableRandom(5);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
+            List<Part> v1 = List.of(new Part("a", randomBytes(arena, 4 * MIB, rnd), null), new Part("b", randomBytes(arena, 2 * MIB, rnd), null));
+            staging.publish(v1, arena);
+            staging.publish(v1, arena);
+            MemorySegment a2 = arena.allocate(4 * MIB).copyFrom(randomBytes(arena, 4 * MIB, rnd));
+            MemorySegment gone;
+            try (Arena closed = Arena.ofConfined()) {
+                gone = closed.allocate(2 * MIB);
+            }
+            List<Part> failing = List.of(new Part("a", a2, null), new Part("b", gone, null));
+            assertThrows(IllegalStateException.class, () -> staging.stager.stage(snapshot(failing), ++staging.version));
+            // The same first tensor again, now with a good second one: every hash is that of these bytes.
+            List<Part> good = List.of(new Part("a", a2, null), new Part("b", v1.get(1).bytes(), null));
+            StagingCopy.Copied copied = staging.publish(good, arena);
+            assertTrue(copied.copiedBytes() >= 4 * MIB, "a's new bytes were copied: " + copied);
+            staging.publish(good, arena);
+            assertEquals(6 * MIB, staging.publish(good, arena).unchangedBytes(), "an unchanged snapshot is found unchanged");
+        }
+    }
+}

@@ -70,7 +70,7 @@ final class BenchCommand implements Runnable {
         boolean noBaseline;
 
         @Option(names = "--changed", paramLabel = "PERCENT",
-                description = "Also measure updates where only this share of the model's blocks changed (e.g. 2%): a second row per path and size,"
+                description = "Also measure updates where only this share of the model's blocks changed (e.g. 2%%): a second row per path and size,"
                         + " beside the full update (every block changed); rows show the bytes the consumer moved and reused")
         String changed;
 

@@ -1,0 +1,54 @@
+package io.viper.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * Every command's {@code --help} renders cleanly: picocli formats descriptions with
+ * {@code String.format}, so a bare {@code %} in one makes it print warnings and the raw text.
+ */
+class HelpTextTest {
+    @Test
+    void everyCommandsHelpRendersWithoutPicocliWarnings() {
+        List<String> problems = new ArrayList<>();
+        List<String> seen = new ArrayList<>();
+        PrintStream stderr = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            walk(new CommandLine(new ViperMain()), problems, seen, captured);
+        } finally {
+            System.setErr(stderr);
+        }
+        assertTrue(seen.size() > 10, "the walk reached the subcommands: " + seen);
+        assertEquals(List.of(), problems);
+    }
+
+    private static void walk(CommandLine cl, List<String> problems, List<String> seen, ByteArrayOutputStream captured) {
+        String name = cl.getCommandSpec().qualifiedName();
+        seen.add(name);
+        captured.reset();
+        String usage = cl.getUsageMessage(CommandLine.Help.Ansi.OFF);
+        String warnings = captured.toString(StandardCharsets.UTF_8);
+        if (!warnings.isEmpty()) {
+            problems.add(name + ": " + warnings.lines().findFirst().orElse(""));
+        }
+        if (usage.contains("%n")) {
+            problems.add(name + ": an unformatted %n in the help");
+        }
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            if (sub.getCommandSpec().qualifiedName().equals(name)) {
+                continue; // an alias of this command
+            }
+            walk(sub, problems, seen, captured);
+        }
+    }
+}

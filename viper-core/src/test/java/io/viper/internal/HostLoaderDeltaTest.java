@@ -28,7 +28,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-/** The host loader's delta: which bytes it copies from its base and which it reads, and when it has no base. */
+/**
+ * The host loader's delta: which bytes it leaves in place in its receive buffer, which it copies
+ * from its base and which it reads, and when it has none of them; a bad block in place is refetched.
+ */
 class HostLoaderDeltaTest {
     private static final ExecutorService POOL = Executors.newFixedThreadPool(2);
     private static final long BLOCK = 4096;
@@ -67,14 +70,27 @@ class HostLoaderDeltaTest {
         };
     }
 
+    /** 10 blocks and 7 bytes of random bytes. */
+    private static MemorySegment random(Arena arena) {
+        MemorySegment v = arena.allocate(10 * BLOCK + 7);
+        SplittableRandom rnd = new SplittableRandom(3);
+        for (long i = 0; i < v.byteSize(); i++) {
+            v.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
+        }
+        return v;
+    }
+
+    /** A copy of {@code v} with block {@code block} changed. */
+    private static MemorySegment changed(Arena arena, MemorySegment v, long block) {
+        MemorySegment out = arena.allocate(v.byteSize()).copyFrom(v);
+        out.set(ValueLayout.JAVA_BYTE, block * BLOCK + 1, (byte) ~v.get(ValueLayout.JAVA_BYTE, block * BLOCK + 1));
+        return out;
+    }
+
     @Test
     void aBaseCopiesItsBlocksAndARecycledOneMeansAFullPull() {
         try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
-            MemorySegment v1 = arena.allocate(10 * BLOCK + 7);
-            SplittableRandom rnd = new SplittableRandom(3);
-            for (long i = 0; i < v1.byteSize(); i++) {
-                v1.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
-            }
+            MemorySegment v1 = random(arena);
             MemorySegment v2 = arena.allocate(v1.byteSize()).copyFrom(v1);
             v2.set(ValueLayout.JAVA_BYTE, 4 * BLOCK + 1, (byte) 0x5a);
             v2.set(ValueLayout.JAVA_BYTE, 4 * BLOCK + 2, (byte) 0xa5);
@@ -91,17 +107,59 @@ class HostLoaderDeltaTest {
             assertEquals(BLOCK, read.get());
             assertEquals(-1, v2.mismatch(delta.model().hostData()));
             assertEquals(1, base.references(), "the loader gave its reference on the base back");
-            delta.model().releaseRef();
 
             base.releaseRef(); // recycled: its buffer went back, nothing may be copied from it
             assertFalse(base.tryRetain());
             read.set(0);
-            Loader.Loaded full = withBase.load(m2, LOC, client(v2, read));
-            assertEquals(v2.byteSize(), full.bytesMoved(), "without a base every byte is pulled");
-            assertEquals(0, full.bytesReused());
-            assertEquals(v2.byteSize(), read.get());
-            assertEquals(-1, v2.mismatch(full.model().hostData()));
-            full.model().releaseRef();
+            // The delta's buffer stays held, so the load gets the other one, which holds nothing yet.
+            assertLoads(withBase, 2, v2, v2.byteSize(), 0, "without a base every byte is pulled");
+            delta.model().releaseRef();
+        }
+    }
+
+    /**
+     * Loads {@code bytes} as version {@code v}, checks the bytes read (all counted as moved) and
+     * reused, and that the version loaded is {@code bytes}; then releases it.
+     */
+    private static void assertLoads(HostLoader loader, long v, MemorySegment bytes, long moved, long reused, String why) {
+        AtomicLong read = new AtomicLong();
+        Loader.Loaded loaded = loader.load(manifest(v, bytes), LOC, client(bytes, read));
+        assertEquals(moved, loaded.bytesMoved(), why);
+        assertEquals(moved, read.get());
+        assertEquals(reused, loaded.bytesReused());
+        assertEquals(-1, bytes.mismatch(loaded.model().hostData()), "v" + v + " is the one published");
+        loaded.model().releaseRef();
+    }
+
+    @Test
+    void aBufferStillHoldingAnOlderVersionLeavesItsUnchangedBlocksInPlace() {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
+            MemorySegment v1 = random(arena);
+            MemorySegment v2 = changed(arena, v1, 4);
+            MemorySegment v3 = changed(arena, v2, 7);
+            Verifier verifier = new Verifier("m", POOL, 2);
+            HostLoader noBase = new HostLoader(slots, verifier, () -> null);
+            // Released, v1's buffer is free again and still holds v1, verified: v3's unchanged blocks stay where v1 had them.
+            assertLoads(noBase, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
+            assertLoads(noBase, 3, v3, 2 * BLOCK, v3.byteSize() - 2 * BLOCK, "the two blocks v3 changed since v1 were read, nothing else");
+        }
+    }
+
+    @Test
+    void aBlockScribbledInTheFreeBufferIsCaughtAndTheVersionPulledWhole() {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
+            MemorySegment v1 = random(arena);
+            MemorySegment v2 = changed(arena, v1, 4);
+            Verifier verifier = new Verifier("m", POOL, 2);
+            HostLoader noBase = new HostLoader(slots, verifier, () -> null);
+            AtomicLong read = new AtomicLong();
+
+            Loader.Loaded first = noBase.load(manifest(1, v1), LOC, client(v1, read));
+            // Memory gone bad after the verification, in block 8, which v2 has at the same place.
+            MemorySegment held = first.model().hostData();
+            held.set(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3, (byte) ~held.get(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3));
+            first.model().releaseRef();
+            assertLoads(noBase, 2, v2, BLOCK + v2.byteSize(), 0, "the changed block, then the whole version after the check failed");
         }
     }
 }

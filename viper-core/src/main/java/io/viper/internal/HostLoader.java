@@ -82,6 +82,7 @@ final class HostLoader implements Loader {
                 readVerified(m, loc, client, dst);
                 return new long[] {m.totalBytes(), 0};
             }
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), m.version(), plan);
             try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
                 // First, so that the pool hashes the bytes in place while the others are copied and pulled.
                 plan.reportInPlace(check::arrived);

@@ -2,6 +2,7 @@ package io.viper.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.hash.HashAlgorithm;
 import io.viper.manifest.BlockList;
@@ -23,7 +24,10 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -33,8 +37,17 @@ import org.junit.jupiter.api.Test;
  * from its base and which it reads, and when it has none of them; a bad block in place is refetched.
  */
 class HostLoaderDeltaTest {
-    private static final ExecutorService POOL = Executors.newFixedThreadPool(2);
-    private static final long BLOCK = 4096;
+    /** Hash tasks handed to the pool so far. */
+    private static final AtomicInteger HANDED_TO_POOL = new AtomicInteger();
+    private static final ExecutorService POOL = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>()) {
+        @Override
+        public void execute(Runnable task) {
+            HANDED_TO_POOL.incrementAndGet();
+            super.execute(task);
+        }
+    };
+    /** Blocks of 1 MiB: as large as the pieces the pool hashes, so that each block in place is one. */
+    private static final long BLOCK = 1L << 20;
     private static final Location LOC = new Location(URI.create("mem://src"), Tier.HOST);
 
     @AfterAll
@@ -55,9 +68,17 @@ class HostLoaderDeltaTest {
 
     /** Reads from {@code source}, counting the bytes asked for. */
     private static TransportClient client(MemorySegment source, AtomicLong bytesRead) {
+        return client(source, bytesRead, new AtomicInteger());
+    }
+
+    /** As above, noting in {@code handedAtFirstRead} how many hash tasks the pool had got when the first read began. */
+    private static TransportClient client(MemorySegment source, AtomicLong bytesRead, AtomicInteger handedAtFirstRead) {
         return new TransportClient() {
             @Override
             public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+                if (bytesRead.get() == 0) {
+                    handedAtFirstRead.set(HANDED_TO_POOL.get());
+                }
                 for (ByteRange r : ranges) {
                     MemorySegment.copy(source, r.sourceOffset(), destination, r.destinationOffset(), r.length());
                     bytesRead.addAndGet(r.length());
@@ -74,8 +95,8 @@ class HostLoaderDeltaTest {
     private static MemorySegment random(Arena arena) {
         MemorySegment v = arena.allocate(10 * BLOCK + 7);
         SplittableRandom rnd = new SplittableRandom(3);
-        for (long i = 0; i < v.byteSize(); i++) {
-            v.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
+        for (long i = 0; i < v.byteSize(); i += 8) {
+            v.set(ValueLayout.JAVA_LONG_UNALIGNED, Math.min(i, v.byteSize() - 8), rnd.nextLong());
         }
         return v;
     }
@@ -89,7 +110,7 @@ class HostLoaderDeltaTest {
 
     @Test
     void aBaseCopiesItsBlocksAndARecycledOneMeansAFullPull() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = arena.allocate(v1.byteSize()).copyFrom(v1);
             v2.set(ValueLayout.JAVA_BYTE, 4 * BLOCK + 1, (byte) 0x5a);
@@ -133,7 +154,7 @@ class HostLoaderDeltaTest {
 
     @Test
     void aBufferStillHoldingAnOlderVersionLeavesItsUnchangedBlocksInPlace() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             MemorySegment v3 = changed(arena, v2, 7);
@@ -146,8 +167,25 @@ class HostLoaderDeltaTest {
     }
 
     @Test
+    void theBlocksInPlaceAreHandedToTheHashPoolBeforeTheChangedOnesAreRead() {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+            MemorySegment v1 = random(arena);
+            MemorySegment v2 = changed(arena, v1, 4);
+            HostLoader noBase = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null);
+            assertLoads(noBase, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
+
+            int before = HANDED_TO_POOL.get();
+            AtomicInteger handedAtFirstRead = new AtomicInteger();
+            Loader.Loaded second = noBase.load(manifest(2, v2), LOC, client(v2, new AtomicLong(), handedAtFirstRead));
+            assertEquals(BLOCK, second.bytesMoved());
+            assertTrue(handedAtFirstRead.get() > before, "the blocks in place went to the hash pool before the changed one was read");
+            second.model().releaseRef();
+        }
+    }
+
+    @Test
     void aBlockScribbledInTheFreeBufferIsCaughtAndTheVersionPulledWhole() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             Verifier verifier = new Verifier("m", POOL, 2);

@@ -69,15 +69,14 @@ final class HostLoader implements Loader {
     /**
      * Fills {@code dst} with the verified version; returns the bytes moved and the bytes reused.
      *
-     * @param inDst the verified version {@code dst} still holds (from the slot), or null
+     * @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null
      */
-    private long[] receive(Manifest m, Location loc, TransportClient client, MemorySegment dst, Manifest inDst) {
+    private long[] receive(Manifest m, Location loc, TransportClient client, MemorySegment dst, Manifest inBuffer) {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
         try {
             Manifest copyable = held != null && held.hostData() != null ? held.manifest() : null;
-            Manifest there = m.blockBytes() > 0 ? inDst : null;
-            BlockPlan plan = copyable == null && there == null ? null
-                    : BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), copyable, there);
+            BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null) ? null
+                    : BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), copyable, inBuffer);
             if (plan == null || plan.reusedBytes() == 0) {
                 readVerified(m, loc, client, dst);
                 return new long[] {m.totalBytes(), 0};

@@ -21,9 +21,10 @@ import java.util.concurrent.TimeUnit;
  * Thread-safe.
  *
  * <p>A slot remembers the version whose verified bytes its memory holds ({@link Slot#verified}), so
- * that the next load into it leaves the blocks that did not change where they are
- * ({@link Slot#heldWhenClaimed}). It forgets as soon as anything may write the memory: when it is
- * claimed, reallocated or freed; only the claimant's {@link Slot#verified} sets it again.
+ * that the next load into it can leave the blocks that did not change where they are. A claim hands
+ * what the slot remembers to the claimant ({@link Slot#heldWhenClaimed}), which is about to write
+ * the memory, and forgets it; growing or freeing the memory forgets it too. Only the claimant's
+ * {@link Slot#verified}, after a load that verified, sets it again.
  */
 final class ReceiveSlots implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ReceiveSlots.class.getName());

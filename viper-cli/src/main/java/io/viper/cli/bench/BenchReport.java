@@ -25,7 +25,7 @@ public final class BenchReport {
                     r.warmupUpdates());
         }
         out.println("(median over the measured updates; announced: publish called to the manifest sent, after staging and hashing;");
-        out.println(" changed: blocks that changed between versions; moved, reused: the consumer's bytes moved, and not moved: left in place or copied from the version it held)");
+        out.println(" changed: blocks that changed between versions; moved, reused: the consumer's bytes moved and copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {
             out.println("(the gpu rows' bound is one device-to-device copy on GPU 0, not memcpy)");
         }

@@ -17,8 +17,9 @@ import io.viper.manifest.Location;
  *                   later batches arrive, so that work is included here)
  * @param verifyMs   time spent checking content hashes after the bytes were in place
  * @param fallbacks  locations that failed before this one succeeded
- * @param reusedBytes bytes of unchanged blocks copied from the version served before instead of
- *                   transferred (0 for a full pull)
+ * @param reusedBytes bytes of unchanged blocks not transferred: left in place in the receive buffer,
+ *                   which still held them from an older version, or copied from the version served
+ *                   before (0 for a full pull)
  */
 public record ModelUpdate(String model, long version, long previous, Location location, long bytes,
                           double latencyMs, double transferMs, double verifyMs, int fallbacks, long reusedBytes) {

@@ -34,7 +34,7 @@ import picocli.CommandLine.Option;
 @Command(name = "consume", mixinStandardHelpOptions = true,
         description = {"Follow a model like an inference server would: pull every newer version, verify it,",
             "and print one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
-            "bytes moved, and bytes of unchanged blocks copied from the version held instead."})
+            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."})
 final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -13,13 +13,21 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Which bytes of a version a consumer copies from a version it already holds (its base) and which
- * it pulls from a location: a block of the new version whose id the base also has is copied from
- * the base's memory, every other byte is pulled. Adjacent blocks are merged into one copy or one
- * ranged read. Without a base, or when either manifest has no blocks, everything is pulled.
+ * Where each byte of a version a consumer assembles comes from, in this order of preference:
+ * <ol>
+ *   <li><b>in place</b>: the destination memory already holds the block (a receive buffer still
+ *       holding an older version: the same block id at the same data offset, of the same length),
+ *       so nothing is written;</li>
+ *   <li><b>copied</b> from a version the consumer holds (its base) that has a block of that id,
+ *       wherever it lies there;</li>
+ *   <li><b>pulled</b> from a location, every other byte.</li>
+ * </ol>
+ * Adjacent blocks are merged into one range, copy or ranged read. Without a base or an older
+ * version in place, or when the manifests have no blocks, everything is pulled.
  *
- * <p>A plan only says where bytes come from; the caller verifies the assembled bytes against the
- * new manifest's tensor hashes as for a full pull. Immutable; built and used on one thread.
+ * <p>A plan only says where bytes come from; the caller verifies the assembled bytes, those in
+ * place included, against the new manifest's tensor hashes as for a full pull. Immutable; built
+ * and used on one thread.
  */
 final class BlockPlan {
     /** Copies of more than this are split, so that each piece is verified while the next is copied. */
@@ -29,15 +37,27 @@ final class BlockPlan {
     record Copy(long from, long to, long length) {
     }
 
+    /** {@code length} bytes at {@code offset} in the destination that already hold what the new version has there. */
+    record InPlace(long offset, long length) {
+    }
+
+    /** A block of a version: its id and length. */
+    private record Block(ContentHash id, long length) {
+    }
+
+    private final List<InPlace> inPlace;
     private final List<Copy> copies;
     private final List<ByteRange> pulls;
-    private final long reusedBytes;
+    private final long inPlaceBytes;
+    private final long copiedBytes;
     private final long pulledBytes;
 
-    private BlockPlan(List<Copy> copies, List<ByteRange> pulls) {
+    private BlockPlan(List<InPlace> inPlace, List<Copy> copies, List<ByteRange> pulls) {
+        this.inPlace = List.copyOf(inPlace);
         this.copies = List.copyOf(copies);
         this.pulls = List.copyOf(pulls);
-        this.reusedBytes = copies.stream().mapToLong(Copy::length).sum();
+        this.inPlaceBytes = inPlace.stream().mapToLong(InPlace::length).sum();
+        this.copiedBytes = copies.stream().mapToLong(Copy::length).sum();
         this.pulledBytes = pulls.stream().mapToLong(ByteRange::length).sum();
     }
 
@@ -48,10 +68,21 @@ final class BlockPlan {
 
     /**
      * The plan for {@code wanted} tensors of a version, each to its offset in {@code destinations},
-     * reusing the blocks {@code base} (the manifest of the version held; null for none) has.
+     * copying the blocks {@code base} (the manifest of the version held; null for none) has.
      */
     static BlockPlan of(List<TensorEntry> wanted, List<Long> destinations, Manifest base) {
-        Map<ContentHash, Long> held = base == null ? Map.of() : blocksOf(base);
+        return of(wanted, destinations, base, null);
+    }
+
+    /**
+     * As {@link #of(List, List, Manifest)}, leaving in place the blocks that {@code inDestination}
+     * (the manifest of the verified version whose data section the destination still holds; null
+     * for none) has at the same destination offset, with the same id and length.
+     */
+    static BlockPlan of(List<TensorEntry> wanted, List<Long> destinations, Manifest base, Manifest inDestination) {
+        Map<ContentHash, Long> held = base == null ? Map.of() : firstOffsets(base);
+        Map<Long, Block> there = inDestination == null ? Map.of() : blocksByOffset(inDestination);
+        List<InPlace> inPlace = new ArrayList<>();
         List<Copy> copies = new ArrayList<>();
         List<ByteRange> pulls = new ArrayList<>();
         for (int i = 0; i < wanted.size(); i++) {
@@ -60,26 +91,41 @@ final class BlockPlan {
             long dst = destinations.get(i);
             long len = e.info().length();
             BlockList blocks = e.blocks();
-            if (blocks.isEmpty() || held.isEmpty()) {
+            if (blocks.isEmpty() || (held.isEmpty() && there.isEmpty())) {
                 addPull(pulls, src, len, dst);
                 continue;
             }
             for (int j = 0; j < blocks.ids().size(); j++) {
                 long start = blocks.start(j);
                 long n = blocks.length(j, len);
-                Long from = held.get(blocks.ids().get(j));
-                if (from != null && base.totalBytes() - from >= n) {
+                ContentHash id = blocks.ids().get(j);
+                Long from = held.get(id);
+                if (new Block(id, n).equals(there.get(dst + start))) {
+                    addInPlace(inPlace, dst + start, n);
+                } else if (from != null && base.totalBytes() - from >= n) {
                     addCopy(copies, from, dst + start, n);
                 } else {
                     addPull(pulls, src + start, n, dst + start);
                 }
             }
         }
-        return new BlockPlan(copies, pulls);
+        return new BlockPlan(inPlace, copies, pulls);
+    }
+
+    /** Each block of {@code m} by where it starts in its data section. */
+    private static Map<Long, Block> blocksByOffset(Manifest m) {
+        Map<Long, Block> at = new HashMap<>();
+        for (TensorEntry e : m.tensors()) {
+            BlockList b = e.blocks();
+            for (int j = 0; j < b.ids().size(); j++) {
+                at.put(e.info().offset() + b.start(j), new Block(b.ids().get(j), b.length(j, e.info().length())));
+            }
+        }
+        return at;
     }
 
     /** Where in {@code m}'s data section each of its block ids starts (the first such block). */
-    private static Map<ContentHash, Long> blocksOf(Manifest m) {
+    private static Map<ContentHash, Long> firstOffsets(Manifest m) {
         Map<ContentHash, Long> at = new HashMap<>();
         for (TensorEntry e : m.tensors()) {
             BlockList b = e.blocks();
@@ -88,6 +134,15 @@ final class BlockPlan {
             }
         }
         return at;
+    }
+
+    private static void addInPlace(List<InPlace> inPlace, long at, long n) {
+        if (!inPlace.isEmpty() && inPlace.getLast().offset() + inPlace.getLast().length() == at) {
+            InPlace last = inPlace.getLast();
+            inPlace.set(inPlace.size() - 1, new InPlace(last.offset(), last.length() + n));
+            return;
+        }
+        inPlace.add(new InPlace(at, n));
     }
 
     private static void addCopy(List<Copy> copies, long from, long to, long n) {
@@ -120,14 +175,34 @@ final class BlockPlan {
         return pulls;
     }
 
-    /** Bytes copied from the base. */
+    /** Bytes not moved: left in place or copied from the base. */
     long reusedBytes() {
-        return reusedBytes;
+        return inPlaceBytes + copiedBytes;
+    }
+
+    /** Bytes the destination already holds. */
+    long inPlaceBytes() {
+        return inPlaceBytes;
+    }
+
+    /** Bytes copied from the base. */
+    long copiedBytes() {
+        return copiedBytes;
     }
 
     /** Bytes read from a location. */
     long pulledBytes() {
         return pulledBytes;
+    }
+
+    /**
+     * Tells {@code arrivals} of every range in place, as if it had just landed, so that its bytes
+     * are verified like the others.
+     */
+    void reportInPlace(TransportClient.Arrivals arrivals) {
+        for (InPlace r : inPlace) {
+            arrivals.arrived(r.offset(), r.length());
+        }
     }
 
     /**
@@ -146,6 +221,7 @@ final class BlockPlan {
 
     @Override
     public String toString() {
-        return "BlockPlan[" + copies.size() + " copies of " + reusedBytes + " bytes, " + pulls.size() + " reads of " + pulledBytes + " bytes]";
+        return "BlockPlan[" + inPlace.size() + " ranges of " + inPlaceBytes + " bytes in place, " + copies.size() + " copies of " + copiedBytes
+                + " bytes, " + pulls.size() + " reads of " + pulledBytes + " bytes]";
     }
 }

@@ -17,12 +17,14 @@ import java.util.function.Supplier;
  * the transfer instead of following it. The buffer goes back to the slots when the loaded model is
  * released, or at once when the load fails. Fetch thread only.
  *
- * <p>Delta: when the version has blocks and the consumer serves a version in host memory (its
- * base, in the other receive buffer or a mapped file), the blocks the base has are copied from it
- * ({@link BlockPlan}) and only the others are read, as ranges, from the location. The assembled
- * model is verified exactly like a pulled one, every tensor over every byte; if that fails, the
- * whole model is pulled again from the location and verified, so a bad copied or pulled block is
- * refetched. No base, or one already recycled, means a full pull.
+ * <p>Delta ({@link BlockPlan}): when the version has blocks, those that the claimed buffer still
+ * holds at the same place, from the version it held before (with double buffering, usually the one
+ * before the serving one), are left where they are; those that the serving version in host memory
+ * (its base, in the other receive buffer or a mapped file) has are copied from it; only the others
+ * are read, as ranges, from the location. The assembled model is verified exactly like a pulled
+ * one, every tensor over every byte, those left in place included; if that fails, the whole model
+ * is pulled again from the location and verified, so a bad block, left, copied or pulled, is
+ * refetched. Neither a base nor a buffer that still holds a verified version means a full pull.
  */
 final class HostLoader implements Loader {
     private static final System.Logger LOG = System.getLogger(HostLoader.class.getName());
@@ -51,7 +53,8 @@ final class HostLoader implements Loader {
         boolean handedOver = false;
         try {
             MemorySegment dst = slot.segment(m.totalBytes());
-            long[] movedAndReused = receive(m, loc, client, dst);
+            long[] movedAndReused = receive(m, loc, client, dst, slot.heldWhenClaimed());
+            slot.verified(m);
             long transferDone = System.nanoTime();
             LoadedModel loaded = new LoadedModel(m, dst, slot::release);
             handedOver = true;
@@ -63,30 +66,40 @@ final class HostLoader implements Loader {
         }
     }
 
-    /** Fills {@code dst} with the verified version; returns the bytes moved and the bytes reused. */
-    private long[] receive(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
+    /**
+     * Fills {@code dst} with the verified version; returns the bytes moved and the bytes reused.
+     *
+     * @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null
+     */
+    private long[] receive(Manifest m, Location loc, TransportClient client, MemorySegment dst, Manifest inBuffer) {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
-        BlockPlan plan = null;
         try {
-            if (held != null && held.hostData() != null) {
-                plan = BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), held.manifest());
-            }
+            Manifest copyable = held != null && held.hostData() != null ? held.manifest() : null;
+            BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null) ? null
+                    : BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), copyable, inBuffer);
             if (plan == null || plan.reusedBytes() == 0) {
                 readVerified(m, loc, client, dst);
                 return new long[] {m.totalBytes(), 0};
             }
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), m.version(), plan);
             try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
-                plan.copyFrom(held.hostData(), dst, check::arrived);
-                held.releaseRef();
-                held = null;
+                // First, so that the pool hashes the bytes in place while the others are copied and pulled.
+                plan.reportInPlace(check::arrived);
+                if (plan.copiedBytes() > 0) {
+                    plan.copyFrom(held.hostData(), dst, check::arrived);
+                }
+                if (held != null) {
+                    held.releaseRef();
+                    held = null;
+                }
                 if (!plan.pulls().isEmpty()) {
                     client.read(m, loc, plan.pulls(), dst, check::arrived);
                 }
                 check.verify();
                 return new long[] {plan.pulledBytes(), plan.reusedBytes()};
             } catch (ViperCorruptDataException e) {
-                LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks reused from the version held and pulled from {2} did not verify ({3});"
-                        + " pulling the whole version", m.model(), m.version(), loc.uri(), e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks left in place, copied from the version held and pulled from {2}"
+                        + " did not verify ({3}); pulling the whole version", m.model(), m.version(), loc.uri(), e.getMessage());
                 readVerified(m, loc, client, dst);
                 return new long[] {plan.pulledBytes() + m.totalBytes(), 0};
             }

@@ -23,7 +23,7 @@ interface Loader {
      * @param model          the version, holding one reference for the serving slot
      * @param bytesMoved     bytes transferred (0 when mapped in place)
      * @param transferDoneNs {@link System#nanoTime()} when the bytes were in (verification may follow)
-     * @param bytesReused    bytes copied from the version the consumer held instead of transferred
+     * @param bytesReused    bytes not transferred: left in place in the receive buffer or copied from the version the consumer held
      */
     record Loaded(LoadedModel model, long bytesMoved, long transferDoneNs, long bytesReused) {
         /** A version that reused nothing. */

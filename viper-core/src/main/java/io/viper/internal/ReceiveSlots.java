@@ -2,6 +2,7 @@ package io.viper.internal;
 
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
+import io.viper.manifest.Manifest;
 import io.viper.spi.ReceiveAllocator;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,12 @@ import java.util.concurrent.TimeUnit;
  * version, or the fetch thread when the receive failed). {@link #close()} runs on the thread that
  * closes the consumer: a free buffer is freed at once, a claimed one when it is released.
  * Thread-safe.
+ *
+ * <p>A slot remembers the version whose verified bytes its memory holds ({@link Slot#verified}), so
+ * that the next load into it can leave the blocks that did not change where they are. A claim hands
+ * what the slot remembers to the claimant ({@link Slot#heldWhenClaimed}), which is about to write
+ * the memory, and forgets it; growing or freeing the memory forgets it too. Only the claimant's
+ * {@link Slot#verified}, after a load that verified, sets it again.
  */
 final class ReceiveSlots implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ReceiveSlots.class.getName());
@@ -75,6 +82,8 @@ final class ReceiveSlots implements AutoCloseable {
                 for (Slot s : slots) {
                     if (!s.busy) {
                         s.busy = true;
+                        s.heldWhenClaimed = s.verifiedVersion;
+                        s.verifiedVersion = null;
                         return s;
                     }
                 }
@@ -113,6 +122,10 @@ final class ReceiveSlots implements AutoCloseable {
         private ReceiveAllocator.Buffer buffer;
         private MemorySegment memory;
         private boolean busy;
+        /** The version whose verified bytes the memory holds while no one may write it; null if unknown. */
+        private Manifest verifiedVersion;
+        /** For the claimant: the version the memory held, verified, when it was claimed; null once rewritten. */
+        private Manifest heldWhenClaimed;
 
         private Slot(int index) {
             this.index = index;
@@ -123,6 +136,7 @@ final class ReceiveSlots implements AutoCloseable {
             synchronized (monitor) {
                 if (memory == null || memory.byteSize() < size) {
                     free();
+                    heldWhenClaimed = null;
                     buffer = allocator.allocate(Math.max(1, size));
                     memory = buffer.segment();
                     LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
@@ -131,10 +145,34 @@ final class ReceiveSlots implements AutoCloseable {
             }
         }
 
+        /**
+         * The version whose verified bytes this slot's memory still held when it was claimed, at the
+         * offsets of that version's manifest, or null: none, or the memory was reallocated since
+         * ({@link #segment} grew it). The claimant may leave blocks that the next version has at the
+         * same place unwritten; it still verifies every byte.
+         */
+        Manifest heldWhenClaimed() {
+            synchronized (monitor) {
+                return heldWhenClaimed;
+            }
+        }
+
+        /**
+         * The claimant's word that the memory now holds {@code m}'s data section, verified; the next
+         * claim may reuse it. Without this call, a released slot's content counts as unknown.
+         */
+        void verified(Manifest m) {
+            synchronized (monitor) {
+                verifiedVersion = m;
+                heldWhenClaimed = null;
+            }
+        }
+
         /** Hands the slot back; after {@link ReceiveSlots#close()} its memory is freed. */
         void release() {
             synchronized (monitor) {
                 busy = false;
+                heldWhenClaimed = null;
                 if (closed) {
                     free();
                 }
@@ -144,6 +182,7 @@ final class ReceiveSlots implements AutoCloseable {
 
         /** Caller holds the monitor. */
         private void free() {
+            verifiedVersion = null;
             if (buffer != null) {
                 buffer.close();
                 buffer = null;

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code viper.update.latency} (timer, model, path): publish call to consumer swap.</li>
  *   <li>{@code viper.transfer.bytes} (counter, model, path): bytes moved by consumers.</li>
  *   <li>{@code viper.transfer.reused.bytes} (counter, model, path): bytes of unchanged blocks consumers
- *       copied from the version they held instead of moving them.</li>
+ *       did not move: left in place in the receive buffer or copied from the version they held.</li>
  *   <li>{@code viper.transfer.fallbacks} (counter, model, path): locations that failed over to the next.</li>
  *   <li>{@code viper.transfer.failures} (counter, model, path, reason): failed transfers.</li>
  *   <li>{@code viper.consumer.selected} (counter, model, path): the path the selector chose first.</li>
@@ -72,7 +72,7 @@ public final class ViperMetrics {
 
     void reused(String model, String path, long bytes) {
         counters.computeIfAbsent(List.of("viper.transfer.reused.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.reused.bytes")
-                .baseUnit("bytes").description("Bytes of unchanged blocks copied from the version a consumer held instead of moved")
+                .baseUnit("bytes").description("Bytes of unchanged blocks a consumer did not move: left in place or copied from the version it held")
                 .tag("model", model).tag("path", path).register(registry)).increment(bytes);
     }
 

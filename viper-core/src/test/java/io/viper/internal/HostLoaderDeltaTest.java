@@ -2,6 +2,7 @@ package io.viper.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.hash.HashAlgorithm;
 import io.viper.manifest.BlockList;
@@ -23,15 +24,30 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-/** The host loader's delta: which bytes it copies from its base and which it reads, and when it has no base. */
+/**
+ * The host loader's delta: which bytes it leaves in place in its receive buffer, which it copies
+ * from its base and which it reads, and when it has none of them; a bad block in place is refetched.
+ */
 class HostLoaderDeltaTest {
-    private static final ExecutorService POOL = Executors.newFixedThreadPool(2);
-    private static final long BLOCK = 4096;
+    /** Hash tasks handed to the pool so far. */
+    private static final AtomicInteger HANDED_TO_POOL = new AtomicInteger();
+    private static final ExecutorService POOL = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>()) {
+        @Override
+        public void execute(Runnable task) {
+            HANDED_TO_POOL.incrementAndGet();
+            super.execute(task);
+        }
+    };
+    /** Blocks of 1 MiB: as large as the pieces the pool hashes, so that each block in place is one. */
+    private static final long BLOCK = 1L << 20;
     private static final Location LOC = new Location(URI.create("mem://src"), Tier.HOST);
 
     @AfterAll
@@ -52,9 +68,17 @@ class HostLoaderDeltaTest {
 
     /** Reads from {@code source}, counting the bytes asked for. */
     private static TransportClient client(MemorySegment source, AtomicLong bytesRead) {
+        return client(source, bytesRead, new AtomicInteger());
+    }
+
+    /** As above, noting in {@code handedAtFirstRead} how many hash tasks the pool had got when the first read began. */
+    private static TransportClient client(MemorySegment source, AtomicLong bytesRead, AtomicInteger handedAtFirstRead) {
         return new TransportClient() {
             @Override
             public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+                if (bytesRead.get() == 0) {
+                    handedAtFirstRead.set(HANDED_TO_POOL.get());
+                }
                 for (ByteRange r : ranges) {
                     MemorySegment.copy(source, r.sourceOffset(), destination, r.destinationOffset(), r.length());
                     bytesRead.addAndGet(r.length());
@@ -67,14 +91,27 @@ class HostLoaderDeltaTest {
         };
     }
 
+    /** 10 blocks and 7 bytes of random bytes. */
+    private static MemorySegment random(Arena arena) {
+        MemorySegment v = arena.allocate(10 * BLOCK + 7);
+        SplittableRandom rnd = new SplittableRandom(3);
+        for (long i = 0; i < v.byteSize(); i += 8) {
+            v.set(ValueLayout.JAVA_LONG_UNALIGNED, Math.min(i, v.byteSize() - 8), rnd.nextLong());
+        }
+        return v;
+    }
+
+    /** A copy of {@code v} with block {@code block} changed. */
+    private static MemorySegment changed(Arena arena, MemorySegment v, long block) {
+        MemorySegment out = arena.allocate(v.byteSize()).copyFrom(v);
+        out.set(ValueLayout.JAVA_BYTE, block * BLOCK + 1, (byte) ~v.get(ValueLayout.JAVA_BYTE, block * BLOCK + 1));
+        return out;
+    }
+
     @Test
     void aBaseCopiesItsBlocksAndARecycledOneMeansAFullPull() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 20, 1000)) {
-            MemorySegment v1 = arena.allocate(10 * BLOCK + 7);
-            SplittableRandom rnd = new SplittableRandom(3);
-            for (long i = 0; i < v1.byteSize(); i++) {
-                v1.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
-            }
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+            MemorySegment v1 = random(arena);
             MemorySegment v2 = arena.allocate(v1.byteSize()).copyFrom(v1);
             v2.set(ValueLayout.JAVA_BYTE, 4 * BLOCK + 1, (byte) 0x5a);
             v2.set(ValueLayout.JAVA_BYTE, 4 * BLOCK + 2, (byte) 0xa5);
@@ -91,17 +128,76 @@ class HostLoaderDeltaTest {
             assertEquals(BLOCK, read.get());
             assertEquals(-1, v2.mismatch(delta.model().hostData()));
             assertEquals(1, base.references(), "the loader gave its reference on the base back");
-            delta.model().releaseRef();
 
             base.releaseRef(); // recycled: its buffer went back, nothing may be copied from it
             assertFalse(base.tryRetain());
             read.set(0);
-            Loader.Loaded full = withBase.load(m2, LOC, client(v2, read));
-            assertEquals(v2.byteSize(), full.bytesMoved(), "without a base every byte is pulled");
-            assertEquals(0, full.bytesReused());
-            assertEquals(v2.byteSize(), read.get());
-            assertEquals(-1, v2.mismatch(full.model().hostData()));
-            full.model().releaseRef();
+            // The delta's buffer stays held, so the load gets the other one, which holds nothing yet.
+            assertLoads(withBase, 2, v2, v2.byteSize(), 0, "without a base every byte is pulled");
+            delta.model().releaseRef();
+        }
+    }
+
+    /**
+     * Loads {@code bytes} as version {@code v}, checks the bytes read (all counted as moved) and
+     * reused, and that the version loaded is {@code bytes}; then releases it.
+     */
+    private static void assertLoads(HostLoader loader, long v, MemorySegment bytes, long moved, long reused, String why) {
+        AtomicLong read = new AtomicLong();
+        Loader.Loaded loaded = loader.load(manifest(v, bytes), LOC, client(bytes, read));
+        assertEquals(moved, loaded.bytesMoved(), why);
+        assertEquals(moved, read.get());
+        assertEquals(reused, loaded.bytesReused());
+        assertEquals(-1, bytes.mismatch(loaded.model().hostData()), "v" + v + " is the one published");
+        loaded.model().releaseRef();
+    }
+
+    @Test
+    void aBufferStillHoldingAnOlderVersionLeavesItsUnchangedBlocksInPlace() {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+            MemorySegment v1 = random(arena);
+            MemorySegment v2 = changed(arena, v1, 4);
+            MemorySegment v3 = changed(arena, v2, 7);
+            Verifier verifier = new Verifier("m", POOL, 2);
+            HostLoader noBase = new HostLoader(slots, verifier, () -> null);
+            // Released, v1's buffer is free again and still holds v1, verified: v3's unchanged blocks stay where v1 had them.
+            assertLoads(noBase, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
+            assertLoads(noBase, 3, v3, 2 * BLOCK, v3.byteSize() - 2 * BLOCK, "the two blocks v3 changed since v1 were read, nothing else");
+        }
+    }
+
+    @Test
+    void theBlocksInPlaceAreHandedToTheHashPoolBeforeTheChangedOnesAreRead() {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+            MemorySegment v1 = random(arena);
+            MemorySegment v2 = changed(arena, v1, 4);
+            HostLoader noBase = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null);
+            assertLoads(noBase, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
+
+            int before = HANDED_TO_POOL.get();
+            AtomicInteger handedAtFirstRead = new AtomicInteger();
+            Loader.Loaded second = noBase.load(manifest(2, v2), LOC, client(v2, new AtomicLong(), handedAtFirstRead));
+            assertEquals(BLOCK, second.bytesMoved());
+            assertTrue(handedAtFirstRead.get() > before, "the blocks in place went to the hash pool before the changed one was read");
+            second.model().releaseRef();
+        }
+    }
+
+    @Test
+    void aBlockScribbledInTheFreeBufferIsCaughtAndTheVersionPulledWhole() {
+        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+            MemorySegment v1 = random(arena);
+            MemorySegment v2 = changed(arena, v1, 4);
+            Verifier verifier = new Verifier("m", POOL, 2);
+            HostLoader noBase = new HostLoader(slots, verifier, () -> null);
+            AtomicLong read = new AtomicLong();
+
+            Loader.Loaded first = noBase.load(manifest(1, v1), LOC, client(v1, read));
+            // Memory gone bad after the verification, in block 8, which v2 has at the same place.
+            MemorySegment held = first.model().hostData();
+            held.set(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3, (byte) ~held.get(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3));
+            first.model().releaseRef();
+            assertLoads(noBase, 2, v2, BLOCK + v2.byteSize(), 0, "the changed block, then the whole version after the check failed");
         }
     }
 }

@@ -26,7 +26,7 @@ public final class BenchReport {
         }
         out.println("(median over the measured updates; announced: publish called to the manifest sent, after staging and hashing;");
         out.println(" changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
-        out.println(" unchanged in the buffer; moved, reused: the consumer's bytes moved and copied from the version it held)");
+        out.println(" unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left in place or copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {
             out.println("(the gpu rows' bound is one device-to-device copy on GPU 0, not memcpy)");
         }

@@ -87,7 +87,7 @@ public final class TransferBench {
      * @param verifyMs       the consumer's check after the bytes were in, until the swap
      * @param changed        the fraction of blocks that changed between versions (1: a full update)
      * @param movedBytes     bytes the consumer moved, per measured update
-     * @param reusedBytes    bytes the consumer copied from the version it held, per measured update
+     * @param reusedBytes    bytes the consumer did not move (left in place or copied from the version it held), per measured update
      * @param copiedBytes    bytes the producer copied into staging and hashed (the rest it found unchanged), per measured update
      */
     public record Row(long sizeBytes, String path, String transport, double boundMs, int warmupUpdates, double firstMs,

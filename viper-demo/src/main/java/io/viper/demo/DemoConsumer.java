@@ -86,14 +86,17 @@ public final class DemoConsumer {
 
         // Compile the serving path before the clock starts (a cold JVM would be slow on the first requests),
         // with a model of the same shape, while the producer starts up beside this process.
-        InferenceModel untrained = new Mlp(Mlp.Config.defaults(seed)).snapshot();
+        Mlp sameShape = new Mlp(Mlp.Config.defaults(seed));
+        InferenceModel untrained = sameShape.snapshot();
         SplittableRandom warm = new SplittableRandom(seed);
         for (int i = 0; i < 3000; i++) {
             untrained.predictProba(stream.sampleRequest(warmup, warm).x());
         }
-        // load the transports (and their native libraries) while the producer is not ready yet
+        // load the transports (and their native libraries) and compile the data path while the producer
+        // is not ready yet: the run uses it a few dozen times, too few for the JIT to get to it otherwise
         Providers.transports().forEach(TransportProvider::unavailableReason);
         Providers.gpuUnavailableReason();
+        TransferCalibration.warmUp(o.transport(), 4L * sameShape.parameterCount(), TransferCalibration.PROCESS_WARMUP);
         String notifier = o.notifier().equals(ProcessOptions.NOTIFIER_FROM_DRIVER) ? io.awaitNotifier() : o.notifier();
         Viper.Builder builder = Viper.builder().notifier(notifier).consumerPaths(options.paths().toArray(String[]::new));
         o.pfs().ifPresent(builder::pfsRoot);

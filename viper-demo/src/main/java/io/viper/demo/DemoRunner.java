@@ -132,7 +132,8 @@ public final class DemoRunner {
 
         List<String> pcmd = new ArrayList<>(jvm);
         pcmd.add(DemoProducer.class.getName());
-        ProcessOptions.Run run = new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros, s.notifier(), pfs, s.workload());
+        ProcessOptions.Run run = new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros, s.notifier(), pfs, s.workload(),
+                s.transport());
         Optional<ProcessOptions.Online> online = policy.followsItsPlan() ? Optional.empty()
                 : Optional.of(new ProcessOptions.Online(plan.online(), plan.input().tSave(), plan.input().tLoad(), plan.input().tInfer()));
         pcmd.addAll(ProcessOptions.args(new ProcessOptions.Producer(run, policy.followsItsPlan() ? schedule.checkpoints() : new long[0],
@@ -141,7 +142,7 @@ public final class DemoRunner {
         List<String> ccmd = new ArrayList<>(jvm);
         ccmd.add(DemoConsumer.class.getName());
         ccmd.addAll(ProcessOptions.args(new ProcessOptions.Consumer(new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros,
-                ProcessOptions.NOTIFIER_FROM_DRIVER, pfs, s.workload()), s.rate(), s.transport().consumerPaths(), s.replicas())));
+                ProcessOptions.NOTIFIER_FROM_DRIVER, pfs, s.workload(), s.transport()), s.rate(), s.transport().consumerPaths(), s.replicas())));
         status.live(String.format(Locale.ROOT, "%s starting the producer (warm-up %d iterations) and the consumer...", tag, s.warmup()));
         try (ChildProcess<ProducerReady, ProducerProgress, ProducerResult> producer =
                      ChildProcess.start("producer", name, pcmd, dir.resolve("producer.log"), DemoEvents.PRODUCER);

@@ -28,12 +28,18 @@ import java.util.concurrent.TimeUnit;
  * (the JIT compiles the data path), then {@link #MEASURED} times, each measured as the producer's
  * stall ({@code t_s}) and the time from the end of the stall to the consumer's swap ({@code t_load}),
  * and the {@link CostModel} is fitted on those samples. Not thread-safe; takes a second or two.
+ *
+ * <p>{@link #warmUp} runs the same updates unmeasured: the demo's producer and consumer processes
+ * call it before their run, so that the data path they use a few dozen times in the run is loaded and
+ * compiled in each of them, not interpreted during the first updates the run measures.
  */
 public final class TransferCalibration {
     /** Updates before measuring. */
     public static final int WARMUP = 200;
     /** Updates measured. */
     public static final int MEASURED = 100;
+    /** Updates each of the demo's processes runs ({@link #warmUp}) before its run. */
+    public static final int PROCESS_WARMUP = 200;
 
     private TransferCalibration() {
     }
@@ -43,6 +49,26 @@ public final class TransferCalibration {
      * model; {@code scratch} holds the PFS repository of the {@code file} transport.
      */
     public static CostModel measure(DemoTransport transport, long modelBytes, Path scratch) throws Exception {
+        return CostModel.fit(updates(transport, modelBytes, scratch, WARMUP, MEASURED));
+    }
+
+    /**
+     * Publishes and swaps a {@code modelBytes} model {@code updates} times over {@code transport} in
+     * this process, unmeasured, in a temporary directory it removes after.
+     */
+    public static void warmUp(DemoTransport transport, long modelBytes, int updates) throws Exception {
+        Path scratch = Files.createTempDirectory("viper-demo-warm-up");
+        try {
+            updates(transport, modelBytes, scratch, updates, 0);
+        } finally {
+            try (var files = Files.walk(scratch)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    /** {@code warmup} updates, then {@code measured} ones whose stall and load times it returns. */
+    private static List<CostModel.Sample> updates(DemoTransport transport, long modelBytes, Path scratch, int warmup, int measured) throws Exception {
         String path = transport.costPath();
         Viper.Builder producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports(transport.producerTransports().toArray(String[]::new));
         Path pfs = Files.createDirectories(scratch.resolve("calibration-pfs"));
@@ -60,7 +86,7 @@ public final class TransferCalibration {
             try (Viper c = consumerSide.build(); ViperConsumer consumer = c.consumer("calibration")) {
                 BlockingQueue<Long> swapped = new LinkedBlockingQueue<>();
                 consumer.onUpdate((ModelUpdate u) -> swapped.add(System.nanoTime()));
-                for (int i = 0; i < WARMUP + MEASURED; i++) {
+                for (int i = 0; i < warmup + measured; i++) {
                     long t0 = System.nanoTime();
                     PublishHandle h = producer.publish(snapshot, Map.of());
                     Long at = swapped.poll(60, TimeUnit.SECONDS);
@@ -69,7 +95,7 @@ public final class TransferCalibration {
                                 + " did not arrive within 60 s");
                     }
                     h.durable().get(60, TimeUnit.SECONDS);
-                    if (i >= WARMUP) {
+                    if (i >= warmup) {
                         double stall = h.stallNanos() / 1e9;
                         samples.add(new CostModel.Sample(CostModel.Phase.SAVE, path, modelBytes, stall));
                         samples.add(new CostModel.Sample(CostModel.Phase.LOAD, path, modelBytes, Math.max(0, (at - t0) / 1e9 - stall)));
@@ -77,6 +103,6 @@ public final class TransferCalibration {
                 }
             }
         }
-        return CostModel.fit(samples);
+        return samples;
     }
 }

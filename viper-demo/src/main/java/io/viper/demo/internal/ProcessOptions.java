@@ -1,5 +1,6 @@
 package io.viper.demo.internal;
 
+import io.viper.demo.DemoTransport;
 import io.viper.demo.DemoWorkload;
 import io.viper.scheduler.OnlineCheckpointPolicy;
 import java.nio.file.Path;
@@ -31,7 +32,8 @@ public final class ProcessOptions {
     private static final String WORKLOAD = "workload";
     private static final String ONLINE = "online";
     private static final String REPLICAS = "replicas";
-    private static final Set<String> RUN = Set.of(ITERATIONS, WARMUP, SEED, PACE_US, NOTIFIER, PFS, WORKLOAD);
+    private static final String TRANSPORT = "transport";
+    private static final Set<String> RUN = Set.of(ITERATIONS, WARMUP, SEED, PACE_US, NOTIFIER, PFS, WORKLOAD, TRANSPORT);
     private static final List<String> ONLINE_KEYS = List.of("budget", "spacing", "threshold", "burst", "gain", "hold", "refit", "t_save", "t_load",
             "t_infer");
 
@@ -43,10 +45,11 @@ public final class ProcessOptions {
 
     /**
      * What both processes share: the run's iterations, warm-up end and seed, the pace of the shared
-     * clock (whole microseconds), the notifier, the PFS repository when checkpoints travel by file, and
-     * the workload.
+     * clock (whole microseconds), the notifier, the PFS repository when checkpoints travel by file, the
+     * workload, and the transport (each process warms its side of the data path up over it first).
      */
-    public record Run(long end, long warmup, long seed, long paceMicros, String notifier, Optional<Path> pfs, DemoWorkload workload) {
+    public record Run(long end, long warmup, long seed, long paceMicros, String notifier, Optional<Path> pfs, DemoWorkload workload,
+                      DemoTransport transport) {
     }
 
     /**
@@ -92,7 +95,7 @@ public final class ProcessOptions {
     private static List<String> args(Run r) {
         List<String> a = new ArrayList<>(List.of("--" + ITERATIONS, Long.toString(r.end()), "--" + WARMUP, Long.toString(r.warmup()),
                 "--" + SEED, Long.toString(r.seed()), "--" + PACE_US, Long.toString(r.paceMicros()), "--" + NOTIFIER, r.notifier(),
-                "--" + WORKLOAD, r.workload().displayName()));
+                "--" + WORKLOAD, r.workload().displayName(), "--" + TRANSPORT, r.transport().displayName()));
         r.pfs().ifPresent(p -> a.addAll(List.of("--" + PFS, p.toString())));
         return a;
     }
@@ -168,7 +171,10 @@ public final class ProcessOptions {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("demo process: " + e.getMessage());
         }
+        String transport = a.required(TRANSPORT);
         return new Run(end, a.longValue(WARMUP, 1, end - 1), a.longValue(SEED, Long.MIN_VALUE, Long.MAX_VALUE),
-                a.longValue(PACE_US, 1, 10_000_000), a.required(NOTIFIER), Optional.ofNullable(a.string(PFS, null)).map(Path::of), workload);
+                a.longValue(PACE_US, 1, 10_000_000), a.required(NOTIFIER), Optional.ofNullable(a.string(PFS, null)).map(Path::of), workload,
+                DemoTransport.byName(transport).orElseThrow(() -> new IllegalArgumentException("demo process: --transport " + transport
+                        + ": not " + DemoTransport.names())));
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.demo.DemoTransport;
 import io.viper.demo.DemoWorkload;
 import io.viper.scheduler.OnlineCheckpointPolicy;
 import java.nio.file.Path;
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /** What the driver writes on a process's command line, the process reads back. */
 class ProcessOptionsTest {
     static final ProcessOptions.Run RUN = new ProcessOptions.Run(2000, 200, -7, 5000, "embedded://127.0.0.1:0", Optional.empty(),
-            DemoWorkload.STAGES);
+            DemoWorkload.STAGES, DemoTransport.UCX);
 
     @Test
     void producerOptionsSurviveTheCommandLine() {
@@ -29,7 +30,7 @@ class ProcessOptionsTest {
         assertEquals(Optional.empty(), back.online());
 
         ProcessOptions.Run pfs = new ProcessOptions.Run(400, 40, 1, 4000, "embedded://127.0.0.1:0", Optional.of(Path.of("/tmp/pfs")),
-                DemoWorkload.STATIONARY);
+                DemoWorkload.STATIONARY, DemoTransport.FILE);
         ProcessOptions.Producer none = ProcessOptions.producer(ProcessOptions.args(new ProcessOptions.Producer(pfs, new long[0], List.of(),
                 Optional.empty())).toArray(String[]::new));
         assertEquals(pfs, none.run());
@@ -66,5 +67,9 @@ class ProcessOptionsTest {
         e = assertThrows(IllegalArgumentException.class, () -> ProcessOptions.producer(
                 ProcessOptions.args(new ProcessOptions.Producer(RUN, new long[] {300, 250}, List.of(), Optional.empty())).toArray(String[]::new)));
         assertTrue(e.getMessage().contains("--checkpoints must increase"), e.getMessage());
+        List<String> transport = new ArrayList<>(ProcessOptions.args(new ProcessOptions.Consumer(RUN, 400.0, List.of("tcp"), 1)));
+        transport.set(transport.indexOf("--transport") + 1, "carrier-pigeon");
+        e = assertThrows(IllegalArgumentException.class, () -> ProcessOptions.consumer(transport.toArray(String[]::new)));
+        assertEquals("demo process: --transport carrier-pigeon: not ucx, tcp or file", e.getMessage());
     }
 }

@@ -3,6 +3,7 @@ VIPER_AGENT_SOCKET): what a producer publishes, a consumer leases byte for byte.
 
 import os
 import threading
+import time
 import unittest
 import uuid
 
@@ -163,6 +164,25 @@ class AgentTest(unittest.TestCase):
         with c.current() as model:
             self.assertTrue(np.array_equal(model["frozen"], frozen))
             self.assertTrue(np.array_equal(model["head"], np.ones(16, np.float32)))
+
+    def test_the_agent_copies_and_hashes_only_what_changed_since_the_staging_it_recycles(self):
+        p = self.producer()
+        frozen = np.arange(1 << 18, dtype=np.float32)  # 1 MiB: one block, one compared piece
+        first = p.publish({"frozen": frozen, "head": np.zeros(16, np.float32)})
+        self.assertEqual((first.copied_bytes, first.unchanged_bytes), (frozen.nbytes + 64, 0), "nothing to compare with yet")
+        p.flush()
+        shares = []
+        for v in range(2, 22):
+            # the agent keeps the two newest versions serving and recycles an older buffer once its
+            # withdrawal (on a thread of its own) is done; until then it allocates another one
+            published = p.publish({"frozen": frozen, "head": np.full(16, float(v), np.float32)})
+            self.assertEqual(p.flush(), v)
+            shares.append((published.copied_bytes, published.unchanged_bytes))
+            if published.unchanged_bytes > 0:
+                break
+            time.sleep(0.05)
+        self.assertEqual(shares[-1], (64, frozen.nbytes), "a recycled buffer: only the changed head copied; all: %s" % shares)
+        self.assertTrue(all(c + u == frozen.nbytes + 64 for c, u in shares))
 
     def test_the_agent_refusals_arrive_as_typed_errors(self):
         self.producer()

@@ -36,7 +36,8 @@ class _Reply:
 class Published:
     """One publish. ``stall_s`` is the training stall it cost (seconds). ``version`` is the version the
     agent assigned it: reading it waits for the agent's reply, which comes once the agent has copied
-    the slot, and raises the agent's refusal if it refused this publish. A refusal is raised once: by
+    the slot, and raises the agent's refusal if it refused this publish; ``copied_bytes`` and
+    ``unchanged_bytes`` say how much of the checkpoint the agent had to copy and hash. A refusal is raised once: by
     ``version`` or by the producer's next call, whichever comes first. The version is not guessed on
     this side, because a refused publish before this one takes no version."""
 
@@ -49,6 +50,17 @@ class Published:
     @property
     def version(self):
         return self._reply.result()["version"]
+
+    @property
+    def copied_bytes(self):
+        """Bytes the agent copied into its staging and hashed (waits like ``version``)."""
+        return self._reply.result().get("copied_bytes", -1)
+
+    @property
+    def unchanged_bytes(self):
+        """Bytes the agent found unchanged in the version its recycled staging held: neither copied nor
+        hashed again (waits like ``version``; -1 from an agent that does not say)."""
+        return self._reply.result().get("unchanged_bytes", -1)
 
     def done(self):
         """Whether the agent has replied (``version`` no longer waits)."""

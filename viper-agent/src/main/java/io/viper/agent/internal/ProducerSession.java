@@ -120,7 +120,8 @@ final class ProducerSession implements Session {
             slots.remove(id);
             f.close();
         }
-        return Frames.message().put("version", h.version()).put("copy_ms", h.stallNanos() / 1e6).put("slot_retired", deleted);
+        return Frames.message().put("version", h.version()).put("copy_ms", h.stallNanos() / 1e6)
+                .put("copied_bytes", h.copiedBytes()).put("unchanged_bytes", h.unchangedBytes()).put("slot_retired", deleted);
     }
 
     private ShmFile slot(long id) {

@@ -30,7 +30,7 @@ public interface TransportClient extends AutoCloseable {
      * Like {@link #read(Manifest, Location, List, MemorySegment)}, and tells {@code arrivals} of
      * each piece of the destination as soon as its bytes are final, so that the caller can verify
      * them while the rest is still arriving. The default reads everything, then reports every range;
-     * transports that can do better say so with {@link #reportsArrivals()}.
+     * transports that can do better implement {@link ArrivalReporting}.
      */
     default void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         read(manifest, location, ranges, destination);
@@ -75,6 +75,25 @@ public interface TransportClient extends AutoCloseable {
         Arrivals NONE = (destinationOffset, length) -> { };
 
         void arrived(long destinationOffset, long length);
+    }
+
+    /**
+     * A client that reports pieces as they land: it implements the read with {@link Arrivals}, and the
+     * plain read is that read with {@link Arrivals#NONE}.
+     */
+    interface ArrivalReporting extends TransportClient {
+        @Override
+        void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals);
+
+        @Override
+        default void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
+            read(manifest, location, ranges, destination, Arrivals.NONE);
+        }
+
+        @Override
+        default boolean reportsArrivals() {
+            return true;
+        }
     }
 
     /** A data section mapped in place; valid until {@link #close()}. */

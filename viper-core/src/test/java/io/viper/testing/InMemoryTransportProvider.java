@@ -139,17 +139,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
         }
     }
 
-    private static final class Client implements TransportClient {
-        @Override
-        public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
-            read(manifest, location, ranges, destination, Arrivals.NONE);
-        }
-
-        @Override
-        public boolean reportsArrivals() {
-            return true;
-        }
-
+    private static final class Client implements TransportClient.ArrivalReporting {
         @Override
         public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
             String name = location.uri().getAuthority();

@@ -42,24 +42,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */
-public final class FileTransportClient implements TransportClient {
+public final class FileTransportClient implements TransportClient.ArrivalReporting {
     private volatile boolean closed;
 
     /** A client; it has no settings. */
     public FileTransportClient() {
     }
 
-    @Override
-    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
-        read(manifest, location, ranges, destination, Arrivals.NONE);
-    }
-
     /** Reports each range (of a file) or each block's part of it (of a version kept as blocks) as it is in. */
-    @Override
-    public boolean reportsArrivals() {
-        return true;
-    }
-
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         Objects.requireNonNull(manifest, "manifest");

@@ -45,7 +45,7 @@ import javax.net.ssl.SSLContext;
  * <p>Connections are pooled per producer address and reused; concurrent reads use separate
  * connections. Thread-safe.
  */
-public final class TcpClient implements TransportClient {
+public final class TcpClient implements TransportClient.ArrivalReporting {
     private static final System.Logger LOG = System.getLogger(TcpClient.class.getName());
     /** Idle connections kept per producer address. */
     private static final int MAX_IDLE_PER_ADDRESS = 8;
@@ -75,17 +75,7 @@ public final class TcpClient implements TransportClient {
         this.tls = tls;
     }
 
-    @Override
-    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
-        read(manifest, location, ranges, destination, Arrivals.NONE);
-    }
-
     /** Reports each slice of {@value #READ_SLICE} bytes (or a range's last part) as soon as it is read. */
-    @Override
-    public boolean reportsArrivals() {
-        return true;
-    }
-
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         checkOpen();

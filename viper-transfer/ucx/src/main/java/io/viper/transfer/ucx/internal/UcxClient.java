@@ -63,7 +63,7 @@ import org.openucx.jucx.ucp.UcpRequest;
  * copy into unregistered memory just as fast (measured), and UCX registers on its own where a
  * transport needs it.
  */
-public final class UcxClient implements TransportClient {
+public final class UcxClient implements TransportClient.ArrivalReporting {
     private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
     private static final int MAX_ENDPOINTS = 64;
     private static final long ABORT_GRACE_MS = 2_000;
@@ -150,17 +150,7 @@ public final class UcxClient implements TransportClient {
         }
     }
 
-    @Override
-    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
-        read(manifest, location, ranges, destination, Arrivals.NONE);
-    }
-
     /** Reports each GET as it completes (on the progress thread), an inline read's ranges as they are read. */
-    @Override
-    public boolean reportsArrivals() {
-        return true;
-    }
-
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
         requireArguments(manifest, location, ranges, destination);
@@ -195,7 +185,7 @@ public final class UcxClient implements TransportClient {
     @Override
     public void readToDevice(Manifest manifest, Location location, List<ByteRange> ranges, DeviceBuffer destination) {
         if (!mode.device()) {
-            TransportClient.super.readToDevice(manifest, location, ranges, destination);
+            ArrivalReporting.super.readToDevice(manifest, location, ranges, destination);
             return;
         }
         requireArguments(manifest, location, ranges, destination);

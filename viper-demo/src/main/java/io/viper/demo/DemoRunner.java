@@ -204,7 +204,8 @@ public final class DemoRunner {
         return f;
     }
 
-    private static void deleteQuietly(Path dir) {
+    /** Removes a temporary directory and what is in it, as far as it can. */
+    static void deleteQuietly(Path dir) {
         try (var walk = Files.walk(dir)) {
             walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {

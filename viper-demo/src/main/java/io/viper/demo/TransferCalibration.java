@@ -61,9 +61,7 @@ public final class TransferCalibration {
         try {
             updates(transport, modelBytes, scratch, updates, 0);
         } finally {
-            try (var files = Files.walk(scratch)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            }
+            DemoRunner.deleteQuietly(scratch);
         }
     }
 

@@ -2,6 +2,7 @@ package io.viper.demo;
 
 import io.viper.ModelLease;
 import io.viper.ModelUpdate;
+import io.viper.Snapshot;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
 import io.viper.demo.internal.ChildIo;
@@ -96,7 +97,7 @@ public final class DemoConsumer {
         // is not ready yet: the run uses it a few dozen times, too few for the JIT to get to it otherwise
         Providers.transports().forEach(TransportProvider::unavailableReason);
         Providers.gpuUnavailableReason();
-        TransferCalibration.warmUp(o.transport(), 4L * sameShape.parameterCount(), TransferCalibration.PROCESS_WARMUP);
+        TransferCalibration.warmUp(o.transport(), Snapshot.ofFloats(sameShape.parameters(), sameShape.shapes()), TransferCalibration.PROCESS_WARMUP);
         String notifier = o.notifier().equals(ProcessOptions.NOTIFIER_FROM_DRIVER) ? io.awaitNotifier() : o.notifier();
         Viper.Builder builder = Viper.builder().notifier(notifier).consumerPaths(options.paths().toArray(String[]::new));
         o.pfs().ifPresent(builder::pfsRoot);

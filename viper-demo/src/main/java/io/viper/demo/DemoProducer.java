@@ -77,7 +77,7 @@ public final class DemoProducer {
             loss = trainer.step();
         }
         // The run publishes a few dozen times, too few for the JIT to compile the data path on its own.
-        TransferCalibration.warmUp(o.transport(), 4L * model.parameterCount(), TransferCalibration.PROCESS_WARMUP);
+        TransferCalibration.warmUp(o.transport(), Snapshot.ofFloats(model.parameters(), model.shapes()), TransferCalibration.PROCESS_WARMUP);
         ValidationProbe probe = new ValidationProbe(trainer.stream(), model, trainer.snapshot(), o.seed());
         Optional<OnlineCheckpointPolicy> online = options.online().map(on -> new OnlineCheckpointPolicy(on.config(), probe,
                 new OnlineReplanner(new ScheduleInput(CurveFamily.LIN2.curve(0, 0), warmup, end, 1, paceNanos / 1e9, on.tSave(), on.tLoad(),

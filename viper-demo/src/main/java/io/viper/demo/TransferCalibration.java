@@ -49,24 +49,30 @@ public final class TransferCalibration {
      * model; {@code scratch} holds the PFS repository of the {@code file} transport.
      */
     public static CostModel measure(DemoTransport transport, long modelBytes, Path scratch) throws Exception {
-        return CostModel.fit(updates(transport, modelBytes, scratch, WARMUP, MEASURED));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment model = arena.allocate(modelBytes);
+            Snapshot snapshot = sink -> sink.add("parameters", DType.U8, new long[] {modelBytes}, model);
+            return CostModel.fit(updates(transport, snapshot, modelBytes, scratch, WARMUP, MEASURED));
+        }
     }
 
     /**
-     * Publishes and swaps a {@code modelBytes} model {@code updates} times over {@code transport} in
-     * this process, unmeasured, in a temporary directory it removes after.
+     * Publishes and swaps {@code model} {@code updates} times over {@code transport} in this process,
+     * unmeasured, in a temporary directory it removes after. The run's own snapshot (its tensors, their
+     * types and shapes) warms the very code the run will call, not only a path like it.
      */
-    public static void warmUp(DemoTransport transport, long modelBytes, int updates) throws Exception {
+    public static void warmUp(DemoTransport transport, Snapshot model, int updates) throws Exception {
         Path scratch = Files.createTempDirectory("viper-demo-warm-up");
         try {
-            updates(transport, modelBytes, scratch, updates, 0);
+            updates(transport, model, 0, scratch, updates, 0);
         } finally {
             DemoRunner.deleteQuietly(scratch);
         }
     }
 
     /** {@code warmup} updates, then {@code measured} ones whose stall and load times it returns. */
-    private static List<CostModel.Sample> updates(DemoTransport transport, long modelBytes, Path scratch, int warmup, int measured) throws Exception {
+    private static List<CostModel.Sample> updates(DemoTransport transport, Snapshot snapshot, long modelBytes, Path scratch, int warmup,
+                                                  int measured) throws Exception {
         String path = transport.costPath();
         Viper.Builder producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports(transport.producerTransports().toArray(String[]::new));
         Path pfs = Files.createDirectories(scratch.resolve("calibration-pfs"));
@@ -74,13 +80,11 @@ public final class TransferCalibration {
             producerSide.pfsRoot(pfs);
         }
         List<CostModel.Sample> samples = new ArrayList<>();
-        try (Arena arena = Arena.ofConfined(); Viper p = producerSide.build(); ViperProducer producer = p.producer("calibration", CheckpointPolicy.never())) {
+        try (Viper p = producerSide.build(); ViperProducer producer = p.producer("calibration", CheckpointPolicy.never())) {
             Viper.Builder consumerSide = Viper.builder().notifier(p.notifierUri().toString()).consumerPaths(transport.consumerPaths().toArray(String[]::new));
             if (transport == DemoTransport.FILE) {
                 consumerSide.pfsRoot(pfs);
             }
-            MemorySegment model = arena.allocate(modelBytes);
-            Snapshot snapshot = sink -> sink.add("parameters", DType.U8, new long[] {modelBytes}, model);
             try (Viper c = consumerSide.build(); ViperConsumer consumer = c.consumer("calibration")) {
                 BlockingQueue<Long> swapped = new LinkedBlockingQueue<>();
                 consumer.onUpdate((ModelUpdate u) -> swapped.add(System.nanoTime()));

@@ -6,6 +6,7 @@ import io.viper.config.ConfigType;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.hash.HashAlgorithm;
+import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.Providers;
 import io.viper.spi.RepositoryProvider;
@@ -60,10 +61,18 @@ public final class ViperConfig {
             "Producer: compare a snapshot with the earlier version a recycled staging buffer holds (same tensors and shapes) and copy and hash only the"
             + " blocks that differ. The compare reads both copies, about the cost of the copy it replaces; the unchanged blocks keep their hashes, so"
             + " where few changed the hashing is skipped and the announcement follows the stall. false: copy and hash every byte."));
+    public static final ConfigKey<Long> PRODUCER_INLINE_BYTES = define(CORE.sizeKey("viper.producer.inline.bytes", "64k", 0, Notifier.MAX_INLINE_BYTES,
+            "Producer: a version of at most this many bytes travels inside its announcement (embedded notifier), so that consumers swap it in"
+            + " without a second round trip to fetch it; consumers verify it as any other (0 to 1m; 0: never). Larger versions, and every version"
+            + " through a notifier that cannot carry bytes, are fetched over the transports."));
     public static final ConfigKey<Long> CONSUMER_BUDGET = define(CORE.sizeKey("viper.consumer.host.budget.bytes", "4g", 1, Long.MAX_VALUE,
             "Consumer: most host memory for receive buffers (two per model: one serves, one receives)."));
     public static final ConfigKey<List<String>> CONSUMER_PATHS = define(CORE.key("viper.consumer.paths", ConfigType.LIST, "", ViperConfig::parseInstalledTransports,
             "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one."));
+    public static final ConfigKey<Boolean> CONSUMER_INLINE = define(CORE.booleanKey("viper.consumer.inline", true,
+            "Consumer serving on host: take a small version's bytes from its announcement when the producer attached them"
+            + " (viper.producer.inline.bytes), verified like any other, rather than fetch them; its updates report the path inline."
+            + " false: always fetch over viper.consumer.paths."));
     public static final ConfigKey<String> CONSUMER_DEVICE = define(CORE.key("viper.consumer.device", ConfigType.STRING, "host", ViperConfig::parseDevice,
             "Consumer: where it serves the model: host, or gpu (CUDA device 0; gpu:N for device N). With gpu, GPU locations (cuda-ipc, cuda-pipe) are used when a CUDA driver is present and the model fits."));
     public static final ConfigKey<Long> CONSUMER_GPU_BUDGET = define(CORE.sizeKey("viper.consumer.gpu.budget.bytes", "8g", 1, Long.MAX_VALUE,

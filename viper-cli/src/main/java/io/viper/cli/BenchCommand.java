@@ -49,8 +49,8 @@ final class BenchCommand implements Runnable {
                 description = "Model sizes to sweep, smallest first (e.g. 16k,256k,4m,64m,1g): one row per size and path")
         List<String> sizes;
 
-        @Option(names = "--paths", paramLabel = "PATHS", defaultValue = "host,tcp,pfs",
-                description = "Paths to measure: host (UCX shared memory/RDMA), tcp, pfs (PFS with push notification, and the polling baseline), gpu (cuda-ipc, GPU to GPU on one node), gpu-pipe (cuda-pipe, GPU to GPU over TCP, across nodes) (default: ${DEFAULT-VALUE})")
+        @Option(names = "--paths", paramLabel = "PATHS", defaultValue = "inline,host,tcp,pfs",
+                description = "Paths to measure: inline (the model's bytes inside its announcement, for sizes up to 1m), host (UCX shared memory/RDMA), tcp, pfs (PFS with push notification, and the polling baseline), gpu (cuda-ipc, GPU to GPU on one node), gpu-pipe (cuda-pipe, GPU to GPU over TCP, across nodes) (default: ${DEFAULT-VALUE})")
         String paths;
 
         @Option(names = "--repeat", paramLabel = "N", defaultValue = "5", description = "Measured updates per path and size (default: ${DEFAULT-VALUE})")
@@ -101,7 +101,7 @@ final class BenchCommand implements Runnable {
                     .filter(s -> !s.isEmpty()).toList()));
             for (String p : wanted) {
                 switch (p) {
-                    case "host", "ucx", "tcp", "pfs" -> { }
+                    case "inline", "host", "ucx", "tcp", "pfs" -> { }
                     case "gpu", "gpu-pipe" -> {
                         Optional<TransportProvider> t = Providers.transport(TransferBench.scheme(p));
                         String why = t.isEmpty() ? "no GPU transport is installed" : t.get().unavailableReason().orElse(null);
@@ -112,7 +112,7 @@ final class BenchCommand implements Runnable {
                             throw new ViperUnsupportedException("--paths " + p + ": " + why);
                         }
                     }
-                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use host, tcp, pfs, gpu, gpu-pipe)");
+                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use inline, host, tcp, pfs, gpu, gpu-pipe)");
                 }
             }
             if (plot != null) {

@@ -91,7 +91,7 @@ public final class DemoCommand implements Callable<Integer> {
     double rate;
 
     @Option(names = "--transport", paramLabel = "NAME",
-            description = "ucx, tcp or file: how checkpoints travel (default: ucx if available, else tcp)")
+            description = "inline (inside the announcement), ucx, tcp or file: how checkpoints travel (default: inline)")
     String transport;
 
     @Option(names = "--notifier", paramLabel = "URI",

@@ -10,6 +10,7 @@ import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
@@ -53,11 +54,18 @@ final class ConsumerImpl implements ViperConsumer {
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
         rt.repository().flatMap(r -> r.latest(model)).ifPresent(tracker::offer);
+        // A consumer serving on the GPU fetches over its GPU paths rather than copy from the host.
+        boolean inline = c.get(ViperConfig.CONSUMER_INLINE) && !device.servesOnGpu();
         Notifier notifier = rt.notifier(NotifierProvider.Role.CONSUMER);
         this.subscription = notifier.subscribe(model, new Notifier.ManifestListener() {
             @Override
             public void onManifest(Manifest manifest) {
                 tracker.offer(manifest);
+            }
+
+            @Override
+            public void onManifest(Manifest manifest, MemorySegment data) {
+                tracker.offer(manifest, inline ? data : null);
             }
 
             /** The tracker wakes the fetch thread and returns; the application's manifest listeners must not block either. */

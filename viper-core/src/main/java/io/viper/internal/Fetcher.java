@@ -109,6 +109,9 @@ final class Fetcher implements AutoCloseable {
 
     /** Loads {@code m} from its first usable location that works, and swaps it in. */
     private void load(Manifest m) {
+        if (loadedInline(m)) {
+            return;
+        }
         PathSelector.Selection sel = PathSelector.select(m,
                 new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(), slots.freeBytes(), allowedSchemes, device.noGpuReason()),
                 Providers::transport, rt::clientUnavailable, this::ownFile);
@@ -132,6 +135,29 @@ final class Fetcher implements AutoCloseable {
             if (LOG.isLoggable(System.Logger.Level.INFO)) {
                 LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), m.totalBytes(), sel.describe());
             }
+        }
+    }
+
+    /**
+     * Swaps {@code m} in from the bytes its announcement carried, if it carried them; returns whether
+     * it did. Bytes that fail verification are logged and dropped: the caller fetches the version.
+     */
+    private boolean loadedInline(Manifest m) {
+        Optional<MemorySegment> data = tracker.inlineData(m.version());
+        if (data.isEmpty()) {
+            return false;
+        }
+        long started = System.nanoTime();
+        try {
+            Loader.Loaded loaded = host.loadInline(m, data.get());
+            rt.metrics().selected(model, HostLoader.INLINE.scheme());
+            rt.metrics().bytes(model, HostLoader.INLINE.scheme(), loaded.bytesMoved());
+            serving.swap(m, loaded, HostLoader.INLINE, started, 0);
+            return true;
+        } catch (ViperException e) {
+            LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: the bytes its announcement carried are not usable ({2}); fetching it",
+                    model, m.version(), e.getMessage());
+            return false;
         }
     }
 

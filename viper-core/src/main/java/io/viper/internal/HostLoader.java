@@ -3,9 +3,12 @@ package io.viper.internal;
 import io.viper.errors.ViperCorruptDataException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.lang.foreign.MemorySegment;
+import java.net.URI;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -25,6 +28,9 @@ import java.util.function.Supplier;
  * one, every tensor over every byte, those left in place included; if that fails, the whole model
  * is pulled again from the location and verified, so a bad block, left, copied or pulled, is
  * refetched. Neither a base nor a buffer that still holds a verified version means a full pull.
+ *
+ * <p>Inline ({@link #loadInline}): a small version whose bytes came with its announcement is copied
+ * from there and verified the same way, without a transport.
  */
 final class HostLoader implements Loader {
     private static final System.Logger LOG = System.getLogger(HostLoader.class.getName());
@@ -32,6 +38,8 @@ final class HostLoader implements Loader {
     private static final int BATCHES = 8;
     /** ...of at least this size, so that small models are read in one request. */
     private static final long BATCH_MIN_BYTES = 16L << 20;
+    /** Where a version whose bytes came with its announcement was read from: the path {@code inline}. */
+    static final Location INLINE = new Location(URI.create("inline:announcement"), Tier.HOST);
 
     private final ReceiveSlots slots;
     private final Verifier verifier;
@@ -59,6 +67,34 @@ final class HostLoader implements Loader {
             LoadedModel loaded = new LoadedModel(m, dst, slot::release);
             handedOver = true;
             return new Loaded(loaded, movedAndReused[0], transferDone, movedAndReused[1]);
+        } finally {
+            if (!handedOver) {
+                slot.release();
+            }
+        }
+    }
+
+    /**
+     * Loads {@code m} from {@code data}, the bytes its announcement carried ({@code viper.producer.inline.bytes}):
+     * copies them into a receive buffer and checks every tensor there, on this thread (they are small),
+     * so that what is served is the copy that was verified.
+     *
+     * @throws io.viper.errors.ViperCorruptDataException when a tensor's hash does not match
+     */
+    Loaded loadInline(Manifest m, MemorySegment data) {
+        ReceiveSlots.Slot slot = slots.claim();
+        boolean handedOver = false;
+        try {
+            MemorySegment dst = slot.segment(m.totalBytes());
+            MemorySegment.copy(data, 0, dst, 0, m.totalBytes());
+            for (TensorEntry e : m.tensors()) {
+                verifier.verify(m, INLINE, e, dst.asSlice(e.info().offset(), e.info().length()));
+            }
+            slot.verified(m);
+            long transferDone = System.nanoTime();
+            LoadedModel loaded = new LoadedModel(m, dst, slot::release);
+            handedOver = true;
+            return new Loaded(loaded, m.totalBytes(), transferDone);
         } finally {
             if (!handedOver) {
                 slot.release();

@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.manifest.Manifest;
+import java.lang.foreign.MemorySegment;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +39,9 @@ final class ManifestTracker implements AutoCloseable {
     private Manifest newest;
     private boolean newestChanged;
     private boolean closed;
+    /** The newest version announced and its bytes, when its announcement carried them, else null (guarded by {@link #monitor}). */
+    private long inlineVersion;
+    private MemorySegment inlineData;
 
     /**
      * @param autoload       whether newer versions become fetch targets ({@code viper.consumer.autoload})
@@ -56,8 +60,22 @@ final class ManifestTracker implements AutoCloseable {
      * merged: its locations serve other bytes than the first one's hashes describe.
      */
     void offer(Manifest m) {
+        offer(m, null);
+    }
+
+    /**
+     * As {@link #offer(Manifest)}, with the version's bytes from its announcement (unverified), or
+     * null. Only the newest version's bytes are kept, until a newer version is announced.
+     */
+    void offer(Manifest m, MemorySegment data) {
         if (!m.model().equals(model)) {
             return;
+        }
+        synchronized (monitor) {
+            if (m.version() > inlineVersion) {
+                inlineVersion = m.version();
+                inlineData = data != null && data.byteSize() == m.totalBytes() ? data : null;
+            }
         }
         boolean fresh;
         synchronized (monitor) {
@@ -100,6 +118,13 @@ final class ManifestTracker implements AutoCloseable {
             } else {
                 LOG.log(System.Logger.Level.DEBUG, "consumer {0}: ignoring v{1}, older than v{2}", model, m.version(), newest.version());
             }
+        }
+    }
+
+    /** The bytes of {@code version} its announcement carried, if it did and it is the newest announced. */
+    Optional<MemorySegment> inlineData(long version) {
+        synchronized (monitor) {
+            return version == inlineVersion ? Optional.ofNullable(inlineData) : Optional.empty();
         }
     }
 

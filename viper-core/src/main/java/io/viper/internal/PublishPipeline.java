@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.PublishHandle;
+import io.viper.ViperConfig;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
@@ -31,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  * The background half of publishing, after the training thread's {@link Stager}: per staged
  * version, in order, (1) completes the host copy of a GPU-staged version, (2) finishes hashing every
  * tensor and every block's id (what the copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer
- * on every transport, (4) announces the manifest on the notifier, then withdraws the versions it
+ * on every transport, (4) announces the manifest on the notifier (with the bytes of a version of at most
+ * {@code viper.producer.inline.bytes}), then withdraws the versions it
  * retired, (5) flushes it to the PFS and (6) announces again with the {@code file://} location. A
  * failure before the announcement gives the buffer back; the {@link PublishHandle}'s futures say
  * what happened.
@@ -55,6 +57,8 @@ final class PublishPipeline implements AutoCloseable {
     private final ExecutorService thread;
     /** Withdraws retired buffers from the transports, off the threads that close leases (event loops among them). */
     private final ExecutorService withdrawals;
+    /** {@code viper.producer.inline.bytes}: versions up to this size are announced with their bytes. */
+    private final long inlineBytes;
 
     PublishPipeline(String model, ViperRuntime rt, List<TransportServer> servers, Notifier notifier, Optional<CheckpointRepository> repository,
                     StagingCache cache, GpuStaging gpu) {
@@ -66,6 +70,7 @@ final class PublishPipeline implements AutoCloseable {
         this.cache = cache;
         this.gpu = gpu;
         this.gpuServed = servers.stream().anyMatch(s -> s.location().tier() == Tier.GPU);
+        this.inlineBytes = rt.config().get(ViperConfig.PRODUCER_INLINE_BYTES);
         this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-producer-" + model).unstarted(r));
         this.withdrawals = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
     }
@@ -98,7 +103,7 @@ final class PublishPipeline implements AutoCloseable {
             return;
         }
         if (!servers.isEmpty() || repository.isEmpty()) {
-            announce(manifest, announced);
+            announce(manifest, buffer, announced);
         }
         cache.withdraw(retired); // older versions leave the transports once this one is announced
         if (repository.isEmpty()) {
@@ -133,9 +138,14 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /** Step 4: tells consumers where to read the version (with no transport, only the PFS flush announces). */
-    private void announce(Manifest manifest, CompletableFuture<Manifest> announced) {
+    private void announce(Manifest manifest, StagingBuffer buffer, CompletableFuture<Manifest> announced) {
         try {
-            notifier.publish(manifest);
+            if (manifest.totalBytes() <= inlineBytes) {
+                // Small: the bytes ride along, and consumers swap without a round trip to fetch them.
+                notifier.publish(manifest, buffer.data().asSlice(0, manifest.totalBytes()));
+            } else {
+                notifier.publish(manifest);
+            }
             rt.metrics().published(model);
             announced.complete(manifest);
         } catch (RuntimeException e) {

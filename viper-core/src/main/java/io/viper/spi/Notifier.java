@@ -1,6 +1,7 @@
 package io.viper.spi;
 
 import io.viper.manifest.Manifest;
+import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.OptionalLong;
 
@@ -32,6 +33,32 @@ public interface Notifier extends AutoCloseable {
      */
     void publish(Manifest manifest);
 
+    /** Most bytes a version may carry inside its announcement ({@link #publish(Manifest, MemorySegment)}). */
+    int MAX_INLINE_BYTES = 1 << 20;
+
+    /**
+     * Announces {@code manifest} with the version's bytes attached, so that consumers need not fetch
+     * a small version: a subscriber receives both ({@link ManifestListener#onManifest(Manifest, MemorySegment)}).
+     * {@code data} holds the {@code manifest.totalBytes()} bytes of the version in data order, at most
+     * {@link #MAX_INLINE_BYTES}; it is read before this returns and stays the caller's. As
+     * {@link #publish(Manifest)} otherwise. Default: announces the manifest alone, for a notifier that
+     * cannot carry bytes (consumers then fetch them).
+     *
+     * @throws IllegalArgumentException when {@code data} is not {@code manifest.totalBytes()} long or longer than {@link #MAX_INLINE_BYTES}
+     */
+    default void publish(Manifest manifest, MemorySegment data) {
+        checkInline(manifest, data);
+        publish(manifest);
+    }
+
+    /** The checks of {@link #publish(Manifest, MemorySegment)}'s arguments, for implementations. */
+    static void checkInline(Manifest manifest, MemorySegment data) {
+        if (data.byteSize() != manifest.totalBytes() || data.byteSize() > MAX_INLINE_BYTES) {
+            throw new IllegalArgumentException("inline data of " + manifest.model() + " v" + manifest.version() + ": " + data.byteSize()
+                    + " bytes for a version of " + manifest.totalBytes() + " (at most " + MAX_INLINE_BYTES + " travel inline)");
+        }
+    }
+
     /**
      * The newest version of {@code model} announced through this notifier, so that a starting
      * producer numbers its versions after it (docs/architecture.md#versions): 0 when none was.
@@ -53,6 +80,16 @@ public interface Notifier extends AutoCloseable {
     /** Receives manifests of one model. */
     interface ManifestListener {
         void onManifest(Manifest manifest);
+
+        /**
+         * A manifest announced with the version's bytes ({@link Notifier#publish(Manifest, MemorySegment)}).
+         * {@code data} is a read-only heap segment the listener may keep; it is as the producer sent it
+         * and unverified: check it against the manifest's hashes before using it. Default: the
+         * manifest alone ({@link #onManifest(Manifest)}).
+         */
+        default void onManifest(Manifest manifest, MemorySegment data) {
+            onManifest(manifest);
+        }
 
         /**
          * Whether this listener returns at once and never blocks, so that a notifier may call it on

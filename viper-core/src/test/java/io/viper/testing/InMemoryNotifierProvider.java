@@ -5,6 +5,8 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +20,8 @@ import java.util.concurrent.Executors;
 /**
  * A test double notifier within one JVM ({@code mem://name}): keeps the latest manifest per model,
  * delivers on a single thread per notifier instance, and round-trips manifests through the codec
- * like a real wire would.
+ * like a real wire would. It announces manifests alone, as a notifier that cannot carry bytes, unless
+ * a test asks it to carry them ({@link #carryData}).
  */
 public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final Map<String, Broker> BROKERS = new ConcurrentHashMap<>();
@@ -26,6 +29,17 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     /** Publishes raw bytes as if a broken client sent them (the broker decodes and drops them). */
     public static void injectRaw(String name, String model, byte[] raw) {
         BROKERS.computeIfAbsent(name, n -> new Broker()).publishRaw(model, raw);
+    }
+
+    /**
+     * The notifier {@code mem://name} carries the bytes producers attach to small versions
+     * ({@link Notifier#publish(Manifest, MemorySegment)}); with {@code corrupt}, it flips the first
+     * byte of what it delivers, as a broken broker would.
+     */
+    public static void carryData(String name, boolean corrupt) {
+        Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
+        b.carriesData = true;
+        b.corruptsData = corrupt;
     }
 
     @Override
@@ -42,8 +56,15 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final class Broker {
         private final Map<String, byte[]> latest = new ConcurrentHashMap<>();
         private final List<Client.Sub> subs = new CopyOnWriteArrayList<>();
+        private final Map<String, byte[]> latestData = new ConcurrentHashMap<>();
+        volatile boolean carriesData;
+        volatile boolean corruptsData;
 
         synchronized void publishRaw(String model, byte[] raw) {
+            publishRaw(model, raw, null);
+        }
+
+        synchronized void publishRaw(String model, byte[] raw, byte[] data) {
             Manifest m;
             try {
                 m = ManifestCodec.decode(raw, "mem broker");
@@ -51,9 +72,14 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
                 return;
             }
             latest.put(model, raw);
+            if (data == null) {
+                latestData.remove(model);
+            } else {
+                latestData.put(model, data);
+            }
             for (Client.Sub s : subs) {
                 if (s.model.equals(model)) {
-                    s.deliver(m);
+                    s.deliver(m, data);
                 }
             }
         }
@@ -81,6 +107,20 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         }
 
         @Override
+        public void publish(Manifest manifest, MemorySegment data) {
+            Notifier.checkInline(manifest, data);
+            if (!broker.carriesData) {
+                publish(manifest);
+                return;
+            }
+            byte[] bytes = data.toArray(ValueLayout.JAVA_BYTE);
+            if (broker.corruptsData && bytes.length > 0) {
+                bytes[0] ^= 0x5a;
+            }
+            broker.publishRaw(manifest.model(), ManifestCodec.encode(manifest), bytes);
+        }
+
+        @Override
         public OptionalLong latestVersion(String model) {
             byte[] last = broker.latest.get(model);
             return OptionalLong.of(last == null ? 0 : ManifestCodec.decode(last, "mem broker").version());
@@ -94,7 +134,7 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
                 mine.add(s);
                 byte[] last = broker.latest.get(model);
                 if (last != null) {
-                    s.deliver(ManifestCodec.decode(last, "mem broker"));
+                    s.deliver(ManifestCodec.decode(last, "mem broker"), broker.latestData.get(model));
                 }
             }
             return () -> broker.subs.remove(s);
@@ -115,9 +155,15 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
                 this.listener = listener;
             }
 
-            void deliver(Manifest m) {
+            void deliver(Manifest m, byte[] data) {
                 if (!delivery.isShutdown()) {
-                    delivery.execute(() -> listener.onManifest(m));
+                    delivery.execute(() -> {
+                        if (data == null) {
+                            listener.onManifest(m);
+                        } else {
+                            listener.onManifest(m, MemorySegment.ofArray(data).asReadOnly());
+                        }
+                    });
                 }
             }
         }

@@ -87,7 +87,8 @@ public final class DemoProducer {
         // consumer still fetching one is not told it was withdrawn.
         Viper.Builder builder = Viper.builder().notifier(o.notifier())
                 .transports(options.transports().toArray(String[]::new))
-                .config(ViperConfig.STAGING_VERSIONS.name(), "16");
+                .config(ViperConfig.STAGING_VERSIONS.name(), "16")
+                .config(ViperConfig.PRODUCER_INLINE_BYTES.name(), o.transport().inlineBytes());
         o.pfs().ifPresent(builder::pfsRoot);
         // Lazily described: the parameters are copied only on the iterations that publish.
         Snapshot snapshot = sink -> Snapshot.ofFloats(model.parameters(), model.shapes()).describe(sink);

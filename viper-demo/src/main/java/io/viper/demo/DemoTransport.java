@@ -12,6 +12,11 @@ import java.util.ServiceLoader;
  * means for each side and for the cost model.
  */
 public enum DemoTransport {
+    /**
+     * The model's bytes inside its announcement ({@code viper.producer.inline.bytes}; the demo's model
+     * is 9.6 KB), with {@code tcp://} beside it for what does not travel inline.
+     */
+    INLINE("inline", List.of("tcp://127.0.0.1:0"), List.of("tcp")),
     /** {@code ucx://}, with {@code tcp://} as the fallback (the table's path column says which served). */
     UCX("host", List.of("ucx://127.0.0.1:0", "tcp://127.0.0.1:0"), List.of("ucx", "tcp")),
     /** {@code tcp://}. */
@@ -29,7 +34,7 @@ public enum DemoTransport {
         this.consumerPaths = consumerPaths;
     }
 
-    /** The lower-case name of the command line and the JSON ({@code ucx}, {@code tcp}, {@code file}). */
+    /** The lower-case name of the command line and the JSON ({@code inline}, {@code ucx}, {@code tcp}, {@code file}). */
     public String displayName() {
         return name().toLowerCase(Locale.ROOT);
     }
@@ -37,6 +42,14 @@ public enum DemoTransport {
     /** The path of {@link io.viper.predictor.CostModel} that prices this transport. */
     public String costPath() {
         return costPath;
+    }
+
+    /**
+     * The producer's {@code viper.producer.inline.bytes}: the default for {@link #INLINE}, 0 for the
+     * others, so that their checkpoints take the transport they name.
+     */
+    public String inlineBytes() {
+        return this == INLINE ? "64k" : "0";
     }
 
     /** The transport URIs the producer serves on; empty for PFS only. */
@@ -62,9 +75,9 @@ public enum DemoTransport {
         return Optional.of("no ucx:// transport is installed");
     }
 
-    /** The default: {@code ucx} where it works, else {@code tcp}. */
+    /** The default: {@code inline}, the quickest path for the demo's small model; it needs nothing of the machine. */
     public static DemoTransport preferred() {
-        return UCX.unavailableReason().isEmpty() ? UCX : TCP;
+        return INLINE;
     }
 
     /** The transport named {@code name}, ignoring case and surrounding blanks. */
@@ -72,7 +85,7 @@ public enum DemoTransport {
         return Arrays.stream(values()).filter(t -> t.displayName().equalsIgnoreCase(name.strip())).findFirst();
     }
 
-    /** Every name, for messages: {@code ucx, tcp or file}. */
+    /** Every name, for messages: {@code inline, ucx, tcp or file}. */
     public static String names() {
         List<String> n = Arrays.stream(values()).map(DemoTransport::displayName).toList();
         return String.join(", ", n.subList(0, n.size() - 1)) + " or " + n.getLast();

@@ -5,6 +5,7 @@ import io.viper.ModelUpdate;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperTimeoutException;
@@ -74,7 +75,8 @@ public final class TransferCalibration {
     private static List<CostModel.Sample> updates(DemoTransport transport, Snapshot snapshot, long modelBytes, Path scratch, int warmup,
                                                   int measured) throws Exception {
         String path = transport.costPath();
-        Viper.Builder producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports(transport.producerTransports().toArray(String[]::new));
+        Viper.Builder producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports(transport.producerTransports().toArray(String[]::new))
+                .config(ViperConfig.PRODUCER_INLINE_BYTES.name(), transport.inlineBytes());
         Path pfs = Files.createDirectories(scratch.resolve("calibration-pfs"));
         if (transport == DemoTransport.FILE) {
             producerSide.pfsRoot(pfs);

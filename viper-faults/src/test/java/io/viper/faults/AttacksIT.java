@@ -140,12 +140,13 @@ class AttacksIT {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         DataOutputStream d = new DataOutputStream(b);
         byte[] name = model.getBytes(StandardCharsets.UTF_8);
-        d.writeInt(2 + 8 + 2 + name.length + manifest.length);
+        d.writeInt(2 + 8 + 2 + name.length + 4 + manifest.length);
         d.writeByte(NotifyProtocol.VERSION);
         d.writeByte(NotifyProtocol.PUBLISH);
         d.writeLong(requestId);
         d.writeShort(name.length);
         d.write(name);
+        d.writeInt(manifest.length); // the manifest alone: no version bytes after it
         d.write(manifest);
         return b.toByteArray();
     }

@@ -4,11 +4,13 @@ import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperUnsupportedException;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
+import io.viper.spi.Notifier;
 import io.viper.spi.Providers;
 import io.viper.tensor.DType;
 import java.io.BufferedReader;
@@ -51,6 +53,8 @@ public final class TransferBench {
     public static final int MAX_WARMUP = 5000;
     /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */
     public static final int FIRST_WARMUP_FACTOR = 3;
+    /** The path, and the scheme consumers report, of a model whose bytes came with its announcement. */
+    static final String INLINE = "inline";
 
     /**
      * What to measure.
@@ -159,7 +163,10 @@ public final class TransferBench {
             }
             for (String path : settings.paths()) {
                 String scheme = scheme(path);
-                if (!scheme.equals("file")) {
+                if (scheme.equals(INLINE) && settings.sizes().getFirst() > Notifier.MAX_INLINE_BYTES) {
+                    continue; // every size is too large to travel inline
+                }
+                if (!scheme.equals("file") && !scheme.equals(INLINE)) {
                     var why = Providers.transport(scheme).flatMap(t -> t.unavailableReason());
                     if (why.isPresent()) {
                         System.err.println("viper: skipping path " + path + ": " + why.get());
@@ -183,6 +190,7 @@ public final class TransferBench {
     /** The transport scheme that serves {@code path}. */
     public static String scheme(String path) {
         return switch (path) {
+            case "inline" -> INLINE;
             case "host", "ucx" -> "ucx";
             case "tcp" -> "tcp";
             case "gpu" -> "cuda-ipc";
@@ -197,7 +205,9 @@ public final class TransferBench {
                 .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)))
                 // The polling baseline reads safetensors files, as users' tools do today: no blocks for it.
                 .config("viper.block.bytes", Long.toString(poll ? 0 : settings.blockBytes()));
-        b.config("viper.transports", scheme.equals("file") ? "" : scheme + "://127.0.0.1:0");
+        // inline: the bytes ride in the announcement (tcp is there for the rules, never used); elsewhere never, so that the transport is measured.
+        b.config("viper.transports", scheme.equals("file") ? "" : (scheme.equals(INLINE) ? "tcp" : scheme) + "://127.0.0.1:0");
+        b.config(ViperConfig.PRODUCER_INLINE_BYTES.name(), scheme.equals(INLINE) ? Integer.toString(Notifier.MAX_INLINE_BYTES) : "0");
         if (scheme.equals("file")) {
             b.pfsRoot(pfs);
         }
@@ -210,7 +220,7 @@ public final class TransferBench {
             if (poll) {
                 cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
             } else {
-                cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", scheme));
+                cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", scheme.equals(INLINE) ? "tcp" : scheme));
                 if (scheme.equals("file")) {
                     cmd.add(pfs.toString()); // a consumer reads file:// locations only from its own PFS
                 }
@@ -220,6 +230,9 @@ public final class TransferBench {
                 expect(r, "ready", child);
                 ModelChanges changes = new ModelChanges(settings.blockBytes());
                 for (long size : settings.sizes()) {
+                    if (scheme.equals(INLINE) && size > Notifier.MAX_INLINE_BYTES) {
+                        continue;
+                    }
                     Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size) : sink -> split(sink, model.asSlice(0, size));
                     for (double changed : settings.changed()) {
                         // The first size of a path also warms up the code of the whole data path: longer.

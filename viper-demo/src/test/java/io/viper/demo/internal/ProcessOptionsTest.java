@@ -70,6 +70,6 @@ class ProcessOptionsTest {
         List<String> transport = new ArrayList<>(ProcessOptions.args(new ProcessOptions.Consumer(RUN, 400.0, List.of("tcp"), 1)));
         transport.set(transport.indexOf("--transport") + 1, "carrier-pigeon");
         e = assertThrows(IllegalArgumentException.class, () -> ProcessOptions.consumer(transport.toArray(String[]::new)));
-        assertEquals("demo process: --transport carrier-pigeon: not ucx, tcp or file", e.getMessage());
+        assertEquals("demo process: --transport carrier-pigeon: not inline, ucx, tcp or file", e.getMessage());
     }
 }

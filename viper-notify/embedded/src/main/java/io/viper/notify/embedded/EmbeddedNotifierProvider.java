@@ -46,27 +46,31 @@ import java.net.UnknownHostException;
  * twice. A subscriber that cannot keep up receives the newest pending manifest per model rather
  * than every intermediate one.
  *
- * <h2>Wire protocol, version 1</h2>
+ * <h2>Wire protocol, version 3</h2>
  * Frames: a 4-byte big-endian length {@code N} (at most
- * {@link io.viper.manifest.ManifestCodec#MAX_ENCODED_BYTES} + 1024), then {@code N} bytes: a version
- * byte ({@code 1}), a type byte and the payload. {@code str} is a 2-byte length and UTF-8 bytes;
- * manifests are {@link io.viper.manifest.ManifestCodec} JSON and fill the rest of their frame.
+ * {@link io.viper.manifest.ManifestCodec#MAX_ENCODED_BYTES} + {@link Notifier#MAX_INLINE_BYTES} + 1024),
+ * then {@code N} bytes: a version byte ({@code 3}), a type byte and the payload. {@code str} is a
+ * 2-byte length and UTF-8 bytes. An {@code announcement} is a 4-byte manifest length, the
+ * {@link io.viper.manifest.ManifestCodec} JSON, then the version's bytes, which fill the rest of the
+ * frame: none, or exactly the manifest's total bytes ({@link Notifier#publish(io.viper.manifest.Manifest,
+ * java.lang.foreign.MemorySegment)}, at most {@link Notifier#MAX_INLINE_BYTES}).
  * <pre>
  * client -> broker
  *   HELLO       0x01                                    answered by WELCOME (liveness and identity)
  *   SUBSCRIBE   0x02  model:str                         answered by the latest MANIFEST, if any
  *   UNSUBSCRIBE 0x03  model:str
- *   PUBLISH     0x04  requestId:i64 model:str manifest  answered by ACK or ERROR with the request id
+ *   PUBLISH     0x04  requestId:i64 model:str announcement  answered by ACK or ERROR with the request id
  *   LATEST      0x05  requestId:i64 model:str           answered by ACK with status 2 and the newest version (0: none)
  * broker -> client
  *   WELCOME     0x11
- *   MANIFEST    0x12  model:str manifest
+ *   MANIFEST    0x12  model:str announcement
  *   ACK         0x13  requestId:i64 status:u8 latestVersion:i64   status 0 accepted, 1 refused (older), 2 LATEST's answer
  *   ERROR       0x14  requestId:i64 code:u8 reason:str            code 1 manifest malformed, 2 broker
  *                                                                 limit, 3 protocol (then closes)
  * </pre>
  * The broker decodes every published manifest and refuses (ERROR, connection kept) one that does not
- * decode or names another model. A frame that breaks the protocol (bad length, version, type or
+ * decode, names another model or comes with bytes of another size than the manifest's. It keeps the
+ * latest announcement per model, bytes included, and replays it to each new subscriber. A frame that breaks the protocol (bad length, version, type or
  * model name, wrong size) closes that connection with one logged line; the broker serves everyone
  * else on.
  *

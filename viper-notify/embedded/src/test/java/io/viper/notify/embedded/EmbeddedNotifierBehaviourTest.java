@@ -1,5 +1,6 @@
 package io.viper.notify.embedded;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -23,6 +24,8 @@ import io.viper.spi.NotifierProvider.Role;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import io.viper.testing.LogCapture;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -256,6 +259,77 @@ class EmbeddedNotifierBehaviourTest {
         Collector c = new Collector();
         own(late.subscribe("regain", c));
         assertEquals(4, c.next().version());
+    }
+
+    /** Collects what one subscription receives: each manifest with the bytes that came with it (empty: none). */
+    private static final class DataCollector implements Notifier.ManifestListener {
+        final BlockingQueue<Map.Entry<Manifest, byte[]>> received = new LinkedBlockingQueue<>();
+
+        @Override
+        public void onManifest(Manifest manifest) {
+            received.add(Map.entry(manifest, new byte[0]));
+        }
+
+        @Override
+        public void onManifest(Manifest manifest, MemorySegment data) {
+            assertTrue(data.isReadOnly(), "the listener gets the bytes read-only");
+            received.add(Map.entry(manifest, data.toArray(ValueLayout.JAVA_BYTE)));
+        }
+
+        Map.Entry<Manifest, byte[]> next() throws InterruptedException {
+            Map.Entry<Manifest, byte[]> e = received.poll(10, TimeUnit.SECONDS);
+            assertNotNull(e, "no manifest within 10 s");
+            return e;
+        }
+    }
+
+    @Test
+    void aVersionsBytesTravelWithItsManifestToSubscribersAndToLaterOnes() throws Exception {
+        // Both ways a publication reaches the broker: from the producer hosting it, and over a connection.
+        Notifier host = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
+        Notifier remote = own(provider.open(host.uri(), Role.PRODUCER, FAST));
+        Notifier consumer = own(provider.open(host.uri(), Role.CONSUMER, FAST));
+        DataCollector early = new DataCollector();
+        own(consumer.subscribe("inl", early));
+        byte[] v1 = new byte[16];
+        new Random(1).nextBytes(v1);
+        host.publish(manifest("inl", 1, "tcp://127.0.0.1:1"), MemorySegment.ofArray(v1));
+        Map.Entry<Manifest, byte[]> got = early.next();
+        assertEquals(1, got.getKey().version());
+        assertArrayEquals(v1, got.getValue());
+        byte[] v2 = new byte[16];
+        new Random(2).nextBytes(v2);
+        remote.publish(manifest("inl", 2, "tcp://127.0.0.1:1"), MemorySegment.ofArray(v2));
+        got = early.next();
+        assertEquals(2, got.getKey().version());
+        assertArrayEquals(v2, got.getValue());
+
+        // A subscriber that comes later gets the latest version with its bytes.
+        Notifier later = own(provider.open(host.uri(), Role.CONSUMER, FAST));
+        DataCollector late = new DataCollector();
+        own(later.subscribe("inl", late));
+        got = late.next();
+        assertEquals(2, got.getKey().version());
+        assertArrayEquals(v2, got.getValue());
+
+        // The manifest alone, and bytes that do not fit the manifest: refused by the publisher, and by the broker.
+        host.publish(manifest("inl", 3, "tcp://127.0.0.1:1"));
+        got = early.next();
+        assertEquals(3, got.getKey().version());
+        assertEquals(0, got.getValue().length);
+        IllegalArgumentException wrong = assertThrows(IllegalArgumentException.class,
+                () -> remote.publish(manifest("inl", 4, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[5])));
+        assertEquals("inline data of inl v4: 5 bytes for a version of 16 (at most 1048576 travel inline)", wrong.getMessage());
+        try (RawClient raw = new RawClient(host.uri())) {
+            byte[] payload = RawClient.publishPayload(5, "inl", ManifestCodec.encode(manifest("inl", 4, "tcp://h:1")));
+            byte[] withFive = java.util.Arrays.copyOf(payload, payload.length + 5);
+            raw.send(RawClient.frame(0x04, withFive));
+            byte[] err = raw.readFrame();
+            assertEquals(0x14, err[0], "ERROR: 5 bytes for a version of 16");
+            raw.send(RawClient.frame(0x01, new byte[0]));
+            assertEquals(0x11, raw.readFrame()[0], "the connection still answers HELLO");
+        }
+        assertNull(early.received.poll(200, TimeUnit.MILLISECONDS), "nothing refused reached the subscriber");
     }
 
     @Test

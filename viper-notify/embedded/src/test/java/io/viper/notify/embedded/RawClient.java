@@ -51,6 +51,7 @@ final class RawClient implements AutoCloseable {
             byte[] m = model.getBytes(StandardCharsets.UTF_8);
             d.writeShort(m.length);
             d.write(m);
+            d.writeInt(manifest.length);
             d.write(manifest);
         } catch (IOException e) {
             throw new AssertionError(e);

@@ -91,7 +91,7 @@ public final class Broker implements AutoCloseable {
     private final Map<String, Set<Connection>> subscribers = new HashMap<>();
     private long retainedBytes;
 
-    private record Latest(long version, byte[] bytes) {
+    private record Latest(long version, Announcement announcement) {
     }
 
     private Broker(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, String host, ServerSecurity security) {
@@ -207,7 +207,7 @@ public final class Broker implements AutoCloseable {
                     .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
-        NotifyMessage answer = accept(from.peer, request.requestId(), request.model(), request.manifest());
+        NotifyMessage answer = accept(from.peer, request.requestId(), request.model(), request.announcement(), null);
         ByteBuf reply = switch (answer) {
             case NotifyMessage.Ack ack -> NotifyProtocol.ack(ctx.alloc(), ack.requestId(), ack.status(), ack.latestVersion());
             case NotifyMessage.Error e -> NotifyProtocol.error(ctx.alloc(), e.requestId(), e.code(), e.reason());
@@ -222,24 +222,32 @@ public final class Broker implements AutoCloseable {
      * and the client's event loop. Completes with the {@link NotifyMessage.Ack} or
      * {@link NotifyMessage.Error} the connection would have received. Any thread.
      */
-    CompletableFuture<NotifyMessage> publishLocal(String model, byte[] manifest) {
+    CompletableFuture<NotifyMessage> publishLocal(String model, Manifest manifest, Announcement announcement) {
         CompletableFuture<NotifyMessage> answer = new CompletableFuture<>();
         try {
-            group.next().execute(() -> answer.complete(accept("this process", 0, model, manifest)));
+            group.next().execute(() -> answer.complete(accept("this process", 0, model, announcement, manifest)));
         } catch (RejectedExecutionException e) {
             answer.completeExceptionally(new ViperClosedException(name + " is closed"));
         }
         return answer;
     }
 
-    /** Checks a publication, keeps it as the model's latest and forwards it; returns the answer to the publisher. Event loop only. */
-    private NotifyMessage accept(String peer, long requestId, String model, byte[] bytes) {
+    /**
+     * Checks a publication, keeps it as the model's latest and forwards it; returns the answer to the
+     * publisher. {@code decoded}: the manifest the announcement encodes, when it comes from this
+     * process and needs no decoding; null to decode it. Event loop only.
+     */
+    private NotifyMessage accept(String peer, long requestId, String model, Announcement announcement, Manifest decoded) {
         Manifest m;
         try {
-            m = ManifestCodec.decode(bytes, name + ": publish of " + model + " from " + peer);
+            m = decoded != null ? decoded : ManifestCodec.decode(announcement.manifest(), name + ": publish of " + model + " from " + peer);
             if (!m.model().equals(model)) {
                 throw new ViperFormatException(name, "publish from " + peer + " names model "
                         + model + " but carries a manifest of " + m.model());
+            }
+            if (announcement.data().length > 0 && announcement.data().length != m.totalBytes()) {
+                throw new ViperFormatException(name, "publish of " + model + " v" + m.version() + " from " + peer + " carries "
+                        + announcement.data().length + " bytes of a version of " + m.totalBytes());
             }
         } catch (ViperException e) {
             LOG.log(Level.WARNING, "refused: " + e.getMessage());
@@ -256,19 +264,24 @@ public final class Broker implements AutoCloseable {
                     + ": it already holds v" + current.version());
             return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
         }
-        long retained = retainedBytes - (current == null ? 0 : current.bytes().length) + bytes.length;
+        long retained = retainedBytes - (current == null ? 0 : current.announcement().size()) + announcement.size();
+        if (retained > MAX_RETAINED_BYTES && announcement.data().length > 0) {
+            // The bytes only spare subscribers a fetch: drop them rather than refuse the version.
+            retained -= announcement.data().length;
+            announcement = Announcement.of(announcement.manifest());
+        }
         if ((current == null && latest.size() >= MAX_MODELS) || retained > MAX_RETAINED_BYTES) {
             String reason = name + ": refused publish of " + model + " v" + m.version() + ": the broker holds " + latest.size()
-                    + " models and " + retainedBytes + " bytes of manifests, its limit";
+                    + " models and " + retainedBytes + " bytes of announcements, its limit";
             LOG.log(Level.WARNING, reason);
             return new NotifyMessage.Error(requestId, NotifyProtocol.ERR_LIMIT, reason);
         }
-        latest.put(model, new Latest(m.version(), bytes));
+        latest.put(model, new Latest(m.version(), announcement));
         retainedBytes = retained;
         Set<Connection> subs = subscribers.getOrDefault(model, Set.of());
         LOG.log(Level.DEBUG, () -> name + ": " + model + " v" + m.version() + " from " + peer + " to " + subs.size() + " subscriber(s)");
         for (Connection c : subs) {
-            c.send(model, bytes);
+            c.send(model, announcement);
         }
         return new NotifyMessage.Ack(requestId, NotifyProtocol.ACCEPTED, m.version());
     }
@@ -276,7 +289,7 @@ public final class Broker implements AutoCloseable {
     /** Whether {@code m} describes the bytes {@code current} does: then it is a location update of that version. */
     private boolean sameContent(Latest current, Manifest m) {
         try {
-            return ManifestCodec.decode(current.bytes(), name).sameContent(m);
+            return ManifestCodec.decode(current.announcement().manifest(), name).sameContent(m);
         } catch (ViperException e) {
             return false;
         }
@@ -286,7 +299,7 @@ public final class Broker implements AutoCloseable {
     private final class Connection extends ChannelInboundHandlerAdapter {
         private final Set<String> models = new HashSet<>();
         /** Newest manifest per model not yet written because the channel was not writable. */
-        private final Map<String, byte[]> pending = new LinkedHashMap<>();
+        private final Map<String, Announcement> pending = new LinkedHashMap<>();
         private ChannelHandlerContext ctx;
         private String peer = "?";
         private boolean failed;
@@ -327,7 +340,7 @@ public final class Broker implements AutoCloseable {
             subscribers.computeIfAbsent(model, k -> new LinkedHashSet<>()).add(this);
             Latest l = latest.get(model);
             if (l != null) {
-                send(model, l.bytes());
+                send(model, l.announcement());
             }
         }
 
@@ -343,41 +356,41 @@ public final class Broker implements AutoCloseable {
             }
         }
 
-        void send(String model, byte[] bytes) {
+        void send(String model, Announcement announcement) {
             if (ctx == null || failed || !ctx.channel().isActive()) {
                 return;
             }
             long queued = queuedBytes();
-            if (queued > 0 && queued + bytes.length > security.bufferBytes()) {
-                fail(ctx, "does not read its manifests: " + (queued + bytes.length) + " bytes would be queued for it, more than viper.limits.buffer.bytes "
+            if (queued > 0 && queued + announcement.size() > security.bufferBytes()) {
+                fail(ctx, "does not read its manifests: " + (queued + announcement.size()) + " bytes would be queued for it, more than viper.limits.buffer.bytes "
                         + security.bufferBytes());
                 return;
             }
             if (!pending.isEmpty() || !ctx.channel().isWritable()) {
                 pending.remove(model);
-                pending.put(model, bytes);
+                pending.put(model, announcement);
                 if (ctx.channel().isWritable()) {
                     drainPending();
                 }
                 return;
             }
-            ctx.writeAndFlush(NotifyProtocol.manifest(ctx.alloc(), model, bytes)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ctx.writeAndFlush(NotifyProtocol.manifest(ctx.alloc(), model, announcement)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
 
         /** Bytes written to the socket but not sent yet, and manifests held back for it. */
         private long queuedBytes() {
             ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
             long n = out == null ? 0 : out.totalPendingWriteBytes();
-            for (byte[] b : pending.values()) {
-                n += b.length;
+            for (Announcement a : pending.values()) {
+                n += a.size();
             }
             return n;
         }
 
         private void drainPending() {
             boolean wrote = false;
-            for (Iterator<Map.Entry<String, byte[]>> it = pending.entrySet().iterator(); it.hasNext() && ctx.channel().isWritable(); ) {
-                Map.Entry<String, byte[]> e = it.next();
+            for (Iterator<Map.Entry<String, Announcement>> it = pending.entrySet().iterator(); it.hasNext() && ctx.channel().isWritable(); ) {
+                Map.Entry<String, Announcement> e = it.next();
                 it.remove();
                 ctx.write(NotifyProtocol.manifest(ctx.alloc(), e.getKey(), e.getValue())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                 wrote = true;

@@ -29,6 +29,8 @@ import io.viper.notify.embedded.internal.NotifyMessage.Ack;
 import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
 import io.viper.spi.Notifier;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -102,13 +104,13 @@ public final class EmbeddedNotifier implements Notifier {
     private volatile Channel channel;
     private volatile boolean closed;
 
-    private record Published(long version, byte[] bytes) {
+    private record Published(long version, Announcement announcement) {
     }
 
     /** Subscriptions of one model and the last manifest delivered to them. */
     private static final class ModelState {
         final List<Sub> subs = new ArrayList<>();
-        byte[] lastBytes;
+        Announcement lastAnnouncement;
         Manifest last;
     }
 
@@ -122,12 +124,17 @@ public final class EmbeddedNotifier implements Notifier {
             this.listener = listener;
         }
 
-        void deliver(Manifest m) {
+        /** @param data the version's bytes that came with the manifest; empty: none */
+        void deliver(Manifest m, byte[] data) {
             if (subClosed) {
                 return;
             }
             try {
-                listener.onManifest(m);
+                if (data.length > 0) {
+                    listener.onManifest(m, MemorySegment.ofArray(data).asReadOnly());
+                } else {
+                    listener.onManifest(m);
+                }
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, name + ": listener of " + model + " failed on v" + m.version() + ": " + e, e);
             }
@@ -296,7 +303,7 @@ public final class EmbeddedNotifier implements Notifier {
             ch.write(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
         for (Map.Entry<String, Published> e : lastPublished.entrySet()) {
-            ch.write(NotifyProtocol.publish(ch.alloc(), 0, e.getKey(), e.getValue().bytes())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ch.write(NotifyProtocol.publish(ch.alloc(), 0, e.getKey(), e.getValue().announcement())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
         ch.flush();
         channel = ch;
@@ -421,26 +428,39 @@ public final class EmbeddedNotifier implements Notifier {
 
     @Override
     public void publish(Manifest manifest) {
+        publish(manifest, Announcement.NO_DATA);
+    }
+
+    /** Copies {@code data} and announces it with the manifest: a subscriber swaps it in without fetching it. */
+    @Override
+    public void publish(Manifest manifest, MemorySegment data) {
+        Notifier.checkInline(manifest, data);
+        publish(manifest, data.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    private void publish(Manifest manifest, byte[] data) {
         checkOpen();
         byte[] bytes = ManifestCodec.encode(manifest);
         if (bytes.length > ManifestCodec.MAX_ENCODED_BYTES) {
             throw new ViperFormatException(name, "manifest of " + manifest.model() + " v" + manifest.version() + " encodes to "
                     + bytes.length + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
         }
+        Announcement announcement = new Announcement(bytes, data);
         String what = manifest.model() + " v" + manifest.version();
         NotifyMessage answer;
         if (ownedBroker != null) {
             // The broker lives in this process: hand it the publication directly (it cannot restart
-            // without this notifier, so nothing needs re-publishing after a reconnect).
-            answer = awaitAnswer(ownedBroker.publishLocal(manifest.model(), bytes), "publish of " + what);
+            // without this notifier, so nothing needs re-publishing after a reconnect), with the
+            // manifest it need not decode again.
+            answer = awaitAnswer(ownedBroker.publishLocal(manifest.model(), manifest, announcement), "publish of " + what);
         } else {
             runOnLoop(() -> {
                 Published p = lastPublished.get(manifest.model());
                 if (p == null || p.version() <= manifest.version()) {
-                    lastPublished.put(manifest.model(), new Published(manifest.version(), bytes));
+                    lastPublished.put(manifest.model(), new Published(manifest.version(), announcement));
                 }
             });
-            answer = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), bytes), "publish of " + what);
+            answer = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), announcement), "publish of " + what);
         }
         Ack a = acknowledgement(answer);
         if (a.status() == NotifyProtocol.STALE) {
@@ -549,11 +569,12 @@ public final class EmbeddedNotifier implements Notifier {
             } else {
                 ms.subs.add(sub);
                 Manifest last = ms.last;
+                byte[] lastData = last == null ? null : ms.lastAnnouncement.data();
                 if (last != null) {
                     if (listener.quick()) {
-                        sub.deliver(last); // in order with later manifests, which the loop delivers itself
+                        sub.deliver(last, lastData); // in order with later manifests, which the loop delivers itself
                     } else {
-                        dispatch(() -> sub.deliver(last));
+                        dispatch(() -> sub.deliver(last, lastData));
                     }
                 }
             }
@@ -564,16 +585,20 @@ public final class EmbeddedNotifier implements Notifier {
         return sub;
     }
 
-    private void onManifest(String model, byte[] bytes) {
+    private void onManifest(String model, Announcement announcement) {
         ModelState ms = models.get(model);
         if (ms == null) {
             return; // Unsubscribed meanwhile.
         }
         Manifest m;
         try {
-            m = ManifestCodec.decode(bytes, name + ": manifest of " + model);
+            m = ManifestCodec.decode(announcement.manifest(), name + ": manifest of " + model);
             if (!m.model().equals(model)) {
                 throw new ViperFormatException(name, "a manifest of " + m.model() + " arrived as one of " + model);
+            }
+            if (announcement.data().length > 0 && announcement.data().length != m.totalBytes()) {
+                throw new ViperFormatException(name, "the manifest of " + model + " v" + m.version() + " came with " + announcement.data().length
+                        + " bytes of a version of " + m.totalBytes());
             }
         } catch (ViperException e) {
             LOG.log(Level.WARNING, "skipped: " + e.getMessage());
@@ -582,16 +607,16 @@ public final class EmbeddedNotifier implements Notifier {
             }
             return;
         }
-        if (ms.last != null && (m.version() < ms.last.version() || Arrays.equals(bytes, ms.lastBytes))) {
+        if (ms.last != null && (m.version() < ms.last.version() || Arrays.equals(announcement.manifest(), ms.lastAnnouncement.manifest()))) {
             return; // Older than, or the same as, what the listeners already have (a replay after reconnecting).
         }
         ms.last = m;
-        ms.lastBytes = bytes;
+        ms.lastAnnouncement = announcement;
         for (Sub s : ms.subs) {
             if (s.listener.quick()) {
-                s.deliver(m); // here on the event loop: one hand-off less before the consumer fetches
+                s.deliver(m, announcement.data()); // here on the event loop: one hand-off less before the consumer fetches
             } else {
-                dispatch(() -> s.deliver(m));
+                dispatch(() -> s.deliver(m, announcement.data()));
             }
         }
     }
@@ -656,7 +681,7 @@ public final class EmbeddedNotifier implements Notifier {
                         connected(ch, w.idleMs());
                     }
                 }
-                case NotifyMessage.Manifest m -> onManifest(m.model(), m.manifest());
+                case NotifyMessage.Manifest m -> onManifest(m.model(), m.announcement());
                 case NotifyMessage.Ack ack -> {
                     CompletableFuture<NotifyMessage> p = pendingPublishes.remove(ack.requestId());
                     if (p != null) {

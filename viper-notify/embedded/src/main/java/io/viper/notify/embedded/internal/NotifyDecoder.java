@@ -77,7 +77,7 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
                 NotifyProtocol.need(f, 8, "PUBLISH");
                 long requestId = f.readLong();
                 String model = NotifyProtocol.readModel(f, "PUBLISH");
-                return new NotifyMessage.Publish(requestId, model, rest(f));
+                return new NotifyMessage.Publish(requestId, model, NotifyProtocol.readAnnouncement(f, "PUBLISH"));
             }
             case NotifyProtocol.LATEST -> {
                 NotifyProtocol.need(f, 8, "LATEST");
@@ -103,7 +103,7 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
             }
             case NotifyProtocol.MANIFEST -> {
                 String model = NotifyProtocol.readModel(f, "MANIFEST");
-                return new NotifyMessage.Manifest(model, rest(f));
+                return new NotifyMessage.Manifest(model, NotifyProtocol.readAnnouncement(f, "MANIFEST"));
             }
             case NotifyProtocol.ACK -> {
                 NotifyProtocol.need(f, 17, "ACK");
@@ -121,12 +121,5 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
             }
             default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
         }
-    }
-
-    /** The rest of the frame, copied (the frame is released after decoding). */
-    private static byte[] rest(ByteBuf f) {
-        byte[] bytes = new byte[f.readableBytes()];
-        f.readBytes(bytes);
-        return bytes;
     }
 }

@@ -21,8 +21,8 @@ sealed interface NotifyMessage {
     record Unsubscribe(String model) implements NotifyMessage {
     }
 
-    /** PUBLISH an encoded manifest of {@code model}; answered by an ACK or ERROR with {@code requestId}. */
-    record Publish(long requestId, String model, byte[] manifest) implements NotifyMessage {
+    /** PUBLISH an announcement of {@code model}; answered by an ACK or ERROR with {@code requestId}. */
+    record Publish(long requestId, String model, Announcement announcement) implements NotifyMessage {
     }
 
     /** LATEST: asks for the newest version of {@code model} the broker accepted; answered by an ACK with status KNOWN. */
@@ -35,8 +35,8 @@ sealed interface NotifyMessage {
     record Welcome(long idleMs) implements NotifyMessage {
     }
 
-    /** MANIFEST: the latest encoded manifest of a subscribed model. */
-    record Manifest(String model, byte[] manifest) implements NotifyMessage {
+    /** MANIFEST: the latest announcement of a subscribed model. */
+    record Manifest(String model, Announcement announcement) implements NotifyMessage {
     }
 
     /**

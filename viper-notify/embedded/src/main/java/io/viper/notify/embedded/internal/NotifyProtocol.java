@@ -8,6 +8,7 @@ import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.net.HostPort;
+import io.viper.spi.Notifier;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -17,7 +18,7 @@ import java.util.Locale;
  * {@link io.viper.notify.embedded.EmbeddedNotifierProvider}.
  */
 public final class NotifyProtocol {
-    public static final byte VERSION = 2;
+    public static final byte VERSION = 3;
     public static final int LENGTH_BYTES = 4;
     public static final int HEADER_BYTES = 2;
 
@@ -53,7 +54,7 @@ public final class NotifyProtocol {
     /** Room for the header fields around a manifest: version, type, request id and model name. */
     public static final int MAX_OVERHEAD = 1024;
     /** Largest frame (after the length prefix) either side accepts. */
-    public static final int MAX_FRAME = ManifestCodec.MAX_ENCODED_BYTES + MAX_OVERHEAD;
+    public static final int MAX_FRAME = ManifestCodec.MAX_ENCODED_BYTES + Notifier.MAX_INLINE_BYTES + MAX_OVERHEAD;
     /** Longest reason text in ERROR frames, in characters. */
     public static final int MAX_REASON_CHARS = 1000;
 
@@ -116,20 +117,45 @@ public final class NotifyProtocol {
         return b.writeLong(requestId).writeShort(m.length).writeBytes(m);
     }
 
-    /** PUBLISH: request id, model, then the encoded manifest (wrapped, not copied). */
-    public static ByteBuf publish(ByteBufAllocator alloc, long requestId, String model, byte[] manifest) {
+    /** PUBLISH: request id, model, the encoded manifest's length and the manifest, then the version's bytes if any (wrapped, not copied). */
+    public static ByteBuf publish(ByteBufAllocator alloc, long requestId, String model, Announcement a) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
-        ByteBuf head = header(alloc, PUBLISH, 8 + 2 + m.length + manifest.length, 8 + 2 + m.length);
-        head.writeLong(requestId).writeShort(m.length).writeBytes(m);
-        return Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(manifest));
+        int head = 8 + 2 + m.length + 4;
+        ByteBuf b = header(alloc, PUBLISH, head + a.manifest().length + a.data().length, head);
+        b.writeLong(requestId).writeShort(m.length).writeBytes(m).writeInt(a.manifest().length);
+        return withBody(b, a);
     }
 
-    /** MANIFEST: model, then the encoded manifest (wrapped, not copied). */
-    public static ByteBuf manifest(ByteBufAllocator alloc, String model, byte[] manifest) {
+    /** MANIFEST: model, the encoded manifest's length and the manifest, then the version's bytes if any (wrapped, not copied). */
+    public static ByteBuf manifest(ByteBufAllocator alloc, String model, Announcement a) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
-        ByteBuf head = header(alloc, MANIFEST, 2 + m.length + manifest.length, 2 + m.length);
-        head.writeShort(m.length).writeBytes(m);
-        return Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(manifest));
+        int head = 2 + m.length + 4;
+        ByteBuf b = header(alloc, MANIFEST, head + a.manifest().length + a.data().length, head);
+        b.writeShort(m.length).writeBytes(m).writeInt(a.manifest().length);
+        return withBody(b, a);
+    }
+
+    private static ByteBuf withBody(ByteBuf head, Announcement a) {
+        return a.data().length == 0 ? Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(a.manifest()))
+                : Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(a.manifest()), Unpooled.wrappedBuffer(a.data()));
+    }
+
+    /** Reads what {@link #publish} and {@link #manifest} write after the model name: the manifest and the bytes, copied. */
+    public static Announcement readAnnouncement(ByteBuf f, String what) throws ProtocolException {
+        need(f, 4, what);
+        int n = f.readInt();
+        if (n < 0 || n > f.readableBytes()) {
+            throw new ProtocolException(what + ": manifest of " + n + " bytes in a frame with " + f.readableBytes() + " left");
+        }
+        int dataBytes = f.readableBytes() - n;
+        if (dataBytes > Notifier.MAX_INLINE_BYTES) {
+            throw new ProtocolException(what + ": " + dataBytes + " bytes of version data, more than the " + Notifier.MAX_INLINE_BYTES + " an announcement may carry");
+        }
+        byte[] manifest = new byte[n];
+        f.readBytes(manifest);
+        byte[] data = dataBytes == 0 ? Announcement.NO_DATA : new byte[dataBytes];
+        f.readBytes(data);
+        return new Announcement(manifest, data);
     }
 
     public static ByteBuf ack(ByteBufAllocator alloc, long requestId, byte status, long latestVersion) {

@@ -1,0 +1,138 @@
+package io.viper;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.viper.errors.ViperConfigException;
+import io.viper.testing.InMemoryNotifierProvider;
+import io.viper.testing.InMemoryTransportProvider;
+import io.viper.testing.LogCapture;
+import io.viper.testing.SdkFixture;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * Small versions inside their announcement ({@code viper.producer.inline.bytes}): over a notifier
+ * that carries bytes the consumer swaps them in without a transport read, verified as any other;
+ * larger ones, a consumer that declines them, and bytes that fail verification go over the transport.
+ */
+class InlineUpdateTest {
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private final List<SdkFixture> fixtures = new ArrayList<>();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private String testName;
+
+    @BeforeEach
+    void setUp(TestInfo info) {
+        testName = info.getTestMethod().orElseThrow().getName() + System.nanoTime();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (SdkFixture f : fixtures) {
+            f.close();
+        }
+    }
+
+    /** A fixture (notifier {@code mem://name}, transport {@code mem://name-t}) of its own for each {@code suffix}. */
+    private SdkFixture fixture(String suffix) {
+        SdkFixture f = new SdkFixture(testName + suffix);
+        fixtures.add(f);
+        return f;
+    }
+
+    private static Map<String, float[]> params(float base) {
+        Map<String, float[]> p = new LinkedHashMap<>();
+        p.put("w", new float[] {base, base + 1, base + 2, base + 3, base + 4, base + 5});
+        p.put("b", new float[] {base, -base});
+        return p;
+    }
+
+    private static Snapshot snapshot(float base) {
+        return Snapshot.ofFloats(params(base), Map.of("w", new long[] {2, 3}, "b", new long[] {2}));
+    }
+
+    /** Publishes v1 and v2 from one instance to a consumer of another; returns the consumer's updates. */
+    private static List<ModelUpdate> publishTwo(SdkFixture f, Viper producerSide, Viper consumerSide) {
+        ViperProducer producer = f.keep(producerSide.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = f.keep(consumerSide.consumer("m"));
+        List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
+        consumer.onUpdate(updates::add);
+        producer.publish(snapshot(1f), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        producer.publish(snapshot(7f), Map.of());
+        consumer.awaitVersion(2, WAIT);
+        try (ModelLease m = consumer.current()) {
+            assertArrayEquals(params(7f).get("w"), m.tensor("w").toFloatArray());
+            assertArrayEquals(params(7f).get("b"), m.tensor("b").toFloatArray());
+        }
+        return updates;
+    }
+
+    @Test
+    void aSmallVersionArrivesInsideItsAnnouncementWithoutATransportRead() {
+        SdkFixture f = fixture("");
+        InMemoryNotifierProvider.carryData(testName, false);
+        List<ModelUpdate> updates = publishTwo(f, f.viper(registry), f.viper(registry));
+        for (ModelUpdate u : updates) {
+            assertEquals("inline", u.path(), "v" + u.version());
+            assertEquals(32, u.bytes());
+        }
+        assertEquals(0, InMemoryTransportProvider.faults(f.transport()).reads.get(), "nothing was read over the transport");
+        assertEquals(64, registry.find("viper.transfer.bytes").tag("path", "inline").counter().count());
+    }
+
+    @Test
+    void largerVersionsAndConsumersThatDeclineInlineBytesFetchOverTheTransport() {
+        SdkFixture over = fixture("-over");
+        InMemoryNotifierProvider.carryData(testName + "-over", false);
+        for (ModelUpdate u : publishTwo(over, over.viper(registry, "viper.producer.inline.bytes", "31"), over.viper(registry))) {
+            assertEquals("mem", u.path(), "32 bytes is over the producer's 31");
+        }
+        SdkFixture declines = fixture("-declines");
+        InMemoryNotifierProvider.carryData(testName + "-declines", false);
+        for (ModelUpdate u : publishTwo(declines, declines.viper(registry), declines.viper(registry, "viper.consumer.inline", "false"))) {
+            assertEquals("mem", u.path(), "the consumer declines inline bytes");
+        }
+    }
+
+    @Test
+    void aNotifierThatCannotCarryBytesAnnouncesTheManifestAlone() {
+        SdkFixture f = fixture("");
+        for (ModelUpdate u : publishTwo(f, f.viper(registry), f.viper(registry))) {
+            assertEquals("mem", u.path());
+        }
+    }
+
+    @Test
+    void inlineBytesThatFailVerificationAreLoggedAndTheVersionIsFetched() throws Exception {
+        SdkFixture f = fixture("");
+        InMemoryNotifierProvider.carryData(testName, true);
+        try (LogCapture log = new LogCapture("io.viper.internal.Fetcher")) {
+            List<ModelUpdate> updates = publishTwo(f, f.viper(registry), f.viper(registry));
+            for (ModelUpdate u : updates) {
+                assertEquals("mem", u.path(), "v" + u.version() + " came over the transport after its inline bytes failed");
+                assertEquals(0, u.fallbacks());
+            }
+            assertTrue(log.await("the bytes its announcement carried are not usable"), "logged: " + log.lines());
+        }
+    }
+
+    @Test
+    void anInlineLimitOverOneMebibyteIsRefusedInOneLine() {
+        ViperConfigException e = assertThrows(ViperConfigException.class,
+                () -> Viper.builder().notifier("mem://" + testName).config("viper.producer.inline.bytes", "2m").build());
+        assertEquals("invalid value '2m' for viper.producer.inline.bytes: must be at most 1048576 bytes", e.getMessage());
+    }
+}

@@ -16,7 +16,7 @@ from .errors import ViperClosedError, ViperNotFoundError, ViperTimeoutError
 
 Update = namedtuple("Update", "model version previous path bytes latency_ms reused_bytes", defaults=(0,))
 Update.__doc__ = """A swap in the agent: the version now serving, the one before, the transport it came by
-(ucx, tcp, file, ...), the bytes moved, the latency from the producer's publish to the swap, and the bytes
+(inline: inside its announcement; ucx, tcp, file, ...), the bytes moved, the latency from the producer's publish to the swap, and the bytes
 copied from the version held instead of moved (the blocks the two versions share)."""
 
 

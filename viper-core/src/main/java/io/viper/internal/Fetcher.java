@@ -140,7 +140,8 @@ final class Fetcher implements AutoCloseable {
 
     /**
      * Swaps {@code m} in from the bytes its announcement carried, if it carried them; returns whether
-     * it did. Bytes that fail verification are logged and dropped: the caller fetches the version.
+     * it did. Bytes that fail verification are logged and forgotten: the caller fetches the version,
+     * and so does any retry.
      */
     private boolean loadedInline(Manifest m) {
         Optional<MemorySegment> data = tracker.inlineData(m.version());
@@ -157,6 +158,7 @@ final class Fetcher implements AutoCloseable {
         } catch (ViperException e) {
             LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: the bytes its announcement carried are not usable ({2}); fetching it",
                     model, m.version(), e.getMessage());
+            tracker.forgetInlineData(m.version());
             return false;
         }
     }

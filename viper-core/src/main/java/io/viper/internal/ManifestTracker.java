@@ -128,6 +128,15 @@ final class ManifestTracker implements AutoCloseable {
         }
     }
 
+    /** Drops the bytes {@code version}'s announcement carried (they failed verification): a retry fetches it. */
+    void forgetInlineData(long version) {
+        synchronized (monitor) {
+            if (version == inlineVersion) {
+                inlineData = null;
+            }
+        }
+    }
+
     /** The manifest of {@code version} if it is among the last ones heard of. */
     Optional<Manifest> find(long version) {
         synchronized (monitor) {

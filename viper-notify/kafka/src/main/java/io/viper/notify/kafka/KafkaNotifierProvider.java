@@ -22,10 +22,10 @@ import java.util.Objects;
  * for the acknowledgement. A consumer reads every partition from the start without a consumer
  * group, so that it finds the latest manifest of each model however late it starts, then follows
  * new records; older versions are ignored, malformed records logged and skipped, an unreachable
- * cluster or a missing topic retried with backoff. Records carry the manifest alone: this notifier
- * does not carry a small version's bytes ({@code viper.producer.inline.bytes}; the default of
- * {@link io.viper.spi.Notifier#publish(io.viper.manifest.Manifest, java.lang.foreign.MemorySegment)}),
- * so consumers fetch them over the transports.
+ * cluster or a missing topic retried with backoff. A small version's bytes
+ * ({@code viper.producer.inline.bytes}) travel in its record's {@code viper.data} header, unless they
+ * would push the record past the message limit; consumers ignore a header of another size than the
+ * manifest's, and compaction keeps the latest record of each model, bytes included.
  *
  * <p>Configuration: the keys of {@link KafkaConfig} ({@code viper.kafka.properties.file} names a
  * properties file of client settings, such as security settings; {@code viper.kafka.partitions} and

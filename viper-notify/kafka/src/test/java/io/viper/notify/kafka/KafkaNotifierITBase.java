@@ -2,6 +2,7 @@ package io.viper.notify.kafka;
 
 import static io.viper.notify.kafka.TestManifests.manifest;
 import static io.viper.notify.kafka.TestManifests.pfs;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -14,6 +15,8 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -80,9 +83,18 @@ abstract class KafkaNotifierITBase {
     private static final class Recorder implements Notifier.ManifestListener {
         final BlockingQueue<Manifest> manifests = new LinkedBlockingQueue<>();
         final BlockingQueue<String> problems = new LinkedBlockingQueue<>();
+        /** Per version received, the bytes that came with it (empty: none). */
+        final Map<Long, byte[]> data = new java.util.concurrent.ConcurrentHashMap<>();
 
         @Override
         public void onManifest(Manifest manifest) {
+            data.put(manifest.version(), new byte[0]);
+            manifests.add(manifest);
+        }
+
+        @Override
+        public void onManifest(Manifest manifest, MemorySegment bytes) {
+            data.put(manifest.version(), bytes.toArray(ValueLayout.JAVA_BYTE));
             manifests.add(manifest);
         }
 
@@ -200,6 +212,32 @@ abstract class KafkaNotifierITBase {
         }
         assertEquals(3, m.version(), "the consumer follows on after the restart");
         assertNull(rec.manifests.poll(500, TimeUnit.MILLISECONDS), "nothing older or repeated arrives");
+    }
+
+    @Test
+    void aSmallVersionsBytesTravelInItsRecordToSubscribersAndLateOnes() throws Exception {
+        String topic = unique("viper.inline");
+        String model = unique("inline");
+        Notifier producer = open(topic, NotifierProvider.Role.PRODUCER, 10_000);
+        Notifier consumer = open(topic, NotifierProvider.Role.CONSUMER, 10_000);
+        Recorder live = subscribe(consumer, model);
+        byte[] v1 = new byte[64];
+        new java.util.Random(1).nextBytes(v1);
+        producer.publish(manifest(model, 1, "tcp://127.0.0.1:1"), MemorySegment.ofArray(v1));
+        assertEquals(1, live.next().version());
+        assertArrayEquals(v1, live.data.get(1L));
+        producer.publish(manifest(model, 2, "tcp://127.0.0.1:1"));
+        assertEquals(2, live.next().version());
+        assertEquals(0, live.data.get(2L).length, "a manifest published alone comes alone");
+        byte[] v3 = new byte[64];
+        new java.util.Random(3).nextBytes(v3);
+        producer.publish(manifest(model, 3, "tcp://127.0.0.1:1"), MemorySegment.ofArray(v3));
+        assertEquals(3, live.next().version());
+        // A consumer that starts later finds the latest record with its bytes.
+        Recorder late = subscribe(open(topic, NotifierProvider.Role.CONSUMER, 10_000), model);
+        assertEquals(3, late.next().version());
+        assertArrayEquals(v3, late.data.get(3L));
+        assertThrows(IllegalArgumentException.class, () -> producer.publish(manifest(model, 4, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[5])));
     }
 
     @Test

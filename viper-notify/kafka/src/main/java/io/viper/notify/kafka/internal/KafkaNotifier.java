@@ -11,8 +11,11 @@ import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.ExecutionException;
@@ -30,6 +33,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.header.internals.RecordHeader;
 
 /**
  * The {@code kafka://} notifier: {@link #publish} writes the manifest to the compacted topic, keyed by
@@ -44,6 +48,10 @@ import org.apache.kafka.common.errors.RetriableException;
 public final class KafkaNotifier implements Notifier {
     private static final System.Logger LOG = System.getLogger("io.viper.notify.kafka");
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** The record header that carries a small version's bytes ({@link #publish(Manifest, MemorySegment)}). */
+    public static final String DATA_HEADER = "viper.data";
+    /** Room left in a record for its key, header name and framing. */
+    private static final int HEADER_ROOM = 64 * 1024;
 
     private final KafkaUri uri;
     private final KafkaSettings settings;
@@ -75,6 +83,17 @@ public final class KafkaNotifier implements Notifier {
 
     @Override
     public void publish(Manifest manifest) {
+        publish(manifest, (byte[]) null);
+    }
+
+    /** The version's bytes travel in the record's {@link #DATA_HEADER} header, unless record and bytes together pass the message limit. */
+    @Override
+    public void publish(Manifest manifest, MemorySegment data) {
+        Notifier.checkInline(manifest, data);
+        publish(manifest, data.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    private void publish(Manifest manifest, byte[] data) {
         Objects.requireNonNull(manifest, "manifest");
         byte[] value = ManifestCodec.encode(manifest);
         if (value.length > KafkaSettings.MAX_MESSAGE_BYTES) {
@@ -98,7 +117,12 @@ public final class KafkaNotifier implements Notifier {
         }
         String what = manifest.model() + " v" + manifest.version();
         try {
-            Future<RecordMetadata> f = p.send(new ProducerRecord<>(uri.topic(), manifest.model(), value));
+            // Bytes that would push the record past the message limit are left out: consumers fetch them.
+            boolean withData = data != null && (long) value.length + data.length <= KafkaSettings.MAX_MESSAGE_BYTES - HEADER_ROOM;
+            ProducerRecord<String, byte[]> record = withData
+                    ? new ProducerRecord<>(uri.topic(), null, manifest.model(), value, List.of(new RecordHeader(DATA_HEADER, data)))
+                    : new ProducerRecord<>(uri.topic(), manifest.model(), value);
+            Future<RecordMetadata> f = p.send(record);
             RecordMetadata md = f.get(settings.timeoutMs() + 1_000, TimeUnit.MILLISECONDS);
             LOG.log(Level.DEBUG, () -> "published " + what + " to " + md.topic() + "/" + md.partition() + "@" + md.offset());
         } catch (ExecutionException e) {

@@ -6,6 +6,7 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
 
 /**
  * Follows the manifest topic on one background thread (a Kafka consumer is single-threaded) and
@@ -63,6 +65,8 @@ final class ManifestFollower implements AutoCloseable {
 
     // poll thread only
     private final Map<String, Manifest> latest = new HashMap<>();
+    /** The bytes the latest record of a model carried ({@link KafkaNotifier#DATA_HEADER}), where it carried them. */
+    private final Map<String, byte[]> latestData = new HashMap<>();
     private final Map<TopicPartition, Long> nextOffsets = new HashMap<>();
     private State state = State.STARTING;
     private boolean everCaughtUp;
@@ -219,7 +223,7 @@ final class ManifestFollower implements AutoCloseable {
                         Manifest m = latest.get(e.getKey());
                         if (m != null) {
                             for (Sub s : e.getValue()) {
-                                s.offer(m);
+                                s.offer(m, latestData.get(e.getKey()));
                             }
                         }
                     }
@@ -288,7 +292,7 @@ final class ManifestFollower implements AutoCloseable {
             if (everCaughtUp) {
                 Manifest m = latest.get(s.model);
                 if (m != null) {
-                    s.offer(m);
+                    s.offer(m, latestData.get(s.model));
                 }
             }
         }
@@ -334,11 +338,19 @@ final class ManifestFollower implements AutoCloseable {
             return;
         }
         latest.put(model, m);
+        // Bytes of another size than the manifest's are not the version's: the consumer fetches it instead.
+        Header h = r.headers().lastHeader(KafkaNotifier.DATA_HEADER);
+        byte[] data = h != null && h.value() != null && h.value().length == m.totalBytes() ? h.value() : null;
+        if (data == null) {
+            latestData.remove(model);
+        } else {
+            latestData.put(model, data);
+        }
         if (live) {
             List<Sub> list = subs.get(model);
             if (list != null) {
                 for (Sub s : list) {
-                    s.offer(m);
+                    s.offer(m, data);
                 }
             }
         }
@@ -411,7 +423,8 @@ final class ManifestFollower implements AutoCloseable {
             this.listener = listener;
         }
 
-        void offer(Manifest m) {
+        /** @param data the version's bytes its record carried, or null */
+        void offer(Manifest m, byte[] data) {
             if (cancelled) {
                 return;
             }
@@ -424,7 +437,11 @@ final class ManifestFollower implements AutoCloseable {
             }
             last = m;
             try {
-                listener.onManifest(m);
+                if (data == null) {
+                    listener.onManifest(m);
+                } else {
+                    listener.onManifest(m, MemorySegment.ofArray(data).asReadOnly());
+                }
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "listener of model " + model + " failed on v" + m.version() + "; the subscription goes on", e);
             }

@@ -57,21 +57,7 @@ final class HostLoader implements Loader {
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        ReceiveSlots.Slot slot = slots.claim();
-        boolean handedOver = false;
-        try {
-            MemorySegment dst = slot.segment(m.totalBytes());
-            long[] movedAndReused = receive(m, loc, client, dst, slot.heldWhenClaimed());
-            slot.verified(m);
-            long transferDone = System.nanoTime();
-            LoadedModel loaded = new LoadedModel(m, dst, slot::release);
-            handedOver = true;
-            return new Loaded(loaded, movedAndReused[0], transferDone, movedAndReused[1]);
-        } finally {
-            if (!handedOver) {
-                slot.release();
-            }
-        }
+        return intoSlot(m, (dst, inBuffer) -> receive(m, loc, client, dst, inBuffer));
     }
 
     /**
@@ -82,19 +68,36 @@ final class HostLoader implements Loader {
      * @throws io.viper.errors.ViperCorruptDataException when a tensor's hash does not match
      */
     Loaded loadInline(Manifest m, MemorySegment data) {
-        ReceiveSlots.Slot slot = slots.claim();
-        boolean handedOver = false;
-        try {
-            MemorySegment dst = slot.segment(m.totalBytes());
+        return intoSlot(m, (dst, inBuffer) -> {
             MemorySegment.copy(data, 0, dst, 0, m.totalBytes());
             for (TensorEntry e : m.tensors()) {
                 verifier.verify(m, INLINE, e, dst.asSlice(e.info().offset(), e.info().length()));
             }
+            return new long[] {m.totalBytes(), 0};
+        });
+    }
+
+    /** Fills a receive slot with {@code m}'s verified data section: returns the bytes moved and the bytes reused. */
+    private interface SlotFill {
+        /** @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null */
+        long[] fill(MemorySegment dst, Manifest inBuffer);
+    }
+
+    /**
+     * Claims a receive slot, lets {@code fill} write and verify {@code m} into it, and hands the slot
+     * over to the loaded model; gives it back at once when {@code fill} throws.
+     */
+    private Loaded intoSlot(Manifest m, SlotFill fill) {
+        ReceiveSlots.Slot slot = slots.claim();
+        boolean handedOver = false;
+        try {
+            MemorySegment dst = slot.segment(m.totalBytes());
+            long[] movedAndReused = fill.fill(dst, slot.heldWhenClaimed());
             slot.verified(m);
             long transferDone = System.nanoTime();
             LoadedModel loaded = new LoadedModel(m, dst, slot::release);
             handedOver = true;
-            return new Loaded(loaded, m.totalBytes(), transferDone);
+            return new Loaded(loaded, movedAndReused[0], transferDone, movedAndReused[1]);
         } finally {
             if (!handedOver) {
                 slot.release();

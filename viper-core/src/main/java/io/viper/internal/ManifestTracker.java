@@ -71,12 +71,6 @@ final class ManifestTracker implements AutoCloseable {
         if (!m.model().equals(model)) {
             return;
         }
-        synchronized (monitor) {
-            if (m.version() > inlineVersion) {
-                inlineVersion = m.version();
-                inlineData = data != null && data.byteSize() == m.totalBytes() ? data : null;
-            }
-        }
         boolean fresh;
         synchronized (monitor) {
             Manifest had = known.get(m.version());
@@ -90,6 +84,10 @@ final class ManifestTracker implements AutoCloseable {
                 announcedVersion = m.version();
             }
             known.put(m.version(), had == null ? m : had.withLocations(m.locations()));
+            if (m.version() > inlineVersion) {
+                inlineVersion = m.version();
+                inlineData = data != null && data.byteSize() == m.totalBytes() ? data : null;
+            }
         }
         if (autoload) {
             target(m); // first: the fetch thread starts while the listeners run

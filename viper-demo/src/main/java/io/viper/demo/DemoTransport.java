@@ -1,5 +1,6 @@
 package io.viper.demo;
 
+import io.viper.ViperConfig;
 import io.viper.spi.TransportProvider;
 import java.util.Arrays;
 import java.util.List;
@@ -49,7 +50,7 @@ public enum DemoTransport {
      * others, so that their checkpoints take the transport they name.
      */
     public String inlineBytes() {
-        return this == INLINE ? "64k" : "0";
+        return this == INLINE ? ViperConfig.PRODUCER_INLINE_BYTES.defaultValue() : "0";
     }
 
     /** The transport URIs the producer serves on; empty for PFS only. */

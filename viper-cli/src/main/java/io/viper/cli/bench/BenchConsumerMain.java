@@ -13,9 +13,12 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * The consumer side of {@code viper bench transfer}, run as a separate JVM. Prints {@code ready}
- * once subscribed, then {@code swapped <version> <bytes> <transfer ms> <verify ms> <path> <reused bytes>} for every
+ * once subscribed, then {@code swapped <version> <bytes> <transfer ms> <verify ms> <path> <reused bytes> <swapped ns>} for every
  * version it serves, on stdout (the transfer from the start of the load until the bytes were in, the
- * verification after that until the swap, as {@link io.viper.ModelUpdate} has them).
+ * verification after that until the swap, as {@link io.viper.ModelUpdate} has them; {@code swapped ns}
+ * is {@link System#nanoTime()} as the update listener starts, right after the swap). On Linux
+ * {@code nanoTime} reads {@code CLOCK_MONOTONIC}, one clock for every process of the machine, so the
+ * parent measures publish to swap without the time this line takes to reach it through the pipe.
  *
  * <p>Modes: {@code viper NOTIFIER MODEL PATHS [PFS]} uses the Viper SDK restricted to the given
  * transport schemes; {@code poll DIR INTERVAL_MS} is the baseline users have today (Triton's poll
@@ -48,7 +51,9 @@ public final class BenchConsumerMain {
         }
         try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
             consumer.onUpdate(u -> {
-                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.transferMs() + " " + u.verifyMs() + " " + u.path() + " " + u.reusedBytes());
+                long swappedNs = System.nanoTime();
+                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.transferMs() + " " + u.verifyMs() + " " + u.path() + " " + u.reusedBytes()
+                        + " " + swappedNs);
                 System.out.flush();
             });
             System.out.println("ready");
@@ -78,7 +83,7 @@ public final class BenchConsumerMain {
                         MemorySegment.copy(t.data(), 0, buffer, off, t.byteSize());
                         off += t.byteSize();
                     }
-                    System.out.println("swapped " + latest + " " + size + " NaN NaN file 0");
+                    System.out.println("swapped " + latest + " " + size + " NaN NaN file 0 " + System.nanoTime());
                     System.out.flush();
                 }
                 seen = latest;

@@ -287,11 +287,18 @@ public final class TransferBench {
         long[] announcedAt = new long[1];
         CompletableFuture<Void> announced = h.announced().thenRun(() -> announcedAt[0] = System.nanoTime());
         String line = expect(r, "swapped " + h.version() + " ", child);
-        double ms = (System.nanoTime() - t0) / 1e6;
+        long receivedNs = System.nanoTime();
         String[] f = line.split(" ");
-        if (f.length != 7 || !f[5].equals(scheme)) {
+        if (f.length != 8 || !f[5].equals(scheme)) {
             throw new ViperException(ViperException.Reason.INTERNAL, "consumer used another path than " + scheme + ": " + line);
         }
+        // The consumer's clock reading at the swap: the line's trip through the pipe is not the update's.
+        long swappedNs = Long.parseLong(f[7]);
+        if (swappedNs < t0 || swappedNs > receivedNs) {
+            throw new ViperException(ViperException.Reason.INTERNAL, "the consumer swapped at " + swappedNs + " ns, outside this process's publish ("
+                    + t0 + ") to reading the line (" + receivedNs + "): System.nanoTime is not one clock for both processes here");
+        }
+        double ms = (swappedNs - t0) / 1e6;
         h.durable().get(120, TimeUnit.SECONDS);
         announced.get(120, TimeUnit.SECONDS);
         return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4]),

@@ -32,7 +32,12 @@ public interface ViperConsumer extends AutoCloseable {
      */
     void onManifest(Consumer<io.viper.manifest.Manifest> listener);
 
-    /** Registers a listener called after every swap. */
+    /**
+     * Registers a listener called after every swap, on the thread that swapped: the consumer's
+     * fetch thread, or the notifier's thread for a version that arrived inside its announcement
+     * ({@code viper.consumer.inline}). Must not block for long: hand slow work to an executor of
+     * your own.
+     */
     void onUpdate(Consumer<ModelUpdate> listener);
 
     /**

@@ -9,7 +9,11 @@ import java.util.Optional;
  *
  * <p>Threading: {@link #step} and {@link #publish} are called from the training thread (one thread
  * at a time). The only work they do on that thread is the copy into a staging buffer; hashing,
- * registering memory with the transports, announcing and the PFS flush run in the background.
+ * registering memory with the transports, announcing and the PFS flush run in the background. The
+ * exception is a version small enough to travel inside its announcement
+ * ({@code viper.producer.inline.bytes}) when the broker runs in this process and nothing is queued:
+ * it is hashed and announced on the calling thread, which costs less than waking the background
+ * one, and {@link PublishHandle#stallNanos()} counts it.
  */
 public interface ViperProducer extends AutoCloseable {
     String model();

@@ -52,6 +52,16 @@ class InlineUpdateTest {
         return f;
     }
 
+    /** A producer and a consumer (of their own instances) on a fixture whose notifier carries bytes. */
+    private record Pair(ViperProducer producer, ViperConsumer consumer) {
+    }
+
+    private Pair carrying(String... consumerConfig) {
+        SdkFixture f = fixture("");
+        InMemoryNotifierProvider.carryData(testName, false);
+        return new Pair(f.keep(f.viper(registry).producer("m", CheckpointPolicy.never())), f.keep(f.viper(registry, consumerConfig).consumer("m")));
+    }
+
     private static Map<String, float[]> params(float base) {
         Map<String, float[]> p = new LinkedHashMap<>();
         p.put("w", new float[] {base, base + 1, base + 2, base + 3, base + 4, base + 5});
@@ -131,6 +141,98 @@ class InlineUpdateTest {
             assertEquals(2, log.lines().stream().filter(l -> l.contains("the bytes its announcement carried are not usable")).count(),
                     "each version's bad bytes were tried once: " + log.lines());
         }
+    }
+
+    /**
+     * The in-memory notifier hands a publication over in process, as the embedded one does to its
+     * broker: a small version is announced before {@code publish} returns, and swapped in by the
+     * notifier's delivery thread, not the consumer's fetch thread.
+     */
+    @Test
+    void aSmallVersionIsAnnouncedByThePublishingThreadAndSwappedInByTheNotifiers() {
+        Pair pair = carrying();
+        ViperProducer producer = pair.producer();
+        ViperConsumer consumer = pair.consumer();
+        List<String> updateThreads = new CopyOnWriteArrayList<>();
+        consumer.onUpdate(u -> updateThreads.add(Thread.currentThread().getName()));
+        for (int v = 1; v <= 3; v++) {
+            PublishHandle h = producer.publish(snapshot(v), Map.of());
+            assertTrue(h.announced().isDone(), "v" + v + " was announced before publish returned");
+            consumer.awaitVersion(v, WAIT);
+            try (ModelLease m = consumer.current()) {
+                assertArrayEquals(params(v).get("w"), m.tensor("w").toFloatArray());
+            }
+        }
+        String delivery = InMemoryNotifierProvider.DELIVERY_THREAD;
+        assertEquals(List.of(delivery, delivery, delivery), updateThreads);
+
+        SdkFixture declines = fixture("-declines");
+        InMemoryNotifierProvider.carryData(testName + "-declines", false);
+        ViperProducer p2 = declines.keep(declines.viper(registry).producer("m", CheckpointPolicy.never()));
+        ViperConsumer c2 = declines.keep(declines.viper(registry, "viper.consumer.inline", "false").consumer("m"));
+        List<String> fetchThreads = new CopyOnWriteArrayList<>();
+        c2.onUpdate(u -> fetchThreads.add(Thread.currentThread().getName()));
+        p2.publish(snapshot(1f), Map.of());
+        c2.awaitVersion(1, WAIT);
+        assertEquals(List.of("viper-consumer-m"), fetchThreads, "without inline bytes the fetch thread loads and swaps");
+    }
+
+    @Test
+    void aSmallVersionPublishedWhileALargerOneIsStillInThePipelineIsAnnouncedAfterIt() {
+        Pair pair = carrying();
+        ViperProducer producer = pair.producer();
+        ViperConsumer consumer = pair.consumer();
+        List<Long> announced = new CopyOnWriteArrayList<>();
+        consumer.onManifest(m -> announced.add(m.version())); // newer versions only: one overtaken would be missing
+        for (int round = 0; round < 5; round++) {
+            // 16 MiB to hash on the producer's background thread while the small one is published
+            Snapshot large = Snapshot.ofFloats(Map.of("big", new float[4 << 20]), Map.of("big", new long[] {4 << 20}));
+            PublishHandle big = producer.publish(large, Map.of());
+            PublishHandle small = producer.publish(snapshot(round), Map.of());
+            consumer.awaitVersion(small.version(), WAIT);
+            assertTrue(big.announced().isDone() && !big.announced().isCompletedExceptionally(), "the large version was announced");
+        }
+        List<Long> expected = new ArrayList<>();
+        for (long v = 1; v <= 10; v++) {
+            expected.add(v);
+        }
+        assertEquals(expected, announced, "every version announced, in order");
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void whenBothReceiveBuffersAreLeasedTheNotifiersThreadDoesNotWaitForOne() throws Exception {
+        // A notifier thread that waited for a buffer would deliver nothing more until v1's lease closes.
+        Pair pair = carrying("viper.consumer.buffer.wait.ms", "120000");
+        ViperProducer producer = pair.producer();
+        ViperConsumer consumer = pair.consumer();
+        List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
+        consumer.onUpdate(updates::add);
+        java.util.concurrent.CountDownLatch v4Heard = new java.util.concurrent.CountDownLatch(1);
+        consumer.onManifest(m -> {
+            if (m.version() == 4) {
+                v4Heard.countDown();
+            }
+        });
+        producer.publish(snapshot(1f), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        ModelLease v1 = consumer.current();
+        producer.publish(snapshot(2f), Map.of());
+        consumer.awaitVersion(2, WAIT);
+        ModelLease v2 = consumer.current();
+        producer.publish(snapshot(3f), Map.of()); // v1's lease and the serving v2 hold both buffers
+        producer.publish(snapshot(4f), Map.of());
+        assertTrue(v4Heard.await(20, java.util.concurrent.TimeUnit.SECONDS), "the notifier went on delivering while no buffer was free");
+        try (ModelLease serving = consumer.current()) {
+            assertEquals(2, serving.version(), "the newer versions wait for a buffer");
+        }
+        v1.close();
+        v2.close();
+        consumer.awaitVersion(4, WAIT);
+        try (ModelLease v4 = consumer.current()) {
+            assertArrayEquals(params(4f).get("w"), v4.tensor("w").toFloatArray());
+        }
+        assertEquals("inline", updates.getLast().path(), "the fetch thread loaded it from the bytes its announcement carried");
     }
 
     @Test

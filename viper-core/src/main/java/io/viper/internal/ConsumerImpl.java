@@ -53,6 +53,7 @@ final class ConsumerImpl implements ViperConsumer {
         this.serving = new ServingModel(model, rt.metrics());
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
+        tracker.swapAnnouncedWith(fetcher::swapAnnounced);
         rt.repository().flatMap(r -> r.latest(model)).ifPresent(tracker::offer);
         // A consumer serving on the GPU fetches over its GPU paths rather than copy from the host.
         boolean inline = c.get(ViperConfig.CONSUMER_INLINE) && !device.servesOnGpu();
@@ -68,7 +69,11 @@ final class ConsumerImpl implements ViperConsumer {
                 tracker.offer(manifest, inline ? data : null);
             }
 
-            /** The tracker wakes the fetch thread and returns; the application's manifest listeners must not block either. */
+            /**
+             * The tracker wakes the fetch thread and returns, or swaps in a version of at most
+             * {@code viper.producer.inline.bytes} its announcement carried (a copy and a check of a
+             * few KiB); the application's manifest and update listeners must not block either.
+             */
             @Override
             public boolean quick() {
                 return true;

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The consumer's fetch thread and its fallback across locations. The thread takes the
@@ -29,7 +30,9 @@ import java.util.TreeSet;
  * tier ({@link DeviceLoader}, {@link MappedLoader}, {@link HostLoader}) until one delivers a
  * verified version, which the {@link ServingModel} swaps in. When every location failed, the
  * current version keeps serving and the thread retries after a backoff that doubles up to 30 s
- * and starts afresh for each newer version.
+ * and starts afresh for each newer version. A version whose announcement carried its bytes is
+ * swapped in on the notifier's thread instead ({@link #swapAnnounced}) when the fetch thread is not
+ * loading: one lock keeps loads and swaps one at a time, so versions still only move forward.
  *
  * <p>{@link #fetchTensors} runs the same fallback loop on its caller's thread for a few tensors.
  * Thread-safe; {@link #close()} stops the thread and waits for it.
@@ -50,6 +53,8 @@ final class Fetcher implements AutoCloseable {
     private final List<String> allowedSchemes;
     private final long firstBackoffMs;
     private final Thread thread;
+    /** Held while a version loads and swaps in: by the fetch thread, or by the notifier's thread for a version its announcement carried. */
+    private final ReentrantLock loading = new ReentrantLock();
     private volatile boolean closed;
 
     Fetcher(String model, ViperRuntime rt, ManifestTracker tracker, ServingModel serving, ReceiveSlots slots, DeviceLoader device,
@@ -81,35 +86,64 @@ final class Fetcher implements AutoCloseable {
                 if (target == null) {
                     return;
                 }
-                if (target.version() <= serving.version()) {
-                    continue;
-                }
                 if (target.version() != backoffVersion) {
                     // Backoff grows only while the same version keeps failing; a newer one starts afresh.
                     backoff = firstBackoffMs;
                     backoffVersion = target.version();
                 }
-                try {
-                    load(target);
+                RuntimeException failure = loadUnlessServed(target);
+                if (failure == null) {
                     backoff = firstBackoffMs;
-                } catch (RuntimeException e) {
-                    if (closed) {
-                        return;
-                    }
-                    LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, target.version(),
-                            e.getMessage(), backoff);
-                    tracker.awaitRetry(target, backoff);
-                    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+                    continue;
                 }
+                if (closed) {
+                    return;
+                }
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, target.version(),
+                        failure.getMessage(), backoff);
+                tracker.awaitRetry(target, backoff);
+                backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
             }
         } catch (InterruptedException e) {
             // closing
         }
     }
 
+    /** Fetch thread: loads {@code target} unless it (or a newer version) serves already; returns what failed, or null. */
+    private RuntimeException loadUnlessServed(Manifest target) {
+        loading.lock();
+        try {
+            if (target.version() > serving.version()) { // else the notifier's thread swapped it, or a newer one, in
+                load(target);
+            }
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        } finally {
+            loading.unlock();
+        }
+    }
+
+    /**
+     * The notifier's thread, for a newer version whose announcement carried its bytes: swaps it in
+     * now unless the fetch thread is loading (then that thread takes it next, as any target).
+     * Returns whether it swapped; bytes that do not verify are forgotten and the fetch thread
+     * fetches the version.
+     */
+    boolean swapAnnounced(Manifest m) {
+        if (closed || !loading.tryLock()) {
+            return false;
+        }
+        try {
+            return m.version() > serving.version() && loadedInline(m, false);
+        } finally {
+            loading.unlock();
+        }
+    }
+
     /** Loads {@code m} from its first usable location that works, and swaps it in. */
     private void load(Manifest m) {
-        if (loadedInline(m)) {
+        if (loadedInline(m, true)) {
             return;
         }
         PathSelector.Selection sel = PathSelector.select(m,
@@ -141,16 +175,20 @@ final class Fetcher implements AutoCloseable {
     /**
      * Swaps {@code m} in from the bytes its announcement carried, if it carried them; returns whether
      * it did. Bytes that fail verification are logged and forgotten: the caller fetches the version,
-     * and so does any retry.
+     * and so does any retry. Unless {@code mayWait}, it does not wait for a receive buffer: false when
+     * none is free now.
      */
-    private boolean loadedInline(Manifest m) {
+    private boolean loadedInline(Manifest m, boolean mayWait) {
         Optional<MemorySegment> data = tracker.inlineData(m.version());
         if (data.isEmpty()) {
             return false;
         }
         long started = System.nanoTime();
         try {
-            Loader.Loaded loaded = host.loadInline(m, data.get());
+            Loader.Loaded loaded = mayWait ? host.loadInline(m, data.get()) : host.loadInlineNow(m, data.get());
+            if (loaded == null) {
+                return false; // both receive buffers are busy: the fetch thread waits for one
+            }
             rt.metrics().selected(model, HostLoader.INLINE.scheme());
             rt.metrics().bytes(model, HostLoader.INLINE.scheme(), loaded.bytesMoved());
             serving.swap(m, loaded, HostLoader.INLINE, started, 0);

@@ -57,7 +57,7 @@ final class HostLoader implements Loader {
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        return intoSlot(m, (dst, inBuffer) -> receive(m, loc, client, dst, inBuffer));
+        return intoSlot(slots.claim(), m, (dst, inBuffer) -> receive(m, loc, client, dst, inBuffer));
     }
 
     /**
@@ -68,13 +68,26 @@ final class HostLoader implements Loader {
      * @throws io.viper.errors.ViperCorruptDataException when a tensor's hash does not match
      */
     Loaded loadInline(Manifest m, MemorySegment data) {
-        return intoSlot(m, (dst, inBuffer) -> {
+        return intoSlot(slots.claim(), m, inlineFill(m, data));
+    }
+
+    /**
+     * As {@link #loadInline}, without waiting: null when no receive buffer is free now (for the
+     * notifier's thread, which must not wait for inference threads to close their leases).
+     */
+    Loaded loadInlineNow(Manifest m, MemorySegment data) {
+        ReceiveSlots.Slot slot = slots.claimNow();
+        return slot == null ? null : intoSlot(slot, m, inlineFill(m, data));
+    }
+
+    private SlotFill inlineFill(Manifest m, MemorySegment data) {
+        return (dst, inBuffer) -> {
             MemorySegment.copy(data, 0, dst, 0, m.totalBytes());
             for (TensorEntry e : m.tensors()) {
                 verifier.verify(m, INLINE, e, dst.asSlice(e.info().offset(), e.info().length()));
             }
             return new long[] {m.totalBytes(), 0};
-        });
+        };
     }
 
     /** Fills a receive slot with {@code m}'s verified data section: returns the bytes moved and the bytes reused. */
@@ -84,11 +97,10 @@ final class HostLoader implements Loader {
     }
 
     /**
-     * Claims a receive slot, lets {@code fill} write and verify {@code m} into it, and hands the slot
+     * Lets {@code fill} write and verify {@code m} into the claimed {@code slot}, and hands the slot
      * over to the loaded model; gives it back at once when {@code fill} throws.
      */
-    private Loaded intoSlot(Manifest m, SlotFill fill) {
-        ReceiveSlots.Slot slot = slots.claim();
+    private Loaded intoSlot(ReceiveSlots.Slot slot, Manifest m, SlotFill fill) {
         boolean handedOver = false;
         try {
             MemorySegment dst = slot.segment(m.totalBytes());

@@ -7,12 +7,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The first step of a consumer's data path: the manifests it has heard of for its model. It keeps
  * the last 16 by version (for {@code fetch}), tells manifest listeners of each newer version, and
  * (with {@code viper.consumer.autoload}) holds the newest version not yet serving as the fetch
- * thread's next target. A repeated announcement of that version adds locations (the PFS one comes
+ * thread's next target; a newer version whose announcement carried its bytes it first offers to
+ * swap in at once on the notifier's thread ({@link #swapAnnouncedWith}). A repeated announcement of that version adds locations (the PFS one comes
  * after the transports') and makes it a target again; older versions are ignored, so versions only
  * move forward.
  *
@@ -42,6 +44,8 @@ final class ManifestTracker implements AutoCloseable {
     /** The newest version announced and its bytes, when its announcement carried them, else null (guarded by {@link #monitor}). */
     private long inlineVersion;
     private MemorySegment inlineData;
+    /** Swaps a version in from its announcement's bytes on the notifier's thread, when it can at once ({@link Fetcher}). */
+    private volatile Predicate<Manifest> swapsAnnounced = m -> false;
 
     /**
      * @param autoload       whether newer versions become fetch targets ({@code viper.consumer.autoload})
@@ -72,6 +76,7 @@ final class ManifestTracker implements AutoCloseable {
             return;
         }
         boolean fresh;
+        boolean carried = false;
         synchronized (monitor) {
             Manifest had = known.get(m.version());
             if (had != null && !had.sameContent(m)) {
@@ -87,7 +92,16 @@ final class ManifestTracker implements AutoCloseable {
             if (m.version() > inlineVersion) {
                 inlineVersion = m.version();
                 inlineData = data != null && data.byteSize() == m.totalBytes() ? data : null;
+                carried = inlineData != null;
             }
+        }
+        if (autoload && carried && fresh) {
+            // The bytes are here: swapping them in on this thread spares waking the fetch thread,
+            // which costs more than the copy and the check. Once served, target() ignores it.
+            listeners.tell(m);
+            swapsAnnounced.test(m);
+            target(m);
+            return;
         }
         if (autoload) {
             target(m); // first: the fetch thread starts while the listeners run
@@ -95,6 +109,15 @@ final class ManifestTracker implements AutoCloseable {
         if (fresh) {
             listeners.tell(m);
         }
+    }
+
+    /**
+     * Sets what {@link #offer} calls, on the notifier's thread, for a newer version whose
+     * announcement carried its bytes (after the manifest listeners): it swaps the version in and
+     * returns true, or returns false and the fetch thread loads it.
+     */
+    void swapAnnouncedWith(Predicate<Manifest> swap) {
+        this.swapsAnnounced = swap;
     }
 
     private void target(Manifest m) {

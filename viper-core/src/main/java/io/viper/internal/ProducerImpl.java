@@ -23,7 +23,8 @@ import java.util.Optional;
  * The producer of one model: wires the two halves of publishing. On the training thread the
  * {@link Stager} copies the snapshot into a {@link StagingCache} buffer (with {@link GpuStaging}
  * for GPU tensors): that copy is the training stall. The {@link PublishPipeline}'s background
- * thread then hashes, exposes on the transports, announces, and flushes to the PFS.
+ * thread then hashes, exposes on the transports, announces, and flushes to the PFS (a small version
+ * with a broker in this process is announced on the training thread, within the stall).
  *
  * <p>Thread-safe: {@code step} and {@code publish} are synchronized (one training thread at a time).
  */
@@ -106,12 +107,13 @@ final class ProducerImpl implements ViperProducer {
         Stager.Staged staged = stager.stage(snapshot, version + 1);
         long stall = System.nanoTime() - t0;
         version = staged.version();
-        rt.metrics().stall(model, stall);
         rt.metrics().staged(model, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
         LinkedHashMap<String, String> meta = new LinkedHashMap<>(metadata);
         meta.putIfAbsent(Checkpoint.META_PRODUCER, rt.producerId());
         meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(publishedAt));
-        return pipeline.submit(staged, meta, publishedAt, stall);
+        PublishHandle handle = pipeline.submit(staged, meta, publishedAt, stall);
+        rt.metrics().stall(model, handle.stallNanos()); // a small version announced here counts too
+        return handle;
     }
 
     @Override

@@ -21,12 +21,14 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The background half of publishing, after the training thread's {@link Stager}: per staged
@@ -39,8 +41,13 @@ import java.util.concurrent.TimeUnit;
  * what happened.
  *
  * <p>One thread per producer, so that versions are announced in the order they were staged. A
- * second one withdraws buffers from the transports once the {@link StagingCache} retired them and
- * their last read lease closed.
+ * version announced with its bytes (at most {@code viper.producer.inline.bytes}) while that thread
+ * has nothing queued or running, with no PFS flush to follow and a notifier that answers in process
+ * ({@link Notifier#publishesLocally()}), goes through steps 1 to 4 on the training thread instead: hashing a few KiB costs less than waking another thread, which on a
+ * machine with idle cores costs tens of microseconds, the larger part of such an update's latency.
+ * Order still holds, because {@link #submit} is called by one thread at a time and the check sees
+ * every version handed to the thread until it went through. A second thread withdraws buffers from
+ * the transports once the {@link StagingCache} retired them and their last read lease closed.
  */
 final class PublishPipeline implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PublishPipeline.class.getName());
@@ -59,6 +66,8 @@ final class PublishPipeline implements AutoCloseable {
     private final ExecutorService withdrawals;
     /** {@code viper.producer.inline.bytes}: versions up to this size are announced with their bytes. */
     private final long inlineBytes;
+    /** Versions handed to {@link #thread} that have not gone through it yet (and flushes waiting on it). */
+    private final AtomicInteger queued = new AtomicInteger();
 
     PublishPipeline(String model, ViperRuntime rt, List<TransportServer> servers, Notifier notifier, Optional<CheckpointRepository> repository,
                     StagingCache cache, GpuStaging gpu) {
@@ -75,42 +84,124 @@ final class PublishPipeline implements AutoCloseable {
         this.withdrawals = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
     }
 
-    /** Training thread: queues {@code staged}; returns at once with the futures of its announcement and flush. */
+    /**
+     * Training thread, one call at a time: queues {@code staged} and returns at once with the futures
+     * of its announcement and flush; or, for a small version while nothing is queued, announces it
+     * first (see the class comment), and the stall includes that.
+     */
     PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs, long stallNanos) {
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
         CompletableFuture<Manifest> durable = new CompletableFuture<>();
-        thread.execute(() -> publish(staged, metadata, publishedAtMs, announced, durable));
-        return new PublishHandle(model, staged.version(), stallNanos, announced, durable, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
+        long stall = stallNanos;
+        if (announcesOnCaller(staged)) {
+            long t0 = System.nanoTime();
+            publishFromCaller(staged, metadata, publishedAtMs, announced, durable);
+            stall += System.nanoTime() - t0;
+        } else {
+            queued.incrementAndGet();
+            try {
+                thread.execute(() -> {
+                    try {
+                        publish(staged, metadata, publishedAtMs, announced, durable);
+                    } finally {
+                        queued.decrementAndGet();
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                queued.decrementAndGet();
+                throw e;
+            }
+        }
+        return new PublishHandle(model, staged.version(), stall, announced, durable, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
+    }
+
+    /**
+     * Whether {@code staged} is announced with its bytes, nothing is ahead of it, no PFS flush follows,
+     * and the notifier answers without waiting on a network.
+     */
+    private boolean announcesOnCaller(Stager.Staged staged) {
+        if (!notifier.publishesLocally() || repository.isPresent() || servers.isEmpty() || queued.get() > 0) {
+            return false;
+        }
+        long total = 0;
+        for (TensorInfo t : staged.infos()) {
+            total += t.length();
+        }
+        return total <= inlineBytes;
     }
 
     private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
                          CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
+        Prepared p = prepare(staged, metadata, publishedAtMs, announced, durable);
+        if (p == null) {
+            return;
+        }
+        if (!servers.isEmpty() || repository.isEmpty()) {
+            announce(p.manifest(), p.buffer(), announced);
+        }
+        cache.withdraw(p.retired()); // older versions leave the transports once this one is announced
+        if (repository.isEmpty()) {
+            durable.complete(p.manifest());
+            return;
+        }
+        flushToPfs(p.manifest(), p.buffer(), announced, durable);
+    }
+
+    /**
+     * The training thread's way for a small version ({@link #announcesOnCaller}): steps 1 to 3 here,
+     * then the announcement handed to the broker in this process; the broker's answer completes the
+     * futures and withdraws the versions this one retired.
+     */
+    private void publishFromCaller(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
+                                   CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
+        Prepared p = prepare(staged, metadata, publishedAtMs, announced, durable);
+        if (p == null) {
+            return;
+        }
+        Manifest manifest = p.manifest();
+        CompletableFuture<Void> accepted;
+        try {
+            accepted = notifier.publishLocally(manifest, p.buffer().data().asSlice(0, manifest.totalBytes()));
+        } catch (RuntimeException e) {
+            accepted = CompletableFuture.failedFuture(e);
+        }
+        accepted.whenComplete((ok, failure) -> {
+            if (failure == null) {
+                rt.metrics().published(model);
+                announced.complete(manifest);
+            } else {
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), cause.getMessage());
+                announced.completeExceptionally(cause);
+            }
+            cache.withdraw(p.retired());
+            durable.complete(manifest);
+        });
+    }
+
+    /** A version through steps 1 to 3: its manifest with the transports' locations, and the buffers it retired. */
+    private record Prepared(Manifest manifest, StagingBuffer buffer, List<StagingBuffer> retired) {
+    }
+
+    /** Steps 1 to 3; null when they failed: then the buffer went back and the futures say why. */
+    private Prepared prepare(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
+                             CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         StagingBuffer buffer = staged.buffer();
-        Manifest manifest;
         List<StagingBuffer> retired = List.of();
         try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
             staged.hostCopy().run(); // step 1
-            manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
+            Manifest manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
             buffer.manifest(manifest);
             retired = cache.activate(buffer, staged.content()); // the hashes are complete: a later version may compare with it
-            manifest = expose(manifest, buffer);
+            return new Prepared(expose(manifest, buffer), buffer, retired);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "producer " + model + " v" + staged.version() + ": staging failed: " + e.getMessage(), e);
             cache.abandon(buffer);
             cache.withdraw(retired);
             announced.completeExceptionally(e);
             durable.completeExceptionally(e);
-            return;
+            return null;
         }
-        if (!servers.isEmpty() || repository.isEmpty()) {
-            announce(manifest, buffer, announced);
-        }
-        cache.withdraw(retired); // older versions leave the transports once this one is announced
-        if (repository.isEmpty()) {
-            durable.complete(manifest);
-            return;
-        }
-        flushToPfs(manifest, buffer, announced, durable);
     }
 
     /** Step 2: the manifest's entries, with the hashes and block ids started during the copy (the rest is hashed here). */

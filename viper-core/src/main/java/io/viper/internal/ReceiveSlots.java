@@ -76,7 +76,21 @@ final class ReceiveSlots implements AutoCloseable {
      * @throws ViperTimeoutException when both stay held, or the consumer closed meanwhile
      */
     Slot claim() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        Slot s = claimWithin(TimeUnit.MILLISECONDS.toNanos(waitMs));
+        if (s == null) {
+            throw new ViperTimeoutException("both receive buffers of " + model
+                    + " are held by open leases (waited " + waitMs + " ms)");
+        }
+        return s;
+    }
+
+    /** A slot no model uses now, or null: for a thread that must not wait (the notifier's). */
+    Slot claimNow() {
+        return claimWithin(0);
+    }
+
+    private Slot claimWithin(long waitNanos) {
+        long deadline = System.nanoTime() + waitNanos;
         synchronized (monitor) {
             while (true) {
                 for (Slot s : slots) {
@@ -89,8 +103,7 @@ final class ReceiveSlots implements AutoCloseable {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || closed) {
-                    throw new ViperTimeoutException("both receive buffers of " + model
-                            + " are held by open leases (waited " + waitMs + " ms)");
+                    return null;
                 }
                 try {
                     monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));

@@ -11,6 +11,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -18,10 +21,12 @@ import java.util.function.Consumer;
 /**
  * The version a consumer serves, and the swap to a newer one: the last step of the data path.
  * The swap is one atomic reference change, so a request sees the old version or the new one,
- * never a mix; the old version's memory is handed back when its last lease closes.
+ * never a mix; the old version's memory is handed back when its last lease closes (the serving
+ * slot's reference is dropped on a thread of its own, {@code viper-release-*}, after the listeners).
  *
  * <p>Threads: inference threads take leases ({@link #lease()}); the fetch thread swaps
- * ({@link #swap}) and then runs the update listeners; any thread may wait in
+ * ({@link #swap}) and then runs the update listeners, or the notifier's thread does for a version
+ * its announcement carried (the {@link Fetcher}'s lock lets one of them at a time); any thread may wait in
  * {@link #awaitVersion}. {@link #close()} runs on the thread closing the consumer and logs a
  * warning naming each version still leased (its memory is freed when that lease closes).
  * Thread-safe.
@@ -38,11 +43,14 @@ final class ServingModel implements AutoCloseable {
     private final List<LoadedModel> live = new ArrayList<>();
     private long completedVersion;
     private boolean closed;
+    /** Releases replaced host versions, in order, off the swapping thread. */
+    private final ExecutorService releaser;
 
     ServingModel(String model, ViperMetrics metrics) {
         this.model = model;
         this.metrics = metrics;
         this.listeners = new Listeners<>("consumer " + model + ": update listener");
+        this.releaser = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("viper-release-" + model).factory());
     }
 
     /** The version serving now, 0 before the first. */
@@ -79,8 +87,8 @@ final class ServingModel implements AutoCloseable {
     }
 
     /**
-     * Serves {@code loaded} (verified) instead of the current version and tells the listeners. Fetch
-     * thread only. After {@link #close()} the version is released instead.
+     * Serves {@code loaded} (verified) instead of the current version and tells the listeners. One
+     * thread at a time, holding the {@link Fetcher}'s loading lock. After {@link #close()} the version is released instead.
      *
      * @param startedNs {@link System#nanoTime()} when the load from {@code loc} began
      * @param fallbacks locations that failed before {@code loc}
@@ -110,16 +118,29 @@ final class ServingModel implements AutoCloseable {
             LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
                     model, m.version(), loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()), loaded.bytesReused());
         }
-        if (old != null) {
-            // After the listeners: closing the old version's view of its buffer makes every thread
-            // pass a safepoint-like handshake, which the update need not wait for.
-            old.releaseRef();
+        // Waiters see the version only once the update is complete (listeners run, old version released).
+        LoadedModel replaced = old;
+        Runnable complete = () -> {
+            if (replaced != null) {
+                replaced.releaseRef();
+            }
+            synchronized (monitor) {
+                completedVersion = Math.max(completedVersion, m.version());
+                monitor.notifyAll();
+            }
+        };
+        if (old != null && old.hostData() != null) {
+            // Closing a host version's view of its buffer (a shared arena) makes every thread of the
+            // process pass a handshake: 0.1-0.3 ms on average here, several ms at worst. Neither the
+            // swapping thread (the notifier's, for an inline version) nor the next update waits for it.
+            try {
+                releaser.execute(complete);
+                return;
+            } catch (RejectedExecutionException closing) {
+                // closing: release here
+            }
         }
-        // Waiters see the version only once the update is complete (old version released, listeners run).
-        synchronized (monitor) {
-            completedVersion = m.version();
-            monitor.notifyAll();
-        }
+        complete.run(); // a GPU version is freed on the thread that loaded it, where its CUDA context is current
     }
 
     /** Blocks until {@code v} or a newer version has been swapped in; returns the version serving. */
@@ -146,9 +167,17 @@ final class ServingModel implements AutoCloseable {
         }
     }
 
-    /** Stops serving: releases the current version and warns about each version still leased. */
+    /** Stops serving: releases the replaced versions and the current one, and warns about each version still leased. */
     @Override
     public void close() {
+        releaser.shutdown();
+        try {
+            if (!releaser.awaitTermination(10, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: releasing replaced versions did not finish in 10 s", model);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         LoadedModel m;
         List<LoadedModel> held;
         synchronized (monitor) {

@@ -4,6 +4,7 @@ import io.viper.manifest.Manifest;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Publish/subscribe of manifests, keyed by model name (the embedded and Kafka wire formats are in
@@ -57,6 +58,29 @@ public interface Notifier extends AutoCloseable {
             throw new IllegalArgumentException("inline data of " + manifest.model() + " v" + manifest.version() + ": " + data.byteSize()
                     + " bytes for a version of " + manifest.totalBytes() + " (at most " + MAX_INLINE_BYTES + " travel inline)");
         }
+    }
+
+    /**
+     * Whether the service that accepts publications lives in this process (an embedded broker this
+     * notifier started), so that {@link #publishLocally} hands one over without waiting on a network.
+     * A producer then announces a small version from the publishing thread rather than waking its
+     * background thread. Default: false.
+     */
+    default boolean publishesLocally() {
+        return false;
+    }
+
+    /**
+     * Only where {@link #publishesLocally()}: hands the announcement of {@code manifest} with
+     * {@code data} (as {@link #publish(Manifest, MemorySegment)} takes them, read before this returns)
+     * to the service in this process and returns at once. The future completes, on the service's
+     * thread, when the publication was accepted, or exceptionally with what {@code publish} would
+     * throw; the service handles publications in the order they were handed over.
+     *
+     * @throws UnsupportedOperationException where {@link #publishesLocally()} is false (the default)
+     */
+    default CompletableFuture<Void> publishLocally(Manifest manifest, MemorySegment data) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not publish within this process");
     }
 
     /**

@@ -8,6 +8,7 @@ import io.viper.spi.NotifierProvider;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
+import java.util.concurrent.CompletableFuture;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +26,9 @@ import java.util.concurrent.Executors;
  */
 public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final Map<String, Broker> BROKERS = new ConcurrentHashMap<>();
+
+    /** The name of the thread that calls a notifier's listeners (one per notifier instance). */
+    public static final String DELIVERY_THREAD = "viper-mem-notify";
 
     /** Publishes raw bytes as if a broken client sent them (the broker decodes and drops them). */
     public static void injectRaw(String name, String model, byte[] raw) {
@@ -88,7 +92,7 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final class Client implements Notifier {
         private final URI uri;
         private final Broker broker;
-        private final ExecutorService delivery = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().unstarted(r));
+        private final ExecutorService delivery = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name(DELIVERY_THREAD).unstarted(r));
         private final List<Sub> mine = new ArrayList<>();
 
         Client(URI uri, Broker broker) {
@@ -99,6 +103,23 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         @Override
         public URI uri() {
             return uri;
+        }
+
+        /** In process: producers announce small versions on the publishing thread, as with a broker they host. */
+        @Override
+        public boolean publishesLocally() {
+            return true;
+        }
+
+        /** Delivers on the calling thread, as {@code publish} does, and returns the finished future. */
+        @Override
+        public CompletableFuture<Void> publishLocally(Manifest manifest, MemorySegment data) {
+            try {
+                publish(manifest, data);
+                return CompletableFuture.completedFuture(null);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
 
         @Override

@@ -2,6 +2,7 @@ package io.viper.notify.embedded;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -330,6 +331,39 @@ class EmbeddedNotifierBehaviourTest {
             assertEquals(0x11, raw.readFrame()[0], "the connection still answers HELLO");
         }
         assertNull(early.received.poll(200, TimeUnit.MILLISECONDS), "nothing refused reached the subscriber");
+    }
+
+    @Test
+    void theHostingProducerHandsPublicationsToItsBrokerAndLearnsTheAnswerLater() throws Exception {
+        Notifier host = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
+        Notifier remote = own(provider.open(host.uri(), Role.PRODUCER, FAST));
+        Notifier consumer = own(provider.open(host.uri(), Role.CONSUMER, FAST));
+        assertTrue(host.publishesLocally(), "the broker is in the hosting producer's process");
+        assertFalse(remote.publishesLocally(), "a producer that connects to the broker waits on the network");
+        UnsupportedOperationException notHere = assertThrows(UnsupportedOperationException.class,
+                () -> remote.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[16])));
+        assertTrue(notHere.getMessage().contains("the broker is not in this process"), notHere.getMessage());
+
+        DataCollector c = new DataCollector();
+        own(consumer.subscribe("loc", c));
+        byte[] v1 = new byte[16];
+        new Random(3).nextBytes(v1);
+        MemorySegment staging = java.lang.foreign.Arena.ofAuto().allocate(16);
+        MemorySegment.copy(v1, 0, staging, ValueLayout.JAVA_BYTE, 0, 16);
+        java.util.concurrent.CompletableFuture<Void> accepted = host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
+        staging.fill((byte) 0); // read before publishLocally returned: the caller may reuse its buffer at once
+        accepted.get(10, TimeUnit.SECONDS);
+        Map.Entry<Manifest, byte[]> got = c.next();
+        assertEquals(1, got.getKey().version());
+        assertArrayEquals(v1, got.getValue());
+
+        // A refusal completes the future with what publish would throw.
+        Manifest otherBytes = new Manifest("loc", 1, "impostor", 0, new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(66, 66))), List.of());
+        java.util.concurrent.CompletableFuture<Void> stale = host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(ViperConfigException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("it holds another v1 of loc"), e.getCause().getMessage());
     }
 
     @Test

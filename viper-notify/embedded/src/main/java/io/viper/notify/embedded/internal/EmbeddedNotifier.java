@@ -426,6 +426,12 @@ public final class EmbeddedNotifier implements Notifier {
 
     // ---------------------------------------------------------------- API
 
+    /** True when this notifier hosts its broker: a publish is a hand-off to the broker's event loop in this process. */
+    @Override
+    public boolean publishesLocally() {
+        return ownedBroker != null;
+    }
+
     @Override
     public void publish(Manifest manifest) {
         publish(manifest, Announcement.NO_DATA);
@@ -438,14 +444,22 @@ public final class EmbeddedNotifier implements Notifier {
         publish(manifest, data.toArray(ValueLayout.JAVA_BYTE));
     }
 
-    private void publish(Manifest manifest, byte[] data) {
-        checkOpen();
-        byte[] bytes = ManifestCodec.encode(manifest);
-        if (bytes.length > ManifestCodec.MAX_ENCODED_BYTES) {
-            throw new ViperFormatException(name, "manifest of " + manifest.model() + " v" + manifest.version() + " encodes to "
-                    + bytes.length + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
+    /**
+     * Hands the publication to the broker this notifier hosts and returns: the broker's event loop
+     * checks and forwards it; the future completes with its answer.
+     */
+    @Override
+    public CompletableFuture<Void> publishLocally(Manifest manifest, MemorySegment data) {
+        if (ownedBroker == null) {
+            throw new UnsupportedOperationException(name + ": the broker is not in this process");
         }
-        Announcement announcement = new Announcement(bytes, data);
+        Notifier.checkInline(manifest, data);
+        Announcement announcement = announcement(manifest, data.toArray(ValueLayout.JAVA_BYTE));
+        return ownedBroker.publishLocal(manifest.model(), manifest, announcement).thenAccept(answer -> accepted(manifest, answer));
+    }
+
+    private void publish(Manifest manifest, byte[] data) {
+        Announcement announcement = announcement(manifest, data);
         String what = manifest.model() + " v" + manifest.version();
         NotifyMessage answer;
         if (ownedBroker != null) {
@@ -462,10 +476,27 @@ public final class EmbeddedNotifier implements Notifier {
             });
             answer = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), announcement), "publish of " + what);
         }
+        accepted(manifest, answer);
+    }
+
+    /** What a publish sends: the encoded manifest (checked against the size limit) and {@code data}. */
+    private Announcement announcement(Manifest manifest, byte[] data) {
+        checkOpen();
+        byte[] bytes = ManifestCodec.encode(manifest);
+        if (bytes.length > ManifestCodec.MAX_ENCODED_BYTES) {
+            throw new ViperFormatException(name, "manifest of " + manifest.model() + " v" + manifest.version() + " encodes to "
+                    + bytes.length + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
+        }
+        return new Announcement(bytes, data);
+    }
+
+    /** Returns when the broker accepted {@code manifest}; throws its refusal otherwise. */
+    private void accepted(Manifest manifest, NotifyMessage answer) {
         Ack a = acknowledgement(answer);
         if (a.status() == NotifyProtocol.STALE) {
-            throw new ViperConfigException(name + ": the broker refused " + what + ": it holds " + (a.latestVersion() == manifest.version() ? "another " : "")
-                    + "v" + a.latestVersion() + " of " + manifest.model() + " (versions of a model only grow and are never reused; is another producer announcing it?)");
+            throw new ViperConfigException(name + ": the broker refused " + manifest.model() + " v" + manifest.version() + ": it holds "
+                    + (a.latestVersion() == manifest.version() ? "another " : "") + "v" + a.latestVersion() + " of " + manifest.model()
+                    + " (versions of a model only grow and are never reused; is another producer announcing it?)");
         }
     }
 

@@ -36,11 +36,11 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TransferCalibration {
     /** Updates before measuring. */
-    public static final int WARMUP = 200;
+    public static final int WARMUP = 3000;
     /** Updates measured. */
     public static final int MEASURED = 100;
     /** Updates each of the demo's processes runs ({@link #warmUp}) before its run. */
-    public static final int PROCESS_WARMUP = 200;
+    public static final int PROCESS_WARMUP = 3000;
 
     private TransferCalibration() {
     }

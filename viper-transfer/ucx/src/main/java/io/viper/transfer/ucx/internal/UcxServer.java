@@ -624,14 +624,16 @@ public final class UcxServer implements TransportServer {
     }
 
     /**
-     * A whole small read: takes the lease, writes DATA and the bytes of the ranges from the staged
-     * memory, and closes the lease; returns null once written, or NOT_AVAILABLE to send.
+     * A whole small read: takes the lease, copies DATA and the bytes of the ranges from the staged
+     * memory into a frame, closes the lease and writes the frame (so the lease is closed before the
+     * consumer can read the answer); returns null once written, or NOT_AVAILABLE to send.
      */
     private ByteBuffer leaseRead(ControlProtocol.LeaseReadRequest req, FrameChannel out) throws IOException, ControlProtocol.ProtocolException {
         Taken t = take(req.model(), req.version());
         if (t.lease() == null) {
             return ControlProtocol.notAvailable(t.refusal());
         }
+        byte[] bytes;
         try (ReadLease lease = t.lease()) {
             MemorySegment data = t.exposure().staged.data();
             long size = data.byteSize();
@@ -642,15 +644,15 @@ public final class UcxServer implements TransportServer {
                 }
             }
             ByteBuffer header = ControlProtocol.data(size, req.total());
-            byte[] bytes = new byte[(int) (header.remaining() + req.total())];
+            bytes = new byte[(int) (header.remaining() + req.total())];
             header.get(bytes, 0, header.remaining());
             int at = header.capacity();
             for (int i = 0; i < req.offsets().length; i++) {
                 MemorySegment.copy(data, ValueLayout.JAVA_BYTE, req.offsets()[i], bytes, at, (int) req.lengths()[i]);
                 at += (int) req.lengths()[i];
             }
-            out.write(limits.requestDeadline(), ByteBuffer.wrap(bytes));
         }
+        out.write(limits.requestDeadline(), ByteBuffer.wrap(bytes));
         return null;
     }
 

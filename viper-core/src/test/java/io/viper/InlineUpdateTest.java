@@ -2,6 +2,7 @@ package io.viper;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -175,6 +176,26 @@ class InlineUpdateTest {
         p2.publish(snapshot(1f), Map.of());
         c2.awaitVersion(1, WAIT);
         assertEquals(List.of("viper-consumer-m"), fetchThreads, "without inline bytes the fetch thread loads and swaps");
+    }
+
+    @Test
+    void flushWaitsForTheBrokersAnswerToASmallVersionAnnouncedFromThePublishingThread() throws Exception {
+        SdkFixture f = fixture("");
+        InMemoryNotifierProvider.carryData(testName, false);
+        Runnable answer = InMemoryNotifierProvider.holdLocalAnswers(testName);
+        ViperProducer producer = f.keep(f.viper(registry).producer("m", CheckpointPolicy.never()));
+        PublishHandle h = producer.publish(snapshot(1f), Map.of());
+        java.util.concurrent.CompletableFuture<Void> flushed;
+        try {
+            assertFalse(h.announced().isDone(), "the broker has not answered yet");
+            flushed = java.util.concurrent.CompletableFuture.runAsync(producer::flush, r -> Thread.ofPlatform().daemon().start(r));
+            assertThrows(java.util.concurrent.TimeoutException.class, () -> flushed.get(300, java.util.concurrent.TimeUnit.MILLISECONDS),
+                    "flush waits for the answer");
+        } finally {
+            answer.run();
+        }
+        flushed.get(20, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(h.announced().isDone() && !h.announced().isCompletedExceptionally(), "announced once flush returned");
     }
 
     @Test

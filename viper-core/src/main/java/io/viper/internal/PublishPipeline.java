@@ -4,6 +4,7 @@ import io.viper.PublishHandle;
 import io.viper.ViperConfig;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.BlockList;
 import io.viper.manifest.Location;
@@ -28,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -68,6 +70,8 @@ final class PublishPipeline implements AutoCloseable {
     private final long inlineBytes;
     /** Versions handed to {@link #thread} that have not gone through it yet (and flushes waiting on it). */
     private final AtomicInteger queued = new AtomicInteger();
+    /** Completes once the broker answered the last version announced from the training thread (and its futures completed). */
+    private volatile CompletableFuture<Void> lastFromCaller = CompletableFuture.completedFuture(null);
 
     PublishPipeline(String model, ViperRuntime rt, List<TransportServer> servers, Notifier notifier, Optional<CheckpointRepository> repository,
                     StagingCache cache, GpuStaging gpu) {
@@ -165,7 +169,7 @@ final class PublishPipeline implements AutoCloseable {
         } catch (RuntimeException e) {
             accepted = CompletableFuture.failedFuture(e);
         }
-        accepted.whenComplete((ok, failure) -> {
+        lastFromCaller = accepted.handle((ok, failure) -> {
             if (failure == null) {
                 rt.metrics().published(model);
                 announced.complete(manifest);
@@ -176,6 +180,7 @@ final class PublishPipeline implements AutoCloseable {
             }
             cache.withdraw(p.retired());
             durable.complete(manifest);
+            return null;
         });
     }
 
@@ -274,10 +279,16 @@ final class PublishPipeline implements AutoCloseable {
         }
     }
 
-    /** Blocks until every version queued so far went through the pipeline. */
+    /**
+     * Blocks until every version queued so far went through the pipeline, and the broker answered the
+     * last one announced from the training thread (up to 60 s).
+     */
     void flush() {
         try {
             thread.submit(() -> { }).get();
+            lastFromCaller.get(60, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new ViperTimeoutException("producer " + model + ": the broker did not answer the last announcement within 60 s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while flushing producer " + model);
@@ -316,6 +327,13 @@ final class PublishPipeline implements AutoCloseable {
     @Override
     public void close() {
         thread.shutdown();
+        try {
+            lastFromCaller.get(60, TimeUnit.SECONDS); // the last small version's announcement, before its buffer leaves the transports
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.log(System.Logger.Level.WARNING, "producer {0}: the broker did not answer the last announcement: {1}", model, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         try {
             if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
                 LOG.log(System.Logger.Level.WARNING, "producer {0}: background work did not finish in 60 s", model);

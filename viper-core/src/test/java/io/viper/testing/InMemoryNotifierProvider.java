@@ -40,6 +40,18 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
      * ({@link Notifier#publish(Manifest, MemorySegment)}); with {@code corrupt}, it flips the first
      * byte of what it delivers, as a broken broker would.
      */
+    /**
+     * Makes {@code publishLocally} on notifier {@code mem://name} hand back a future that completes
+     * (and delivers) only when the returned {@code Runnable} runs, as a broker's loop that has not
+     * got to the publication yet.
+     */
+    public static Runnable holdLocalAnswers(String name) {
+        Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
+        java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+        b.localAnswers = released;
+        return released::countDown;
+    }
+
     public static void carryData(String name, boolean corrupt) {
         Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
         b.carriesData = true;
@@ -62,6 +74,8 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         private final List<Client.Sub> subs = new CopyOnWriteArrayList<>();
         private final Map<String, byte[]> latestData = new ConcurrentHashMap<>();
         volatile boolean carriesData;
+        /** While set and not counted down, local publications wait for it on a thread of their own. */
+        volatile java.util.concurrent.CountDownLatch localAnswers;
         volatile boolean corruptsData;
 
         synchronized void publishRaw(String model, byte[] raw) {
@@ -114,12 +128,24 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         /** Delivers on the calling thread, as {@code publish} does, and returns the finished future. */
         @Override
         public CompletableFuture<Void> publishLocally(Manifest manifest, MemorySegment data) {
-            try {
-                publish(manifest, data);
-                return CompletableFuture.completedFuture(null);
-            } catch (RuntimeException e) {
-                return CompletableFuture.failedFuture(e);
+            java.util.concurrent.CountDownLatch hold = broker.localAnswers;
+            if (hold == null) {
+                try {
+                    publish(manifest, data);
+                    return CompletableFuture.completedFuture(null);
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
             }
+            MemorySegment copy = MemorySegment.ofArray(data.toArray(ValueLayout.JAVA_BYTE)); // read before returning, as the contract says
+            return CompletableFuture.runAsync(() -> {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                publish(manifest, copy);
+            }, r -> Thread.ofPlatform().daemon().name("viper-mem-local-answer").start(r)); // not the common pool, which may have one thread
         }
 
         @Override

@@ -97,10 +97,11 @@ final class ManifestTracker implements AutoCloseable {
         }
         if (autoload && carried && fresh) {
             // The bytes are here: swapping them in on this thread spares waking the fetch thread,
-            // which costs more than the copy and the check. Once served, target() ignores it.
+            // which costs more than the copy and the check.
             listeners.tell(m);
-            swapsAnnounced.test(m);
-            target(m);
+            if (!swapsAnnounced.test(m)) {
+                target(m);
+            }
             return;
         }
         if (autoload) {

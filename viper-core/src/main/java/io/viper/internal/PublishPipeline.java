@@ -16,6 +16,7 @@ import io.viper.spi.Notifier;
 import io.viper.spi.ReadLease;
 import io.viper.spi.TransportServer;
 import io.viper.tensor.TensorInfo;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -165,19 +166,12 @@ final class PublishPipeline implements AutoCloseable {
         Manifest manifest = p.manifest();
         CompletableFuture<Void> accepted;
         try {
-            accepted = notifier.publishLocally(manifest, p.buffer().data().asSlice(0, manifest.totalBytes()));
+            accepted = notifier.publishLocally(manifest, dataOf(manifest, p.buffer()));
         } catch (RuntimeException e) {
             accepted = CompletableFuture.failedFuture(e);
         }
         lastFromCaller = accepted.handle((ok, failure) -> {
-            if (failure == null) {
-                rt.metrics().published(model);
-                announced.complete(manifest);
-            } else {
-                Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-                LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), cause.getMessage());
-                announced.completeExceptionally(cause);
-            }
+            announced(manifest, failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, announced);
             cache.withdraw(p.retired());
             durable.complete(manifest);
             return null;
@@ -235,18 +229,33 @@ final class PublishPipeline implements AutoCloseable {
 
     /** Step 4: tells consumers where to read the version (with no transport, only the PFS flush announces). */
     private void announce(Manifest manifest, StagingBuffer buffer, CompletableFuture<Manifest> announced) {
+        RuntimeException failure = null;
         try {
             if (manifest.totalBytes() <= inlineBytes) {
                 // Small: the bytes ride along, and consumers swap without a round trip to fetch them.
-                notifier.publish(manifest, buffer.data().asSlice(0, manifest.totalBytes()));
+                notifier.publish(manifest, dataOf(manifest, buffer));
             } else {
                 notifier.publish(manifest);
             }
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        announced(manifest, failure, announced);
+    }
+
+    /** The version's bytes in its staging buffer, as an announcement carries them. */
+    private static MemorySegment dataOf(Manifest manifest, StagingBuffer buffer) {
+        return buffer.data().asSlice(0, manifest.totalBytes());
+    }
+
+    /** Completes {@code announced} with {@code manifest}, counted, or with {@code failure} (null: none), logged. */
+    private void announced(Manifest manifest, Throwable failure, CompletableFuture<Manifest> announced) {
+        if (failure == null) {
             rt.metrics().published(model);
             announced.complete(manifest);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), e.getMessage());
-            announced.completeExceptionally(e);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), failure.getMessage());
+            announced.completeExceptionally(failure);
         }
     }
 

@@ -206,7 +206,8 @@ public final class TransferBench {
                 // The polling baseline reads safetensors files, as users' tools do today: no blocks for it.
                 .config("viper.block.bytes", Long.toString(poll ? 0 : settings.blockBytes()));
         // inline: the bytes ride in the announcement (tcp is there for the rules, never used); elsewhere never, so that the transport is measured.
-        b.config("viper.transports", scheme.equals("file") ? "" : (scheme.equals(INLINE) ? "tcp" : scheme) + "://127.0.0.1:0");
+        String served = scheme.equals(INLINE) ? "tcp" : scheme;
+        b.config("viper.transports", scheme.equals("file") ? "" : served + "://127.0.0.1:0");
         b.config(ViperConfig.PRODUCER_INLINE_BYTES.name(), scheme.equals(INLINE) ? Integer.toString(Notifier.MAX_INLINE_BYTES) : "0");
         if (scheme.equals("file")) {
             b.pfsRoot(pfs);
@@ -220,7 +221,7 @@ public final class TransferBench {
             if (poll) {
                 cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
             } else {
-                cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", scheme.equals(INLINE) ? "tcp" : scheme));
+                cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", served));
                 if (scheme.equals("file")) {
                     cmd.add(pfs.toString()); // a consumer reads file:// locations only from its own PFS
                 }

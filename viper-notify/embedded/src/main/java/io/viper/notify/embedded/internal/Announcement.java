@@ -1,5 +1,7 @@
 package io.viper.notify.embedded.internal;
 
+import io.viper.manifest.Manifest;
+
 /**
  * What one PUBLISH or MANIFEST frame carries: an encoded manifest and, for a small version, the
  * version's bytes ({@link io.viper.spi.Notifier#publish(io.viper.manifest.Manifest, java.lang.foreign.MemorySegment)}),
@@ -15,6 +17,11 @@ record Announcement(byte[] manifest, byte[] data) {
     /** A manifest without bytes. */
     static Announcement of(byte[] manifest) {
         return new Announcement(manifest, NO_DATA);
+    }
+
+    /** Whether the bytes it carries, if any, are as many as {@code m} describes (both the broker and subscribers check). */
+    boolean fits(Manifest m) {
+        return data.length == 0 || data.length == m.totalBytes();
     }
 
     /** Bytes it holds, for the broker's limits. */

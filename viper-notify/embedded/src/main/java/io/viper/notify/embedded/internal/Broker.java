@@ -245,7 +245,7 @@ public final class Broker implements AutoCloseable {
                 throw new ViperFormatException(name, "publish from " + peer + " names model "
                         + model + " but carries a manifest of " + m.model());
             }
-            if (announcement.data().length > 0 && announcement.data().length != m.totalBytes()) {
+            if (!announcement.fits(m)) {
                 throw new ViperFormatException(name, "publish of " + model + " v" + m.version() + " from " + peer + " carries "
                         + announcement.data().length + " bytes of a version of " + m.totalBytes());
             }

@@ -627,7 +627,7 @@ public final class EmbeddedNotifier implements Notifier {
             if (!m.model().equals(model)) {
                 throw new ViperFormatException(name, "a manifest of " + m.model() + " arrived as one of " + model);
             }
-            if (announcement.data().length > 0 && announcement.data().length != m.totalBytes()) {
+            if (!announcement.fits(m)) {
                 throw new ViperFormatException(name, "the manifest of " + model + " v" + m.version() + " came with " + announcement.data().length
                         + " bytes of a version of " + m.totalBytes());
             }

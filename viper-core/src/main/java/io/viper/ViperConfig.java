@@ -97,6 +97,12 @@ public final class ViperConfig {
     public static final ConfigKey<Long> BLOCK_BYTES = define(CORE.key("viper.block.bytes", ConfigType.SIZE, "1m", ViperConfig::parseBlockBytes,
             "Producer: the size of the content-addressed blocks each tensor is cut into (4k to 1g; 0: none). A consumer that holds a version pulls only the"
             + " blocks of a newer one it does not hold, and the PFS repository stores each distinct block once."));
+    public static final ConfigKey<Boolean> BLOCK_SKIP_UNSHARED = define(CORE.booleanKey("viper.producer.block.skip.unshared", true,
+            "Producer with blocks and viper.producer.staging.compare: a version that shares no block with the earlier version its staging buffer"
+            + " held (with two staged versions, the one two back) goes without block ids, as with viper.block.bytes=0: consumers pull it whole"
+            + " and the PFS repository keeps it as one file, and its announcement does not wait for the XXH3-128 of every block. The next version"
+            + " that shares blocks with it has all of its ids again. false: every version carries block ids, so blocks it shares with older"
+            + " versions or other models are still reused and stored once."));
     public static final ConfigKey<String> PRODUCER_ID = define(CORE.key("viper.producer.id", ConfigType.STRING, "", v -> v,
             "Producer id carried in manifests; empty: hostname:pid."));
     public static final ConfigKey<Optional<Path>> AUTH_SECRET_FILE = define(CORE.key("viper.auth.secret.file", ConfigType.PATH, "", ViperConfig::optionalPath,

@@ -39,6 +39,8 @@ final class Stager {
     private final long blockBytes;
     /** {@link StagingCopy#compareUnit}, 0 when staging copies everything. */
     private final long compareUnit;
+    /** {@code viper.producer.block.skip.unshared}: see {@link BlockIds}. */
+    private final boolean skipUnshared;
     private final GpuStaging gpu;
 
     /**
@@ -46,14 +48,18 @@ final class Stager {
      * @param algorithm   the hash the manifests carry ({@code viper.hash.algorithm})
      * @param blockBytes  the size of the blocks whose ids the manifests carry ({@code viper.block.bytes}; 0: none)
      * @param compare     whether a snapshot is compared with what a recycled buffer holds ({@code viper.producer.staging.compare})
+     * @param skipUnshared whether a compared version that shares nothing with the buffer's goes without block ids
+     *                  ({@code viper.producer.block.skip.unshared})
      */
-    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, boolean compare, GpuStaging gpu) {
+    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, boolean compare,
+           boolean skipUnshared, GpuStaging gpu) {
         this.cache = cache;
         this.hashPool = hashPool;
         this.hashWorkers = hashWorkers;
         this.algorithm = algorithm;
         this.blockBytes = blockBytes;
         this.compareUnit = compare ? StagingCopy.compareUnit(blockBytes) : 0;
+        this.skipUnshared = skipUnshared;
         this.gpu = gpu;
     }
 
@@ -96,7 +102,8 @@ final class Stager {
         StagedContent held = taken.held();
         TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers,
                 held == null ? null : held.pieces());
-        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, held == null ? null : held.blocks());
+        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, held == null ? null : held.blocks(),
+                held != null && skipUnshared);
         // Every range that lands in the host staging is hashed twice while the copy goes on: tensor and block hashes.
         GpuStaging.Arrivals arrivals = (from, length) -> {
             hashes.arrived(from, length);
@@ -113,8 +120,10 @@ final class Stager {
             } else {
                 copied = StagingCopy.all(tensors, infos, buffer.writable(), arrivals);
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}", cache.model(), version,
-                    copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version());
+            boolean noIds = blocks.copyEnded();
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), version,
+                    copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version(),
+                    noIds ? "; nothing shared: no block ids" : "");
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
         } catch (RuntimeException e) {
             hashes.close();

@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -79,12 +80,20 @@ class StagingCompareTest {
         final Stager stager;
         final HashAlgorithm algorithm;
         final long blockBytes;
+        final boolean skipUnshared;
         long version;
+        /** Whether the version published last carries block ids. */
+        boolean lastWithIds;
 
         Staging(HashAlgorithm algorithm, long blockBytes, boolean compare) {
+            this(algorithm, blockBytes, compare, false);
+        }
+
+        Staging(HashAlgorithm algorithm, long blockBytes, boolean compare, boolean skipUnshared) {
             this.algorithm = algorithm;
             this.blockBytes = blockBytes;
-            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, new GpuStaging("m"));
+            this.skipUnshared = skipUnshared;
+            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"));
         }
 
         /** Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged. */
@@ -99,6 +108,11 @@ class StagingCompareTest {
             try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
                 ContentHash[] tensorHashes = hashes.await();
                 List<BlockList> blockIds = blocks.await();
+                lastWithIds = blockBytes > 0 && !blockIds.stream().allMatch(b -> b == BlockList.NONE);
+                if (blockBytes > 0 && !lastWithIds) {
+                    assertTrue(skipUnshared, "v" + version + " went without block ids although none may be skipped");
+                    assertEquals(0, staged.copied().unchangedBytes(), "v" + version + " went without block ids although it shares bytes");
+                }
                 assertStagedFromScratch(parts, staged, tensorHashes, blockIds, arena);
                 cache.withdraw(cache.activate(staged.buffer(), staged.content()));
             }
@@ -114,6 +128,9 @@ class StagingCompareTest {
                 String what = "v" + version + " tensor " + info.name();
                 assertEquals(-1, expected.mismatch(data.asSlice(info.offset(), info.length())), what + ": the buffer holds the snapshot's bytes");
                 assertEquals(algorithm.hash(expected), tensorHashes[i], what + ": its hash");
+                if (blockBytes > 0 && !lastWithIds) {
+                    continue; // a version that shared nothing: no ids to check
+                }
                 List<ContentHash> ids = new ArrayList<>();
                 for (long start = 0; blockBytes > 0 && start < info.length(); start += blockBytes) {
                     ids.add(BlockList.ID_ALGORITHM.hash(expected.asSlice(start, Math.min(blockBytes, info.length() - start))));
@@ -199,7 +216,8 @@ class StagingCompareTest {
     void randomChangesAndLayoutsStageExactlyWhatStagingFromScratchWould(HashAlgorithm algorithm, long blockBytes) {
         SplittableRandom rnd = new SplittableRandom(blockBytes * 31 + algorithm.ordinal());
         long unchanged = 0;
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(algorithm, blockBytes, true)) {
+        // Versions that share nothing with their buffer's go without ids (checked by publish); the others have every id.
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(algorithm, blockBytes, true, true)) {
             List<Part> parts = randomLayout(arena, rnd);
             for (int round = 0; round < 24; round++) {
                 if (rnd.nextInt(6) == 0) {
@@ -215,6 +233,44 @@ class StagingCompareTest {
         }
         assertEquals(StagingCopy.compareUnit(blockBytes) == 0, unchanged == 0,
                 "bytes are found unchanged exactly where blocks and pieces share a unit");
+    }
+
+    /**
+     * viper.producer.block.skip.unshared: a version whose every compared unit differs from what its
+     * buffer held goes without block ids; the next one that shares bytes has every id, hashed from
+     * scratch where its buffer's version had none, and a version that shares one unit has them all.
+     */
+    @Test
+    void aVersionThatSharesNothingWithItsBufferGoesWithoutBlockIdsAndTheNextThatSharesHasThemAll() {
+        SplittableRandom rnd = new SplittableRandom(7);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true, true)) {
+            List<Part> v1 = List.of(new Part("a", randomBytes(arena, 3 * MIB + 5, rnd), null), new Part("b", randomBytes(arena, 2 * MIB, rnd), null));
+            staging.publish(v1, arena);
+            assertTrue(staging.lastWithIds, "v1: nothing to compare with, ids");
+            List<Part> v2 = List.of(new Part("a", randomBytes(arena, 3 * MIB + 5, rnd), null), new Part("b", randomBytes(arena, 2 * MIB, rnd), null));
+            staging.publish(v2, arena);
+            assertTrue(staging.lastWithIds, "v2: a new buffer, nothing to compare with, ids");
+            List<Part> v3 = List.of(new Part("a", randomBytes(arena, 3 * MIB + 5, rnd), null), new Part("b", randomBytes(arena, 2 * MIB, rnd), null));
+            assertEquals(0, staging.publish(v3, arena).unchangedBytes());
+            assertFalse(staging.lastWithIds, "v3 shares nothing with v1, whose buffer it took");
+            List<Part> v4 = changed(v3, arena, rnd);
+            staging.publish(v4, arena);
+            assertFalse(staging.lastWithIds, "v4 shares nothing with v2, whose buffer it took");
+            // v5 takes v3's buffer, which has no ids: every block of v5 is hashed (checked against its bytes by publish).
+            StagingCopy.Copied copied = staging.publish(v4, arena);
+            assertTrue(copied.unchangedBytes() > 0, "v5 shares bytes with v3: " + copied);
+            assertTrue(staging.lastWithIds, "v5 shares bytes with v3, ids");
+            // v6 (into v4's buffer) changes all of a and none of b: it shares b's units, so it keeps every id.
+            List<Part> v6 = List.of(new Part("a", randomBytes(arena, 3 * MIB + 5, rnd), null), v4.get(1));
+            assertEquals(2 * MIB, staging.publish(v6, arena).unchangedBytes());
+            assertTrue(staging.lastWithIds, "v6 shares b with v4, ids");
+        }
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true, false)) {
+            for (int v = 1; v <= 4; v++) {
+                staging.publish(List.of(new Part("a", randomBytes(arena, 2 * MIB + 1, rnd), null)), arena);
+                assertTrue(staging.lastWithIds, "v" + v + ": with the key off, every version has ids");
+            }
+        }
     }
 
     @Test

@@ -203,7 +203,7 @@ final class PublishPipeline implements AutoCloseable {
         }
     }
 
-    /** Step 2: the manifest's entries, with the hashes and block ids started during the copy (the rest is hashed here). */
+    /** Step 2: the manifest's entries, with the hashes and block ids started as the copy ended (the rest is hashed here). */
     private List<TensorEntry> hash(Stager.Staged staged) {
         List<TensorInfo> infos = staged.infos();
         List<Future<Long>> phashes = gpuServed ? gpu.phash64(staged.buffer(), infos, rt.hashPool()) : List.of();

@@ -18,10 +18,9 @@ import java.util.concurrent.ExecutorService;
 /**
  * The training thread's part of publishing, all of which is the training stall: asks the snapshot
  * to describe its tensors (refusing bad ones), lays them out back to back, takes a buffer from the
- * {@link StagingCache} and copies every tensor into it ({@link StagingCopy}), a piece of
- * {@link TensorHashes#PIECE} bytes at a time. Each piece copied is reported to the version's
- * {@link TensorHashes}, which hashes it on the pool while the copy goes on (and to its
- * {@link BlockIds}), so the stall stays a plain copy and the hashes are nearly done when it ends.
+ * {@link StagingCache} and copies every tensor into it ({@link StagingCopy}). What it copied is
+ * reported to the version's {@link TensorHashes} (and its {@link BlockIds}) once the copy ended,
+ * which hash it on the pool, so the stall stays a plain copy that has the memory to itself.
  * When the buffer still holds an earlier version of the same layout, only what differs from it is
  * copied and hashed ({@code viper.producer.staging.compare}). A snapshot with GPU tensors is staged
  * by {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
@@ -68,7 +67,7 @@ final class Stager {
      *
      * @param buffer    the staging buffer, FILLING until the pipeline activates it
      * @param infos     the tensors' layout in the buffer
-     * @param hashes    the tensors' hashes, started during the copy (the pipeline awaits and closes them)
+     * @param hashes    the tensors' hashes, started as the copy ended (the pipeline awaits and closes them)
      * @param blocks    the tensors' block ids, likewise
      * @param hostCopy  what the background thread must do first so the host staging holds every tensor
      *                  (a GPU-staged version); its bytes are hashed after it
@@ -104,7 +103,7 @@ final class Stager {
                 held == null ? null : held.pieces());
         BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, held == null ? null : held.blocks(),
                 held != null && skipUnshared);
-        // Every range that lands in the host staging is hashed twice while the copy goes on: tensor and block hashes.
+        // Every range that lands in the host staging is hashed twice: tensor and block hashes.
         GpuStaging.Arrivals arrivals = (from, length) -> {
             hashes.arrived(from, length);
             blocks.arrived(from, length);

@@ -14,12 +14,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
- * The hashes of a model's tensors, computed piece by piece while the model's bytes arrive: on the
- * producer while the training thread copies them into staging, on a consumer while the transport
+ * The hashes of a model's tensors, computed piece by piece as the model's bytes arrive: on the
+ * producer once the training thread copied them into staging ({@link StagingCopy} reports them when
+ * its copy ended, so that the stall has the memory to itself), on a consumer while the transport
  * receives them. Whoever moves the bytes calls {@link #arrived} for each range that is final; every
  * piece whose bytes are all in is queued for at most {@code workers} tasks on the hash pool, so
- * hashing overlaps the copy or the transfer instead of following it (one core is left to the thread
- * that moves the bytes). {@link #await()} then hashes what is left on the calling thread (small
+ * hashing overlaps the transfer, or the training that follows the stall, instead of following it
+ * (one core is left to the thread that moves the bytes). {@link #await()} then hashes what is left on the calling thread (small
  * pieces never leave it: no hand-off to the pool for a few kilobytes) and combines the pieces of
  * each tensor.
  *
@@ -38,8 +39,9 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 final class TensorHashes implements AutoCloseable {
     /**
      * Piece size of combinable algorithms: large enough that hashing one costs far more than handing
-     * it over, small enough that it is hashed from the processor's cache right after it was copied
-     * (4 MiB pieces, hashed from memory, measured slower here).
+     * it over, small enough that a consumer hashes it from the processor's cache right after it
+     * arrived (4 MiB pieces, hashed from memory, measured slower here), and that several threads
+     * share a large tensor.
      */
     static final long PIECE = 1L << 20;
     /** Pieces smaller than this are left to the thread that awaits the result. */

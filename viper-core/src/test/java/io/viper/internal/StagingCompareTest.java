@@ -336,6 +336,45 @@ class StagingCompareTest {
     }
 
     /**
+     * The copy has the memory to itself: nothing it copied is handed to the hash pool before it
+     * ended. A copy that fails at its last tensor has handed nothing over, although 6 MiB were in.
+     */
+    @Test
+    void nothingIsHashedBeforeTheCopyEnded() throws Exception {
+        SplittableRandom rnd = new SplittableRandom(8);
+        java.util.concurrent.atomic.AtomicInteger submitted = new java.util.concurrent.atomic.AtomicInteger();
+        ExecutorService counting = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, java.util.concurrent.TimeUnit.SECONDS,
+                new java.util.concurrent.LinkedBlockingQueue<>()) {
+            @Override
+            public void execute(Runnable task) {
+                submitted.incrementAndGet();
+                super.execute(task);
+            }
+        };
+        try (Arena arena = Arena.ofShared();
+             StagingCache cache = new StagingCache("m", 1L << 30, 1, 5_000, StagingBuffer::retireHandled, null)) {
+            Stager stager = new Stager(cache, counting, 1, HashAlgorithm.CRC32C, MIB, true, true, new GpuStaging("m"));
+            MemorySegment gone;
+            try (Arena closed = Arena.ofConfined()) {
+                gone = closed.allocate(2 * MIB);
+            }
+            List<Part> failing = List.of(new Part("a", randomBytes(arena, 4 * MIB, rnd), null), new Part("b", randomBytes(arena, 2 * MIB, rnd), null),
+                    new Part("c", gone, null));
+            assertThrows(IllegalStateException.class, () -> stager.stage(snapshot(failing), 1));
+            assertEquals(0, submitted.get(), "pieces were handed to the hash pool while the copy went on");
+            Stager.Staged staged = stager.stage(snapshot(failing.subList(0, 2)), 2);
+            try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
+                assertTrue(submitted.get() > 0, "a copy that ended hands its pieces to the pool");
+                assertEquals(HashAlgorithm.CRC32C.hash(failing.get(0).bytes()), hashes.await()[0]);
+                blocks.await();
+            }
+            cache.abandon(staged.buffer());
+        } finally {
+            counting.shutdownNow();
+        }
+    }
+
+    /**
      * A staging that fails half way (its second tensor's memory is gone) leaves its buffer with new
      * bytes in the first tensor: the buffer must not be compared with as if it still held what it held.
      */

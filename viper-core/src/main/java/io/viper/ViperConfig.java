@@ -99,7 +99,7 @@ public final class ViperConfig {
             + " blocks of a newer one it does not hold, and the PFS repository stores each distinct block once."));
     public static final ConfigKey<Boolean> BLOCK_SKIP_UNSHARED = define(CORE.booleanKey("viper.producer.block.skip.unshared", true,
             "Producer with blocks and viper.producer.staging.compare: a version that shares no block with the earlier version its staging buffer"
-            + " held (with two staged versions, the one two back) goes without block ids, as with viper.block.bytes=0: consumers pull it whole"
+            + " held (with the default two staged versions, the one three back) goes without block ids, as with viper.block.bytes=0: consumers pull it whole"
             + " and the PFS repository keeps it as one file, and its announcement does not wait for the XXH3-128 of every block. The next version"
             + " that shares blocks with it has all of its ids again. false: every version carries block ids, so blocks it shares with older"
             + " versions or other models are still reused and stored once."));

@@ -142,6 +142,52 @@ class DeltaUpdateTest {
         assertEquals(TOTAL - 2 * MIB, registry.find("viper.producer.unchanged.bytes").tag("model", "m").counter().count());
     }
 
+    /**
+     * viper.producer.block.skip.unshared: a version that shares nothing with the version in the
+     * buffer it is staged into goes without block ids and is pulled whole; once versions share
+     * blocks again they carry ids, and the consumer pulls only what changed.
+     */
+    @Test
+    void aVersionThatSharesNothingGoesWithoutBlockIdsAndDeltasResumeAfterIt() {
+        Viper v = fx.viper(registry, "viper.producer.staging.versions", "1", "viper.producer.staging.budget.bytes", Long.toString(2 * TOTAL));
+        ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
+        consumer = fx.keep(v.consumer("m"));
+        consumer.onUpdate(updates::add);
+        consumer.onManifest(manifests::add);
+        v1 = fx.model(1, SIZES);
+        List<List<MemorySegment>> versions = new ArrayList<>();
+        versions.add(v1);
+        versions.add(v1);
+        versions.add(fx.model(3, SIZES)); // v3: every byte new
+        for (long at : new long[] {5, 2 * MIB + 1, CHANGED}) { // v4, v5, v6: one byte each
+            List<MemorySegment> next = new ArrayList<>();
+            for (MemorySegment s : versions.getLast()) {
+                next.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
+            }
+            flip(next.getFirst(), at);
+            versions.add(next);
+        }
+        List<PublishHandle> handles = new ArrayList<>();
+        for (int i = 0; i < versions.size(); i++) {
+            handles.add(producer.publish(snapshot(versions.get(i)), Map.of()));
+            consumer.awaitVersion(i + 1, WAIT);
+            assertServes(consumer, i + 1, versions.get(i));
+        }
+        // v3 went into v1's buffer and v4 into v2's: neither shares a block with what it replaced there.
+        for (int version : new int[] {3, 4}) {
+            Manifest m = manifests.get(version - 1);
+            assertEquals(0, m.blockBytes(), "v" + version + " carries no block ids");
+            assertTrue(new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).startsWith("{\"format\":2,"), "v" + version + ": a format 2 manifest");
+            assertEquals(TOTAL, handles.get(version - 1).copiedBytes());
+            assertEquals(TOTAL, updates.get(version - 1).bytes(), "v" + version + " is pulled whole");
+        }
+        // v5 went into v3's buffer, which has no ids: it shares blocks, so all of its ids are hashed.
+        assertEquals(5, manifests.get(4).tensor("t0").blocks().ids().size(), "v5 carries block ids again");
+        assertEquals(TOTAL, updates.get(4).bytes(), "v5: the consumer's v4 has no ids to copy by");
+        assertEquals(MIB, updates.get(5).bytes(), "v6 moved only its changed block");
+        assertEquals(TOTAL - MIB, updates.get(5).reusedBytes());
+    }
+
     @Test
     void withoutBlocksEveryUpdateIsAFullPull() {
         publishTwoVersions(c -> { }, "viper.block.bytes", "0");

@@ -58,4 +58,51 @@ class PfsDeltaUpdateTest {
             assertFalse(Files.exists(pfs.resolve("m/2/model.safetensors")), "the version is kept as blocks");
         }
     }
+    /**
+     * Versions that share nothing with the one their staging buffer held go without block ids
+     * (viper.producer.block.skip.unshared) and are kept as safetensors files, the others as blocks;
+     * retention deletes both kinds, the block sweep keeps what retained versions name, and the
+     * consumer serves every version byte for byte.
+     */
+    @Test
+    void versionsWithAndWithoutBlockIdsShareOneRepository() throws Exception {
+        long[] sizes = {3 * MIB, 5000};
+        long total = 3 * MIB + 5000;
+        try (SdkFixture fx = new SdkFixture("pfs-mixed-" + System.nanoTime())) {
+            Viper v = fx.keep(Viper.builder().notifier("mem://pfs-mixed-" + System.nanoTime()).transports().pfsRoot(pfs)
+                    .consumerPaths("file").meterRegistry(new SimpleMeterRegistry()).config("viper.consumer.retry.backoff.ms", "20")
+                    .config("viper.producer.staging.versions", "1").config("viper.producer.staging.budget.bytes", Long.toString(2 * total))
+                    .build());
+            ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
+            ViperConsumer consumer = fx.keep(v.consumer("m"));
+            List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
+            consumer.onUpdate(updates::add);
+            List<List<MemorySegment>> versions = new ArrayList<>();
+            versions.add(fx.model(1, sizes));
+            versions.add(versions.getFirst());
+            versions.add(fx.model(3, sizes)); // every byte new: shares nothing with v1, whose buffer it takes
+            for (long at : new long[] {7, 2 * MIB + 3, 9}) {
+                List<MemorySegment> next = new ArrayList<>();
+                for (MemorySegment s : versions.getLast()) {
+                    next.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
+                }
+                next.getFirst().set(ValueLayout.JAVA_BYTE, at, (byte) ~next.getFirst().get(ValueLayout.JAVA_BYTE, at));
+                versions.add(next);
+            }
+            List<Boolean> asFile = new ArrayList<>();
+            for (int i = 0; i < versions.size(); i++) {
+                int version = i + 1;
+                producer.publish(snapshot(versions.get(i)), Map.of()).durable().join();
+                asFile.add(Files.exists(pfs.resolve("m/" + version + "/model.safetensors")));
+                consumer.awaitVersion(version, WAIT);
+                assertServes(consumer, version, versions.get(i));
+            }
+            // v3 into v1's buffer and v4 into v2's share nothing with what those held; v5 and v6 share.
+            assertEquals(List.of(false, false, true, true, false, false), asFile, "kept as a file rather than as blocks, per version");
+            assertEquals(MIB, updates.getLast().bytes(), "v6 read only its changed block from the block store");
+            for (int gone = 1; gone <= 3; gone++) {
+                assertFalse(Files.exists(pfs.resolve("m/" + gone)), "retention (3) deleted v" + gone);
+            }
+        }
+    }
 }

@@ -16,12 +16,15 @@ import io.viper.transfer.ucx.UcxConfig;
  *                          (shared memory), instead of registering the staging buffer in place
  * @param rkeyCache         consumer: unpacked remote keys kept per producer for reads of the same version
  * @param inlineBytes       consumer: reads of at most this many bytes come back on the control connection
+ * @param mapped            consumer: copy from a producer on this host through its memory mapped by UCX rather than by GETs
  */
-public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight, boolean copyToUcxMemory, int rkeyCache, long inlineBytes) {
+public record UcxSettings(long transferTimeoutMs, long chunkBytes, int inFlight, boolean copyToUcxMemory, int rkeyCache, long inlineBytes,
+                          boolean mapped) {
     /** The values of {@code config}. */
     public static UcxSettings from(ViperConfig config) {
         return new UcxSettings(config.get(ViperConfig.TRANSFER_TIMEOUT_MS), config.get(UcxConfig.CHUNK_BYTES),
-                config.get(UcxConfig.IN_FLIGHT), config.get(UcxConfig.COPY), config.get(UcxConfig.RKEY_CACHE), config.get(UcxConfig.INLINE_BYTES));
+                config.get(UcxConfig.IN_FLIGHT), config.get(UcxConfig.COPY), config.get(UcxConfig.RKEY_CACHE), config.get(UcxConfig.INLINE_BYTES),
+                config.get(UcxConfig.MAPPED));
     }
 
     /** Connect timeout of the control channel: the transfer timeout, at most 10 s. */

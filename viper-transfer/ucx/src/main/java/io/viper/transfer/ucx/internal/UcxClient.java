@@ -420,7 +420,9 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
      * The read of a producer on this host whose memory UCX mapped here ({@link RkeyPointer}): copies
      * every chunk of the plan straight from it on the calling thread, consecutive chunks together up
      * to {@link #MAPPED_COPY_BYTES}, each reported to the arrivals once it is in. The key and the
-     * lease stay held until the transfer ends, so the memory stays mapped and the producer's.
+     * lease stay held until the transfer ends, so the memory stays mapped and the producer's. As for
+     * GETs, only a trusted producer's grant gets here ({@link ProducerTrust}): its address and size
+     * are taken as they are.
      */
     private static void copyMapped(Transfer t, long deadline) {
         Plan plan = t.plan;
@@ -438,7 +440,11 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
                 j++;
             }
             MemorySegment.copy(remote, plan.remoteOffset()[i], MemorySegment.ofAddress(plan.localAddress()[i]).reinterpret(len), 0, len);
-            t.arrivals.arrived(plan.destinationOffset()[i], len);
+            try {
+                t.arrivals.arrived(plan.destinationOffset()[i], len);
+            } catch (RuntimeException e) {
+                throw new RetriableViperException(ViperException.Reason.TRANSFER, t.peer + ": the reader's arrival callback failed: " + e);
+            }
             i = j;
         }
     }

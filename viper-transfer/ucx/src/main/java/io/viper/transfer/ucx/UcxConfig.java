@@ -18,10 +18,11 @@ public final class UcxConfig {
      * ones run, so smaller GETs start verification sooner.
      */
     public static final ConfigKey<Long> CHUNK_BYTES = UCX.sizeKey("viper.ucx.chunk.bytes", "1m", 4096, 1L << 40,
-            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split, and each GET is verified as soon as it completes.");
+            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split, and each GET is verified as soon as it completes."
+            + " GETs read producers on other hosts, and on this one with viper.ucx.mapped=false.");
     /** GETs one read keeps outstanding at once. */
     public static final ConfigKey<Integer> IN_FLIGHT = UCX.intKey("viper.ucx.inflight", 4, 1, 1024,
-            "Consumer: RDMA GETs one read keeps outstanding at once.");
+            "Consumer: RDMA GETs one read keeps outstanding at once (see viper.ucx.chunk.bytes for when reads use GETs).");
     /**
      * Producer: serve a copy of each exposed checkpoint in memory allocated by UCX. UCX 1.13 reads
      * such memory between processes on one host at memcpy speed; memory the application allocated

@@ -17,7 +17,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -185,16 +189,16 @@ class InlineUpdateTest {
         Runnable answer = InMemoryNotifierProvider.holdLocalAnswers(testName);
         ViperProducer producer = f.keep(f.viper(registry).producer("m", CheckpointPolicy.never()));
         PublishHandle h = producer.publish(snapshot(1f), Map.of());
-        java.util.concurrent.CompletableFuture<Void> flushed;
+        CompletableFuture<Void> flushed;
         try {
             assertFalse(h.announced().isDone(), "the broker has not answered yet");
-            flushed = java.util.concurrent.CompletableFuture.runAsync(producer::flush, r -> Thread.ofPlatform().daemon().start(r));
-            assertThrows(java.util.concurrent.TimeoutException.class, () -> flushed.get(300, java.util.concurrent.TimeUnit.MILLISECONDS),
+            flushed = CompletableFuture.runAsync(producer::flush, r -> Thread.ofPlatform().daemon().start(r));
+            assertThrows(TimeoutException.class, () -> flushed.get(300, TimeUnit.MILLISECONDS),
                     "flush waits for the answer");
         } finally {
             answer.run();
         }
-        flushed.get(20, java.util.concurrent.TimeUnit.SECONDS);
+        flushed.get(20, TimeUnit.SECONDS);
         assertTrue(h.announced().isDone() && !h.announced().isCompletedExceptionally(), "announced once flush returned");
     }
 
@@ -229,7 +233,7 @@ class InlineUpdateTest {
         ViperConsumer consumer = pair.consumer();
         List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
         consumer.onUpdate(updates::add);
-        java.util.concurrent.CountDownLatch v4Heard = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch v4Heard = new CountDownLatch(1);
         consumer.onManifest(m -> {
             if (m.version() == 4) {
                 v4Heard.countDown();
@@ -243,7 +247,7 @@ class InlineUpdateTest {
         ModelLease v2 = consumer.current();
         producer.publish(snapshot(3f), Map.of()); // v1's lease and the serving v2 hold both buffers
         producer.publish(snapshot(4f), Map.of());
-        assertTrue(v4Heard.await(20, java.util.concurrent.TimeUnit.SECONDS), "the notifier went on delivering while no buffer was free");
+        assertTrue(v4Heard.await(20, TimeUnit.SECONDS), "the notifier went on delivering while no buffer was free");
         try (ModelLease serving = consumer.current()) {
             assertEquals(2, serving.version(), "the newer versions wait for a buffer");
         }

@@ -22,6 +22,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -342,9 +346,9 @@ class StagingCompareTest {
     @Test
     void nothingIsHashedBeforeTheCopyEnded() throws Exception {
         SplittableRandom rnd = new SplittableRandom(8);
-        java.util.concurrent.atomic.AtomicInteger submitted = new java.util.concurrent.atomic.AtomicInteger();
-        ExecutorService counting = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, java.util.concurrent.TimeUnit.SECONDS,
-                new java.util.concurrent.LinkedBlockingQueue<>()) {
+        AtomicInteger submitted = new AtomicInteger();
+        ExecutorService counting = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>()) {
             @Override
             public void execute(Runnable task) {
                 submitted.incrementAndGet();

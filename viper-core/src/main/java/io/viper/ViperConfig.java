@@ -61,6 +61,11 @@ public final class ViperConfig {
             "Producer: compare a snapshot with the earlier version a recycled staging buffer holds (same tensors and shapes) and copy and hash only the"
             + " blocks that differ. The compare reads both copies, about the cost of the copy it replaces; the unchanged blocks keep their hashes, so"
             + " where few changed the hashing is skipped and the announcement follows the stall. false: copy and hash every byte."));
+    public static final ConfigKey<Integer> PRODUCER_COPY_THREADS = define(CORE.key("viper.producer.copy.threads", ConfigType.INT, "auto",
+            v -> v.equalsIgnoreCase("auto") ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : ConfigValues.parseInt(v, 1, 64),
+            "Producer: threads that copy (or compare) a host snapshot of 32 MiB or more into staging, the training thread and up to"
+            + " viper.hash.threads of the hash pool, which is idle during the copy (1 to 64; auto: min(4, cores)). One core cannot use the"
+            + " memory's bandwidth: 1 copies on the training thread alone, as does a snapshot in a confined arena."));
     public static final ConfigKey<Long> PRODUCER_INLINE_BYTES = define(CORE.sizeKey("viper.producer.inline.bytes", "64k", 0, Notifier.MAX_INLINE_BYTES,
             "Producer: a version of at most this many bytes travels inside its announcement (embedded notifier), so that consumers swap it in"
             + " without a second round trip to fetch it; consumers verify it as any other (0 to 1m; 0: never). Larger versions, and every version"

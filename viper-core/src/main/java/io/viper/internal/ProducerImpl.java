@@ -57,7 +57,8 @@ final class ProducerImpl implements ViperProducer {
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);
         this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), c.get(ViperConfig.BLOCK_BYTES),
-                c.get(ViperConfig.STAGING_COMPARE), c.get(ViperConfig.BLOCK_SKIP_UNSHARED), gpu);
+                c.get(ViperConfig.STAGING_COMPARE), c.get(ViperConfig.BLOCK_SKIP_UNSHARED), gpu,
+                new CopyHelpers(rt.hashPool(), Math.min(c.get(ViperConfig.PRODUCER_COPY_THREADS) - 1, rt.hashWorkers())));
         this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu);
         LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
                 notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),

@@ -41,6 +41,7 @@ final class Stager {
     /** {@code viper.producer.block.skip.unshared}: see {@link BlockIds}. */
     private final boolean skipUnshared;
     private final GpuStaging gpu;
+    private final CopyHelpers copyHelpers;
 
     /**
      * @param hashWorkers pool threads that hash one version during its copy
@@ -49,9 +50,10 @@ final class Stager {
      * @param compare     whether a snapshot is compared with what a recycled buffer holds ({@code viper.producer.staging.compare})
      * @param skipUnshared whether a compared version that shares nothing with the buffer's goes without block ids
      *                  ({@code viper.producer.block.skip.unshared})
+     * @param copyHelpers the pool threads that help copy large snapshots ({@code viper.producer.copy.threads})
      */
     Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, boolean compare,
-           boolean skipUnshared, GpuStaging gpu) {
+           boolean skipUnshared, GpuStaging gpu, CopyHelpers copyHelpers) {
         this.cache = cache;
         this.hashPool = hashPool;
         this.hashWorkers = hashWorkers;
@@ -60,6 +62,7 @@ final class Stager {
         this.compareUnit = compare ? StagingCopy.compareUnit(blockBytes) : 0;
         this.skipUnshared = skipUnshared;
         this.gpu = gpu;
+        this.copyHelpers = copyHelpers;
     }
 
     /**
@@ -115,9 +118,9 @@ final class Stager {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
                 copied = new StagingCopy.Copied(total, 0);
             } else if (held != null) {
-                copied = StagingCopy.changed(tensors, infos, buffer.writable(), compareUnit, hashes, blocks);
+                copied = StagingCopy.changed(tensors, infos, buffer.writable(), compareUnit, hashes, blocks, copyHelpers);
             } else {
-                copied = StagingCopy.all(tensors, infos, buffer.writable(), arrivals);
+                copied = StagingCopy.all(tensors, infos, buffer.writable(), arrivals, copyHelpers);
             }
             boolean noIds = blocks.copyEnded();
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), version,

@@ -25,6 +25,8 @@ import java.util.List;
  * pool has little to do and the announcement follows the stall. Where every unit changed the compare
  * stops at the first differing byte of each.
  *
+ * <p>Large copies are shared with {@link CopyHelpers}: one core cannot use the memory's bandwidth.
+ *
  * <p>Training thread only; the snapshot's memory is read only during the call.
  */
 final class StagingCopy {
@@ -57,21 +59,24 @@ final class StagingCopy {
         return !t.onDevice() && (t.segment() != null || ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** Copies everything, {@link #CHUNK} bytes at a time; every tensor is reported once all are in. */
-    static Copied all(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, GpuStaging.Arrivals arrivals) {
-        long total = 0;
-        for (int i = 0; i < tensors.size(); i++) {
-            TensorInfo info = infos.get(i);
-            SnapshotTensor t = tensors.get(i);
-            for (long done = 0; done < info.length(); done += CHUNK) {
-                t.copyTo(dst, info.offset(), done, Math.min(CHUNK, info.length() - done));
+    /**
+     * Copies everything, {@link CopyHelpers#pieceBytes} ({@link #CHUNK}) bytes at a time, on the training thread and the {@code helpers}
+     * where they {@link CopyHelpers#shares share} the copy; every tensor is reported once all are in.
+     */
+    static Copied all(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, GpuStaging.Arrivals arrivals, CopyHelpers helpers) {
+        Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
+        if (helpers.shares(pieces.total(), tensors)) {
+            helpers.run(pieces.count(), c -> tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c],
+                    pieces.length[c]));
+        } else {
+            for (int c = 0; c < pieces.count(); c++) {
+                tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c], pieces.length[c]);
             }
-            total += info.length();
         }
         for (TensorInfo info : infos) {
             arrivals.arrived(info.offset(), info.length());
         }
-        return new Copied(total, 0);
+        return new Copied(pieces.total(), 0);
     }
 
     /**
@@ -79,38 +84,94 @@ final class StagingCopy {
      * of equal or of differing units, up to {@link #CHUNK} bytes, are reported together, in data
      * order. They are held back until the copy ended, or until a unit is found equal: from then on
      * the version is a delta whose few copies leave the memory's bandwidth to the hashing, and each
-     * run is reported as soon as it is done.
+     * run is reported as soon as it is done. A copy the {@code helpers} share is compared piece by
+     * piece on several threads and reported, in data order, once every piece ended.
      *
      * @param unit {@link #compareUnit}, not 0; every tensor {@link #comparable}
      */
-    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, long unit, TensorHashes hashes, BlockIds blocks) {
+    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, long unit, TensorHashes hashes, BlockIds blocks,
+                          CopyHelpers helpers) {
+        Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
+        if (helpers.shares(pieces.total(), tensors)) {
+            Runs[] runs = new Runs[pieces.count()];
+            helpers.run(pieces.count(), c -> {
+                Runs r = new Runs();
+                int i = pieces.tensor[c];
+                compare(tensors.get(i), infos.get(i).offset(), pieces.from[c], pieces.from[c] + pieces.length[c], dst, unit, r, null, null);
+                runs[c] = r;
+            });
+            long copied = 0;
+            long unchanged = 0;
+            for (Runs r : runs) {
+                r.report(hashes, blocks);
+                copied += r.copied;
+                unchanged += r.unchanged;
+            }
+            return new Copied(copied, unchanged);
+        }
         Runs runs = new Runs();
         for (int i = 0; i < tensors.size(); i++) {
-            TensorInfo info = infos.get(i);
-            SnapshotTensor t = tensors.get(i);
-            MemorySegment src = t.segment() != null ? t.segment() : MemorySegment.ofArray(t.floats());
-            long off = info.offset();
-            long len = info.length();
-            long runStart = 0;
-            boolean runEqual = false;
-            for (long pos = 0; pos < len; pos += unit) {
-                long n = Math.min(unit, len - pos);
-                boolean equal = MemorySegment.mismatch(src, pos, pos + n, dst, off + pos, off + pos + n) == -1;
-                if (pos > runStart && (equal != runEqual || pos - runStart >= CHUNK)) {
-                    runs.add(runEqual, t, dst, off, runStart, pos - runStart);
-                    if (runs.shared) {
-                        runs.report(hashes, blocks);
-                    }
-                    runStart = pos;
-                }
-                runEqual = equal;
-            }
-            if (len > runStart) {
-                runs.add(runEqual, t, dst, off, runStart, len - runStart);
-            }
+            compare(tensors.get(i), infos.get(i).offset(), 0, infos.get(i).length(), dst, unit, runs, hashes, blocks);
         }
         runs.report(hashes, blocks);
         return new Copied(runs.copied, runs.unchanged);
+    }
+
+    /**
+     * Compares bytes {@code [from, to)} of {@code t} ({@code from} a multiple of {@code unit}) with
+     * {@code dst} at {@code offset + from}, unit by unit, copying the runs that differ into {@code runs};
+     * with {@code hashes}, the runs are reported as they end once one was equal.
+     */
+    private static void compare(SnapshotTensor t, long offset, long from, long to, MemorySegment dst, long unit, Runs runs, TensorHashes hashes,
+                                BlockIds blocks) {
+        MemorySegment src = t.segment() != null ? t.segment() : MemorySegment.ofArray(t.floats());
+        long runStart = from;
+        boolean runEqual = false;
+        for (long pos = from; pos < to; pos += unit) {
+            long n = Math.min(unit, to - pos);
+            boolean equal = MemorySegment.mismatch(src, pos, pos + n, dst, offset + pos, offset + pos + n) == -1;
+            if (pos > runStart && (equal != runEqual || pos - runStart >= CHUNK)) {
+                runs.add(runEqual, t, dst, offset, runStart, pos - runStart);
+                if (hashes != null && runs.shared) {
+                    runs.report(hashes, blocks);
+                }
+                runStart = pos;
+            }
+            runEqual = equal;
+        }
+        if (to > runStart) {
+            runs.add(runEqual, t, dst, offset, runStart, to - runStart);
+        }
+    }
+
+    /** A snapshot cut into pieces of at most {@code chunk} bytes, each inside one tensor and starting at a multiple of {@code chunk} in it. */
+    private record Pieces(int[] tensor, long[] from, long[] length, long total) {
+        static Pieces of(List<TensorInfo> infos, long chunk) {
+            int count = 0;
+            long total = 0;
+            for (TensorInfo info : infos) {
+                count = Math.addExact(count, Math.toIntExact(Math.ceilDiv(info.length(), chunk)));
+                total += info.length();
+            }
+            int[] tensor = new int[count];
+            long[] from = new long[count];
+            long[] length = new long[count];
+            int c = 0;
+            for (int i = 0; i < infos.size(); i++) {
+                long len = infos.get(i).length();
+                for (long done = 0; done < len; done += chunk) {
+                    tensor[c] = i;
+                    from[c] = done;
+                    length[c] = Math.min(chunk, len - done);
+                    c++;
+                }
+            }
+            return new Pieces(tensor, from, length, total);
+        }
+
+        int count() {
+            return tensor.length;
+        }
     }
 
     /** The runs of one {@link #changed} copy: differing ones copied at once, reported when {@link #report} is called. */

@@ -94,10 +94,14 @@ class StagingCompareTest {
         }
 
         Staging(HashAlgorithm algorithm, long blockBytes, boolean compare, boolean skipUnshared) {
+            this(algorithm, blockBytes, compare, skipUnshared, CopyHelpers.NONE);
+        }
+
+        Staging(HashAlgorithm algorithm, long blockBytes, boolean compare, boolean skipUnshared, CopyHelpers helpers) {
             this.algorithm = algorithm;
             this.blockBytes = blockBytes;
             this.skipUnshared = skipUnshared;
-            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"));
+            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"), helpers);
         }
 
         /** Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged. */
@@ -218,10 +222,25 @@ class StagingCompareTest {
         "XXH3_128, 0",
     })
     void randomChangesAndLayoutsStageExactlyWhatStagingFromScratchWould(HashAlgorithm algorithm, long blockBytes) {
+        stageRandomChanges(algorithm, blockBytes, CopyHelpers.NONE);
+    }
+
+    /**
+     * The same with the copy and the compare shared with pool threads in pieces of 1 MiB (tensors of up to
+     * 3 MiB: several pieces each), so that pieces of one tensor, and runs that would cross a piece, end on
+     * different threads.
+     */
+    @ParameterizedTest(name = "{0}, blocks of {1} bytes, copy shared")
+    @CsvSource({"CRC32C, 1048576", "CRC32C, 262144", "CRC32C, 4194304", "CRC32C, 0", "CRC32C, 1572864", "XXH3_128, 1048576"})
+    void randomChangesStagedWithHelpersStageExactlyWhatStagingFromScratchWould(HashAlgorithm algorithm, long blockBytes) {
+        stageRandomChanges(algorithm, blockBytes, new CopyHelpers(POOL, 2, 0, MIB));
+    }
+
+    private static void stageRandomChanges(HashAlgorithm algorithm, long blockBytes, CopyHelpers helpers) {
         SplittableRandom rnd = new SplittableRandom(blockBytes * 31 + algorithm.ordinal());
         long unchanged = 0;
         // Versions that share nothing with their buffer's go without ids (checked by publish); the others have every id.
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(algorithm, blockBytes, true, true)) {
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(algorithm, blockBytes, true, true, helpers)) {
             List<Part> parts = randomLayout(arena, rnd);
             for (int round = 0; round < 24; round++) {
                 if (rnd.nextInt(6) == 0) {
@@ -307,6 +326,25 @@ class StagingCompareTest {
         }
     }
 
+    /**
+     * A snapshot in a confined arena may be read by the training thread only: with helpers configured
+     * it is still copied and compared, by that thread alone, and what it copies is the same.
+     */
+    @Test
+    void aConfinedSnapshotIsCopiedByTheTrainingThreadAlone() {
+        SplittableRandom rnd = new SplittableRandom(5);
+        try (Arena shared = Arena.ofShared(); Arena confined = Arena.ofConfined();
+             Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true, false, new CopyHelpers(POOL, 2, 0, MIB))) {
+            MemorySegment a = confined.allocate(6 * MIB).copyFrom(randomBytes(shared, 6 * MIB, rnd));
+            List<Part> v1 = List.of(new Part("a", a, null));
+            for (int v = 1; v <= 3; v++) {
+                a.set(ValueLayout.JAVA_BYTE, v * MIB, (byte) ~a.get(ValueLayout.JAVA_BYTE, v * MIB));
+                StagingCopy.Copied copied = staging.publish(v1, shared);
+                assertEquals(6 * MIB, copied.copiedBytes() + copied.unchangedBytes());
+            }
+        }
+    }
+
     /** A snapshot of GPU tensors is copied whole; the host staging it leaves is compared with like any other. */
     @Test
     void aGpuSnapshotIsCopiedWholeAndWhatItLeavesIsComparedWith() {
@@ -357,7 +395,7 @@ class StagingCompareTest {
         };
         try (Arena arena = Arena.ofShared();
              StagingCache cache = new StagingCache("m", 1L << 30, 1, 5_000, StagingBuffer::retireHandled, null)) {
-            Stager stager = new Stager(cache, counting, 1, HashAlgorithm.CRC32C, MIB, true, true, new GpuStaging("m"));
+            Stager stager = new Stager(cache, counting, 1, HashAlgorithm.CRC32C, MIB, true, true, new GpuStaging("m"), CopyHelpers.NONE);
             MemorySegment gone;
             try (Arena closed = Arena.ofConfined()) {
                 gone = closed.allocate(2 * MIB);

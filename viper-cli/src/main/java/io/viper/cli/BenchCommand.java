@@ -81,6 +81,12 @@ final class BenchCommand implements Runnable {
         @Option(names = "--dir", paramLabel = "DIR", description = "Where the PFS repository lives (default: a temporary directory)")
         Path dir;
 
+        @Option(names = "--producer-config", paramLabel = "KEY=VALUE",
+                description = "A key of the producer's configuration (repeatable; see viper config), e.g. viper.producer.copy.threads=1;"
+                        + " not the keys the bench sets per path (viper.notifier, viper.transports, viper.pfs.root, viper.block.bytes,"
+                        + " viper.producer.inline.bytes, viper.producer.staging.budget.bytes)")
+        java.util.Map<String, String> producerConfig = new java.util.LinkedHashMap<>();
+
         @Option(names = "--json", description = "Print one JSON object (every sample included) instead of a table")
         boolean json;
 
@@ -131,7 +137,7 @@ final class BenchCommand implements Runnable {
                             if (!json) {
                                 System.err.println(line);
                             }
-                        }, fractions, block)).run();
+                        }, fractions, block, producerConfig)).run();
             } finally {
                 if (dir == null) {
                     deleteTree(root);

@@ -35,5 +35,10 @@ class BenchCommandTest {
         refused("--sizes: 100 is too small (at least 1k)", "bench", "transfer", "--sizes", "16k,100");
         refused("--size and --sizes: give one of them", "bench", "transfer", "--size", "1m", "--sizes", "16k,1m");
         refused("--plot out.jpg: the file name must end in .png or .svg", "bench", "transfer", "--size", "1m", "--plot", "out.jpg");
+        refused("--producer-config viper.block.bytes: the bench sets it for each path and size (use --block-bytes)",
+                "bench", "transfer", "--size", "1m", "--producer-config", "viper.block.bytes=0");
+        refused("unknown configuration key viper.producer.copy.thread (did you mean viper.producer.copy.threads?)",
+                "bench", "transfer", "--size", "1m", "--producer-config", "viper.producer.copy.thread=2");
+        refused("viper.producer.copy.threads", "bench", "transfer", "--size", "1m", "--producer-config", "viper.producer.copy.threads=0");
     }
 }

@@ -5,6 +5,7 @@ import io.viper.PublishHandle;
 import io.viper.Snapshot;
 import io.viper.Viper;
 import io.viper.ViperConfig;
+import io.viper.errors.ViperConfigException;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperUnsupportedException;
@@ -72,14 +73,40 @@ public final class TransferBench {
      * @param progress     told what is being measured, one line at a time
      * @param changed      per (path, size) one row per fraction of blocks that change between versions (1: every block, a full update)
      * @param blockBytes   the producer's {@code viper.block.bytes} (0: no blocks, every update a full one)
+     * @param producerConfig more of the producer's configuration ({@link #checkProducerConfig})
      */
     public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
-                           boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes) {
+                           boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig) {
         /** Every block changes between versions, with the default block size. */
         public Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
                         boolean verbose, Consumer<String> progress) {
-            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20);
+            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of());
         }
+
+        public Settings {
+            producerConfig = Map.copyOf(checkProducerConfig(producerConfig));
+        }
+    }
+
+    /** The keys the bench sets itself, per path and size. */
+    static final List<String> BENCH_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.TRANSPORTS.name(), ViperConfig.PFS_ROOT.name(),
+            ViperConfig.BLOCK_BYTES.name(), ViperConfig.PRODUCER_INLINE_BYTES.name(), ViperConfig.STAGING_BUDGET.name());
+
+    /**
+     * Refuses producer configuration the bench cannot take: keys it sets itself ({@link #BENCH_KEYS}),
+     * and unknown keys or bad values, as {@link ViperConfig#of} does.
+     *
+     * @throws ViperConfigException naming the first problem
+     */
+    public static Map<String, String> checkProducerConfig(Map<String, String> config) {
+        for (String k : config.keySet()) {
+            if (BENCH_KEYS.contains(k)) {
+                throw new ViperConfigException("--producer-config " + k + ": the bench sets it for each path and size"
+                        + (k.equals(ViperConfig.BLOCK_BYTES.name()) ? " (use --block-bytes)" : ""));
+            }
+        }
+        ViperConfig.of(config);
+        return config;
     }
 
     /**
@@ -216,6 +243,7 @@ public final class TransferBench {
         if (scheme.equals("file")) {
             b.pfsRoot(pfs);
         }
+        settings.producerConfig().forEach(b::config);
         boolean gpu = isGpu(path);
         List<Row> rows = new ArrayList<>();
         try (DeviceBuffer onGpu = gpu ? toDevice(model) : null;

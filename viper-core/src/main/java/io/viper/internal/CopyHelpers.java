@@ -87,6 +87,15 @@ final class CopyHelpers {
      * @throws RuntimeException the first piece's failure (an {@link Error} is rethrown as such)
      */
     void run(int pieces, IntConsumer piece) {
+        run(pieces, piece, () -> { });
+    }
+
+    /**
+     * As {@link #run(int, IntConsumer)}, and {@code afterOwnPiece} runs on the calling thread after each
+     * piece that thread ran (to report what the pieces ended so far from one thread).
+     */
+    void run(int pieces, IntConsumer piece, Runnable afterOwnPiece) {
+        Thread caller = Thread.currentThread();
         AtomicInteger next = new AtomicInteger();
         CountDownLatch ended = new CountDownLatch(pieces);
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -95,6 +104,9 @@ final class CopyHelpers {
                 try {
                     if (failure.get() == null) {
                         piece.accept(i);
+                        if (Thread.currentThread() == caller) {
+                            afterOwnPiece.run();
+                        }
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);

@@ -5,6 +5,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The copy of a host snapshot into a staging buffer, the training stall. The copy has the memory to
@@ -85,7 +87,8 @@ final class StagingCopy {
      * order. They are held back until the copy ended, or until a unit is found equal: from then on
      * the version is a delta whose few copies leave the memory's bandwidth to the hashing, and each
      * run is reported as soon as it is done. A copy the {@code helpers} share is compared piece by
-     * piece on several threads and reported, in data order, once every piece ended.
+     * piece on several threads; the training thread reports the ended pieces in data order, after
+     * each of its own pieces once one was equal, else when every piece ended.
      *
      * @param unit {@link #compareUnit}, not 0; every tensor {@link #comparable}
      */
@@ -93,19 +96,35 @@ final class StagingCopy {
                           CopyHelpers helpers) {
         Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
         if (helpers.shares(pieces.total(), tensors)) {
-            Runs[] runs = new Runs[pieces.count()];
-            helpers.run(pieces.count(), c -> {
+            int count = pieces.count();
+            AtomicReferenceArray<Runs> ended = new AtomicReferenceArray<>(count);
+            AtomicBoolean shared = new AtomicBoolean();
+            int[] reported = {0}; // pieces reported so far, in data order; the training thread's alone
+            // Reports are made on the training thread only (BlockIds takes withheld ranges from one thread).
+            Runnable reportEnded = () -> {
+                for (Runs r; reported[0] < count && (r = ended.get(reported[0])) != null; reported[0]++) {
+                    r.report(hashes, blocks);
+                }
+            };
+            helpers.run(count, c -> {
                 Runs r = new Runs();
                 int i = pieces.tensor[c];
                 compare(tensors.get(i), infos.get(i).offset(), pieces.from[c], pieces.from[c] + pieces.length[c], dst, unit, r, null, null);
-                runs[c] = r;
+                if (r.shared) {
+                    shared.set(true);
+                }
+                ended.set(c, r);
+            }, () -> {
+                if (shared.get()) {
+                    reportEnded.run(); // a delta: its few copies are hashed beside the compare
+                }
             });
+            reportEnded.run();
             long copied = 0;
             long unchanged = 0;
-            for (Runs r : runs) {
-                r.report(hashes, blocks);
-                copied += r.copied;
-                unchanged += r.unchanged;
+            for (int c = 0; c < count; c++) {
+                copied += ended.get(c).copied;
+                unchanged += ended.get(c).unchanged;
             }
             return new Copied(copied, unchanged);
         }

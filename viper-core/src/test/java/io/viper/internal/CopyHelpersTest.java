@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -87,6 +88,27 @@ class CopyHelpersTest {
             }
         });
         assertTrue(helperPieceEnded.get(), "the helper's piece had ended when run returned");
+    }
+
+    /** The callback after a piece runs on the training thread only, once per piece of its own, never on a helper. */
+    @Test
+    void theCallbackAfterEachPieceRunsOnTheTrainingThreadOnly() {
+        Thread caller = Thread.currentThread();
+        for (int round = 0; round < 20; round++) {
+            AtomicInteger own = new AtomicInteger();
+            AtomicInteger after = new AtomicInteger();
+            AtomicBoolean offCaller = new AtomicBoolean();
+            new CopyHelpers(POOL, 2, 0, MIB).run(50, i -> {
+                if (Thread.currentThread() == caller) {
+                    own.incrementAndGet();
+                }
+            }, () -> {
+                offCaller.compareAndSet(false, Thread.currentThread() != caller);
+                after.incrementAndGet();
+            });
+            assertFalse(offCaller.get());
+            assertEquals(own.get(), after.get());
+        }
     }
 
     @Test

@@ -12,9 +12,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -85,7 +87,7 @@ final class BenchCommand implements Runnable {
                 description = "A key of the producer's configuration (repeatable; see viper config), e.g. viper.producer.copy.threads=1;"
                         + " not the keys the bench sets per path (viper.notifier, viper.transports, viper.pfs.root, viper.block.bytes,"
                         + " viper.producer.inline.bytes, viper.producer.staging.budget.bytes)")
-        java.util.Map<String, String> producerConfig = new java.util.LinkedHashMap<>();
+        Map<String, String> producerConfig = new LinkedHashMap<>();
 
         @Option(names = "--json", description = "Print one JSON object (every sample included) instead of a table")
         boolean json;

@@ -89,6 +89,12 @@ final class BenchCommand implements Runnable {
                         + " viper.producer.inline.bytes, viper.producer.staging.budget.bytes)")
         Map<String, String> producerConfig = new LinkedHashMap<>();
 
+        @Option(names = "--consumer-config", paramLabel = "KEY=VALUE",
+                description = "A key of the consumer's configuration, in its process (repeatable), e.g. viper.ucx.mapped=false;"
+                        + " not the keys the bench sets (viper.notifier, viper.pfs.root, viper.consumer.paths, viper.consumer.host.budget.bytes,"
+                        + " viper.consumer.device, viper.consumer.gpu.budget.bytes)")
+        Map<String, String> consumerConfig = new LinkedHashMap<>();
+
         @Option(names = "--json", description = "Print one JSON object (every sample included) instead of a table")
         boolean json;
 
@@ -139,7 +145,7 @@ final class BenchCommand implements Runnable {
                             if (!json) {
                                 System.err.println(line);
                             }
-                        }, fractions, block, producerConfig)).run();
+                        }, fractions, block, producerConfig, consumerConfig)).run();
             } finally {
                 if (dir == null) {
                     deleteTree(root);

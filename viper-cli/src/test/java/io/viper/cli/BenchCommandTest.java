@@ -40,5 +40,9 @@ class BenchCommandTest {
         refused("unknown configuration key viper.producer.copy.thread (did you mean viper.producer.copy.threads?)",
                 "bench", "transfer", "--size", "1m", "--producer-config", "viper.producer.copy.thread=2");
         refused("viper.producer.copy.threads", "bench", "transfer", "--size", "1m", "--producer-config", "viper.producer.copy.threads=0");
+        refused("--consumer-config viper.consumer.paths: the bench sets it for each path and size",
+                "bench", "transfer", "--size", "1m", "--consumer-config", "viper.consumer.paths=tcp");
+        refused("unknown configuration key viper.ucx.maped (did you mean viper.ucx.mapped?)",
+                "bench", "transfer", "--size", "1m", "--consumer-config", "viper.ucx.maped=false");
     }
 }

@@ -60,6 +60,36 @@ class BenchTransferIT {
         }
     }
 
+    /**
+     * --producer-config reaches the producer (with the compare off it copies every byte of a delta)
+     * and --consumer-config the consumer's process (with inline bytes refused there, it fetches a
+     * version that came inline over tcp, and the bench says the path was not the one measured).
+     */
+    @Test
+    void configurationReachesTheProducerAndTheConsumerProcess() throws Exception {
+        ProcessBuilder bench = CliProcesses.viper(tmp, "bench", "transfer", "--sizes", "4m", "--paths", "tcp", "--changed", "25%", "--repeat", "3",
+                "--warmup", "0s", "--no-baseline", "--json", "--producer-config", "viper.producer.staging.compare=false")
+                .redirectError(tmp.resolve("bench.err").toFile());
+        Process p = bench.start();
+        assertTrue(p.waitFor(240, TimeUnit.SECONDS), "the bench finished");
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertEquals(0, p.exitValue(), () -> "stdout: " + out + "; stderr: " + read(tmp.resolve("bench.err")));
+        List<String> rows = new ArrayList<>();
+        for (JsonNode r : new ObjectMapper().readTree(out).get("results")) {
+            rows.add(r.get("changed").asDouble() + ": copied " + r.get("copied_bytes").asLong() + ", moved " + r.get("moved_bytes").asLong());
+        }
+        // Every byte copied by the producer, even where a quarter of the blocks changed; the consumer still moves only those.
+        assertEquals(List.of("1.0: copied 4194304, moved 4194304", "0.25: copied 4194304, moved 1048576"), rows);
+
+        ProcessBuilder refusing = CliProcesses.viper(tmp, "bench", "transfer", "--sizes", "4k", "--paths", "inline", "--repeat", "1",
+                "--warmup", "0s", "--consumer-config", "viper.consumer.inline=false")
+                .redirectError(tmp.resolve("refusing.err").toFile());
+        Process q = refusing.start();
+        assertTrue(q.waitFor(240, TimeUnit.SECONDS), "the bench finished");
+        String err = read(tmp.resolve("refusing.err"));
+        assertTrue(q.exitValue() != 0 && err.contains("consumer used another path than inline") && err.contains(" tcp "), err);
+    }
+
     private static List<Long> longs(JsonNode a) {
         List<Long> out = new ArrayList<>();
         a.forEach(n -> out.add(n.asLong()));

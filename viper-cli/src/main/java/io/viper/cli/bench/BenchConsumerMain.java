@@ -9,6 +9,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -33,15 +35,26 @@ public final class BenchConsumerMain {
         // The benchmark's stderr is the user's terminal: the same quiet logging as the parent.
         CliLogging.configure(Boolean.getBoolean("viper.bench.verbose"));
         switch (args[0]) {
-            case "viper" -> viper(args[1], args[2], args[3], args.length > 4 ? args[4] : null);
+            case "viper" -> viper(args[1], args[2], args[3], args[4].equals("-") ? null : args[4], config(args, 5));
             case "poll" -> poll(Path.of(args[1]), Long.parseLong(args[2]));
             default -> throw new IllegalArgumentException("unknown mode " + args[0]);
         }
     }
 
-    private static void viper(String notifier, String model, String paths, String pfs) throws InterruptedException {
+    /** The {@code key=value} arguments from {@code from} on: the consumer configuration the parent checked. */
+    private static Map<String, String> config(String[] args, int from) {
+        Map<String, String> config = new LinkedHashMap<>();
+        for (int i = from; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            config.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        return config;
+    }
+
+    private static void viper(String notifier, String model, String paths, String pfs, Map<String, String> config) throws InterruptedException {
         Viper.Builder b = Viper.builder().notifier(notifier).consumerPaths(paths.split(","))
                 .config("viper.consumer.host.budget.bytes", "64g");
+        config.forEach(b::config);
         if (paths.contains("cuda")) {
             // The GPU paths land in GPU memory: the consumer serves on GPU 0.
             b.config("viper.consumer.device", "gpu").config("viper.consumer.gpu.budget.bytes", "64g");

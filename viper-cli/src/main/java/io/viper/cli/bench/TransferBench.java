@@ -73,35 +73,41 @@ public final class TransferBench {
      * @param progress     told what is being measured, one line at a time
      * @param changed      per (path, size) one row per fraction of blocks that change between versions (1: every block, a full update)
      * @param blockBytes   the producer's {@code viper.block.bytes} (0: no blocks, every update a full one)
-     * @param producerConfig more of the producer's configuration ({@link #checkProducerConfig})
+     * @param producerConfig more of the producer's configuration ({@link #checkConfig})
+     * @param consumerConfig more of the consumer's configuration, in its process ({@link #checkConfig})
      */
     public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
-                           boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig) {
+                           boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig,
+                           Map<String, String> consumerConfig) {
         /** Every block changes between versions, with the default block size. */
         public Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
                         boolean verbose, Consumer<String> progress) {
-            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of());
+            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of());
         }
 
         public Settings {
-            producerConfig = Map.copyOf(checkProducerConfig(producerConfig));
+            producerConfig = Map.copyOf(checkConfig("--producer-config", producerConfig, PRODUCER_KEYS));
+            consumerConfig = Map.copyOf(checkConfig("--consumer-config", consumerConfig, CONSUMER_KEYS));
         }
     }
 
-    /** The keys the bench sets itself, per path and size. */
-    static final List<String> BENCH_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.TRANSPORTS.name(), ViperConfig.PFS_ROOT.name(),
+    /** The producer's keys the bench sets itself, per path and size. */
+    static final List<String> PRODUCER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.TRANSPORTS.name(), ViperConfig.PFS_ROOT.name(),
             ViperConfig.BLOCK_BYTES.name(), ViperConfig.PRODUCER_INLINE_BYTES.name(), ViperConfig.STAGING_BUDGET.name());
+    /** The consumer's keys the bench sets itself ({@link BenchConsumerMain}). */
+    static final List<String> CONSUMER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.PFS_ROOT.name(), ViperConfig.CONSUMER_PATHS.name(),
+            ViperConfig.CONSUMER_BUDGET.name(), ViperConfig.CONSUMER_DEVICE.name(), ViperConfig.CONSUMER_GPU_BUDGET.name());
 
     /**
-     * Refuses producer configuration the bench cannot take: keys it sets itself ({@link #BENCH_KEYS}),
+     * Refuses configuration the bench cannot take from {@code flag}: keys it sets itself ({@code benchKeys}),
      * and unknown keys or bad values, as {@link ViperConfig#of} does.
      *
      * @throws ViperConfigException naming the first problem
      */
-    public static Map<String, String> checkProducerConfig(Map<String, String> config) {
+    public static Map<String, String> checkConfig(String flag, Map<String, String> config, List<String> benchKeys) {
         for (String k : config.keySet()) {
-            if (BENCH_KEYS.contains(k)) {
-                throw new ViperConfigException("--producer-config " + k + ": the bench sets it for each path and size"
+            if (benchKeys.contains(k)) {
+                throw new ViperConfigException(flag + " " + k + ": the bench sets it for each path and size"
                         + (k.equals(ViperConfig.BLOCK_BYTES.name()) ? " (use --block-bytes)" : ""));
             }
         }
@@ -254,9 +260,8 @@ public final class TransferBench {
                 cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
             } else {
                 cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", served));
-                if (scheme.equals("file")) {
-                    cmd.add(pfs.toString()); // a consumer reads file:// locations only from its own PFS
-                }
+                cmd.add(scheme.equals("file") ? pfs.toString() : "-"); // a consumer reads file:// locations only from its own PFS
+                settings.consumerConfig().forEach((k, v) -> cmd.add(k + "=" + v));
             }
             Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {

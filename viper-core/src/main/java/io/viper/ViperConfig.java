@@ -62,7 +62,7 @@ public final class ViperConfig {
             + " blocks that differ. The compare reads both copies, about the cost of the copy it replaces; the unchanged blocks keep their hashes, so"
             + " where few changed the hashing is skipped and the announcement follows the stall. false: copy and hash every byte."));
     public static final ConfigKey<Integer> PRODUCER_COPY_THREADS = define(CORE.key("viper.producer.copy.threads", ConfigType.INT, "auto",
-            v -> v.equalsIgnoreCase("auto") ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : ConfigValues.parseInt(v, 1, 64),
+            v -> threads(v, 64),
             "Producer: threads that copy (or compare) a host snapshot of 32 MiB or more into staging, the training thread and up to"
             + " viper.hash.threads of the hash pool, which is idle during the copy (1 to 64; auto: min(4, cores)). One core cannot use the"
             + " memory's bandwidth: 1 copies on the training thread alone, as does a snapshot in a confined arena."));
@@ -93,7 +93,7 @@ public final class ViperConfig {
     public static final ConfigKey<Long> NOTIFY_TIMEOUT_MS = define(CORE.longKey("viper.notify.timeout.ms", 30_000, 1, Long.MAX_VALUE,
             "Notifiers: how long publish waits for the broker's acknowledgement."));
     public static final ConfigKey<Integer> HASH_THREADS = define(CORE.key("viper.hash.threads", ConfigType.INT, "auto",
-            v -> v.equalsIgnoreCase("auto") ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : ConfigValues.parseInt(v, 1, Integer.MAX_VALUE),
+            v -> threads(v, Integer.MAX_VALUE),
             "Threads that hash tensors (producer) and verify them (consumer); auto: min(4, cores)."));
     public static final ConfigKey<HashAlgorithm> HASH_ALGORITHM = define(CORE.key("viper.hash.algorithm", ConfigType.STRING, "crc32c", HashAlgorithm::named,
             "Producer: the hash of every tensor in its manifests, which consumers check before they swap a version in: crc32c (manifest format 2;"
@@ -259,6 +259,11 @@ public final class ViperConfig {
             throw new ViperConfigException("must be 0 (no blocks) or from 4k to 1g");
         }
         return n;
+    }
+
+    /** A thread count from 1 to {@code max}, or auto: min(4, cores). */
+    private static int threads(String v, int max) {
+        return v.equalsIgnoreCase("auto") ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : ConfigValues.parseInt(v, 1, max);
     }
 
     static Optional<Path> optionalPath(String v) {

@@ -123,7 +123,10 @@ final class CopyHelpers {
             }
         }
         work.run();
-        awaitUninterruptibly(ended);
+        // The helpers finish the piece they copy within milliseconds; an interrupt is kept for the caller.
+        if (TensorHashes.awaitUninterruptibly(ended)) {
+            Thread.currentThread().interrupt();
+        }
         Throwable e = failure.get();
         if (e instanceof RuntimeException r) {
             throw r;
@@ -133,22 +136,6 @@ final class CopyHelpers {
         }
         if (e != null) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    /** The helpers finish the piece they copy within milliseconds; an interrupt is kept for the caller. */
-    private static void awaitUninterruptibly(CountDownLatch latch) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                latch.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -270,21 +270,22 @@ final class TensorHashes implements AutoCloseable {
     }
 
     private void awaitAll() {
-        if (awaitDone()) {
+        if (awaitUninterruptibly(done)) {
             Thread.currentThread().interrupt();
             throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while hashing");
         }
     }
 
     /**
-     * Waits until every piece is done, even when interrupted: the pool's tasks read memory the
-     * caller is about to reuse. Returns whether the thread was interrupted meanwhile.
+     * Waits until {@code latch} is open, even when interrupted: here every piece is done, since the
+     * pool's tasks read memory the caller is about to reuse ({@link CopyHelpers} likewise). Returns
+     * whether the thread was interrupted meanwhile; the caller decides what that means.
      */
-    private boolean awaitDone() {
+    static boolean awaitUninterruptibly(CountDownLatch latch) {
         boolean interrupted = false;
         while (true) {
             try {
-                done.await();
+                latch.await();
                 return interrupted;
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -301,7 +302,7 @@ final class TensorHashes implements AutoCloseable {
                 done.countDown();
             }
         }
-        if (awaitDone()) {
+        if (awaitUninterruptibly(done)) {
             Thread.currentThread().interrupt();
         }
     }

@@ -118,9 +118,9 @@ final class Stager {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
                 copied = new StagingCopy.Copied(total, 0);
             } else if (held != null) {
-                copied = StagingCopy.changed(tensors, infos, buffer.writable(), compareUnit, hashes, blocks, copyHelpers);
+                copied = StagingCopy.changed(tensors, infos, total, buffer.writable(), compareUnit, hashes, blocks, copyHelpers);
             } else {
-                copied = StagingCopy.all(tensors, infos, buffer.writable(), arrivals, copyHelpers);
+                copied = StagingCopy.all(tensors, infos, total, buffer.writable(), arrivals, copyHelpers);
             }
             boolean noIds = blocks.copyEnded();
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), version,

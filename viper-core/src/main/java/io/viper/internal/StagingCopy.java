@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntConsumer;
 
 /**
  * The copy of a host snapshot into a staging buffer, the training stall. The copy has the memory to
@@ -64,21 +65,24 @@ final class StagingCopy {
     /**
      * Copies everything, {@link CopyHelpers#pieceBytes} ({@link #CHUNK}) bytes at a time, on the training thread and the {@code helpers}
      * where they {@link CopyHelpers#shares share} the copy; every tensor is reported once all are in.
+     *
+     * @param total the snapshot's bytes, the sum of {@code infos}' lengths
      */
-    static Copied all(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, GpuStaging.Arrivals arrivals, CopyHelpers helpers) {
+    static Copied all(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, GpuStaging.Arrivals arrivals,
+                      CopyHelpers helpers) {
         Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
-        if (helpers.shares(pieces.total(), tensors)) {
-            helpers.run(pieces.count(), c -> tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c],
-                    pieces.length[c]));
+        IntConsumer copy = c -> tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c], pieces.length[c]);
+        if (helpers.shares(total, tensors)) {
+            helpers.run(pieces.count(), copy);
         } else {
             for (int c = 0; c < pieces.count(); c++) {
-                tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c], pieces.length[c]);
+                copy.accept(c);
             }
         }
         for (TensorInfo info : infos) {
             arrivals.arrived(info.offset(), info.length());
         }
-        return new Copied(pieces.total(), 0);
+        return new Copied(total, 0);
     }
 
     /**
@@ -91,11 +95,12 @@ final class StagingCopy {
      * each of its own pieces once one was equal, else when every piece ended.
      *
      * @param unit {@link #compareUnit}, not 0; every tensor {@link #comparable}
+     * @param total the snapshot's bytes, the sum of {@code infos}' lengths
      */
-    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, MemorySegment dst, long unit, TensorHashes hashes, BlockIds blocks,
-                          CopyHelpers helpers) {
-        Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
-        if (helpers.shares(pieces.total(), tensors)) {
+    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, long unit, TensorHashes hashes,
+                          BlockIds blocks, CopyHelpers helpers) {
+        if (helpers.shares(total, tensors)) {
+            Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
             int count = pieces.count();
             AtomicReferenceArray<Runs> ended = new AtomicReferenceArray<>(count);
             AtomicBoolean shared = new AtomicBoolean();
@@ -164,13 +169,11 @@ final class StagingCopy {
     }
 
     /** A snapshot cut into pieces of at most {@code chunk} bytes, each inside one tensor and starting at a multiple of {@code chunk} in it. */
-    private record Pieces(int[] tensor, long[] from, long[] length, long total) {
+    private record Pieces(int[] tensor, long[] from, long[] length) {
         static Pieces of(List<TensorInfo> infos, long chunk) {
             int count = 0;
-            long total = 0;
             for (TensorInfo info : infos) {
                 count = Math.addExact(count, Math.toIntExact(Math.ceilDiv(info.length(), chunk)));
-                total += info.length();
             }
             int[] tensor = new int[count];
             long[] from = new long[count];
@@ -185,7 +188,7 @@ final class StagingCopy {
                     c++;
                 }
             }
-            return new Pieces(tensor, from, length, total);
+            return new Pieces(tensor, from, length);
         }
 
         int count() {

@@ -117,7 +117,7 @@ final class ConsumeCommand implements Callable<Integer> {
                         if (out != null) {
                             SafetensorsWriter.write(out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
                         }
-                        print(model, v, set.location().scheme(), set.bytes(), set.reusedBytes(), Math.max(0, System.currentTimeMillis() - m.publishedAtMs()));
+                        print(model, v, set.location().scheme(), set.bytes(), set.reusedBytes(), m.millisSincePublished());
                     }
                 }
                 lastVersion = Math.max(lastVersion, v);

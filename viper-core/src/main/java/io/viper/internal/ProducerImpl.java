@@ -102,7 +102,7 @@ final class ProducerImpl implements ViperProducer {
         if (version >= Manifest.MAX_VERSION) {
             throw new ViperConfigException("producer " + model + ": v" + version + " is the last version there is (" + Manifest.MAX_VERSION + ")");
         }
-        long publishedAt = System.currentTimeMillis();
+        long publishedAtMicros = Manifest.nowMicros();
         // The stall counts everything the training thread waits for: describing the snapshot too.
         long t0 = System.nanoTime();
         Stager.Staged staged = stager.stage(snapshot, version + 1);
@@ -111,8 +111,8 @@ final class ProducerImpl implements ViperProducer {
         rt.metrics().staged(model, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
         LinkedHashMap<String, String> meta = new LinkedHashMap<>(metadata);
         meta.putIfAbsent(Checkpoint.META_PRODUCER, rt.producerId());
-        meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(publishedAt));
-        PublishHandle handle = pipeline.submit(staged, meta, publishedAt, stall);
+        meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(Math.floorDiv(publishedAtMicros, 1_000L)));
+        PublishHandle handle = pipeline.submit(staged, meta, publishedAtMicros, stall);
         rt.metrics().stall(model, handle.stallNanos()); // a small version announced here counts too
         return handle;
     }

@@ -94,20 +94,20 @@ final class PublishPipeline implements AutoCloseable {
      * of its announcement and flush; or, for a small version while nothing is queued, announces it
      * first (see the class comment), and the stall includes that.
      */
-    PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs, long stallNanos) {
+    PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros, long stallNanos) {
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
         CompletableFuture<Manifest> durable = new CompletableFuture<>();
         long stall = stallNanos;
         if (announcesOnCaller(staged)) {
             long t0 = System.nanoTime();
-            publishFromCaller(staged, metadata, publishedAtMs, announced, durable);
+            publishFromCaller(staged, metadata, publishedAtMicros, announced, durable);
             stall += System.nanoTime() - t0;
         } else {
             queued.incrementAndGet();
             try {
                 thread.execute(() -> {
                     try {
-                        publish(staged, metadata, publishedAtMs, announced, durable);
+                        publish(staged, metadata, publishedAtMicros, announced, durable);
                     } finally {
                         queued.decrementAndGet();
                     }
@@ -135,9 +135,9 @@ final class PublishPipeline implements AutoCloseable {
         return total <= inlineBytes;
     }
 
-    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
+    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
                          CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
-        Prepared p = prepare(staged, metadata, publishedAtMs, announced, durable);
+        Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
             return;
         }
@@ -157,9 +157,9 @@ final class PublishPipeline implements AutoCloseable {
      * then the announcement handed to the broker in this process; the broker's answer completes the
      * futures and withdraws the versions this one retired.
      */
-    private void publishFromCaller(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
+    private void publishFromCaller(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
                                    CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
-        Prepared p = prepare(staged, metadata, publishedAtMs, announced, durable);
+        Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
             return;
         }
@@ -183,13 +183,13 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /** Steps 1 to 3; null when they failed: then the buffer went back and the futures say why. */
-    private Prepared prepare(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMs,
+    private Prepared prepare(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
                              CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         StagingBuffer buffer = staged.buffer();
         List<StagingBuffer> retired = List.of();
         try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
             staged.hostCopy().run(); // step 1
-            Manifest manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMs, metadata, hash(staged), List.of());
+            Manifest manifest = new Manifest(model, staged.version(), rt.producerId(), publishedAtMicros, metadata, hash(staged), List.of());
             buffer.manifest(manifest);
             retired = cache.activate(buffer, staged.content()); // the hashes are complete: a later version may compare with it
             return new Prepared(expose(manifest, buffer), buffer, retired);

@@ -109,7 +109,7 @@ final class ServingModel implements AutoCloseable {
             old.releaseRef(); // the consumer closed during the load: nothing will serve it
             return;
         }
-        double latencyMs = Math.max(0, System.currentTimeMillis() - m.publishedAtMs());
+        double latencyMs = m.millisSincePublished();
         metrics.update(model, loc.scheme(), latencyMs);
         ModelUpdate u = new ModelUpdate(model, m.version(), old == null ? 0 : old.version(), loc, loaded.bytesMoved(), latencyMs,
                 (loaded.transferDoneNs() - startedNs) / 1e6, (swappedNs - loaded.transferDoneNs()) / 1e6, fallbacks, loaded.bytesReused());

@@ -2,6 +2,7 @@ package io.viper.manifest;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.tensor.TensorInfo;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -22,12 +23,13 @@ import java.util.SequencedMap;
  * @param model         the model name
  * @param version       the version (1 to {@link #MAX_VERSION}), only growing per model
  * @param producerId    who published it (host:pid or a configured id)
- * @param publishedAtMs producer wall clock (epoch millis) when {@code publish} was called
+ * @param publishedAtMicros producer wall clock (epoch microseconds, {@link #nowMicros()}) when
+ *                      {@code publish} was called: an update's latency is measured against it
  * @param metadata      string metadata (iteration, loss, ...)
  * @param tensors       tensors in data order
  * @param locations     where the bytes can be read, most preferred first
  */
-public record Manifest(String model, long version, String producerId, long publishedAtMs,
+public record Manifest(String model, long version, String producerId, long publishedAtMicros,
                        SequencedMap<String, String> metadata, List<TensorEntry> tensors, List<Location> locations) {
     /**
      * The largest version, 2^53 - 1: every JSON reader reads it exactly, and a producer can always
@@ -101,6 +103,29 @@ public record Manifest(String model, long version, String producerId, long publi
         return null;
     }
 
+    /**
+     * The wall clock in epoch microseconds, as {@link #publishedAtMicros()} holds it. Whole
+     * milliseconds would not do: an update takes well under one, and a publish called at a fixed
+     * point in each millisecond (a paced training loop) would read as 0 or 1 ms every time.
+     */
+    public static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    /** {@link #publishedAtMicros()} in whole milliseconds (the manifest's {@code published_at_ms}). */
+    public long publishedAtMs() {
+        return Math.floorDiv(publishedAtMicros, 1_000L);
+    }
+
+    /**
+     * Milliseconds from the producer's {@code publish} call to now, by the wall clocks of both sides
+     * (exact on one host; between hosts, off by their clocks' difference); never negative.
+     */
+    public double millisSincePublished() {
+        return Math.max(0, nowMicros() - publishedAtMicros) / 1_000.0;
+    }
+
     /** Whether {@code other} describes the same bytes: the same tensors (names, layout, hashes) and metadata. */
     public boolean sameContent(Manifest other) {
         return tensors.equals(other.tensors) && metadata.equals(other.metadata);
@@ -114,12 +139,12 @@ public record Manifest(String model, long version, String producerId, long publi
                 all.add(l);
             }
         }
-        return new Manifest(model, version, producerId, publishedAtMs, metadata, tensors, all);
+        return new Manifest(model, version, producerId, publishedAtMicros, metadata, tensors, all);
     }
 
     /** This manifest with exactly {@code newLocations}. */
     public Manifest replaceLocations(List<Location> newLocations) {
-        return new Manifest(model, version, producerId, publishedAtMs, metadata, tensors, newLocations);
+        return new Manifest(model, version, producerId, publishedAtMicros, metadata, tensors, newLocations);
     }
 
     @Override

@@ -30,7 +30,8 @@ import java.util.OptionalLong;
  *
  * <pre>{@code
  * {"format": 2,
- *  "model": "nt3", "version": 7, "producer": "host:4242", "published_at_ms": 1763795000000,
+ *  "model": "nt3", "version": 7, "producer": "host:4242",
+ *  "published_at_ms": 1763795000000, "published_at_us": 1763795000000123,
  *  "metadata": {"viper.iteration": "700", "viper.loss": "0.31"},
  *  "tensors": [{"name": "dense.weight", "dtype": "F32", "shape": [64, 10],
  *               "offset": 0, "length": 2560, "crc32c": "8 hex", "phash64": "16 hex (optional)"}],
@@ -49,6 +50,10 @@ import java.util.OptionalLong;
  * blocks is written as format 3, so that readers before it refuse it by number (a PFS version of
  * format 3 keeps its bytes in the block store, where they would not look); one without blocks is
  * written as before. A reader sees a manifest without {@code block_bytes} as one without blocks.
+ *
+ * <p>{@code published_at_us} is the publish time in microseconds, {@code published_at_ms} the same
+ * in whole milliseconds for readers before it. A reader takes the microseconds when they are there
+ * (they must fall within that millisecond) and the millisecond otherwise.
  *
  * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with
  * a {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that
@@ -87,6 +92,7 @@ public final class ManifestCodec {
         root.put("version", m.version());
         root.put("producer", m.producerId());
         root.put("published_at_ms", m.publishedAtMs());
+        root.put("published_at_us", m.publishedAtMicros());
         ObjectNode meta = root.putObject("metadata");
         m.metadata().forEach(meta::put);
         ArrayNode tensors = root.putArray("tensors");
@@ -147,7 +153,7 @@ public final class ManifestCodec {
             String model = text(root, "model", source);
             long version = integer(root, "version", source);
             String producer = text(root, "producer", source);
-            long publishedAt = integer(root, "published_at_ms", source);
+            long publishedAt = publishedAtMicros(root, source);
             LinkedHashMap<String, String> meta = new LinkedHashMap<>();
             JsonNode metaNode = field(root, "metadata", source);
             if (!metaNode.isObject()) {
@@ -283,6 +289,23 @@ public final class ManifestCodec {
             throw new ViperFormatException(source, "manifest field '" + name + "' is not a string");
         }
         return n.textValue();
+    }
+
+    /** The publish time in microseconds: {@code published_at_us}, checked against {@code published_at_ms}, or the latter alone. */
+    private static long publishedAtMicros(JsonNode root, String source) {
+        long ms = integer(root, "published_at_ms", source);
+        if (root.get("published_at_us") == null) {
+            try {
+                return Math.multiplyExact(ms, 1_000L);
+            } catch (ArithmeticException e) {
+                throw new ViperFormatException(source, "manifest field 'published_at_ms' is out of range: " + ms);
+            }
+        }
+        long us = integer(root, "published_at_us", source);
+        if (Math.floorDiv(us, 1_000L) != ms) {
+            throw new ViperFormatException(source, "manifest field 'published_at_us' (" + us + ") is not within 'published_at_ms' (" + ms + ")");
+        }
+        return us;
     }
 
     private static long integer(JsonNode o, String name, String source) {

@@ -23,7 +23,7 @@ class ManifestCodecTest {
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", "700");
         meta.put("note", "ünïcode ✓");
-        return new Manifest("nt3", 7, "host:42", 1_763_795_000_000L, meta, List.of(
+        return new Manifest("nt3", 7, "host:42", 1_763_795_000_000_123L, meta, List.of(
                 new TensorEntry(new TensorInfo("a", DType.F32, new long[] {2, 3}, 0, 24), new ContentHash(1, 2)),
                 new TensorEntry(new TensorInfo("b", DType.BF16, new long[] {}, 24, 2), new ContentHash(-1, 0x0123456789abcdefL))),
                 List.of(new Location(URI.create("ucx://127.0.0.1:4000"), Tier.HOST),
@@ -41,9 +41,29 @@ class ManifestCodecTest {
     }
 
     @Test
+    void thePublishTimeKeepsItsMicrosecondsAndItsMillisecondForOlderReaders() {
+        String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
+        assertTrue(json.contains("\"published_at_ms\":1763795000000,\"published_at_us\":1763795000000123,"), json);
+        assertEquals(1_763_795_000_000L, sample().publishedAtMs());
+        // A manifest from before the microseconds (a PFS repository, a retained topic) reads as its millisecond.
+        String legacy = json.replace(",\"published_at_us\":1763795000000123", "");
+        assertEquals(1_763_795_000_000_000L, ManifestCodec.decode(legacy, "legacy").publishedAtMicros());
+    }
+
+    @Test
+    void theTimeSincePublishKeepsItsFractionAndIsNeverNegative() {
+        Manifest m = sample();
+        Manifest earlier = new Manifest(m.model(), m.version(), m.producerId(), Manifest.nowMicros() - 2_500, m.metadata(), m.tensors(), m.locations());
+        double ms = earlier.millisSincePublished();
+        assertTrue(ms >= 2.5 && ms < 60_000, "2.5 ms ago read as " + ms + " ms");
+        Manifest later = new Manifest(m.model(), m.version(), m.producerId(), Manifest.nowMicros() + 60_000_000, m.metadata(), m.tensors(), m.locations());
+        assertEquals(0, later.millisSincePublished(), "a producer clock ahead of the consumer's");
+    }
+
+    @Test
     void crc32cManifestsAreFormat2AndRoundTrip() {
         Manifest m = sample();
-        Manifest crc = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMs(), m.metadata(), List.of(
+        Manifest crc = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMicros(), m.metadata(), List.of(
                 new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(0xe3069283)),
                 new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(7))), m.locations());
         String json = new String(ManifestCodec.encode(crc), StandardCharsets.UTF_8);
@@ -62,7 +82,7 @@ class ManifestCodecTest {
         Manifest m = sample();
         TensorInfo big = new TensorInfo("big", DType.U8, new long[] {10_000}, 26, 10_000);
         List<ContentHash> ids = List.of(new ContentHash(1, 1), new ContentHash(2, 2), new ContentHash(3, 3));
-        Manifest blocks = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMs(), m.metadata(), List.of(
+        Manifest blocks = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMicros(), m.metadata(), List.of(
                 new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), java.util.OptionalLong.empty(),
                         new BlockList(4096, List.of(new ContentHash(9, 9)))),
                 new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(2), java.util.OptionalLong.empty(),
@@ -90,7 +110,7 @@ class ManifestCodecTest {
         Manifest m = sample();
         assertTrue(m.tensors().stream().allMatch(t -> t.phash64().isEmpty()));
         assertTrue(!new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).contains("phash64"), "absent when not computed");
-        Manifest withGpu = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMs(), m.metadata(), List.of(
+        Manifest withGpu = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMicros(), m.metadata(), List.of(
                 new TensorEntry(m.tensors().get(0).info(), m.tensors().get(0).hash(), java.util.OptionalLong.of(-3L)),
                 m.tensors().get(1)), List.of(new Location(URI.create("cuda-ipc://127.0.0.1:4001"), Tier.GPU)));
         String json = new String(ManifestCodec.encode(withGpu), StandardCharsets.UTF_8);
@@ -124,6 +144,9 @@ class ManifestCodecTest {
         "{\"format\":1,\"model\":\"../etc\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|invalid model name",
         "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[{\"uri\":\"tcp://h:1\",\"tier\":\"DISK\"}]}|unknown tier DISK",
         "{\"format\":1,\"format\":1}|not valid JSON",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":5,\"published_at_us\":4999,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_us' (4999) is not within 'published_at_ms' (5)",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":5,\"published_at_us\":5.5,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_us' is not a 64-bit integer",
+        "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":9223372036854775807,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_ms' is out of range",
         "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"0000000\"}],\"locations\":[]}|expected 8 hex digits",
         "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"0000000g\"}],\"locations\":[]}|not a hex digit",
         "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|carries both crc32c and xxh3_128",

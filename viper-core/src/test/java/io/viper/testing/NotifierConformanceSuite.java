@@ -73,7 +73,7 @@ public abstract class NotifierConformanceSuite {
         }
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", Long.toString(version * 10));
-        return new Manifest(model, version, "conformance", System.currentTimeMillis(), meta,
+        return new Manifest(model, version, "conformance", Manifest.nowMicros(), meta,
                 List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2, 3}, 0, 24), new ContentHash(version, 42))), locs);
     }
 

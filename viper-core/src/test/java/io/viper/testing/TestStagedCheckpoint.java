@@ -55,7 +55,7 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
                     new ContentHash(0, i)));
             total += tensorSizes[i];
         }
-        return new Manifest(model, version, "test", System.currentTimeMillis(), new LinkedHashMap<>(), entries, List.of());
+        return new Manifest(model, version, "test", Manifest.nowMicros(), new LinkedHashMap<>(), entries, List.of());
     }
 
     /**
@@ -72,7 +72,7 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
             }
             entries.add(new TensorEntry(e.info(), HashAlgorithm.CRC32C.hash(bytes), OptionalLong.empty(), new BlockList(blockBytes, ids)));
         }
-        return new Manifest(manifest.model(), manifest.version(), manifest.producerId(), manifest.publishedAtMs(), manifest.metadata(), entries,
+        return new Manifest(manifest.model(), manifest.version(), manifest.producerId(), manifest.publishedAtMicros(), manifest.metadata(), entries,
                 manifest.locations());
     }
 

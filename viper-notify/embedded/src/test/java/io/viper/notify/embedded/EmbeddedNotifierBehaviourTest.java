@@ -69,7 +69,7 @@ class EmbeddedNotifierBehaviourTest {
     private static Manifest manifest(String model, long version, String location) {
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", Long.toString(version));
-        return new Manifest(model, version, "behaviour", System.currentTimeMillis(), meta,
+        return new Manifest(model, version, "behaviour", Manifest.nowMicros(), meta,
                 List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
                 List.of(new Location(URI.create(location), Tier.HOST)));
     }
@@ -494,7 +494,7 @@ class EmbeddedNotifierBehaviourTest {
         for (int i = 0; i < bytes / 100_000; i++) {
             meta.put("pad." + i, chunk);
         }
-        return new Manifest(model, version, "behaviour", System.currentTimeMillis(), meta,
+        return new Manifest(model, version, "behaviour", Manifest.nowMicros(), meta,
                 List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
                 List.of(new Location(URI.create("tcp://127.0.0.1:1"), Tier.HOST)));
     }

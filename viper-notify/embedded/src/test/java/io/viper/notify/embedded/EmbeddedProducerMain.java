@@ -34,7 +34,7 @@ public final class EmbeddedProducerMain {
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             for (String line; (line = in.readLine()) != null; ) {
                 long v = Long.parseLong(line.trim());
-                producer.publish(new Manifest(model, v, "child", System.currentTimeMillis(), new LinkedHashMap<>(),
+                producer.publish(new Manifest(model, v, "child", Manifest.nowMicros(), new LinkedHashMap<>(),
                         List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {8}, 0, 8), new ContentHash(v, v))),
                         List.of(new Location(URI.create("tcp://127.0.0.1:9"), Tier.HOST))));
                 System.out.println("OK " + v);

@@ -73,7 +73,7 @@ class EmbeddedTwoProcessIT {
 
                 try (EmbeddedBroker replacement = EmbeddedBroker.start(uri.getHost(), uri.getPort());
                      Notifier producer = new EmbeddedNotifierProvider().open(replacement.uri(), NotifierProvider.Role.PRODUCER, ViperConfig.defaults())) {
-                    producer.publish(new Manifest(model, 4, "parent", System.currentTimeMillis(), new java.util.LinkedHashMap<>(),
+                    producer.publish(new Manifest(model, 4, "parent", Manifest.nowMicros(), new java.util.LinkedHashMap<>(),
                             List.of(), List.of()));
                     Manifest m = manifests.poll(10, TimeUnit.SECONDS);
                     assertNotNull(m, "the consumer reconnected to the new broker and got v4");

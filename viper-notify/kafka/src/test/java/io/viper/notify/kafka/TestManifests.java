@@ -25,7 +25,7 @@ final class TestManifests {
         }
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", Long.toString(version * 100));
-        return new Manifest(model, version, "kafka-it", System.currentTimeMillis(), meta,
+        return new Manifest(model, version, "kafka-it", Manifest.nowMicros(), meta,
                 List.of(new TensorEntry(new TensorInfo("dense.weight", DType.F32, new long[] {4, 4}, 0, 64), new ContentHash(version, 7))),
                 locs);
     }

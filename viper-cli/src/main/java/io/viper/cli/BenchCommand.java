@@ -64,6 +64,11 @@ final class BenchCommand implements Runnable {
                         + " updates (default: ${DEFAULT-VALUE})")
         java.time.Duration warmup;
 
+        @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
+                description = "Pause before each measured update, e.g. 200ms: updates that come alone, as a training job publishes them,"
+                        + " with the data path gone cold in between (the warm-up stays back to back; at most 60s; default: 0, back to back)")
+        java.time.Duration interval;
+
         @Option(names = "--poll-interval", paramLabel = "DURATION", defaultValue = "1s", converter = Durations.class,
                 description = "Polling interval of the baseline consumer (default: ${DEFAULT-VALUE})")
         java.time.Duration pollInterval;
@@ -145,7 +150,7 @@ final class BenchCommand implements Runnable {
                             if (!json) {
                                 System.err.println(line);
                             }
-                        }, fractions, block, producerConfig, consumerConfig)).run();
+                        }, fractions, block, producerConfig, consumerConfig, interval)).run();
             } finally {
                 if (dir == null) {
                     deleteTree(root);

@@ -31,6 +31,8 @@ class BenchCommandTest {
         refused("--paths: unknown path 'nvme'", "bench", "transfer", "--paths", "host,nvme");
         refused("--size 100 is too small", "bench", "transfer", "--size", "100");
         refused("--repeat 0 must be between 1 and 1000", "bench", "transfer", "--repeat", "0");
+        refused("--interval 61000 ms must be between 0 and 60000 ms", "bench", "transfer", "--size", "1m", "--interval", "61s");
+        refused("'-5ms' is not a duration", "bench", "transfer", "--size", "1m", "--interval", "-5ms");
         refused("--sizes 16k,4k: sizes must grow from left to right", "bench", "transfer", "--sizes", "16k,4k");
         refused("--sizes: 100 is too small (at least 1k)", "bench", "transfer", "--sizes", "16k,100");
         refused("--size and --sizes: give one of them", "bench", "transfer", "--size", "1m", "--sizes", "16k,1m");

@@ -28,7 +28,7 @@ class BenchTransferIT {
         Path plot = tmp.resolve("sweep.png");
         Path javaTmp = Files.createDirectory(tmp.resolve("java-tmp"));
         ProcessBuilder bench = CliProcesses.viper(tmp, "bench", "transfer", "--sizes", "4k,64k,1m", "--paths", "tcp,pfs", "--repeat", "3",
-                "--warmup", "0s", "--poll-interval", "50ms", "--json", "--plot", plot.toString())
+                "--warmup", "0s", "--interval", "20ms", "--poll-interval", "50ms", "--json", "--plot", plot.toString())
                 .redirectError(tmp.resolve("bench.err").toFile());
         bench.environment().put("JAVA_TOOL_OPTIONS", "-Djava.io.tmpdir=" + javaTmp);
         Process p = bench.start();
@@ -37,6 +37,7 @@ class BenchTransferIT {
         assertEquals(0, p.exitValue(), () -> "stdout: " + out + "; stderr: " + read(tmp.resolve("bench.err")));
         JsonNode json = new ObjectMapper().readTree(out);
         assertEquals(List.of(4096L, 65536L, 1048576L), longs(json.get("sizes")));
+        assertEquals(20, json.get("interval_ms").asLong(), "the pause before each measured update");
         List<String> rows = new ArrayList<>();
         for (JsonNode r : json.get("results")) {
             rows.add(r.get("path").asText() + "/" + r.get("size_bytes").asLong());

@@ -14,7 +14,8 @@ public final class BenchReport {
 
     /** One row per size and path: median, p99, GB/s, and latency and stall against the bound. */
     public static void printTable(TransferBench.Result result, PrintStream out) {
-        out.println("update latency: publish called to the consumer's swap (every byte verified), between two processes");
+        out.println("update latency: publish called to the consumer's swap (every byte verified), between two processes"
+                + (result.interval().isPositive() ? ", measured updates " + result.interval().toMillis() + " ms apart" : ""));
         out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7s %8s %9s %10s %11s %7s %9s %7s %7s%n", "size", "path", "transport", "changed",
                 "memcpy ms", "median ms", "p99 ms", "GB/s", "x memcpy", "stall ms", "stall x mc", "announced", "copied", "moved", "reused", "warm-up");
         for (TransferBench.Row r : result.rows()) {
@@ -35,7 +36,8 @@ public final class BenchReport {
     /**
      * One JSON object: {@code sizes}, {@code memcpy_ms} per size, and per row its figures and every
      * sample ({@code samples_ms}, {@code stall_samples_ms}). With one size, {@code size_bytes} and
-     * {@code memcpy_ms} are also the top-level numbers, as before sweeps existed.
+     * {@code memcpy_ms} are also the top-level numbers, as before sweeps existed; {@code interval_ms}
+     * is the pause before each measured update.
      */
     public static ObjectNode json(TransferBench.Result result) {
         ObjectNode out = new ObjectMapper().createObjectNode();
@@ -49,6 +51,7 @@ public final class BenchReport {
                 out.put("d2d_ms", round(result.deviceCopyMs().get(only)));
             }
         }
+        out.put("interval_ms", result.interval().toMillis());
         ObjectNode memcpy = out.putObject("memcpy_ms_by_size");
         result.memcpyMs().forEach((k, v) -> memcpy.put(Long.toString(k), fine(v)));
         if (!result.deviceCopyMs().isEmpty()) {

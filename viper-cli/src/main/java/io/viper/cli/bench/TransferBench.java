@@ -58,6 +58,8 @@ public final class TransferBench {
     public static final int MAX_WARMUP = 50_000;
     /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */
     public static final int FIRST_WARMUP_FACTOR = 3;
+    /** The longest pause between measured updates. */
+    public static final Duration MAX_INTERVAL = Duration.ofSeconds(60);
     /** The path, and the scheme consumers report, of a model whose bytes came with its announcement. */
     static final String INLINE = "inline";
 
@@ -75,17 +77,22 @@ public final class TransferBench {
      * @param blockBytes   the producer's {@code viper.block.bytes} (0: no blocks, every update a full one)
      * @param producerConfig more of the producer's configuration ({@link #checkConfig})
      * @param consumerConfig more of the consumer's configuration, in its process ({@link #checkConfig})
+     * @param interval     the pause before each measured update (zero: back to back), up to {@link #MAX_INTERVAL}:
+     *                     updates that come alone, as a training job publishes them, find the data path gone cold
      */
     public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
                            boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig,
-                           Map<String, String> consumerConfig) {
-        /** Every block changes between versions, with the default block size. */
+                           Map<String, String> consumerConfig, Duration interval) {
+        /** Every block changes between versions, with the default block size; back to back. */
         public Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
                         boolean verbose, Consumer<String> progress) {
-            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of());
+            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of(), Duration.ZERO);
         }
 
         public Settings {
+            if (interval.isNegative() || interval.compareTo(MAX_INTERVAL) > 0) {
+                throw new ViperConfigException("--interval " + interval.toMillis() + " ms must be between 0 and " + MAX_INTERVAL.toMillis() + " ms");
+            }
             producerConfig = Map.copyOf(checkConfig("--producer-config", producerConfig, PRODUCER_KEYS));
             consumerConfig = Map.copyOf(checkConfig("--consumer-config", consumerConfig, CONSUMER_KEYS));
         }
@@ -173,7 +180,7 @@ public final class TransferBench {
     }
 
     /** Every row, and the memcpy (and device copy) of each size. */
-    public record Result(Map<Long, Double> memcpyMs, Map<Long, Double> deviceCopyMs, List<Row> rows) {
+    public record Result(Map<Long, Double> memcpyMs, Map<Long, Double> deviceCopyMs, List<Row> rows, Duration interval) {
     }
 
     private final Settings settings;
@@ -216,7 +223,7 @@ public final class TransferBench {
                 rows.addAll(measure(path, scheme, model, largest, pfs, isGpu(path) ? d2d : memcpy));
             }
         }
-        return new Result(memcpy, d2d, rows);
+        return new Result(memcpy, d2d, rows, settings.interval());
     }
 
     /** Whether {@code path} moves a model staged in GPU memory into the consumer's GPU memory. */
@@ -306,6 +313,9 @@ public final class TransferBench {
         List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
                 new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         for (int i = 0; i < settings.repeat(); i++) {
+            if (settings.interval().isPositive()) {
+                Thread.sleep(settings.interval());
+            }
             change.run();
             double[] one = update(producer, snapshot, r, child, scheme);
             for (int k = 0; k < m.size(); k++) {

@@ -13,7 +13,8 @@ import java.util.Arrays;
  *       same sample and adds their gap, times the requests served per iteration, to an accumulated gap:
  *       the loss that serving the deployed version has cost since it was published, beyond what a fresh
  *       version would have lost;</li>
- *   <li>publishes when that accumulated gap reaches the threshold, the last checkpoint is at least
+ *   <li>publishes when that accumulated gap reaches the threshold (or the pacer finds a checkpoint
+ *       {@linkplain BudgetPacer#due due}: lagging the pace after a long gap), the last checkpoint is at least
  *       {@link Config#minSpacing()} iterations back (the measured update latency: a checkpoint sooner
  *       than the path can deliver one is wasted) and the {@link BudgetPacer} allows one more (never
  *       ahead of the elapsed share of the budget by more than {@link Config#burst()}, never more than
@@ -194,7 +195,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             accumulated += n * m.gap();
         }
         pacer.adapt(iteration, published);
-        boolean publish = accumulated >= pacer.threshold() && iteration - deployed >= cfg.minSpacing()
+        boolean publish = (accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published)) && iteration - deployed >= cfg.minSpacing()
                 && published < pacer.allowance(iteration);
         if (publish) {
             if (published == checkpoints.length) {

@@ -110,6 +110,36 @@ class OnlineCheckpointPolicyTest {
     }
 
     @Test
+    void aCheckpointIsDueOnlyLaggingThePaceAfterTwiceTheEvenSpacingOfWhatIsLeft() {
+        BudgetPacer p = new BudgetPacer(0, 100, 10, 2, 1.0, 0.5);
+        // nothing published since 0: 10 left, evenly 100 / 11 apart, so due from 2 x 9.09 = 18.2 on
+        assertEquals(false, p.due(18, 0, 0));
+        assertEquals(true, p.due(19, 0, 0));
+        assertEquals(false, p.due(50, 40, 5), "on the pace (5 by 50): the threshold decides");
+        assertEquals(true, p.due(80, 40, 5), "3 behind, 40 since the last, 2 x 60 / 6 = 20");
+        assertEquals(false, p.due(99, 90, 10), "the budget is spent");
+    }
+
+    @Test
+    void spendsItsWholeBudgetWhereTheThresholdAloneWouldLeaveItUnspent() {
+        // A gap too small ever to reach the threshold, which does not move (gain 0): the threshold alone publishes nothing.
+        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 10, 2, 4, 1e9, 2, 0, 0, 450);
+        StalenessProbe quiet = it -> new StalenessProbe.Measurement(1.0, 0.999);
+        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, quiet);
+        List<Long> published = new ArrayList<>();
+        for (long i = 1; i <= 2000; i++) {
+            if (p.shouldPublish(i, 1.0)) {
+                published.add(i);
+            }
+        }
+        assertEquals(10, published.size(), published.toString());
+        for (int k = 1; k < published.size(); k++) {
+            assertTrue(published.get(k) - published.get(k - 1) >= 4, "the minimum spacing: " + published);
+        }
+        assertTrue(published.getFirst() > 200 + 1800 / 11, "not before it lags: " + published);
+    }
+
+    @Test
     void spendsTheBudgetSavedInQuietStretchesRightAfterAJump() {
         OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
         Stream s = new Stream(3, 2e-5, 200);

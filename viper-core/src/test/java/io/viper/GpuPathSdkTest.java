@@ -159,6 +159,60 @@ class GpuPathSdkTest {
         assertTrue(FakeGpuProvider.used() - before <= 256 * 4 + 4 + 64, "GPU memory leaked: " + (FakeGpuProvider.used() - before));
     }
 
+    /** A viper whose versions have blocks of 4 KiB, for delta loads into GPU memory. */
+    private Viper viperWithBlocks() {
+        return keep(Viper.builder().notifier("mem://" + name).transports("memgpu://" + name + "-g", "mem://" + name + "-h")
+                .config("viper.consumer.device", "gpu").config("viper.consumer.gpu.budget.bytes", "64m")
+                .config("viper.block.bytes", "4096").build());
+    }
+
+    /** Publishes v1 and v2 of a 64 KiB GPU tensor of which v2 changed one float, in block 5; returns the consumer's updates. */
+    private List<ModelUpdate> twoVersionsOneBlockChanged(Viper v, int corruptReads) {
+        ViperProducer p = keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer c = keep(v.consumer("m"));
+        List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
+        c.onUpdate(updates::add);
+        int n = 16 * 1024;
+        DeviceBuffer w = deviceTensor(n, 1f);
+        p.publish(snapshot(w, n, new float[] {7, 8}), Map.of());
+        assertEquals(1, c.awaitVersion(1, WAIT));
+        FakeGpuProvider.at(w.devicePointer(), 4L * n).set(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * (5 * 1024 + 3), -1f);
+        InMemoryGpuTransportProvider.CORRUPT.put(name + "-g", new AtomicInteger(corruptReads));
+        p.publish(snapshot(w, n, new float[] {7, 8}), Map.of());
+        assertEquals(2, c.awaitVersion(2, WAIT));
+        try (ModelLease lease = c.current()) {
+            DeviceBuffer got = lease.device().orElseThrow();
+            float[] all = floats(FakeGpuProvider.at(got.devicePointer(), got.byteSize()));
+            assertEquals(-1f, all[5 * 1024 + 3], "the changed block");
+            assertEquals(5f * 1024 + 2, all[5 * 1024 + 2]);
+            assertEquals(n - 1f, all[n - 1], "a block copied from v1 on the device");
+            assertEquals(8f, all[n + 1]);
+        }
+        return updates;
+    }
+
+    @Test
+    void aGpuConsumerCopiesTheBlocksItHoldsOnTheDeviceAndPullsTheRest() {
+        List<ModelUpdate> updates = twoVersionsOneBlockChanged(viperWithBlocks(), 0);
+        ModelUpdate second = updates.get(1);
+        assertEquals("memgpu", second.path());
+        long total = 16 * 1024 * 4 + 8;
+        assertEquals(4096, second.bytes(), "only the changed block was read");
+        assertEquals(total - 4096, second.reusedBytes(), "every other block was copied from v1 on the device");
+    }
+
+    @Test
+    void aGpuDeltaThatDoesNotVerifyIsPulledWhole() {
+        try (LogCapture log = new LogCapture("io.viper.internal.DeviceLoader")) {
+            List<ModelUpdate> updates = twoVersionsOneBlockChanged(viperWithBlocks(), 1);
+            ModelUpdate second = updates.get(1);
+            assertEquals("memgpu", second.path(), "refetched from the same GPU location");
+            assertEquals(0, second.reusedBytes());
+            assertEquals(4096 + 16 * 1024 * 4 + 8, second.bytes(), "the block pulled, then the whole version");
+            assertTrue(String.join("\n", log.lines()).contains("did not verify"), log.lines().toString());
+        }
+    }
+
     @Test
     void gpuBudgetTooSmallOrHostConsumerUseTheHostTier() {
         Viper v = viper("gpu", "100");

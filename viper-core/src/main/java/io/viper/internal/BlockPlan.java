@@ -205,6 +205,11 @@ final class BlockPlan {
         }
     }
 
+    /** The copies from the base, in destination order: for a copy the caller makes itself (device to device). */
+    List<Copy> copies() {
+        return copies;
+    }
+
     /**
      * Copies the reused blocks from {@code baseData} (the base's data section, which the caller holds
      * a reference on) into {@code destination}, telling {@code arrivals} of each piece as it is in.

@@ -48,9 +48,9 @@ final class ConsumerImpl implements ViperConsumer {
         this.onClose = onClose;
         ViperConfig c = rt.config();
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
-        DeviceLoader device = new DeviceLoader(model, c, verifier);
         this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
+        DeviceLoader device = new DeviceLoader(model, c, verifier, serving::retainCurrent);
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
         tracker.swapAnnouncedWith(fetcher::swapAnnounced);

@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.ViperConfig;
+import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -12,6 +13,7 @@ import io.viper.spi.TransportClient;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The GPU part of a consumer. It decides once whether the consumer serves from GPU memory
@@ -19,6 +21,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * says why not; counts the GPU memory its models hold against
  * {@code viper.consumer.gpu.budget.bytes}; and loads a version from a GPU-tier location into a new
  * device buffer, verified on the device. The buffer is freed when the loaded model is released.
+ *
+ * <p>Delta ({@link BlockPlan}): when the version has blocks and the serving version is in GPU memory
+ * on the same device, the blocks it has are copied from it device to device and only the others are
+ * read, as ranges, from the location. The assembled model is verified on the device exactly like a
+ * pulled one; if that fails, the whole model is read again and verified, so a bad block, copied or
+ * pulled, is refetched. A new buffer is allocated per version either way (there are no GPU receive
+ * slots), so nothing is left in place.
  *
  * <p>Threads: created with the consumer; {@link #freeBytes()} and {@link #load} run on the fetch
  * thread; a buffer is freed by whichever thread drops the last reference to its model (an
@@ -34,10 +43,16 @@ final class DeviceLoader implements Loader {
     private final GpuProvider gpu;
     private final String noGpuReason;
     private final AtomicLong bytesHeld = new AtomicLong();
+    private final Supplier<LoadedModel> base;
 
-    DeviceLoader(String model, ViperConfig config, Verifier verifier) {
+    /**
+     * @param base the version to copy unchanged blocks from, retained for the caller
+     *             ({@link ServingModel#retainCurrent}), or null when there is none
+     */
+    DeviceLoader(String model, ViperConfig config, Verifier verifier, Supplier<LoadedModel> base) {
         this.model = model;
         this.verifier = verifier;
+        this.base = base;
         this.device = ViperConfig.cudaDevice(config.get(ViperConfig.CONSUMER_DEVICE));
         this.budgetBytes = config.get(ViperConfig.CONSUMER_GPU_BUDGET);
         if (device < 0) {
@@ -90,15 +105,60 @@ final class DeviceLoader implements Loader {
             buf.close();
             bytesHeld.addAndGet(-buf.byteSize());
         };
-        long transferDone;
         try {
-            client.readToDevice(m, loc, List.of(new ByteRange(0, size, 0)), buf);
-            transferDone = System.nanoTime();
-            verifier.verifyOnDevice(m, loc, gpu, device, buf);
+            long[] movedAndReused = receive(m, loc, client, buf);
+            return new Loaded(new LoadedModel(m, buf, free), movedAndReused[0], movedAndReused[2], movedAndReused[1]);
         } catch (RuntimeException e) {
             free.run();
             throw e;
         }
-        return new Loaded(new LoadedModel(m, buf, free), size, transferDone);
+    }
+
+    /**
+     * Fills {@code buf} with the verified version; returns the bytes moved, the bytes reused and
+     * {@link System#nanoTime()} when the bytes were in.
+     */
+    private long[] receive(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
+        long size = m.totalBytes();
+        LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
+        BlockPlan plan;
+        try {
+            DeviceBuffer from = held == null ? null : held.deviceData();
+            plan = from == null || from.device() != device ? null
+                    : BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), held.manifest());
+            if (plan == null || plan.copiedBytes() == 0) {
+                return readVerified(m, loc, client, buf);
+            }
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1} on GPU {2}: {3}", m.model(), m.version(), device, plan);
+            for (BlockPlan.Copy c : plan.copies()) {
+                gpu.copyDeviceToDevice(device, from.pointer(c.from(), c.length()), buf.pointer(c.to(), c.length()), c.length());
+            }
+        } finally {
+            if (held != null) {
+                held.releaseRef();
+            }
+        }
+        if (!plan.pulls().isEmpty()) {
+            client.readToDevice(m, loc, plan.pulls(), buf);
+        }
+        long transferDone = System.nanoTime();
+        try {
+            verifier.verifyOnDevice(m, loc, gpu, device, buf);
+            return new long[] {plan.pulledBytes(), plan.reusedBytes(), transferDone};
+        } catch (ViperCorruptDataException e) {
+            LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks copied on GPU {2} from the version held and pulled from {3}"
+                    + " did not verify ({4}); pulling the whole version", m.model(), m.version(), device, loc.uri(), e.getMessage());
+            long[] full = readVerified(m, loc, client, buf);
+            return new long[] {plan.pulledBytes() + size, 0, full[2]};
+        }
+    }
+
+    /** Reads the whole version into {@code buf} and verifies it: {bytes moved, 0, when the bytes were in}. */
+    private long[] readVerified(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
+        long size = m.totalBytes();
+        client.readToDevice(m, loc, List.of(new ByteRange(0, size, 0)), buf);
+        long transferDone = System.nanoTime();
+        verifier.verifyOnDevice(m, loc, gpu, device, buf);
+        return new long[] {size, 0, transferDone};
     }
 }

@@ -74,6 +74,14 @@ final class LoadedModel {
         return hostData;
     }
 
+    /**
+     * The data section in GPU memory, or null for a model in host memory. Valid while the caller
+     * holds a reference ({@link #tryRetain}); a delta load copies blocks from it on the device.
+     */
+    DeviceBuffer deviceData() {
+        return device;
+    }
+
     /** Takes a reference unless the model was already released. */
     boolean tryRetain() {
         while (true) {

@@ -106,20 +106,20 @@ final class DeviceLoader implements Loader {
             bytesHeld.addAndGet(-buf.byteSize());
         };
         try {
-            long[] movedAndReused = receive(m, loc, client, buf);
-            return new Loaded(new LoadedModel(m, buf, free), movedAndReused[0], movedAndReused[2], movedAndReused[1]);
+            Received r = receive(m, loc, client, buf);
+            return new Loaded(new LoadedModel(m, buf, free), r.movedBytes(), r.transferDoneNs(), r.reusedBytes());
         } catch (RuntimeException e) {
             free.run();
             throw e;
         }
     }
 
-    /**
-     * Fills {@code buf} with the verified version; returns the bytes moved, the bytes reused and
-     * {@link System#nanoTime()} when the bytes were in.
-     */
-    private long[] receive(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
-        long size = m.totalBytes();
+    /** What a load moved and reused, and {@link System#nanoTime()} when the bytes were in. */
+    private record Received(long movedBytes, long reusedBytes, long transferDoneNs) {
+    }
+
+    /** Fills {@code buf} with the verified version. */
+    private Received receive(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
         BlockPlan plan;
         try {
@@ -144,21 +144,21 @@ final class DeviceLoader implements Loader {
         long transferDone = System.nanoTime();
         try {
             verifier.verifyOnDevice(m, loc, gpu, device, buf);
-            return new long[] {plan.pulledBytes(), plan.reusedBytes(), transferDone};
+            return new Received(plan.pulledBytes(), plan.reusedBytes(), transferDone);
         } catch (ViperCorruptDataException e) {
             LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks copied on GPU {2} from the version held and pulled from {3}"
                     + " did not verify ({4}); pulling the whole version", m.model(), m.version(), device, loc.uri(), e.getMessage());
-            long[] full = readVerified(m, loc, client, buf);
-            return new long[] {plan.pulledBytes() + size, 0, full[2]};
+            Received full = readVerified(m, loc, client, buf);
+            return new Received(plan.pulledBytes() + full.movedBytes(), 0, full.transferDoneNs());
         }
     }
 
-    /** Reads the whole version into {@code buf} and verifies it: {bytes moved, 0, when the bytes were in}. */
-    private long[] readVerified(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
+    /** Reads the whole version into {@code buf} and verifies it. */
+    private Received readVerified(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
         long size = m.totalBytes();
         client.readToDevice(m, loc, List.of(new ByteRange(0, size, 0)), buf);
         long transferDone = System.nanoTime();
         verifier.verifyOnDevice(m, loc, gpu, device, buf);
-        return new long[] {size, 0, transferDone};
+        return new Received(size, 0, transferDone);
     }
 }

@@ -112,6 +112,11 @@ final class BlockPlan {
         return new BlockPlan(inPlace, copies, pulls);
     }
 
+    /** As {@link #of(List, List, Manifest, Manifest)} for the whole version {@code m}, each tensor at its own offset. */
+    static BlockPlan of(Manifest m, Manifest base, Manifest inDestination) {
+        return of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), base, inDestination);
+    }
+
     /** Each block of {@code m} by where it starts in its data section. */
     private static Map<Long, Block> blocksByOffset(Manifest m) {
         Map<Long, Block> at = new HashMap<>();

@@ -124,8 +124,7 @@ final class DeviceLoader implements Loader {
         BlockPlan plan;
         try {
             DeviceBuffer from = held == null ? null : held.deviceData();
-            plan = from == null || from.device() != device ? null
-                    : BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), held.manifest());
+            plan = from == null || from.device() != device ? null : BlockPlan.of(m, held.manifest(), null);
             if (plan == null || plan.copiedBytes() == 0) {
                 return readVerified(m, loc, client, buf);
             }

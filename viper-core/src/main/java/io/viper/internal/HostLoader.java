@@ -126,8 +126,7 @@ final class HostLoader implements Loader {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
         try {
             Manifest copyable = held != null && held.hostData() != null ? held.manifest() : null;
-            BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null) ? null
-                    : BlockPlan.of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), copyable, inBuffer);
+            BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null) ? null : BlockPlan.of(m, copyable, inBuffer);
             if (plan == null || plan.reusedBytes() == 0) {
                 readVerified(m, loc, client, dst);
                 return new long[] {m.totalBytes(), 0};

@@ -30,8 +30,6 @@ import java.util.Map;
  * and used on one thread.
  */
 final class BlockPlan {
-    /** Copies of more than this are split, so that each piece is verified while the next is copied. */
-    private static final long COPY_PIECE = TensorHashes.PIECE;
 
     /** {@code length} bytes from {@code from} in the base's data section to {@code to} in the destination. */
     record Copy(long from, long to, long length) {
@@ -217,15 +215,12 @@ final class BlockPlan {
 
     /**
      * Copies the reused blocks from {@code baseData} (the base's data section, which the caller holds
-     * a reference on) into {@code destination}, telling {@code arrivals} of each piece as it is in.
+     * a reference on) into {@code destination} through {@code arrivals} ({@link TransportClient.Arrivals#copy}:
+     * a verifier checks each piece as it copies it).
      */
     void copyFrom(MemorySegment baseData, MemorySegment destination, TransportClient.Arrivals arrivals) {
         for (Copy c : copies) {
-            for (long done = 0; done < c.length(); done += COPY_PIECE) {
-                long n = Math.min(COPY_PIECE, c.length() - done);
-                MemorySegment.copy(baseData, c.from() + done, destination, c.to() + done, n);
-                arrivals.arrived(c.to() + done, n);
-            }
+            arrivals.copy(baseData.asSlice(c.from(), c.length()), destination.asSlice(c.to(), c.length()), c.to());
         }
     }
 

@@ -9,15 +9,16 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
 
 /**
- * Threads of the hash pool that help the training thread copy a large snapshot into staging
- * ({@code viper.producer.copy.threads}). One core cannot use the memory's bandwidth: here two
+ * Threads of the hash pool that help a thread copy: the training thread a large snapshot into staging
+ * ({@code viper.producer.copy.threads}), a consumer's reading thread a version it copies and checks
+ * ({@link Verifier.Overlapped#copy}). One core cannot use the memory's bandwidth: here two
  * threads copied 1 GiB in 53 ms where one took 67 (medians of 15). The pool is idle during a copy
  * (it hashes what was copied once the copy ended), so its threads take {@link StagingCopy#CHUNK}
  * pieces from a shared counter beside the training thread; a helper that starts late, behind other
  * hashing, finds nothing left, and the copy never waits for it to start.
  *
- * <p>Training thread only. Every piece has ended, copied or failed, when {@link #run} returns, so
- * the snapshot's memory is not read after the call.
+ * <p>Called by the thread that copies (one at a time per call). Every piece has ended, copied or
+ * failed, when {@link #run} returns, so the source's memory is not read after the call.
  */
 final class CopyHelpers {
     /** No helpers: the training thread copies alone. */

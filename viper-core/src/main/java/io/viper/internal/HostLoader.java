@@ -136,14 +136,14 @@ final class HostLoader implements Loader {
                 // First, so that the pool hashes the bytes in place while the others are copied and pulled.
                 plan.reportInPlace(check::arrived);
                 if (plan.copiedBytes() > 0) {
-                    plan.copyFrom(held.hostData(), dst, check::arrived);
+                    plan.copyFrom(held.hostData(), dst, check);
                 }
                 if (held != null) {
                     held.releaseRef();
                     held = null;
                 }
                 if (!plan.pulls().isEmpty()) {
-                    client.read(m, loc, plan.pulls(), dst, check::arrived);
+                    client.read(m, loc, plan.pulls(), dst, check);
                 }
                 check.verify();
                 return new long[] {plan.pulledBytes(), plan.reusedBytes()};
@@ -164,7 +164,7 @@ final class HostLoader implements Loader {
         long total = m.totalBytes();
         try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
             if (client.reportsArrivals()) {
-                client.read(m, loc, List.of(new ByteRange(0, total, 0)), dst, check::arrived);
+                client.read(m, loc, List.of(new ByteRange(0, total, 0)), dst, check);
             } else {
                 long batch = Math.max(BATCH_MIN_BYTES, total / BATCHES);
                 for (long start = 0; start < total; start += batch) {

@@ -5,6 +5,7 @@ import io.viper.hash.ContentHash;
 import io.viper.hash.HashAlgorithm;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -132,7 +133,15 @@ final class TensorHashes implements AutoCloseable {
 
     /** Bytes {@code [from, from + len)} of the data are final: starts hashing the pieces they complete. */
     void arrived(long from, long len) {
-        report(from, len, true);
+        report(from, len, true, false);
+    }
+
+    /**
+     * As {@link #arrived}, but the pieces these bytes complete are hashed here, on the calling thread,
+     * before it returns: for a thread that just copied them, so that they are read from its cache.
+     */
+    void arrivedAndHashHere(long from, long len) {
+        report(from, len, true, true);
     }
 
     /**
@@ -141,11 +150,13 @@ final class TensorHashes implements AutoCloseable {
      * version, the same as {@link #arrived}.
      */
     void known(long from, long len) {
-        report(from, len, before == null);
+        report(from, len, before == null, false);
     }
 
-    private void report(long from, long len, boolean changedBytes) {
+    private void report(long from, long len, boolean changedBytes, boolean hashHere) {
         long to = from + len;
+        int[] here = null; // the pieces this call claimed, to hash on this thread
+        int claimed = 0;
         synchronized (missing) {
             for (int p = firstEndingAfter(from); p < offset.length && offset[p] < to; p++) {
                 long overlap = Math.min(to, offset[p] + length[p]) - Math.max(from, offset[p]);
@@ -159,12 +170,26 @@ final class TensorHashes implements AutoCloseable {
                         result[p] = before[p];
                         done.countDown();
                     }
+                } else if (hashHere) {
+                    if (state.compareAndSet(p, MISSING, CLAIMED)) {
+                        here = here == null ? new int[4] : claimed == here.length ? Arrays.copyOf(here, 2 * claimed) : here;
+                        here[claimed++] = p;
+                    }
                 } else if (state.compareAndSet(p, MISSING, READY) && length[p] >= POOL_MIN) {
                     ready.add(p);
                 }
             }
         }
+        for (int i = 0; i < claimed; i++) {
+            hash(here[i]);
+        }
         startWorkers();
+    }
+
+    /** Where the piece holding byte {@code pos} of the data ends; {@link Long#MAX_VALUE} past the last piece. */
+    long pieceEnd(long pos) {
+        int p = firstEndingAfter(pos);
+        return p < offset.length ? offset[p] + length[p] : Long.MAX_VALUE;
     }
 
     /** The first piece that ends after {@code pos} (pieces are contiguous and sorted). */

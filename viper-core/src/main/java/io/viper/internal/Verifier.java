@@ -11,9 +11,11 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
+import io.viper.spi.TransportClient;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.zip.CRC32C;
@@ -36,12 +38,15 @@ final class Verifier {
     private final String model;
     private final ExecutorService hashPool;
     private final int workers;
+    /** The pool's threads that copy beside the reading thread in {@link Overlapped#copy}. */
+    private final CopyHelpers copyHelpers;
 
     /** @param workers pool threads that hash one model at once */
     Verifier(String model, ExecutorService hashPool, int workers) {
         this.model = model;
         this.hashPool = hashPool;
         this.workers = workers;
+        this.copyHelpers = new CopyHelpers(hashPool, workers, 2, TensorHashes.PIECE);
     }
 
     /**
@@ -125,7 +130,7 @@ final class Verifier {
      * {@link #close()} waits for every hashing task still running, so that the caller may reuse the
      * buffer after a failure.
      */
-    final class Overlapped implements AutoCloseable {
+    final class Overlapped implements AutoCloseable, TransportClient.Arrivals {
         private final Manifest manifest;
         private final Location location;
         private final TensorHashes hashes;
@@ -139,8 +144,49 @@ final class Verifier {
         }
 
         /** Bytes {@code [offset, offset + length)} of the data section are in: starts hashing what they complete. */
-        void arrived(long offset, long length) {
+        @Override
+        public void arrived(long offset, long length) {
             hashes.arrived(offset, length);
+        }
+
+        /**
+         * Copies {@code source} to {@code destination} ({@code destinationOffset} bytes into the data
+         * section) and checks it in the same pass: the copy is cut at hash pieces into units of at
+         * least {@link TensorHashes#PIECE}, which this thread and up to {@code workers} threads of the
+         * pool take in turn, each hashing the pieces a unit completes right after copying it, from its
+         * cache. A copy followed by a check on another thread reads the bytes from memory twice: on
+         * this machine kind, 1 GiB took 91 ms that way (one thread copying, one hashing) and 70 ms
+         * copied and hashed by two threads in units of 256 KiB to 1 MiB (a memcpy: 61 ms). Returns when
+         * every unit is copied and hashed.
+         */
+        @Override
+        public void copy(MemorySegment source, MemorySegment destination, long destinationOffset) {
+            long n = source.byteSize();
+            if (n != destination.byteSize()) {
+                throw new IllegalArgumentException("copy of " + n + " bytes into " + destination.byteSize());
+            }
+            long[] ends = units(destinationOffset, destinationOffset + n);
+            copyHelpers.run(ends.length, i -> {
+                long from = i == 0 ? destinationOffset : ends[i - 1];
+                long len = ends[i] - from;
+                MemorySegment.copy(source, from - destinationOffset, destination, from - destinationOffset, len);
+                hashes.arrivedAndHashHere(from, len);
+            });
+        }
+
+        /** Where the units of a copy of data {@code [from, to)} end: at hash piece ends, each at least a piece long but the last. */
+        private long[] units(long from, long to) {
+            long[] ends = new long[(int) Math.min(Integer.MAX_VALUE - 8, (to - from) / TensorHashes.PIECE + 2)];
+            int n = 0;
+            for (long pos = from; pos < to; ) {
+                long end = pos;
+                do {
+                    end = hashes.pieceEnd(end);
+                } while (end - pos < TensorHashes.PIECE && end < to);
+                pos = Math.min(end, to);
+                ends[n++] = pos;
+            }
+            return Arrays.copyOf(ends, n);
         }
 
         /** Every byte is in: hashes what is left, waits for the pool, and checks every tensor in order. */

@@ -75,6 +75,26 @@ public interface TransportClient extends AutoCloseable {
         Arrivals NONE = (destinationOffset, length) -> { };
 
         void arrived(long destinationOffset, long length);
+
+        /**
+         * For a transport that reads the producer's memory in place (shared memory mapped into this
+         * process): copies {@code source} into {@code destination}, the slice of the read's destination
+         * that starts {@code destinationOffset} bytes into it, and reports those bytes arrived. Returns
+         * when every byte is copied; unlike {@link #arrived} it may take as long as the copy, and the
+         * calling thread must be the reading thread. The default copies on the calling thread, then
+         * reports; a reader that checks what arrives may split the copy over threads of its own, each
+         * hashing what it just copied while the bytes are still in its processor's cache (one pass
+         * over memory where copy and check would make two). Both segments are the caller's for the call.
+         *
+         * @throws IllegalArgumentException when the two sizes differ
+         */
+        default void copy(MemorySegment source, MemorySegment destination, long destinationOffset) {
+            if (source.byteSize() != destination.byteSize()) {
+                throw new IllegalArgumentException("copy of " + source.byteSize() + " bytes into " + destination.byteSize());
+            }
+            MemorySegment.copy(source, 0, destination, 0, source.byteSize());
+            arrived(destinationOffset, source.byteSize());
+        }
     }
 
     /**

@@ -23,10 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -37,15 +33,7 @@ import org.junit.jupiter.api.Test;
  * from its base and which it reads, and when it has none of them; a bad block in place is refetched.
  */
 class HostLoaderDeltaTest {
-    /** Hash tasks handed to the pool so far. */
-    private static final AtomicInteger HANDED_TO_POOL = new AtomicInteger();
-    private static final ExecutorService POOL = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>()) {
-        @Override
-        public void execute(Runnable task) {
-            HANDED_TO_POOL.incrementAndGet();
-            super.execute(task);
-        }
-    };
+    private static final CountingPool POOL = new CountingPool(2);
     /** Blocks of 1 MiB: as large as the pieces the pool hashes, so that each block in place is one. */
     private static final long BLOCK = 1L << 20;
     private static final Location LOC = new Location(URI.create("mem://src"), Tier.HOST);
@@ -77,7 +65,7 @@ class HostLoaderDeltaTest {
             @Override
             public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
                 if (bytesRead.get() == 0) {
-                    handedAtFirstRead.set(HANDED_TO_POOL.get());
+                    handedAtFirstRead.set(POOL.handed());
                 }
                 for (ByteRange r : ranges) {
                     MemorySegment.copy(source, r.sourceOffset(), destination, r.destinationOffset(), r.length());
@@ -174,7 +162,7 @@ class HostLoaderDeltaTest {
             HostLoader noBase = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null);
             assertLoads(noBase, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
 
-            int before = HANDED_TO_POOL.get();
+            int before = POOL.handed();
             AtomicInteger handedAtFirstRead = new AtomicInteger();
             Loader.Loaded second = noBase.load(manifest(2, v2), LOC, client(v2, new AtomicLong(), handedAtFirstRead));
             assertEquals(BLOCK, second.bytesMoved());

@@ -30,7 +30,6 @@ import java.util.Map;
  * and used on one thread.
  */
 final class BlockPlan {
-
     /** {@code length} bytes from {@code from} in the base's data section to {@code to} in the destination. */
     record Copy(long from, long to, long length) {
     }

@@ -46,7 +46,7 @@ final class Verifier {
         this.model = model;
         this.hashPool = hashPool;
         this.workers = workers;
-        this.copyHelpers = new CopyHelpers(hashPool, workers, 2, TensorHashes.PIECE);
+        this.copyHelpers = new CopyHelpers(hashPool, workers, 2 * TensorHashes.PIECE, TensorHashes.PIECE);
     }
 
     /**
@@ -155,9 +155,9 @@ final class Verifier {
          * least {@link TensorHashes#PIECE}, which this thread and up to {@code workers} threads of the
          * pool take in turn, each hashing the pieces a unit completes right after copying it, from its
          * cache. A copy followed by a check on another thread reads the bytes from memory twice: on
-         * this machine kind, 1 GiB took 91 ms that way (one thread copying, one hashing) and 70 ms
-         * copied and hashed by two threads in units of 256 KiB to 1 MiB (a memcpy: 61 ms). Returns when
-         * every unit is copied and hashed.
+         * this machine kind, in one process, 1 GiB took 90 ms that way (one thread copying, one
+         * hashing) and 76 ms copied and hashed by two threads in 1 MiB units (a memcpy: 61 ms). Returns
+         * when every unit is copied and hashed.
          */
         @Override
         public void copy(MemorySegment source, MemorySegment destination, long destinationOffset) {

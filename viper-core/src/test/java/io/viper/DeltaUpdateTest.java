@@ -226,4 +226,21 @@ class DeltaUpdateTest {
         assertEquals(MIB, counter("viper.transfer.bytes") - movedBefore, "v1's t0 differs from the serving v2's in one block");
         assertEquals(SIZES[0] - MIB + SIZES[1], counter("viper.transfer.reused.bytes") - reusedBefore);
     }
+
+    @Test
+    void fetchOfNamedTensorsCatchesABadBlockCopiedFromTheServingVersionAndPullsThemWhole() {
+        publishTwoVersions(c -> { });
+        try (ModelLease held = consumer.current()) {
+            // Memory gone bad under the consumer, in t1, which v1 and the serving v2 share (copied, not pulled).
+            flip(MemorySegment.ofAddress(held.tensor("t1").data().address()).reinterpret(SIZES[1]), 7);
+        }
+        double movedBefore = counter("viper.transfer.bytes");
+        double reusedBefore = counter("viper.transfer.reused.bytes");
+        try (TensorSet old = consumer.fetch(1, Set.of("t0", "t1"))) {
+            assertEquals(-1, v1.get(0).mismatch(old.tensor("t0").data()));
+            assertEquals(-1, v1.get(1).mismatch(old.tensor("t1").data()), "the bad copy was caught and t1 pulled");
+        }
+        assertEquals(MIB + SIZES[0] + SIZES[1], counter("viper.transfer.bytes") - movedBefore, "the changed block, then both tensors whole");
+        assertEquals(0, counter("viper.transfer.reused.bytes") - reusedBefore);
+    }
 }

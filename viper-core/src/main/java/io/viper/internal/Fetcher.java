@@ -266,46 +266,46 @@ final class Fetcher implements AutoCloseable {
 
     /**
      * Fills {@code dst} with the verified {@code wanted} tensors, each at its destination offset,
-     * copying the blocks the serving version has and pulling the rest; when the result does not
-     * verify, pulls them whole once more. Returns the bytes moved and the bytes reused.
+     * copying the blocks the serving version has and pulling the rest, checked as they land (the
+     * copies in the same pass, {@link Verifier.Overlapped#copy}); when the result does not verify,
+     * pulls them whole once more. Returns the bytes moved and the bytes reused.
      */
     private long[] receiveTensors(Manifest m, Location loc, TransportClient client, List<TensorEntry> wanted, List<Long> destinations,
                                   MemorySegment dst) {
         LoadedModel held = m.blockBytes() > 0 ? serving.retainCurrent() : null;
         BlockPlan plan;
-        try {
-            boolean onHost = held != null && held.hostData() != null;
-            plan = onHost ? BlockPlan.of(wanted, destinations, held.manifest()) : BlockPlan.full(wanted, destinations);
-            plan.copyFrom(onHost ? held.hostData() : null, dst, TransportClient.Arrivals.NONE);
-        } finally {
-            if (held != null) {
-                held.releaseRef();
+        try (Verifier.Overlapped check = verifier.overlapped(m, loc, wanted, destinations, dst)) {
+            try {
+                boolean onHost = held != null && held.hostData() != null;
+                plan = onHost ? BlockPlan.of(wanted, destinations, held.manifest()) : BlockPlan.full(wanted, destinations);
+                if (plan.copiedBytes() > 0) {
+                    plan.copyFrom(held.hostData(), dst, check);
+                }
+            } finally {
+                if (held != null) {
+                    held.releaseRef();
+                }
+            }
+            if (!plan.pulls().isEmpty()) {
+                client.read(m, loc, plan.pulls(), dst, check);
+            }
+            try {
+                check.verify();
+                return new long[] {plan.pulledBytes(), plan.reusedBytes()};
+            } catch (ViperCorruptDataException e) {
+                if (plan.reusedBytes() == 0) {
+                    throw e;
+                }
+                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2});"
+                        + " pulling them whole", model, m.version(), e.getMessage());
             }
         }
-        if (!plan.pulls().isEmpty()) {
-            client.read(m, loc, plan.pulls(), dst);
+        BlockPlan full = BlockPlan.full(wanted, destinations);
+        try (Verifier.Overlapped check = verifier.overlapped(m, loc, wanted, destinations, dst)) {
+            client.read(m, loc, full.pulls(), dst, check);
+            check.verify();
         }
-        try {
-            verifyTensors(m, loc, wanted, destinations, dst);
-            return new long[] {plan.pulledBytes(), plan.reusedBytes()};
-        } catch (ViperCorruptDataException e) {
-            if (plan.reusedBytes() == 0) {
-                throw e;
-            }
-            LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2}); pulling them whole",
-                    model, m.version(), e.getMessage());
-            BlockPlan full = BlockPlan.full(wanted, destinations);
-            client.read(m, loc, full.pulls(), dst);
-            verifyTensors(m, loc, wanted, destinations, dst);
-            return new long[] {plan.pulledBytes() + full.pulledBytes(), 0};
-        }
-    }
-
-    private void verifyTensors(Manifest m, Location loc, List<TensorEntry> wanted, List<Long> destinations, MemorySegment dst) {
-        for (int i = 0; i < wanted.size(); i++) {
-            TensorEntry e = wanted.get(i);
-            verifier.verify(m, loc, e, dst.asSlice(destinations.get(i), e.info().length()));
-        }
+        return new long[] {plan.pulledBytes() + full.pulledBytes(), 0};
     }
 
     /**

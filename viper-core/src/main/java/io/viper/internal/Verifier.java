@@ -15,6 +15,7 @@ import io.viper.spi.TransportClient;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -55,7 +56,23 @@ final class Verifier {
      * transfer of the rest.
      */
     Overlapped overlapped(Manifest m, Location loc, MemorySegment data) {
-        return new Overlapped(m, loc, data);
+        return new Overlapped(m, loc, m.tensors(), m.tensors().stream().map(TensorEntry::info).toList(), data);
+    }
+
+    /**
+     * As {@link #overlapped(Manifest, Location, MemorySegment)}, for some of {@code m}'s tensors laid
+     * out in {@code data} otherwise than in the version (the tensors {@code ViperConsumer.fetch}
+     * asked for, back to back).
+     *
+     * @param entries the tensors, in the order of {@code offsets}
+     * @param offsets where each tensor starts in {@code data}: contiguous and increasing
+     */
+    Overlapped overlapped(Manifest m, Location loc, List<TensorEntry> entries, List<Long> offsets, MemorySegment data) {
+        List<TensorInfo> layout = new ArrayList<>(entries.size());
+        for (int i = 0; i < entries.size(); i++) {
+            layout.add(entries.get(i).info().withOffset(offsets.get(i)));
+        }
+        return new Overlapped(m, loc, entries, layout, data);
     }
 
     /** Checks every tensor of {@code data}, the whole data section (a mapped file, say), on the pool. */
@@ -133,14 +150,15 @@ final class Verifier {
     final class Overlapped implements AutoCloseable, TransportClient.Arrivals {
         private final Manifest manifest;
         private final Location location;
+        private final List<TensorEntry> entries;
         private final TensorHashes hashes;
 
-        private Overlapped(Manifest manifest, Location location, MemorySegment data) {
+        private Overlapped(Manifest manifest, Location location, List<TensorEntry> entries, List<TensorInfo> layout, MemorySegment data) {
             this.manifest = manifest;
             this.location = location;
-            List<TensorInfo> infos = manifest.tensors().stream().map(TensorEntry::info).toList();
-            List<HashAlgorithm> algorithms = manifest.tensors().stream().map(e -> e.hash().algorithm()).toList();
-            this.hashes = new TensorHashes(infos, algorithms, data, hashPool, workers);
+            this.entries = entries;
+            List<HashAlgorithm> algorithms = entries.stream().map(e -> e.hash().algorithm()).toList();
+            this.hashes = new TensorHashes(layout, algorithms, data, hashPool, workers);
         }
 
         /** Bytes {@code [offset, offset + length)} of the data section are in: starts hashing what they complete. */
@@ -192,7 +210,6 @@ final class Verifier {
         /** Every byte is in: hashes what is left, waits for the pool, and checks every tensor in order. */
         void verify() {
             ContentHash[] got = hashes.await();
-            List<TensorEntry> entries = manifest.tensors();
             for (int k = 0; k < entries.size(); k++) {
                 check(manifest, location, entries.get(k), got[k]);
             }

@@ -3,8 +3,6 @@ package io.viper.bench;
 import io.viper.hash.Crc32c;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -76,13 +74,8 @@ public class CopyCheckBenchmark {
                     + size + ", chunk " + chunk + ", threads " + threads);
         }
         arena = Arena.ofShared();
-        src = arena.allocate(size, 4096);
-        dst = arena.allocate(size, 4096);
-        Random rnd = new Random(42);
-        for (long i = 0; i < size; i += 8) {
-            src.set(ValueLayout.JAVA_LONG, i, rnd.nextLong());
-        }
-        dst.fill((byte) 1); // touch every page before timing
+        src = BenchBuffers.randomSource(arena, size);
+        dst = BenchBuffers.touchedDestination(arena, size);
         pool = Executors.newFixedThreadPool(Math.max(1, threads));
     }
 

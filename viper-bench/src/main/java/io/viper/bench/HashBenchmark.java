@@ -5,8 +5,6 @@ import io.viper.hash.Crc32c;
 import io.viper.hash.Xxh3;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -58,13 +56,8 @@ public class HashBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         arena = Arena.ofShared();
-        src = arena.allocate(size, 64);
-        dst = arena.allocate(size, 64);
-        Random rnd = new Random(42);
-        for (long i = 0; i < size; i += 8) {
-            src.set(ValueLayout.JAVA_LONG, i, rnd.nextLong());
-        }
-        dst.fill((byte) 1); // touch every page before timing
+        src = BenchBuffers.randomSource(arena, size);
+        dst = BenchBuffers.touchedDestination(arena, size);
         if (mixedUse) {
             MemorySegment heapBytes = MemorySegment.ofArray(new byte[65536]);
             MemorySegment heapFloats = MemorySegment.ofArray(new float[16384]);

@@ -16,7 +16,9 @@ import java.util.Arrays;
  *   <li>publishes when that accumulated gap reaches the threshold (or the pacer finds a checkpoint
  *       {@linkplain BudgetPacer#due due}: lagging the pace after a long gap), the last checkpoint is at least
  *       {@link Config#minSpacing()} iterations back (the measured update latency: a checkpoint sooner
- *       than the path can deliver one is wasted) and the {@link BudgetPacer} allows one more (never
+ *       than the path can deliver one is wasted), outside the hold after a change also
+ *       {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left, and the
+ *       {@link BudgetPacer} allows one more (never
  *       ahead of the elapsed share of the budget by more than {@link Config#burst()}, never more than
  *       {@link Config#budget()} in all); publishing resets the accumulated gap;</li>
  *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});</li>
@@ -195,7 +197,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             accumulated += n * m.gap();
         }
         pacer.adapt(iteration, published);
-        boolean publish = (accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published)) && iteration - deployed >= cfg.minSpacing()
+        boolean publish = (accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published)) && iteration - deployed >= Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published))
                 && published < pacer.allowance(iteration);
         if (publish) {
             if (published == checkpoints.length) {

@@ -140,6 +140,42 @@ class OnlineCheckpointPolicyTest {
     }
 
     @Test
+    void outsideAHoldACheckpointWaitsHalfTheEvenSpacingOfWhatIsLeft() {
+        BudgetPacer p = new BudgetPacer(0, 100, 10, 2, 1.0, 0.5);
+        assertEquals(4, p.quietSpacing(10, 0, 0), "nothing published: 0.5 x 100 / 11 = 4.5");
+        assertEquals(5, p.quietSpacing(50, 40, 5), "5 left from 40: 0.5 x 60 / 6");
+        assertEquals(0, p.quietSpacing(99, 90, 10), "the budget is spent");
+        p.hold(60);
+        assertEquals(0, p.quietSpacing(55, 40, 5), "held after a change: the burst may come");
+        assertEquals(5, p.quietSpacing(61, 40, 5), "the hold is over");
+    }
+
+    @Test
+    void aPolicyThatLaggedItsPaceCatchesUpWithoutABurst() {
+        // The threshold cannot fire for the first half (gain 0: it stays put), then the gap jumps far
+        // above it on a steady loss (no change for the CUSUM to see): without the quiet spacing the
+        // policy would publish every minSpacing iterations until the burst allowance stops it.
+        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 20, 2, 1, 1.0, 10, 0, 0, 450);
+        StalenessProbe gap = it -> new StalenessProbe.Measurement(it < 1100 ? 1e-9 : 1e6, 0);
+        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, gap);
+        List<Long> published = new ArrayList<>();
+        for (long i = 1; i <= 2000; i++) {
+            if (p.shouldPublish(i, 1.0)) {
+                published.add(i);
+            }
+        }
+        assertTrue(p.changes().length == 0, "a steady loss shows no change");
+        for (int k = 1; k < published.size(); k++) {
+            long last = published.get(k - 1);
+            long wait = (long) Math.floor(BudgetPacer.QUIET_SPACING * (2000 - last) / (20 - k + 1));
+            assertTrue(published.get(k) - last >= wait, "checkpoint " + k + " only " + (published.get(k) - last) + " after " + last
+                    + ", half the even spacing is " + wait + ": " + published);
+        }
+        long inTheFirstTen = published.stream().filter(i -> i >= 1100 && i < 1110).count();
+        assertTrue(inTheFirstTen <= 1, "no burst as it catches up: " + published);
+    }
+
+    @Test
     void spendsTheBudgetSavedInQuietStretchesRightAfterAJump() {
         OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
         Stream s = new Stream(3, 2e-5, 200);

@@ -78,8 +78,7 @@ final class BudgetPacer {
      * the end is lost.
      */
     boolean due(long iteration, long deployed, int published) {
-        int left = budget - published;
-        return left > 0 && published + 1 <= paced(iteration) && iteration - deployed >= SPEND_SLACK * (end - deployed) / (left + 1);
+        return published < budget && published + 1 <= paced(iteration) && iteration - deployed >= SPEND_SLACK * evenSpacing(deployed, published);
     }
 
     /**
@@ -89,11 +88,15 @@ final class BudgetPacer {
      * nothing left.
      */
     long quietSpacing(long iteration, long deployed, int published) {
-        int left = budget - published;
-        if (iteration <= heldUntil || left <= 0) {
+        if (iteration <= heldUntil || published >= budget) {
             return 0;
         }
-        return (long) Math.floor(QUIET_SPACING * (end - deployed) / (left + 1));
+        return (long) Math.floor(QUIET_SPACING * evenSpacing(deployed, published));
+    }
+
+    /** How far apart the checkpoints left would be, spread evenly from the last one, at {@code deployed}, to the end. */
+    private double evenSpacing(long deployed, int published) {
+        return (double) (end - deployed) / (budget - published + 1);
     }
 
     /** Keeps the threshold as it is up to {@code iteration}. */

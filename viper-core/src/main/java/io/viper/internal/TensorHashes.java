@@ -5,7 +5,6 @@ import io.viper.hash.ContentHash;
 import io.viper.hash.HashAlgorithm;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -155,10 +154,12 @@ final class TensorHashes implements AutoCloseable {
 
     private void report(long from, long len, boolean changedBytes, boolean hashHere) {
         long to = from + len;
-        int[] here = null; // the pieces this call claimed, to hash on this thread
+        int first = firstEndingAfter(from);
+        // The pieces this call claims, to hash on this thread: at most those the range overlaps.
+        int[] here = hashHere && len > 0 ? new int[firstEndingAfter(to - 1) - first + 1] : null;
         int claimed = 0;
         synchronized (missing) {
-            for (int p = firstEndingAfter(from); p < offset.length && offset[p] < to; p++) {
+            for (int p = first; p < offset.length && offset[p] < to; p++) {
                 long overlap = Math.min(to, offset[p] + length[p]) - Math.max(from, offset[p]);
                 missing[p] -= overlap;
                 changed[p] |= changedBytes;
@@ -172,7 +173,6 @@ final class TensorHashes implements AutoCloseable {
                     }
                 } else if (hashHere) {
                     if (state.compareAndSet(p, MISSING, CLAIMED)) {
-                        here = here == null ? new int[4] : claimed == here.length ? Arrays.copyOf(here, 2 * claimed) : here;
                         here[claimed++] = p;
                     }
                 } else if (state.compareAndSet(p, MISSING, READY) && length[p] >= POOL_MIN) {

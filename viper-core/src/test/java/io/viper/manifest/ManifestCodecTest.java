@@ -40,6 +40,33 @@ class ManifestCodecTest {
         assertTrue(json.startsWith("{\"format\":1,"), json);
     }
 
+    /**
+     * The bytes other readers (older consumers, the Kafka topic, the PFS repository) see: field order,
+     * escaping and number forms stay exactly these, whichever way the encoder is written.
+     */
+    @Test
+    void theEncodingIsByteForByteTheDocumentedLayout() {
+        var meta = new LinkedHashMap<String, String>();
+        meta.put("viper.iteration", "700");
+        meta.put("note", "ünïcode ✓ \"quoted\" back\\slash\nline");
+        Manifest m = new Manifest("nt3", 7, "host:42", 1_763_795_000_000_123L, meta, List.of(
+                new TensorEntry(new TensorInfo("a", DType.F32, new long[] {2, 3}, 0, 24), ContentHash.crc32c(0x0badf00d), java.util.OptionalLong.of(-3L),
+                        new BlockList(1 << 20, List.of(new ContentHash(1, 2)))),
+                new TensorEntry(new TensorInfo("b", DType.BF16, new long[] {}, 24, 2), ContentHash.crc32c(7), java.util.OptionalLong.empty(),
+                        new BlockList(1 << 20, List.of(new ContentHash(-1, 0x0123456789abcdefL))))),
+                List.of(new Location(URI.create("ucx://127.0.0.1:4000"), Tier.HOST)));
+        String expected = "{\"format\":3,\"model\":\"nt3\",\"version\":7,\"producer\":\"host:42\","
+                + "\"published_at_ms\":1763795000000,\"published_at_us\":1763795000000123,"
+                + "\"metadata\":{\"viper.iteration\":\"700\",\"note\":\"ünïcode ✓ \\\"quoted\\\" back\\\\slash\\nline\"},"
+                + "\"tensors\":[{\"name\":\"a\",\"dtype\":\"F32\",\"shape\":[2,3],\"offset\":0,\"length\":24,\"crc32c\":\"0badf00d\","
+                + "\"phash64\":\"fffffffffffffffd\",\"blocks\":[\"00000000000000010000000000000002\"]},"
+                + "{\"name\":\"b\",\"dtype\":\"BF16\",\"shape\":[],\"offset\":24,\"length\":2,\"crc32c\":\"00000007\","
+                + "\"blocks\":[\"ffffffffffffffff0123456789abcdef\"]}],"
+                + "\"block_bytes\":1048576,\"total_bytes\":26,\"locations\":[{\"uri\":\"ucx://127.0.0.1:4000\",\"tier\":\"HOST\"}]}";
+        assertEquals(expected, new String(ManifestCodec.encode(m), StandardCharsets.UTF_8));
+        assertEquals(m, ManifestCodec.decode(expected, "golden"));
+    }
+
     @Test
     void thePublishTimeKeepsItsMicrosecondsAndItsMillisecondForOlderReaders() {
         String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);

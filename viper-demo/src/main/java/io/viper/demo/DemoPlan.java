@@ -24,7 +24,7 @@ import java.util.OptionalDouble;
  * the costs, the budget, and every planned policy's checkpoint iterations ({@code hindsight} is chosen
  * later, from what the runs recorded: {@link Hindsight}).
  *
- * @param fit the loss curve fitted on the warm-up's batch losses
+ * @param fit the loss curve fitted on the warm-up: its held-out losses under the staleness-aware objective, its batch losses under Viper's
  * @param input the schedule input built from it, the drift and the costs
  * @param epochIters one pass over the training images, the {@code epoch} interval
  * @param trainImages the training images of the stream
@@ -63,7 +63,8 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
 
     /**
      * Trains the deterministic warm-up (iterations 1..s) as each producer will, fits the loss curve on its
-     * batch losses and, under the staleness-aware objective, the drift on probes of older warm-up
+     * held-out losses (each model scored on the probe's validation batch; under Viper's objective, on its
+     * batch losses, as Viper does) and, under the staleness-aware objective, the drift on probes of older warm-up
      * versions ({@link ValidationProbe}); takes {@code t_train} from the pace, {@code t_infer} from the
      * request rate, and {@code t_s}, {@code t_load} as given (in seconds, as a report's JSON gives them);
      * the budget is the settings' or the number of checkpoints {@code epoch} takes; and plans every
@@ -81,10 +82,19 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
         long step = Math.max(1, (s.warmup() - firstVersion) / PROBE_VERSIONS);
         ValidationProbe probe = null;
         long version = -1;
+        // Under the staleness-aware objective the curve is the loss a request sees: each warm-up model
+        // scored on held-out images (the probes' batches), the scale the drift and the online policy's
+        // gap are measured on. A curve of batch losses, which fall below held-out ones as training goes,
+        // predicted CILs 30-90% below the measured. Viper's objective keeps its batch losses.
+        ValidationProbe heldOut = s.objective() == Objective.STALENESS
+                ? new ValidationProbe(trainer.stream(), trainer.model(), trainer.snapshot(), s.seed()) : null;
         for (int i = 0; i < xs.length; i++) {
             ys[i] = trainer.step();
             xs[i] = trainer.iteration();
             long it = trainer.iteration();
+            if (heldOut != null) {
+                ys[i] = heldOut.currentLoss(it);
+            }
             if (probe != null) {
                 StalenessProbe.Measurement m = probe.measure(it);
                 probes.add(new double[] {version, it, m.deployed(), m.current()});

@@ -40,9 +40,17 @@ final class ValidationProbe implements StalenessProbe {
 
     @Override
     public Measurement measure(long iteration) {
-        List<ContinualDigitsStream.Example> batch = stream.sampleRequests(Math.min(iteration, stream.horizon()), BATCH,
-                Requests.mix(seed ^ SALT, iteration));
+        List<ContinualDigitsStream.Example> batch = batch(iteration);
         return new Measurement(meanLoss(deployed, batch), meanLoss(current, batch));
+    }
+
+    /** The model being trained, scored on the validation batch of {@code iteration} (the batch {@link #measure} scores). */
+    double currentLoss(long iteration) {
+        return meanLoss(current, batch(iteration));
+    }
+
+    private List<ContinualDigitsStream.Example> batch(long iteration) {
+        return stream.sampleRequests(Math.min(iteration, stream.horizon()), BATCH, Requests.mix(seed ^ SALT, iteration));
     }
 
     static double meanLoss(DigitClassifier model, List<ContinualDigitsStream.Example> batch) {

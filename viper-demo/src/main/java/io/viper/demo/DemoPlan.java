@@ -86,7 +86,7 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
         // scored on held-out images (the probes' batches), the scale the drift and the online policy's
         // gap are measured on. A curve of batch losses, which fall below held-out ones as training goes,
         // predicted CILs 30-90% below the measured. Viper's objective keeps its batch losses.
-        ValidationProbe heldOut = s.objective() == Objective.STALENESS
+        ValidationProbe heldOut = s.curveOnHeldOutLosses()
                 ? new ValidationProbe(trainer.stream(), trainer.model(), trainer.snapshot(), s.seed()) : null;
         for (int i = 0; i < xs.length; i++) {
             ys[i] = trainer.step();

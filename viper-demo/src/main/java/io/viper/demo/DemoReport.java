@@ -3,7 +3,6 @@ package io.viper.demo;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.viper.scheduler.Objective;
 import io.viper.scheduler.ScheduleInput;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -33,7 +32,8 @@ public final class DemoReport {
                 s.warmup() + 1, s.end(), duration(s.paceNanos()), s.runSeconds(), s.requests(), s.rate(), s.replicas(), s.seed());
         out.printf(Locale.ROOT, "predictor  %s fitted on the %d warm-up %s (RMSE %.3g), %s (%s objective); t_train %s, t_infer %s, t_s %s (%s cost model), "
                         + "t_load %s (%s)%n",
-                plan.fit().curve().describe(), s.warmup(), s.objective() == Objective.STALENESS ? "held-out losses" : "batch losses", plan.fit().rmse(), in.staleness().describe(), s.objective().displayName(),
+                plan.fit().curve().describe(), s.warmup(), s.curveOnHeldOutLosses() ? "held-out losses" : "batch losses", plan.fit().rmse(),
+                in.staleness().describe(), s.objective().displayName(),
                 secs(in.tTrain()), secs(in.tInfer()), secs(in.tSave()), s.transport().costPath(), secs(in.tLoad()),
                 plan.latencyMeasured() ? "p90 of the update latency the runs measured" : "cost model, no run had measured one");
         out.printf(Locale.ROOT, "budget     %d checkpoints for every policy (%s); epoch = every %d iterations (one pass over the %,d training images)%n",
@@ -138,7 +138,7 @@ public final class DemoReport {
         run.put("seconds", r.seconds());
         ObjectNode pred = root.putObject("predictor");
         pred.put("curve", plan.fit().curve().describe());
-        pred.put("curve_losses", s.objective() == Objective.STALENESS ? "held-out" : "batch");
+        pred.put("curve_losses", s.curveOnHeldOutLosses() ? "held-out" : "batch");
         pred.put("rmse", plan.fit().rmse());
         pred.put("drift_per_iteration", plan.input().staleness().ratePerIteration());
         pred.put("t_train_s", plan.input().tTrain());

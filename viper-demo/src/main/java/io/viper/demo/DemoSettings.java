@@ -47,6 +47,14 @@ public record DemoSettings(List<DemoPolicy> policies, long end, long warmup, lon
         return Requests.count(end, warmup, paceNanos, rate);
     }
 
+    /**
+     * Whether the predictor's curve is of held-out losses (the staleness-aware objective: the loss a
+     * request sees, on the scale its drift is measured on) rather than of batch losses (Viper's).
+     */
+    public boolean curveOnHeldOutLosses() {
+        return objective == Objective.STALENESS;
+    }
+
     /** The length of one run's training after the warm-up, in seconds. */
     public double runSeconds() {
         return (end - warmup) * paceNanos / 1e9;

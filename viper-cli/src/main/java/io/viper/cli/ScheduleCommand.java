@@ -46,7 +46,8 @@ public final class ScheduleCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--loss-log", paramLabel = "FILE.csv", description = "CSV of iteration,loss (header optional); required unless --curve is given.")
+    @Option(names = "--loss-log", paramLabel = "FILE.csv", description = "CSV of iteration,loss (header optional); required unless --curve is given. "
+            + "For the staleness objective, held-out losses (what a request sees) predict better than training-batch losses.")
     Path lossLog;
 
     @Option(names = "--warmup", required = true, paramLabel = "S", description = "Warm-up end s: the consumer starts with the model of iteration s.")

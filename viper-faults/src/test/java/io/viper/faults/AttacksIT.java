@@ -178,7 +178,7 @@ class AttacksIT {
 
             Fleet.Member producer = fleet.start("publish", "publish", "--model", "m", "--file", a.toString(), "--notifier", notifier,
                     "--pfs", pfs.toString(), "--transports", "tcp://127.0.0.1:0", "--linger", "200s");
-            long v = producer.json(WAIT).get("version").asLong();
+            long v = producer.version(WAIT);
             Manifest real = latest(notifier, "m", ViperConfig.defaults());
             try (Viper sdk = Viper.builder().notifier(notifier).pfsRoot(pfs).consumerPaths("tcp", "file").build();
                  ViperConsumer follower = sdk.consumer("m");
@@ -221,7 +221,7 @@ class AttacksIT {
                 // A real producer carries on after the forged versions, and the follower takes its model.
                 Fleet.Member next = fleet.start("publish-c", "publish", "--model", "m", "--file", c.toString(), "--notifier", notifier,
                         "--transports", "tcp://127.0.0.1:0", "--linger", "120s");
-                long vc = next.json(WAIT).get("version").asLong();
+                long vc = next.version(WAIT);
                 assertTrue(vc > v + 2, "v" + vc + " follows the forged v" + (v + 2));
                 assertEquals(vc, follower.awaitVersion(vc, WAIT));
                 try (ModelLease lease = follower.current(); SafetensorsFile f = SafetensorsFile.open(c)) {
@@ -245,7 +245,7 @@ class AttacksIT {
             Fleet.Member producer = fleet.start("publish", "publish", "--model", "m", "--file", a.toString(), "--notifier", notifier,
                     "--transports", ucx ? "ucx://127.0.0.1:0,tcp://127.0.0.1:0" : "tcp://127.0.0.1:0",
                     "--set", "viper.auth.secret.file=" + secrets.producer(), "--linger", "200s");
-            long v = producer.json(WAIT).get("version").asLong();
+            long v = producer.version(WAIT);
             Manifest m = latest(notifier, "m", ViperConfig.of(secrets.consumerSetting()));
 
             // A stranger: no model name from the broker, no byte from tcp or ucx.

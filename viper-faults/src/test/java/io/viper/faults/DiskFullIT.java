@@ -40,7 +40,7 @@ class DiskFullIT {
         try (Fleet fleet = new Fleet(tmp)) {
             Fleet.Member first = fleet.start("publish-a", "publish", "--model", "m", "--file", a.toString(), "--pfs", pfs.toString(),
                     "--notifier", "embedded://127.0.0.1:0", "--linger", "0");
-            long va = first.json(WAIT).get("version").asLong();
+            long va = first.version(WAIT);
             assertEquals(0, first.exit(WAIT), first.stderr());
             Path modelDir = pfs.resolve("m");
             if (!tmpfs) {
@@ -62,7 +62,7 @@ class DiskFullIT {
             }
             Fleet.Member next = fleet.start("publish-c", "publish", "--model", "m", "--file", c.toString(), "--pfs", pfs.toString(),
                     "--notifier", "embedded://127.0.0.1:0", "--linger", "0");
-            long vc = next.json(WAIT).get("version").asLong();
+            long vc = next.version(WAIT);
             assertEquals(0, next.exit(WAIT), next.stderr());
             assertTrue(vc > va, "v" + vc + " follows v" + va);
             try (Stream<Path> entries = Files.list(modelDir)) {

@@ -78,6 +78,24 @@ final class Fleet implements AutoCloseable {
             return JSON.readTree(line(wait));
         }
 
+        /**
+         * The version the next line reports ({@code viper publish} and {@code viper consume} print one
+         * JSON object per version); a line that is not such an object fails naming it and the stderr.
+         */
+        long version(Duration wait) throws Exception {
+            String l = line(wait);
+            JsonNode v;
+            try {
+                v = JSON.readTree(l).get("version");
+            } catch (IOException e) {
+                v = null;
+            }
+            if (v == null || !v.canConvertToLong()) {
+                throw new AssertionError(name + " printed a line without a version: '" + l + "'; stderr: " + stderr());
+            }
+            return v.asLong();
+        }
+
         /** SIGKILL, and waits for the end. */
         void kill() throws InterruptedException {
             process.destroyForcibly();

@@ -72,7 +72,7 @@ class ProcessFaultsIT {
     /** Reads the follower's JSON lines until one names {@code version}. */
     private static void awaitUpdate(Fleet.Member follower, long version) throws Exception {
         while (true) {
-            long v = follower.json(WAIT).get("version").asLong();
+            long v = follower.version(WAIT);
             if (v == version) {
                 return;
             }
@@ -113,14 +113,14 @@ class ProcessFaultsIT {
             // 3. After it announced and flushed, while serving.
             Fleet.Member serving = fleet.start("publish-killed-serving", "publish", "--model", "m", "--file", b.toString(),
                     "--notifier", notifier, "--pfs", pfs.toString(), "--linger", "60s");
-            long vb = serving.json(WAIT).get("version").asLong();
+            long vb = serving.version(WAIT);
             serving.kill();
             System.out.println("fault: producer SIGKILL while serving v" + vb);
 
             // A new producer: it numbers after everything before, leaves no partial file, and is followed.
             Fleet.Member next = fleet.start("publish-next", "publish", "--model", "m", "--file", c.toString(), "--notifier", notifier,
                     "--pfs", pfs.toString(), "--linger", "120s");
-            long vc = next.json(WAIT).get("version").asLong();
+            long vc = next.version(WAIT);
             assertTrue(vc > vb, "v" + vc + " follows v" + vb);
             assertEquals(List.of(), temporaries(pfs.resolve("m")), "the restarted producer removed what the killed ones left");
             assertEquals(vc + "\n", Files.readString(pfs.resolve("m").resolve("LATEST"), StandardCharsets.US_ASCII));
@@ -141,7 +141,7 @@ class ProcessFaultsIT {
         try (Fleet fleet = new Fleet(tmp)) {
             Fleet.Member producer = fleet.start("publish", "publish", "--model", "m", "--file", big.toString(), "--notifier", notifier,
                     "--transports", "tcp://127.0.0.1:0", "--linger", "150s");
-            long v = producer.json(WAIT).get("version").asLong();
+            long v = producer.version(WAIT);
             for (int i = 0; i < 2; i++) {
                 Fleet.Member victim = fleet.start("consume-killed", "consume", "--model", "m", "--notifier", notifier, "--paths", "tcp", "--once",
                         "--out", tmp.resolve("victim").toString(), "--timeout", "60s");
@@ -167,7 +167,7 @@ class ProcessFaultsIT {
             Fleet.Member broker = fleet.start("broker", "broker", "--port", Integer.toString(port));
             assertTrue(broker.line(WAIT).startsWith("viper broker listening on"));
             Fleet.Member first = fleet.start("publish-a", "publish", "--model", "m", "--file", a.toString(), "--notifier", notifier, "--linger", "150s");
-            long va = first.json(WAIT).get("version").asLong();
+            long va = first.version(WAIT);
             Fleet.Member follower = fleet.start("follower", "consume", "--model", "m", "--notifier", notifier, "--out", out.toString(), "--timeout", "150s");
             awaitUpdate(follower, va);
 
@@ -183,7 +183,7 @@ class ProcessFaultsIT {
                 assertEquals(va, probe.latestVersion("m").orElse(0), "the restarted broker regained v" + va + " from the producer");
             }
             Fleet.Member second = fleet.start("publish-b", "publish", "--model", "m", "--file", b.toString(), "--notifier", notifier, "--linger", "150s");
-            long vb = second.json(WAIT).get("version").asLong();
+            long vb = second.version(WAIT);
             assertTrue(vb > va, "v" + vb + " follows v" + va);
             awaitUpdate(follower, vb);
             Fleet.assertSameTensors(b, out.resolve("m-v" + vb + ".safetensors"));

@@ -197,8 +197,9 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             accumulated += n * m.gap();
         }
         pacer.adapt(iteration, published);
-        boolean publish = (accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published)) && iteration - deployed >= Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published))
-                && published < pacer.allowance(iteration);
+        boolean wanted = accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published);
+        long spacing = Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published));
+        boolean publish = wanted && iteration - deployed >= spacing && published < pacer.allowance(iteration);
         if (publish) {
             if (published == checkpoints.length) {
                 checkpoints = Arrays.copyOf(checkpoints, published * 2);

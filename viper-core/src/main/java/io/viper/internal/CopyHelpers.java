@@ -12,10 +12,12 @@ import java.util.function.IntConsumer;
  * Threads of the hash pool that help a thread copy: the training thread a large snapshot into staging
  * ({@code viper.producer.copy.threads}), a consumer's reading thread a version it copies and checks
  * ({@link Verifier.Overlapped#copy}). One core cannot use the memory's bandwidth: here two
- * threads copied 1 GiB in 53 ms where one took 67 (medians of 15). The pool is idle during a copy
- * (it hashes what was copied once the copy ended), so its threads take {@link StagingCopy#CHUNK}
- * pieces from a shared counter beside the training thread; a helper that starts late, behind other
- * hashing, finds nothing left, and the copy never waits for it to start.
+ * threads copied 1 GiB in 53 ms where one took 67 (medians of 15). Its threads take pieces of
+ * {@link #pieceBytes()} from a shared counter beside the calling thread: {@link StagingCopy#CHUNK} for
+ * the producer, whose pool is idle during the copy (it hashes what was copied once the copy ended);
+ * {@link TensorHashes#PIECE} for the consumer, whose pool may still be hashing bytes left in place. A
+ * helper that starts late, behind other hashing, finds nothing left, and the copy never waits for it
+ * to start.
  *
  * <p>Called by the thread that copies (one at a time per call). Every piece has ended, copied or
  * failed, when {@link #run} returns, so the source's memory is not read after the call.

@@ -66,7 +66,7 @@ final class Fetcher implements AutoCloseable {
         this.slots = slots;
         this.device = device;
         this.verifier = verifier;
-        this.host = new HostLoader(slots, verifier, serving::retainCurrent);
+        this.host = new HostLoader(slots, verifier, serving::retainCurrent, rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES));
         this.mapped = new MappedLoader(verifier, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);

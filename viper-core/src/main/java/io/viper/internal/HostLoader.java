@@ -1,6 +1,7 @@
 package io.viper.internal;
 
 import io.viper.errors.ViperCorruptDataException;
+import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
@@ -44,20 +45,30 @@ final class HostLoader implements Loader {
     private final ReceiveSlots slots;
     private final Verifier verifier;
     private final Supplier<LoadedModel> base;
+    private final boolean reuseHashes;
 
     /**
      * @param base the version to copy unchanged blocks from, retained for the caller
      *             ({@link ServingModel#retainCurrent}), or null when there is none
      */
     HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base) {
+        this(slots, verifier, base, false);
+    }
+
+    /**
+     * @param reuseHashes {@code viper.consumer.verify.reuse.hashes}: the blocks left in place take the
+     *                    hashes computed when their version was verified instead of being hashed again
+     */
+    HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base, boolean reuseHashes) {
         this.slots = slots;
         this.verifier = verifier;
         this.base = base;
+        this.reuseHashes = reuseHashes;
     }
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        return intoSlot(slots.claim(), m, (dst, inBuffer) -> receive(m, loc, client, dst, inBuffer));
+        return intoSlot(slots.claim(), m, (dst, inBuffer, inBufferPieces) -> receive(m, loc, client, dst, inBuffer, inBufferPieces));
     }
 
     /**
@@ -81,19 +92,29 @@ final class HostLoader implements Loader {
     }
 
     private SlotFill inlineFill(Manifest m, MemorySegment data) {
-        return (dst, inBuffer) -> {
+        return (dst, inBuffer, inBufferPieces) -> {
             MemorySegment.copy(data, 0, dst, 0, m.totalBytes());
             for (TensorEntry e : m.tensors()) {
                 verifier.verify(m, INLINE, e, dst.asSlice(e.info().offset(), e.info().length()));
             }
-            return new long[] {m.totalBytes(), 0};
+            return new Filled(m.totalBytes(), 0, null);
         };
     }
 
-    /** Fills a receive slot with {@code m}'s verified data section: returns the bytes moved and the bytes reused. */
+    /** Fills a receive slot with {@code m}'s verified data section. */
     private interface SlotFill {
-        /** @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null */
-        long[] fill(MemorySegment dst, Manifest inBuffer);
+        /**
+         * @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null
+         * @param inBufferPieces the piece hashes {@code inBuffer}'s verification computed, or null
+         */
+        Filled fill(MemorySegment dst, Manifest inBuffer, ContentHash[] inBufferPieces);
+    }
+
+    /**
+     * What a {@link SlotFill} did: the bytes moved and reused, and the hash of every piece of the
+     * version (null when it kept none), for the next load into the same slot.
+     */
+    private record Filled(long moved, long reused, ContentHash[] pieces) {
     }
 
     /**
@@ -104,12 +125,12 @@ final class HostLoader implements Loader {
         boolean handedOver = false;
         try {
             MemorySegment dst = slot.segment(m.totalBytes());
-            long[] movedAndReused = fill.fill(dst, slot.heldWhenClaimed());
-            slot.verified(m);
+            Filled filled = fill.fill(dst, slot.heldWhenClaimed(), slot.heldPiecesWhenClaimed());
+            slot.verified(m, reuseHashes ? filled.pieces() : null);
             long transferDone = System.nanoTime();
             LoadedModel loaded = new LoadedModel(m, dst, slot::release);
             handedOver = true;
-            return new Loaded(loaded, movedAndReused[0], transferDone, movedAndReused[1]);
+            return new Loaded(loaded, filled.moved(), transferDone, filled.reused());
         } finally {
             if (!handedOver) {
                 slot.release();
@@ -118,23 +139,25 @@ final class HostLoader implements Loader {
     }
 
     /**
-     * Fills {@code dst} with the verified version; returns the bytes moved and the bytes reused.
+     * Fills {@code dst} with the verified version.
      *
      * @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null
+     * @param inBufferPieces the piece hashes {@code inBuffer}'s verification computed, or null
      */
-    private long[] receive(Manifest m, Location loc, TransportClient client, MemorySegment dst, Manifest inBuffer) {
+    private Filled receive(Manifest m, Location loc, TransportClient client, MemorySegment dst, Manifest inBuffer, ContentHash[] inBufferPieces) {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
         try {
             Manifest copyable = held != null && held.hostData() != null ? held.manifest() : null;
             BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null) ? null : BlockPlan.of(m, copyable, inBuffer);
             if (plan == null || plan.reusedBytes() == 0) {
-                readVerified(m, loc, client, dst);
-                return new long[] {m.totalBytes(), 0};
+                return new Filled(m.totalBytes(), 0, readVerified(m, loc, client, dst));
             }
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), m.version(), plan);
-            try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
+            // viper.consumer.verify.reuse.hashes: the pieces left in place take the hashes their verification computed.
+            ContentHash[] before = reuseHashes && inBufferPieces != null && Verifier.samePieces(m, inBuffer) ? inBufferPieces : null;
+            try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst, before)) {
                 // First, so that the pool hashes the bytes in place while the others are copied and pulled.
-                plan.reportInPlace(check::arrived);
+                plan.reportInPlace(before != null ? check::known : check::arrived);
                 if (plan.copiedBytes() > 0) {
                     plan.copyFrom(held.hostData(), dst, check);
                 }
@@ -146,12 +169,11 @@ final class HostLoader implements Loader {
                     client.read(m, loc, plan.pulls(), dst, check);
                 }
                 check.verify();
-                return new long[] {plan.pulledBytes(), plan.reusedBytes()};
+                return new Filled(plan.pulledBytes(), plan.reusedBytes(), check.pieces());
             } catch (ViperCorruptDataException e) {
                 LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks left in place, copied from the version held and pulled from {2}"
                         + " did not verify ({3}); pulling the whole version", m.model(), m.version(), loc.uri(), e.getMessage());
-                readVerified(m, loc, client, dst);
-                return new long[] {plan.pulledBytes() + m.totalBytes(), 0};
+                return new Filled(plan.pulledBytes() + m.totalBytes(), 0, readVerified(m, loc, client, dst));
             }
         } finally {
             if (held != null) {
@@ -160,7 +182,8 @@ final class HostLoader implements Loader {
         }
     }
 
-    private void readVerified(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
+    /** Reads the whole version into {@code dst} and verifies it; returns the hash of every piece. */
+    private ContentHash[] readVerified(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
         long total = m.totalBytes();
         try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
             if (client.reportsArrivals()) {
@@ -174,6 +197,7 @@ final class HostLoader implements Loader {
                 }
             }
             check.verify();
+            return check.pieces();
         }
     }
 }

@@ -2,6 +2,7 @@ package io.viper.internal;
 
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
+import io.viper.hash.ContentHash;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ReceiveAllocator;
 import java.lang.foreign.MemorySegment;
@@ -97,7 +98,9 @@ final class ReceiveSlots implements AutoCloseable {
                     if (!s.busy) {
                         s.busy = true;
                         s.heldWhenClaimed = s.verifiedVersion;
+                        s.heldPiecesWhenClaimed = s.verifiedPieces;
                         s.verifiedVersion = null;
+                        s.verifiedPieces = null;
                         return s;
                     }
                 }
@@ -137,8 +140,12 @@ final class ReceiveSlots implements AutoCloseable {
         private boolean busy;
         /** The version whose verified bytes the memory holds while no one may write it; null if unknown. */
         private Manifest verifiedVersion;
+        /** The hash of every piece of {@code verifiedVersion} as its verification computed them; null if not kept. */
+        private ContentHash[] verifiedPieces;
         /** For the claimant: the version the memory held, verified, when it was claimed; null once rewritten. */
         private Manifest heldWhenClaimed;
+        /** For the claimant: {@code heldWhenClaimed}'s piece hashes, or null. */
+        private ContentHash[] heldPiecesWhenClaimed;
 
         private Slot(int index) {
             this.index = index;
@@ -150,6 +157,7 @@ final class ReceiveSlots implements AutoCloseable {
                 if (memory == null || memory.byteSize() < size) {
                     free();
                     heldWhenClaimed = null;
+                    heldPiecesWhenClaimed = null;
                     buffer = allocator.allocate(Math.max(1, size));
                     memory = buffer.segment();
                     LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
@@ -171,13 +179,34 @@ final class ReceiveSlots implements AutoCloseable {
         }
 
         /**
+         * The hash of every piece ({@link TensorHashes#pieces()}) of {@link #heldWhenClaimed()} as
+         * computed when it was verified, or null: not kept, or the memory was reallocated since.
+         * Shared, not copied: nobody may change the array.
+         */
+        ContentHash[] heldPiecesWhenClaimed() {
+            synchronized (monitor) {
+                return heldPiecesWhenClaimed;
+            }
+        }
+
+        /**
          * The claimant's word that the memory now holds {@code m}'s data section, verified; the next
          * claim may reuse it. Without this call, a released slot's content counts as unknown.
          */
         void verified(Manifest m) {
+            verified(m, null);
+        }
+
+        /**
+         * As {@link #verified(Manifest)}, with the hash of every piece of {@code m} that the
+         * verification computed (or null), which the next claimant may take for bytes it leaves in place.
+         */
+        void verified(Manifest m, ContentHash[] pieces) {
             synchronized (monitor) {
                 verifiedVersion = m;
+                verifiedPieces = pieces;
                 heldWhenClaimed = null;
+                heldPiecesWhenClaimed = null;
             }
         }
 
@@ -186,6 +215,7 @@ final class ReceiveSlots implements AutoCloseable {
             synchronized (monitor) {
                 busy = false;
                 heldWhenClaimed = null;
+                heldPiecesWhenClaimed = null;
                 if (closed) {
                     free();
                 }
@@ -196,6 +226,7 @@ final class ReceiveSlots implements AutoCloseable {
         /** Caller holds the monitor. */
         private void free() {
             verifiedVersion = null;
+            verifiedPieces = null;
             if (buffer != null) {
                 buffer.close();
                 buffer = null;

@@ -56,7 +56,33 @@ final class Verifier {
      * transfer of the rest.
      */
     Overlapped overlapped(Manifest m, Location loc, MemorySegment data) {
-        return new Overlapped(m, loc, m.tensors(), m.tensors().stream().map(TensorEntry::info).toList(), data);
+        return overlapped(m, loc, data, null);
+    }
+
+    /**
+     * As {@link #overlapped(Manifest, Location, MemorySegment)}, with the piece hashes
+     * ({@link Overlapped#pieces()}) of an earlier version laid out as {@code m} with the same hash
+     * algorithms ({@link #samePieces}), which the pieces reported {@link Overlapped#known} take.
+     *
+     * @param before those hashes, or null: every piece is hashed
+     */
+    Overlapped overlapped(Manifest m, Location loc, MemorySegment data, ContentHash[] before) {
+        return new Overlapped(m, loc, m.tensors(), m.tensors().stream().map(TensorEntry::info).toList(), data, before);
+    }
+
+    /** Whether {@code a} and {@code b} lay their tensors out alike with the same hash algorithms, so that their pieces are the same byte ranges. */
+    static boolean samePieces(Manifest a, Manifest b) {
+        if (a.tensors().size() != b.tensors().size()) {
+            return false;
+        }
+        for (int i = 0; i < a.tensors().size(); i++) {
+            TensorEntry x = a.tensors().get(i);
+            TensorEntry y = b.tensors().get(i);
+            if (!x.info().equals(y.info()) || x.hash().algorithm() != y.hash().algorithm()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -72,7 +98,7 @@ final class Verifier {
         for (int i = 0; i < entries.size(); i++) {
             layout.add(entries.get(i).info().withOffset(offsets.get(i)));
         }
-        return new Overlapped(m, loc, entries, layout, data);
+        return new Overlapped(m, loc, entries, layout, data, null);
     }
 
     /** Checks every tensor of {@code data}, the whole data section (a mapped file, say), on the pool. */
@@ -153,18 +179,28 @@ final class Verifier {
         private final List<TensorEntry> entries;
         private final TensorHashes hashes;
 
-        private Overlapped(Manifest manifest, Location location, List<TensorEntry> entries, List<TensorInfo> layout, MemorySegment data) {
+        private Overlapped(Manifest manifest, Location location, List<TensorEntry> entries, List<TensorInfo> layout, MemorySegment data,
+                           ContentHash[] before) {
             this.manifest = manifest;
             this.location = location;
             this.entries = entries;
             List<HashAlgorithm> algorithms = entries.stream().map(e -> e.hash().algorithm()).toList();
-            this.hashes = new TensorHashes(layout, algorithms, data, hashPool, workers);
+            this.hashes = new TensorHashes(layout, algorithms, data, hashPool, workers, before);
         }
 
         /** Bytes {@code [offset, offset + length)} of the data section are in: starts hashing what they complete. */
         @Override
         public void arrived(long offset, long length) {
             hashes.arrived(offset, length);
+        }
+
+        /**
+         * Bytes {@code [offset, offset + length)} of the data section are in and equal to those of the
+         * earlier version whose piece hashes this check was given: a piece made only of such bytes
+         * takes its earlier hash instead of being read. Without earlier hashes, as {@link #arrived}.
+         */
+        void known(long offset, long length) {
+            hashes.known(offset, length);
         }
 
         /**
@@ -213,6 +249,11 @@ final class Verifier {
             for (int k = 0; k < entries.size(); k++) {
                 check(manifest, location, entries.get(k), got[k]);
             }
+        }
+
+        /** After {@link #verify()} passed: the hash of every piece, in data order, for a later load's {@code before}. */
+        ContentHash[] pieces() {
+            return hashes.pieces();
         }
 
         @Override

@@ -5,6 +5,7 @@ import io.viper.tensor.Checkpoint;
 import io.viper.tensor.DType;
 import io.viper.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 
@@ -24,6 +25,24 @@ public interface Snapshot {
     interface TensorSink {
         /** A tensor whose little-endian bytes are in {@code data} (off-heap or heap segment). */
         void add(String name, DType dtype, long[] shape, MemorySegment data);
+
+        /**
+         * As {@link #add(String, DType, long[], MemorySegment)}, with the training code's word on what
+         * changed: only the bytes in {@code changed} may differ from this tensor's bytes in the
+         * snapshot this producer described before (its last publish); every other byte equals them.
+         * Where every tensor of a snapshot comes with its changes, the producer copies and hashes only
+         * those ranges into a staging buffer that holds an earlier version, without reading the rest
+         * (it would otherwise compare every byte with that version, which costs about a copy). For
+         * training that knows what it wrote: rows of an embedding table that a batch touched, layers
+         * that are not frozen. A byte that changed outside {@code changed} is not published: the
+         * version carries its old value (consistently hashed, so consumers cannot tell). The default
+         * ignores {@code changed}.
+         *
+         * @throws io.viper.errors.ViperConfigException when a range lies outside the tensor's bytes
+         */
+        default void add(String name, DType dtype, long[] shape, MemorySegment data, Changes changed) {
+            add(name, dtype, shape, data);
+        }
 
         /** An F32 tensor from a float array (row-major). */
         void addFloats(String name, long[] shape, float[] values);
@@ -58,5 +77,60 @@ public interface Snapshot {
             long[] shape = shapes.get(name);
             sink.addFloats(name, shape == null ? new long[] {v.length} : shape, v);
         });
+    }
+
+    /**
+     * The byte ranges of one tensor that may have changed since the producer's previous snapshot
+     * ({@link TensorSink#add(String, DType, long[], MemorySegment, Changes)}). Immutable; ranges may
+     * overlap and come in any order.
+     */
+    final class Changes {
+        private static final Changes NONE = new Changes(new long[0]);
+
+        /** Per range its start and end (exclusive), two longs each. */
+        private final long[] bounds;
+
+        private Changes(long[] bounds) {
+            this.bounds = bounds;
+        }
+
+        /** Nothing changed. */
+        public static Changes none() {
+            return NONE;
+        }
+
+        /** Bytes {@code [offset, offset + length)} may have changed. */
+        public static Changes range(long offset, long length) {
+            return NONE.and(offset, length);
+        }
+
+        /**
+         * These changes and bytes {@code [offset, offset + length)}.
+         *
+         * @throws IllegalArgumentException when {@code offset} or {@code length} is negative
+         */
+        public Changes and(long offset, long length) {
+            if (offset < 0 || length < 0 || offset + length < 0) {
+                throw new IllegalArgumentException("changed range at " + offset + " of " + length + " bytes");
+            }
+            long[] b = Arrays.copyOf(bounds, bounds.length + 2);
+            b[bounds.length] = offset;
+            b[bounds.length + 1] = offset + length;
+            return new Changes(b);
+        }
+
+        /** Each range's start and end (exclusive), two longs per range, in the order given: a copy. */
+        public long[] bounds() {
+            return bounds.clone();
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder sb = new StringBuilder("Changes[");
+            for (int i = 0; i < bounds.length; i += 2) {
+                sb.append(i == 0 ? "" : ", ").append('[').append(bounds[i]).append(", ").append(bounds[i + 1]).append(')');
+            }
+            return sb.append(']').toString();
+        }
     }
 }

@@ -81,6 +81,11 @@ final class BenchCommand implements Runnable {
                         + " beside the full update (every block changed); rows show the bytes the consumer moved and reused")
         String changed;
 
+        @Option(names = "--declare-changes",
+                description = "The producer is told which bytes changed since its last publish (Snapshot.Changes), as training that knows what it wrote"
+                        + " would tell it, instead of comparing the model with its staging buffer")
+        boolean declareChanges;
+
         @Option(names = "--block-bytes", paramLabel = "SIZE", defaultValue = "1m",
                 description = "The producer's viper.block.bytes (0: no blocks, every update moves the whole model; default: ${DEFAULT-VALUE})")
         String blockBytes;
@@ -150,7 +155,7 @@ final class BenchCommand implements Runnable {
                             if (!json) {
                                 System.err.println(line);
                             }
-                        }, fractions, block, producerConfig, consumerConfig, interval)).run();
+                        }, fractions, block, producerConfig, consumerConfig, interval, declareChanges)).run();
             } finally {
                 if (dir == null) {
                     deleteTree(root);

@@ -22,7 +22,8 @@ import java.util.concurrent.ExecutorService;
  * reported to the version's {@link TensorHashes} (and its {@link BlockIds}) once the copy ended,
  * which hash it on the pool, so the stall stays a plain copy that has the memory to itself.
  * When the buffer still holds an earlier version of the same layout, only what differs from it is
- * copied and hashed ({@code viper.producer.staging.compare}). A snapshot with GPU tensors is staged
+ * copied and hashed ({@code viper.producer.staging.compare}), found by comparing, or without reading
+ * the rest where the training code said what changed ({@link Snapshot.Changes}, {@link DeclaredChanges}). A snapshot with GPU tensors is staged
  * by {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
  *
  * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
@@ -42,6 +43,7 @@ final class Stager {
     private final boolean skipUnshared;
     private final GpuStaging gpu;
     private final CopyHelpers copyHelpers;
+    private final DeclaredChanges declaredChanges = new DeclaredChanges();
 
     /**
      * @param hashWorkers pool threads that hash one version during its copy
@@ -90,7 +92,14 @@ final class Stager {
      * @throws ViperConfigException for a bad snapshot (nothing is staged)
      */
     Staged stage(Snapshot snapshot, long version) {
-        List<SnapshotTensor> tensors = describe(snapshot);
+        List<long[]> declared = new ArrayList<>();
+        List<SnapshotTensor> tensors;
+        try {
+            tensors = describe(snapshot, declared);
+        } catch (RuntimeException e) {
+            declaredChanges.lost();
+            throw e;
+        }
         long total = 0;
         List<TensorInfo> infos = new ArrayList<>(tensors.size());
         for (SnapshotTensor s : tensors) {
@@ -118,16 +127,20 @@ final class Stager {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
                 copied = new StagingCopy.Copied(total, 0);
             } else if (held != null) {
-                copied = StagingCopy.changed(tensors, infos, total, buffer.writable(), compareUnit, hashes, blocks, copyHelpers);
+                // Where the training code said what changed since the buffer's version, those ranges are all that is read.
+                List<long[]> changes = declaredChanges.since(held.version(), infos, declared);
+                copied = StagingCopy.changed(tensors, infos, total, buffer.writable(), compareUnit, changes, hashes, blocks, copyHelpers);
             } else {
                 copied = StagingCopy.all(tensors, infos, total, buffer.writable(), arrivals, copyHelpers);
             }
             boolean noIds = blocks.copyEnded();
+            declaredChanges.staged(version, infos, declared);
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), version,
                     copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version(),
                     noIds ? "; nothing shared: no block ids" : "");
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
         } catch (RuntimeException e) {
+            declaredChanges.lost();
             hashes.close();
             blocks.close();
             cache.abandon(buffer);
@@ -135,10 +148,29 @@ final class Stager {
         }
     }
 
-    private List<SnapshotTensor> describe(Snapshot snapshot) {
+    /**
+     * The snapshot's tensors, refused one by one as they come; {@code declared} gets, per tensor,
+     * the bounds of its {@link Snapshot.Changes}, or null where the training code did not say.
+     */
+    private List<SnapshotTensor> describe(Snapshot snapshot, List<long[]> declared) {
         List<SnapshotTensor> tensors = new ArrayList<>();
         Set<String> names = new HashSet<>();
         snapshot.describe(new Snapshot.TensorSink() {
+            @Override
+            public void add(String name, DType dtype, long[] shape, MemorySegment data, Snapshot.Changes changed) {
+                Objects.requireNonNull(changed, "changes of tensor " + name);
+                add(name, dtype, shape, data);
+                long[] bounds = changed.bounds();
+                long size = data.byteSize();
+                for (int i = 0; i < bounds.length; i += 2) {
+                    if (bounds[i + 1] > size) {
+                        throw new ViperConfigException("tensor " + name + ": changed range [" + bounds[i] + ", " + bounds[i + 1]
+                                + ") ends past its " + size + " bytes");
+                    }
+                }
+                declared.set(declared.size() - 1, bounds);
+            }
+
             @Override
             public void add(String name, DType dtype, long[] shape, MemorySegment data) {
                 Objects.requireNonNull(data, "data of tensor " + name);
@@ -149,6 +181,7 @@ final class Stager {
                             + s.byteSize() + " bytes but the segment has " + data.byteSize());
                 }
                 tensors.add(s);
+                declared.add(null);
             }
 
             @Override
@@ -160,6 +193,7 @@ final class Stager {
                             + TensorInfo.elementCount(shape) + " elements but " + values.length + " floats were given");
                 }
                 tensors.add(s);
+                declared.add(null);
             }
 
             @Override
@@ -169,6 +203,7 @@ final class Stager {
                         null, devicePointer, device);
                 s.byteSize(); // refuses a shape that overflows now, not on the background thread
                 tensors.add(s);
+                declared.add(null);
             }
         });
         return tensors;

@@ -26,7 +26,9 @@ import java.util.function.IntConsumer;
  * a unit that differs is copied and reported as arrived. Comparing reads both copies, which costs
  * about what copying does, but the units found equal need no hashing: where few blocks changed the
  * pool has little to do and the announcement follows the stall. Where every unit changed the compare
- * stops at the first differing byte of each.
+ * stops at the first differing byte of each. Where the training code declared what changed since the
+ * buffer's version ({@link DeclaredChanges}), a unit those ranges do not touch counts as equal unread,
+ * so the stall is the copy of the declared units alone.
  *
  * <p>Large copies are shared with {@link CopyHelpers}: one core cannot use the memory's bandwidth.
  *
@@ -96,9 +98,12 @@ final class StagingCopy {
      *
      * @param unit {@link #compareUnit}, not 0; every tensor {@link #comparable}
      * @param total the snapshot's bytes, the sum of {@code infos}' lengths
+     * @param declared per tensor, the merged ranges that may differ from what {@code dst} holds
+     *                 ({@link DeclaredChanges#since}): a unit they do not touch counts as equal
+     *                 without being read; null: every unit is compared
      */
-    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, long unit, TensorHashes hashes,
-                          BlockIds blocks, CopyHelpers helpers) {
+    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, long unit, List<long[]> declared,
+                          TensorHashes hashes, BlockIds blocks, CopyHelpers helpers) {
         if (helpers.shares(total, tensors)) {
             Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
             int count = pieces.count();
@@ -114,7 +119,8 @@ final class StagingCopy {
             helpers.run(count, c -> {
                 Runs r = new Runs();
                 int i = pieces.tensor[c];
-                compare(tensors.get(i), infos.get(i).offset(), pieces.from[c], pieces.from[c] + pieces.length[c], dst, unit, r, null, null);
+                compare(tensors.get(i), infos.get(i).offset(), pieces.from[c], pieces.from[c] + pieces.length[c], dst, unit,
+                        declared == null ? null : declared.get(i), r, null, null);
                 if (r.shared) {
                     shared.set(true);
                 }
@@ -135,7 +141,8 @@ final class StagingCopy {
         }
         Runs runs = new Runs();
         for (int i = 0; i < tensors.size(); i++) {
-            compare(tensors.get(i), infos.get(i).offset(), 0, infos.get(i).length(), dst, unit, runs, hashes, blocks);
+            compare(tensors.get(i), infos.get(i).offset(), 0, infos.get(i).length(), dst, unit, declared == null ? null : declared.get(i), runs,
+                    hashes, blocks);
         }
         runs.report(hashes, blocks);
         return new Copied(runs.copied, runs.unchanged);
@@ -144,16 +151,18 @@ final class StagingCopy {
     /**
      * Compares bytes {@code [from, to)} of {@code t} ({@code from} a multiple of {@code unit}) with
      * {@code dst} at {@code offset + from}, unit by unit, copying the runs that differ into {@code runs};
-     * with {@code hashes}, the runs are reported as they end once one was equal.
+     * with {@code hashes}, the runs are reported as they end once one was equal. With {@code changes}
+     * (the tensor's declared ranges) a unit is equal when they do not touch it, and is not read.
      */
-    private static void compare(SnapshotTensor t, long offset, long from, long to, MemorySegment dst, long unit, Runs runs, TensorHashes hashes,
-                                BlockIds blocks) {
+    private static void compare(SnapshotTensor t, long offset, long from, long to, MemorySegment dst, long unit, long[] changes, Runs runs,
+                                TensorHashes hashes, BlockIds blocks) {
         MemorySegment src = t.segment() != null ? t.segment() : MemorySegment.ofArray(t.floats());
         long runStart = from;
         boolean runEqual = false;
         for (long pos = from; pos < to; pos += unit) {
             long n = Math.min(unit, to - pos);
-            boolean equal = MemorySegment.mismatch(src, pos, pos + n, dst, offset + pos, offset + pos + n) == -1;
+            boolean equal = changes != null ? !DeclaredChanges.touches(changes, pos, pos + n)
+                    : MemorySegment.mismatch(src, pos, pos + n, dst, offset + pos, offset + pos + n) == -1;
             if (pos > runStart && (equal != runEqual || pos - runStart >= CHUNK)) {
                 runs.add(runEqual, t, dst, offset, runStart, pos - runStart);
                 if (hashes != null && runs.shared) {

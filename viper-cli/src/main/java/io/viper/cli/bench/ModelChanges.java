@@ -1,17 +1,25 @@
 package io.viper.cli.bench;
 
+import io.viper.Snapshot;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
  * Makes a benchmark model change between versions as training would: a fraction of its blocks
  * gets new bytes (one 8-byte word each, which changes the block's id), the rest stays as it was.
- * Which blocks change is drawn anew for each version, from a fixed seed. One thread.
+ * Which blocks change is drawn anew for each version, from a fixed seed. It remembers where it wrote
+ * since the last snapshot was described, for a snapshot that declares its changes ({@link #writtenIn}).
+ * One thread.
  */
 final class ModelChanges {
+    private static final int WORD = Long.BYTES;
     private final long blockBytes;
     private final SplittableRandom rnd = new SplittableRandom(7);
+    /** Where a word was written since {@link #described()}, in the order written. */
+    private long[] written = new long[64];
+    private int writtenCount;
 
     /** @param blockBytes the producer's {@code viper.block.bytes} (the grid the changes fall on; 0 is taken as 1 MiB) */
     ModelChanges(long blockBytes) {
@@ -34,7 +42,30 @@ final class ModelChanges {
     }
 
     private void touch(MemorySegment model, long block) {
-        long at = Math.min(block * blockBytes + 8, model.byteSize() - 8);
-        model.set(ValueLayout.JAVA_LONG_UNALIGNED, Math.max(0, at), rnd.nextLong());
+        long at = Math.max(0, Math.min(block * blockBytes + WORD, model.byteSize() - WORD));
+        model.set(ValueLayout.JAVA_LONG_UNALIGNED, at, rnd.nextLong());
+        if (writtenCount == written.length) {
+            written = Arrays.copyOf(written, 2 * written.length);
+        }
+        written[writtenCount++] = at;
+    }
+
+    /** The words written since {@link #described()} into model bytes {@code [offset, offset + length)}, relative to {@code offset}. */
+    Snapshot.Changes writtenIn(long offset, long length) {
+        Snapshot.Changes c = Snapshot.Changes.none();
+        for (int i = 0; i < writtenCount; i++) {
+            long at = written[i];
+            long from = Math.max(at, offset);
+            long to = Math.min(at + WORD, offset + length);
+            if (from < to) {
+                c = c.and(from - offset, to - from);
+            }
+        }
+        return c;
+    }
+
+    /** A snapshot was described: what was written so far is published. */
+    void described() {
+        writtenCount = 0;
     }
 }

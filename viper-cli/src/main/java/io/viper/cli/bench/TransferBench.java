@@ -79,14 +79,16 @@ public final class TransferBench {
      * @param consumerConfig more of the consumer's configuration, in its process ({@link #checkConfig})
      * @param interval     the pause before each measured update (zero: back to back), up to {@link #MAX_INTERVAL}:
      *                     updates that come alone, as a training job publishes them, find the data path gone cold
+     * @param declareChanges whether the host model's snapshot says which bytes changed since the last publish
+     *                     ({@link Snapshot.Changes}) instead of leaving the producer to compare
      */
     public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
                            boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig,
-                           Map<String, String> consumerConfig, Duration interval) {
+                           Map<String, String> consumerConfig, Duration interval, boolean declareChanges) {
         /** Every block changes between versions, with the default block size; back to back. */
         public Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
                         boolean verbose, Consumer<String> progress) {
-            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of(), Duration.ZERO);
+            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of(), Duration.ZERO, false);
         }
 
         public Settings {
@@ -278,7 +280,9 @@ public final class TransferBench {
                     if (scheme.equals(INLINE) && size > Notifier.MAX_INLINE_BYTES) {
                         continue;
                     }
-                    Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size) : sink -> split(sink, model.asSlice(0, size));
+                    Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size)
+                            : settings.declareChanges() ? sink -> split(sink, model.asSlice(0, size), changes)
+                            : sink -> split(sink, model.asSlice(0, size));
                     for (double changed : settings.changed()) {
                         // The first size of a path also warms up the code of the whole data path: longer.
                         Duration warmup = size == settings.sizes().getFirst() && changed == settings.changed().getFirst()
@@ -401,6 +405,13 @@ public final class TransferBench {
     /** 16 U8 tensors from 16 MiB on (1 below), like the many tensors of a real model. */
     private static void split(Snapshot.TensorSink sink, MemorySegment model) {
         forEachPart(model.byteSize(), (i, off, len) -> sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
+    }
+
+    /** As {@link #split(Snapshot.TensorSink, MemorySegment)}, each tensor with the bytes {@code changes} wrote since the last snapshot. */
+    private static void split(Snapshot.TensorSink sink, MemorySegment model, ModelChanges changes) {
+        forEachPart(model.byteSize(), (i, off, len) ->
+                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len), changes.writtenIn(off, len)));
+        changes.described();
     }
 
     private interface Part {

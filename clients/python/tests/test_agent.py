@@ -184,6 +184,42 @@ class AgentTest(unittest.TestCase):
         self.assertEqual(shares[-1], (64, frozen.nbytes), "a recycled buffer: only the changed head copied; all: %s" % shares)
         self.assertTrue(all(c + u == frozen.nbytes + 64 for c, u in shares))
 
+    def test_declared_changes_are_all_the_agent_reads(self):
+        c = self.consumer()
+        p = self.producer()
+        frozen = np.arange(1 << 18, dtype=np.float32)  # 1 MiB: one compared unit
+        head_only = {"head": None}
+        p.publish({"frozen": frozen, "head": np.zeros(16, np.float32)}, changed=head_only)  # a first publish: not declared
+        for v in range(2, 40):
+            # frozen changes without being declared: taken at its word, a recycled staging buffer keeps its old
+            # value; a new buffer (the agent allocates one until an older version's withdrawal is done) copies all
+            frozen = frozen.copy()
+            frozen[0] = 1000 + v
+            published = p.publish({"frozen": frozen, "head": np.full(16, float(v), np.float32)}, changed=head_only)
+            self.assertEqual(p.flush(), v)
+            if published.unchanged_bytes > 0:
+                break
+            time.sleep(0.05)
+        self.assertEqual((published.copied_bytes, published.unchanged_bytes), (64, frozen.nbytes), "only the declared head was read")
+        c.wait_version(v, timeout=30)
+        with c.current() as model:
+            self.assertEqual(model.version, v)
+            self.assertTrue(np.array_equal(model["head"], np.full(16, float(v), np.float32)))
+            self.assertNotEqual(model["frozen"][0], 1000 + v, "the undeclared change was not read")
+            self.assertTrue(np.array_equal(model["frozen"][1:], frozen[1:]))
+
+    def test_changes_that_name_other_tensors_or_ranges_past_them_are_refused(self):
+        p = self.producer()
+        tensors = {"w": np.zeros(4, np.float32)}
+        p.publish(tensors)
+        with self.assertRaises(viper.ViperConfigError) as e:
+            p.publish(tensors, changed={"x": None})
+        self.assertIn("changed names 'x', which is not among the published tensors", str(e.exception))
+        with self.assertRaises(viper.ViperConfigError) as e:
+            p.publish(tensors, changed={"w": [(8, 16)]})
+        self.assertIn("changed['w']: (8, 16) is not a range of its 16 bytes", str(e.exception))
+        self.assertEqual(p.publish(tensors, changed={"w": [(0, 4)]}).version, 2, "refused before the agent: no version taken")
+
     def test_the_agent_refusals_arrive_as_typed_errors(self):
         self.producer()
         with self.assertRaises(viper.ViperConfigError) as e:

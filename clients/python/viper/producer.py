@@ -143,6 +143,7 @@ class Producer:
         self._version = self._conn.hello["version"]
         self._slots = []
         self._last_iteration = None
+        self._published = False  # whether a publish went to the agent: changes are relative to the last one
         self._closed = False
 
     @property
@@ -150,10 +151,12 @@ class Producer:
         """The newest version published through this producer (the agent's newest when it started)."""
         return self._version
 
-    def step(self, iteration, loss, state_dict):
+    def step(self, iteration, loss, state_dict, changed=None):
         """Reports ``iteration`` with training ``loss``; publishes ``state_dict`` when the policy says so.
 
-        Returns a :class:`Published` when it published, else None.
+        ``changed`` (a mapping, or a callable returning one, called only when the iteration publishes)
+        says what changed since the last publish, as for :meth:`publish`. Returns a
+        :class:`Published` when it published, else None.
         """
         self._check_open()
         if not isinstance(iteration, int) or isinstance(iteration, bool):
@@ -164,16 +167,53 @@ class Producer:
         if not self.policy(iteration, float(loss)):
             return None
         tensors = state_dict() if callable(state_dict) else state_dict
-        return self._publish(tensors, None, iteration, float(loss))
+        changes = changed() if callable(changed) else changed
+        return self._publish(tensors, None, iteration, float(loss), changes)
 
-    def publish(self, tensors, metadata=None):
-        """Publishes ``tensors`` (a mapping of name to tensor) now, as the next version."""
+    def publish(self, tensors, metadata=None, changed=None):
+        """Publishes ``tensors`` (a mapping of name to tensor) now, as the next version.
+
+        ``changed``, when given, is the training code's word on what changed since this producer's
+        last publish: a mapping of tensor name to the byte ranges that may differ, a list of
+        ``(offset, length)`` pairs (``None``: the whole tensor); a tensor it does not name is
+        unchanged. The agent then copies and hashes only those ranges into a staging buffer that
+        holds an older version, instead of comparing every byte with it. A byte changed outside
+        ``changed`` is not published (the version keeps its old value). Without ``changed`` the agent
+        finds what changed by comparing; so it does on a producer's first publish, which has no last one.
+        """
         self._check_open()
-        return self._publish(tensors, metadata, None, None)
+        return self._publish(tensors, metadata, None, None, changed)
 
-    def _publish(self, tensors, metadata, iteration, loss):
+    def _changes(self, described, changed):
+        """The publish request's ``changes`` field: per tensor ``[start, end, ...]`` byte bounds."""
+        sizes = {name: nbytes for name, _, _, nbytes, _ in described}
+        unknown = [name for name in changed if name not in sizes]
+        if unknown:
+            raise ViperConfigError("producer %s: changed names %r, which is not among the published tensors" % (self.model, unknown[0]))
+        out = {name: [] for name in sizes}
+        for name, ranges in changed.items():
+            size = sizes[name]
+            if ranges is None:
+                out[name] = [0, size]
+                continue
+            bounds = []
+            for r in ranges:
+                try:
+                    offset, length = r
+                except (TypeError, ValueError):
+                    raise ViperConfigError("producer %s: changed[%r] must hold (offset, length) pairs, got %r" % (self.model, name, r)) from None
+                if not all(isinstance(x, int) and not isinstance(x, bool) for x in (offset, length)) \
+                        or offset < 0 or length < 0 or offset + length > size:
+                    raise ViperConfigError("producer %s: changed[%r]: (%r, %r) is not a range of its %d bytes" % (self.model, name, offset, length, size))
+                bounds += [offset, offset + length]
+            out[name] = bounds
+        return out
+
+    def _publish(self, tensors, metadata, iteration, loss, changed):
         t0 = time.perf_counter()
         described = [(name,) + _describe(name, value) for name, value in tensors.items()]
+        # A first publish has no last one to be relative to (the agent's last may be another process's): not declared.
+        changes = self._changes(described, changed) if changed is not None and self._published else None
         header = st.encode_header([(n, d, s, b) for n, d, s, b, _ in described], metadata)
         total = len(header) + sum(b for _, _, _, b, _ in described)
         slot = self._free_slot(total)
@@ -183,9 +223,12 @@ class Producer:
             copy(slot.map, offset)
             offset += nbytes
         fields = {"slot": slot.id, "bytes": total}
+        if changes is not None:
+            fields["changes"] = changes
         if iteration is not None:
             fields.update(iteration=iteration, loss=loss)
         slot.ack = _Reply(self._conn.submit("publish", **fields))
+        self._published = True
         stall = time.perf_counter() - t0
         self._version += 1
         return Published(slot.ack, stall)

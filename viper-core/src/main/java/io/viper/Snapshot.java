@@ -105,6 +105,24 @@ public interface Snapshot {
         }
 
         /**
+         * Ranges given as start and end (exclusive) pairs, {@code [start0, end0, start1, end1, ...]}
+         * (a copy is kept): for many ranges at once, such as the rows a batch touched.
+         *
+         * @throws IllegalArgumentException when the count is odd, a start is negative or an end precedes its start
+         */
+        public static Changes ofBounds(long... bounds) {
+            if (bounds.length % 2 != 0) {
+                throw new IllegalArgumentException("changed ranges need start, end pairs; got " + bounds.length + " numbers");
+            }
+            for (int i = 0; i < bounds.length; i += 2) {
+                if (bounds[i] < 0 || bounds[i + 1] < bounds[i]) {
+                    throw new IllegalArgumentException("changed range [" + bounds[i] + ", " + bounds[i + 1] + ")");
+                }
+            }
+            return new Changes(bounds.clone());
+        }
+
+        /**
          * These changes and bytes {@code [offset, offset + length)}.
          *
          * @throws IllegalArgumentException when {@code offset} or {@code length} is negative

@@ -241,6 +241,29 @@ class AgentTest {
     }
 
     @Test
+    void malformedChangesAreRefusedNamingTheTensorAndGoodOnesPublish() throws Exception {
+        ViperAgent p = producerAgent();
+        Map<String, byte[]> tensors = Map.of("w", new byte[100]);
+        String[][] bad = {
+            {"[1, 2]", "field \"changes\" must be an object"},
+            {"{\"x\": []}", "changes name tensor 'x', which the slot's image does not hold"},
+            {"{\"w\": [1]}", "changes of 'w' must be an array of start, end pairs"},
+            {"{\"w\": [90, 101]}", "changes of 'w': [90, 101) is not a range of its 100 bytes"},
+            {"{\"w\": [5, 4]}", "changes of 'w': [5, 4) is not a range of its 100 bytes"},
+            {"{\"w\": [\"0\", 4]}", "changes of 'w': [\"0\", 4) is not a range of its 100 bytes"},
+        };
+        for (int i = 0; i < bad.length; i++) {
+            String[] b = bad[i];
+            // a client per case: each refused publish keeps the slot it filled
+            ObjectNode r = client(p, "producer", "m" + i).publish(tensors, () -> { }, "changes", TestClient.JSON.readTree(b[0]));
+            assertEquals("FORMAT", r.path("reason").asText(), b[0] + ": " + r);
+            assertTrue(r.get("message").asText().contains(b[1]), r.toString());
+        }
+        ObjectNode good = client(p, "producer", "m").publish(tensors, () -> { }, "changes", TestClient.JSON.readTree("{\"w\": [0, 4, 50, 60]}"));
+        assertEquals(1, good.get("version").asLong(), good.toString());
+    }
+
+    @Test
     void aSlotThatIsNotASafetensorsImageIsRefused() throws Exception {
         ViperAgent p = producerAgent();
         TestClient c = client(p, "producer", "m");

@@ -136,6 +136,11 @@ final class TestClient implements AutoCloseable {
      * runs between writing and publishing.
      */
     ObjectNode publish(Map<String, byte[]> tensors, Runnable beforePublish) throws IOException {
+        return publish(tensors, beforePublish, new Object[0]);
+    }
+
+    /** As {@link #publish(Map, Runnable)}, with more fields of the publish request (name, value pairs). */
+    ObjectNode publish(Map<String, byte[]> tensors, Runnable beforePublish, Object... moreFields) throws IOException {
         long offset = 0;
         List<TensorInfo> infos = new java.util.ArrayList<>();
         for (Map.Entry<String, byte[]> e : tensors.entrySet()) {
@@ -157,7 +162,10 @@ final class TestClient implements AutoCloseable {
             }
         }
         beforePublish.run();
-        return request("publish", "slot", slot.get("slot").asLong(), "bytes", bytes, "iteration", 10, "loss", 0.5);
+        Object[] fields = {"slot", slot.get("slot").asLong(), "bytes", bytes, "iteration", 10, "loss", 0.5};
+        Object[] all = java.util.Arrays.copyOf(fields, fields.length + moreFields.length);
+        System.arraycopy(moreFields, 0, all, fields.length, moreFields.length);
+        return request("publish", all);
     }
 
     /** Reads the safetensors image a lease reply points to, as a client maps it. */

@@ -1,5 +1,6 @@
 package io.viper.agent.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;
@@ -12,6 +13,7 @@ import io.viper.format.SafetensorsHeader;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -106,9 +108,16 @@ final class ProducerSession implements Session {
         r.optionalLong("iteration").ifPresent(it -> meta.put(Checkpoint.META_ITERATION, Long.toString(it)));
         r.optionalDouble("loss").ifPresent(loss -> meta.put(Checkpoint.META_LOSS, Double.toString(loss)));
         long dataStart = header.dataStart();
+        Map<String, Snapshot.Changes> changes = changes(r, header);
         Snapshot snapshot = sink -> {
             for (TensorInfo t : header.tensors()) {
-                sink.add(t.name(), t.dtype(), t.shape(), image.asSlice(dataStart + t.offset(), t.length()));
+                MemorySegment data = image.asSlice(dataStart + t.offset(), t.length());
+                Snapshot.Changes c = changes.get(t.name());
+                if (c != null) {
+                    sink.add(t.name(), t.dtype(), t.shape(), data, c);
+                } else {
+                    sink.add(t.name(), t.dtype(), t.shape(), data);
+                }
             }
         };
         // Checked before the copy: a file deleted while the agent copies still has its pages in this mapping.
@@ -122,6 +131,53 @@ final class ProducerSession implements Session {
         }
         return Frames.message().put("version", h.version()).put("copy_ms", h.stallNanos() / 1e6)
                 .put("copied_bytes", h.copiedBytes()).put("unchanged_bytes", h.unchangedBytes()).put("slot_retired", deleted);
+    }
+
+    /**
+     * The optional {@code changes} of a publish: per tensor of the image, the byte ranges that may
+     * differ from its previous publish, as {@code [start, end, start, end, ...]} relative to the
+     * tensor ({@link Snapshot.Changes}); a tensor it does not name is not declared. Empty without the field.
+     *
+     * @throws ViperFormatException naming the first malformed entry or a tensor the image does not hold
+     */
+    private Map<String, Snapshot.Changes> changes(Request r, SafetensorsHeader header) {
+        JsonNode field = r.body().get("changes");
+        if (field == null || field.isNull()) {
+            return Map.of();
+        }
+        if (!field.isObject()) {
+            throw new ViperFormatException(peer, "publish: field \"changes\" must be an object of tensor name to [start, end, ...], got "
+                    + field.getNodeType().name().toLowerCase());
+        }
+        Map<String, Long> sizes = new HashMap<>();
+        header.tensors().forEach(t -> sizes.put(t.name(), t.length()));
+        Map<String, Snapshot.Changes> out = new HashMap<>();
+        for (Map.Entry<String, JsonNode> e : field.properties()) {
+            String name = e.getKey();
+            Long size = sizes.get(name);
+            if (size == null) {
+                throw new ViperFormatException(peer, "publish: changes name tensor '" + name + "', which the slot's image does not hold");
+            }
+            JsonNode bounds = e.getValue();
+            if (!bounds.isArray() || bounds.size() % 2 != 0) {
+                throw new ViperFormatException(peer, "publish: changes of '" + name + "' must be an array of start, end pairs");
+            }
+            long[] b = new long[bounds.size()];
+            for (int i = 0; i < b.length; i += 2) {
+                JsonNode start = bounds.get(i);
+                JsonNode end = bounds.get(i + 1);
+                if (!start.isIntegralNumber() || !end.isIntegralNumber() || !start.canConvertToLong() || !end.canConvertToLong()
+                        || start.asLong() < 0 || end.asLong() < start.asLong() || end.asLong() > size) {
+                    throw new ViperFormatException(peer, "publish: changes of '" + name + "': [" + start + ", " + end
+                            + ") is not a range of its " + size + " bytes");
+                }
+                b[i] = start.asLong();
+                b[i + 1] = end.asLong();
+            }
+            Snapshot.Changes c = Snapshot.Changes.ofBounds(b);
+            out.put(name, c);
+        }
+        return out;
     }
 
     private ShmFile slot(long id) {

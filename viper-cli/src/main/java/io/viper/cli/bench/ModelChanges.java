@@ -52,16 +52,17 @@ final class ModelChanges {
 
     /** The words written since {@link #described()} into model bytes {@code [offset, offset + length)}, relative to {@code offset}. */
     Snapshot.Changes writtenIn(long offset, long length) {
-        Snapshot.Changes c = Snapshot.Changes.none();
+        long[] bounds = new long[2 * writtenCount];
+        int n = 0;
         for (int i = 0; i < writtenCount; i++) {
-            long at = written[i];
-            long from = Math.max(at, offset);
-            long to = Math.min(at + WORD, offset + length);
+            long from = Math.max(written[i], offset);
+            long to = Math.min(written[i] + WORD, offset + length);
             if (from < to) {
-                c = c.and(from - offset, to - from);
+                bounds[n++] = from - offset;
+                bounds[n++] = to - offset;
             }
         }
-        return c;
+        return Snapshot.Changes.ofBounds(Arrays.copyOf(bounds, n));
     }
 
     /** A snapshot was described: what was written so far is published. */

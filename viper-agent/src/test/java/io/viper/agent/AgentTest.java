@@ -259,8 +259,13 @@ class AgentTest {
             assertEquals("FORMAT", r.path("reason").asText(), b[0] + ": " + r);
             assertTrue(r.get("message").asText().contains(b[1]), r.toString());
         }
-        ObjectNode good = client(p, "producer", "m").publish(tensors, () -> { }, "changes", TestClient.JSON.readTree("{\"w\": [0, 4, 50, 60]}"));
+        TestClient c = client(p, "producer", "m");
+        ObjectNode good = c.publish(tensors, () -> { }, "changes", TestClient.JSON.readTree("{\"w\": [0, 4, 50, 60]}"));
         assertEquals(1, good.get("version").asLong(), good.toString());
+        // After a refused publish the next one publishes (its changes unused: they are relative to the refused one).
+        assertEquals("FORMAT", c.publish(tensors, () -> { }, "changes", TestClient.JSON.readTree("{\"x\": []}")).path("reason").asText());
+        ObjectNode next = c.publish(Map.of("w", new byte[100]), () -> { }, "changes", TestClient.JSON.readTree("{\"w\": []}"));
+        assertEquals(2, next.get("version").asLong(), "the refused publish took no version: " + next);
     }
 
     @Test

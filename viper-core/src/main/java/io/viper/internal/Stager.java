@@ -92,14 +92,18 @@ final class Stager {
      * @throws ViperConfigException for a bad snapshot (nothing is staged)
      */
     Staged stage(Snapshot snapshot, long version) {
-        List<long[]> declared = new ArrayList<>();
-        List<SnapshotTensor> tensors;
         try {
-            tensors = describe(snapshot, declared);
+            return stageDescribed(snapshot, version);
         } catch (RuntimeException e) {
+            // Described, or half described, and not staged: what it declared cannot be built on.
             declaredChanges.lost();
             throw e;
         }
+    }
+
+    private Staged stageDescribed(Snapshot snapshot, long version) {
+        List<long[]> declared = new ArrayList<>();
+        List<SnapshotTensor> tensors = describe(snapshot, declared);
         long total = 0;
         List<TensorInfo> infos = new ArrayList<>(tensors.size());
         for (SnapshotTensor s : tensors) {
@@ -140,7 +144,6 @@ final class Stager {
                     noIds ? "; nothing shared: no block ids" : "");
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
         } catch (RuntimeException e) {
-            declaredChanges.lost();
             hashes.close();
             blocks.close();
             cache.abandon(buffer);

@@ -80,7 +80,9 @@ class StagingCompareTest {
 
     /** A producer's staging without transports: a version is staged, hashed, then serves (the one before it retires at once). */
     private static final class Staging implements AutoCloseable {
-        final StagingCache cache = new StagingCache("m", 1L << 30, 1, 5_000, StagingBuffer::retireHandled, null);
+        /** The staging budget: a snapshot larger than this is refused after it was described. */
+        static final long BUDGET = 1L << 30;
+        final StagingCache cache = new StagingCache("m", BUDGET, 1, 5_000, StagingBuffer::retireHandled, null);
         final Stager stager;
         final HashAlgorithm algorithm;
         final long blockBytes;
@@ -538,9 +540,24 @@ class StagingCompareTest {
             };
             assertThrows(io.viper.errors.ViperConfigException.class, () -> staging.stager.stage(failing, ++staging.version));
             // Said relative to the failed snapshot, which was not staged: the producer compares instead of trusting it.
-            List<Part> v6 = List.of(new Part("a", flipped(arena, a1, MIB + 1), null), new Part("b", v3.get(1).bytes(), null));
+            MemorySegment a6 = flipped(arena, a1, MIB + 1);
+            List<Part> v6 = List.of(new Part("a", a6, null), new Part("b", v3.get(1).bytes(), null));
             StagingCopy.Copied copied = staging.publish(declaring(v6, nothing), v6, arena);
             assertTrue(copied.copiedBytes() >= MIB, "a's change was found by comparing: " + copied);
+            staging.publish(declaring(v6, nothing), v6, arena);
+
+            // Described whole, then refused by the staging (larger than its budget): its changes are lost too.
+            MemorySegment a8 = flipped(arena, a6, 2 * MIB + 3);
+            MemorySegment tooLarge = MemorySegment.ofAddress(0).reinterpret(Staging.BUDGET);
+            Snapshot refused = sink -> {
+                sink.add("a", DType.U8, new long[] {4 * MIB}, a8, Snapshot.Changes.range(2 * MIB + 3, 1));
+                sink.add("b", DType.U8, new long[] {2 * MIB}, v3.get(1).bytes(), Snapshot.Changes.none());
+                sink.add("c", DType.U8, new long[] {Staging.BUDGET}, tooLarge, Snapshot.Changes.none());
+            };
+            assertThrows(io.viper.errors.ViperConfigException.class, () -> staging.stager.stage(refused, ++staging.version));
+            List<Part> after = List.of(new Part("a", a8, null), new Part("b", v3.get(1).bytes(), null));
+            assertTrue(staging.publish(declaring(after, nothing), after, arena).copiedBytes() >= MIB,
+                    "a's change, declared by the refused snapshot, was found by comparing");
         }
     }
 

@@ -39,6 +39,8 @@ final class ProducerSession implements Session {
     private final long budget;
     private final Map<Long, ShmFile> slots = new LinkedHashMap<>();
     private long nextSlot;
+    /** Whether the last publish failed: the next one's changes are not used (see {@link #publish(Request)}). */
+    private boolean publishRefused;
 
     ProducerSession(String model, String peer, Producers producers, SharedMemory shm, ViperConfig config) {
         this.model = model;
@@ -96,6 +98,16 @@ final class ProducerSession implements Session {
     }
 
     private ObjectNode publish(Request r) {
+        // The client's changes are relative to its last publish: after one refused before the producer
+        // saw it, they would miss that one's changes, so the next publish is compared instead.
+        boolean changesUsable = !publishRefused;
+        publishRefused = true;
+        ObjectNode reply = publish(r, changesUsable);
+        publishRefused = false;
+        return reply;
+    }
+
+    private ObjectNode publish(Request r, boolean changesUsable) {
         long id = r.longValue("slot");
         ShmFile f = slot(id);
         long bytes = r.count("bytes");
@@ -108,7 +120,8 @@ final class ProducerSession implements Session {
         r.optionalLong("iteration").ifPresent(it -> meta.put(Checkpoint.META_ITERATION, Long.toString(it)));
         r.optionalDouble("loss").ifPresent(loss -> meta.put(Checkpoint.META_LOSS, Double.toString(loss)));
         long dataStart = header.dataStart();
-        Map<String, Snapshot.Changes> changes = changes(r, header);
+        Map<String, Snapshot.Changes> declared = changes(r, header);
+        Map<String, Snapshot.Changes> changes = changesUsable ? declared : Map.of();
         Snapshot snapshot = sink -> {
             for (TensorInfo t : header.tensors()) {
                 MemorySegment data = image.asSlice(dataStart + t.offset(), t.length());

@@ -208,6 +208,48 @@ class AgentTest(unittest.TestCase):
             self.assertNotEqual(model["frozen"][0], 1000 + v, "the undeclared change was not read")
             self.assertTrue(np.array_equal(model["frozen"][1:], frozen[1:]))
 
+    def test_declared_changes_are_all_the_trainer_copies_into_a_slot_it_reuses(self):
+        c = self.consumer()
+        p = self.producer()
+        frozen = np.arange(1 << 16, dtype=np.float32)
+        head = np.zeros(16, np.float32)
+        first = p.publish({"frozen": frozen, "head": head}, changed={"head": None})
+        self.assertEqual(first.written_bytes, frozen.nbytes + head.nbytes, "a first publish is copied whole")
+        p.flush()  # every slot acknowledged: the next publish reuses the one that holds version 1
+        head = np.ones(16, np.float32)
+        second = p.publish({"frozen": frozen, "head": head}, changed={"head": None})
+        self.assertEqual(second.written_bytes, head.nbytes, "only the declared tensor")
+        p.flush()
+        frozen = frozen.copy()
+        frozen[1000:1002] = -1.0
+        third = p.publish({"frozen": frozen, "head": head}, changed={"frozen": [(4000, 8)]})
+        self.assertEqual(third.written_bytes, 8, "only the declared range")
+        self.assertEqual(p.flush(), 3)
+        c.wait_version(3, timeout=30)
+        with c.current() as model:
+            self.assertTrue(np.array_equal(model["frozen"], frozen))
+            self.assertTrue(np.array_equal(model["head"], head))
+        p.publish({"frozen": frozen, "head": head, "new": np.zeros(2, np.float32)}, changed={})
+        self.assertEqual(p.publish({"frozen": frozen, "head": head}, changed={}).written_bytes, frozen.nbytes + head.nbytes,
+                         "the slot held another layout: copied whole")
+
+    @unittest.skipUnless(torch, "needs torch (Debian's python3-torch; scripts/setup-system.sh installs it)")
+    def test_declared_changes_of_torch_tensors_arrive_byte_identical(self):
+        c = self.consumer()
+        p = self.producer()
+        state = {"w": torch.arange(4096, dtype=torch.float32), "h": torch.zeros(3, 5, dtype=torch.bfloat16)}
+        p.publish(state)
+        p.flush()
+        state["w"][100] = -7.0
+        state["h"][1] = 2.5
+        published = p.publish(state, changed={"w": [(400, 4)], "h": [(10, 10)]})
+        self.assertEqual(published.written_bytes, 14, "the two declared ranges (h's row 1 is bytes 10 to 20)")
+        self.assertEqual(p.flush(), 2)
+        c.wait_version(2, timeout=30)
+        with c.current() as model:
+            self.assertTrue(torch.equal(model.torch("w"), state["w"]))
+            self.assertTrue(torch.equal(model.torch("h"), state["h"]))
+
     def test_changes_that_name_other_tensors_or_ranges_past_them_are_refused(self):
         p = self.producer()
         tensors = {"w": np.zeros(4, np.float32)}

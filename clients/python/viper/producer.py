@@ -39,13 +39,16 @@ class Published:
     the slot, and raises the agent's refusal if it refused this publish; ``copied_bytes`` and
     ``unchanged_bytes`` say how much of the checkpoint the agent had to copy and hash. A refusal is raised once: by
     ``version`` or by the producer's next call, whichever comes first. The version is not guessed on
-    this side, because a refused publish before this one takes no version."""
+    this side, because a refused publish before this one takes no version. ``written_bytes`` is what
+    the trainer copied into the shared memory: every tensor byte, or with ``changed`` only the ranges
+    declared since the image the reused slot held."""
 
-    __slots__ = ("stall_s", "_reply")
+    __slots__ = ("stall_s", "written_bytes", "_reply")
 
-    def __init__(self, reply, stall_s):
+    def __init__(self, reply, stall_s, written_bytes):
         self._reply = reply
         self.stall_s = stall_s
+        self.written_bytes = written_bytes
 
     @property
     def version(self):
@@ -81,6 +84,7 @@ class _Slot:
         with open(self.path, "r+b") as f:
             self.map = mmap.mmap(f.fileno(), self.size)
         self.ack = None  # Future of the publish that reads this slot, until it is acknowledged
+        self.held = None  # (publish number, layout) of the image it holds, or None when unknown
 
     def close(self):
         try:
@@ -90,7 +94,9 @@ class _Slot:
 
 
 def _describe(name, value):
-    """(dtype, shape, nbytes, copy) for a torch tensor or anything numpy takes; copy(buffer, offset) writes it."""
+    """(dtype, shape, nbytes, copy, copy_range) for a torch tensor or anything numpy takes: copy(buffer,
+    offset) writes it whole at ``offset``, copy_range(buffer, offset, start, end) only its bytes
+    [start, end) (little-endian, as in the image) at ``offset + start``."""
     if type(value).__module__.startswith("torch"):
         import torch
         t = value.detach()
@@ -103,7 +109,12 @@ def _describe(name, value):
             if nbytes:
                 # Straight from the tensor's memory (or its GPU) into the shared memory: one copy.
                 torch.frombuffer(buffer, dtype=torch.uint8, count=nbytes, offset=offset).view(t.dtype).view(t.shape).copy_(t)
-        return dtype, tuple(t.shape), nbytes, copy
+
+        def copy_range(buffer, offset, start, end):
+            if end > start:
+                flat = t.contiguous().view(-1).view(torch.uint8)  # the tensor's bytes (on its device)
+                torch.frombuffer(buffer, dtype=torch.uint8, count=end - start, offset=offset + start).copy_(flat[start:end])
+        return dtype, tuple(t.shape), nbytes, copy, copy_range
     a = np.asarray(value)
     dtype = st.dtype_of_numpy(a.dtype)
     if dtype is None:
@@ -113,7 +124,24 @@ def _describe(name, value):
         if a.nbytes:
             dst = np.frombuffer(buffer, dtype=st.NUMPY[dtype], count=a.size, offset=offset).reshape(a.shape)
             np.copyto(dst, a, casting="equiv")  # equiv: same type, any byte order
-    return dtype, a.shape, a.nbytes, copy
+
+    def copy_range(buffer, offset, start, end):
+        if end > start:
+            little = np.ascontiguousarray(a, dtype=st.NUMPY[dtype])  # a copy only where a is strided or big-endian
+            np.frombuffer(buffer, dtype=np.uint8, count=end - start, offset=offset + start)[:] = little.reshape(-1).view(np.uint8)[start:end]
+    return dtype, a.shape, a.nbytes, copy, copy_range
+
+
+def _merge(bounds):
+    """[start, end, start, end, ...] sorted and merged into a list of (start, end)."""
+    pairs = sorted((bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2) if bounds[i + 1] > bounds[i])
+    out = []
+    for start, end in pairs:
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 class Producer:
@@ -144,6 +172,8 @@ class Producer:
         self._slots = []
         self._last_iteration = None
         self._published = False  # whether a publish went to the agent: changes are relative to the last one
+        self._publishes = 0  # publish calls that got as far as writing a slot
+        self._declared = {}  # publish number -> (layout, its changes as sent: {name: [start, end, ...]} or None), the last few
         self._closed = False
 
     @property
@@ -186,7 +216,7 @@ class Producer:
 
     def _changes(self, described, changed):
         """The publish request's ``changes`` field: per tensor ``[start, end, ...]`` byte bounds."""
-        sizes = {name: nbytes for name, _, _, nbytes, _ in described}
+        sizes = {name: nbytes for name, _, _, nbytes, _, _ in described}
         unknown = [name for name in changed if name not in sizes]
         if unknown:
             raise ViperConfigError("producer %s: changed names %r, which is not among the published tensors" % (self.model, unknown[0]))
@@ -212,15 +242,28 @@ class Producer:
     def _publish(self, tensors, metadata, iteration, loss, changed):
         t0 = time.perf_counter()
         described = [(name,) + _describe(name, value) for name, value in tensors.items()]
+        declared = self._changes(described, changed) if changed is not None else None
         # A first publish has no last one to be relative to (the agent's last may be another process's): not declared.
-        changes = self._changes(described, changed) if changed is not None and self._published else None
-        header = st.encode_header([(n, d, s, b) for n, d, s, b, _ in described], metadata)
-        total = len(header) + sum(b for _, _, _, b, _ in described)
+        changes = declared if self._published else None
+        header = st.encode_header([(n, d, s, b) for n, d, s, b, _, _ in described], metadata)
+        total = len(header) + sum(b for _, _, _, b, _, _ in described)
         slot = self._free_slot(total)
+        self._publishes += 1
+        number = self._publishes
+        layout = (len(header), tuple((n, d, tuple(s), b) for n, d, s, b, _, _ in described))
+        ranges = self._ranges_to_write(slot, layout, number, changes)
+        slot.held = None  # until this image is whole in it
         slot.map[0:len(header)] = header
         offset = len(header)
-        for _, _, _, nbytes, copy in described:
-            copy(slot.map, offset)
+        written = 0
+        for name, _, _, nbytes, copy, copy_range in described:
+            if ranges is None:
+                copy(slot.map, offset)
+                written += nbytes
+            else:
+                for start, end in ranges[name]:
+                    copy_range(slot.map, offset, start, end)
+                    written += end - start
             offset += nbytes
         fields = {"slot": slot.id, "bytes": total}
         if changes is not None:
@@ -228,10 +271,28 @@ class Producer:
         if iteration is not None:
             fields.update(iteration=iteration, loss=loss)
         slot.ack = _Reply(self._conn.submit("publish", **fields))
+        slot.held = (number, layout)
+        self._declared[number] = (layout, changes)
+        self._declared.pop(number - 2 * self.SLOTS - 8, None)
         self._published = True
         stall = time.perf_counter() - t0
         self._version += 1
-        return Published(slot.ack, stall)
+        return Published(slot.ack, stall, written)
+
+    def _ranges_to_write(self, slot, layout, number, changes):
+        """Per tensor the (start, end) byte ranges to write into ``slot`` for publish ``number``, the union
+        of what every publish since the one the slot holds declared; None: write everything (the slot
+        holds nothing known or another layout, or a publish in between had another layout or did not declare)."""
+        if changes is None or slot.held is None or slot.held[1] != layout:
+            return None
+        union = {name: list(bounds) for name, bounds in changes.items()}
+        for n in range(slot.held[0] + 1, number):
+            before_layout, before = self._declared.get(n, (None, None))
+            if before is None or before_layout != layout:
+                return None
+            for name, bounds in before.items():
+                union[name] += bounds
+        return {name: _merge(bounds) for name, bounds in union.items()}
 
     def _free_slot(self, size):
         """A slot of at least ``size`` bytes no publish reads, waiting for the agent if need be."""

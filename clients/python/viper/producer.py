@@ -110,10 +110,13 @@ def _describe(name, value):
                 # Straight from the tensor's memory (or its GPU) into the shared memory: one copy.
                 torch.frombuffer(buffer, dtype=torch.uint8, count=nbytes, offset=offset).view(t.dtype).view(t.shape).copy_(t)
 
+        flat = []  # the tensor's bytes (on its device), made once: a strided tensor is copied to make them
+
         def copy_range(buffer, offset, start, end):
             if end > start:
-                flat = t.contiguous().view(-1).view(torch.uint8)  # the tensor's bytes (on its device)
-                torch.frombuffer(buffer, dtype=torch.uint8, count=end - start, offset=offset + start).copy_(flat[start:end])
+                if not flat:
+                    flat.append(t.contiguous().view(-1).view(torch.uint8))
+                torch.frombuffer(buffer, dtype=torch.uint8, count=end - start, offset=offset + start).copy_(flat[0][start:end])
         return dtype, tuple(t.shape), nbytes, copy, copy_range
     a = np.asarray(value)
     dtype = st.dtype_of_numpy(a.dtype)
@@ -125,10 +128,13 @@ def _describe(name, value):
             dst = np.frombuffer(buffer, dtype=st.NUMPY[dtype], count=a.size, offset=offset).reshape(a.shape)
             np.copyto(dst, a, casting="equiv")  # equiv: same type, any byte order
 
+    raw = []  # the little-endian bytes, made once: a copy only where a is strided or big-endian
+
     def copy_range(buffer, offset, start, end):
         if end > start:
-            little = np.ascontiguousarray(a, dtype=st.NUMPY[dtype])  # a copy only where a is strided or big-endian
-            np.frombuffer(buffer, dtype=np.uint8, count=end - start, offset=offset + start)[:] = little.reshape(-1).view(np.uint8)[start:end]
+            if not raw:
+                raw.append(np.ascontiguousarray(a, dtype=st.NUMPY[dtype]).reshape(-1).view(np.uint8))
+            np.frombuffer(buffer, dtype=np.uint8, count=end - start, offset=offset + start)[:] = raw[0][start:end]
     return dtype, a.shape, a.nbytes, copy, copy_range
 
 

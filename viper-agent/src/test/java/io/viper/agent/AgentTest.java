@@ -268,6 +268,41 @@ class AgentTest {
         assertEquals(2, next.get("version").asLong(), "the refused publish took no version: " + next);
     }
 
+    /**
+     * A publish's changes are relative to the client's last publish; when the agent refused that one
+     * before the producer saw it, they miss its changes, so the agent compares instead: on a recycled
+     * staging buffer the changed tensor is found and copied, the other found unchanged.
+     */
+    @Test
+    void afterARefusedPublishTheNextOnesChangesAreNotTrusted() throws Exception {
+        ViperAgent p = producerAgent();
+        TestClient c = client(p, "producer", "m");
+        com.fasterxml.jackson.databind.JsonNode nothing = TestClient.JSON.readTree("{\"w\": [], \"z\": []}");
+        com.fasterxml.jackson.databind.JsonNode wChanged = TestClient.JSON.readTree("{\"w\": [0, 100], \"z\": [], \"x\": []}");
+        byte[] z = new byte[100];
+        ObjectNode next = null;
+        for (int round = 1; round <= 40; round++) {
+            byte[] w = new byte[100];
+            java.util.Arrays.fill(w, (byte) round);
+            Map<String, byte[]> tensors = new java.util.LinkedHashMap<>();
+            tensors.put("w", w);
+            tensors.put("z", z);
+            // Declares w's change but is refused (it names a tensor the image lacks): the producer never sees it.
+            assertEquals("FORMAT", c.publish(tensors, () -> { }, "changes", wChanged).path("reason").asText());
+            c.request("free", "slot", c.lastSlot());
+            // Relative to the refused one, nothing changed; relative to what the producer staged, w did.
+            next = c.publish(tensors, () -> { }, "changes", nothing);
+            assertTrue(next.path("ok").asBoolean(), next.toString());
+            c.request("free", "slot", c.lastSlot());
+            if (next.get("unchanged_bytes").asLong() > 0) {
+                break;
+            }
+            Thread.sleep(50); // the producer recycles a staging buffer once an older version's withdrawal is done
+        }
+        assertEquals(100, next.get("copied_bytes").asLong(), "w was found changed by comparing: " + next);
+        assertEquals(100, next.get("unchanged_bytes").asLong(), next.toString());
+    }
+
     @Test
     void aSlotThatIsNotASafetensorsImageIsRefused() throws Exception {
         ViperAgent p = producerAgent();

@@ -28,6 +28,8 @@ import java.util.Map;
  */
 final class TestClient implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
+    /** The slot the last {@link #publish} allocated; -1 before. */
+    private long lastSlot = -1;
 
     private final SocketChannel channel;
     private final Deque<ObjectNode> events = new ArrayDeque<>();
@@ -151,6 +153,7 @@ final class TestClient implements AutoCloseable {
         long bytes = header.length + offset;
         ObjectNode slot = request("alloc", "bytes", bytes);
         assertTrue(slot.path("ok").asBoolean(), slot.toString());
+        lastSlot = slot.get("slot").asLong();
         try (Arena arena = Arena.ofConfined();
              FileChannel ch = FileChannel.open(Path.of(slot.get("path").asText()), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
@@ -166,6 +169,11 @@ final class TestClient implements AutoCloseable {
         Object[] all = java.util.Arrays.copyOf(fields, fields.length + moreFields.length);
         System.arraycopy(moreFields, 0, all, fields.length, moreFields.length);
         return request("publish", all);
+    }
+
+    /** The slot the last {@link #publish} filled. */
+    long lastSlot() {
+        return lastSlot;
     }
 
     /** Reads the safetensors image a lease reply points to, as a client maps it. */

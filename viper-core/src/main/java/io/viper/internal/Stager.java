@@ -23,8 +23,9 @@ import java.util.concurrent.ExecutorService;
  * which hash it on the pool, so the stall stays a plain copy that has the memory to itself.
  * When the buffer still holds an earlier version of the same layout, only what differs from it is
  * copied and hashed ({@code viper.producer.staging.compare}), found by comparing, or without reading
- * the rest where the training code said what changed ({@link Snapshot.Changes}, {@link DeclaredChanges}). A snapshot with GPU tensors is staged
- * by {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
+ * the rest where the training code said what changed ({@link Snapshot.Changes},
+ * {@link DeclaredChanges}). A snapshot with GPU tensors is staged by {@link GpuStaging}. The result
+ * goes to the {@link PublishPipeline}.
  *
  * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
  * only during {@link #stage}.

@@ -156,7 +156,8 @@ class Producer:
     ``step(iteration, loss, state_dict)`` asks ``policy`` whether the iteration publishes (the same
     semantics as Java's ``ViperProducer.step``: iterations must increase; ``every(n)`` publishes
     iterations n, 2n, ...). When it does, the tensors are copied into shared memory the agent
-    allocated: that copy is the only stall training sees. The agent then copies them into its
+    allocated (with ``changed``, often only what changed): that copy is the only stall training
+    sees. The agent then copies them into its
     staging, hashes, announces and serves them while training goes on. A publish the agent refuses
     is raised by the next ``step``, ``publish`` or ``flush``.
 

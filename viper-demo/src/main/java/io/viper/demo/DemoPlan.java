@@ -92,12 +92,13 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
             ys[i] = trainer.step();
             xs[i] = trainer.iteration();
             long it = trainer.iteration();
-            if (heldOut != null) {
-                ys[i] = heldOut.currentLoss(it);
-            }
-            if (probe != null) {
-                StalenessProbe.Measurement m = probe.measure(it);
+            StalenessProbe.Measurement m = probe != null ? probe.measure(it) : null;
+            if (m != null) {
                 probes.add(new double[] {version, it, m.deployed(), m.current()});
+            }
+            if (heldOut != null) {
+                // The probe, once there, has just scored the model being trained on the same batch.
+                ys[i] = m != null ? m.current() : heldOut.currentLoss(it);
             }
             if (it >= firstVersion && (it - firstVersion) % step == 0) {
                 InferenceModel snapshot = trainer.snapshot();

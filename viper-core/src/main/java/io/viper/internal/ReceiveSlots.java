@@ -97,10 +97,8 @@ final class ReceiveSlots implements AutoCloseable {
                 for (Slot s : slots) {
                     if (!s.busy) {
                         s.busy = true;
-                        s.heldWhenClaimed = s.verifiedVersion;
-                        s.heldPiecesWhenClaimed = s.verifiedPieces;
-                        s.verifiedVersion = null;
-                        s.verifiedPieces = null;
+                        s.heldWhenClaimed = s.holds;
+                        s.holds = null;
                         return s;
                     }
                 }
@@ -132,6 +130,14 @@ final class ReceiveSlots implements AutoCloseable {
         }
     }
 
+    /**
+     * A verified version whose bytes a slot's memory holds, and the hash of every piece of it as its
+     * verification computed them ({@link TensorHashes#pieces()}; null when not kept). The array is
+     * shared, not copied: nobody may change it.
+     */
+    private record Held(Manifest version, ContentHash[] pieces) {
+    }
+
     /** One receive buffer. Its memory is replaced only while the fetch thread holds the claim. */
     final class Slot {
         private final int index;
@@ -139,13 +145,9 @@ final class ReceiveSlots implements AutoCloseable {
         private MemorySegment memory;
         private boolean busy;
         /** The version whose verified bytes the memory holds while no one may write it; null if unknown. */
-        private Manifest verifiedVersion;
-        /** The hash of every piece of {@code verifiedVersion} as its verification computed them; null if not kept. */
-        private ContentHash[] verifiedPieces;
+        private Held holds;
         /** For the claimant: the version the memory held, verified, when it was claimed; null once rewritten. */
-        private Manifest heldWhenClaimed;
-        /** For the claimant: {@code heldWhenClaimed}'s piece hashes, or null. */
-        private ContentHash[] heldPiecesWhenClaimed;
+        private Held heldWhenClaimed;
 
         private Slot(int index) {
             this.index = index;
@@ -157,7 +159,6 @@ final class ReceiveSlots implements AutoCloseable {
                 if (memory == null || memory.byteSize() < size) {
                     free();
                     heldWhenClaimed = null;
-                    heldPiecesWhenClaimed = null;
                     buffer = allocator.allocate(Math.max(1, size));
                     memory = buffer.segment();
                     LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
@@ -174,7 +175,7 @@ final class ReceiveSlots implements AutoCloseable {
          */
         Manifest heldWhenClaimed() {
             synchronized (monitor) {
-                return heldWhenClaimed;
+                return heldWhenClaimed == null ? null : heldWhenClaimed.version();
             }
         }
 
@@ -185,7 +186,7 @@ final class ReceiveSlots implements AutoCloseable {
          */
         ContentHash[] heldPiecesWhenClaimed() {
             synchronized (monitor) {
-                return heldPiecesWhenClaimed;
+                return heldWhenClaimed == null ? null : heldWhenClaimed.pieces();
             }
         }
 
@@ -203,10 +204,8 @@ final class ReceiveSlots implements AutoCloseable {
          */
         void verified(Manifest m, ContentHash[] pieces) {
             synchronized (monitor) {
-                verifiedVersion = m;
-                verifiedPieces = pieces;
+                holds = new Held(m, pieces);
                 heldWhenClaimed = null;
-                heldPiecesWhenClaimed = null;
             }
         }
 
@@ -215,7 +214,6 @@ final class ReceiveSlots implements AutoCloseable {
             synchronized (monitor) {
                 busy = false;
                 heldWhenClaimed = null;
-                heldPiecesWhenClaimed = null;
                 if (closed) {
                     free();
                 }
@@ -225,8 +223,7 @@ final class ReceiveSlots implements AutoCloseable {
 
         /** Caller holds the monitor. */
         private void free() {
-            verifiedVersion = null;
-            verifiedPieces = null;
+            holds = null;
             if (buffer != null) {
                 buffer.close();
                 buffer = null;

@@ -156,8 +156,9 @@ final class HostLoader implements Loader {
             // viper.consumer.verify.reuse.hashes: the pieces left in place take the hashes their verification computed.
             ContentHash[] before = reuseHashes && inBufferPieces != null && Verifier.samePieces(m, inBuffer) ? inBufferPieces : null;
             try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst, before)) {
-                // First, so that the pool hashes the bytes in place while the others are copied and pulled.
-                plan.reportInPlace(before != null ? check::known : check::arrived);
+                // First, so that the pool hashes the bytes in place while the others are copied and pulled
+                // (without earlier hashes, known bytes are hashed as arrived ones are).
+                plan.reportInPlace(check::known);
                 if (plan.copiedBytes() > 0) {
                     plan.copyFrom(held.hostData(), dst, check);
                 }

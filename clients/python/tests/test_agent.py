@@ -250,6 +250,27 @@ class AgentTest(unittest.TestCase):
             self.assertTrue(torch.equal(model.torch("w"), state["w"]))
             self.assertTrue(torch.equal(model.torch("h"), state["h"]))
 
+    def test_after_a_publish_that_failed_in_the_client_the_next_one_is_copied_whole(self):
+        c = self.consumer()
+        p = self.producer()
+        frozen = np.arange(1 << 16, dtype=np.float32)
+        head = np.zeros(16, np.float32)
+        p.publish({"frozen": frozen, "head": head})
+        p.flush()
+        frozen = frozen.copy()
+        frozen[7] = -1.0
+        with self.assertRaises(viper.ViperConfigError):  # fails before anything reaches the agent, its changes with it
+            p.publish({"frozen": frozen, "head": head, "bad": np.array(["text"])}, changed={"frozen": [(28, 4)]})
+        # Relative to the failed call only head changed; relative to version 1, frozen did too.
+        head = np.ones(16, np.float32)
+        second = p.publish({"frozen": frozen, "head": head}, changed={"head": None})
+        self.assertEqual(second.written_bytes, frozen.nbytes + head.nbytes, "not declared: copied whole")
+        self.assertEqual(p.flush(), 2)
+        c.wait_version(2, timeout=30)
+        with c.current() as model:
+            self.assertTrue(np.array_equal(model["frozen"], frozen), "frozen's change, declared by the failed call, arrived")
+            self.assertTrue(np.array_equal(model["head"], head))
+
     def test_changes_that_name_other_tensors_or_ranges_past_them_are_refused(self):
         p = self.producer()
         tensors = {"w": np.zeros(4, np.float32)}

@@ -178,7 +178,7 @@ class Producer:
         self._version = self._conn.hello["version"]
         self._slots = []
         self._last_iteration = None
-        self._published = False  # whether a publish went to the agent: changes are relative to the last one
+        self._published = False  # whether the last publish call reached the agent: the next one's changes are relative to it
         self._publishes = 0  # publish calls that got as far as writing a slot
         self._declared = {}  # publish number -> (layout, its changes as sent: {name: [start, end, ...]} or None), the last few
         self._closed = False
@@ -248,10 +248,14 @@ class Producer:
 
     def _publish(self, tensors, metadata, iteration, loss, changed):
         t0 = time.perf_counter()
+        # Changes are relative to the last publish: a first one has none (the agent's last may be another
+        # process's), and after a call that failed here, which took changes the agent never saw, the next
+        # one's would miss them. Either way this publish is not declared.
+        relative = self._published
+        self._published = False  # until this publish reaches the agent
         described = [(name,) + _describe(name, value) for name, value in tensors.items()]
         declared = self._changes(described, changed) if changed is not None else None
-        # A first publish has no last one to be relative to (the agent's last may be another process's): not declared.
-        changes = declared if self._published else None
+        changes = declared if relative else None
         header = st.encode_header([(n, d, s, b) for n, d, s, b, _, _ in described], metadata)
         total = len(header) + sum(b for _, _, _, b, _, _ in described)
         slot = self._free_slot(total)

@@ -100,8 +100,13 @@ class HostLoaderDeltaTest {
     /** A copy of {@code v} with block {@code block} changed. */
     private static MemorySegment changed(Arena arena, MemorySegment v, long block) {
         MemorySegment out = arena.allocate(v.byteSize()).copyFrom(v);
-        out.set(ValueLayout.JAVA_BYTE, block * BLOCK + 1, (byte) ~v.get(ValueLayout.JAVA_BYTE, block * BLOCK + 1));
+        flip(out, block * BLOCK + 1);
         return out;
+    }
+
+    /** Inverts the byte at {@code at} of {@code s}, in place. */
+    private static void flip(MemorySegment s, long at) {
+        s.set(ValueLayout.JAVA_BYTE, at, (byte) ~s.get(ValueLayout.JAVA_BYTE, at));
     }
 
     @Test
@@ -191,7 +196,7 @@ class HostLoaderDeltaTest {
             Loader.Loaded first = noBase.load(manifest(1, v1), LOC, client(v1, read));
             // Memory gone bad after the verification, in block 8, which v2 has at the same place.
             MemorySegment held = first.model().hostData();
-            held.set(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3, (byte) ~held.get(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3));
+            flip(held, 8 * BLOCK + 3);
             first.model().releaseRef();
             assertLoads(noBase, 2, v2, BLOCK + v2.byteSize(), 0, "the changed block, then the whole version after the check failed");
         }
@@ -211,7 +216,7 @@ class HostLoaderDeltaTest {
             HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true);
             Loader.Loaded first = reusing.load(manifest(1, v1), LOC, client(v1, new AtomicLong()));
             MemorySegment held = first.model().hostData();
-            held.set(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3, (byte) ~held.get(ValueLayout.JAVA_BYTE, 8 * BLOCK + 3));
+            flip(held, 8 * BLOCK + 3);
             first.model().releaseRef();
             AtomicLong read = new AtomicLong();
             Loader.Loaded second = reusing.load(manifest(2, v2), LOC, client(v2, read));

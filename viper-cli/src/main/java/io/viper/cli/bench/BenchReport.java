@@ -19,13 +19,17 @@ public final class BenchReport {
         out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7s %8s %9s %10s %11s %7s %9s %7s %7s%n", "size", "path", "transport", "changed",
                 "memcpy ms", "median ms", "p99 ms", "GB/s", "x memcpy", "stall ms", "stall x mc", "announced", "copied", "moved", "reused", "warm-up");
         for (TransferBench.Row r : result.rows()) {
-            double bound = r.boundMs();
-            out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7.2f %8.1f %9s %10.2f %11s %7s %9s %7s %7d%n", size(r.sizeBytes()), r.path(),
-                    r.transport(), percent(r.changed()), ms(bound), ms(r.median()), ms(r.p99()), r.gbps(), r.median() / bound, ms(r.stallMedian()),
-                    r.stallMedian() / bound, ms(r.announcedMedian()), percent(r.copiedMedian() / r.sizeBytes()), percent(r.movedMedian() / r.sizeBytes()), percent(r.reusedMedian() / r.sizeBytes()),
+            out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7.2f %8.2f %9s %10.2f %11s %7s %9s %7s %7d%n", size(r.sizeBytes()), r.path(),
+                    r.transport(), percent(r.changed()), ms(r.boundMs()), ms(r.median()), ms(r.p99()), r.gbps(), r.xBound(), ms(r.stallMedian()),
+                    r.stallXBound(), ms(r.announcedMedian()), percent(r.copiedMedian() / r.sizeBytes()), percent(r.movedMedian() / r.sizeBytes()), percent(r.reusedMedian() / r.sizeBytes()),
                     r.warmupUpdates());
         }
-        out.println("(median over the measured updates; announced: publish called to the manifest sent, after staging and hashing;");
+        for (TransferBench.Row r : result.rows()) {
+            result.ofFullUpdate(r).ifPresent(share -> out.printf(Locale.ROOT, "%s %s, %s of blocks changed: %.1f%% of a full update (x memcpy %.2f against %.2f)%n",
+                    size(r.sizeBytes()), r.path(), percent(r.changed()), 100 * share, r.xBound(), r.xBound() / share));
+        }
+        out.println("(median over the measured updates; memcpy: the fastest in-process copy of the model right after each update, median;");
+        out.println(" x memcpy: the median of each update's latency (stall) over the memcpy measured with it; announced: publish called to the manifest sent, after staging and hashing;");
         out.println(" changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
         out.println(" unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left in place or copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {
@@ -34,10 +38,12 @@ public final class BenchReport {
     }
 
     /**
-     * One JSON object: {@code sizes}, {@code memcpy_ms} per size, and per row its figures and every
-     * sample ({@code samples_ms}, {@code stall_samples_ms}). With one size, {@code size_bytes} and
-     * {@code memcpy_ms} are also the top-level numbers, as before sweeps existed; {@code interval_ms}
-     * is the pause before each measured update.
+     * One JSON object: {@code sizes}, {@code memcpy_ms} per size (the fastest before the paths ran), and
+     * per row its figures and every sample ({@code samples_ms}, {@code stall_samples_ms}, the memcpy
+     * measured with each in {@code bound_samples_ms}; {@code bound_ms} is their median, {@code x_bound}
+     * the median of the per-update ratios, {@code x_full} a delta row's share of the full update).
+     * With one size, {@code size_bytes} and {@code memcpy_ms} are also the top-level numbers, as before
+     * sweeps existed; {@code interval_ms} is the pause before each measured update.
      */
     public static ObjectNode json(TransferBench.Result result) {
         ObjectNode out = new ObjectMapper().createObjectNode();
@@ -69,9 +75,10 @@ public final class BenchReport {
             o.put("p90_ms", round(r.p90()));
             o.put("p99_ms", round(r.p99()));
             o.put("gbps", round(r.gbps()));
-            o.put("x_bound", round(r.median() / r.boundMs()));
+            o.put("x_bound", round(r.xBound()));
+            result.ofFullUpdate(r).ifPresent(share -> o.put("x_full", round(share)));
             o.put("stall_ms", round(r.stallMedian()));
-            o.put("stall_x_bound", round(r.stallMedian() / r.boundMs()));
+            o.put("stall_x_bound", round(r.stallXBound()));
             o.put("warmup_updates", r.warmupUpdates());
             o.put("first_ms", round(r.firstMs()));
             o.put("announced_ms", round(r.announcedMedian()));
@@ -80,6 +87,7 @@ public final class BenchReport {
             o.put("reused_bytes", Math.round(r.reusedMedian()));
             o.put("copied_bytes", Math.round(r.copiedMedian()));
             samples(o.putArray("samples_ms"), r.latencyMs());
+            r.boundSamplesMs().forEach(o.putArray("bound_samples_ms")::add);
             samples(o.putArray("stall_samples_ms"), r.stallMs());
             samples(o.putArray("announced_samples_ms"), r.announcedMs());
             samples(o.putArray("transfer_samples_ms"), r.transferMs());

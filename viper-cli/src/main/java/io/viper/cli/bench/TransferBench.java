@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -37,12 +38,14 @@ import java.util.function.Consumer;
  * The measurement behind {@code viper bench transfer}: per path, a producer in this process and a
  * consumer in a second JVM ({@link BenchConsumerMain}), and for each model size the update latency
  * from {@code publish} called to the consumer's swap (both timestamps taken here: the consumer
- * reports its swap over a pipe), with the producer's stall, against one in-process memcpy of the
- * same size measured in the same run.
+ * reports its swap over a pipe), with the producer's stall, against an in-process memcpy of the
+ * same size measured right after each update ({@link Row#boundSamplesMs}): the ratios are medians of
+ * each update against its own memcpy, so that a second in which the machine's memory was slow (a
+ * shared host's neighbours) slows both sides of a ratio, not one.
  *
  * <p>Each (path, size) is warmed up before it is measured: at least {@link #MIN_WARMUP} updates and
  * for at least the warm-up time ({@link #FIRST_WARMUP_FACTOR} times longer for a path's first size),
- * at most {@link #MAX_WARMUP} updates. The first updates pay for
+ * at most {@link #MAX_WARMUP} updates, the time counted from the end of the first update. The first updates pay for
  * page faults in staging and receive buffers (every buffer is used at least once) and for code the
  * JIT has not compiled yet. The cap is high enough that small models warm up for the whole time:
  * after 5,000 updates of 16 KiB the JIT was still compiling the update path, and 1-5% of the
@@ -127,7 +130,11 @@ public final class TransferBench {
     /**
      * The measurements of one (size, path).
      *
-     * @param boundMs        the bound: one memcpy of the model (device-to-device copy for gpu)
+     * @param boundSamplesMs the bound, measured right after each measured update: the fastest memcpy of the model
+     *                       in copies that take at least one copy and at most a millisecond (for gpu, the device-to-device
+     *                       copy measured before the paths ran), so that each update is compared with what the machine's
+     *                       memory did at that moment: on this kind of shared machine a memcpy of 1 GiB takes 64 to 127 ms
+     *                       from one second to the next
      * @param warmupUpdates  updates before the measured ones
      * @param firstMs        the latency of the very first update (cold buffers and code)
      * @param latencyMs      publish called to the consumer's swap, per measured update
@@ -140,11 +147,26 @@ public final class TransferBench {
      * @param reusedBytes    bytes the consumer did not move (left in place or copied from the version it held), per measured update
      * @param copiedBytes    bytes the producer copied into staging and hashed (the rest it found unchanged), per measured update
      */
-    public record Row(long sizeBytes, String path, String transport, double boundMs, int warmupUpdates, double firstMs,
+    public record Row(long sizeBytes, String path, String transport, List<Double> boundSamplesMs, int warmupUpdates, double firstMs,
                       List<Double> latencyMs, List<Double> stallMs, List<Double> announcedMs, List<Double> transferMs, List<Double> verifyMs,
                       double changed, List<Double> movedBytes, List<Double> reusedBytes, List<Double> copiedBytes) {
         public double median() {
             return percentile(latencyMs, 0.5);
+        }
+
+        /** The median bound. */
+        public double boundMs() {
+            return percentile(boundSamplesMs, 0.5);
+        }
+
+        /** The median of each update's latency over the bound measured with it. */
+        public double xBound() {
+            return pairedMedian(latencyMs, boundSamplesMs);
+        }
+
+        /** The median of each update's stall over the bound measured with it. */
+        public double stallXBound() {
+            return pairedMedian(stallMs, boundSamplesMs);
         }
 
         public double p90() {
@@ -181,8 +203,20 @@ public final class TransferBench {
         }
     }
 
-    /** Every row, and the memcpy (and device copy) of each size. */
+    /** Every row, and the fastest memcpy (and device copy) of each size before the paths ran. */
     public record Result(Map<Long, Double> memcpyMs, Map<Long, Double> deviceCopyMs, List<Row> rows, Duration interval) {
+        /**
+         * A delta row's latency as a share of the full update of the same size and path in this run:
+         * the ratio of their {@linkplain Row#xBound() latencies over the bound}, so that the memory's speed
+         * while each was measured cancels out. Empty for a full row, or without a full row to compare with.
+         */
+        public OptionalDouble ofFullUpdate(Row delta) {
+            if (delta.changed() >= 1) {
+                return OptionalDouble.empty();
+            }
+            return rows.stream().filter(r -> r.changed() >= 1 && r.sizeBytes() == delta.sizeBytes() && r.path().equals(delta.path()))
+                    .mapToDouble(full -> delta.xBound() / full.xBound()).findFirst();
+        }
     }
 
     private final Settings settings;
@@ -222,7 +256,8 @@ public final class TransferBench {
                 settings.progress().accept("measuring " + path + " (" + scheme + ")...");
                 Path pfs = settings.dir().resolve(path);
                 Files.createDirectories(pfs);
-                rows.addAll(measure(path, scheme, model, largest, pfs, isGpu(path) ? d2d : memcpy));
+                Bound bound = isGpu(path) ? d2d::get : size -> pairedCopyMs(model.asSlice(0, size), scratch);
+                rows.addAll(measure(path, scheme, model, largest, pfs, bound));
             }
         }
         return new Result(memcpy, d2d, rows, settings.interval());
@@ -245,7 +280,12 @@ public final class TransferBench {
         };
     }
 
-    private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, Map<Long, Double> bounds) throws Exception {
+    /** The bound of one measured update of {@code size} bytes, in ms. */
+    private interface Bound {
+        double measure(long size);
+    }
+
+    private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, Bound bound) throws Exception {
         boolean poll = path.equals("pfs-poll");
         Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
                 .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)))
@@ -289,7 +329,7 @@ public final class TransferBench {
                                 ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
                         // A GPU model is not changed (it lives on the device): its updates move everything.
                         Runnable change = gpu || poll ? () -> { } : () -> changes.change(model.asSlice(0, size), changed);
-                        rows.add(measureSize(producer, snapshot, change, r, child, path, scheme, size, bounds.get(size), warmup, changed));
+                        rows.add(measureSize(producer, snapshot, change, r, child, path, scheme, size, bound, warmup, changed));
                     }
                 }
             } finally {
@@ -301,21 +341,22 @@ public final class TransferBench {
     }
 
     private Row measureSize(ViperProducer producer, Snapshot snapshot, Runnable change, BufferedReader r, Process child, String path, String scheme,
-                            long size, double boundMs, Duration warmup, double changed) throws Exception {
+                            long size, Bound bound, Duration warmup, double changed) throws Exception {
         settings.progress().accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0 + "% of blocks changed...");
+        // The warm-up time runs from the end of the first update: that one pays for the first touch of
+        // every buffer it uses (seconds at 1 GiB), and a warm-up it used up would leave too few updates.
+        change.run();
+        double first = update(producer, snapshot, r, child, scheme)[0];
+        int warmups = 1;
         long warmupEnds = System.nanoTime() + warmup.toNanos();
-        int warmups = 0;
-        double first = Double.NaN;
         while (warmups < MIN_WARMUP || (warmups < MAX_WARMUP && System.nanoTime() < warmupEnds)) {
             change.run();
-            double ms = update(producer, snapshot, r, child, scheme)[0];
-            if (warmups == 0) {
-                first = ms;
-            }
+            update(producer, snapshot, r, child, scheme);
             warmups++;
         }
         List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
                 new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<Double> bounds = new ArrayList<>();
         for (int i = 0; i < settings.repeat(); i++) {
             if (settings.interval().isPositive()) {
                 Thread.sleep(settings.interval());
@@ -325,8 +366,10 @@ public final class TransferBench {
             for (int k = 0; k < m.size(); k++) {
                 m.get(k).add(one[k]);
             }
+            // after the update, not before: a copy before it would warm the caches an --interval is there to let go cold
+            bounds.add(bound.measure(size));
         }
-        return new Row(size, path, scheme, boundMs, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6), m.get(7));
+        return new Row(size, path, scheme, bounds, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6), m.get(7));
     }
 
     /**
@@ -429,13 +472,19 @@ public final class TransferBench {
     }
 
     /**
-     * The bound: the fastest in-process copy of {@code src} ({@code MemorySegment.copy}), over at
-     * least 5 copies and 20 ms of copying, so that small sizes are timed after the copy is compiled.
+     * The fastest in-process copy of {@code src} ({@code MemorySegment.copy}) before the paths run, over
+     * at least 5 copies and 20 ms of copying, so that small sizes are timed after the copy is compiled:
+     * what the machine's memory can do at its best ({@link Result#memcpyMs}, the plot's bound line).
      */
     static double memcpyMs(MemorySegment src, MemorySegment scratch) {
+        return fastestCopyMs(src, scratch, 5, TimeUnit.MILLISECONDS.toNanos(20), 100_000);
+    }
+
+    /** The fastest of at least {@code atLeast} copies of {@code src}, more while {@code forNanos} have not passed, at most {@code atMost}. */
+    private static double fastestCopyMs(MemorySegment src, MemorySegment scratch, int atLeast, long forNanos, int atMost) {
         double best = Double.POSITIVE_INFINITY;
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20);
-        for (int i = 0; i < 5 || (System.nanoTime() < until && i < 100_000); i++) {
+        long until = System.nanoTime() + forNanos;
+        for (int i = 0; i < atLeast || (System.nanoTime() < until && i < atMost); i++) {
             long t0 = System.nanoTime();
             MemorySegment.copy(src, 0, scratch, 0, src.byteSize());
             best = Math.min(best, (System.nanoTime() - t0) / 1e6);
@@ -448,6 +497,27 @@ public final class TransferBench {
         for (long i = 0; i + 8 <= seg.byteSize(); i += 8) {
             seg.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
         }
+    }
+
+    /**
+     * The bound paired with one update: the fastest of in-process copies of {@code src}
+     * ({@code MemorySegment.copy}), at least one and as many as fit in a millisecond of copying (at most
+     * 1,000), so that a small model's bound is not one cold copy's.
+     */
+    static double pairedCopyMs(MemorySegment src, MemorySegment scratch) {
+        return fastestCopyMs(src, scratch, 1, TimeUnit.MILLISECONDS.toNanos(1), 1_000);
+    }
+
+    /** The median of {@code values[i] / bounds[i]}: each sample against the bound measured with it; NaN when empty. */
+    static double pairedMedian(List<Double> values, List<Double> bounds) {
+        if (values.size() != bounds.size()) {
+            throw new IllegalArgumentException(values.size() + " samples but " + bounds.size() + " bounds");
+        }
+        List<Double> ratios = new ArrayList<>(values.size());
+        for (int i = 0; i < values.size(); i++) {
+            ratios.add(values.get(i) / bounds.get(i));
+        }
+        return percentile(ratios, 0.5);
     }
 
     /** The {@code q} quantile (nearest rank) of {@code values}; NaN when empty. */

@@ -215,7 +215,8 @@ class Producer:
         ``(offset, length)`` pairs (``None``: the whole tensor); a tensor it does not name is
         unchanged. The agent then copies and hashes only those ranges into a staging buffer that
         holds an older version, instead of comparing every byte with it. A byte changed outside
-        ``changed`` is not published (the version keeps its old value). Without ``changed`` the agent
+        ``changed`` is not looked for (the version keeps its old value, or carries the new one under
+        the old hash, and consumers refuse that version). Without ``changed`` the agent
         finds what changed by comparing; so it does on a producer's first publish, which has no last one.
         """
         self._check_open()

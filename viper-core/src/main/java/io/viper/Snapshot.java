@@ -34,9 +34,11 @@ public interface Snapshot {
          * those ranges into a staging buffer that holds an earlier version, without reading the rest
          * (it would otherwise compare every byte with that version, which costs about a copy). For
          * training that knows what it wrote: rows of an embedding table that a batch touched, layers
-         * that are not frozen. A byte that changed outside {@code changed} is not published: the
-         * version carries its old value (consistently hashed, so consumers cannot tell). The default
-         * ignores {@code changed}.
+         * that are not frozen. A byte that changed outside {@code changed} is not looked for: the
+         * version carries its old value (consistently hashed, so consumers cannot tell), or, where its
+         * unit was copied for an earlier version's change, the new value under the old hash, and then
+         * consumers, which check every tensor before a swap, refuse the version. The default ignores
+         * {@code changed}.
          *
          * @throws io.viper.errors.ViperConfigException when a range lies outside the tensor's bytes
          */

@@ -116,10 +116,23 @@ final class Stager {
         StagingCache.Acquired taken = cache.acquire(version, total, held -> comparable && held.sameLayout(infos));
         StagingBuffer buffer = taken.buffer();
         StagedContent held = taken.held();
+        // Where the training code said what changed since the buffer's version, those ranges are all that is read.
+        List<long[]> changes = held == null ? null : declaredChanges.since(held.version(), infos, declared);
+        // And where it said what changed since a newer version, the units it did not touch take that version's hashes.
+        StagedContent before = held;
+        List<long[]> fresh = changes;
+        StagedContent newest = changes == null ? null : cache.newest();
+        if (newest != null && newest.version() > held.version() && newest.sameLayout(infos)) {
+            List<long[]> sinceNewest = declaredChanges.since(newest.version(), infos, declared);
+            if (sinceNewest != null) {
+                before = newest;
+                fresh = sinceNewest;
+            }
+        }
         TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers,
-                held == null ? null : held.pieces());
-        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, held == null ? null : held.blocks(),
-                held != null && skipUnshared);
+                before == null ? null : before.pieces());
+        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, before == null ? null : before.blocks(),
+                before != null && skipUnshared);
         // Every range that lands in the host staging is hashed twice: tensor and block hashes.
         GpuStaging.Arrivals arrivals = (from, length) -> {
             hashes.arrived(from, length);
@@ -132,16 +145,15 @@ final class Stager {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
                 copied = new StagingCopy.Copied(total, 0);
             } else if (held != null) {
-                // Where the training code said what changed since the buffer's version, those ranges are all that is read.
-                List<long[]> changes = declaredChanges.since(held.version(), infos, declared);
-                copied = StagingCopy.changed(tensors, infos, total, buffer.writable(), compareUnit, changes, hashes, blocks, copyHelpers);
+                copied = StagingCopy.changed(tensors, infos, total, buffer.writable(), compareUnit, changes, fresh, hashes, blocks, copyHelpers);
             } else {
                 copied = StagingCopy.all(tensors, infos, total, buffer.writable(), arrivals, copyHelpers);
             }
             boolean noIds = blocks.copyEnded();
             declaredChanges.staged(version, infos, declared);
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), version,
-                    copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version(),
+                    copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version()
+                            + (before != held ? ", hashes known since v" + before.version() : ""),
                     noIds ? "; nothing shared: no block ids" : "");
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
         } catch (RuntimeException e) {

@@ -39,6 +39,8 @@ final class StagingCache implements AutoCloseable {
     private final List<StagingBuffer> buffers = new ArrayList<>();
     private long allocatedBytes;
     private boolean closed;
+    /** What the newest version activated holds ({@link #newest}). */
+    private StagedContent newest;
 
     /**
      * @param onRetire called (outside the lock) once a retired buffer's last read lease closed, before
@@ -141,6 +143,9 @@ final class StagingCache implements AutoCloseable {
         try {
             b.state = State.STAGED;
             b.held = content;
+            if (content != null && (newest == null || content.version() > newest.version())) {
+                newest = content;
+            }
             retireOlderThanKept(retired);
         } finally {
             lock.unlock();
@@ -161,6 +166,20 @@ final class StagingCache implements AutoCloseable {
             b.state = b.leases == 0 ? State.FREE : State.RETIRING;
             b.retiredHandled = true;
             released.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * What the newest version activated holds: its hashes describe that version's bytes whether or not
+     * its buffer still holds them, so a later version that declares what changed since it can take
+     * them ({@link StagingCopy#changed}); null before the first.
+     */
+    StagedContent newest() {
+        lock.lock();
+        try {
+            return newest;
         } finally {
             lock.unlock();
         }

@@ -28,7 +28,10 @@ import java.util.function.IntConsumer;
  * pool has little to do and the announcement follows the stall. Where every unit changed the compare
  * stops at the first differing byte of each. Where the training code declared what changed since the
  * buffer's version ({@link DeclaredChanges}), a unit those ranges do not touch counts as equal unread,
- * so the stall is the copy of the declared units alone.
+ * so the stall is the copy of the declared units alone; and where it declared what changed since a
+ * newer version whose hashes are known (the producer's latest, when the buffer holds an older one), a
+ * unit copied because it changed since the buffer's version but untouched since that newer one takes
+ * the newer one's hashes: only the units changed since the latest version are hashed.
  *
  * <p>Large copies are shared with {@link CopyHelpers}: one core cannot use the memory's bandwidth.
  *
@@ -101,9 +104,13 @@ final class StagingCopy {
      * @param declared per tensor, the merged ranges that may differ from what {@code dst} holds
      *                 ({@link DeclaredChanges#since}): a unit they do not touch counts as equal
      *                 without being read; null: every unit is compared
+     * @param fresh    with {@code declared}, per tensor the merged ranges that may differ from the
+     *                 version {@code hashes} and {@code blocks} take earlier hashes from (inside
+     *                 {@code declared}; the same list when that version is the buffer's): a unit they do not
+     *                 touch is reported known, copied or not; ignored without {@code declared}
      */
     static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, long unit, List<long[]> declared,
-                          TensorHashes hashes, BlockIds blocks, CopyHelpers helpers) {
+                          List<long[]> fresh, TensorHashes hashes, BlockIds blocks, CopyHelpers helpers) {
         if (helpers.shares(total, tensors)) {
             Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
             int count = pieces.count();
@@ -120,7 +127,7 @@ final class StagingCopy {
                 Runs r = new Runs();
                 int i = pieces.tensor[c];
                 compare(tensors.get(i), infos.get(i).offset(), pieces.from[c], pieces.from[c] + pieces.length[c], dst, unit,
-                        declared == null ? null : declared.get(i), r, null, null);
+                        declared == null ? null : declared.get(i), declared == null ? null : fresh.get(i), r, null, null);
                 if (r.shared) {
                     shared.set(true);
                 }
@@ -141,8 +148,8 @@ final class StagingCopy {
         }
         Runs runs = new Runs();
         for (int i = 0; i < tensors.size(); i++) {
-            compare(tensors.get(i), infos.get(i).offset(), 0, infos.get(i).length(), dst, unit, declared == null ? null : declared.get(i), runs,
-                    hashes, blocks);
+            compare(tensors.get(i), infos.get(i).offset(), 0, infos.get(i).length(), dst, unit, declared == null ? null : declared.get(i),
+                    declared == null ? null : fresh.get(i), runs, hashes, blocks);
         }
         runs.report(hashes, blocks);
         return new Copied(runs.copied, runs.unchanged);
@@ -152,28 +159,34 @@ final class StagingCopy {
      * Compares bytes {@code [from, to)} of {@code t} ({@code from} a multiple of {@code unit}) with
      * {@code dst} at {@code offset + from}, unit by unit, copying the runs that differ into {@code runs};
      * with {@code hashes}, the runs are reported as they end once one was equal. With {@code changes}
-     * (the tensor's declared ranges) a unit is equal when they do not touch it, and is not read.
+     * (the tensor's declared ranges) a unit is equal when they do not touch it, and is not read; one
+     * {@code fresh} does not touch is copied if it must be, and known.
      */
-    private static void compare(SnapshotTensor t, long offset, long from, long to, MemorySegment dst, long unit, long[] changes, Runs runs,
-                                TensorHashes hashes, BlockIds blocks) {
+    private static void compare(SnapshotTensor t, long offset, long from, long to, MemorySegment dst, long unit, long[] changes, long[] fresh,
+                                Runs runs, TensorHashes hashes, BlockIds blocks) {
         MemorySegment src = t.segment() != null ? t.segment() : MemorySegment.ofArray(t.floats());
         long runStart = from;
-        boolean runEqual = false;
+        int runKind = Runs.ARRIVED;
         for (long pos = from; pos < to; pos += unit) {
             long n = Math.min(unit, to - pos);
-            boolean equal = changes != null ? !DeclaredChanges.touches(changes, pos, pos + n)
-                    : MemorySegment.mismatch(src, pos, pos + n, dst, offset + pos, offset + pos + n) == -1;
-            if (pos > runStart && (equal != runEqual || pos - runStart >= CHUNK)) {
-                runs.add(runEqual, t, dst, offset, runStart, pos - runStart);
+            int kind;
+            if (changes != null) {
+                kind = !DeclaredChanges.touches(changes, pos, pos + n) ? Runs.IN_PLACE
+                        : DeclaredChanges.touches(fresh, pos, pos + n) ? Runs.ARRIVED : Runs.COPIED_KNOWN;
+            } else {
+                kind = MemorySegment.mismatch(src, pos, pos + n, dst, offset + pos, offset + pos + n) == -1 ? Runs.IN_PLACE : Runs.ARRIVED;
+            }
+            if (pos > runStart && (kind != runKind || pos - runStart >= CHUNK)) {
+                runs.add(runKind, t, dst, offset, runStart, pos - runStart);
                 if (hashes != null && runs.shared) {
                     runs.report(hashes, blocks);
                 }
                 runStart = pos;
             }
-            runEqual = equal;
+            runKind = kind;
         }
         if (to > runStart) {
-            runs.add(runEqual, t, dst, offset, runStart, to - runStart);
+            runs.add(runKind, t, dst, offset, runStart, to - runStart);
         }
     }
 
@@ -205,30 +218,38 @@ final class StagingCopy {
         }
     }
 
-    /** The runs of one {@link #changed} copy: differing ones copied at once, reported when {@link #report} is called. */
+    /** The runs of one {@link #changed} copy: those to copy copied at once, reported when {@link #report} is called. */
     private static final class Runs {
-        /** Per run not reported yet: offset in the data, length, 1 when equal (known) or 0 when copied; three longs each. */
+        /** A run that differs from the earlier hashes' version: copied, and hashed. */
+        static final int ARRIVED = 0;
+        /** A run equal to the buffer's bytes: neither copied nor hashed (known). */
+        static final int IN_PLACE = 1;
+        /** A run that differs from the buffer's bytes but not from the earlier hashes' version: copied, and known. */
+        static final int COPIED_KNOWN = 2;
+        /** Per run not reported yet: offset in the data, length, its kind; three longs each. */
         private long[] runs = new long[48];
         private int count;
         long copied;
         long unchanged;
-        /** Whether a run was equal: the version shares units with the buffer's. */
+        /** Whether a run was known: the version shares units with the earlier one. */
         boolean shared;
 
-        void add(boolean equal, SnapshotTensor t, MemorySegment dst, long offset, long from, long n) {
-            if (equal) {
+        void add(int kind, SnapshotTensor t, MemorySegment dst, long offset, long from, long n) {
+            if (kind == IN_PLACE) {
                 unchanged += n;
-                shared = true;
             } else {
                 t.copyTo(dst, offset, from, n);
                 copied += n;
+            }
+            if (kind != ARRIVED) {
+                shared = true;
             }
             if (3 * count + 3 > runs.length) {
                 runs = Arrays.copyOf(runs, 2 * runs.length);
             }
             runs[3 * count] = offset + from;
             runs[3 * count + 1] = n;
-            runs[3 * count + 2] = equal ? 1 : 0;
+            runs[3 * count + 2] = kind;
             count++;
         }
 
@@ -237,7 +258,7 @@ final class StagingCopy {
             for (int r = 0; r < count; r++) {
                 long from = runs[3 * r];
                 long n = runs[3 * r + 1];
-                if (runs[3 * r + 2] == 1) {
+                if (runs[3 * r + 2] != ARRIVED) {
                     hashes.known(from, n);
                     blocks.known(from, n);
                 } else {

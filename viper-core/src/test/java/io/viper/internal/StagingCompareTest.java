@@ -490,6 +490,41 @@ class StagingCompareTest {
     }
 
     /**
+     * A unit copied into an older buffer for an earlier version's change, and untouched since the
+     * newest version, takes the newest version's hashes: only what changed since it is hashed. Shown
+     * with a byte changed there without a declaration: it is copied (the unit had to be) but not
+     * hashed, so the tensor's hash is that of the bytes the declarations describe. Consumers check
+     * every tensor before a swap and would refuse such a version; a declared one hashes as from scratch
+     * ({@link #declaredChangesSinceTheBuffersVersionAreCopiedAndNothingElse}).
+     */
+    @Test
+    void aUnitCopiedForAnEarlierChangeTakesTheNewestVersionsHashes() {
+        SplittableRandom rnd = new SplittableRandom(9);
+        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
+            MemorySegment a1 = randomBytes(arena, 4 * MIB, rnd);
+            List<Part> v1 = List.of(new Part("a", a1, null));
+            staging.publish(declaring(v1, List.of(Snapshot.Changes.none())), v1, arena);
+            MemorySegment a2 = flipped(arena, a1, MIB + 10);
+            List<Part> v2 = List.of(new Part("a", a2, null));
+            staging.publish(declaring(v2, List.of(Snapshot.Changes.range(MIB + 10, 1))), v2, arena);
+            // v3 goes into v1's buffer: unit 1 is copied for v2's change; v3 declares unit 3 only, and also changed unit 1
+            MemorySegment declared = flipped(arena, a2, 3 * MIB);
+            MemorySegment actual = flipped(arena, declared, MIB + 20);
+            Stager.Staged staged = staging.stager.stage(declaring(List.of(new Part("a", actual, null)), List.of(Snapshot.Changes.range(3 * MIB, 1))), 3);
+            try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
+                ContentHash[] tensorHashes = hashes.await();
+                List<BlockList> ids = blocks.await();
+                assertEquals(2 * MIB, staged.copied().copiedBytes(), "units 1 (v2's change) and 3 (v3's)");
+                assertEquals(-1, actual.mismatch(staged.buffer().data().asSlice(0, 4 * MIB)), "unit 1 was copied, undeclared byte and all");
+                assertEquals(HashAlgorithm.CRC32C.hash(declared), tensorHashes[0], "unit 1's hash is v2's: not hashed again");
+                assertEquals(BlockList.ID_ALGORITHM.hash(a2.asSlice(MIB, MIB)), ids.getFirst().ids().get(1), "so is its block id");
+                assertEquals(BlockList.ID_ALGORITHM.hash(declared.asSlice(3 * MIB, MIB)), ids.getFirst().ids().get(3), "unit 3 was hashed");
+            }
+            staging.cache.abandon(staged.buffer());
+        }
+    }
+
+    /**
      * The declaration is taken at its word: a byte changed outside it is not read, so the version
      * keeps the buffer's byte, and every hash and block id is that of what the buffer holds.
      */

@@ -10,22 +10,13 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.ChannelGroupFuture;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
@@ -34,6 +25,7 @@ import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.netty.ServerLoops;
 import io.viper.netty.ServerSecurity;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -77,9 +69,8 @@ public final class Broker implements AutoCloseable {
     /** Models one connection may subscribe to. */
     static final int MAX_SUBSCRIPTIONS_PER_CONNECTION = 10_000;
 
-    private final EventLoopGroup group;
-    /** The server channel and every connection; once closed, it closes any channel added later. */
-    private final ChannelGroup channels;
+    /** The event loop, the server channel and every connection. */
+    private final ServerLoops loops;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final String host;
     private final int port;
@@ -94,9 +85,8 @@ public final class Broker implements AutoCloseable {
     private record Latest(long version, Announcement announcement) {
     }
 
-    private Broker(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, String host, ServerSecurity security) {
-        this.group = group;
-        this.channels = channels;
+    private Broker(ServerLoops loops, Channel serverChannel, String host, ServerSecurity security) {
+        this.loops = loops;
         this.host = host;
         this.security = security;
         this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
@@ -121,13 +111,11 @@ public final class Broker implements AutoCloseable {
             throw new ViperConfigException("embedded broker: port " + port + " is outside 0..65535");
         }
         ServerSecurity security = ServerSecurity.forServer(config, "embedded", new InetSocketAddress(address, port));
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-broker", true),
-                NioIoHandler.newFactory());
-        ChannelGroup channels = new DefaultChannelGroup("viper-notify-broker", GlobalEventExecutor.INSTANCE, true);
+        ServerLoops loops = new ServerLoops("viper-notify-broker", 1);
         Broker[] self = new Broker[1];
         try {
             ServerBootstrap b = new ServerBootstrap()
-                    .group(group)
+                    .group(loops.group())
                     .channel(NioServerSocketChannel.class)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.SO_KEEPALIVE, true)
@@ -140,7 +128,7 @@ public final class Broker implements AutoCloseable {
                                 ch.close(); // bind has not returned yet
                                 return;
                             }
-                            channels.add(ch); // closes ch at once when the broker is closed already
+                            loops.add(ch); // closes ch at once when the broker is closed already
                             security.install(ch);
                             ch.pipeline().addLast(new IdleStateHandler(security.idleMs(), 0, 0, TimeUnit.MILLISECONDS),
                                     NotifyProtocol.frameDecoder(security.maxFrame(NotifyProtocol.MAX_FRAME)), NotifyDecoder.fromClients(),
@@ -155,12 +143,12 @@ public final class Broker implements AutoCloseable {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "embedded broker: cannot listen on "
                         + new NotifyProtocol.Endpoint(host, port) + ": " + f.cause(), f.cause());
             }
-            channels.add(f.channel());
-            self[0] = new Broker(group, channels, f.channel(), host, security);
+            loops.add(f.channel());
+            self[0] = new Broker(loops, f.channel(), host, security);
             LOG.log(Level.INFO, self[0].name + " listening");
             return self[0];
         } catch (BindException | RuntimeException e) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            loops.abandon();
             throw e;
         }
     }
@@ -184,18 +172,7 @@ public final class Broker implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        ChannelGroupFuture closing = channels.close();
-        boolean onLoop = false;
-        for (EventExecutor e : group) {
-            onLoop |= e.inEventLoop();
-        }
-        if (!onLoop) {
-            closing.awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-        var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        if (!onLoop) {
-            terminated.awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
+        loops.close();
         LOG.log(Level.INFO, name + " stopped");
     }
 
@@ -225,7 +202,7 @@ public final class Broker implements AutoCloseable {
     CompletableFuture<NotifyMessage> publishLocal(String model, Manifest manifest, Announcement announcement) {
         CompletableFuture<NotifyMessage> answer = new CompletableFuture<>();
         try {
-            group.next().execute(() -> answer.complete(accept("this process", 0, model, announcement, manifest)));
+            loops.group().next().execute(() -> answer.complete(accept("this process", 0, model, announcement, manifest)));
         } catch (RejectedExecutionException e) {
             answer.completeExceptionally(new ViperClosedException(name + " is closed"));
         }

@@ -5,20 +5,11 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.ChannelGroupFuture;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.timeout.IdleStateHandler;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
@@ -26,6 +17,7 @@ import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.net.HostPort;
+import io.viper.netty.ServerLoops;
 import io.viper.netty.ServerSecurity;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
@@ -47,10 +39,9 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TcpServer implements TransportServer {
     private static final System.Logger LOG = System.getLogger(TcpServer.class.getName());
 
-    private final EventLoopGroup group;
+    /** The event loops, the server channel and every connection. */
+    private final ServerLoops loops;
     private final Location location;
-    /** The server channel and every connection; once closed, it closes any channel added later. */
-    private final ChannelGroup channels;
     private final Map<Key, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
     private final AtomicLong leaseIds = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -61,10 +52,9 @@ public final class TcpServer implements TransportServer {
     private record Key(String model, long version) {
     }
 
-    private TcpServer(EventLoopGroup group, ChannelGroup channels, Channel serverChannel, long timeoutMs, int chunkBytes, ServerSecurity security) {
-        this.group = group;
+    private TcpServer(ServerLoops loops, Channel serverChannel, long timeoutMs, int chunkBytes, ServerSecurity security) {
+        this.loops = loops;
         this.security = security;
-        this.channels = channels;
         this.location = new Location(TcpProtocol.locationUri((InetSocketAddress) serverChannel.localAddress()), Tier.HOST);
         this.timeoutMs = timeoutMs;
         this.chunkBytes = chunkBytes;
@@ -82,13 +72,11 @@ public final class TcpServer implements TransportServer {
         ServerSecurity security = ServerSecurity.forServer(config, "tcp", address);
         int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         int chunk = TcpProtocol.CHUNK_BYTES;
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("viper-tcp-server", true),
-                NioIoHandler.newFactory());
-        ChannelGroup channels = new DefaultChannelGroup("viper-tcp-server", GlobalEventExecutor.INSTANCE, true);
+        ServerLoops loops = new ServerLoops("viper-tcp-server", threads);
         TcpServer[] self = new TcpServer[1];
         try {
             ServerBootstrap b = new ServerBootstrap()
-                    .group(group)
+                    .group(loops.group())
                     .channel(NioServerSocketChannel.class)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.SO_KEEPALIVE, true)
@@ -102,7 +90,7 @@ public final class TcpServer implements TransportServer {
                                 ch.close(); // bind has not returned yet
                                 return;
                             }
-                            channels.add(ch); // closes ch at once when the server is closed already
+                            loops.add(ch); // closes ch at once when the server is closed already
                             security.install(ch);
                             long readerIdle = Math.min(server.timeoutMs, security.idleMs());
                             ch.pipeline().addLast(
@@ -118,12 +106,12 @@ public final class TcpServer implements TransportServer {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot bind tcp transport to " + bind + ": "
                         + Objects.toString(f.cause() == null ? null : f.cause().getMessage(), "unknown error"), f.cause());
             }
-            channels.add(f.channel());
-            self[0] = new TcpServer(group, channels, f.channel(), timeoutMs, chunk, security);
+            loops.add(f.channel());
+            self[0] = new TcpServer(loops, f.channel(), timeoutMs, chunk, security);
             LOG.log(Level.DEBUG, () -> "tcp transport serving on " + self[0].location.uri());
             return self[0];
         } catch (RuntimeException e) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            loops.abandon();
             throw e;
         }
     }
@@ -186,18 +174,7 @@ public final class TcpServer implements TransportServer {
             return;
         }
         exposed.clear();
-        ChannelGroupFuture closing = channels.close();
-        boolean onLoop = false;
-        for (EventExecutor e : group) {
-            onLoop |= e.inEventLoop();
-        }
-        if (!onLoop) {
-            closing.awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-        var terminated = group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        if (!onLoop) {
-            terminated.awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
+        loops.close();
         LOG.log(Level.DEBUG, () -> "tcp transport " + location.uri() + " closed");
     }
 }

@@ -2,6 +2,7 @@ package io.viper.spi;
 
 import io.viper.manifest.Manifest;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -50,6 +51,15 @@ public interface Notifier extends AutoCloseable {
     default void publish(Manifest manifest, MemorySegment data) {
         checkInline(manifest, data);
         publish(manifest);
+    }
+
+    /**
+     * {@link #checkInline} and a copy of {@code data}'s bytes, for an implementation that sends them on
+     * after {@link #publish(Manifest, MemorySegment)} returned ({@code data} stays the caller's).
+     */
+    static byte[] inlineBytes(Manifest manifest, MemorySegment data) {
+        checkInline(manifest, data);
+        return data.toArray(ValueLayout.JAVA_BYTE);
     }
 
     /** The checks of {@link #publish(Manifest, MemorySegment)}'s arguments, for implementations. */

@@ -30,7 +30,6 @@ import io.viper.notify.embedded.internal.NotifyProtocol.Endpoint;
 import io.viper.spi.Notifier;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -440,8 +439,7 @@ public final class EmbeddedNotifier implements Notifier {
     /** Copies {@code data} and announces it with the manifest: a subscriber swaps it in without fetching it. */
     @Override
     public void publish(Manifest manifest, MemorySegment data) {
-        Notifier.checkInline(manifest, data);
-        publish(manifest, data.toArray(ValueLayout.JAVA_BYTE));
+        publish(manifest, Notifier.inlineBytes(manifest, data));
     }
 
     /**
@@ -453,8 +451,7 @@ public final class EmbeddedNotifier implements Notifier {
         if (ownedBroker == null) {
             throw new UnsupportedOperationException(name + ": the broker is not in this process");
         }
-        Notifier.checkInline(manifest, data);
-        Announcement announcement = announcement(manifest, data.toArray(ValueLayout.JAVA_BYTE));
+        Announcement announcement = announcement(manifest, Notifier.inlineBytes(manifest, data));
         return ownedBroker.publishLocal(manifest.model(), manifest, announcement).thenAccept(answer -> accepted(manifest, answer));
     }
 

@@ -12,7 +12,6 @@ import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -89,8 +88,7 @@ public final class KafkaNotifier implements Notifier {
     /** The version's bytes travel in the record's {@link #DATA_HEADER} header, unless record and bytes together pass the message limit. */
     @Override
     public void publish(Manifest manifest, MemorySegment data) {
-        Notifier.checkInline(manifest, data);
-        publish(manifest, data.toArray(ValueLayout.JAVA_BYTE));
+        publish(manifest, Notifier.inlineBytes(manifest, data));
     }
 
     private void publish(Manifest manifest, byte[] data) {

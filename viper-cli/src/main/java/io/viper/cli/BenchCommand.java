@@ -37,11 +37,11 @@ final class BenchCommand implements Runnable {
     /**
      * {@code viper bench transfer}: a producer here, a consumer in a second JVM; per path and model
      * size the update latency from {@code publish} called to the consumer's swap, against an
-     * in-process memcpy of the same size measured right after each update ({@link TransferBench}), and with
+     * in-process memcpy of the same size (for large sizes measured right after each update: {@link TransferBench}), and with
      * {@code pfs} the PFS with a polling consumer.
      */
     @Command(name = "transfer", mixinStandardHelpOptions = true,
-            description = {"Update latency per path and model size between two processes, against a memcpy of the model right after each update (the bound)",
+            description = {"Update latency per path and model size between two processes, against a memcpy of the model (the bound; from 1 ms of copying up, one after each update)",
                 "and, with pfs, the PFS with a consumer polling every second (the baseline users have today)."})
     static final class Transfer implements Callable<Integer> {
         @Option(names = "--size", paramLabel = "SIZE", description = "Model size (k, m, g suffixes; default: 256m unless --sizes is given)")

@@ -46,7 +46,7 @@ class BenchTransferIT {
             assertTrue(r.get("warmup_updates").asInt() >= 4, "warmed up before measuring");
             assertTrue(r.get("median_ms").asDouble() <= r.get("p99_ms").asDouble());
             assertTrue(r.get("bound_ms").asDouble() > 0, "memcpy measured in the same run");
-            assertEquals(3, r.get("bound_samples_ms").size(), "a memcpy with every measured update");
+            assertEquals(3, r.get("bound_samples_ms").size(), "a bound with every measured update");
             if (!r.get("path").asText().equals("pfs-poll")) {
                 assertEquals(3, r.get("transfer_samples_ms").size());
                 assertTrue(r.get("transfer_samples_ms").get(0).isNumber(), "the consumer's breakdown came over the pipe");

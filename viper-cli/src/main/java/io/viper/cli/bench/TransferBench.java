@@ -39,9 +39,10 @@ import java.util.function.Consumer;
  * consumer in a second JVM ({@link BenchConsumerMain}), and for each model size the update latency
  * from {@code publish} called to the consumer's swap (both timestamps taken here: the consumer
  * reports its swap over a pipe), with the producer's stall, against an in-process memcpy of the
- * same size measured right after each update ({@link Row#boundSamplesMs}): the ratios are medians of
- * each update against its own memcpy, so that a second in which the machine's memory was slow (a
- * shared host's neighbours) slows both sides of a ratio, not one.
+ * same size measured right after each update from {@link #PAIRED_FROM_MS} of copying up
+ * ({@link Row#boundSamplesMs}): the ratios are medians of each update against its own memcpy, so that a
+ * second in which the machine's memory was slow (a shared host's neighbours) slows both sides of a
+ * ratio, not one.
  *
  * <p>Each (path, size) is warmed up before it is measured: at least {@link #MIN_WARMUP} updates and
  * for at least the warm-up time ({@link #FIRST_WARMUP_FACTOR} times longer for a path's first size),
@@ -61,6 +62,13 @@ public final class TransferBench {
     public static final int MAX_WARMUP = 50_000;
     /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */
     public static final int FIRST_WARMUP_FACTOR = 3;
+    /**
+     * Sizes whose fastest memcpy takes less are not paired with a memcpy per update: their updates are
+     * not bound by the memory's speed, and copies between back-to-back updates slowed them (16 KiB over
+     * ucx 0.36-0.58 ms against 0.30-0.31 without, in two runs each); their bound is the fastest copy
+     * before the paths ran, repeated for each update.
+     */
+    static final double PAIRED_FROM_MS = 1;
     /** The longest pause between measured updates. */
     public static final Duration MAX_INTERVAL = Duration.ofSeconds(60);
     /** The path, and the scheme consumers report, of a model whose bytes came with its announcement. */
@@ -130,11 +138,11 @@ public final class TransferBench {
     /**
      * The measurements of one (size, path).
      *
-     * @param boundSamplesMs the bound, measured right after each measured update: the fastest memcpy of the model
-     *                       in copies that take at least one copy and at most a millisecond (for gpu, the device-to-device
-     *                       copy measured before the paths ran), so that each update is compared with what the machine's
-     *                       memory did at that moment: on this kind of shared machine a memcpy of 1 GiB takes 64 to 127 ms
-     *                       from one second to the next
+     * @param boundSamplesMs the bound, per measured update: a memcpy of the model right after it, so that each update is
+     *                       compared with what the machine's memory did at that moment (on this kind of shared machine a
+     *                       memcpy of 1 GiB takes 64 to 127 ms from one second to the next); for sizes under
+     *                       {@link #PAIRED_FROM_MS}, and for gpu (the device-to-device copy), the bound measured before the
+     *                       paths ran
      * @param warmupUpdates  updates before the measured ones
      * @param firstMs        the latency of the very first update (cold buffers and code)
      * @param latencyMs      publish called to the consumer's swap, per measured update
@@ -256,7 +264,8 @@ public final class TransferBench {
                 settings.progress().accept("measuring " + path + " (" + scheme + ")...");
                 Path pfs = settings.dir().resolve(path);
                 Files.createDirectories(pfs);
-                Bound bound = isGpu(path) ? d2d::get : size -> pairedCopyMs(model.asSlice(0, size), scratch);
+                Bound bound = isGpu(path) ? d2d::get
+                        : size -> memcpy.get(size) < PAIRED_FROM_MS ? memcpy.get(size) : pairedCopyMs(model.asSlice(0, size), scratch);
                 rows.addAll(measure(path, scheme, model, largest, pfs, bound));
             }
         }
@@ -499,13 +508,9 @@ public final class TransferBench {
         }
     }
 
-    /**
-     * The bound paired with one update: the fastest of in-process copies of {@code src}
-     * ({@code MemorySegment.copy}), at least one and as many as fit in a millisecond of copying (at most
-     * 1,000), so that a small model's bound is not one cold copy's.
-     */
+    /** The bound paired with one update: one in-process copy of {@code src} ({@code MemorySegment.copy}). */
     static double pairedCopyMs(MemorySegment src, MemorySegment scratch) {
-        return fastestCopyMs(src, scratch, 1, TimeUnit.MILLISECONDS.toNanos(1), 1_000);
+        return fastestCopyMs(src, scratch, 1, 0, 1);
     }
 
     /** The median of {@code values[i] / bounds[i]}: each sample against the bound measured with it; NaN when empty. */

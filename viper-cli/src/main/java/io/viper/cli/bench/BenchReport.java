@@ -28,8 +28,9 @@ public final class BenchReport {
             result.ofFullUpdate(r).ifPresent(share -> out.printf(Locale.ROOT, "%s %s, %s of blocks changed: %.1f%% of a full update (x memcpy %.2f against %.2f)%n",
                     size(r.sizeBytes()), r.path(), percent(r.changed()), 100 * share, r.xBound(), r.xBound() / share));
         }
-        out.println("(median over the measured updates; memcpy: the fastest in-process copy of the model right after each update, median;");
-        out.println(" x memcpy: the median of each update's latency (stall) over the memcpy measured with it; announced: publish called to the manifest sent, after staging and hashing;");
+        out.println("(median over the measured updates; memcpy: an in-process copy of the model right after each update, median (below 1 ms,");
+        out.println(" the fastest copy before the runs); x memcpy: the median of each update's latency (stall) over its memcpy;");
+        out.println(" announced: publish called to the manifest sent, after staging and hashing;");
         out.println(" changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
         out.println(" unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left in place or copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {

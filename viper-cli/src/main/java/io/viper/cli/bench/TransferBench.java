@@ -33,6 +33,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongToDoubleFunction;
 
 /**
  * The measurement behind {@code viper bench transfer}: per path, a producer in this process and a
@@ -264,7 +265,8 @@ public final class TransferBench {
                 settings.progress().accept("measuring " + path + " (" + scheme + ")...");
                 Path pfs = settings.dir().resolve(path);
                 Files.createDirectories(pfs);
-                Bound bound = isGpu(path) ? d2d::get
+                // the bound of one measured update of a size, in ms
+                LongToDoubleFunction bound = isGpu(path) ? d2d::get
                         : size -> memcpy.get(size) < PAIRED_FROM_MS ? memcpy.get(size) : pairedCopyMs(model.asSlice(0, size), scratch);
                 rows.addAll(measure(path, scheme, model, largest, pfs, bound));
             }
@@ -289,12 +291,7 @@ public final class TransferBench {
         };
     }
 
-    /** The bound of one measured update of {@code size} bytes, in ms. */
-    private interface Bound {
-        double measure(long size);
-    }
-
-    private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, Bound bound) throws Exception {
+    private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, LongToDoubleFunction bound) throws Exception {
         boolean poll = path.equals("pfs-poll");
         Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
                 .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)))
@@ -350,7 +347,7 @@ public final class TransferBench {
     }
 
     private Row measureSize(ViperProducer producer, Snapshot snapshot, Runnable change, BufferedReader r, Process child, String path, String scheme,
-                            long size, Bound bound, Duration warmup, double changed) throws Exception {
+                            long size, LongToDoubleFunction bound, Duration warmup, double changed) throws Exception {
         settings.progress().accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0 + "% of blocks changed...");
         // The warm-up time runs from the end of the first update: that one pays for the first touch of
         // every buffer it uses (seconds at 1 GiB), and a warm-up it used up would leave too few updates.
@@ -376,7 +373,7 @@ public final class TransferBench {
                 m.get(k).add(one[k]);
             }
             // after the update, not before: a copy before it would warm the caches an --interval is there to let go cold
-            bounds.add(bound.measure(size));
+            bounds.add(bound.applyAsDouble(size));
         }
         return new Row(size, path, scheme, bounds, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6), m.get(7));
     }

@@ -11,9 +11,9 @@ import picocli.CommandLine.Option;
 
 /** {@code viper agent}: the local sidecar that serves Python (and other) producers and consumers. */
 @Command(name = "agent", mixinStandardHelpOptions = true,
-        description = {"Run the viper agent, a local sidecar that owns the Java SDK (producers, consumers,",
-            "transports, notifier, PFS) for processes in other languages, such as the Python",
-            "client (clients/python). They talk to it over an owner-only Unix domain socket;",
+        description = {"Run the viper agent, the local sidecar for clients in other languages.",
+            "It owns the Java SDK (producers, consumers, transports, notifier, PFS) for processes such as",
+            "the Python client (clients/python), which talk to it over an owner-only Unix domain socket;",
             "model bytes lie in shared memory. Prints one line when listening; stops on",
             "Ctrl-C or SIGTERM, removing its socket and files."})
 final class AgentCommand implements Callable<Integer> {

@@ -41,8 +41,9 @@ final class BenchCommand implements Runnable {
      * {@code pfs} the PFS with a polling consumer.
      */
     @Command(name = "transfer", mixinStandardHelpOptions = true,
-            description = {"Update latency per path and model size between two processes, against a memcpy of the model (the bound; from 1 ms of copying up, one after each update)",
-                "and, with pfs, the PFS with a consumer polling every second (the baseline users have today)."})
+            description = {"Update latency per path and model size between two processes, against a memcpy of the model.",
+                "The bound: from 1 ms of copying up, a memcpy right after each update; below, one before the paths run.",
+                "With pfs, also the PFS with a consumer polling every second (the baseline users have today)."})
     static final class Transfer implements Callable<Integer> {
         @Option(names = "--size", paramLabel = "SIZE", description = "Model size (k, m, g suffixes; default: 256m unless --sizes is given)")
         String size;

@@ -32,8 +32,8 @@ import picocli.CommandLine.Option;
 
 /** {@code viper consume}: follows a model and prints one JSON line per update. */
 @Command(name = "consume", mixinStandardHelpOptions = true,
-        description = {"Follow a model like an inference server would: pull every newer version, verify it,",
-            "and print one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
+        description = {"Follow a model like an inference server would: pull and verify every newer version.",
+            "Prints one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
             "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."})
 final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();

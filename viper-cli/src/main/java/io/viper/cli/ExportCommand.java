@@ -27,8 +27,8 @@ import picocli.CommandLine.Option;
  * whether the repository keeps it as one or as blocks, after checking every tensor's hash.
  */
 @Command(name = "export", mixinStandardHelpOptions = true,
-        description = {"Write a version stored in a PFS repository as a standard safetensors file (a version kept as blocks has none on disk),",
-            "after checking every tensor against its manifest."})
+        description = {"Write a version stored in a PFS repository as a standard safetensors file.",
+            "A version kept as blocks has none on disk; every tensor is checked against its manifest before it is written."})
 final class ExportCommand implements Callable<Integer> {
     @Option(names = "--pfs", required = true, paramLabel = "DIR", description = "PFS repository root")
     Path pfs;

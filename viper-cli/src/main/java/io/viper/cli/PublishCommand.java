@@ -23,8 +23,8 @@ import picocli.CommandLine.Option;
 
 /** {@code viper publish}: publishes a safetensors file written by any tool as the next version of a model. */
 @Command(name = "publish", mixinStandardHelpOptions = true,
-        description = {"Publish a safetensors checkpoint (from PyTorch, JAX, ...) as the next version of a model,",
-            "announce it, and serve it to consumers for --linger. Prints one JSON line when announced."})
+        description = {"Publish a safetensors checkpoint (from PyTorch, JAX, ...) as the next version of a model.",
+            "Announces it and serves it to consumers for --linger; prints one JSON line when announced."})
 final class PublishCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, paramLabel = "NAME", description = "Model name")
     String model;

@@ -14,8 +14,8 @@ import picocli.CommandLine.Option;
 
 /** {@code viper secret}: makes the shared secret file, or the consumer token derived from it. */
 @Command(name = "secret", mixinStandardHelpOptions = true,
-        description = {"Make a new shared secret file (mode 600) for viper.auth.secret.file, or, with --consumer,",
-            "the consumer token derived from one: it lets consumers subscribe and read, but not publish."})
+        description = {"Make a new shared secret file (mode 600) for viper.auth.secret.file.",
+            "With --consumer, derive the consumer token from one instead: it lets consumers subscribe and read, but not publish."})
 final class SecretCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "FILE", description = "Write to this new file (mode 600); without it the token is printed (--consumer only)")
     Path out;

@@ -13,7 +13,8 @@ import picocli.CommandLine;
 
 /**
  * Every command's {@code --help} renders cleanly: picocli formats descriptions with
- * {@code String.format}, so a bare {@code %} in one makes it print warnings and the raw text.
+ * {@code String.format}, so a bare {@code %} in one makes it print warnings and the raw text; and the
+ * summary a command gets in its parent's list, the first line of its description, is a whole sentence.
  */
 class HelpTextTest {
     @Test
@@ -43,6 +44,12 @@ class HelpTextTest {
         }
         if (usage.contains("%n")) {
             problems.add(name + ": an unformatted %n in the help");
+        }
+        // The parent's list of commands shows only the first line of each description.
+        String[] description = cl.getCommandSpec().usageMessage().description();
+        if (description.length == 0 || !description[0].strip().endsWith(".")) {
+            problems.add(name + ": the first line of the description, the summary in the command list, is not a sentence: "
+                    + (description.length == 0 ? "(none)" : description[0]));
         }
         for (CommandLine sub : cl.getSubcommands().values()) {
             if (sub.getCommandSpec().qualifiedName().equals(name)) {

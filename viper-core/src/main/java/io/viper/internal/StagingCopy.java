@@ -174,7 +174,7 @@ final class StagingCopy {
                 kind = !DeclaredChanges.touches(changes, pos, pos + n) ? Runs.IN_PLACE
                         : DeclaredChanges.touches(fresh, pos, pos + n) ? Runs.ARRIVED : Runs.COPIED_KNOWN;
             } else {
-                kind = MemorySegment.mismatch(src, pos, pos + n, dst, offset + pos, offset + pos + n) == -1 ? Runs.IN_PLACE : Runs.ARRIVED;
+                kind = RangeCompare.equal(src, pos, dst, offset + pos, n) ? Runs.IN_PLACE : Runs.ARRIVED;
             }
             if (pos > runStart && (kind != runKind || pos - runStart >= CHUNK)) {
                 runs.add(runKind, t, dst, offset, runStart, pos - runStart);

@@ -33,6 +33,8 @@ final class TestClient implements AutoCloseable {
 
     private final SocketChannel channel;
     private final Deque<ObjectNode> events = new ArrayDeque<>();
+    /** The newest version the agent named, in the hello reply or an event {@link #awaitVersion} read. */
+    private long reached;
     private long nextId;
 
     private TestClient(SocketChannel channel) {
@@ -47,8 +49,10 @@ final class TestClient implements AutoCloseable {
 
     /** Says hello as {@code role} of {@code model}; returns the reply. */
     ObjectNode hello(String role, String model) throws IOException {
-        return request(JSON.createObjectNode().put("op", "hello").put("protocol", AgentProtocol.VERSION)
+        ObjectNode reply = request(JSON.createObjectNode().put("op", "hello").put("protocol", AgentProtocol.VERSION)
                 .put("role", role).put("model", model).put("client", "java test"));
+        reached = Math.max(reached, reply.path("version").asLong(0));
+        return reply;
     }
 
     /** Sends {@code message} with a new id and returns its reply (ok or not). */
@@ -100,14 +104,16 @@ final class TestClient implements AutoCloseable {
         return m;
     }
 
-    /** Waits for the update event of {@code version} or a newer one. */
-    ObjectNode awaitVersion(long version) throws IOException {
-        while (true) {
-            ObjectNode e = event();
-            if (e.get("version").asLong() >= version) {
-                return e;
-            }
+    /**
+     * Waits until the agent has said it holds {@code version} or a newer one, in the hello reply or
+     * an update event, as the Python client does: a version swapped in while this client joined is
+     * named by the reply and by no event. Returns the newest version said so far.
+     */
+    long awaitVersion(long version) throws IOException {
+        while (reached < version) {
+            reached = Math.max(reached, event().get("version").asLong());
         }
+        return reached;
     }
 
     /** The next frame, or null when the agent closed the connection. */

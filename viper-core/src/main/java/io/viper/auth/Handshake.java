@@ -7,7 +7,8 @@ import java.security.MessageDigest;
 
 /**
  * The handshake that opens every connection to a Viper server, whatever it serves (the embedded
- * broker, {@code tcp://}, the ucx control channel, the GPU transports' control channel, the agent):
+ * broker, {@code tcp://}, the ucx control channel, the GPU transports' control channel; not the
+ * agent's Unix socket, which the file system's permissions guard):
  * three frames, each the body of a length-prefixed frame (a 4-byte big-endian length first), before
  * the protocol's own first byte.
  * <pre>

@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import java.io.IOException;
 import java.io.StringReader;
@@ -45,7 +46,7 @@ final class ConfigFile {
         } catch (NoSuchFileException e) {
             throw new ViperConfigException(what + " does not exist");
         } catch (IOException e) {
-            throw new ViperConfigException("cannot read " + what + ": " + e.getMessage());
+            throw new ViperConfigException("cannot read " + what + ": " + IoProblems.reason(e));
         }
         if (bytes.length > MAX_BYTES) {
             throw new ViperConfigException(what + " is larger than " + MAX_BYTES + " bytes; is it the right file?");

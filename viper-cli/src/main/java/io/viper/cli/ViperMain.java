@@ -1,7 +1,9 @@
 package io.viper.cli;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -59,10 +61,15 @@ public final class ViperMain implements Runnable {
         cl.setOut(out);
         cl.setErr(err);
         cl.setExitCodeExceptionMapper(ViperMain::exitCode);
+        // Path.of("") is the working directory, so an empty value would be read as it and the
+        // message would name a path the user never gave.
+        cl.registerConverter(Path.class, ViperMain::nonEmptyPath);
         cl.setParameterExceptionHandler((e, a) -> {
             CommandLine c = e.getCommandLine();
             // One line and where to look, not the whole usage: the problem stays on the screen.
-            c.getErr().println("viper: " + oneLine(e) + " (see '" + c.getCommandSpec().qualifiedName() + " --help')");
+            // picocli words a map option's format error "Value for option option '--set' ...".
+            String problem = oneLine(e).replace("option option '", "option '");
+            c.getErr().println("viper: " + problem + " (see '" + c.getCommandSpec().qualifiedName() + " --help')");
             return exitCode(e);
         });
         cl.setExecutionExceptionHandler((e, c, parseResult) -> {
@@ -72,17 +79,38 @@ public final class ViperMain implements Runnable {
             c.getErr().println("viper: " + oneLine(e));
             return exitCode(e);
         });
-        return cl.execute(args);
+        try {
+            return cl.execute(args);
+        } catch (OutOfMemoryError e) {
+            // picocli hands only Exceptions to the handler above; an allocation the heap or the
+            // machine cannot hold is the one Error a user's input causes.
+            if (System.getenv("VIPER_DEBUG") != null) {
+                e.printStackTrace(err);
+            }
+            err.println("viper: out of memory: " + oneLine(e) + " (ask for less, or give the JVM more with VIPER_JAVA_OPTS, e.g. -Xmx8g)");
+            err.flush();
+            return EXIT_FAILURE;
+        }
+    }
+
+    /** The value of a path flag or parameter: refused when empty or blank. */
+    static Path nonEmptyPath(String value) {
+        if (value.isBlank()) {
+            throw new CommandLine.TypeConversionException("an empty path");
+        }
+        return Path.of(value);
     }
 
     /**
      * The exit code for a failure: {@link #EXIT_USAGE} for refused input (a bad flag, and the reasons
      * CONFIG, FORMAT, NOT_FOUND and UNSUPPORTED: the command line, a file or this machine has to
-     * change), {@link #EXIT_FAILURE} for everything else (timeouts, transfers, unreachable peers, I/O,
-     * use after close, bugs, exceptions that are not Viper's).
+     * change; also any failure caused by a missing file or directory, a permission, a path that is
+     * not a directory or a port in use: {@link IoProblems#isCallersToFix}), {@link #EXIT_FAILURE} for
+     * everything else (timeouts, transfers, unreachable peers, I/O, use after close, bugs, exceptions
+     * that are not Viper's).
      */
     static int exitCode(Throwable e) {
-        if (e instanceof CommandLine.ParameterException) {
+        if (e instanceof CommandLine.ParameterException || IoProblems.isCallersToFix(e)) {
             return EXIT_USAGE;
         }
         if (!(e instanceof ViperException ve)) {
@@ -96,6 +124,9 @@ public final class ViperMain implements Runnable {
 
     /** One line for a user: the message, or the type when there is none. */
     static String oneLine(Throwable e) {
+        if (e instanceof java.io.IOException io) {
+            return IoProblems.describe(io);
+        }
         String m = e.getMessage();
         if (m == null || m.isBlank()) {
             m = e.getClass().getSimpleName();

@@ -1,6 +1,7 @@
 package io.viper.auth;
 
 import io.viper.ViperConfig;
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
@@ -83,7 +84,7 @@ public final class Secret {
         } catch (NoSuchFileException e) {
             throw new ViperConfigException(what + ": no such file");
         } catch (IOException e) {
-            throw new ViperConfigException(what + ": cannot read: " + e.getMessage());
+            throw new ViperConfigException(what + ": cannot read: " + IoProblems.reason(e));
         }
         String text;
         try {
@@ -116,7 +117,7 @@ public final class Secret {
                 }
             }
         } catch (IOException e) {
-            throw new ViperConfigException(what + ": cannot read: " + e.getMessage());
+            throw new ViperConfigException(what + ": cannot read: " + IoProblems.reason(e));
         }
     }
 

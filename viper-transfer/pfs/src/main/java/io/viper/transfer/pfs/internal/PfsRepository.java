@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -20,9 +21,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystemException;
 import java.nio.file.FileSystemNotFoundException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -708,16 +707,6 @@ public final class PfsRepository implements CheckpointRepository {
 
     /** One line describing an I/O failure (the JDK's messages name the file but not always the problem). */
     static String problem(IOException e) {
-        if (e instanceof NoSuchFileException) {
-            return "no such file or directory: " + e.getMessage();
-        }
-        if (e instanceof AccessDeniedException) {
-            return "permission denied: " + e.getMessage();
-        }
-        if (e instanceof FileSystemException f && f.getReason() != null) {
-            return f.getReason() + (f.getFile() != null ? " (" + f.getFile() + ")" : "");
-        }
-        String m = e.getMessage();
-        return m == null ? e.getClass().getSimpleName() : m.lines().findFirst().orElse(m);
+        return IoProblems.describe(e);
     }
 }

@@ -1,0 +1,74 @@
+package io.viper.errors;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+
+/**
+ * One line saying what went wrong with a file or a socket. The JDK's {@link FileSystemException}s
+ * often carry only the path as their message ({@code /tmp/x} for a missing directory, a file one may
+ * not read), which reads as no reason at all after "cannot read". Stateless; any thread.
+ */
+public final class IoProblems {
+    private IoProblems() {
+    }
+
+    /**
+     * What {@code e} says went wrong, without the path when the exception names one: "no such file or
+     * directory", "permission denied", "not a directory", "already exists", "directory not empty",
+     * "not text in the expected encoding", the file system's own reason, else the first line of the
+     * message (the type's name when there is none).
+     */
+    public static String reason(IOException e) {
+        return switch (e) {
+            case NoSuchFileException x -> "no such file or directory";
+            case AccessDeniedException x -> "permission denied";
+            case NotDirectoryException x -> "not a directory";
+            case FileAlreadyExistsException x -> "already exists";
+            case DirectoryNotEmptyException x -> "directory not empty";
+            case CharacterCodingException x -> "not text in the expected encoding (" + x.getClass().getSimpleName() + ")";
+            case FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> firstLine(e);
+        };
+    }
+
+    /** {@link #reason} followed by the file it concerns, where the exception names one: "permission denied: /etc/x". */
+    public static String describe(IOException e) {
+        String reason = reason(e);
+        if (e instanceof FileSystemException f && f.getFile() != null && !reason.contains(f.getFile())) {
+            String other = f.getOtherFile() == null ? "" : " -> " + f.getOtherFile();
+            return reason + ": " + f.getFile() + other;
+        }
+        return reason;
+    }
+
+    /**
+     * Whether {@code e}, or one of its causes, is a problem the caller fixes by changing a path or a
+     * port it gave (a missing file or directory, a permission, a path that is not a directory, a port
+     * in use) rather than one that may pass by itself.
+     */
+    public static boolean isCallersToFix(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof NoSuchFileException || t instanceof AccessDeniedException || t instanceof NotDirectoryException
+                    || t instanceof FileAlreadyExistsException || t instanceof BindException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String firstLine(Throwable e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) {
+            return e.getClass().getSimpleName();
+        }
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+}

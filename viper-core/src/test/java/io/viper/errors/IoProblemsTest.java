@@ -1,0 +1,44 @@
+package io.viper.errors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.BindException;
+import java.nio.charset.MalformedInputException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class IoProblemsTest {
+    @Test
+    void theJdksPathOnlyMessagesGetTheirReason() {
+        assertEquals("no such file or directory: /tmp/nodir/s", IoProblems.describe(new NoSuchFileException("/tmp/nodir/s")));
+        assertEquals("permission denied: /etc/x", IoProblems.describe(new AccessDeniedException("/etc/x")));
+        assertEquals("Read-only file system: /mnt/x", IoProblems.describe(new FileSystemException("/mnt/x", null, "Read-only file system")));
+        assertEquals("not text in the expected encoding (MalformedInputException)", IoProblems.describe(new MalformedInputException(1)));
+        assertEquals("No space left on device", IoProblems.describe(new IOException("No space left on device\nmore")));
+        assertEquals("IOException", IoProblems.reason(new IOException()));
+    }
+
+    @Test
+    void aRealMissingDirectoryIsDescribed(@TempDir Path dir) {
+        IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> Files.writeString(dir.resolve("no/such/f"), "x"));
+        assertTrue(IoProblems.describe(e).startsWith("no such file or directory: "), IoProblems.describe(e));
+    }
+
+    @Test
+    void pathsAndPortsAreTheCallersToFixAnywhereInTheChain() {
+        assertTrue(IoProblems.isCallersToFix(new ViperConfigException("x", new AccessDeniedException("/x"))));
+        assertTrue(IoProblems.isCallersToFix(new UncheckedIOException(new NoSuchFileException("/x"))));
+        assertTrue(IoProblems.isCallersToFix(new IllegalStateException(new BindException("Address already in use"))));
+        assertFalse(IoProblems.isCallersToFix(new UncheckedIOException(new IOException("No space left on device"))));
+        assertFalse(IoProblems.isCallersToFix(new IllegalStateException("bug")));
+    }
+}

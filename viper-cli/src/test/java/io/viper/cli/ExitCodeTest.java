@@ -64,11 +64,11 @@ class ExitCodeTest {
         // publish's flush timing out, a transfer failing, a full disk: thrown from a command, one line, exit 1
         for (ViperException.Reason reason : EnumSet.complementOf(EnumSet.of(ViperException.Reason.CONFIG, ViperException.Reason.FORMAT,
                 ViperException.Reason.NOT_FOUND, ViperException.Reason.UNSUPPORTED))) {
-            InspectCommandTest.Run r = Failing.run(ViperException.of(reason, "m v1: " + reason.name().toLowerCase() + " failed"));
+            InspectCommandTest.Run r = Throwing.run(ViperException.of(reason, "m v1: " + reason.name().toLowerCase() + " failed"));
             assertEquals(1, r.exit(), reason + ": " + r.err());
             assertEquals(List.of("viper: m v1: " + reason.name().toLowerCase() + " failed"), r.errLines());
         }
-        InspectCommandTest.Run refused = Failing.run(ViperException.of(ViperException.Reason.NOT_FOUND, "model m v9 is not known"));
+        InspectCommandTest.Run refused = Throwing.run(ViperException.of(ViperException.Reason.NOT_FOUND, "model m v9 is not known"));
         assertEquals(2, refused.exit());
         assertTrue(refused.err().startsWith("viper: model m v9 is not known"), refused.err());
     }
@@ -139,29 +139,6 @@ class ExitCodeTest {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             int exit = ViperMain.execute(new CommandLine(new Throwing(failure)), new String[0],
-                    new PrintWriter(out, true), new PrintWriter(err, true));
-            return new InspectCommandTest.Run(exit, out.toString(), err.toString());
-        }
-    }
-
-    /** A command that throws what it is given, run through the same handlers as {@code viper}. */
-    @CommandLine.Command(name = "failing")
-    static final class Failing implements Runnable {
-        private final RuntimeException failure;
-
-        Failing(RuntimeException failure) {
-            this.failure = failure;
-        }
-
-        @Override
-        public void run() {
-            throw failure;
-        }
-
-        static InspectCommandTest.Run run(RuntimeException failure) {
-            StringWriter out = new StringWriter();
-            StringWriter err = new StringWriter();
-            int exit = ViperMain.execute(new CommandLine(new Failing(failure)), new String[0],
                     new PrintWriter(out, true), new PrintWriter(err, true));
             return new InspectCommandTest.Run(exit, out.toString(), err.toString());
         }

@@ -26,10 +26,15 @@ import picocli.CommandLine.Option;
  * {@code viper export}: writes a version of the PFS repository as a standard safetensors file,
  * whether the repository keeps it as one or as blocks, after checking every tensor's hash.
  */
-@Command(name = "export", mixinStandardHelpOptions = true,
+@Command(name = "export",
         description = {"Write a version stored in a PFS repository as a standard safetensors file.",
             "A version kept as blocks has none on disk; every tensor is checked against its manifest before it is written."})
 final class ExportCommand implements Callable<Integer> {
+    // Not mixinStandardHelpOptions: picocli leaves the whole mixin out of a command that declares one of
+    // its names itself (--version here), and --help then failed on the missing required options.
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
+
     @Option(names = "--pfs", required = true, paramLabel = "DIR", description = "PFS repository root")
     Path pfs;
 

@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -30,6 +33,32 @@ class HelpTextTest {
             System.setErr(stderr);
         }
         assertTrue(seen.size() > 10, "the walk reached the subcommands: " + seen);
+        assertEquals(List.of(), problems);
+    }
+
+    /**
+     * {@code --help} and {@code -h} print the usage and exit 0 for every command, whatever it requires:
+     * picocli leaves out the whole standard help mixin of a command that declares one of its names
+     * itself (export's {@code --version}), and then {@code --help} fails on the missing required options.
+     */
+    @Test
+    void everyCommandsHelpFlagPrintsItsUsage() {
+        List<String> problems = new ArrayList<>();
+        List<String> seen = new ArrayList<>();
+        walk(new CommandLine(new ViperMain()), problems, seen, new ByteArrayOutputStream());
+        for (String name : seen) {
+            for (String flag : List.of("--help", "-h")) {
+                List<String> words = Arrays.asList(name.split(" "));
+                List<String> args = new ArrayList<>(words.subList(1, words.size()));
+                args.add(flag);
+                StringWriter out = new StringWriter();
+                StringWriter err = new StringWriter();
+                int exit = ViperMain.execute(args.toArray(String[]::new), new PrintWriter(out, true), new PrintWriter(err, true));
+                if (exit != 0 || !out.toString().contains("Usage: " + name) || !err.toString().isEmpty()) {
+                    problems.add(name + " " + flag + ": exit " + exit + ", " + err.toString().strip());
+                }
+            }
+        }
         assertEquals(List.of(), problems);
     }
 

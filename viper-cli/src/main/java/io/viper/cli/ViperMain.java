@@ -79,6 +79,10 @@ public final class ViperMain implements Runnable {
             c.getErr().println("viper: " + oneLine(e));
             return exitCode(e);
         });
+        // Every command logs in CliLogging's one-line records, warnings only: without this, the commands
+        // that do not configure logging themselves (export, bench repository) printed the JDK's two-line
+        // records, INFO included. A command's --verbose configures it again.
+        CliLogging.configure(false);
         try {
             return cl.execute(args);
         } catch (OutOfMemoryError e) {

@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.ViperConfig;
 import io.viper.cli.bench.BenchReport;
 import io.viper.cli.bench.RepositoryBench;
 import io.viper.cli.bench.TransferBench;
@@ -8,6 +9,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperUnsupportedException;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,6 +21,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -122,8 +125,14 @@ final class BenchCommand implements Runnable {
             if (repeat < 1 || repeat > 1000) {
                 throw new ViperConfigException("--repeat " + repeat + " must be between 1 and 1000");
             }
-            List<String> wanted = new ArrayList<>(new LinkedHashSet<>(Arrays.stream(paths.split(",")).map(s -> s.trim().toLowerCase(Locale.ROOT))
-                    .filter(s -> !s.isEmpty()).toList()));
+            checkMemory(sizes != null ? "--sizes" : "--size", bytes.getLast(), TransferBench.MODEL_COPIES,
+                    "the model, its memcpy's target, " + TransferBench.STAGING_BUFFERS + " staging and 2 receive buffers");
+            List<String> given = Arrays.stream(paths.split(",", -1)).map(s -> s.strip().toLowerCase(Locale.ROOT)).toList();
+            if (given.contains("")) {
+                // An empty list measured nothing and printed a table's header: a typo, not a wish.
+                throw new ViperConfigException("--paths '" + paths + "': " + (paths.isBlank() ? "no path" : "an empty entry") + " (use " + PATH_NAMES + ")");
+            }
+            List<String> wanted = new ArrayList<>(new LinkedHashSet<>(given));
             for (String p : wanted) {
                 switch (p) {
                     case "inline", "host", "ucx", "tcp", "pfs" -> { }
@@ -137,7 +146,7 @@ final class BenchCommand implements Runnable {
                             throw new ViperUnsupportedException("--paths " + p + ": " + why);
                         }
                     }
-                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use inline, host, tcp, pfs, gpu, gpu-pipe)");
+                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use " + PATH_NAMES + ")");
                 }
             }
             if (plot != null) {
@@ -147,7 +156,7 @@ final class BenchCommand implements Runnable {
                 wanted.add("pfs-poll");
             }
             List<Double> fractions = changed == null ? List.of(1.0) : List.of(1.0, parsePercent("--changed", changed));
-            long block = ConfigValues.parseSize(blockBytes);
+            long block = blockBytes(blockBytes);
             Path root = dir != null ? dir : Files.createTempDirectory("viper-bench");
             TransferBench.Result result;
             try {
@@ -181,7 +190,7 @@ final class BenchCommand implements Runnable {
             List<String> given = sizes != null ? sizes : List.of(size != null ? size : "256m");
             List<Long> out = new ArrayList<>();
             for (String s : given) {
-                long b = ConfigValues.parseSize(s.strip());
+                long b = named(sizes != null ? "--sizes" : "--size", () -> ConfigValues.parseSize(s.strip()));
                 if (b < 1024) {
                     throw new ViperConfigException((sizes != null ? "--sizes: " : "--size ") + s.strip() + " is too small (at least 1k)");
                 }
@@ -222,13 +231,16 @@ final class BenchCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            long bytes = ConfigValues.parseSize(size);
+            long bytes = named("--size", () -> ConfigValues.parseSize(size));
             if (bytes < 1024) {
                 throw new ViperConfigException("--size " + size + " is too small (at least 1k)");
             }
+            checkMemory("--size", bytes, RepositoryBench.MODEL_COPIES, "the model and " + RepositoryBench.STAGING_BUFFERS + " staging buffers");
             if (versions < 1 || versions > 1000) {
                 throw new ViperConfigException("--versions " + versions + " must be between 1 and 1000");
             }
+            double share = parsePercent("--changed", changed);
+            long block = blockBytes(blockBytes);
             Path root = dir != null ? dir : Files.createTempDirectory("viper-bench-repo");
             if (Files.isDirectory(root)) {
                 try (var entries = Files.list(root)) {
@@ -238,8 +250,7 @@ final class BenchCommand implements Runnable {
                 }
             }
             try {
-                RepositoryBench.Result r = new RepositoryBench(bytes, versions, parsePercent("--changed", changed), ConfigValues.parseSize(blockBytes),
-                        root).run();
+                RepositoryBench.Result r = new RepositoryBench(bytes, versions, share, block, root).run();
                 if (json) {
                     System.out.printf(Locale.ROOT, "{\"size_bytes\":%d,\"versions\":%d,\"changed\":%s,\"block_bytes\":%d,\"repository_bytes\":%d,"
                             + "\"block_store_bytes\":%d,\"in_versions\":%.3f}%n", r.size(), r.versions(), r.changed(), r.blockBytes(), r.repositoryBytes(),
@@ -255,6 +266,36 @@ final class BenchCommand implements Runnable {
                 }
             }
             return 0;
+        }
+    }
+
+    /** The paths {@code bench transfer --paths} knows, for its refusals. */
+    private static final String PATH_NAMES = "inline, host, tcp, pfs, gpu, gpu-pipe";
+
+    /**
+     * Refuses a model of {@code bytes} that the machine's memory cannot hold {@code copies} times, as
+     * the bench does at once ({@code what}): the allocation failed only once the run had started, or
+     * the machine swapped.
+     */
+    private static void checkMemory(String flag, long bytes, int copies, String what) {
+        long total = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+        if (bytes > total / copies) {
+            throw new ViperConfigException(String.format(Locale.ROOT, "%s %s: the bench needs about %d x %s of memory (%s), this machine has %.1f GiB",
+                    flag, BenchReport.size(bytes), copies, BenchReport.size(bytes), what, total / (double) (1L << 30)));
+        }
+    }
+
+    /** {@code --block-bytes}, checked as {@code viper.block.bytes} is before the bench starts anything. */
+    private static long blockBytes(String value) {
+        return named("--block-bytes", () -> ViperConfig.BLOCK_BYTES.parse(value));
+    }
+
+    /** What {@code parse} returns; its refusal names {@code flag}, as the parsers' messages name only the value. */
+    private static <T> T named(String flag, Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (ViperConfigException e) {
+            throw new ViperConfigException(flag + ": " + e.getMessage(), e);
         }
     }
 

@@ -29,6 +29,11 @@ import java.util.stream.Stream;
  * @param dir        an empty directory for the repository
  */
 public record RepositoryBench(long size, int versions, double changed, long blockBytes, Path dir) {
+    /** Staging buffers of the model's size the producer's budget holds: two staged versions and the one being filled. */
+    public static final int STAGING_BUFFERS = 3;
+    /** Copies of the model the bench holds at once: the model and the producer's {@link #STAGING_BUFFERS}. */
+    public static final int MODEL_COPIES = 1 + STAGING_BUFFERS;
+
     /**
      * What was stored.
      *
@@ -46,7 +51,7 @@ public record RepositoryBench(long size, int versions, double changed, long bloc
         try (Arena arena = Arena.ofConfined();
              Viper viper = Viper.builder().notifier("embedded://127.0.0.1:0").pfsRoot(dir).config("viper.transports", "")
                      .config("viper.pfs.retention", Integer.toString(versions)).config("viper.block.bytes", Long.toString(blockBytes))
-                     .config("viper.producer.staging.budget.bytes", Long.toString(3 * size + (4 << 20))).build();
+                     .config("viper.producer.staging.budget.bytes", Long.toString(STAGING_BUFFERS * size + (4 << 20))).build();
              ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
             MemorySegment model = arena.allocate(size, 4096);
             SplittableRandom rnd = new SplittableRandom(42);

@@ -72,6 +72,13 @@ public final class TransferBench {
     static final double PAIRED_FROM_MS = 1;
     /** The longest pause between measured updates. */
     public static final Duration MAX_INTERVAL = Duration.ofSeconds(60);
+    /** Staging buffers of the largest size the producer's budget holds: two staged versions, the one being filled, one still leased. */
+    public static final int STAGING_BUFFERS = 4;
+    /**
+     * Copies of the largest model the bench holds at once, in its two processes: the model and its
+     * memcpy's target here, the producer's {@link #STAGING_BUFFERS} and the consumer's two receive buffers.
+     */
+    public static final int MODEL_COPIES = 2 + STAGING_BUFFERS + 2;
     /** The path, and the scheme consumers report, of a model whose bytes came with its announcement. */
     static final String INLINE = "inline";
 
@@ -132,7 +139,11 @@ public final class TransferBench {
                         + (k.equals(ViperConfig.BLOCK_BYTES.name()) ? " (use --block-bytes)" : ""));
             }
         }
-        ViperConfig.of(config);
+        try {
+            ViperConfig.of(config);
+        } catch (ViperConfigException e) {
+            throw new ViperConfigException(flag + ": " + e.getMessage(), e); // a value's refusal names the key, not the flag that gave it
+        }
         return config;
     }
 
@@ -294,7 +305,7 @@ public final class TransferBench {
     private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, LongToDoubleFunction bound) throws Exception {
         boolean poll = path.equals("pfs-poll");
         Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
-                .config("viper.producer.staging.budget.bytes", Long.toString(4 * largest + (4 << 20)))
+                .config("viper.producer.staging.budget.bytes", Long.toString(STAGING_BUFFERS * largest + (4 << 20)))
                 // The polling baseline reads safetensors files, as users' tools do today: no blocks for it.
                 .config("viper.block.bytes", Long.toString(poll ? 0 : settings.blockBytes()));
         // inline: the bytes ride in the announcement (tcp is there for the rules, never used); elsewhere never, so that the transport is measured.

@@ -55,6 +55,12 @@ final class ExportCommand implements Callable<Integer> {
         if (Files.isDirectory(out)) {
             throw new ViperConfigException("--out " + out + ": is a directory, not a file");
         }
+        // Before the model is read and checked, not when it is written; and a parent that is a file
+        // failed as an I/O error (exit 1): the JDK reports ENOTDIR as a plain FileSystemException.
+        Path parent = out.toAbsolutePath().getParent();
+        if (!Files.isDirectory(parent)) {
+            throw new ViperConfigException("--out " + out + ": " + (Files.exists(parent) ? parent + " is not a directory" : "no directory " + parent));
+        }
         ViperConfig config = ViperConfig.defaults();
         try (CheckpointRepository repo = Providers.repository("file").open(pfs.toAbsolutePath().toUri(), config);
              TransportClient files = Providers.transport("file").orElseThrow(() -> new ViperConfigException("no file:// transport is installed"))

@@ -108,4 +108,16 @@ class ExportCommandTest {
         assertEquals(2, ViperMain.execute(new String[] {"export", "--pfs", pfs.toString(), "--model", "net", "--version", "9", "--out", out.toString()},
                 new PrintWriter(new StringWriter()), new PrintWriter(err)), "an unknown version is refused");
     }
+
+    @Test
+    void anOutputFileWithoutItsDirectoryIsRefused() throws Exception {
+        Path pfs = Files.createDirectories(dir.resolve("pfs"));
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        for (Path out : List.of(dir.resolve("missing/m.safetensors"), file.resolve("m.safetensors"))) {
+            InspectCommandTest.Run r = InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", out.toString());
+            assertEquals(2, r.exit(), r.err());
+            String why = out.getParent().equals(file) ? file + " is not a directory" : "no directory " + out.getParent();
+            assertEquals(List.of("viper: --out " + out + ": " + why), r.errLines());
+        }
+    }
 }

@@ -157,7 +157,7 @@ final class BenchCommand implements Runnable {
             }
             List<Double> fractions = changed == null ? List.of(1.0) : List.of(1.0, parsePercent("--changed", changed));
             long block = blockBytes(blockBytes);
-            Path root = dir != null ? dir : Files.createTempDirectory("viper-bench");
+            Path root = dir != null ? checkDir(dir) : Files.createTempDirectory("viper-bench");
             TransferBench.Result result;
             try {
                 result = new TransferBench(new TransferBench.Settings(bytes, wanted, repeat, warmup, pollInterval, root, verbose,
@@ -241,7 +241,7 @@ final class BenchCommand implements Runnable {
             }
             double share = parsePercent("--changed", changed);
             long block = blockBytes(blockBytes);
-            Path root = dir != null ? dir : Files.createTempDirectory("viper-bench-repo");
+            Path root = dir != null ? checkDir(dir) : Files.createTempDirectory("viper-bench-repo");
             if (Files.isDirectory(root)) {
                 try (var entries = Files.list(root)) {
                     if (entries.findAny().isPresent()) {
@@ -283,6 +283,14 @@ final class BenchCommand implements Runnable {
             throw new ViperConfigException(String.format(Locale.ROOT, "%s %s: the bench needs about %d x %s of memory (%s), this machine has %.1f GiB",
                     flag, BenchReport.size(bytes), copies, BenchReport.size(bytes), what, total / (double) (1L << 30)));
         }
+    }
+
+    /** {@code --dir}, refused when it is a file: the bench failed on it only once it had started (made when missing). */
+    private static Path checkDir(Path dir) {
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new ViperConfigException("--dir " + dir + ": not a directory");
+        }
+        return dir;
     }
 
     /** {@code --block-bytes}, checked as {@code viper.block.bytes} is before the bench starts anything. */

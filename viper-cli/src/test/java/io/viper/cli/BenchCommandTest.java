@@ -82,4 +82,11 @@ class BenchCommandTest {
         refused("--size: 'abc' is not a byte size", "bench", "repository", "--size", "abc", "--dir", repo.toString());
         assertFalse(Files.exists(repo));
     }
+
+    @Test
+    void aDirThatIsAFileIsRefused(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        refused("--dir " + file + ": not a directory", "bench", "transfer", "--size", "16k", "--paths", "tcp", "--dir", file.toString());
+        refused("--dir " + file + ": not a directory", "bench", "repository", "--size", "16k", "--dir", file.toString());
+    }
 }

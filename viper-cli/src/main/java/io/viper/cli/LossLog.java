@@ -1,10 +1,12 @@
 package io.viper.cli;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.LossCurve;
 import io.viper.predictor.StalenessModel;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -27,9 +29,17 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
     /**
      * Reads {@code file}.
      *
-     * @throws ViperConfigException naming the file and line for anything unreadable
+     * @throws ViperConfigException naming the file and line for anything unreadable, and for a path that
+     *     is not a regular file (a directory, a FIFO, a device), which is refused without being opened
      */
     static LossLog read(Path file) {
+        if (Files.isDirectory(file)) {
+            throw new ViperConfigException("loss log " + file + ": is a directory, not a CSV file");
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            // reading a FIFO or a device would block, or never end
+            throw new ViperConfigException("loss log " + file + ": is not a regular file (a pipe, socket or device), not a CSV file");
+        }
         double[] x = new double[1024];
         double[] y = new double[1024];
         double[] dx = new double[1024];
@@ -99,8 +109,11 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
             }
         } catch (NoSuchFileException e) {
             throw new ViperConfigException("loss log " + file + ": no such file");
+        } catch (CharacterCodingException e) {
+            // the reader decodes ahead of the lines it returns, so no line number is certain here
+            throw new ViperConfigException("loss log " + file + ": not UTF-8 text; is it the right file?", e);
         } catch (IOException e) {
-            throw new ViperConfigException("loss log " + file + ": cannot read (" + e.getMessage() + ")", e);
+            throw new ViperConfigException("loss log " + file + ": cannot read: " + IoProblems.reason(e), e);
         }
         if (n == 0) {
             throw new ViperConfigException("loss log " + file + ": no 'iteration,loss' lines");

@@ -2,7 +2,9 @@ package io.viper.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,6 +16,8 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -148,6 +152,34 @@ class ScheduleCommandTest {
         assertEquals(1, r.err().lines().count(), r.err());
         assertTrue(r.err().startsWith("viper: optimal: (e - s) x max-checkpoints = 399,903,999 back-pointers") && r.err().contains("do not fit"),
                 r.err());
+    }
+
+    /** The one line a failing run prints, after checking that it exits 2 with exactly that line. */
+    static String refused(String... more) {
+        Run r = run(args(more));
+        assertEquals(2, r.code(), String.join(" ", more) + ": " + r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("viper: "), r.err());
+        return r.err().strip().substring("viper: ".length());
+    }
+
+    @Test
+    void aLossLogThatIsNotARegularFileIsRefusedWithoutReadingIt(@TempDir Path dir) throws Exception {
+        Path fifo = dir.resolve("pipe.csv");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> assertEquals(
+                "loss log " + fifo + ": is not a regular file (a pipe, socket or device), not a CSV file", refused("--loss-log", fifo.toString())));
+        assertEquals("loss log " + dir + ": is a directory, not a CSV file", refused("--loss-log", dir.toString()));
+    }
+
+    @Test
+    void aLossLogThatIsNotTextOrNotReadableSaysSo(@TempDir Path dir) throws Exception {
+        Path bin = Files.write(dir.resolve("bin.csv"), new byte[] {'1', ',', (byte) 0xff, (byte) 0xfe, 0, 7, '\n'});
+        assertEquals("loss log " + bin + ": not UTF-8 text; is it the right file?", refused("--loss-log", bin.toString()));
+        Path locked = noisyLog(dir);
+        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
+        assumeFalse(Files.isReadable(locked), "root reads a file of mode 000");
+        assertEquals("loss log " + locked + ": cannot read: permission denied", refused("--loss-log", locked.toString()));
     }
 
     static String[] concat(String[] a, String... b) {

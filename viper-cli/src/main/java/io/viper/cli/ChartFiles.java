@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,15 +15,31 @@ final class ChartFiles {
     private ChartFiles() {
     }
 
-    /** Fails early for an extension other than .png or .svg, or a missing directory. */
+    /**
+     * Fails early, before the command does its work, for an extension other than .png or .svg, a
+     * missing or read-only directory, or a path that exists and is not a writable regular file (a
+     * directory; a FIFO, which writing would block on).
+     */
     static void checkPath(Path file) {
         String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
         if (!name.endsWith(".png") && !name.endsWith(".svg")) {
             throw new ViperConfigException("--plot " + file + ": the file name must end in .png or .svg");
         }
+        if (Files.isDirectory(file)) {
+            throw new ViperConfigException("--plot " + file + ": is a directory");
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            throw new ViperConfigException("--plot " + file + ": is not a regular file (a pipe, socket or device)");
+        }
+        if (Files.exists(file) && !Files.isWritable(file)) {
+            throw new ViperConfigException("--plot " + file + ": permission denied (the file is not writable)");
+        }
         Path dir = file.toAbsolutePath().getParent();
         if (dir != null && !Files.isDirectory(dir)) {
-            throw new ViperConfigException("--plot " + file + ": directory " + dir + " does not exist");
+            throw new ViperConfigException("--plot " + file + (Files.exists(dir) ? ": " + dir + " is not a directory" : ": directory " + dir + " does not exist"));
+        }
+        if (dir != null && !Files.exists(file) && !Files.isWritable(dir)) {
+            throw new ViperConfigException("--plot " + file + ": permission denied (directory " + dir + " is not writable)");
         }
     }
 
@@ -36,7 +53,7 @@ final class ChartFiles {
                 BitmapEncoder.saveBitmap(chart, name, BitmapEncoder.BitmapFormat.PNG);
             }
         } catch (IOException e) {
-            throw new ViperConfigException("--plot " + file + ": cannot write (" + e.getMessage() + ")", e);
+            throw new ViperConfigException("--plot " + file + ": cannot write: " + IoProblems.reason(e), e);
         }
     }
 }

@@ -182,6 +182,23 @@ class ScheduleCommandTest {
         assertEquals("loss log " + locked + ": cannot read: permission denied", refused("--loss-log", locked.toString()));
     }
 
+    @Test
+    void aPlotDestinationThatCannotBeWrittenIsRefusedBeforeAnythingIsPrinted(@TempDir Path dir) throws Exception {
+        Path isDir = Files.createDirectory(dir.resolve("d.png"));
+        Path fifo = dir.resolve("pipe.svg");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        Path notDir = Files.writeString(dir.resolve("file"), "x");
+        String[][] cases = {{isDir.toString(), "--plot " + isDir + ": is a directory"},
+            {fifo.toString(), "--plot " + fifo + ": is not a regular file (a pipe, socket or device)"},
+            {notDir.resolve("s.png").toString(), "--plot " + notDir.resolve("s.png") + ": " + notDir + " is not a directory"}};
+        for (String[] c : cases) {
+            Run r = run(args("--curve", "exp3:2,0.001,0.3", "--plot", c[0]));
+            assertEquals(2, r.code(), r.err());
+            assertEquals("viper: " + c[1], r.err().strip());
+            assertEquals("", r.out(), "the result is not printed before the refusal");
+        }
+    }
+
     static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);

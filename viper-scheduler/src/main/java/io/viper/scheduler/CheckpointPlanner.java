@@ -128,20 +128,27 @@ public final class CheckpointPlanner {
                     + (warmupLosses == null ? 0 : warmupLosses.length));
         }
         int n = warmupLosses.length - 1;
-        double mean = 0;
-        for (int i = 1; i <= n; i++) {
-            if (!Double.isFinite(warmupLosses[i]) || !Double.isFinite(warmupLosses[i - 1])) {
+        double peak = 0;
+        for (int i = 0; i <= n; i++) {
+            if (!Double.isFinite(warmupLosses[i])) {
                 throw new ViperConfigException("adaptive: warm-up loss " + (i + 1) + " is not finite");
             }
-            mean += warmupLosses[i - 1] - warmupLosses[i];
+            peak = Math.max(peak, Math.abs(warmupLosses[i]));
+        }
+        // computed on the losses scaled by a power of two (exact) to magnitudes below 1, so that drops
+        // and their squares neither overflow (losses near 1e200) nor underflow (near 1e-200)
+        int shift = peak == 0 ? 0 : -Math.getExponent(peak) - 1;
+        double mean = 0;
+        for (int i = 1; i <= n; i++) {
+            mean += Math.scalb(warmupLosses[i - 1], shift) - Math.scalb(warmupLosses[i], shift);
         }
         mean /= n;
         double var = 0;
         for (int i = 1; i <= n; i++) {
-            double d = warmupLosses[i - 1] - warmupLosses[i] - mean;
+            double d = Math.scalb(warmupLosses[i - 1], shift) - Math.scalb(warmupLosses[i], shift) - mean;
             var += d * d;
         }
-        return mean + Math.sqrt(var / n);
+        return Math.scalb(mean + Math.sqrt(var / n), -shift);
     }
 
     /**

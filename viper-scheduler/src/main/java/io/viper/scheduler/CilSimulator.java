@@ -1,6 +1,7 @@
 package io.viper.scheduler;
 
 import io.viper.errors.ViperConfigException;
+import java.util.Locale;
 
 /**
  * Computes the cumulative inference loss (CIL) of a checkpoint schedule, following Viper's
@@ -34,7 +35,8 @@ public final class CilSimulator {
     /**
      * Evaluates the curve over {@code s..e}.
      *
-     * @throws ViperConfigException if the curve is not finite at some iteration of the range
+     * @throws ViperConfigException if the curve is not finite at some iteration of the range, or the CIL
+     *     of a schedule could pass the range of a double (losses near 1e308, or their product with N)
      */
     public CilSimulator(ScheduleInput in) {
         this.in = in;
@@ -42,6 +44,7 @@ public final class CilSimulator {
         double rate = in.staleness().ratePerIteration();
         loss = new double[m + 1];
         serving = new double[m + 1];
+        double peak = 0;
         for (int j = 0; j <= m; j++) {
             double v = in.curve().value(in.warmup() + j);
             if (!Double.isFinite(v)) {
@@ -50,18 +53,26 @@ public final class CilSimulator {
             }
             loss[j] = v;
             serving[j] = v - rate * j;
+            peak = Math.max(peak, Math.abs(serving[j]));
         }
         driftCost = rate * ageIntegral(m, in.inferences(), in.tInfer(), in.tTrain());
+        // A CIL sums serving losses weighted by request counts that add up to N, plus the drift constant, so
+        // this bounds every schedule's (with room for rounding). Past a double's range every CIL would be
+        // infinite or NaN, and no algorithm could rank the schedules.
+        if (!Double.isFinite(2 * (peak * in.inferences() + Math.abs(driftCost)))) {
+            throw new ViperConfigException(String.format(Locale.ROOT,
+                    "schedule: the cumulative inference loss would pass the range of a double: curve %s predicts %slosses up to %.3g "
+                            + "over iterations %d..%d, for %.3g requests", in.curve().describe(),
+                    rate == 0 ? "" : "(with " + in.staleness().describe() + ") ", peak, in.warmup(), in.end(), in.inferences()));
+        }
     }
 
     /** {@code integral_0^n min(m, r * tInfer / tTrain) dr}: iterations past s summed over the requests. */
     private static double ageIntegral(int m, double n, double tInfer, double tTrain) {
-        if (tTrain == 0) {
-            return m * n;
-        }
-        double perRequest = tInfer / tTrain;
-        double full = m / perRequest; // the request at which training reaches e
-        return n <= full ? perRequest * n * n / 2 : perRequest * full * full / 2 + m * (n - full);
+        // the request at which training reaches e; written so that a cost ratio past a double's range gives
+        // the limit, not NaN: full = 0 ages every request by m, full = infinity ages none
+        double full = m * tTrain / tInfer;
+        return n <= full ? n * (n / full) * m / 2 : m * full / 2 + m * (n - full);
     }
 
     /** The input this simulator was built for. */

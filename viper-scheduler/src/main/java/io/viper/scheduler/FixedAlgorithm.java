@@ -33,7 +33,8 @@ public final class FixedAlgorithm implements ScheduleAlgorithm {
                 continue;
             }
             double c = sim.cilEvery(v);
-            if (c < best) {
+            // the simulator keeps every CIL finite; the first v is taken whatever, so that one always is
+            if (bestV < 0 || c < best) {
                 best = c;
                 bestV = v;
             }

@@ -85,7 +85,7 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
     @Override
     public Schedule schedule(CilSimulator sim) {
         ScheduleInput in = sim.input();
-        double[] loss = sim.servingLossesUnsafe();
+        double[] loss = unitScale(sim.servingLossesUnsafe());
         int m = in.span();
         int kMax = Math.min(maxCheckpoints, m);
         checkMemory((long) kMax * (m + 1));
@@ -98,6 +98,10 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
             a[j] = j * perIteration;
         }
         double mu = perIteration > 0 ? tolerance * Math.abs(loss[0] * n) / ((double) m * m) : 0;
+        if (!Double.isFinite(2 * mu * m / perIteration)) {
+            // requests per iteration so near 0 that the tie-break's slopes pass a double's range: exact program
+            mu = 0;
+        }
         // the line of candidate j' has slope L_j' - 2 mu j' / perIteration
         double[] slope = new double[m + 1];
         boolean nonIncreasing = true;
@@ -140,6 +144,29 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
             j = from[k][j];
         }
         return sim.schedule(name(), out, "at most " + maxCheckpoints + " checkpoints");
+    }
+
+    /**
+     * A copy of {@code loss} multiplied by the power of two that brings its largest magnitude into
+     * {@code [0.5, 1)}. The program compares products of losses with request counts and of those with
+     * each other, which pass a double's range for losses near 1e200 or 1e-200 where the CIL itself does not;
+     * the program is linear in the losses (mu too), and a power of two scales exactly, so the schedule is
+     * the same as unscaled wherever that did not overflow or underflow.
+     */
+    static double[] unitScale(double[] loss) {
+        double peak = 0;
+        for (double v : loss) {
+            peak = Math.max(peak, Math.abs(v));
+        }
+        double[] out = loss.clone();
+        if (peak == 0) {
+            return out;
+        }
+        int shift = -Math.getExponent(peak) - 1;
+        for (int j = 0; j < out.length; j++) {
+            out[j] = Math.scalb(out[j], shift);
+        }
+        return out;
     }
 
     /** Refuses, in one line, a plan whose back-pointers exceed {@link #MAX_CELLS} or the free heap. */

@@ -222,4 +222,32 @@ class CheckpointPlannerTest {
         assertTrue(opt.cil() <= fixed(s, 30).cil(), opt.toString());
         assertTrue(opt.count() <= 30);
     }
+    @Test
+    void everyAlgorithmPlansTheSameForLossesScaledNearTheEndsOfADoublesRange() {
+        // powers of two scale the curve exactly; the algorithms are linear in the losses, so nothing may move
+        Map<CheckpointPlanner.Algorithm, Schedule> unit = planAll(2, 0.3);
+        for (int shift : new int[] {660, -660}) {
+            Map<CheckpointPlanner.Algorithm, Schedule> scaled = planAll(Math.scalb(2.0, shift), Math.scalb(0.3, shift));
+            for (CheckpointPlanner.Algorithm a : unit.keySet()) {
+                assertArrayEquals(unit.get(a).checkpoints(), scaled.get(a).checkpoints(), a + " at 2^" + shift);
+                assertEquals(Math.scalb(unit.get(a).cil(), shift), scaled.get(a).cil(), Math.abs(scaled.get(a).cil()) * 1e-12, a.toString());
+            }
+        }
+    }
+
+    private static Map<CheckpointPlanner.Algorithm, Schedule> planAll(double a, double c) {
+        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(a, 0.001, c), 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001);
+        CheckpointPlanner p = new CheckpointPlanner(in);
+        return p.plan(java.util.EnumSet.allOf(CheckpointPlanner.Algorithm.class),
+                new CheckpointPlanner.Options(200, p.curveThreshold(), 180));
+    }
+
+    @Test
+    void aCurveWhoseCilPassesTheRangeOfADoubleIsRefusedInOneLine() {
+        for (LossCurve curve : new LossCurve[] {CurveFamily.EXP3.curve(1e308, 1e308, 1e308), CurveFamily.EXP3.curve(-2, 0.001, -1e304)}) {
+            String m = assertThrows(ViperConfigException.class,
+                    () -> new CheckpointPlanner(new ScheduleInput(curve, 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001))).getMessage();
+            assertTrue(m.startsWith("schedule: the cumulative inference loss would pass the range of a double: curve " + curve.name()), m);
+        }
+    }
 }

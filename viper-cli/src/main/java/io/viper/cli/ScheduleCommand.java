@@ -129,9 +129,9 @@ public final class ScheduleCommand implements Callable<Integer> {
         if (plot != null) {
             SchedulePlot.checkPath(plot);
         }
+        // the numbers before reading or fitting anything, each named by its flag
+        ScheduleInput.checkNumbers(warmup, end, inferences, tTrain, tSave, tLoad, tInfer, "", n -> "--" + n);
         LossCurve fixedCurve = curveSpec == null ? null : CurveFamily.parseSpec(curveSpec);
-        // validate the numbers before reading or fitting anything
-        new ScheduleInput(fixedCurve != null ? fixedCurve : CurveFamily.LIN2.curve(0, 0), warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
 
         long t0 = System.nanoTime();
         LossLog log = lossLog == null ? null : LossLog.read(lossLog);

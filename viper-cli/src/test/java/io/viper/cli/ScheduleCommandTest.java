@@ -226,12 +226,18 @@ class ScheduleCommandTest {
             {"--curve", "exp3:2,0.001,0.3", "--objective", "viper", "--drift", "0.1"},
             {"--curve", "exp3:2,0.001,0.3", "--drift", "-1"},
             {"--curve", "exp3:1e308,1e308,1e308", "--algorithm", "fixed"},
+            {"--curve", "exp3:2,0.001,0.3", "--t-train", "0"},
+            {"--curve", "exp3:2,0.001,0.3", "--t-infer", "-1"},
+            {"--curve", "exp3:2,0.001,0.3", "--t-train", "1e-308", "--t-infer", "1e308"},
+            {"--loss-log", dir.resolve("missing.csv").toString(), "--warmup", "-1"},
         };
-        String[] expect = {"t-save must be a non-negative number", "end (1000) must be greater than the warm-up end (1000)",
-            "inferences must be a positive number", "line 3", "unknown curve 'exp9'", "takes 3 parameters, got 2",
+        String[] expect = {"--t-save must be a non-negative number", "--end (1000) must be greater than --warmup (1000)",
+            "--inferences must be a positive number", "line 3", "unknown curve 'exp9'", "takes 3 parameters, got 2",
             "unknown algorithm 'greedy'", ".png or .svg", "no such file", "need at least 5", "--loss-log",
             "unknown objective 'fresh'; known: viper, staleness", "--drift goes with --objective staleness", "--drift must be a non-negative number",
-            "the cumulative inference loss would pass the range of a double"};
+            "the cumulative inference loss would pass the range of a double", "--t-train must be a positive number, got 0.0",
+            "--t-infer must be a positive number, got -1.0", "--t-train / --t-infer (requests per training iteration) = 1.0E-308 / 1.0E308",
+            "--warmup must be at least 0, got -1"};
         for (int i = 0; i < cases.length; i++) {
             Run r = run(args(cases[i]));
             assertEquals(2, r.code(), String.join(" ", cases[i]) + ": " + r.err());

@@ -3,6 +3,7 @@ package io.viper.scheduler;
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.LossCurve;
 import io.viper.predictor.StalenessModel;
+import java.util.function.UnaryOperator;
 
 /**
  * Everything the CIL simulator needs: the predicted loss curve, the iteration range and the costs.
@@ -16,7 +17,8 @@ import io.viper.predictor.StalenessModel;
  * @param warmup warm-up end s (at least 0)
  * @param end last iteration e (greater than s)
  * @param inferences total inference requests N of the run (positive)
- * @param tTrain seconds per training iteration (at least 0)
+ * @param tTrain seconds per training iteration (positive: the online policy serves {@code t_train / t_infer}
+ *     requests per iteration, a ratio that must be a positive double)
  * @param tSave producer stall per checkpoint {@code t_s} (at least 0)
  * @param tLoad consumer load time {@code t_load} (at least 0)
  * @param tInfer seconds per inference request (positive)
@@ -33,20 +35,7 @@ public record ScheduleInput(LossCurve curve, long warmup, long end, double infer
         if (curve == null) {
             throw new ViperConfigException("schedule: the loss curve is missing");
         }
-        if (warmup < 0) {
-            throw new ViperConfigException("schedule: warm-up end must be at least 0, got " + warmup);
-        }
-        if (end <= warmup) {
-            throw new ViperConfigException("schedule: end (" + end + ") must be greater than the warm-up end (" + warmup + ")");
-        }
-        if (end - warmup > MAX_SPAN) {
-            throw new ViperConfigException("schedule: end - warm-up = " + (end - warmup) + " iterations exceeds the limit of " + MAX_SPAN);
-        }
-        positive("inferences", inferences);
-        nonNegative("t-train", tTrain);
-        nonNegative("t-save", tSave);
-        nonNegative("t-load", tLoad);
-        positive("t-infer", tInfer);
+        checkNumbers(warmup, end, inferences, tTrain, tSave, tLoad, tInfer, "schedule: ", n -> n.equals("warmup") ? "the warm-up end" : n);
         if (staleness == null) {
             throw new ViperConfigException("schedule: the staleness model is missing (StalenessModel.NONE for Viper's objective)");
         }
@@ -73,15 +62,48 @@ public record ScheduleInput(LossCurve curve, long warmup, long end, double infer
         return (int) (end - warmup);
     }
 
-    private static void positive(String name, double v) {
-        if (!(v > 0) || !Double.isFinite(v)) {
-            throw new ViperConfigException("schedule: " + name + " must be a positive number, got " + v);
+    /**
+     * Checks the numbers the constructor checks, for a caller that wants them refused in its own terms
+     * before it builds a curve: each message starts with {@code prefix} and names a value by
+     * {@code name} applied to its key ({@code warmup}, {@code end}, {@code inferences}, {@code t-train},
+     * {@code t-save}, {@code t-load}, {@code t-infer}); {@code viper schedule} passes its flags.
+     *
+     * @throws ViperConfigException for the first value out of range
+     */
+    public static void checkNumbers(long warmup, long end, double inferences, double tTrain, double tSave, double tLoad, double tInfer,
+            String prefix, UnaryOperator<String> name) {
+        if (warmup < 0) {
+            throw new ViperConfigException(prefix + name.apply("warmup") + " must be at least 0, got " + warmup);
+        }
+        if (end <= warmup) {
+            throw new ViperConfigException(prefix + name.apply("end") + " (" + end + ") must be greater than " + name.apply("warmup")
+                    + " (" + warmup + ")");
+        }
+        if (end - warmup > MAX_SPAN) {
+            throw new ViperConfigException(prefix + name.apply("end") + " - " + name.apply("warmup") + " = " + (end - warmup)
+                    + " iterations exceeds the limit of " + MAX_SPAN);
+        }
+        positive(prefix, name.apply("inferences"), inferences);
+        positive(prefix, name.apply("t-train"), tTrain);
+        nonNegative(prefix, name.apply("t-save"), tSave);
+        nonNegative(prefix, name.apply("t-load"), tLoad);
+        positive(prefix, name.apply("t-infer"), tInfer);
+        double perIteration = tTrain / tInfer;
+        if (perIteration == 0 || Double.isInfinite(perIteration)) {
+            throw new ViperConfigException(prefix + name.apply("t-train") + " / " + name.apply("t-infer") + " (requests per training iteration) = "
+                    + tTrain + " / " + tInfer + " is beyond the range of a double");
         }
     }
 
-    private static void nonNegative(String name, double v) {
+    private static void positive(String prefix, String name, double v) {
+        if (!(v > 0) || !Double.isFinite(v)) {
+            throw new ViperConfigException(prefix + name + " must be a positive number, got " + v);
+        }
+    }
+
+    private static void nonNegative(String prefix, String name, double v) {
         if (!(v >= 0) || !Double.isFinite(v)) {
-            throw new ViperConfigException("schedule: " + name + " must be a non-negative number, got " + v);
+            throw new ViperConfigException(prefix + name + " must be a non-negative number, got " + v);
         }
     }
 }

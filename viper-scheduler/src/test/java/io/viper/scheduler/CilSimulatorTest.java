@@ -115,5 +115,10 @@ class CilSimulatorTest {
         }
         assertTrue(msgs[0].contains("end (10) must be greater than the warm-up end (10)"), msgs[0]);
         assertTrue(msgs[11].contains("not finite at iteration 0"), msgs[11]);
+        // the online policy serves t_train / t_infer requests per iteration: 0 (or past a double) cannot run
+        assertEquals("schedule: t-train must be a positive number, got 0.0",
+                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 0, 1, 1, 1)).getMessage());
+        assertTrue(assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1e300, 1, 1, 1e-300)).getMessage()
+                .startsWith("schedule: t-train / t-infer (requests per training iteration) = 1.0E300 / 1.0E-300 is beyond the range of a double"));
     }
 }

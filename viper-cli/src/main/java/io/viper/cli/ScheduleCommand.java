@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
@@ -15,6 +16,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -131,6 +133,10 @@ public final class ScheduleCommand implements Callable<Integer> {
         }
         // the numbers before reading or fitting anything, each named by its flag
         ScheduleInput.checkNumbers(warmup, end, inferences, tTrain, tSave, tLoad, tInfer, "", n -> "--" + n);
+        if (algo == Algorithm.ADAPTIVE && (warmup < 2 || warmup > ScheduleInput.MAX_SPAN)) {
+            throw new ViperConfigException("--warmup must be 2.." + ScheduleInput.MAX_SPAN + " for --algorithm adaptive (its threshold comes from "
+                    + "the curve's drops over iterations 1..S), got " + warmup);
+        }
         LossCurve fixedCurve = curveSpec == null ? null : CurveFamily.parseSpec(curveSpec);
 
         long t0 = System.nanoTime();
@@ -157,8 +163,6 @@ public final class ScheduleCommand implements Callable<Integer> {
                 : drift != null ? new StalenessModel(drift) : log != null ? log.drift(curve, warmup) : StalenessModel.NONE;
         ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer, staleness);
         CheckpointPlanner planner = new CheckpointPlanner(in);
-        // the drops of the smooth curve it is applied to, not of the noisy losses
-        double threshold = planner.curveThreshold();
         long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
         // every algorithm that places checkpoints; the no-checkpoint baseline only when it is the one asked for
         Set<Algorithm> compared = EnumSet.allOf(Algorithm.class);
@@ -166,7 +170,23 @@ public final class ScheduleCommand implements Callable<Integer> {
             compared.remove(Algorithm.NONE);
         }
         long t3 = System.nanoTime();
-        Map<Algorithm, Schedule> all = planner.plan(compared, new CheckpointPlanner.Options(maxCheckpoints, threshold, epoch));
+        Map<Algorithm, Schedule> all = new LinkedHashMap<>();
+        Map<Algorithm, String> skipped = new LinkedHashMap<>();
+        for (Algorithm a : compared) {
+            try {
+                // adaptive's threshold: the drops of the smooth curve it is applied to, not of the noisy losses
+                double threshold = a == Algorithm.ADAPTIVE ? planner.curveThreshold() : Double.NaN;
+                all.put(a, planner.schedule(a, new CheckpointPlanner.Options(maxCheckpoints, threshold, epoch)));
+            } catch (ViperConfigException e) {
+                if (a == algo) {
+                    throw e;
+                }
+                // one the user did not ask for that cannot run here (adaptive with --warmup 1, optimal over a
+                // span too long for its table): the comparison goes on without it and says why
+                String why = e.getMessage();
+                skipped.put(a, why.startsWith(a.displayName() + ": ") ? why.substring(a.displayName().length() + 2) : why);
+            }
+        }
         long t4 = System.nanoTime();
         Schedule chosen = all.get(algo);
         if (System.getenv("VIPER_DEBUG") != null) {
@@ -182,10 +202,10 @@ public final class ScheduleCommand implements Callable<Integer> {
 
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(json(curve, rmse, algo, chosen, all, in));
+            out.println(json(curve, rmse, algo, chosen, all, skipped, in));
         } else {
             String from = drift != null ? "given with --drift" : "fitted on the loss log's deployed-version columns";
-            printText(out, curve, fit, rmse, warm, algo, chosen, all, obj == Objective.VIPER
+            printText(out, curve, fit, rmse, warm, algo, chosen, all, skipped, obj == Objective.VIPER
                     ? "viper (a request costs the training loss of the version serving it)"
                     : "staleness (" + (staleness.isNone() ? "no drift measured: the same as viper" : staleness.describe() + ", " + from) + ")");
         }
@@ -200,7 +220,7 @@ public final class ScheduleCommand implements Callable<Integer> {
     }
 
     private void printText(PrintWriter out, LossCurve curve, FitResult fit, Double rmse, int warm,
-            Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all, String objectiveLine) {
+            Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all, Map<Algorithm, String> skipped, String objectiveLine) {
         CurveFamily family = CurveFamily.parse(curve.name());
         out.println("curve        " + curve.name() + " = " + family.formula() + "   " + curve.describe().substring(curve.name().length()).strip());
         if (fit != null) {
@@ -228,6 +248,9 @@ public final class ScheduleCommand implements Callable<Integer> {
             out.println(String.format(Locale.ROOT, "%-10s %11d  %-20s %12.6g  %s%s", e.getKey().displayName(), s.count(),
                     cil(s.cil()), s.overheadSeconds(), s.detail(), e.getKey() == algo ? "  <- chosen" : ""));
         }
+        for (Map.Entry<Algorithm, String> e : skipped.entrySet()) {
+            out.println(String.format(Locale.ROOT, "%-10s %11s  not compared: %s", e.getKey().displayName(), "-", e.getValue()));
+        }
     }
 
     private static String fmt(double v) {
@@ -238,7 +261,9 @@ public final class ScheduleCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.12g", v);
     }
 
-    static String json(LossCurve curve, Double rmse, Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all, ScheduleInput in) {
+    /** The result as JSON; {@code skipped} (the algorithms that could not run, and why) only when there are some. */
+    static String json(LossCurve curve, Double rmse, Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all,
+            Map<Algorithm, String> skipped, ScheduleInput in) {
         StringBuilder sb = new StringBuilder(64 + 8 * chosen.count());
         sb.append("{\"curve\":{\"name\":\"").append(curve.name()).append("\",\"params\":");
         doubles(sb, curve.params());
@@ -263,7 +288,20 @@ public final class ScheduleCommand implements Callable<Integer> {
             longs(sb, s.checkpoints());
             sb.append('}');
         }
-        sb.append("}}");
+        sb.append('}');
+        if (!skipped.isEmpty()) {
+            sb.append(",\"skipped\":{");
+            first = true;
+            for (Map.Entry<Algorithm, String> e : skipped.entrySet()) {
+                if (!first) {
+                    sb.append(',');
+                }
+                first = false;
+                sb.append('"').append(e.getKey().displayName()).append("\":\"").append(JsonStringEncoder.getInstance().quoteAsString(e.getValue())).append('"');
+            }
+            sb.append('}');
+        }
+        sb.append('}');
         return sb.toString();
     }
 

@@ -199,6 +199,22 @@ class ScheduleCommandTest {
         }
     }
 
+    @Test
+    void anAlgorithmThatCannotRunIsLeftOutOfTheComparisonUnlessItIsTheOneAskedFor() throws Exception {
+        // adaptive takes its threshold from the curve's drops over iterations 1..s: none with --warmup 1
+        Run text = run(args("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--algorithm", "fixed"));
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().startsWith("curve ") && text.out().contains("algorithm    fixed (every "), text.out());
+        assertTrue(text.out().lines().anyMatch(l -> l.matches("adaptive +- +not compared: the warm-up end must be at least 2 .*")), text.out());
+        JsonNode j = new ObjectMapper().readTree(run(args("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--json")).out());
+        assertEquals("optimal", j.get("algorithm").asText());
+        assertTrue(j.get("compare").get("adaptive") == null && j.get("compare").get("fixed") != null, j.toString());
+        assertTrue(j.get("skipped").get("adaptive").asText().startsWith("the warm-up end must be at least 2"), j.toString());
+        assertTrue(new ObjectMapper().readTree(run(args("--curve", "exp3:2,0.001,0.3", "--json")).out()).get("skipped") == null);
+        assertEquals("--warmup must be 2..50000000 for --algorithm adaptive (its threshold comes from the curve's drops over iterations 1..S), got 1",
+                refused("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--algorithm", "adaptive"));
+    }
+
     static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);

@@ -172,6 +172,10 @@ public final class CheckpointPlanner {
         double[] l = new double[(int) s];
         for (int i = 0; i < s; i++) {
             l[i] = in.curve().value(i + 1) - rate * i;
+            if (!Double.isFinite(l[i])) {
+                throw new ViperConfigException("adaptive: curve " + in.curve().describe() + " is not finite at iteration " + (i + 1)
+                        + ", in the warm-up its drop threshold comes from");
+            }
         }
         return adaptiveThreshold(l);
     }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -178,8 +177,9 @@ class ScheduleCommandTest {
         assertEquals("loss log " + bin + ": not UTF-8 text; is it the right file?", refused("--loss-log", bin.toString()));
         Path locked = noisyLog(dir);
         Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
-        assumeFalse(Files.isReadable(locked), "root reads a file of mode 000");
-        assertEquals("loss log " + locked + ": cannot read: permission denied", refused("--loss-log", locked.toString()));
+        if (!Files.isReadable(locked)) { // root reads a file of mode 000; IoProblemsTest checks the wording either way
+            assertEquals("loss log " + locked + ": cannot read: permission denied", refused("--loss-log", locked.toString()));
+        }
     }
 
     @Test

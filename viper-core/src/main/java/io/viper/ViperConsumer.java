@@ -41,9 +41,19 @@ public interface ViperConsumer extends AutoCloseable {
     void onUpdate(Consumer<ModelUpdate> listener);
 
     /**
+     * Registers a listener called once if the consumer stops following the model for a reason
+     * trying again cannot fix (the notifier's broker refused its credentials), on the notifier's
+     * thread; at once, on the calling thread, if it already stopped. The consumer keeps serving the
+     * version it holds; no newer one arrives. Without a listener the consumer logs the failure.
+     */
+    void onFailure(Consumer<io.viper.errors.ViperException> listener);
+
+    /**
      * Blocks until version {@code version} or a newer one is serving; returns the version serving.
      *
      * @throws io.viper.errors.ViperTimeoutException when it did not arrive in time
+     * @throws io.viper.errors.ViperException of the failure's type when the consumer stopped
+     *     following the model ({@link #onFailure})
      */
     long awaitVersion(long version, Duration timeout);
 

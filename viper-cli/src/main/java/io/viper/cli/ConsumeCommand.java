@@ -80,12 +80,16 @@ final class ConsumeCommand implements Callable<Integer> {
             } else {
                 consumer.onManifest(events::add);
             }
+            consumer.onFailure(events::add);
             long lastVersion = 0;
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
                     System.err.println("viper: no update of " + model + " within " + timeout.toMillis() + " ms");
                     return ViperMain.EXIT_NO_UPDATE;
+                }
+                if (e instanceof ViperException failure) {
+                    throw failure; // no update will come: the broker refused this consumer's credentials
                 }
                 long v;
                 if (e instanceof ModelUpdate u) {

@@ -113,6 +113,26 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void aConsumerTheBrokerRefusesExitsTwoRatherThanWaitingForAnUpdate() throws Exception {
+        // with the wrong secret, consume retried until --timeout and exited 3 as if no update came
+        Path mine = dir.resolve("mine.secret");
+        Path other = dir.resolve("other.secret");
+        assertEquals(0, InspectCommandTest.run("secret", "--out", mine.toString()).exit());
+        assertEquals(0, InspectCommandTest.run("secret", "--out", other.toString()).exit());
+        try (Viper producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0")
+                .config("viper.auth.secret.file", mine.toString()).build();
+             ViperProducer producer = producerSide.producer("guarded", CheckpointPolicy.never())) {
+            String notifier = producerSide.notifierUri().toString();
+            String wrong = assertTimeoutPreemptively(NO_HANG, () -> fails(2, "consume", "--model", "guarded", "--timeout", "50s",
+                    "--notifier", notifier, "--set", "viper.auth.secret.file=" + other));
+            assertEquals("notifier " + notifier + ": " + notifier + " refused this client: authentication failed", wrong);
+            String none = assertTimeoutPreemptively(NO_HANG, () -> fails(2, "consume", "--model", "guarded", "--timeout", "50s",
+                    "--notifier", notifier));
+            assertTrue(none.endsWith(notifier + " requires credentials: set viper.auth.secret.file"), none);
+        }
+    }
+
+    @Test
     void aFullDiskWhileWritingOutIsAnOperationalFailure() throws Exception {
         // The version's output file is a link to /dev/full, where every write fails with ENOSPC, as on a full disk.
         Path out = Files.createDirectories(dir.resolve("out"));

@@ -6,12 +6,14 @@ import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.errors.ViperClosedException;
+import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -41,6 +43,9 @@ final class ConsumerImpl implements ViperConsumer {
     private final Fetcher fetcher;
     private final Notifier.Subscription subscription;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Listeners<ViperException> failureListeners;
+    /** Why the consumer stopped following the model, or null; guarded by {@link #failureListeners}. */
+    private ViperException failure;
 
     ConsumerImpl(ViperRuntime rt, String model, Runnable onClose) {
         this.rt = rt;
@@ -50,6 +55,7 @@ final class ConsumerImpl implements ViperConsumer {
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
         this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
+        this.failureListeners = new Listeners<>("consumer " + model + ": failure listener");
         DeviceLoader device = new DeviceLoader(model, c, verifier, serving::retainCurrent);
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
@@ -84,6 +90,11 @@ final class ConsumerImpl implements ViperConsumer {
                 // The notifier logs its own problems; keep a trace here for debugging.
                 LOG.log(System.Logger.Level.DEBUG, "consumer {0}: notifier: {1}", model, problem);
             }
+
+            @Override
+            public void onFailure(ViperException failure) {
+                failed(failure);
+            }
         });
         fetcher.start();
         LOG.log(System.Logger.Level.INFO, "consumer {0}: following {1}", model, notifier.uri());
@@ -117,6 +128,38 @@ final class ConsumerImpl implements ViperConsumer {
     @Override
     public void onUpdate(Consumer<ModelUpdate> listener) {
         serving.onUpdate(listener);
+    }
+
+    @Override
+    public void onFailure(Consumer<ViperException> listener) {
+        Objects.requireNonNull(listener, "listener");
+        ViperException f;
+        synchronized (failureListeners) {
+            f = failure;
+            if (f == null) {
+                failureListeners.add(listener);
+                return;
+            }
+        }
+        listener.accept(f);
+    }
+
+    /** The notifier stopped for good: tells the failure listeners (or logs it without any) and ends waits for a newer version. */
+    private void failed(ViperException f) {
+        boolean heard;
+        synchronized (failureListeners) {
+            if (failure != null) {
+                return;
+            }
+            failure = f;
+            heard = !failureListeners.isEmpty();
+        }
+        serving.stopped(f);
+        if (!heard) {
+            LOG.log(System.Logger.Level.ERROR, "consumer {0}: stopped following the model, serving v{1}: {2}", model,
+                    Long.toString(serving.version()), f.getMessage());
+        }
+        failureListeners.tell(f);
     }
 
     @Override

@@ -25,6 +25,10 @@ final class Listeners<T> {
         all.add(Objects.requireNonNull(listener, "listener"));
     }
 
+    boolean isEmpty() {
+        return all.isEmpty();
+    }
+
     void tell(T value) {
         for (Consumer<T> l : all) {
             try {

@@ -43,6 +43,8 @@ final class ServingModel implements AutoCloseable {
     private final List<LoadedModel> live = new ArrayList<>();
     private long completedVersion;
     private boolean closed;
+    /** Why no newer version will come (the notifier refused for good), or null. */
+    private ViperException stopped;
     /** Releases replaced host versions, in order, off the swapping thread. */
     private final ExecutorService releaser;
 
@@ -143,7 +145,18 @@ final class ServingModel implements AutoCloseable {
         complete.run(); // a GPU version is freed on the thread that loaded it, where its CUDA context is current
     }
 
-    /** Blocks until {@code v} or a newer version has been swapped in; returns the version serving. */
+    /** No newer version will come, because of {@code failure}: a wait in {@link #awaitVersion} throws it. */
+    void stopped(ViperException failure) {
+        synchronized (monitor) {
+            stopped = failure;
+            monitor.notifyAll();
+        }
+    }
+
+    /**
+     * Blocks until {@code v} or a newer version has been swapped in; returns the version serving.
+     * Throws the failure {@link #stopped} reported, of its reason, when none will come.
+     */
     long awaitVersion(long v, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (monitor) {
@@ -155,6 +168,10 @@ final class ServingModel implements AutoCloseable {
                 }
                 if (closed) {
                     throw new ViperClosedException("consumer " + model + " is closed");
+                }
+                if (stopped != null) {
+                    throw ViperException.of(stopped.reason(), "consumer " + model + ": v" + v + " will not arrive (serving v"
+                            + completedVersion + "): " + stopped.getMessage(), stopped);
                 }
                 try {
                     monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));

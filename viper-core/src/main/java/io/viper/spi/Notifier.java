@@ -1,5 +1,6 @@
 package io.viper.spi;
 
+import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -139,6 +140,14 @@ public interface Notifier extends AutoCloseable {
          * retried); for logs and metrics. Default: ignore.
          */
         default void onProblem(String problem) {
+        }
+
+        /**
+         * The subscription ended for a reason trying again cannot fix (the broker refused this
+         * client's credentials): nothing more arrives. Called at most once; the subscription still
+         * wants closing. Default: ignore.
+         */
+        default void onFailure(ViperException failure) {
         }
     }
 

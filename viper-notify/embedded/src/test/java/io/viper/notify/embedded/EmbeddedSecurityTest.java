@@ -1,6 +1,7 @@
 package io.viper.notify.embedded;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -21,6 +23,7 @@ import io.viper.testing.HostilePeers;
 import io.viper.testing.TestCertificates;
 import io.viper.testing.TestSecrets;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -112,6 +115,39 @@ class EmbeddedSecurityTest {
         assertNull(nothing.poll(500, TimeUnit.MILLISECONDS), "a consumer without the secret never hears of the model");
         producer.publish(manifest("secret-model", 2));
         assertEquals(java.util.OptionalLong.of(2), producer.latestVersion("secret-model"), "the forged v99 was never accepted");
+    }
+
+    @Test
+    void aConsumerTheBrokerRefusesStopsWithAConfigErrorRatherThanRetrying() throws Exception {
+        // it logged "refused this client: authentication failed); retrying with backoff" for ever
+        TestSecrets secrets = TestSecrets.make(dir);
+        TestSecrets others = TestSecrets.make(Files.createDirectory(dir.resolve("others")));
+        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.of(secrets.producerSetting())));
+        producer.publish(manifest("refused", 1));
+        for (Map<String, String> wrong : List.of(others.consumerSetting(), Map.<String, String>of())) {
+            Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.of(wrong)));
+            BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
+            Notifier.ManifestListener listener = new Notifier.ManifestListener() {
+                @Override
+                public void onManifest(Manifest manifest) {
+                    heard.add(manifest);
+                }
+
+                @Override
+                public void onFailure(ViperException failure) {
+                    heard.add(failure);
+                }
+            };
+            own(consumer.subscribe("refused", listener));
+            Object first = heard.poll(20, TimeUnit.SECONDS);
+            ViperConfigException refusal = assertInstanceOf(ViperConfigException.class, first, String.valueOf(first));
+            assertTrue(refusal.getMessage().startsWith("notifier " + producer.uri() + ": "), refusal.getMessage());
+            assertTrue(refusal.getMessage().contains(wrong.isEmpty() ? "requires credentials" : "refused this client"), refusal.getMessage());
+            own(consumer.subscribe("refused", listener));
+            assertInstanceOf(ViperConfigException.class, heard.poll(20, TimeUnit.SECONDS), "a later subscription hears it too");
+            assertThrows(ViperConfigException.class, () -> consumer.publish(manifest("refused", 2)), "and a publish throws it");
+            assertNull(heard.poll(200, TimeUnit.MILLISECONDS), "nothing more");
+        }
     }
 
     @Test

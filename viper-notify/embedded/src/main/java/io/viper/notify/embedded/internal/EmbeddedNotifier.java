@@ -63,7 +63,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * change of state and tells listeners through {@code onProblem}; once back it re-subscribes every
  * model and re-publishes the newest manifest it published per model (so a restarted broker regains
  * its state). Listeners see a manifest only if it is newer than, or a changed republication of, the
- * last one they saw for the model.
+ * last one they saw for the model. A broker that refuses this client's credentials (or requires some
+ * it has none of, or cannot prove its own) is not tried again: the notifier stops connecting, a
+ * waiting call throws the refusal as a {@link ViperConfigException}, and listeners hear it through
+ * {@code onFailure}.
  */
 public final class EmbeddedNotifier implements Notifier {
     private static final System.Logger LOG = System.getLogger(EmbeddedNotifier.class.getName());
@@ -71,7 +74,7 @@ public final class EmbeddedNotifier implements Notifier {
     private static final long BACKOFF_MAX_MS = 2_000;
     private static final long CONNECT_WAIT_MAX_MS = 5_000;
 
-    private enum State { CONNECTING, CONNECTED, DISCONNECTED, CLOSED }
+    private enum State { CONNECTING, CONNECTED, DISCONNECTED, REFUSED, CLOSED }
 
     private final Endpoint endpoint;
     private final String name;
@@ -98,6 +101,8 @@ public final class EmbeddedNotifier implements Notifier {
     private ScheduledFuture<?> reconnect;
     private long backoffMs = BACKOFF_START_MS;
     private String lastProblem = "";
+    /** Why the broker refused this client, once it did: no attempt follows. */
+    private volatile ViperConfigException refusedBy;
 
     /** The ready connection (WELCOME received), or null; written on the event loop. */
     private volatile Channel channel;
@@ -139,14 +144,23 @@ public final class EmbeddedNotifier implements Notifier {
             }
         }
 
+        void failure(ViperException failure) {
+            tell("onFailure", () -> listener.onFailure(failure));
+        }
+
         void problem(String problem) {
+            tell("onProblem", () -> listener.onProblem(problem));
+        }
+
+        /** Calls the listener's {@code method} unless closed; what it throws is logged. */
+        private void tell(String method, Runnable call) {
             if (subClosed) {
                 return;
             }
             try {
-                listener.onProblem(problem);
+                call.run();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, name + ": listener of " + model + " failed in onProblem: " + e, e);
+                LOG.log(Level.WARNING, name + ": listener of " + model + " failed in " + method + ": " + e, e);
             }
         }
 
@@ -230,7 +244,7 @@ public final class EmbeddedNotifier implements Notifier {
 
     /** Starts a connection attempt unless one runs or the connection is up. */
     private void attempt() {
-        if (closed || attemptInProgress || channel != null) {
+        if (closed || attemptInProgress || channel != null || refusedBy != null) {
             return;
         }
         if (reconnect != null) {
@@ -268,9 +282,12 @@ public final class EmbeddedNotifier implements Notifier {
         candidate = null;
         lastProblem = problem;
         CompletableFuture<Void> waiting = nextConnection;
+        if (refused) {
+            refused(waiting, new ViperConfigException(name + ": " + problem));
+            return;
+        }
         nextConnection = new CompletableFuture<>();
-        waiting.completeExceptionally(refused ? new ViperConfigException(name + ": " + problem)
-                : new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + problem));
+        waiting.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + problem));
         if (closed) {
             return;
         }
@@ -286,6 +303,27 @@ public final class EmbeddedNotifier implements Notifier {
         long delay = backoffMs;
         backoffMs = Math.min(BACKOFF_MAX_MS, backoffMs * 2);
         reconnect = loop.schedule(this::attempt, delay, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Stops connecting for good: trying again cannot change credentials. Whoever waits for the
+     * connection gets {@code refusal}, and so does every later wait; listeners hear it once. Logged
+     * at DEBUG only: the caller that gets the exception, or the listener, reports it.
+     */
+    private void refused(CompletableFuture<Void> waiting, ViperConfigException refusal) {
+        refusedBy = refusal;
+        nextConnection = CompletableFuture.failedFuture(refusal);
+        waiting.completeExceptionally(refusal);
+        if (closed) {
+            return;
+        }
+        state = State.REFUSED;
+        LOG.log(Level.DEBUG, () -> refusal.getMessage() + "; not trying again");
+        for (ModelState ms : models.values()) {
+            for (Sub s : ms.subs) {
+                dispatch(() -> s.failure(refusal));
+            }
+        }
     }
 
     private void connected(Channel ch, long brokerIdleMs) {
@@ -394,6 +432,7 @@ public final class EmbeddedNotifier implements Notifier {
             return ch;
         }
         checkOpen();
+        checkNotRefused();
         CompletableFuture<CompletableFuture<Void>> next = new CompletableFuture<>();
         runOnLoop(() -> {
             attempt();
@@ -608,6 +647,8 @@ public final class EmbeddedNotifier implements Notifier {
             }
             if (state == State.DISCONNECTED) {
                 dispatch(() -> sub.problem(name + ": broker unreachable (" + lastProblem + "); retrying with backoff"));
+            } else if (state == State.REFUSED) {
+                dispatch(() -> sub.failure(refusedBy));
             }
         });
         return sub;
@@ -652,6 +693,14 @@ public final class EmbeddedNotifier implements Notifier {
     private void checkOpen() {
         if (closed) {
             throw new ViperClosedException(name + " is closed");
+        }
+    }
+
+    /** Throws the broker's refusal of this client, once it refused: no connection will come. */
+    private void checkNotRefused() {
+        ViperConfigException refusal = refusedBy;
+        if (refusal != null) {
+            throw new ViperConfigException(refusal.getMessage());
         }
     }
 

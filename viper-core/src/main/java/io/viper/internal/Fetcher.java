@@ -99,7 +99,7 @@ final class Fetcher implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, target.version(),
+                LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, Long.toString(target.version()),
                         failure.getMessage(), backoff);
                 tracker.awaitRetry(target, backoff);
                 backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
@@ -167,7 +167,7 @@ final class Fetcher implements AutoCloseable {
         } finally {
             // Logged after the load, so that formatting the line does not delay the update.
             if (LOG.isLoggable(System.Logger.Level.INFO)) {
-                LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, m.version(), m.totalBytes(), sel.describe());
+                LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, Long.toString(m.version()), m.totalBytes(), sel.describe());
             }
         }
     }
@@ -195,7 +195,7 @@ final class Fetcher implements AutoCloseable {
             return true;
         } catch (ViperException e) {
             LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: the bytes its announcement carried are not usable ({2}); fetching it",
-                    model, m.version(), e.getMessage());
+                    model, Long.toString(m.version()), e.getMessage());
             tracker.forgetInlineData(m.version());
             return false;
         }
@@ -297,7 +297,7 @@ final class Fetcher implements AutoCloseable {
                     throw e;
                 }
                 LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2});"
-                        + " pulling them whole", model, m.version(), e.getMessage());
+                        + " pulling them whole", model, Long.toString(m.version()), e.getMessage());
             }
         }
         BlockPlan full = BlockPlan.full(wanted, destinations);
@@ -344,7 +344,7 @@ final class Fetcher implements AutoCloseable {
                 rt.metrics().failure(model, loc.scheme(), reason);
                 rt.metrics().fallback(model, loc.scheme());
                 failures.add(loc.uri() + ": " + e.getMessage());
-                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, m.version(),
+                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, Long.toString(m.version()),
                         loc.uri(), e.getMessage());
             }
         }

@@ -152,7 +152,7 @@ final class HostLoader implements Loader {
             if (plan == null || plan.reusedBytes() == 0) {
                 return new Filled(m.totalBytes(), 0, readVerified(m, loc, client, dst));
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), m.version(), plan);
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), Long.toString(m.version()), plan);
             // viper.consumer.verify.reuse.hashes: the pieces left in place take the hashes their verification computed.
             ContentHash[] before = reuseHashes && inBufferPieces != null && Verifier.samePieces(m, inBuffer) ? inBufferPieces : null;
             try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst, before)) {
@@ -173,7 +173,7 @@ final class HostLoader implements Loader {
                 return new Filled(plan.pulledBytes(), plan.reusedBytes(), check.pieces());
             } catch (ViperCorruptDataException e) {
                 LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks left in place, copied from the version held and pulled from {2}"
-                        + " did not verify ({3}); pulling the whole version", m.model(), m.version(), loc.uri(), e.getMessage());
+                        + " did not verify ({3}); pulling the whole version", m.model(), Long.toString(m.version()), loc.uri(), e.getMessage());
                 return new Filled(plan.pulledBytes() + m.totalBytes(), 0, readVerified(m, loc, client, dst));
             }
         } finally {

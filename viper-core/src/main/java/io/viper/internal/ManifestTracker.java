@@ -81,7 +81,7 @@ final class ManifestTracker implements AutoCloseable {
             Manifest had = known.get(m.version());
             if (had != null && !had.sameContent(m)) {
                 LOG.log(System.Logger.Level.WARNING, "consumer {0}: refused a second v{1} from {2} whose tensors differ from the one {3} announced first",
-                        model, m.version(), m.producerId(), had.producerId());
+                        model, Long.toString(m.version()), m.producerId(), had.producerId());
                 return;
             }
             fresh = had == null && m.version() > announcedVersion;
@@ -138,7 +138,8 @@ final class ManifestTracker implements AutoCloseable {
                     monitor.notifyAll();
                 }
             } else {
-                LOG.log(System.Logger.Level.DEBUG, "consumer {0}: ignoring v{1}, older than v{2}", model, m.version(), newest.version());
+                LOG.log(System.Logger.Level.DEBUG, "consumer {0}: ignoring v{1}, older than v{2}", model, Long.toString(m.version()),
+                        Long.toString(newest.version()));
             }
         }
     }

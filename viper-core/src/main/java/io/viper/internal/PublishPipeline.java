@@ -254,7 +254,8 @@ final class PublishPipeline implements AutoCloseable {
             rt.metrics().published(model);
             announced.complete(manifest);
         } else {
-            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, manifest.version(), failure.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: announcing failed: {2}", model, Long.toString(manifest.version()),
+                    failure.getMessage());
             announced.completeExceptionally(failure);
         }
     }
@@ -271,7 +272,7 @@ final class PublishPipeline implements AutoCloseable {
             }
             durable.complete(withFile);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: PFS flush failed: {2}", model, manifest.version(), e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "producer {0} v{1}: PFS flush failed: {2}", model, Long.toString(manifest.version()), e.getMessage());
             announced.completeExceptionally(e);
             durable.completeExceptionally(e);
         }

@@ -118,7 +118,8 @@ final class ServingModel implements AutoCloseable {
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
             LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
-                    model, m.version(), loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()), String.format("%.1f", u.verifyMs()), loaded.bytesReused());
+                    model, Long.toString(m.version()), loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()),
+                    String.format("%.1f", u.verifyMs()), loaded.bytesReused());
         }
         // Waiters see the version only once the update is complete (listeners run, old version released).
         LoadedModel replaced = old;

@@ -12,6 +12,7 @@ import io.viper.manifest.TensorEntry;
 import io.viper.manifest.Tier;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
+import io.viper.testing.LogCapture;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -116,6 +117,22 @@ class ManifestTrackerTest {
             assertEquals(first.tensors(), kept.tensors());
             t.offer(manifest(1, PFS));
             assertEquals(List.of(TCP, PFS), t.awaitTarget().locations(), "the same bytes announced again still add locations");
+        }
+    }
+
+    @Test
+    void aVersionInALogLineHasNoGroupingSeparators() {
+        // the warnings read "v1,795,484,765,965": MessageFormat groups a long's digits
+        long clock = 1_795_484_765_965L;
+        Manifest first = manifest(clock, TCP);
+        Manifest other = new Manifest("m", clock, "restarted", 0, new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(7, 7))), List.of(PFS));
+        try (LogCapture log = new LogCapture(ManifestTracker.class.getName());
+             ManifestTracker t = new ManifestTracker("m", true, () -> 0)) {
+            t.offer(first);
+            t.offer(other);
+            assertEquals(List.of("consumer m: refused a second v1795484765965 from restarted whose tensors differ from the one p announced first"),
+                    log.formattedLines());
         }
     }
 

@@ -6,16 +6,20 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 
 /** Captures warnings logged through System.Logger (backed by java.util.logging) under a logger name prefix. */
 public final class LogCapture implements AutoCloseable {
     private final Logger logger;
     private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final List<String> formatted = new CopyOnWriteArrayList<>();
+    private final SimpleFormatter formatter = new SimpleFormatter();
     private final Handler handler = new Handler() {
         @Override
         public void publish(LogRecord r) {
             if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
                 lines.add(r.getMessage());
+                formatted.add(formatter.formatMessage(r));
             }
         }
 
@@ -37,6 +41,11 @@ public final class LogCapture implements AutoCloseable {
     /** The captured messages so far. */
     public List<String> lines() {
         return List.copyOf(lines);
+    }
+
+    /** The captured messages so far with their parameters filled in, as a log shows them. */
+    public List<String> formattedLines() {
+        return List.copyOf(formatted);
     }
 
     /** Waits up to 5 s for a captured line containing {@code text}. */

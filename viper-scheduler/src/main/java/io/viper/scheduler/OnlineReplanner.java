@@ -132,7 +132,8 @@ public final class OnlineReplanner {
             latest = plan;
             return plan;
         } catch (ViperException | ArithmeticException e) {
-            LOG.log(System.Logger.Level.DEBUG, "online re-plan at iteration {0} failed ({1}); keeping the previous plan", now, e.getMessage());
+            LOG.log(System.Logger.Level.DEBUG, "online re-plan at iteration {0} failed ({1}); keeping the previous plan",
+                    Long.toString(now), e.getMessage());
             return null;
         }
     }

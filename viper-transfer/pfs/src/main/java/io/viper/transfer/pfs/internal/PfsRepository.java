@@ -215,7 +215,7 @@ public final class PfsRepository implements CheckpointRepository {
                     Files.move(tmp, versionDir, StandardCopyOption.ATOMIC_MOVE);
                     tmp = null;
                     fsyncDirectory(modelDir);
-                    LOG.log(Level.INFO, "stored {0} v{1} ({2} bytes) in {3}", model, version, manifest.totalBytes(), versionDir);
+                    LOG.log(Level.INFO, "stored {0} v{1} ({2} bytes) in {3}", model, Long.toString(version), manifest.totalBytes(), versionDir);
                 }
                 publishLatest(modelDir, version);
                 retired = applyRetention(model, modelDir);
@@ -267,9 +267,11 @@ public final class PfsRepository implements CheckpointRepository {
             if (named.isEmpty() || named.getAsLong() < newest) {
                 try {
                     publishLatest(modelDir, newest);
-                    LOG.log(Level.INFO, "{0}: named v{1}, the newest complete version, left unnamed by an interrupted store", modelDir.resolve(LATEST_FILE), newest);
+                    LOG.log(Level.INFO, "{0}: named v{1}, the newest complete version, left unnamed by an interrupted store", modelDir.resolve(LATEST_FILE),
+                            Long.toString(newest));
                 } catch (IOException e) {
-                    LOG.log(Level.WARNING, "cannot move {0} to v{1}: {2}; readers keep the version it names", modelDir.resolve(LATEST_FILE), newest, problem(e));
+                    LOG.log(Level.WARNING, "cannot move {0} to v{1}: {2}; readers keep the version it names", modelDir.resolve(LATEST_FILE),
+                            Long.toString(newest), problem(e));
                 }
             }
             return newest;
@@ -449,7 +451,7 @@ public final class PfsRepository implements CheckpointRepository {
             throw new ViperConfigException("cannot store " + manifest.model() + " v" + manifest.version() + ": " + versionDir
                     + " already holds this version with different tensors or metadata");
         }
-        LOG.log(Level.DEBUG, "{0} v{1} is already stored in {2}", manifest.model(), manifest.version(), versionDir);
+        LOG.log(Level.DEBUG, "{0} v{1} is already stored in {2}", manifest.model(), Long.toString(manifest.version()), versionDir);
         return true;
     }
 
@@ -521,7 +523,7 @@ public final class PfsRepository implements CheckpointRepository {
                 deleteTreeQuietly(tmp);
             }
         }
-        LOG.log(Level.DEBUG, "{0} now names version {1}", modelDir.resolve(LATEST_FILE), version);
+        LOG.log(Level.DEBUG, "{0} now names version {1}", modelDir.resolve(LATEST_FILE), Long.toString(version));
     }
 
     /**
@@ -550,7 +552,7 @@ public final class PfsRepository implements CheckpointRepository {
             }
             deleteTreeQuietly(grave);
             deleted = true;
-            LOG.log(Level.INFO, "retention: deleted {0} v{1} (keeping the newest {2})", model, v, retention);
+            LOG.log(Level.INFO, "retention: deleted {0} v{1} (keeping the newest {2})", model, Long.toString(v), retention);
         }
         return deleted;
     }

@@ -62,9 +62,12 @@ final class ConsumeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (paths != null && paths.isBlank()) {
+            throw new ViperConfigException("--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for any available");
+        }
         Viper.Builder b = common.builder();
         if (paths != null) {
-            b.consumerPaths(paths.split(","));
+            b.consumerPaths(paths.split(",", -1));
         }
         if (tensors != null) {
             b.config("viper.consumer.autoload", "false");

@@ -107,4 +107,17 @@ class ConfigProbesTest {
         assertRefused(r, "invalid value 'bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: ");
         assertTrue(r.err().contains("tcp") && r.err().contains("file"), r.err());
     }
+
+    @Test
+    void consumePathsThatCanReachNoVersionAreRefusedAtStart() {
+        // --paths file without --pfs warned and retried for ever; an empty list or entry was taken as "any"
+        assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "file", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
+                "viper.consumer.paths is file only, but viper.pfs.root is not set: a consumer reads file:// locations only from its own PFS");
+        assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
+                "--paths is empty: name the transports this consumer may use");
+        assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "tcp,,file", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
+                "invalid value 'tcp,,file' for viper.consumer.paths: an empty entry (a comma too many)");
+        assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "tcp,", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
+                "invalid value 'tcp,' for viper.consumer.paths: an empty entry");
+    }
 }

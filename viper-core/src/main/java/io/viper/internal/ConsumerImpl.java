@@ -6,6 +6,7 @@ import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.errors.ViperClosedException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Manifest;
@@ -13,6 +14,7 @@ import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -52,6 +54,7 @@ final class ConsumerImpl implements ViperConsumer {
         this.model = Manifest.validateModelName(model);
         this.onClose = onClose;
         ViperConfig c = rt.config();
+        checkPaths(c);
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
         this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
@@ -98,6 +101,14 @@ final class ConsumerImpl implements ViperConsumer {
         });
         fetcher.start();
         LOG.log(System.Logger.Level.INFO, "consumer {0}: following {1}", model, notifier.uri());
+    }
+
+    /** Refuses paths that can reach no version: file:// alone without a PFS of its own, which is the only place a consumer reads it from. */
+    private static void checkPaths(ViperConfig c) {
+        if (c.get(ViperConfig.CONSUMER_PATHS).equals(List.of("file")) && c.get(ViperConfig.PFS_ROOT).isEmpty()) {
+            throw new ViperConfigException(ViperConfig.CONSUMER_PATHS.name() + " is file only, but " + ViperConfig.PFS_ROOT.name()
+                    + " is not set: a consumer reads file:// locations only from its own PFS, so it could load no version");
+        }
     }
 
     @Override

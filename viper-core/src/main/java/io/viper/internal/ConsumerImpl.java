@@ -167,8 +167,8 @@ final class ConsumerImpl implements ViperConsumer {
         }
         serving.stopped(f);
         if (!heard) {
-            LOG.log(System.Logger.Level.ERROR, "consumer {0}: stopped following the model, serving v{1}: {2}", model,
-                    Long.toString(serving.version()), f.getMessage());
+            LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": stopped following the model, serving v" + serving.version() + ": "
+                    + f.getMessage());
         }
         failureListeners.tell(f);
     }

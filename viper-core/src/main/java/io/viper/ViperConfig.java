@@ -43,7 +43,8 @@ public final class ViperConfig {
     /** Prefixes of keys handed to a plugin as they are: Kafka client settings ({@code kafka.security.protocol}). */
     public static final List<String> PASSTHROUGH_PREFIXES = List.of("kafka.");
 
-    public static final ConfigKey<URI> NOTIFIER = define(CORE.key("viper.notifier", ConfigType.URI, "embedded://127.0.0.1:0", ConfigValues::parseUri,
+    public static final ConfigKey<URI> NOTIFIER = define(CORE.key("viper.notifier", ConfigType.URI, "embedded://127.0.0.1:0",
+            v -> ConfigValues.parseUri(v, "embedded://127.0.0.1:7800 or kafka://host:9092"),
             "Where manifests are announced: embedded://host:port (a broker the producer hosts; port 0 picks one) or kafka://host:port[,host:port][?topic=T]."));
     public static final ConfigKey<List<URI>> TRANSPORTS = define(CORE.key("viper.transports", ConfigType.URI_LIST, "ucx://127.0.0.1:0,tcp://127.0.0.1:0,cuda-ipc://127.0.0.1:0,ucx-cuda://127.0.0.1:0,cuda-pipe://127.0.0.1:0", ConfigValues::parseUriList,
             "Producer: the transports that serve staged checkpoints and where they bind, in order of preference. Unavailable ones (no UCX, no CUDA) are skipped with a log line"

@@ -109,6 +109,16 @@ class ConfigProbesTest {
     }
 
     @Test
+    void aBadNotifierAddressNamesThePartAtFaultAndAValidExample() {
+        // "-1" read "has no host", and the example offered was tcp://127.0.0.1:0, which is no notifier
+        assertRefused(publish("--set", "viper.notifier=embedded://127.0.0.1:-1"),
+                "'embedded://127.0.0.1:-1' has port -1 out of range 0-65535 (expected embedded://host:port; port 0 picks a free one)");
+        assertRefused(publish("--set", "viper.notifier=broker-host"),
+                "invalid value 'broker-host' for viper.notifier: 'broker-host' is not a URI with a scheme"
+                        + " (e.g. embedded://127.0.0.1:7800 or kafka://host:9092)");
+    }
+
+    @Test
     void consumePathsThatCanReachNoVersionAreRefusedAtStart() {
         // --paths file without --pfs warned and retried for ever; an empty list or entry was taken as "any"
         assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "file", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),

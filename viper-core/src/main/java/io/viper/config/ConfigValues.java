@@ -57,10 +57,15 @@ public final class ConfigValues {
 
     /** A URI with a scheme. */
     public static URI parseUri(String v) {
+        return parseUri(v, "tcp://127.0.0.1:0");
+    }
+
+    /** A URI with a scheme; a refusal gives {@code example} as one that would do. */
+    public static URI parseUri(String v, String example) {
         try {
             URI u = new URI(v);
             if (u.getScheme() == null) {
-                throw new ViperConfigException("'" + v + "' is not a URI with a scheme (e.g. tcp://127.0.0.1:0)");
+                throw new ViperConfigException("'" + v + "' is not a URI with a scheme (e.g. " + example + ")");
             }
             return u;
         } catch (URISyntaxException e) {

@@ -42,7 +42,7 @@ public record HostPort(String host, int port) {
             throw new ViperConfigException(quoted + " is not a " + scheme + ":// URI" + expected);
         }
         if (uri.isOpaque() || uri.getHost() == null || uri.getHost().isEmpty()) {
-            throw new ViperConfigException(quoted + " has no host" + expected);
+            throw new ViperConfigException(quoted + noHost(uri, allowZeroPort) + expected);
         }
         if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null
                 || (uri.getRawPath() != null && !uri.getRawPath().isEmpty())) {
@@ -60,6 +60,28 @@ public record HostPort(String host, int port) {
             host = host.substring(1, host.length() - 1);
         }
         return new HostPort(host, port);
+    }
+
+    /**
+     * Why {@code uri} has no host: {@link URI} finds none when any part of the authority is not
+     * well-formed (a port {@code -1} or {@code x} as much as a host {@code a_b}), so the part at
+     * fault is named here.
+     */
+    private static String noHost(URI uri, boolean allowZeroPort) {
+        String authority = uri.isOpaque() ? null : uri.getRawAuthority();
+        if (authority == null || authority.isEmpty()) {
+            return " has no host";
+        }
+        int colon = authority.lastIndexOf(':');
+        if (colon > 0 && colon > authority.lastIndexOf(']')) {
+            String port = authority.substring(colon + 1);
+            if (port.matches("-?[0-9]+")) {
+                return port.startsWith("-") ? " has port " + port + " out of range " + (allowZeroPort ? "0" : "1") + "-65535"
+                        : " has no valid host name ('" + authority.substring(0, colon) + "')";
+            }
+            return port.isEmpty() ? " has no port" : " has port '" + port + "', which is not a number";
+        }
+        return colon == 0 ? " has no host" : " has no valid host name ('" + authority + "')";
     }
 
     /** The socket address with the host looked up now (to bind, or to connect at once); an unknown host is refused. */

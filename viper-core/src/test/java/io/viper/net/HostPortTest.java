@@ -36,6 +36,23 @@ class HostPortTest {
     }
 
     @Test
+    void anAuthorityUriCannotParseNamesThePartAtFault() {
+        // 'embedded://127.0.0.1:-1' has no host: URI finds no host when the port is malformed
+        for (String[] c : new String[][] {
+            {"embedded://127.0.0.1:-1", "has port -1 out of range 0-65535"},
+            {"embedded://127.0.0.1:x1", "has port 'x1', which is not a number"},
+            {"embedded://bad_host:7800", "has no valid host name ('bad_host')"},
+            {"embedded://bad_host", "has no valid host name ('bad_host')"},
+            {"embedded://:7800", "has no host"},
+        }) {
+            ViperConfigException e = assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create(c[0]), "embedded", true), c[0]);
+            assertEquals("'" + c[0] + "' " + c[1] + " (expected embedded://host:port; port 0 picks a free one)", e.getMessage());
+        }
+        assertEquals("'tcp://h:-1' has port -1 out of range 1-65535 (expected tcp://host:port)",
+                assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create("tcp://h:-1"), "tcp", false)).getMessage());
+    }
+
+    @Test
     void resolvesFormsUrisAndAdvertisesWildcardsAsThisHost() {
         HostPort loop = HostPort.parse(URI.create("tcp://127.0.0.1:0"), "tcp", true);
         InetSocketAddress a = loop.resolve();

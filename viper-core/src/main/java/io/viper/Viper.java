@@ -65,6 +65,18 @@ public final class Viper implements AutoCloseable {
         return runtime.config();
     }
 
+    /**
+     * Checks now, without reaching the network, what producers and consumers of this instance open
+     * on first use: the notifier's address (an installed scheme, a well-formed address for it) and
+     * the PFS repository ({@code viper.pfs.root}, opened here). A long-running process (the agent)
+     * calls it at start, so that a bad setting is refused before it serves anyone.
+     *
+     * @throws io.viper.errors.ViperConfigException naming the setting and what is wrong
+     */
+    public void checkSettings() {
+        runtime.checkSettings();
+    }
+
     @Override
     public void close() {
         instances.close();

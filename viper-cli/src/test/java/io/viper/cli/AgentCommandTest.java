@@ -2,6 +2,7 @@ package io.viper.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.Viper;
 import io.viper.agent.ViperAgent;
@@ -21,6 +22,27 @@ class AgentCommandTest {
         Path file = Files.writeString(dir.resolve("file"), "x");
         assertEquals("shared-memory directory " + file + " is not a writable directory",
                 ProbeFailuresTest.fails(2, "agent", "--socket", dir.resolve("a.sock").toString(), "--shm-dir", file.toString()));
+    }
+
+    @Test
+    void aNotifierOrPfsPublishWouldRefuseIsRefusedBeforeItListens() throws Exception {
+        // the agent listened with any of these; publish and consume refuse them
+        Path socket = dir.resolve("a.sock");
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        String[][] cases = {
+            {"--notifier", "zz://a:1", "no notifier for 'zz://' (installed: embedded://, kafka://)"},
+            {"--notifier", "embedded://127.0.0.1:99999",
+                "'embedded://127.0.0.1:99999' has port 99999 out of range 0-65535 (expected embedded://host:port; port 0 picks a free one)"},
+            {"--notifier", "kafka://h:9092/t", "kafka URI 'kafka://h:9092/t' must not have a path"},
+            {"--pfs", file.toString(), "repository root '" + file.toUri() + "' exists but is not a directory"},
+        };
+        for (String[] c : cases) {
+            String line = ProbeFailuresTest.fails(2, "agent", "--socket", socket.toString(), "--shm-dir", dir.toString(), c[0], c[1]);
+            assertTrue(line.startsWith(c[2]), c[1] + " -> " + line);
+            assertFalse(Files.exists(socket), "refused before it listened");
+        }
+        assertEquals("Invalid value for option '--shm-dir': an empty path (see 'viper agent --help')",
+                ProbeFailuresTest.fails(2, "agent", "--socket", socket.toString(), "--shm-dir", ""));
     }
 
     @Test

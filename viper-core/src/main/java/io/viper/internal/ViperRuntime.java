@@ -99,6 +99,13 @@ public final class ViperRuntime implements AutoCloseable {
         return Math.max(1, Math.min(config.get(ViperConfig.HASH_THREADS), Runtime.getRuntime().availableProcessors() - 1));
     }
 
+    /** See {@link io.viper.Viper#checkSettings()}. */
+    public void checkSettings() {
+        URI uri = config.get(ViperConfig.NOTIFIER);
+        Providers.notifier(uri.getScheme()).check(uri, config);
+        repository();
+    }
+
     /**
      * The notifier, opened for {@code role} on first use. A producer-role notifier also serves this
      * instance's consumers (so one process can host the embedded broker and follow it).

@@ -26,4 +26,14 @@ public interface NotifierProvider {
      * client settings are in {@link ViperConfig#passthrough}.
      */
     Notifier open(URI uri, Role role, ViperConfig config);
+
+    /**
+     * Checks {@code uri} and {@code config} as {@link #open} would for a producer, without opening
+     * anything or reaching the network, so that a long-running process refuses a bad address when it
+     * starts rather than at its first client. Default: nothing to check.
+     *
+     * @throws io.viper.errors.ViperConfigException naming what is wrong
+     */
+    default void check(URI uri, ViperConfig config) {
+    }
 }

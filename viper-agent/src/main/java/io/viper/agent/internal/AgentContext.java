@@ -23,6 +23,7 @@ public record AgentContext(Viper viper, SharedMemory shm, Producers producers, C
         try {
             Secret.fromConfig(viper.config());
             Tls.client(viper.config());
+            viper.checkSettings();
         } catch (RuntimeException e) {
             viper.close();
             throw e;

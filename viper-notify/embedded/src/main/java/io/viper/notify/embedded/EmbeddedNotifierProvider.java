@@ -116,6 +116,12 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         }
     }
 
+    /** The address's form: a host and a port (0 picks a free one for a producer's broker). */
+    @Override
+    public void check(URI uri, ViperConfig config) {
+        Endpoint.parse(uri, true);
+    }
+
     /** A producer's client publishes, so it proves the producer role; a consumer's proves the consumer role. */
     private static ClientSecurity security(ViperConfig config, Role role) {
         return ClientSecurity.of(config, "embedded", role == Role.PRODUCER ? io.viper.auth.Role.PRODUCER : io.viper.auth.Role.CONSUMER);

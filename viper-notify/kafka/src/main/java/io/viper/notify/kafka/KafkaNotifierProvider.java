@@ -59,4 +59,11 @@ public final class KafkaNotifierProvider implements NotifierProvider {
         KafkaSettings settings = KafkaSettings.from(Objects.requireNonNull(config, "config"));
         return new KafkaNotifier(parsed, settings, role);
     }
+
+    /** The brokers' addresses and query, and the {@code viper.kafka.*} settings. */
+    @Override
+    public void check(URI uri, ViperConfig config) {
+        KafkaUri.parse(uri);
+        KafkaSettings.from(Objects.requireNonNull(config, "config"));
+    }
 }

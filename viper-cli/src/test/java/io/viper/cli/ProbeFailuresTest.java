@@ -133,6 +133,20 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void publishsTimeoutBoundsTheNotifiersWaits() throws Exception {
+        // publish --timeout 5s to a Kafka that is not there waited 30 s for the newest version, then 30 s more
+        assertEquals(30_000, PublishCommand.notifyTimeoutMs(Duration.ofSeconds(60), Map.of()), "the default --timeout leaves the default");
+        assertEquals(2_500, PublishCommand.notifyTimeoutMs(Duration.ofSeconds(5), Map.of()));
+        assertEquals(2_000, PublishCommand.notifyTimeoutMs(Duration.ofSeconds(5), Map.of("viper.notify.timeout.ms", "2000")));
+        assertEquals(1, PublishCommand.notifyTimeoutMs(Duration.ZERO, Map.of()));
+        Path model = CliProcesses.testdata().resolve("safetensors").resolve("small_f32.safetensors");
+        String line = assertTimeoutPreemptively(NO_HANG, () -> fails(1, "publish", "--model", "m", "--file", model.toString(), "--linger", "0",
+                "--notifier", "kafka://127.0.0.1:1", "--timeout", "2s"));
+        // the announcement fails as the time is up: either may be the line
+        assertTrue(line.equals("publishing m: announcing took longer than 2 s") || line.startsWith("Kafka at 127.0.0.1:1 "), line);
+    }
+
+    @Test
     void aFullDiskWhileWritingOutIsAnOperationalFailure() throws Exception {
         // The version's output file is a link to /dev/full, where every write fails with ENOSPC, as on a full disk.
         Path out = Files.createDirectories(dir.resolve("out"));

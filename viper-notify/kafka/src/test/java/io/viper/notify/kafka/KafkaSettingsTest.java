@@ -70,6 +70,21 @@ class KafkaSettingsTest {
     }
 
     @Test
+    void everyClientWaitIsBoundedByTheNotifyTimeout() {
+        // publish --timeout 5s to an unreachable broker took 61 s: each wait must end within viper.notify.timeout.ms
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.notify.timeout.ms", "5000")));
+        Properties producer = s.producerProperties(URI_, "x");
+        Properties consumer = s.consumerProperties(URI_, "x");
+        Properties admin = s.adminProperties(URI_, "x");
+        for (var c : new Object[][] {{producer, "max.block.ms"}, {producer, "request.timeout.ms"}, {producer, "delivery.timeout.ms"},
+                {consumer, "default.api.timeout.ms"}, {consumer, "request.timeout.ms"}, {admin, "default.api.timeout.ms"},
+                {admin, "request.timeout.ms"}}) {
+            long ms = Long.parseLong(((Properties) c[0]).getProperty((String) c[1]));
+            assertTrue(ms > 0 && ms <= 5000, c[1] + " = " + ms);
+        }
+    }
+
+    @Test
     void producerOnlySettingsGoToTheProducerOnly() {
         KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("kafka.linger.ms", "5", "kafka.fetch.min.bytes", "10")));
         assertEquals("5", s.producerProperties(URI_, "x").getProperty("linger.ms"));

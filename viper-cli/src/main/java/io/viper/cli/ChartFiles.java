@@ -25,12 +25,9 @@ final class ChartFiles {
         if (!name.endsWith(".png") && !name.endsWith(".svg")) {
             throw new ViperConfigException("--plot " + file + ": the file name must end in .png or .svg");
         }
-        if (Files.isDirectory(file)) {
-            throw new ViperConfigException("--plot " + file + ": is a directory");
-        }
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
-            throw new ViperConfigException("--plot " + file + ": is not a regular file (a pipe, socket or device)");
-        }
+        IoProblems.notARegularFile(file).ifPresent(problem -> {
+            throw new ViperConfigException("--plot " + file + ": " + problem);
+        });
         if (Files.exists(file) && !Files.isWritable(file)) {
             throw new ViperConfigException("--plot " + file + ": permission denied (the file is not writable)");
         }

@@ -33,13 +33,9 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
      *     is not a regular file (a directory, a FIFO, a device), which is refused without being opened
      */
     static LossLog read(Path file) {
-        if (Files.isDirectory(file)) {
-            throw new ViperConfigException("loss log " + file + ": is a directory, not a CSV file");
-        }
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
-            // reading a FIFO or a device would block, or never end
-            throw new ViperConfigException("loss log " + file + ": is not a regular file (a pipe, socket or device), not a CSV file");
-        }
+        IoProblems.notARegularFile(file).ifPresent(problem -> {
+            throw new ViperConfigException("loss log " + file + ": " + problem + ", not a CSV file");
+        });
         double[] x = new double[1024];
         double[] y = new double[1024];
         double[] dx = new double[1024];

@@ -7,8 +7,11 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * One line saying what went wrong with a file or a socket. The JDK's {@link FileSystemException}s
@@ -61,6 +64,21 @@ public final class IoProblems {
             }
         }
         return false;
+    }
+
+    /**
+     * Why {@code path} is no file to read or overwrite, looked at without opening it: "is a directory",
+     * or "is not a regular file (a pipe, socket or device)" (opening a FIFO or a device would block, or
+     * the read never end); empty for a regular file or a path that does not exist.
+     */
+    public static Optional<String> notARegularFile(Path path) {
+        if (Files.isDirectory(path)) {
+            return Optional.of("is a directory");
+        }
+        if (Files.exists(path) && !Files.isRegularFile(path)) {
+            return Optional.of("is not a regular file (a pipe, socket or device)");
+        }
+        return Optional.empty();
     }
 
     private static String firstLine(Throwable e) {

@@ -1,5 +1,6 @@
 package io.viper.format;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
@@ -13,7 +14,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -86,13 +86,9 @@ public final class SafetensorsFile implements AutoCloseable {
     public static SafetensorsFile open(Path path) {
         Objects.requireNonNull(path, "path");
         String source = path.toString();
-        if (Files.isDirectory(path)) {
-            throw new ViperFormatException(source, "is a directory, not a safetensors file");
-        }
-        if (Files.exists(path) && !Files.isRegularFile(path)) {
-            // A FIFO or device would block or never end the read: refused before it is opened.
-            throw new ViperFormatException(source, "is not a regular file (a pipe, socket or device), not a safetensors file");
-        }
+        IoProblems.notARegularFile(path).ifPresent(problem -> {
+            throw new ViperFormatException(source, problem + ", not a safetensors file");
+        });
         Arena arena = Arena.ofShared();
         try {
             MemorySegment file;

@@ -34,6 +34,16 @@ class IoProblemsTest {
     }
 
     @Test
+    void aPathThatIsNoRegularFileIsNamedWithoutOpeningIt(@TempDir Path dir) throws Exception {
+        Path fifo = dir.resolve("pipe");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        assertEquals(java.util.Optional.of("is a directory"), IoProblems.notARegularFile(dir));
+        assertEquals(java.util.Optional.of("is not a regular file (a pipe, socket or device)"), IoProblems.notARegularFile(fifo));
+        assertTrue(IoProblems.notARegularFile(Files.writeString(dir.resolve("f"), "x")).isEmpty());
+        assertTrue(IoProblems.notARegularFile(dir.resolve("missing")).isEmpty());
+    }
+
+    @Test
     void pathsAndPortsAreTheCallersToFixAnywhereInTheChain() {
         assertTrue(IoProblems.isCallersToFix(new ViperConfigException("x", new AccessDeniedException("/x"))));
         assertTrue(IoProblems.isCallersToFix(new UncheckedIOException(new NoSuchFileException("/x"))));

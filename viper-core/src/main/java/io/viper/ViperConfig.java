@@ -14,7 +14,6 @@ import io.viper.spi.TransportProvider;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -247,9 +246,6 @@ public final class ViperConfig {
 
     /** {@link #CONSUMER_PATHS}: schemes of installed transports only; a typo would otherwise leave a consumer waiting forever. */
     static List<String> parseInstalledTransports(String v) {
-        if (!v.isBlank() && Arrays.stream(v.split(",", -1)).anyMatch(String::isBlank)) {
-            throw new ViperConfigException("an empty entry (a comma too many)");
-        }
         List<String> schemes = ConfigValues.parseNameList(v);
         if (!schemes.isEmpty()) {
             TreeSet<String> installed = new TreeSet<>();

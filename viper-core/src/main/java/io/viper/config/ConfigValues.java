@@ -84,13 +84,17 @@ public final class ConfigValues {
         return List.copyOf(out);
     }
 
-    /** Comma-separated names, lower-cased; blank entries are dropped. */
+    /** Comma-separated names, lower-cased; a blank value is none, a blank entry among others is refused. */
     public static List<String> parseNameList(String v) {
+        if (v.isBlank()) {
+            return List.of();
+        }
         List<String> out = new ArrayList<>();
-        for (String part : v.split(",")) {
-            if (!part.isBlank()) {
-                out.add(part.trim().toLowerCase(Locale.ROOT));
+        for (String part : v.split(",", -1)) {
+            if (part.isBlank()) {
+                throw new ViperConfigException("an empty entry (a comma too many)");
             }
+            out.add(part.trim().toLowerCase(Locale.ROOT));
         }
         return List.copyOf(out);
     }

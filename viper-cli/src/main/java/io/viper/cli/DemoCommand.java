@@ -118,7 +118,6 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        CliLogging.configure(false);
         SMILE_LOG.setLevel(Level.WARNING);
         DemoSettings s = validate();
         PrintWriter out = spec.commandLine().getOut();

@@ -127,7 +127,7 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
             p.planner().ifPresent(a -> schedules.put(p, planner.schedule(a, options)));
         }
         return new DemoPlan(fit, in, epochIters, trainImages, threshold, budget, Collections.unmodifiableMap(schedules),
-                OnlineCheckpointPolicy.Config.of(in, budget), latencyMeasured, bytes);
+                OnlineCheckpointPolicy.Config.of(planner.simulator(), budget), latencyMeasured, bytes);
     }
 
     private static double[] column(List<double[]> rows, int c) {

@@ -30,7 +30,7 @@ public final class OnlineAlgorithm implements ScheduleAlgorithm {
         double[] serving = sim.servingLossesUnsafe();
         double rate = in.staleness().ratePerIteration();
         long s = in.warmup();
-        OnlineCheckpointPolicy.Config cfg = OnlineCheckpointPolicy.Config.of(in, budget);
+        OnlineCheckpointPolicy.Config cfg = OnlineCheckpointPolicy.Config.of(sim, budget);
         long[] deployed = {s};
         // L(c) + rate * (t - c) = serving(c) + rate * (t - s)
         StalenessProbe probe = t -> new StalenessProbe.Measurement(serving[(int) (deployed[0] - s)] + rate * (t - s), sim.loss(t));

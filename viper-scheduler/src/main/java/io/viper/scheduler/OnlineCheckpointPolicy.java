@@ -99,7 +99,12 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
          * the run besides those at changes.
          */
         public static Config of(ScheduleInput in, int budget) {
-            CilSimulator sim = new CilSimulator(in);
+            return of(new CilSimulator(in), budget);
+        }
+
+        /** {@link #of(ScheduleInput, int)} for a simulator already built for the run's input. */
+        public static Config of(CilSimulator sim, int budget) {
+            ScheduleInput in = sim.input();
             long spacing = in.tTrain() > 0 ? Math.max(1, (long) Math.ceil(in.tLoad() / in.tTrain() - 1e-9)) : 1;
             return new Config(in.warmup(), in.end(), budget, in.tTrain() / in.tInfer(), spacing, initialThreshold(sim, budget),
                     Math.max(1, Math.ceilDiv(budget, 10)), DEFAULT_GAIN, in.span() / 20, Math.max(10, in.span() / 4));

@@ -3,6 +3,7 @@ package io.viper;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,6 +16,7 @@ import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.ReadLease;
+import io.viper.spi.TransportClient;
 import io.viper.tensor.DType;
 import io.viper.testing.InMemoryNotifierProvider;
 import io.viper.testing.InMemoryTransportProvider;
@@ -29,12 +31,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Producer/consumer orchestration over the in-memory transport and notifier test doubles. */
 class ViperSdkTest {
@@ -197,24 +204,30 @@ class ViperSdkTest {
         assertTrue(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"), "withdrawn once the last lease closed");
     }
 
-    @Test
-    void corruptBytesAreDetectedAndTheNextLocationIsUsed() {
+    @ParameterizedTest
+    @ValueSource(strings = {"CORRUPT", "CONFIG"})
+    void aFailingLocationIsPassedOverForTheNextOne(String reason) {
+        // corrupt bytes; a producer that refuses this consumer's credentials, final only when no location delivers
         String bad = name + "-bad";
         String good = name + "-good";
         Viper v = viper("mem://" + bad, "mem://" + good);
-        InMemoryTransportProvider.faults(bad).corruptReads.set(1_000);
+        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(bad);
+        (reason.equals("CORRUPT") ? faults.corruptReads : faults.refuseReads).set(1_000);
         ViperProducer producer = keep(v.producer("c", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("c"));
         List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
         consumer.onUpdate(updates::add);
+        List<ViperException> failures = new CopyOnWriteArrayList<>();
+        consumer.onFailure(failures::add);
         producer.publish(snapshot(4f), Map.of());
         consumer.awaitVersion(1, WAIT);
-        assertEquals(1, updates.getFirst().fallbacks(), "the corrupt location was tried first and refused");
+        assertEquals(1, updates.getFirst().fallbacks(), "the failing location was tried first and passed over");
         assertEquals("mem://" + good, updates.getFirst().location().uri().toString());
         try (ModelLease m = consumer.current()) {
             assertArrayEquals(params(4f).get("dense.weight"), m.tensor("dense.weight").toFloatArray());
         }
-        assertTrue(registry.find("viper.transfer.failures").tag("reason", "CORRUPT").counter().count() >= 1);
+        assertTrue(registry.find("viper.transfer.failures").tag("reason", reason).counter().count() >= 1);
+        assertEquals(List.of(), failures, "a version that arrives is no failure");
     }
 
     @Test
@@ -238,6 +251,55 @@ class ViperSdkTest {
             assertArrayEquals(new float[] {2f, -2f}, m.tensor("dense.bias").toFloatArray());
         }
         assertTrue(InMemoryTransportProvider.faults(only).reads.get() >= 3, "retried after failures");
+    }
+
+    @Test
+    void aProducerThatRefusesTheConsumersCredentialsStopsItFollowingTheModel() throws Exception {
+        // it was retried with backoff up to 30 s for ever, as if the producer might change its mind
+        String only = name + "-only";
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "20").build());
+        ViperProducer producer = keep(v.producer("rf", CheckpointPolicy.never()));
+        ViperConsumer consumer = keep(v.consumer("rf"));
+        BlockingQueue<ViperException> failures = new LinkedBlockingQueue<>();
+        consumer.onFailure(failures::add);
+        producer.publish(snapshot(1f), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(only);
+        faults.refuseReads.set(1_000);
+        int readsBefore = faults.reads.get();
+        producer.publish(snapshot(2f), Map.of());
+
+        ViperException failure = failures.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertInstanceOf(ViperConfigException.class, failure, String.valueOf(failure));
+        assertEquals("mem read of rf v2: mem://" + only + " refused this client: authentication failed", failure.getMessage());
+        assertEquals(readsBefore + 1, faults.reads.get(), "refused once, not retried");
+        ViperConfigException wait = assertThrows(ViperConfigException.class, () -> consumer.awaitVersion(2, WAIT));
+        assertTrue(wait.getMessage().endsWith("will not arrive (serving v1): " + failure.getMessage()), wait.getMessage());
+        try (ModelLease m = consumer.current()) {
+            assertArrayEquals(new float[] {1f, -1f}, m.tensor("dense.bias").toFloatArray(), "v1 keeps serving");
+        }
+        List<ViperException> late = new ArrayList<>();
+        consumer.onFailure(late::add);
+        assertEquals(List.of(failure), late, "a listener registered later hears it at once");
+        ViperConfigException fetch = assertThrows(ViperConfigException.class, () -> consumer.fetch(2, Set.of("dense.bias")));
+        assertTrue(TransportClient.refusesConsumer(fetch), fetch.getMessage());
+    }
+
+    @Test
+    void aStrangerOnTheProducersPortIsRetriedLikeAnyFailure() {
+        // not a refusal of credentials: a restarted producer may take its port back
+        String only = name + "-only";
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "20").build());
+        InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(only);
+        faults.refuseCredentials = false;
+        faults.refuseReads.set(2);
+        ViperProducer producer = keep(v.producer("st", CheckpointPolicy.never()));
+        ViperConsumer consumer = keep(v.consumer("st"));
+        producer.publish(snapshot(5f), Map.of());
+        assertEquals(1, consumer.awaitVersion(1, WAIT));
+        assertEquals(3, faults.reads.get(), "refused twice, then read");
     }
 
     @Test

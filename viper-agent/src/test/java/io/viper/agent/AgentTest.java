@@ -181,7 +181,7 @@ class AgentTest {
         assertHolds(consumer.request("lease"), v1);
 
         // Without credentials the agent's consumer is refused by the broker, for good: it never learns of v1.
-        try (AgentLog notifierLog = new AgentLog("io.viper.internal.ConsumerImpl")) {
+        try (AgentLog notifierLog = new AgentLog("io.viper.internal.ServingModel")) {
             ViperAgent stranger = keep(ViperAgent.start(dir.resolve("s.sock"), shm,
                     Viper.builder().notifier(p.notifierUri()).consumerPaths("tcp")));
             TestClient outsider = client(stranger, "consumer", "m");

@@ -92,7 +92,7 @@ final class ConsumeCommand implements Callable<Integer> {
                     return ViperMain.EXIT_NO_UPDATE;
                 }
                 if (e instanceof ViperException failure) {
-                    throw failure; // no update will come: the broker refused this consumer's credentials
+                    throw failure; // no update will come: the broker or the producers refused this consumer's credentials or TLS trust
                 }
                 long v;
                 if (e instanceof ModelUpdate u) {

@@ -8,7 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.ViperProducer;
+import io.viper.manifest.Manifest;
+import io.viper.spi.Notifier;
+import io.viper.spi.NotifierProvider;
+import io.viper.spi.Providers;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -112,13 +118,18 @@ class ProbeFailuresTest {
         assertEquals("not a directory", Files.readString(file), "left alone");
     }
 
+    /** A new secret written by {@code viper secret} to {@code file} in the test's directory. */
+    private Path secret(String file) {
+        Path p = dir.resolve(file);
+        assertEquals(0, InspectCommandTest.run("secret", "--out", p.toString()).exit());
+        return p;
+    }
+
     @Test
     void aConsumerTheBrokerRefusesExitsTwoRatherThanWaitingForAnUpdate() throws Exception {
         // with the wrong secret, consume retried until --timeout and exited 3 as if no update came
-        Path mine = dir.resolve("mine.secret");
-        Path other = dir.resolve("other.secret");
-        assertEquals(0, InspectCommandTest.run("secret", "--out", mine.toString()).exit());
-        assertEquals(0, InspectCommandTest.run("secret", "--out", other.toString()).exit());
+        Path mine = secret("mine.secret");
+        Path other = secret("other.secret");
         try (Viper producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0")
                 .config("viper.auth.secret.file", mine.toString()).build();
              ViperProducer producer = producerSide.producer("guarded", CheckpointPolicy.never())) {
@@ -144,6 +155,26 @@ class ProbeFailuresTest {
                 "--notifier", "kafka://127.0.0.1:1", "--timeout", "2s"));
         // the announcement fails as the time is up: either may be the line
         assertTrue(line.equals("publishing m: announcing took longer than 2 s") || line.startsWith("Kafka at 127.0.0.1:1 "), line);
+    }
+
+    @Test
+    void aConsumerAProducerRefusesExitsTwoNamingTheProducer() throws Exception {
+        // the broker let the consumer in but the producer's tcp:// port refused its secret: consume retried that for ever
+        Path mine = secret("mine.secret");
+        Path other = secret("other.secret");
+        ViperConfig withMine = ViperConfig.of(Map.of("viper.auth.secret.file", mine.toString()));
+        try (Notifier broker = Providers.notifier("embedded").open(URI.create("embedded://127.0.0.1:0"), NotifierProvider.Role.PRODUCER, withMine);
+             Viper producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0")
+                     .config("viper.auth.secret.file", other.toString()).config("viper.producer.inline.bytes", "0").build();
+             ViperProducer producer = producerSide.producer("elsewhere", CheckpointPolicy.never())) {
+            Manifest m = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of())
+                    .announced().get(60, TimeUnit.SECONDS);
+            broker.publish(m); // announced where the consumer's secret is good, as by a producer of both deployments
+            URI at = m.locations().getFirst().uri();
+            String line = assertTimeoutPreemptively(NO_HANG, () -> fails(2, "consume", "--model", "elsewhere", "--timeout", "50s",
+                    "--notifier", broker.uri().toString(), "--set", "viper.auth.secret.file=" + mine));
+            assertEquals("tcp read of elsewhere v1 from " + at + ": " + at + " refused this client: authentication failed", line);
+        }
     }
 
     @Test

@@ -101,11 +101,11 @@ public final class Authenticator {
             }
             Role claimed = Role.ofCode(code);
             if (claimed == null) {
-                throw new Handshake.Refused(peer + " sent no credentials; this " + protocol + " server requires them");
+                throw new Handshake.Refused(peer + " sent no credentials; this " + protocol + " server requires them", true);
             }
             Optional<byte[]> key = secret.get().key(claimed);
             if (key.isEmpty() || !Handshake.same(mac, Handshake.mac(key.get(), "client", protocol, code, serverNonce, clientNonce))) {
-                throw new Handshake.Refused(peer + ": wrong credentials for the " + claimed.name().toLowerCase(java.util.Locale.ROOT) + " role");
+                throw new Handshake.Refused(peer + ": wrong credentials for the " + claimed.name().toLowerCase(java.util.Locale.ROOT) + " role", true);
             }
             role = claimed;
             return role;

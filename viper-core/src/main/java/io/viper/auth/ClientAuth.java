@@ -76,13 +76,13 @@ public final class ClientAuth {
             serverNonce = Handshake.read(b, Handshake.NONCE_BYTES, "challenge", peer);
             if (secret.isEmpty()) {
                 if (required) {
-                    throw new Handshake.Refused(peer + " requires credentials: set " + ViperConfig.AUTH_SECRET_FILE.name());
+                    throw new Handshake.Refused(peer + " requires credentials: set " + ViperConfig.AUTH_SECRET_FILE.name(), true);
                 }
                 return Handshake.proof(0, clientNonce, new byte[Handshake.NONCE_BYTES]);
             }
             if (!required) {
                 throw new Handshake.Refused(peer + " does not authenticate (it has no " + ViperConfig.AUTH_SECRET_FILE.name()
-                        + "), so it cannot prove it holds this client's secret; not trusting it");
+                        + "), so it cannot prove it holds this client's secret; not trusting it", true);
             }
             proved = true;
             byte[] key = secret.get().key(role).orElseThrow();
@@ -97,11 +97,11 @@ public final class ClientAuth {
             int n = b.getShort() & 0xffff;
             String reason = new String(Handshake.read(b, Math.min(n, b.remaining()), "verdict", peer), StandardCharsets.UTF_8);
             if (status != Handshake.ACCEPTED) {
-                throw new Handshake.Refused(peer + " refused this client: " + reason);
+                throw new Handshake.Refused(peer + " refused this client: " + reason, true);
             }
             if (proved && !Handshake.same(mac, Handshake.mac(secret.orElseThrow().key(role).orElseThrow(), "server", protocol, role.code(),
                     serverNonce, clientNonce))) {
-                throw new Handshake.Refused(peer + " did not prove it holds this client's secret; not trusting it");
+                throw new Handshake.Refused(peer + " did not prove it holds this client's secret; not trusting it", true);
             }
         }
     }

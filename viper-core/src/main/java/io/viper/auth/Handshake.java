@@ -45,10 +45,31 @@ public final class Handshake {
     private Handshake() {
     }
 
-    /** The handshake failed; the message is one line naming the peer and why. */
+    /**
+     * The handshake failed; the message is one line naming the peer and why. {@link #credentials()}
+     * tells a refusal on credentials, which trying again cannot change, from a peer that speaks no
+     * Viper handshake (a stranger on the port, which a restarted server may yet take back).
+     */
     public static final class Refused extends Exception {
+        private final boolean credentials;
+
+        /** A peer that is no Viper peer of this version, or a malformed or truncated handshake. */
         public Refused(String message) {
+            this(message, false);
+        }
+
+        /**
+         * @param credentials whether the handshake failed on credentials: one side refused the other's
+         *     proof, required one the other has none of, or did not prove the same key back
+         */
+        public Refused(String message, boolean credentials) {
             super(message, null, false, false);
+            this.credentials = credentials;
+        }
+
+        /** Whether the handshake failed on credentials (see {@link #Refused(String, boolean)}): the same credentials fail again. */
+        public boolean credentials() {
+            return credentials;
         }
     }
 

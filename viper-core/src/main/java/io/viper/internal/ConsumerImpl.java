@@ -29,7 +29,10 @@ import java.util.function.Consumer;
  * {@link MappedLoader} for the PFS, {@link HostLoader} into one of the {@link ReceiveSlots}), each
  * checking every tensor with the {@link Verifier}; the {@link ServingModel} swaps the verified
  * version in. Versions only move forward; a failed or corrupt transfer leaves the current version
- * serving and falls back to the next location, then retries with backoff.
+ * serving and falls back to the next location, then retries with backoff. A refusal that trying
+ * again cannot change, by the notifier's broker or by the producers
+ * ({@link io.viper.spi.TransportClient#refusesConsumer}), stops the consumer following the model
+ * ({@link ServingModel#stop}, which holds why).
  *
  * <p>Thread-safe: inference threads take leases, the fetch thread loads, and any thread may close.
  */
@@ -45,9 +48,6 @@ final class ConsumerImpl implements ViperConsumer {
     private final Fetcher fetcher;
     private final Notifier.Subscription subscription;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final Listeners<ViperException> failureListeners;
-    /** Why the consumer stopped following the model, or null; guarded by {@link #failureListeners}. */
-    private ViperException failure;
 
     ConsumerImpl(ViperRuntime rt, String model, Runnable onClose) {
         this.rt = rt;
@@ -58,7 +58,6 @@ final class ConsumerImpl implements ViperConsumer {
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
         this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
-        this.failureListeners = new Listeners<>("consumer " + model + ": failure listener");
         DeviceLoader device = new DeviceLoader(model, c, verifier, serving::retainCurrent);
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
@@ -96,7 +95,7 @@ final class ConsumerImpl implements ViperConsumer {
 
             @Override
             public void onFailure(ViperException failure) {
-                failed(failure);
+                serving.stop(failure);
             }
         });
         fetcher.start();
@@ -143,34 +142,7 @@ final class ConsumerImpl implements ViperConsumer {
 
     @Override
     public void onFailure(Consumer<ViperException> listener) {
-        Objects.requireNonNull(listener, "listener");
-        ViperException f;
-        synchronized (failureListeners) {
-            f = failure;
-            if (f == null) {
-                failureListeners.add(listener);
-                return;
-            }
-        }
-        listener.accept(f);
-    }
-
-    /** The notifier stopped for good: tells the failure listeners (or logs it without any) and ends waits for a newer version. */
-    private void failed(ViperException f) {
-        boolean heard;
-        synchronized (failureListeners) {
-            if (failure != null) {
-                return;
-            }
-            failure = f;
-            heard = !failureListeners.isEmpty();
-        }
-        serving.stopped(f);
-        if (!heard) {
-            LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": stopped following the model, serving v" + serving.version() + ": "
-                    + f.getMessage());
-        }
-        failureListeners.tell(f);
+        serving.onFailure(Objects.requireNonNull(listener, "listener"));
     }
 
     @Override

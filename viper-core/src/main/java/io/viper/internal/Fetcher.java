@@ -3,6 +3,7 @@ package io.viper.internal;
 import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
@@ -33,6 +34,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * and starts afresh for each newer version. A version whose announcement carried its bytes is
  * swapped in on the notifier's thread instead ({@link #swapAnnounced}) when the fetch thread is not
  * loading: one lock keeps loads and swaps one at a time, so versions still only move forward.
+ *
+ * <p>A location that refuses this consumer's credentials or whose TLS certificate it refuses
+ * ({@link TransportClient#refusesConsumer}) is passed over like any failing one. If no location
+ * delivers and one refused so, the failure is final, as in Kafka, where an authentication failure
+ * is not retried: the same secret and trust fail again. The thread {@linkplain ServingModel#stop stops}
+ * the consumer following the model (the current version keeps serving, no newer one is swapped in)
+ * and ends. Every other failure, a stranger on a producer's port and a host that does not resolve
+ * included, is retried.
  *
  * <p>{@link #fetchTensors} runs the same fallback loop on its caller's thread for a few tensors.
  * Thread-safe; {@link #close()} stops the thread and waits for it.
@@ -99,6 +108,10 @@ final class Fetcher implements AutoCloseable {
                 if (closed) {
                     return;
                 }
+                if (TransportClient.refusesConsumer(failure)) {
+                    serving.stop((ViperException) failure);
+                    return;
+                }
                 LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, Long.toString(target.version()),
                         failure.getMessage(), backoff);
                 tracker.awaitRetry(target, backoff);
@@ -131,7 +144,7 @@ final class Fetcher implements AutoCloseable {
      * fetches the version.
      */
     boolean swapAnnounced(Manifest m) {
-        if (closed || !loading.tryLock()) {
+        if (closed || serving.stopped() != null || !loading.tryLock()) {
             return false;
         }
         try {
@@ -322,6 +335,8 @@ final class Fetcher implements AutoCloseable {
      *
      * @param what names what is loaded, for messages ("m v3")
      * @throws RetriableViperException UNAVAILABLE when no location is usable, TRANSFER when all failed
+     * @throws ViperConfigException when all failed and one {@linkplain TransportClient#refusesConsumer refused
+     *     this consumer}: its message, the other failures after it, and it as the cause
      */
     private <T> T fromFirstWorking(Manifest m, PathSelector.Selection sel, String what, Attempt<T> attempt) {
         if (sel.usable().isEmpty()) {
@@ -329,6 +344,8 @@ final class Fetcher implements AutoCloseable {
                     + (sel.skipped().isEmpty() ? "" : " (" + String.join("; ", sel.skipped()) + ")"));
         }
         List<String> failures = new ArrayList<>();
+        ViperException refusal = null;
+        int refusalAt = -1;
         for (PathSelector.Candidate c : sel.usable()) {
             Location loc = c.location();
             long started = System.nanoTime();
@@ -343,10 +360,19 @@ final class Fetcher implements AutoCloseable {
                 String reason = e instanceof ViperException ve ? ve.reason().name() : e.getClass().getSimpleName();
                 rt.metrics().failure(model, loc.scheme(), reason);
                 rt.metrics().fallback(model, loc.scheme());
+                if (refusal == null && TransportClient.refusesConsumer(e)) {
+                    refusal = (ViperException) e;
+                    refusalAt = failures.size();
+                }
                 failures.add(loc.uri() + ": " + e.getMessage());
                 LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, Long.toString(m.version()),
                         loc.uri(), e.getMessage());
             }
+        }
+        if (refusal != null) {
+            failures.remove(refusalAt);
+            throw new ViperConfigException(refusal.getMessage() + (failures.isEmpty() ? "" : " (every other location of " + what + " failed too: "
+                    + String.join("; ", failures) + ")"), refusal);
         }
         throw new RetriableViperException(ViperException.Reason.TRANSFER, "every location of " + what + " failed: " + String.join("; ", failures));
     }

@@ -27,9 +27,10 @@ import java.util.function.Consumer;
  * <p>Threads: inference threads take leases ({@link #lease()}); the fetch thread swaps
  * ({@link #swap}) and then runs the update listeners, or the notifier's thread does for a version
  * its announcement carried (the {@link Fetcher}'s lock lets one of them at a time); any thread may wait in
- * {@link #awaitVersion}. {@link #close()} runs on the thread closing the consumer and logs a
- * warning naming each version still leased (its memory is freed when that lease closes).
- * Thread-safe.
+ * {@link #awaitVersion}. {@link #stop} runs on the notifier's thread (its broker refused this
+ * consumer) or the fetch thread (the producers did). {@link #close()} runs on the thread closing
+ * the consumer and logs a warning naming each version still leased (its memory is freed when that
+ * lease closes). Thread-safe.
  */
 final class ServingModel implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ServingModel.class.getName());
@@ -38,12 +39,16 @@ final class ServingModel implements AutoCloseable {
     private final ViperMetrics metrics;
     private final AtomicReference<LoadedModel> current = new AtomicReference<>();
     private final Listeners<ModelUpdate> listeners;
+    private final Listeners<ViperException> failureListeners;
     private final Object monitor = new Object();
     /** Versions swapped in whose memory may still be referenced (pruned once released). */
     private final List<LoadedModel> live = new ArrayList<>();
     private long completedVersion;
     private boolean closed;
-    /** Why no newer version will come (the notifier refused for good), or null. */
+    /**
+     * Why the consumer stopped following the model (a refusal trying again cannot change), or null:
+     * the one record of it, guarded by {@link #monitor}.
+     */
     private ViperException stopped;
     /** Releases replaced host versions, in order, off the swapping thread. */
     private final ExecutorService releaser;
@@ -52,6 +57,7 @@ final class ServingModel implements AutoCloseable {
         this.model = model;
         this.metrics = metrics;
         this.listeners = new Listeners<>("consumer " + model + ": update listener");
+        this.failureListeners = new Listeners<>("consumer " + model + ": failure listener");
         this.releaser = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("viper-release-" + model).factory());
     }
 
@@ -146,17 +152,52 @@ final class ServingModel implements AutoCloseable {
         complete.run(); // a GPU version is freed on the thread that loaded it, where its CUDA context is current
     }
 
-    /** No newer version will come, because of {@code failure}: a wait in {@link #awaitVersion} throws it. */
-    void stopped(ViperException failure) {
+    /** Registers a listener for {@link #stop}; calls it at once, on the calling thread, if the consumer stopped already. */
+    void onFailure(Consumer<ViperException> listener) {
+        ViperException f;
         synchronized (monitor) {
+            f = stopped;
+            if (f == null) {
+                failureListeners.add(listener);
+                return;
+            }
+        }
+        listener.accept(f);
+    }
+
+    /**
+     * No newer version will come, because of {@code failure} (the notifier's broker or every location
+     * of a version refused this consumer): the version serving stays, a wait in {@link #awaitVersion}
+     * throws the failure, and the failure listeners hear it once, on the calling thread; without any,
+     * it is logged. Only the first call counts.
+     */
+    void stop(ViperException failure) {
+        boolean heard;
+        synchronized (monitor) {
+            if (stopped != null) {
+                return;
+            }
             stopped = failure;
+            heard = !failureListeners.isEmpty();
             monitor.notifyAll();
+        }
+        if (!heard) {
+            LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": stopped following the model, serving v" + version() + ": "
+                    + failure.getMessage());
+        }
+        failureListeners.tell(failure);
+    }
+
+    /** Why the consumer stopped following the model ({@link #stop}), or null while it follows. */
+    ViperException stopped() {
+        synchronized (monitor) {
+            return stopped;
         }
     }
 
     /**
      * Blocks until {@code v} or a newer version has been swapped in; returns the version serving.
-     * Throws the failure {@link #stopped} reported, of its reason, when none will come.
+     * Throws the failure {@link #stop} reported, of its reason, when none will come.
      */
     long awaitVersion(long v, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();

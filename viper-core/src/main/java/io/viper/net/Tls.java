@@ -9,9 +9,11 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.util.Collection;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
@@ -25,6 +27,9 @@ import javax.net.ssl.TrustManagerFactory;
  * as HTTPS clients do. Stateless.
  */
 public final class Tls {
+    /** "sun.security.provider.certpath.SunCertPathBuilderException: " inside a JDK message. */
+    private static final Pattern QUOTED_CLASS = Pattern.compile("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z]\\w*: ");
+
     private Tls() {
     }
 
@@ -76,6 +81,22 @@ public final class Tls {
             t = t.getCause();
         }
         return t;
+    }
+
+    /**
+     * Why this client refused the server's certificate (not trusted, expired, or naming another host)
+     * when {@code failure}, a TLS handshake's or one it caused, is such a refusal, in the JDK's words
+     * without the class names it quotes; else empty. Trying again with the same trust fails the same
+     * way, unlike a connection that broke during the handshake.
+     */
+    public static Optional<String> certificateRefused(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof CertificateException) {
+                String why = t.getMessage() == null ? innermost(t).toString() : t.getMessage();
+                return Optional.of(QUOTED_CLASS.matcher(why).replaceAll(""));
+            }
+        }
+        return Optional.empty();
     }
 
     /** A client engine for {@code host:port} that checks the certificate names that host. */

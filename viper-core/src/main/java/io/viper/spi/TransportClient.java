@@ -1,7 +1,10 @@
 package io.viper.spi;
 
+import io.viper.auth.Handshake;
+import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import io.viper.net.Tls;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
@@ -14,9 +17,34 @@ import java.util.Optional;
  * several fetches may run at once. Errors: {@link io.viper.errors.RetriableViperException} when
  * the producer is gone or the connection broke, {@link io.viper.errors.ViperNotFoundException} when
  * the location no longer (or not yet) holds the version, another {@link io.viper.errors.ViperException}
- * otherwise; the consumer falls back to the next location on any of them.
+ * otherwise; the consumer falls back to the next location on any of them. A producer that refuses
+ * this consumer as configured is a {@link ViperConfigException} with the cause that
+ * {@link #refusesConsumer} looks for.
  */
 public interface TransportClient extends AutoCloseable {
+
+    /**
+     * Whether {@code failure} of a read says that the producer refuses this consumer as configured,
+     * which trying again cannot change: a {@link ViperConfigException} caused by a
+     * {@link Handshake.Refused} on {@linkplain Handshake.Refused#credentials() credentials} (a wrong
+     * or missing secret, a producer that cannot prove the consumer's key) or by a certificate
+     * exception ({@link Tls#certificateRefused}: the producer's TLS certificate is not trusted or
+     * names another host). When no location of a version delivers it and one refused so, the
+     * consumer stops following the model ({@link io.viper.ViperConsumer#onFailure}). Every other
+     * failure, a stranger on the producer's port and a host that does not resolve included, is
+     * retried.
+     */
+    static boolean refusesConsumer(Throwable failure) {
+        if (!(failure instanceof ViperConfigException)) {
+            return false;
+        }
+        for (Throwable t = failure.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof Handshake.Refused r && r.credentials()) {
+                return true;
+            }
+        }
+        return Tls.certificateRefused(failure.getCause()).isPresent();
+    }
 
     /**
      * Reads {@code ranges} of the data section of {@code manifest}'s checkpoint from {@code location}

@@ -61,6 +61,7 @@ class HandshakeTest {
         assertTrue(none.getMessage().contains("requires credentials: set viper.auth.secret.file"), none.getMessage());
         Handshake.Refused wrong = assertThrows(Handshake.Refused.class, () -> handshake(server, ClientAuth.of(Optional.of(OTHER), Role.CONSUMER)));
         assertTrue(wrong.getMessage().contains("wrong credentials"), wrong.getMessage());
+        assertTrue(none.credentials() && wrong.credentials(), "refusals on credentials: the same credentials fail again");
         // A hand-made proof claiming the producer role without the key.
         Authenticator.Exchange ex = server.exchange();
         byte[] forged = Handshake.proof(Role.PRODUCER.code(), new byte[32], new byte[32]);
@@ -99,6 +100,7 @@ class HandshakeTest {
         byte[] fakeAccept = Handshake.verdict(Handshake.ACCEPTED, new byte[32], "");
         Handshake.Refused fake = assertThrows(Handshake.Refused.class, () -> attempt.verdict(fakeAccept));
         assertTrue(fake.getMessage().contains("did not prove it holds this client's secret"), fake.getMessage());
+        assertTrue(open.credentials() && fake.credentials(), "refusals on credentials: the same credentials fail again");
     }
 
     @Test
@@ -111,7 +113,9 @@ class HandshakeTest {
         Authenticator.Exchange ex = Authenticator.of("tcp", Optional.of(PRODUCER)).exchange();
         assertThrows(Handshake.Refused.class, () -> ex.verify(new byte[69], "zeros"));
         assertThrows(Handshake.Refused.class, () -> ex.verify("GET / HTTP/1.1".getBytes(), "http"));
-        assertThrows(Handshake.Refused.class, () -> ClientAuth.of(Optional.empty(), Role.CONSUMER).attempt("tcp", "s").proof(new byte[3]));
+        Handshake.Refused notViper = assertThrows(Handshake.Refused.class,
+                () -> ClientAuth.of(Optional.empty(), Role.CONSUMER).attempt("tcp", "s").proof(new byte[3]));
+        assertFalse(notViper.credentials(), "a stranger on the port is no refusal of credentials: a Viper server may take the port back");
     }
 
     @Test

@@ -14,7 +14,7 @@ class ServingModelTest {
     @Test
     void aWaitForAVersionThrowsTheFailureThatStoppedTheConsumer() {
         try (ServingModel serving = new ServingModel("m", new ViperMetrics(new SimpleMeterRegistry()))) {
-            serving.stopped(new ViperConfigException("notifier embedded://h:1: embedded://h:1 refused this client: authentication failed"));
+            serving.stop(new ViperConfigException("notifier embedded://h:1: embedded://h:1 refused this client: authentication failed"));
             ViperConfigException e = assertThrows(ViperConfigException.class, () -> serving.awaitVersion(1, Duration.ofHours(1)));
             assertEquals("consumer m: v1 will not arrive (serving v0): notifier embedded://h:1: embedded://h:1 refused this client: "
                     + "authentication failed", e.getMessage());

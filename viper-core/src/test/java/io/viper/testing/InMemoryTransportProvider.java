@@ -1,6 +1,7 @@
 package io.viper.testing;
 
 import io.viper.ViperConfig;
+import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -70,6 +71,10 @@ public final class InMemoryTransportProvider implements TransportProvider {
         public final AtomicLong corruptAt = new AtomicLong(-1);
         /** While not negative, every read fails as a producer that died after this many pieces arrived. */
         public final AtomicInteger dieAfterPieces = new AtomicInteger(-1);
+        /** Reads to refuse in the handshake, as the tcp, ucx and GPU clients report it. */
+        public final AtomicInteger refuseReads = new AtomicInteger();
+        /** Whether those refusals are of the consumer's credentials (final for it), else a stranger on the port's (retried). */
+        public volatile boolean refuseCredentials = true;
     }
 
     @Override
@@ -148,6 +153,11 @@ public final class InMemoryTransportProvider implements TransportProvider {
             Server s = SERVERS.get(name);
             if (s == null) {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "mem://" + name + " is gone");
+            }
+            if (f.refuseReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                Handshake.Refused r = f.refuseCredentials ? new Handshake.Refused("mem://" + name + " refused this client: authentication failed", true)
+                        : new Handshake.Refused("mem://" + name + ": not a Viper server (wrong magic): is it a Viper server of this version?");
+                throw new ViperConfigException("mem read of " + manifest.model() + " v" + manifest.version() + ": " + r.getMessage(), r);
             }
             StagedCheckpoint staged = s.exposed.get(manifest.model() + "/" + manifest.version());
             ReadLease lease = staged == null ? null : staged.tryLease();

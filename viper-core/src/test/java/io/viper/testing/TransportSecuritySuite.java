@@ -52,6 +52,7 @@ public abstract class TransportSecuritySuite {
             readsExactly(withToken, server.location(), staged);
             ViperConfigException e = assertThrows(ViperConfigException.class, () -> readsExactly(without, server.location(), staged));
             assertTrue(e.getMessage().contains("requires credentials: set viper.auth.secret.file"), e.getMessage());
+            assertTrue(TransportClient.refusesConsumer(e), "a refusal of credentials, which a consumer does not retry: " + e);
             URI u = server.location().uri();
             List<String> report = HostilePeers.strangerGetsOnlyTheChallenge(new HostilePeers.Target(u.getHost(), u.getPort(), provider().scheme(),
                     prelude(), () -> readsExactly(withToken, server.location(), staged), 64), leaseRequest("secret-model"));

@@ -1,10 +1,13 @@
 package io.viper.transfer.tcp;
 
 import static io.viper.testing.HostilePeers.readsExactly;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
@@ -20,7 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The {@code tcp://} port with credentials, TLS and limits: the transport security suite, and TLS
- * carrying the bytes while refusing a client without TLS and a server the client does not trust.
+ * carrying the bytes while refusing a client without TLS and a server the client does not trust
+ * (that one for good: a consumer does not retry it).
  */
 class TcpSecurityTest extends TransportSecuritySuite {
     @Override
@@ -58,9 +62,14 @@ class TcpSecurityTest extends TransportSecuritySuite {
             srv.expose(staged);
             readsExactly(client, srv.location(), staged);
             readsExactly(client, srv.location(), staged); // a pooled TLS connection again
-            assertThrows(ViperException.class, () -> readsExactly(plain, srv.location(), staged), "a client without TLS gets no handshake from a TLS server");
-            ViperException untrusted = assertThrows(ViperException.class, () -> readsExactly(trustsOther, srv.location(), staged));
-            assertTrue(untrusted.getMessage().contains("cannot connect"), untrusted.getMessage());
+            ViperException noTls = assertThrows(ViperException.class, () -> readsExactly(plain, srv.location(), staged),
+                    "a client without TLS gets no handshake from a TLS server");
+            assertFalse(TransportClient.refusesConsumer(noTls), "no handshake within the time is retried: " + noTls);
+            ViperConfigException untrusted = assertThrows(ViperConfigException.class, () -> readsExactly(trustsOther, srv.location(), staged));
+            // both certificates name localhost: the stranger's signature is what does not check
+            assertEquals("tcp read of tls v1 from " + srv.location().uri() + ": the producer's TLS certificate is refused: "
+                    + "PKIX path validation failed: signature check failed", untrusted.getMessage());
+            assertTrue(TransportClient.refusesConsumer(untrusted), "a certificate this consumer does not trust is not retried");
         }
     }
 }

@@ -75,7 +75,7 @@ public final class Wire {
             return ch;
         } catch (Handshake.Refused e) {
             ch.close();
-            throw new ViperConfigException(e.getMessage());
+            throw new ViperConfigException(e.getMessage(), e); // the cause tells a refusal of credentials
         } catch (IOException e) {
             ch.close();
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot reach " + uri + ": " + e.getMessage(), e);

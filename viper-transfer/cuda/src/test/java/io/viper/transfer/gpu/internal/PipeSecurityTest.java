@@ -9,6 +9,7 @@ import io.viper.ViperConfig;
 import io.viper.auth.ClientAuth;
 import io.viper.auth.Role;
 import io.viper.errors.ViperConfigException;
+import io.viper.spi.TransportClient;
 import io.viper.testing.HostilePeers;
 import io.viper.testing.TestSecrets;
 import io.viper.testing.TestStagedCheckpoint;
@@ -42,6 +43,7 @@ class PipeSecurityTest {
             readsExactly(withToken, server.location(), staged);
             ViperConfigException e = assertThrows(ViperConfigException.class, () -> readsExactly(without, server.location(), staged));
             assertTrue(e.getMessage().contains("requires credentials"), e.getMessage());
+            assertTrue(TransportClient.refusesConsumer(e), "a refusal of credentials, which a consumer does not retry: " + e);
             URI u = server.location().uri();
             byte[] request = ByteBuffer.allocate(12).putInt(Wire.MAGIC).putInt(4).putInt(0x01000000).array();
             List<String> report = HostilePeers.strangerGetsOnlyTheChallenge(new HostilePeers.Target(u.getHost(), u.getPort(), "cuda-pipe", new byte[0],

@@ -11,6 +11,7 @@ import io.viper.errors.ViperTimeoutException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.net.HostPort;
+import io.viper.net.Tls;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.io.EOFException;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -281,8 +283,12 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
             }
             return c;
         } catch (Handshake.Refused e) {
-            throw new ViperConfigException("tcp read of " + what + ": " + e.getMessage());
+            throw new ViperConfigException("tcp read of " + what + ": " + e.getMessage(), e); // the cause tells a refusal of credentials
         } catch (IOException e) {
+            Optional<String> untrusted = Tls.certificateRefused(e);
+            if (untrusted.isPresent()) {
+                throw new ViperConfigException("tcp read of " + what + ": the producer's TLS certificate is refused: " + untrusted.get(), e);
+            }
             throw ViperException.of(e instanceof SocketTimeoutException ? ViperException.Reason.TIMEOUT : ViperException.Reason.UNAVAILABLE,
                     "tcp read of " + what + ": cannot connect: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
         }

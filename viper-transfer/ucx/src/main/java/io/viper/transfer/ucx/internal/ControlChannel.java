@@ -67,7 +67,7 @@ final class ControlChannel implements AutoCloseable {
             return c;
         } catch (Handshake.Refused e) {
             c.close();
-            throw new ViperConfigException(e.getMessage());
+            throw new ViperConfigException(e.getMessage(), e); // the cause tells a refusal of credentials
         } catch (IOException e) {
             c.close();
             throw c.failure(e, "authenticating");

@@ -43,9 +43,9 @@ public interface ViperConsumer extends AutoCloseable {
     /**
      * Registers a listener called once if the consumer stops following the model for a reason
      * trying again cannot fix, with a {@link io.viper.errors.ViperConfigException} that names the
-     * peer and the reason: the notifier's broker refused its credentials or its TLS certificate was
-     * refused (on the notifier's thread), or no location of a version delivered it and one of them
-     * refused this consumer's credentials or had its TLS certificate refused
+     * peer and the reason: the notifier's broker refused its credentials or its TLS does not match
+     * this consumer's (on the notifier's thread), or no location of a version delivered it and one
+     * of them refused this consumer's credentials or had its TLS certificate refused
      * ({@link io.viper.spi.TransportClient#refusesConsumer}; on the fetch thread). Other failures
      * are retried with backoff. Called at once, on the calling thread, if the consumer already
      * stopped. The consumer keeps serving the version it holds; no newer one arrives. Without a

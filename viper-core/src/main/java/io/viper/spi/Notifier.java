@@ -144,8 +144,8 @@ public interface Notifier extends AutoCloseable {
 
         /**
          * The subscription ended for a reason trying again cannot fix (the broker refused this
-         * client's credentials): nothing more arrives. Called at most once; the subscription still
-         * wants closing. Default: ignore.
+         * client's credentials, or its TLS does not match this client's): nothing more arrives.
+         * Called at most once; the subscription still wants closing. Default: ignore.
          */
         default void onFailure(ViperException failure) {
         }

@@ -29,8 +29,9 @@ import java.net.UnknownHostException;
  *   <li>{@link Role#CONSUMER}: connects in the background and never throws for a missing broker: it
  *       retries with backoff (100 ms doubling to 2 s), logging one line per change of state and
  *       reporting it to listeners' {@code onProblem}, and re-subscribes after reconnecting. A broker
- *       that refuses its credentials (or requires some it has none of) is not tried again:
- *       listeners hear the {@link io.viper.errors.ViperConfigException} through {@code onFailure}.</li>
+ *       that refuses its credentials (or requires some it has none of), presents a TLS certificate it
+ *       refuses, or answers without TLS where it asks for TLS is not tried again: listeners hear the
+ *       {@link io.viper.errors.ViperConfigException} through {@code onFailure}.</li>
  * </ul>
  * Both roles may publish and subscribe. {@code publish} blocks until the broker acknowledged, up to
  * {@link io.viper.ViperConfig#NOTIFY_TIMEOUT_MS viper.notify.timeout.ms}, and throws a {@link RetriableViperException}

@@ -22,6 +22,8 @@ import io.viper.tensor.TensorInfo;
 import io.viper.testing.HostilePeers;
 import io.viper.testing.TestCertificates;
 import io.viper.testing.TestSecrets;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -127,17 +129,7 @@ class EmbeddedSecurityTest {
         for (Map<String, String> wrong : List.of(others.consumerSetting(), Map.<String, String>of())) {
             Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.of(wrong)));
             BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
-            Notifier.ManifestListener listener = new Notifier.ManifestListener() {
-                @Override
-                public void onManifest(Manifest manifest) {
-                    heard.add(manifest);
-                }
-
-                @Override
-                public void onFailure(ViperException failure) {
-                    heard.add(failure);
-                }
-            };
+            Notifier.ManifestListener listener = collecting(heard);
             own(consumer.subscribe("refused", listener));
             Object first = heard.poll(20, TimeUnit.SECONDS);
             ViperConfigException refusal = assertInstanceOf(ViperConfigException.class, first, String.valueOf(first));
@@ -148,6 +140,61 @@ class EmbeddedSecurityTest {
             assertThrows(ViperConfigException.class, () -> consumer.publish(manifest("refused", 2)), "and a publish throws it");
             assertNull(heard.poll(200, TimeUnit.MILLISECONDS), "nothing more");
         }
+    }
+
+    /** A listener that adds what it hears, manifests and failures, to {@code heard}. */
+    private static Notifier.ManifestListener collecting(BlockingQueue<Object> heard) {
+        return new Notifier.ManifestListener() {
+            @Override
+            public void onManifest(Manifest manifest) {
+                heard.add(manifest);
+            }
+
+            @Override
+            public void onFailure(ViperException failure) {
+                heard.add(failure);
+            }
+        };
+    }
+
+    /** The message of the failure that a consumer of {@code broker} with {@code settings} hears first, which must be one. */
+    private String firstFailure(URI broker, Map<String, String> settings) throws InterruptedException {
+        Notifier consumer = own(provider.open(broker, Role.CONSUMER, ViperConfig.of(settings)));
+        BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
+        own(consumer.subscribe("m", collecting(heard)));
+        Object first = heard.poll(20, TimeUnit.SECONDS);
+        return assertInstanceOf(ViperConfigException.class, first, String.valueOf(first)).getMessage();
+    }
+
+    @Test
+    void aConsumerWhoseTlsDoesNotMatchTheBrokersStopsRatherThanRetrying() throws Exception {
+        // a certificate the consumer does not trust, or a broker without TLS, was retried for ever as a broker not up yet is
+        TestCertificates cert = TestCertificates.make(dir, "broker");
+        TestCertificates stranger = TestCertificates.make(dir, "stranger");
+        Map<String, String> serves = Map.of("viper.tls.enabled", "true", "viper.tls.cert.file", cert.cert().toString(),
+                "viper.tls.key.file", cert.key().toString(), "viper.tls.trust.file", cert.cert().toString());
+        Map<String, String> trusts = Map.of("viper.tls.enabled", "true", "viper.tls.trust.file", cert.cert().toString());
+        URI tls = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.of(serves))).uri();
+        URI plain = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.defaults())).uri();
+        String at = "embedded://127.0.0.1:";
+        // both certificates name localhost: the stranger's signature is what does not check
+        assertEquals("notifier " + tls + ": " + at + tls.getPort() + " presents a TLS certificate this client refuses: PKIX path validation failed: "
+                + "signature check failed", firstFailure(tls, Map.of("viper.tls.enabled", "true", "viper.tls.trust.file", stranger.cert().toString())));
+        assertEquals("notifier " + plain + ": " + at + plain.getPort() + " answered without TLS, which viper.tls.enabled asks of it",
+                firstFailure(plain, trusts));
+
+        // a TLS broker that is not up yet is waited for, as any broker is
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        URI late = URI.create(at + port);
+        Notifier early = own(provider.open(late, Role.CONSUMER, ViperConfig.of(trusts)));
+        BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
+        own(early.subscribe("late", collecting(heard)));
+        own(provider.open(late, Role.PRODUCER, ViperConfig.of(serves))).publish(manifest("late", 1));
+        Object first = heard.poll(20, TimeUnit.SECONDS);
+        assertEquals(1, assertInstanceOf(Manifest.class, first, String.valueOf(first)).version());
     }
 
     @Test

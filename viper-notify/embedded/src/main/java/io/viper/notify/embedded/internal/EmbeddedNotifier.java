@@ -64,9 +64,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * model and re-publishes the newest manifest it published per model (so a restarted broker regains
  * its state). Listeners see a manifest only if it is newer than, or a changed republication of, the
  * last one they saw for the model. A broker that refuses this client's credentials (or requires some
- * it has none of, or cannot prove its own) is not tried again: the notifier stops connecting, a
- * waiting call throws the refusal as a {@link ViperConfigException}, and listeners hear it through
- * {@code onFailure}.
+ * it has none of, or cannot prove its own), or whose TLS does not match this client's (a certificate
+ * this client refuses, no TLS where this client asks for it: {@link ClientSecurity.HandshakeFailed}),
+ * is not tried again: the notifier stops connecting, a waiting call throws the refusal as a
+ * {@link ViperConfigException}, and listeners hear it through {@code onFailure}. A broker not up
+ * yet, or a connection that breaks during a handshake, is retried.
  */
 public final class EmbeddedNotifier implements Notifier {
     private static final System.Logger LOG = System.getLogger(EmbeddedNotifier.class.getName());
@@ -276,7 +278,7 @@ public final class EmbeddedNotifier implements Notifier {
         attemptFailed(problem, false);
     }
 
-    /** {@code refused}: the broker refused this client's credentials, or could not prove its own: not a matter of trying again. */
+    /** {@code refused}: the handshake or TLS failed as {@link ClientSecurity.HandshakeFailed} says: not a matter of trying again. */
     private void attemptFailed(String problem, boolean refused) {
         attemptInProgress = false;
         candidate = null;
@@ -306,9 +308,9 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     /**
-     * Stops connecting for good: trying again cannot change credentials. Whoever waits for the
-     * connection gets {@code refusal}, and so does every later wait; listeners hear it once. Logged
-     * at DEBUG only: the caller that gets the exception, or the listener, reports it.
+     * Stops connecting for good: trying again cannot change credentials or TLS trust. Whoever waits
+     * for the connection gets {@code refusal}, and so does every later wait; listeners hear it once.
+     * Logged at DEBUG only: the caller that gets the exception, or the listener, reports it.
      */
     private void refused(CompletableFuture<Void> waiting, ViperConfigException refusal) {
         refusedBy = refusal;

@@ -1,7 +1,11 @@
 """Errors have the Java SDK's reasons, types and retriability; a missing agent says how to start one."""
 
+import json
 import os
+import socket
+import struct
 import tempfile
+import threading
 import unittest
 
 import viper
@@ -48,7 +52,6 @@ class ErrorsTest(unittest.TestCase):
             self.assertEqual(e.exception.reason, "UNAVAILABLE")
 
     def test_a_socket_nobody_answers_on_is_named_stale(self):
-        import socket
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "agent.sock")
             s = socket.socket(socket.AF_UNIX)
@@ -57,6 +60,39 @@ class ErrorsTest(unittest.TestCase):
             with self.assertRaises(viper.RetriableViperError) as e:
                 viper.Producer("nt3", agent=path)
             self.assertIn("no viper agent answers at %s (a stale socket?)" % path, str(e.exception))
+
+    def test_an_agent_that_cannot_follow_the_model_says_why(self):
+        # its clients saw NOT_FOUND, and wait_version timed out, until they gave up
+        why = "this agent cannot follow model nt3: notifier embedded://h:1: embedded://h:1 requires credentials: set viper.auth.secret.file"
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(path)
+            server.listen(1)
+
+            def agent():  # says hello, tells of the failure, and refuses the lease with it, as viper agent does
+                conn, _ = server.accept()
+                with conn:
+                    hello = _read(conn)
+                    _send(conn, {"id": hello["id"], "ok": True, "protocol": 1, "agent": "fake", "version": 0, "shm_dir": d})
+                    _send(conn, {"event": "failure", "model": "nt3", "reason": "CONFIG", "message": why})
+                    lease = _read(conn)
+                    _send(conn, {"id": lease["id"], "ok": False, "reason": "CONFIG", "message": why})
+                    while _read(conn) is not None:
+                        pass
+
+            threading.Thread(target=agent, daemon=True).start()
+            with viper.Consumer("nt3", agent=path) as c:
+                with self.assertRaises(viper.ViperConfigError) as waited:
+                    c.wait_version(1, timeout=60)
+                self.assertEqual(str(waited.exception), why)
+                heard = []
+                c.on_failure(heard.append)
+                self.assertEqual([why], [str(e) for e in heard], "a listener registered later hears it at once")
+                with self.assertRaises(viper.ViperConfigError) as leased:
+                    c.current()
+                self.assertEqual(str(leased.exception), why)
+            server.close()
 
     def test_the_default_socket_follows_the_environment(self):
         saved = {k: os.environ.get(k) for k in ("VIPER_AGENT_SOCKET", "XDG_RUNTIME_DIR")}
@@ -75,6 +111,27 @@ class ErrorsTest(unittest.TestCase):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+def _send(conn, message):
+    body = json.dumps(message).encode("utf-8")
+    conn.sendall(struct.pack(">I", len(body)) + body)
+
+
+def _read(conn):
+    """The next frame's object, or None at the end of the connection."""
+    head = _read_exactly(conn, 4)
+    return None if head is None else json.loads(_read_exactly(conn, struct.unpack(">I", head)[0]))
+
+
+def _read_exactly(conn, n):
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ class Connection:
                         try:
                             self._on_event(message)
                         except Exception:  # a listener's bug must not stop the replies
-                            log.exception("viper: an update listener failed")
+                            log.exception("viper: an update or failure listener failed")
                     continue
                 with self._lock:
                     future = self._pending.pop(message.get("id"), None)

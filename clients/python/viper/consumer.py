@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _safetensors as st
 from ._agent import Connection
-from .errors import ViperClosedError, ViperNotFoundError, ViperTimeoutError
+from .errors import ViperClosedError, ViperNotFoundError, ViperTimeoutError, error_for
 
 Update = namedtuple("Update", "model version previous path bytes latency_ms reused_bytes", defaults=(0,))
 Update.__doc__ = """A swap in the agent: the version now serving, the one before, the transport it came by
@@ -150,15 +150,20 @@ class Consumer:
     verifies it and swaps it in; this client leases the version serving (``current()``).
 
     ``on_update(fn)`` registers a function called with an :class:`Update` after every swap, on the
-    client's reader thread (it must not block for long). All methods are thread-safe: inference
-    threads call ``current()`` per request. ``agent`` is the agent's socket (default: see
-    ``default_socket``).
+    client's reader thread (it must not block for long). If the agent stops following the model for
+    a reason trying again cannot change (the broker or the producers refused its credentials or TLS
+    trust), no newer version comes: ``wait_version`` raises why, as does ``current()`` before any
+    version arrived, and ``on_failure(fn)`` functions are called with that error once. All methods
+    are thread-safe: inference threads call ``current()`` per request. ``agent`` is the agent's
+    socket (default: see ``default_socket``).
     """
 
     def __init__(self, model, agent=None):
         self.model = model
         self._cond = threading.Condition()
         self._listeners = []
+        self._failure_listeners = []
+        self._failure = None  # (reason, message) once the agent cannot follow the model
         self._files = _Files()
         self._version = 0  # updates may arrive before the hello reply: both raise it
         self._conn = Connection(agent, "consumer", model, on_event=self._on_event)
@@ -171,7 +176,8 @@ class Consumer:
         return self._version
 
     def current(self):
-        """A lease on the version serving now; raises ViperNotFoundError before the first one arrived."""
+        """A lease on the version serving now; raises ViperNotFoundError before the first one arrived
+        (the agent's error instead when it cannot follow the model, so that none will)."""
         reply = self._conn.request("lease")
         try:
             buffer = self._files.map(reply["path"])
@@ -192,14 +198,28 @@ class Consumer:
             self._listeners.append(listener)
         return listener
 
+    def on_failure(self, listener):
+        """Calls ``listener(error)`` once when the agent stops following the model (at once if it did)."""
+        with self._cond:
+            failure = self._failure
+            if failure is None:
+                self._failure_listeners.append(listener)
+                return listener
+        listener(error_for(*failure))
+        return listener
+
     def wait_version(self, version, timeout=None):
         """Blocks until ``version`` or a newer one serves; returns the version serving.
 
-        Raises ViperTimeoutError when it did not arrive within ``timeout`` seconds (None: no limit).
+        Raises ViperTimeoutError when it did not arrive within ``timeout`` seconds (None: no limit),
+        and the agent's error (a ViperConfigError naming the peer and why) when it cannot follow the
+        model any more, so that the version will not come.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while self._version < version:
+                if self._failure is not None:
+                    raise error_for(*self._failure)
                 if self._conn.closed:
                     self._conn.submit("ping")  # raises why the connection is gone
                 left = None if deadline is None else deadline - time.monotonic()
@@ -210,6 +230,9 @@ class Consumer:
             return self._version
 
     def _on_event(self, event):
+        if event.get("event") == "failure":
+            self._on_failure(event)
+            return
         if event.get("event") != "update":
             return
         update = Update(event["model"], event["version"], event["previous"], event["path"], event["bytes"], event["latency_ms"],
@@ -220,6 +243,16 @@ class Consumer:
             self._cond.notify_all()
         for listener in listeners:
             listener(update)
+
+    def _on_failure(self, event):
+        with self._cond:
+            if self._failure is not None:
+                return
+            self._failure = (event.get("reason"), event.get("message", "the agent cannot follow model %s" % self.model))
+            listeners = list(self._failure_listeners)
+            self._cond.notify_all()
+        for listener in listeners:
+            listener(error_for(*self._failure))
 
     def close(self):
         """Stops following the model (the agent's consumer closes when its last client leaves)."""

@@ -7,9 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.viper.CheckpointPolicy;
+import io.viper.Snapshot;
 import io.viper.Viper;
+import io.viper.ViperConfig;
+import io.viper.ViperProducer;
 import io.viper.errors.ViperConfigException;
 import io.viper.format.SafetensorsHeader;
+import io.viper.manifest.Manifest;
+import io.viper.spi.NotifierProvider;
+import io.viper.spi.Providers;
 import io.viper.tensor.TensorInfo;
 import io.viper.testing.TestSecrets;
 import java.io.IOException;
@@ -17,6 +24,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.StandardProtocolFamily;
+import java.net.URI;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -180,15 +188,56 @@ class AgentTest {
         consumer.awaitVersion(1);
         assertHolds(consumer.request("lease"), v1);
 
-        // Without credentials the agent's consumer is refused by the broker, for good: it never learns of v1.
-        try (AgentLog notifierLog = new AgentLog("io.viper.internal.ServingModel")) {
-            ViperAgent stranger = keep(ViperAgent.start(dir.resolve("s.sock"), shm,
-                    Viper.builder().notifier(p.notifierUri()).consumerPaths("tcp")));
-            TestClient outsider = client(stranger, "consumer", "m");
-            assertFalse(notifierLog.await("requires credentials: set viper.auth.secret.file").isEmpty(), notifierLog.all().toString());
-            ObjectNode nothing = outsider.request("lease");
-            assertEquals("NOT_FOUND", nothing.get("reason").asText(), nothing.toString());
+        // Without credentials the agent's consumer is refused by the broker, for good: it never learns of v1, and its
+        // clients are told why rather than seeing NOT_FOUND until they give up.
+        ViperAgent stranger = keep(ViperAgent.start(dir.resolve("s.sock"), shm,
+                Viper.builder().notifier(p.notifierUri()).consumerPaths("tcp")));
+        TestClient outsider = client(stranger, "consumer", "m");
+        String why = "this agent cannot follow model m: notifier " + p.notifierUri() + ": " + p.notifierUri()
+                + " requires credentials: set viper.auth.secret.file";
+        assertEquals(List.of(why + " (serving v0; its clients are told)"), log.await("cannot follow"), log.all().toString());
+        ObjectNode told = outsider.event();
+        assertEquals("failure", told.get("event").asText(), told.toString());
+        assertEquals("m", told.get("model").asText());
+        assertEquals("CONFIG", told.get("reason").asText());
+        assertEquals(why, told.get("message").asText());
+        ObjectNode refused = outsider.request("lease");
+        assertEquals("CONFIG", refused.get("reason").asText(), refused.toString());
+        assertEquals(why, refused.get("message").asText());
+        TestClient late = client(stranger, "consumer", "m");
+        assertEquals(why, late.event().get("message").asText(), "a client that joins later is told too");
+    }
+
+    @Test
+    void anAgentWhoseConsumerAProducerRefusesKeepsServingItsVersionAndSaysWhy() throws Exception {
+        TestSecrets secrets = TestSecrets.make(dir);
+        ViperAgent p = keep(ViperAgent.start(dir.resolve("p.sock"), shm, Viper.builder().notifier("embedded://127.0.0.1:0")
+                .transports("tcp://127.0.0.1:0").config("viper.auth.secret.file", secrets.producer().toString())));
+        Map<String, byte[]> v1 = tensors(7);
+        publish(client(p, "producer", "m"), v1);
+        TestClient consumer = client(consumerAgent(p, "viper.auth.secret.file", secrets.consumer().toString()), "consumer", "m");
+        consumer.awaitVersion(1);
+
+        // v2 is announced where the agent's secret is good, but only a producer of another deployment holds it
+        TestSecrets others = TestSecrets.make(Files.createDirectory(dir.resolve("others")));
+        Viper elsewhere = keep(Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0")
+                .config("viper.auth.secret.file", others.producer().toString()).config("viper.producer.inline.bytes", "0").build());
+        ViperProducer theirs = keep(elsewhere.producer("m", CheckpointPolicy.never()));
+        Snapshot snapshot = sink -> sink.addFloats("w", new long[] {2}, new float[] {1, 2});
+        theirs.publish(snapshot, Map.of());
+        Manifest v2 = theirs.publish(snapshot, Map.of()).announced().get(20, TimeUnit.SECONDS);
+        keep(Providers.notifier("embedded").open(p.notifierUri(), NotifierProvider.Role.PRODUCER, ViperConfig.of(secrets.producerSetting())))
+                .publish(v2);
+
+        URI at = v2.locations().getFirst().uri();
+        ObjectNode told = consumer.event();
+        while (told.get("event").asText().equals("update")) {
+            told = consumer.event();
         }
+        assertEquals("failure", told.get("event").asText(), told.toString());
+        assertEquals("this agent cannot follow model m: tcp read of m v2 from " + at + ": " + at + " refused this client: authentication failed",
+                told.get("message").asText());
+        assertHolds(consumer.request("lease"), v1);
     }
 
     @Test

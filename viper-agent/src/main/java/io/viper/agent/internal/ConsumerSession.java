@@ -11,8 +11,9 @@ import java.util.TreeSet;
 
 /**
  * A consumer client's requests: a lease holds the serving version for the client (the Java lease
- * stays open, so the version's buffer is not reused) and tells it where to map the version; a
- * release ends it. Update events reach the client through {@link Consumers}. A client that goes away
+ * stays open, so the version's buffer is not reused) and tells it where to map the version, or,
+ * before the first version, is refused with NOT_FOUND, or with why the agent cannot follow the
+ * model once its consumer stopped (no version will come); a release ends it. Update events reach the client through {@link Consumers}. A client that goes away
  * holding leases has them released, with one log line.
  *
  * <p>One connection's thread.
@@ -66,8 +67,8 @@ final class ConsumerSession implements Session {
         if (leases.size() >= MAX_LEASES) {
             throw new ViperConfigException("lease: this client holds " + MAX_LEASES + " leases already; release some");
         }
-        ModelLease lease = followed.consumer.currentIfAny().orElseThrow(() ->
-                new ViperNotFoundException("model " + model + " has no version on this agent yet (wait for an update)"));
+        ModelLease lease = followed.consumer.currentIfAny().orElseThrow(() -> followed.failure().orElseGet(() ->
+                new ViperNotFoundException("model " + model + " has no version on this agent yet (wait for an update)")));
         ModelFiles.View view;
         try {
             view = followed.files.open(lease);

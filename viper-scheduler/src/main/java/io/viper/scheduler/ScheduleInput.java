@@ -93,6 +93,11 @@ public record ScheduleInput(LossCurve curve, long warmup, long end, double infer
             throw new ViperConfigException(prefix + name.apply("t-train") + " / " + name.apply("t-infer") + " (requests per training iteration) = "
                     + tTrain + " / " + tInfer + " is beyond the range of a double");
         }
+        // a schedule's overhead is K * t_save with K up to the span: it must stay a number to compare
+        if (Double.isInfinite(tSave * (end - warmup))) {
+            throw new ViperConfigException(prefix + name.apply("t-save") + " (" + tSave + ") x " + (end - warmup)
+                    + " iterations, the overhead of a checkpoint at every one, is beyond the range of a double");
+        }
     }
 
     private static void positive(String prefix, String name, double v) {

@@ -4,11 +4,14 @@ import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -54,6 +57,27 @@ final class CommonOptions {
             startMetrics(metricsHost, metricsPort);
         }
         return b;
+    }
+
+    /**
+     * Makes the notifier's own waits end within a command's {@code timeout}: sets
+     * {@code viper.notify.timeout.ms} on {@code b} to {@link #notifyTimeoutMs}. Without it a broker that
+     * is not there keeps each wait for 30 s: publish waits twice (the newest version as the producer
+     * opens, then the announcement), and consume's follower did not report an unreachable Kafka
+     * before a {@code --timeout} under 5 s ended, so the command said only that no update came.
+     */
+    void boundNotifierWaits(Viper.Builder b, Duration timeout) {
+        b.config(ViperConfig.NOTIFY_TIMEOUT_MS.name(), Long.toString(notifyTimeoutMs(timeout, config.values())));
+    }
+
+    /**
+     * {@code viper.notify.timeout.ms} as the settings give it (the file's, then {@code --set}'s, else
+     * its default), but no longer than half of {@code timeout}, so that two waits one after the other
+     * end within it; at least 1 ms.
+     */
+    static long notifyTimeoutMs(Duration timeout, Map<String, String> settings) {
+        long configured = ViperConfig.NOTIFY_TIMEOUT_MS.parse(settings.get(ViperConfig.NOTIFY_TIMEOUT_MS.name()));
+        return Math.max(1, Math.min(configured, timeout.toMillis() / 2));
     }
 
     private static void startMetrics(String host, int port) {

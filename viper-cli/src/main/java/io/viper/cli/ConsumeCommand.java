@@ -72,6 +72,10 @@ final class ConsumeCommand implements Callable<Integer> {
         if (tensors != null) {
             b.config("viper.consumer.autoload", "false");
         }
+        if (timeout != null) {
+            // The notifier reports a broker it cannot reach (a warning) before --timeout ends.
+            common.boundNotifierWaits(b, timeout);
+        }
         if (out != null) {
             createOutDirectory(out);
         }

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Viper;
-import io.viper.ViperConfig;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
@@ -14,7 +13,6 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -56,7 +54,7 @@ final class PublishCommand implements Callable<Integer> {
             b.transports(transports.split(","));
         }
         // The notifier's own waits (the newest version at start, then the announcement) end within --timeout together.
-        b.config(ViperConfig.NOTIFY_TIMEOUT_MS.name(), Long.toString(notifyTimeoutMs(timeout, common.config.values())));
+        common.boundNotifierWaits(b, timeout);
         try (SafetensorsFile f = SafetensorsFile.open(file);
              Viper viper = b.build();
              ViperProducer producer = viper.producer(model, CheckpointPolicy.never())) {
@@ -80,17 +78,6 @@ final class PublishCommand implements Callable<Integer> {
             }
         }
         return 0;
-    }
-
-    /**
-     * {@code viper.notify.timeout.ms} as the settings give it (the file's, then {@code --set}'s, else
-     * its default), but no longer than half of {@code --timeout}: opening the producer asks the
-     * notifier for the newest version and the announcement follows, two waits one after the other,
-     * each of which would otherwise take 30 s to give up on a broker that is not there.
-     */
-    static long notifyTimeoutMs(Duration timeout, Map<String, String> settings) {
-        long configured = ViperConfig.NOTIFY_TIMEOUT_MS.parse(settings.get(ViperConfig.NOTIFY_TIMEOUT_MS.name()));
-        return Math.max(1, Math.min(configured, timeout.toMillis() / 2));
     }
 
     /** Waits for {@code f} until {@code deadline} (announcing: {@code --timeout} after the command started, opening the producer included). */

@@ -20,7 +20,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -146,10 +152,10 @@ class ProbeFailuresTest {
     @Test
     void publishsTimeoutBoundsTheNotifiersWaits() throws Exception {
         // publish --timeout 5s to a Kafka that is not there waited 30 s for the newest version, then 30 s more
-        assertEquals(30_000, PublishCommand.notifyTimeoutMs(Duration.ofSeconds(60), Map.of()), "the default --timeout leaves the default");
-        assertEquals(2_500, PublishCommand.notifyTimeoutMs(Duration.ofSeconds(5), Map.of()));
-        assertEquals(2_000, PublishCommand.notifyTimeoutMs(Duration.ofSeconds(5), Map.of("viper.notify.timeout.ms", "2000")));
-        assertEquals(1, PublishCommand.notifyTimeoutMs(Duration.ZERO, Map.of()));
+        assertEquals(30_000, CommonOptions.notifyTimeoutMs(Duration.ofSeconds(60), Map.of()), "the default --timeout leaves the default");
+        assertEquals(2_500, CommonOptions.notifyTimeoutMs(Duration.ofSeconds(5), Map.of()));
+        assertEquals(2_000, CommonOptions.notifyTimeoutMs(Duration.ofSeconds(5), Map.of("viper.notify.timeout.ms", "2000")));
+        assertEquals(1, CommonOptions.notifyTimeoutMs(Duration.ZERO, Map.of()));
         Path model = CliProcesses.testdata().resolve("safetensors").resolve("small_f32.safetensors");
         String line = assertTimeoutPreemptively(NO_HANG, () -> fails(1, "publish", "--model", "m", "--file", model.toString(), "--linger", "0",
                 "--notifier", "kafka://127.0.0.1:1", "--timeout", "2s"));
@@ -174,6 +180,40 @@ class ProbeFailuresTest {
             String line = assertTimeoutPreemptively(NO_HANG, () -> fails(2, "consume", "--model", "elsewhere", "--timeout", "50s",
                     "--notifier", broker.uri().toString(), "--set", "viper.auth.secret.file=" + mine));
             assertEquals("tcp read of elsewhere v1 from " + at + ": " + at + " refused this client: authentication failed", line);
+        }
+    }
+
+    @Test
+    void consumesTimeoutBoundsTheNotifiersWaits() {
+        // consume --timeout under 5 s to a Kafka that is not there said only that no update came: its
+        // follower waited 5 s for the cluster's metadata before it warned that Kafka is unreachable
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Logger kafka = Logger.getLogger("io.viper.notify.kafka");
+        Handler h = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+                    warnings.add(new SimpleFormatter().formatMessage(r));
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        kafka.addHandler(h);
+        try {
+            InspectCommandTest.Run r = assertTimeoutPreemptively(NO_HANG, () -> InspectCommandTest.run("consume", "--model", "m",
+                    "--notifier", "kafka://127.0.0.1:1", "--timeout", "4s"));
+            assertEquals(ViperMain.EXIT_NO_UPDATE, r.exit(), r.err());
+            assertTrue(warnings.stream().anyMatch(w -> w.startsWith("Kafka at 127.0.0.1:1 is unreachable (no metadata within 2000 ms)")),
+                    "the notifier said why before --timeout ended: " + warnings);
+        } finally {
+            kafka.removeHandler(h);
         }
     }
 

@@ -303,6 +303,24 @@ class ViperSdkTest {
     }
 
     @Test
+    void theRetryWarningWritesItsBackoffWithoutGroupingSeparators() {
+        // "retrying in 30,000 ms": MessageFormat groups the digits of a number among a log call's parameters
+        String only = name + "-only";
+        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "1500").build());
+        ViperProducer producer = keep(v.producer("r", CheckpointPolicy.never()));
+        ViperConsumer consumer = keep(v.consumer("r"));
+        InMemoryTransportProvider.faults(only).corruptReads.set(1);
+        try (LogCapture log = new LogCapture("io.viper.internal")) {
+            producer.publish(snapshot(1f), Map.of());
+            assertEquals(1, consumer.awaitVersion(1, WAIT));
+            List<String> retries = log.formattedLines().stream().filter(l -> l.contains("not loaded")).toList();
+            assertEquals(1, retries.size(), log.formattedLines().toString());
+            assertTrue(retries.getFirst().startsWith("consumer r: v1 not loaded: ") && retries.getFirst().endsWith("; retrying in 1500 ms"), retries.getFirst());
+        }
+    }
+
+    @Test
     void leasesKeepTheirModelIntactWhileNewerVersionsArrive() throws Exception {
         Viper v = Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a").meterRegistry(registry)
                 .config("viper.consumer.buffer.wait.ms", "30000").build();

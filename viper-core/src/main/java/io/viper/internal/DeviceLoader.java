@@ -128,7 +128,7 @@ final class DeviceLoader implements Loader {
             if (plan == null || plan.copiedBytes() == 0) {
                 return readVerified(m, loc, client, buf);
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1} on GPU {2}: {3}", m.model(), Long.toString(m.version()), device, plan);
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1} on GPU {2}: {3}", m.model(), Long.toString(m.version()), Long.toString(device), plan);
             for (BlockPlan.Copy c : plan.copies()) {
                 gpu.copyDeviceToDevice(device, from.pointer(c.from(), c.length()), buf.pointer(c.to(), c.length()), c.length());
             }
@@ -146,7 +146,8 @@ final class DeviceLoader implements Loader {
             return new Received(plan.pulledBytes(), plan.reusedBytes(), transferDone);
         } catch (ViperCorruptDataException e) {
             LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks copied on GPU {2} from the version held and pulled from {3}"
-                    + " did not verify ({4}); pulling the whole version", m.model(), Long.toString(m.version()), device, loc.uri(), e.getMessage());
+                    + " did not verify ({4}); pulling the whole version", m.model(), Long.toString(m.version()), Long.toString(device), loc.uri(),
+                    e.getMessage());
             Received full = readVerified(m, loc, client, buf);
             return new Received(plan.pulledBytes() + full.movedBytes(), 0, full.transferDoneNs());
         }

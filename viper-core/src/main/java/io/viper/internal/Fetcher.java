@@ -113,7 +113,7 @@ final class Fetcher implements AutoCloseable {
                     return;
                 }
                 LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, Long.toString(target.version()),
-                        failure.getMessage(), backoff);
+                        failure.getMessage(), Long.toString(backoff));
                 tracker.awaitRetry(target, backoff);
                 backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
             }
@@ -180,7 +180,8 @@ final class Fetcher implements AutoCloseable {
         } finally {
             // Logged after the load, so that formatting the line does not delay the update.
             if (LOG.isLoggable(System.Logger.Level.INFO)) {
-                LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, Long.toString(m.version()), m.totalBytes(), sel.describe());
+                LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, Long.toString(m.version()), Long.toString(m.totalBytes()),
+                        sel.describe());
             }
         }
     }

@@ -91,7 +91,8 @@ final class GpuStaging {
         // Pinned once per buffer, so that this copy (the stall) runs at DMA speed from the next version on.
         String pageable = buffer.gpu().pinHost(g, dev);
         LOG.log(System.Logger.Level.INFO, "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs {5}",
-                model, Long.toString(version), pageable == null ? "pinned" : "pageable", dev, free, total + GPU_HEADROOM);
+                model, Long.toString(version), pageable == null ? "pinned" : "pageable", Long.toString(dev), Long.toString(free),
+                Long.toString(total + GPU_HEADROOM));
         for (int i = 0; i < tensors.size(); i++) {
             SnapshotTensor s = tensors.get(i);
             TensorInfo info = infos.get(i);

@@ -161,7 +161,7 @@ final class ReceiveSlots implements AutoCloseable {
                     heldWhenClaimed = null;
                     buffer = allocator.allocate(Math.max(1, size));
                     memory = buffer.segment();
-                    LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, index, size);
+                    LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, Long.toString(index), Long.toString(size));
                 }
                 return memory.asSlice(0, size);
             }

@@ -10,6 +10,7 @@ import io.viper.manifest.Manifest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -124,8 +125,9 @@ final class ServingModel implements AutoCloseable {
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
             LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
-                    model, Long.toString(m.version()), loc.uri(), loaded.bytesMoved(), String.format("%.1f", u.transferMs()),
-                    String.format("%.1f", u.verifyMs()), loaded.bytesReused());
+                    model, Long.toString(m.version()), loc.uri(), Long.toString(loaded.bytesMoved()),
+                    String.format(Locale.ROOT, "%.1f", u.transferMs()), String.format(Locale.ROOT, "%.1f", u.verifyMs()),
+                    Long.toString(loaded.bytesReused()));
         }
         // Waiters see the version only once the update is complete (listeners run, old version released).
         LoadedModel replaced = old;

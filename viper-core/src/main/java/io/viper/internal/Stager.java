@@ -152,7 +152,7 @@ final class Stager {
             boolean noIds = blocks.copyEnded();
             declaredChanges.staged(version, infos, declared);
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), Long.toString(version),
-                    copied.copiedBytes(), copied.unchangedBytes(), held == null ? "(nothing to compare with)" : "since v" + held.version()
+                    Long.toString(copied.copiedBytes()), Long.toString(copied.unchangedBytes()), held == null ? "(nothing to compare with)" : "since v" + held.version()
                             + (before != held ? ", hashes known since v" + before.version() : ""),
                     noIds ? "; nothing shared: no block ids" : "");
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);

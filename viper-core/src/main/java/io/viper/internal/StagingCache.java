@@ -205,7 +205,7 @@ final class StagingCache implements AutoCloseable {
                 old.withdrawing = true;
                 retired.add(old);
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: retiring staging buffer ({2} open leases)", model, Long.toString(old.version), old.leases);
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: retiring staging buffer ({2} open leases)", model, Long.toString(old.version), Long.toString(old.leases));
         }
     }
 
@@ -316,7 +316,7 @@ final class StagingCache implements AutoCloseable {
             }
             for (StagingBuffer b : buffers) {
                 if (b.leases > 0) {
-                    LOG.log(System.Logger.Level.WARNING, "{0} v{1}: closing staging buffer with {2} open leases", model, Long.toString(b.version), b.leases);
+                    LOG.log(System.Logger.Level.WARNING, "{0} v{1}: closing staging buffer with {2} open leases", model, Long.toString(b.version), Long.toString(b.leases));
                 }
                 b.state = State.FREE;
                 b.free();

@@ -44,7 +44,7 @@ final class StagingGpuMemory implements AutoCloseable {
             } catch (ViperException | IllegalArgumentException e) {
                 pinFailure = e.getMessage();
                 LOG.log(System.Logger.Level.WARNING, "{0}: a staging buffer of {1} bytes stays in pageable memory, so GPU copies of it are slower: {2}",
-                        model, host.byteSize(), e.getMessage());
+                        model, Long.toString(host.byteSize()), e.getMessage());
             }
         }
         return pinned != null ? null : pinFailure;

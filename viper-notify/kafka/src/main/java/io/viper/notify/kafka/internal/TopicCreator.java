@@ -68,7 +68,7 @@ public final class TopicCreator {
             try {
                 get(admin.createTopics(List.of(nt)).all());
                 LOG.log(Level.INFO, "created Kafka topic {0} on {1}: {2} partition(s), replication factor {3}, min.insync.replicas {4}, cleanup.policy=compact",
-                        topic, uri.bootstrapServers(), settings.partitions(), rf, minIsr);
+                        topic, uri.bootstrapServers(), Long.toString(settings.partitions()), Long.toString(rf), Long.toString(minIsr));
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) {
                     throw e;

@@ -177,7 +177,7 @@ abstract class ServerBase implements TransportServer {
                 }
             }
             if (busy > 0) {
-                LOG.log(System.Logger.Level.WARNING, "{0}: closing with {1} transfers in progress", scheme, busy);
+                LOG.log(System.Logger.Level.WARNING, "{0}: closing with {1} transfers in progress", scheme, Long.toString(busy));
             }
         }
         for (FrameChannel ch : connections) {

@@ -130,7 +130,7 @@ final class BlockStore {
     private static boolean reuse(Path file, long length) throws IOException {
         try {
             if (Files.size(file) != length) {
-                LOG.log(Level.WARNING, "block {0} holds {1} bytes, not {2}: written again", file, Files.size(file), length);
+                LOG.log(Level.WARNING, "block {0} holds {1} bytes, not {2}: written again", file, Long.toString(Files.size(file)), Long.toString(length));
                 return false;
             }
             Files.setLastModifiedTime(file, FileTime.from(Instant.now()));
@@ -222,7 +222,7 @@ final class BlockStore {
                 }
             }
             if (deleted > 0) {
-                LOG.log(Level.INFO, "block store {0}: deleted {1} blocks no retained version refers to", dir, deleted);
+                LOG.log(Level.INFO, "block store {0}: deleted {1} blocks no retained version refers to", dir, Long.toString(deleted));
             }
             return deleted;
         } catch (IOException e) {

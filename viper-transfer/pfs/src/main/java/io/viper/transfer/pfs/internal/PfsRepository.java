@@ -215,7 +215,7 @@ public final class PfsRepository implements CheckpointRepository {
                     Files.move(tmp, versionDir, StandardCopyOption.ATOMIC_MOVE);
                     tmp = null;
                     fsyncDirectory(modelDir);
-                    LOG.log(Level.INFO, "stored {0} v{1} ({2} bytes) in {3}", model, Long.toString(version), manifest.totalBytes(), versionDir);
+                    LOG.log(Level.INFO, "stored {0} v{1} ({2} bytes) in {3}", model, Long.toString(version), Long.toString(manifest.totalBytes()), versionDir);
                 }
                 publishLatest(modelDir, version);
                 retired = applyRetention(model, modelDir);
@@ -552,7 +552,7 @@ public final class PfsRepository implements CheckpointRepository {
             }
             deleteTreeQuietly(grave);
             deleted = true;
-            LOG.log(Level.INFO, "retention: deleted {0} v{1} (keeping the newest {2})", model, Long.toString(v), retention);
+            LOG.log(Level.INFO, "retention: deleted {0} v{1} (keeping the newest {2})", model, Long.toString(v), Long.toString(retention));
         }
         return deleted;
     }

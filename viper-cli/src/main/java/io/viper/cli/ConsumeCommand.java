@@ -27,8 +27,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code viper consume}: follows a model and prints one JSON line per update. */
 @Command(name = "consume", mixinStandardHelpOptions = true,
@@ -59,6 +61,9 @@ final class ConsumeCommand implements Callable<Integer> {
 
     @Mixin
     CommonOptions common;
+
+    @Spec
+    CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -92,7 +97,7 @@ final class ConsumeCommand implements Callable<Integer> {
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
-                    System.err.println("viper: no update of " + model + " within " + timeout.toMillis() + " ms");
+                    spec.commandLine().getErr().println("viper: no update of " + model + " within " + Durations.words(timeout));
                     return ViperMain.EXIT_NO_UPDATE;
                 }
                 if (e instanceof ViperException failure) {

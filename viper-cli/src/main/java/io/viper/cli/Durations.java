@@ -1,6 +1,7 @@
 package io.viper.cli;
 
 import io.viper.errors.ViperConfigException;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.regex.Matcher;
@@ -38,5 +39,18 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
             default -> 1_000;
         };
         return Duration.ofMillis(Math.round(Double.parseDouble(m.group(1)) * millisPerUnit));
+    }
+
+    /**
+     * {@code d} as a message words it: under a second in milliseconds ({@code 500 ms}), else in
+     * seconds, with the milliseconds there are ({@code 30 s}, {@code 1.5 s}). Whole seconds alone
+     * said "0 s" for {@code --timeout 500ms}, and "1 s" for 1.5 s.
+     */
+    static String words(Duration d) {
+        long ms = d.toMillis();
+        if (ms < 1000) {
+            return ms + " ms";
+        }
+        return BigDecimal.valueOf(ms, 3).stripTrailingZeros().toPlainString() + " s";
     }
 }

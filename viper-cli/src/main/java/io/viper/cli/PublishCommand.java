@@ -85,7 +85,7 @@ final class PublishCommand implements Callable<Integer> {
         try {
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new ViperTimeoutException("publishing " + model + ": " + what + " took longer than " + timeout.toSeconds() + " s");
+            throw new ViperTimeoutException("publishing " + model + ": " + what + " took longer than " + Durations.words(timeout));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;

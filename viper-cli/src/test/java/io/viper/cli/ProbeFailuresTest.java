@@ -90,6 +90,20 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void durationsInMessagesAreInMillisecondsUnderASecond() {
+        // publish --timeout 500ms failed with "announcing took longer than 0 s"
+        assertEquals("0 ms", Durations.words(Duration.ZERO));
+        assertEquals("500 ms", Durations.words(Duration.ofMillis(500)));
+        assertEquals("999 ms", Durations.words(Duration.ofNanos(999_999_999)));
+        assertEquals("1 s", Durations.words(Duration.ofSeconds(1)));
+        assertEquals("1.5 s", Durations.words(Duration.ofMillis(1500)), "not 1 s");
+        assertEquals("60.001 s", Durations.words(Duration.ofMillis(60_001)));
+        assertEquals("3600 s", Durations.words(Duration.ofHours(1)));
+        assertEquals("no update of m within 300 ms", fails(ViperMain.EXIT_NO_UPDATE, "consume", "--model", "m",
+                "--notifier", "embedded://127.0.0.1:1", "--timeout", "300ms"));
+    }
+
+    @Test
     void unknownFlagsAndMissingOnesAreOneLineWithAHint() {
         assertEquals("Unknown option: '--bogus' (see 'viper inspect --help')", fails(2, "inspect", "--bogus", "x.safetensors"));
         assertEquals("Missing required option: '--model=NAME' (see 'viper consume --help')", fails(2, "consume"));
@@ -210,6 +224,7 @@ class ProbeFailuresTest {
             InspectCommandTest.Run r = assertTimeoutPreemptively(NO_HANG, () -> InspectCommandTest.run("consume", "--model", "m",
                     "--notifier", "kafka://127.0.0.1:1", "--timeout", "4s"));
             assertEquals(ViperMain.EXIT_NO_UPDATE, r.exit(), r.err());
+            assertEquals(List.of("viper: no update of m within 4 s"), r.errLines());
             assertTrue(warnings.stream().anyMatch(w -> w.startsWith("Kafka at 127.0.0.1:1 is unreachable (no metadata within 2000 ms)")),
                     "the notifier said why before --timeout ended: " + warnings);
         } finally {

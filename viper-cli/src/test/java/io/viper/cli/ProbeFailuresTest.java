@@ -146,6 +146,15 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void aPathBelowAFileIsRefusedInput() throws Exception {
+        // secret --out FILE/x exited 1 with "Not a directory": the JDK's ENOTDIR is a plain FileSystemException
+        Path file = Files.writeString(dir.resolve("file"), "not a directory");
+        Path below = file.resolve("x");
+        assertEquals("a parent is not a directory: " + below, fails(2, "secret", "--out", below.toString()));
+        assertEquals("not a directory", Files.readString(file), "left alone");
+    }
+
+    @Test
     void aConsumerTheBrokerRefusesExitsTwoRatherThanWaitingForAnUpdate() throws Exception {
         // with the wrong secret, consume retried until --timeout and exited 3 as if no update came
         Path mine = secret("mine.secret");

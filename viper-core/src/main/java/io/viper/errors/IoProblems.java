@@ -19,12 +19,20 @@ import java.util.Optional;
  * not read), which reads as no reason at all after "cannot read". Stateless; any thread.
  */
 public final class IoProblems {
+    /**
+     * The reason of a plain {@link FileSystemException} for ENOTDIR (strerror's words), which the JDK
+     * throws when a parent of the path is a file: it has an exception of its own only for a
+     * directory listing ({@link NotDirectoryException}).
+     */
+    private static final String ENOTDIR = "Not a directory";
+
     private IoProblems() {
     }
 
     /**
      * What {@code e} says went wrong, without the path when the exception names one: "no such file or
-     * directory", "permission denied", "not a directory", "already exists", "directory not empty",
+     * directory", "permission denied", "not a directory", "a parent is not a directory" (a path below a
+     * file), "already exists", "directory not empty",
      * "not text in the expected encoding", the file system's own reason, else the first line of the
      * message (the type's name when there is none).
      */
@@ -36,6 +44,7 @@ public final class IoProblems {
             case FileAlreadyExistsException x -> "already exists";
             case DirectoryNotEmptyException x -> "directory not empty";
             case CharacterCodingException x -> "not text in the expected encoding (" + x.getClass().getSimpleName() + ")";
+            case FileSystemException f when belowAFile(f) -> "a parent is not a directory";
             case FileSystemException f when f.getReason() != null -> f.getReason();
             default -> firstLine(e);
         };
@@ -53,13 +62,14 @@ public final class IoProblems {
 
     /**
      * Whether {@code e}, or one of its causes, is a problem the caller fixes by changing a path or a
-     * port it gave (a missing file or directory, a permission, a path that is not a directory, a port
-     * in use) rather than one that may pass by itself.
+     * port it gave (a missing file or directory, a permission, a path that is not a directory or lies
+     * below a file, a port in use) rather than one that may pass by itself.
      */
     public static boolean isCallersToFix(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof NoSuchFileException || t instanceof AccessDeniedException || t instanceof NotDirectoryException
-                    || t instanceof FileAlreadyExistsException || t instanceof BindException) {
+                    || t instanceof FileAlreadyExistsException || t instanceof BindException
+                    || t instanceof FileSystemException f && belowAFile(f)) {
                 return true;
             }
         }
@@ -79,6 +89,11 @@ public final class IoProblems {
             return Optional.of("is not a regular file (a pipe, socket or device)");
         }
         return Optional.empty();
+    }
+
+    /** Whether {@code f} is the JDK's ENOTDIR: a parent of its path is a file (by its reason; its message varies). */
+    private static boolean belowAFile(FileSystemException f) {
+        return ENOTDIR.equals(f.getReason());
     }
 
     private static String firstLine(Throwable e) {

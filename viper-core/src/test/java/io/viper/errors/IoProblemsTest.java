@@ -34,6 +34,21 @@ class IoProblemsTest {
     }
 
     @Test
+    void aPathBelowAFileIsTheCallersToFix(@TempDir Path dir) throws Exception {
+        // viper secret --out FILE/x exited 1: the JDK reports ENOTDIR as a plain FileSystemException, reason "Not a directory"
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        Path below = file.resolve("x");
+        IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> Files.writeString(below, "x"));
+        assertEquals(FileSystemException.class, e.getClass(), "what the JDK throws");
+        assertTrue(IoProblems.isCallersToFix(e));
+        assertTrue(IoProblems.isCallersToFix(new ViperException(ViperException.Reason.IO, "cannot write", e)));
+        assertEquals("a parent is not a directory: " + below, IoProblems.describe(e));
+        assertEquals("a parent is not a directory", IoProblems.reason(new FileSystemException(below.toString(), null, "Not a directory")));
+        assertFalse(IoProblems.isCallersToFix(new FileSystemException(below.toString(), null, "Input/output error")));
+        assertFalse(IoProblems.isCallersToFix(new IOException("Not a directory")), "by the reason a FileSystemException carries, not by message text");
+    }
+
+    @Test
     void aPathThatIsNoRegularFileIsNamedWithoutOpeningIt(@TempDir Path dir) throws Exception {
         Path fifo = dir.resolve("pipe");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");

@@ -68,7 +68,7 @@ public final class ViperMain implements Runnable {
             CommandLine c = e.getCommandLine();
             // One line and where to look, not the whole usage: the problem stays on the screen.
             // picocli words a map option's format error "Value for option option '--set' ...".
-            String problem = oneLine(e).replace("option option '", "option '");
+            String problem = IoProblems.oneLine(e).replace("option option '", "option '");
             c.getErr().println("viper: " + problem + " (see '" + c.getCommandSpec().qualifiedName() + " --help')");
             return exitCode(e);
         });
@@ -76,7 +76,7 @@ public final class ViperMain implements Runnable {
             if (System.getenv("VIPER_DEBUG") != null) {
                 e.printStackTrace(c.getErr());
             }
-            c.getErr().println("viper: " + oneLine(e));
+            c.getErr().println("viper: " + IoProblems.oneLine(e));
             return exitCode(e);
         });
         // Every command logs in CliLogging's one-line records, warnings only: without this, the commands
@@ -91,7 +91,7 @@ public final class ViperMain implements Runnable {
             if (System.getenv("VIPER_DEBUG") != null) {
                 e.printStackTrace(err);
             }
-            err.println("viper: out of memory: " + oneLine(e) + " (ask for less, or give the JVM more with VIPER_JAVA_OPTS, e.g. -Xmx8g)");
+            err.println("viper: out of memory: " + IoProblems.oneLine(e) + " (ask for less, or give the JVM more with VIPER_JAVA_OPTS, e.g. -Xmx8g)");
             err.flush();
             return EXIT_FAILURE;
         }
@@ -124,19 +124,6 @@ public final class ViperMain implements Runnable {
             case CONFIG, FORMAT, NOT_FOUND, UNSUPPORTED -> EXIT_USAGE;
             case CORRUPT, TRANSFER, UNAVAILABLE, TIMEOUT, CLOSED, IO, INTERNAL -> EXIT_FAILURE;
         };
-    }
-
-    /** One line for a user: the message, or the type when there is none. */
-    static String oneLine(Throwable e) {
-        if (e instanceof java.io.IOException io) {
-            return IoProblems.describe(io);
-        }
-        String m = e.getMessage();
-        if (m == null || m.isBlank()) {
-            m = e.getClass().getSimpleName();
-        }
-        int nl = m.indexOf('\n');
-        return nl < 0 ? m : m.substring(0, nl);
     }
 
     /** Reads the version from the jar manifest (set by Maven), else "dev". */

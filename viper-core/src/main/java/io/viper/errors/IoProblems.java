@@ -61,6 +61,14 @@ public final class IoProblems {
     }
 
     /**
+     * One line for a user about any failure: {@link #describe} for an {@link IOException}, else the
+     * first line of the message, the type's simple name when there is none.
+     */
+    public static String oneLine(Throwable e) {
+        return e instanceof IOException io ? describe(io) : firstLine(e);
+    }
+
+    /**
      * Whether {@code e}, or one of its causes, is a problem the caller fixes by changing a path or a
      * port it gave (a missing file or directory, a permission, a path that is not a directory or lies
      * below a file, a port in use) rather than one that may pass by itself.

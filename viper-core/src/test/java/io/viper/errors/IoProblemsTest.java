@@ -28,6 +28,15 @@ class IoProblemsTest {
     }
 
     @Test
+    void anyFailureIsOneLine() {
+        assertEquals("no such file or directory: /tmp/nodir/s", IoProblems.oneLine(new NoSuchFileException("/tmp/nodir/s")));
+        assertEquals("bad value", IoProblems.oneLine(new IllegalArgumentException("bad value\n\tat somewhere")));
+        assertEquals("IllegalStateException", IoProblems.oneLine(new IllegalStateException()));
+        assertEquals("IllegalStateException", IoProblems.oneLine(new IllegalStateException(" ")));
+        assertEquals("Unable to allocate 8 bytes", IoProblems.oneLine(new OutOfMemoryError("Unable to allocate 8 bytes")));
+    }
+
+    @Test
     void aRealMissingDirectoryIsDescribed(@TempDir Path dir) {
         IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> Files.writeString(dir.resolve("no/such/f"), "x"));
         assertTrue(IoProblems.describe(e).startsWith("no such file or directory: "), IoProblems.describe(e));

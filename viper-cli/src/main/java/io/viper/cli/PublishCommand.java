@@ -51,7 +51,7 @@ final class PublishCommand implements Callable<Integer> {
         long deadline = System.nanoTime() + timeout.toNanos();
         Viper.Builder b = common.builder();
         if (transports != null) {
-            b.transports(transports.split(","));
+            b.transports(transports.split(",", -1));
         }
         // The notifier's own waits (the newest version at start, then the announcement) end within --timeout together.
         common.boundNotifierWaits(b, timeout);

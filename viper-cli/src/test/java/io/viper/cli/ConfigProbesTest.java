@@ -102,6 +102,15 @@ class ConfigProbesTest {
     }
 
     @Test
+    void anEmptyTransportEntryIsRefusedNamingItsPosition() {
+        // a comma too many was dropped: --transports tcp://127.0.0.1:0, served on tcp alone without a word
+        assertRefused(publish("--transports", "tcp://127.0.0.1:0,"),
+                "invalid value 'tcp://127.0.0.1:0,' for viper.transports: an empty entry at position 2 (a comma too many)");
+        assertRefused(publish("--set", "viper.transports=tcp://127.0.0.1:0,,ucx://127.0.0.1:0"),
+                "invalid value 'tcp://127.0.0.1:0,,ucx://127.0.0.1:0' for viper.transports: an empty entry at position 2 (a comma too many)");
+    }
+
+    @Test
     void consumeWithAnUnknownPathNamesTheInstalledOnes() {
         Run r = InspectCommandTest.run("consume", "--model", "m", "--paths", "bogus", "--notifier", "embedded://127.0.0.1:1", "--once");
         assertRefused(r, "invalid value 'bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: ");
@@ -126,7 +135,7 @@ class ConfigProbesTest {
         assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
                 "--paths is empty: name the transports this consumer may use");
         assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "tcp,,file", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
-                "invalid value 'tcp,,file' for viper.consumer.paths: an empty entry (a comma too many)");
+                "invalid value 'tcp,,file' for viper.consumer.paths: an empty entry at position 2 (a comma too many)");
         assertRefused(InspectCommandTest.run("consume", "--model", "m", "--paths", "tcp,", "--notifier", "embedded://127.0.0.1:1", "--timeout", "5s"),
                 "invalid value 'tcp,' for viper.consumer.paths: an empty entry");
     }

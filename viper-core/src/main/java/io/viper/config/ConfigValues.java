@@ -73,30 +73,34 @@ public final class ConfigValues {
         }
     }
 
-    /** Comma-separated URIs; blank entries are dropped. */
+    /** Comma-separated URIs with a scheme; a blank value is none, a blank entry among others is refused. */
     public static List<URI> parseUriList(String v) {
-        List<URI> out = new ArrayList<>();
-        for (String part : v.split(",")) {
-            if (!part.isBlank()) {
-                out.add(parseUri(part.trim()));
-            }
-        }
-        return List.copyOf(out);
+        return entries(v).stream().map(ConfigValues::parseUri).toList();
     }
 
     /** Comma-separated names, lower-cased; a blank value is none, a blank entry among others is refused. */
     public static List<String> parseNameList(String v) {
+        return entries(v).stream().map(e -> e.toLowerCase(Locale.ROOT)).toList();
+    }
+
+    /**
+     * The trimmed entries of a comma-separated list; none for a blank value. A blank entry (two commas
+     * in a row, one at either end) is refused naming its position: dropping it would hide a typo, such
+     * as a transport left out.
+     */
+    private static List<String> entries(String v) {
         if (v.isBlank()) {
             return List.of();
         }
-        List<String> out = new ArrayList<>();
-        for (String part : v.split(",", -1)) {
-            if (part.isBlank()) {
-                throw new ViperConfigException("an empty entry (a comma too many)");
+        String[] parts = v.split(",", -1);
+        List<String> out = new ArrayList<>(parts.length);
+        for (int i = 0; i < parts.length; i++) {
+            if (parts[i].isBlank()) {
+                throw new ViperConfigException("an empty entry at position " + (i + 1) + " (a comma too many)");
             }
-            out.add(part.trim().toLowerCase(Locale.ROOT));
+            out.add(parts[i].trim());
         }
-        return List.copyOf(out);
+        return out;
     }
 
     /**

@@ -18,11 +18,18 @@ import io.viper.spi.NotifierProvider;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.ServiceLoader;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class KafkaSettingsTest {
     static {
@@ -81,6 +88,45 @@ class KafkaSettingsTest {
                 {admin, "request.timeout.ms"}}) {
             long ms = Long.parseLong(((Properties) c[0]).getProperty((String) c[1]));
             assertTrue(ms > 0 && ms <= 5000, c[1] + " = " + ms);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 500, 999, 1000, 1999, 2000, 5000, 30_000, 60_000, Integer.MAX_VALUE, Long.MAX_VALUE})
+    void kafkaAcceptsTheClientSettingsAtEveryNotifyTimeout(long timeoutMs) {
+        // viper.notify.timeout.ms=500 (publish --timeout 500ms gives it) made Kafka refuse the admin client:
+        // its default.api.timeout.ms (500) was under its request.timeout.ms (1000)
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs))));
+        assertKafkaCreatesEveryClient(s);
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 30_000})
+    void passedThroughWaitsRaiseTheTimeoutsKafkaChecksAgainstThem(long timeoutMs) {
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs),
+                "kafka.linger.ms", "50", "kafka.request.timeout.ms", "60000")));
+        assertEquals("60050", s.producerProperties(URI_, "x").getProperty("delivery.timeout.ms"));
+        assertEquals("60000", s.adminProperties(URI_, "x").getProperty("default.api.timeout.ms"));
+        assertKafkaCreatesEveryClient(s);
+    }
+
+    @Test
+    void aPassedThroughTimeoutKafkaChecksIsLeftForKafkaToJudge() {
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("kafka.default.api.timeout.ms", "500")));
+        assertEquals("500", s.adminProperties(URI_, "x").getProperty("default.api.timeout.ms"));
+    }
+
+    /** Creates each client against a closed port and closes it: Kafka's constructors refuse inconsistent timeouts. */
+    private static void assertKafkaCreatesEveryClient(KafkaSettings s) {
+        KafkaUri nowhere = KafkaUri.parse(URI.create("kafka://127.0.0.1:1"));
+        try (var producer = new KafkaProducer<String, byte[]>(s.producerProperties(nowhere, "settings-test-producer"))) {
+            producer.close(Duration.ZERO);
+        }
+        try (var consumer = new KafkaConsumer<byte[], byte[]>(s.consumerProperties(nowhere, "settings-test-consumer"))) {
+            consumer.close(CloseOptions.timeout(Duration.ZERO));
+        }
+        try (Admin admin = Admin.create(s.adminProperties(nowhere, "settings-test-admin"))) {
+            admin.close(Duration.ZERO);
         }
     }
 

@@ -105,11 +105,11 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         p.setProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_MESSAGE_BYTES));
         p.setProperty(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "5000");
         p.setProperty(ProducerConfig.LINGER_MS_CONFIG, "0");
-        long request = Math.max(1000, Math.min(30_000, timeoutMs / 2));
-        p.setProperty(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(request));
-        p.setProperty(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(Math.max(timeoutMs, request)));
+        p.setProperty(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(requestTimeoutMs(30_000)));
         p.setProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timeoutMs));
         p.putAll(passthroughFor(ProducerConfig.configNames()));
+        // Kafka refuses a delivery.timeout.ms under linger.ms + request.timeout.ms
+        putCovering(p, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, ProducerConfig.LINGER_MS_CONFIG, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
         p.setProperty(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, uri.bootstrapServers());
         p.setProperty(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.setProperty(ProducerConfig.ACKS_CONFIG, "all");
@@ -124,8 +124,8 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         p.setProperty(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         p.setProperty(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_MESSAGE_BYTES));
         p.setProperty(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "5000");
-        p.setProperty(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(Math.max(1000, Math.min(timeoutMs, 10_000))));
-        p.setProperty(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(Math.max(1000, Math.min(10_000, timeoutMs / 2))));
+        p.setProperty(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(Math.max(MIN_REQUEST_TIMEOUT_MS, Math.min(timeoutMs, 10_000))));
+        p.setProperty(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(requestTimeoutMs(10_000)));
         p.putAll(passthroughFor(ConsumerConfig.configNames()));
         p.setProperty(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, uri.bootstrapServers());
         p.setProperty(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -141,12 +141,53 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         Properties p = new Properties();
         p.setProperty(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
         p.setProperty(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "5000");
-        p.setProperty(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(timeoutMs));
-        p.setProperty(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(Math.max(1000, Math.min(30_000, timeoutMs / 2))));
+        p.setProperty(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(requestTimeoutMs(30_000)));
         p.putAll(passthroughFor(AdminClientConfig.configNames()));
+        // Kafka refuses a default.api.timeout.ms under request.timeout.ms
+        putCovering(p, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG);
         p.setProperty(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, uri.bootstrapServers());
         return p;
     }
+
+    /**
+     * A client's {@code request.timeout.ms}: half the notify timeout, at least {@link #MIN_REQUEST_TIMEOUT_MS} and at
+     * most {@code maxMs}. A shorter notify timeout is kept by the notifier's own waits, which end the operation
+     * (publish, topic creation, scan) whatever the client is still waiting for.
+     */
+    private long requestTimeoutMs(long maxMs) {
+        return Math.max(MIN_REQUEST_TIMEOUT_MS, Math.min(maxMs, timeoutMs / 2));
+    }
+
+    /**
+     * Sets the int-typed Kafka timeout {@code key} to the notify timeout, raised to the sum of the {@code parts}
+     * settings the client will use (passthrough included) and lowered to {@link Integer#MAX_VALUE}, Kafka's most;
+     * a passthrough setting of {@code key} itself is left as it is, for Kafka to judge.
+     */
+    private void putCovering(Properties p, String key, String... parts) {
+        if (passthrough.containsKey(key)) {
+            return;
+        }
+        long sum = 0;
+        for (String part : parts) {
+            sum += msOf(p.getProperty(part));
+        }
+        p.setProperty(key, Long.toString(Math.min(Integer.MAX_VALUE, Math.max(timeoutMs, sum))));
+    }
+
+    /** A Kafka int-typed millisecond setting as Kafka parses it; 0 for one it will refuse itself. */
+    private static long msOf(String value) {
+        if (value == null) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Integer.parseInt(value.trim()));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** Least {@code request.timeout.ms} the notifier gives a client: a round trip to a busy broker can take most of a second. */
+    static final long MIN_REQUEST_TIMEOUT_MS = 1000;
 
     /** Largest record the notifier writes and reads (and the topic's {@code max.message.bytes}). */
     public static final int MAX_MESSAGE_BYTES = 16 * 1024 * 1024;

@@ -121,7 +121,8 @@ public final class KafkaNotifier implements Notifier {
                     ? new ProducerRecord<>(uri.topic(), null, manifest.model(), value, List.of(new RecordHeader(DATA_HEADER, data)))
                     : new ProducerRecord<>(uri.topic(), manifest.model(), value);
             Future<RecordMetadata> f = p.send(record);
-            RecordMetadata md = f.get(settings.timeoutMs() + 1_000, TimeUnit.MILLISECONDS);
+            // a second past the producer's own bound (delivery.timeout.ms), without overflowing at the key's maximum
+            RecordMetadata md = f.get(Math.min(settings.timeoutMs(), Long.MAX_VALUE - 1_000) + 1_000, TimeUnit.MILLISECONDS);
             LOG.log(Level.DEBUG, () -> "published " + what + " to " + md.topic() + "/" + md.partition() + "@" + md.offset());
         } catch (ExecutionException e) {
             throw failure(what, e.getCause() == null ? e : e.getCause());

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -30,7 +31,8 @@ final class LatestVersionScan {
     /** The newest version of {@code model} in the topic (0: none or no topic); empty when the cluster did not answer within {@code timeoutMs}. */
     static OptionalLong newest(Consumer<byte[], byte[]> consumer, KafkaUri uri, String model, long timeoutMs) {
         byte[] key = model.getBytes(StandardCharsets.UTF_8);
-        long deadline = System.nanoTime() + Duration.ofMillis(timeoutMs).toNanos();
+        long start = System.nanoTime();
+        long budget = TimeUnit.MILLISECONDS.toNanos(timeoutMs); // saturates: the key may be Long.MAX_VALUE
         try (consumer) {
             List<PartitionInfo> infos = consumer.partitionsFor(uri.topic(), Duration.ofMillis(timeoutMs));
             if (infos == null || infos.isEmpty()) {
@@ -42,7 +44,7 @@ final class LatestVersionScan {
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofMillis(timeoutMs));
             long newest = 0;
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                if (System.nanoTime() > deadline) {
+                if (System.nanoTime() - start > budget) {
                     LOG.log(Level.WARNING, "reading the latest version of " + model + " from " + uri + " took longer than " + timeoutMs + " ms");
                     return OptionalLong.empty();
                 }

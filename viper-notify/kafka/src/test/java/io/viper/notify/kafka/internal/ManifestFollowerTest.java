@@ -49,7 +49,8 @@ class ManifestFollowerTest {
         }
     }
 
-    private static MockConsumer<byte[], byte[]> mock(long end) {
+    /** A consumer of one partition of {@link #TOPIC} that ends at {@code end}. */
+    static MockConsumer<byte[], byte[]> mock(long end) {
         MockConsumer<byte[], byte[]> c = new MockConsumer<>("earliest");
         Node node = new Node(1, "127.0.0.1", 1);
         c.updatePartitions(TOPIC, List.of(new PartitionInfo(TOPIC, 0, node, new Node[] {node}, new Node[] {node})));
@@ -66,7 +67,7 @@ class ManifestFollowerTest {
         return record(m.model(), ManifestCodec.encode(m));
     }
 
-    private static Manifest manifest(String model, long version, String... locations) {
+    static Manifest manifest(String model, long version, String... locations) {
         var locs = new java.util.ArrayList<Location>();
         for (String l : locations) {
             locs.add(new Location(URI.create(l), l.startsWith("file:") ? Tier.PFS : Tier.HOST));

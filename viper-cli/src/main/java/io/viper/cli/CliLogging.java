@@ -11,6 +11,15 @@ import java.util.logging.Logger;
  * {@code --verbose} shows Viper's INFO lines. Third-party libraries stay at WARNING.
  */
 public final class CliLogging {
+    /*
+     * The loggers given a level here, held for the life of the process: JUL holds loggers weakly, so a level set on
+     * one nobody references is lost with it at the next GC, and a long consume or agent would then print, say,
+     * Kafka's NetworkClient warnings again.
+     */
+    private static final Logger VIPER = Logger.getLogger("io.viper");
+    private static final Logger KAFKA = Logger.getLogger("org.apache.kafka");
+    private static final Logger NETTY = Logger.getLogger("io.netty");
+
     private CliLogging() {
     }
 
@@ -33,8 +42,8 @@ public final class CliLogging {
         });
         root.addHandler(handler);
         root.setLevel(Level.WARNING);
-        Logger.getLogger("io.viper").setLevel(verbose ? Level.INFO : Level.WARNING);
-        Logger.getLogger("org.apache.kafka").setLevel(Level.SEVERE);
-        Logger.getLogger("io.netty").setLevel(Level.SEVERE);
+        VIPER.setLevel(verbose ? Level.INFO : Level.WARNING);
+        KAFKA.setLevel(Level.SEVERE);
+        NETTY.setLevel(Level.SEVERE);
     }
 }

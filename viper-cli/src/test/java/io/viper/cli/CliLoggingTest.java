@@ -8,6 +8,8 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +27,19 @@ class CliLoggingTest {
     @AfterEach
     void restore() {
         stderr.close();
+    }
+
+    @Test
+    void theLevelsOutliveGarbageCollection() {
+        // JUL holds loggers weakly: levels set on loggers nobody held were lost at a GC, and a long quiet
+        // consume started printing Kafka's NetworkClient warnings
+        CliLogging.configure(false);
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+        }
+        assertEquals(Level.WARNING, Logger.getLogger("io.viper").getLevel());
+        assertEquals(Level.SEVERE, Logger.getLogger("org.apache.kafka").getLevel());
+        assertEquals(Level.SEVERE, Logger.getLogger("io.netty").getLevel());
     }
 
     @Test

@@ -128,24 +128,23 @@ public final class CheckpointPlanner {
                     + (warmupLosses == null ? 0 : warmupLosses.length));
         }
         int n = warmupLosses.length - 1;
-        double peak = 0;
         for (int i = 0; i <= n; i++) {
             if (!Double.isFinite(warmupLosses[i])) {
                 throw new ViperConfigException("adaptive: warm-up loss " + (i + 1) + " is not finite");
             }
-            peak = Math.max(peak, Math.abs(warmupLosses[i]));
         }
-        // computed on the losses scaled by a power of two (exact) to magnitudes below 1, so that drops
-        // and their squares neither overflow (losses near 1e200) nor underflow (near 1e-200)
-        int shift = peak == 0 ? 0 : -Math.getExponent(peak) - 1;
+        // computed on the losses scaled to magnitudes below 1 (UnitScale), so that drops and their
+        // squares neither overflow (losses near 1e200) nor underflow (near 1e-200)
+        int shift = UnitScale.shift(warmupLosses);
+        double[] l = UnitScale.scaled(warmupLosses, shift);
         double mean = 0;
         for (int i = 1; i <= n; i++) {
-            mean += Math.scalb(warmupLosses[i - 1], shift) - Math.scalb(warmupLosses[i], shift);
+            mean += l[i - 1] - l[i];
         }
         mean /= n;
         double var = 0;
         for (int i = 1; i <= n; i++) {
-            double d = Math.scalb(warmupLosses[i - 1], shift) - Math.scalb(warmupLosses[i], shift) - mean;
+            double d = l[i - 1] - l[i] - mean;
             var += d * d;
         }
         return Math.scalb(mean + Math.sqrt(var / n), -shift);

@@ -85,7 +85,11 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
     @Override
     public Schedule schedule(CilSimulator sim) {
         ScheduleInput in = sim.input();
-        double[] loss = unitScale(sim.servingLossesUnsafe());
+        // The program compares products of losses with request counts and of those with each other, which
+        // pass a double's range for losses near 1e200 or 1e-200 where the CIL itself does not; it is linear
+        // in the losses (mu too), so the schedule scaled (UnitScale) is the one unscaled wherever that fits.
+        double[] serving = sim.servingLossesUnsafe();
+        double[] loss = UnitScale.scaled(serving, UnitScale.shift(serving));
         int m = in.span();
         int kMax = Math.min(maxCheckpoints, m);
         checkMemory((long) kMax * (m + 1));
@@ -144,29 +148,6 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
             j = from[k][j];
         }
         return sim.schedule(name(), out, "at most " + maxCheckpoints + " checkpoints");
-    }
-
-    /**
-     * A copy of {@code loss} multiplied by the power of two that brings its largest magnitude into
-     * {@code [0.5, 1)}. The program compares products of losses with request counts and of those with
-     * each other, which pass a double's range for losses near 1e200 or 1e-200 where the CIL itself does not;
-     * the program is linear in the losses (mu too), and a power of two scales exactly, so the schedule is
-     * the same as unscaled wherever that did not overflow or underflow.
-     */
-    static double[] unitScale(double[] loss) {
-        double peak = 0;
-        for (double v : loss) {
-            peak = Math.max(peak, Math.abs(v));
-        }
-        double[] out = loss.clone();
-        if (peak == 0) {
-            return out;
-        }
-        int shift = -Math.getExponent(peak) - 1;
-        for (int j = 0; j < out.length; j++) {
-            out[j] = Math.scalb(out[j], shift);
-        }
-        return out;
     }
 
     /** Refuses, in one line, a plan whose back-pointers exceed {@link #MAX_CELLS} or the free heap. */

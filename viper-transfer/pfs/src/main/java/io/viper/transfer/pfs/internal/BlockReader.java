@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
@@ -76,7 +77,7 @@ final class BlockReader implements AutoCloseable {
             throw new ViperNotFoundException(versionDir + ": not found: " + manifest.model() + " v" + manifest.version()
                     + " was deleted by retention or is not stored yet", e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + PfsRepository.problem(e), e);
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
         Manifest stored = ManifestCodec.decode(bytes, file.toString());
         if (!stored.tensors().equals(manifest.tensors())) {
@@ -135,7 +136,7 @@ final class BlockReader implements AutoCloseable {
             throw new ViperNotFoundException(file + ": block " + id[b] + " of " + manifest.model() + " v" + manifest.version()
                     + " is missing from the block store", e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + PfsRepository.problem(e), e);
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
+import io.viper.errors.IoProblems;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.BlockList;
 import io.viper.manifest.Manifest;
@@ -187,7 +188,7 @@ final class BlockStore {
                 } catch (NoSuchFileException gone) {
                     // a sweep took it already
                 } catch (IOException ex) {
-                    LOG.log(Level.WARNING, "block store {0}: could not remove block {1} of a failed store: {2}", dir, file, PfsRepository.problem(ex));
+                    LOG.log(Level.WARNING, "block store {0}: could not remove block {1} of a failed store: {2}", dir, file, IoProblems.describe(ex));
                 }
             }
             return deleted;
@@ -226,7 +227,7 @@ final class BlockStore {
             }
             return deleted;
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "block store {0}: sweep stopped: {1}", dir, PfsRepository.problem(e));
+            LOG.log(Level.WARNING, "block store {0}: sweep stopped: {1}", dir, IoProblems.describe(e));
             return 0;
         } finally {
             lock.writeLock().unlock();

@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -146,7 +147,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             throw new ViperNotFoundException(file + ": not found: " + manifest.model() + " v"
                     + manifest.version() + " was deleted by retention or is not stored yet", e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + PfsRepository.problem(e), e);
+            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
         try {
             SafetensorsHeader header = SafetensorsHeader.parse(file.toString(), segment);

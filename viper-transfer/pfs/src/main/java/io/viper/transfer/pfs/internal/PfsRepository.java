@@ -222,7 +222,7 @@ public final class PfsRepository implements CheckpointRepository {
             }
             return location;
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.IO, "cannot store " + model + " v" + version + " in " + versionDir + ": " + problem(e), e);
+            throw new ViperException(ViperException.Reason.IO, "cannot store " + model + " v" + version + " in " + versionDir + ": " + IoProblems.describe(e), e);
         } catch (IllegalStateException | IndexOutOfBoundsException e) {
             throw new ViperException(ViperException.Reason.INTERNAL, "cannot store " + model + " v" + version + " in " + versionDir
                     + ": the staged data became unreadable during the copy (" + e.getMessage() + ")", e);
@@ -271,7 +271,7 @@ public final class PfsRepository implements CheckpointRepository {
                             Long.toString(newest));
                 } catch (IOException e) {
                     LOG.log(Level.WARNING, "cannot move {0} to v{1}: {2}; readers keep the version it names", modelDir.resolve(LATEST_FILE),
-                            Long.toString(newest), problem(e));
+                            Long.toString(newest), IoProblems.describe(e));
                 }
             }
             return newest;
@@ -341,7 +341,7 @@ public final class PfsRepository implements CheckpointRepository {
         } catch (NoSuchFileException e) {
             return List.of();
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.IO, "cannot list the versions of " + model + " in " + modelDir + ": " + problem(e), e);
+            throw new ViperException(ViperException.Reason.IO, "cannot list the versions of " + model + " in " + modelDir + ": " + IoProblems.describe(e), e);
         }
         Collections.sort(out);
         return List.copyOf(out);
@@ -381,7 +381,7 @@ public final class PfsRepository implements CheckpointRepository {
             }
             return Optional.empty();
         } catch (IOException e) {
-            warnOnce(manifestFile + ": cannot read: " + problem(e) + "; version skipped");
+            warnOnce(manifestFile + ": cannot read: " + IoProblems.describe(e) + "; version skipped");
             return Optional.empty();
         }
         Manifest m;
@@ -417,7 +417,7 @@ public final class PfsRepository implements CheckpointRepository {
         } catch (NoSuchFileException e) {
             return OptionalLong.empty();
         } catch (IOException e) {
-            warnOnce(file + ": cannot read: " + problem(e) + "; ignored");
+            warnOnce(file + ": cannot read: " + IoProblems.describe(e) + "; ignored");
             return OptionalLong.empty();
         }
         String text = new String(bytes, StandardCharsets.US_ASCII).strip();
@@ -547,7 +547,7 @@ public final class PfsRepository implements CheckpointRepository {
             try {
                 Files.move(dir, grave, StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "retention: cannot remove {0}: {1}", dir, problem(e));
+                LOG.log(Level.WARNING, "retention: cannot remove {0}: {1}", dir, IoProblems.describe(e));
                 continue;
             }
             deleteTreeQuietly(grave);
@@ -584,7 +584,7 @@ public final class PfsRepository implements CheckpointRepository {
             }
         } catch (IOException | ViperFormatException e) {
             LOG.log(Level.WARNING, "block store of {0}: no block deleted, since a manifest could not be read: {1}", root,
-                    e instanceof IOException io ? problem(io) : e.getMessage());
+                    e instanceof IOException io ? IoProblems.describe(io) : e.getMessage());
             return null;
         }
         return ids;
@@ -604,7 +604,7 @@ public final class PfsRepository implements CheckpointRepository {
                 }
             }
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "cannot clean temporary entries of {0}: {1}", modelDir, problem(e));
+            LOG.log(Level.WARNING, "cannot clean temporary entries of {0}: {1}", modelDir, IoProblems.describe(e));
         }
     }
 
@@ -699,16 +699,11 @@ public final class PfsRepository implements CheckpointRepository {
                 }
             });
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "cannot delete {0}: {1}", top, problem(e));
+            LOG.log(Level.WARNING, "cannot delete {0}: {1}", top, IoProblems.describe(e));
         }
     }
 
     private void warnOnce(String message) {
         LOG.log(warned.add(message) ? Level.WARNING : Level.DEBUG, message);
-    }
-
-    /** One line describing an I/O failure (the JDK's messages name the file but not always the problem). */
-    static String problem(IOException e) {
-        return IoProblems.describe(e);
     }
 }

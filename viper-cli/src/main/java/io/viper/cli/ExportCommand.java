@@ -55,8 +55,7 @@ final class ExportCommand implements Callable<Integer> {
         if (Files.isDirectory(out)) {
             throw new ViperConfigException("--out " + out + ": is a directory, not a file");
         }
-        // Before the model is read and checked, not when it is written; and a parent that is a file
-        // failed as an I/O error (exit 1): the JDK reports ENOTDIR as a plain FileSystemException.
+        // Before the model is read and checked, not only when it is written.
         Path parent = out.toAbsolutePath().getParent();
         if (!Files.isDirectory(parent)) {
             throw new ViperConfigException("--out " + out + ": " + (Files.exists(parent) ? parent + " is not a directory" : "no directory " + parent));

@@ -7,8 +7,8 @@ import java.util.function.Consumer;
 
 /**
  * Callbacks registered by the application (manifest and update listeners). {@link #tell} calls
- * each on the calling thread; one that throws is logged and does not stop the others or the data
- * path. Thread-safe.
+ * each on the calling thread; one that throws, an {@link Error} such as a failed assertion
+ * included, is logged and does not stop the others or the data path. Thread-safe.
  */
 final class Listeners<T> {
     private static final System.Logger LOG = System.getLogger(Listeners.class.getName());
@@ -33,7 +33,10 @@ final class Listeners<T> {
         for (Consumer<T> l : all) {
             try {
                 l.accept(value);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                // Whatever the application's code throws, an AssertionError or a checked exception thrown
+                // sneakily as well: the calling thread is the consumer's fetch thread or the notifier's,
+                // and letting it end would stop the model's updates, and the wait for them, without a word.
                 LOG.log(System.Logger.Level.WARNING, what + " failed: " + e, e);
             }
         }

@@ -1,0 +1,53 @@
+package io.viper;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.viper.testing.SdkFixture;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The public API's promises as a library user meets them: listeners that fail, calls after close,
+ * arguments that are null or wrong. Over the in-memory notifier and transport.
+ */
+class ApiContractTest {
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private SdkFixture f;
+    private List<MemorySegment> model;
+
+    @BeforeEach
+    void setUp(TestInfo info) {
+        f = new SdkFixture(info.getTestMethod().orElseThrow().getName() + System.nanoTime());
+        model = f.model(1, 1000, 2000);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        f.close();
+    }
+
+    @Test
+    void anUpdateListenerThatThrowsAnErrorDoesNotStopTheUpdates() {
+        Viper v = f.viper(new SimpleMeterRegistry());
+        ViperProducer producer = f.keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = f.keep(v.consumer("m"));
+        List<Long> heard = new CopyOnWriteArrayList<>();
+        consumer.onUpdate(u -> {
+            throw new AssertionError("a listener's bug");
+        });
+        consumer.onUpdate(u -> heard.add(u.version()));
+        producer.publish(SdkFixture.snapshot(model), Map.of());
+        assertEquals(1, consumer.awaitVersion(1, WAIT), "the wait ends although a listener failed");
+        producer.publish(SdkFixture.snapshot(f.model(2, 1000, 2000)), Map.of());
+        assertEquals(2, consumer.awaitVersion(2, WAIT), "the next version still arrives");
+        assertEquals(List.of(1L, 2L), heard, "the other listener hears every update");
+    }
+}

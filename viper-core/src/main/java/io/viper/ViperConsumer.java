@@ -12,11 +12,18 @@ import java.util.function.Consumer;
  * <p>Threading: all methods are thread-safe. Inference threads call {@link #current()} per request
  * and close the lease when done. Update listeners run on the consumer's fetch thread, after the
  * swap; they must not block for long.
+ *
+ * <p>After {@link #close()}, {@link #current()}, {@link #currentIfAny()} and {@link #fetch} throw
+ * {@link io.viper.errors.ViperClosedException}, as does {@link #awaitVersion} for a version that had
+ * not arrived.
  */
 public interface ViperConsumer extends AutoCloseable {
     String model();
 
-    /** A lease on the model serving now; throws {@link io.viper.errors.ViperNotFoundException} before the first one arrived. */
+    /**
+     * A lease on the model serving now; throws {@link io.viper.errors.ViperNotFoundException} before the
+     * first one arrived, {@link io.viper.errors.ViperClosedException} once the consumer is closed.
+     */
     ModelLease current();
 
     /** A lease on the model serving now, or empty before the first one arrived. */

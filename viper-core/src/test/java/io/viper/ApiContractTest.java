@@ -1,13 +1,19 @@
 package io.viper;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.viper.errors.ViperClosedException;
+import io.viper.errors.ViperConfigException;
 import io.viper.testing.SdkFixture;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,4 +56,19 @@ class ApiContractTest {
         assertEquals(2, consumer.awaitVersion(2, WAIT), "the next version still arrives");
         assertEquals(List.of(1L, 2L), heard, "the other listener hears every update");
     }
+
+    @Test
+    void aClosedConsumerSaysItIsClosedRatherThanThatNoModelArrivedYet() {
+        Viper v = f.viper(new SimpleMeterRegistry());
+        ViperProducer producer = f.keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = v.consumer("m");
+        producer.publish(SdkFixture.snapshot(model), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        consumer.close();
+        assertThrows(ViperClosedException.class, consumer::current);
+        assertThrows(ViperClosedException.class, consumer::currentIfAny);
+        assertThrows(ViperClosedException.class, () -> consumer.fetch(1, Set.of("t0")));
+        consumer.close(); // idempotent
+    }
+
 }

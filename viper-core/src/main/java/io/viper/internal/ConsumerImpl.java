@@ -122,6 +122,8 @@ final class ConsumerImpl implements ViperConsumer {
 
     @Override
     public Optional<ModelLease> currentIfAny() {
+        // Closed, it serves nothing: "no model yet" would send the caller waiting for one.
+        ensureOpen();
         return serving.lease();
     }
 
@@ -147,17 +149,23 @@ final class ConsumerImpl implements ViperConsumer {
 
     @Override
     public long awaitVersion(long v, Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
         return serving.awaitVersion(v, timeout);
     }
 
     @Override
     public TensorSet fetch(long v, Set<String> names) {
-        if (closed.get()) {
-            throw new ViperClosedException("consumer " + model + " is closed");
-        }
+        Objects.requireNonNull(names, "names");
+        ensureOpen();
         Manifest m = tracker.find(v).or(() -> rt.repository().flatMap(r -> r.find(model, v))).orElseThrow(() ->
                 new ViperNotFoundException("model " + model + " v" + v + " is not known to this consumer"));
         return fetcher.fetchTensors(m, names);
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new ViperClosedException("consumer " + model + " is closed");
+        }
     }
 
     /**

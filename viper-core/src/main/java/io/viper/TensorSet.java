@@ -5,7 +5,8 @@ import java.util.List;
 
 /**
  * Tensors fetched on their own by {@link ViperConsumer#fetch} (DStore-style fine-grained access).
- * Owns the memory they live in: close it to free it. Any thread may read; close once.
+ * Owns the memory they live in: close it to free it; reading a tensor after that throws
+ * {@link IllegalStateException}. Any thread may read; {@link #close()} is idempotent.
  */
 public interface TensorSet extends AutoCloseable {
     long version();

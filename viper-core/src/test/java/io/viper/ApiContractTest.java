@@ -71,4 +71,19 @@ class ApiContractTest {
         consumer.close(); // idempotent
     }
 
+    @Test
+    void fetchedTensorsCloseMoreThanOnce() {
+        Viper v = f.viper(new SimpleMeterRegistry());
+        ViperProducer producer = f.keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = f.keep(v.consumer("m"));
+        producer.publish(SdkFixture.snapshot(model), Map.of());
+        consumer.awaitVersion(1, WAIT);
+        try (TensorSet set = consumer.fetch(1, Set.of("t1"))) {
+            assertEquals(-1, model.get(1).mismatch(set.tensor("t1").data()));
+            set.close(); // and again by try-with-resources
+            assertThrows(IllegalStateException.class, () -> set.tensor("t1").data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0),
+                    "its memory is freed");
+        }
+    }
+
 }

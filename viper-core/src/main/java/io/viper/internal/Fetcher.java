@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -391,9 +392,13 @@ final class Fetcher implements AutoCloseable {
         }
     }
 
-    /** Tensors fetched on their own, in an arena this set owns. */
-    private record FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena)
-            implements TensorSet {
+    /** Tensors fetched on their own, in an arena this set owns; closing it more than once does nothing. */
+    private record FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena,
+                                  AtomicBoolean closed) implements TensorSet {
+        FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena) {
+            this(version, location, bytes, reusedBytes, List.copyOf(tensors), arena, new AtomicBoolean());
+        }
+
         @Override
         public Tensor tensor(String name) {
             for (Tensor t : tensors) {
@@ -406,7 +411,10 @@ final class Fetcher implements AutoCloseable {
 
         @Override
         public void close() {
-            arena.close();
+            // An arena closed twice throws: try-with-resources around an explicit close would fail.
+            if (closed.compareAndSet(false, true)) {
+                arena.close();
+            }
         }
     }
 }

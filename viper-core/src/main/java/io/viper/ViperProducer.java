@@ -30,7 +30,12 @@ public interface ViperProducer extends AutoCloseable {
     /** Publishes {@code checkpoint} now, as the next version (its own version number is ignored). */
     PublishHandle publish(Checkpoint checkpoint);
 
-    /** Publishes the tensors of {@code snapshot} now, with {@code metadata}, as the next version. */
+    /**
+     * Publishes the tensors of {@code snapshot} now, with {@code metadata}, as the next version.
+     *
+     * @throws io.viper.errors.ViperConfigException for a bad snapshot, or metadata with a null key or value
+     *     (nothing is staged and no version is used)
+     */
     PublishHandle publish(Snapshot snapshot, java.util.Map<String, String> metadata);
 
     /** The newest version published (0 before the first). */

@@ -86,4 +86,21 @@ class ApiContractTest {
         }
     }
 
+    @Test
+    void metadataThatCannotBePublishedIsRefusedBeforeAVersionIsUsed() {
+        Viper v = f.viper(new SimpleMeterRegistry());
+        ViperProducer producer = f.keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = f.keep(v.consumer("m"));
+        Map<String, String> nullValue = new HashMap<>();
+        nullValue.put("note", null);
+        NullPointerException npe = assertThrows(NullPointerException.class, () -> producer.publish(SdkFixture.snapshot(model), null));
+        assertEquals("metadata", npe.getMessage());
+        ViperConfigException e = assertThrows(ViperConfigException.class, () -> producer.publish(SdkFixture.snapshot(model), nullValue));
+        assertTrue(e.getMessage().contains("key note"), e.getMessage());
+        assertEquals("snapshot", assertThrows(NullPointerException.class, () -> producer.publish((Snapshot) null, Map.of())).getMessage());
+        assertEquals(0, producer.latestVersion(), "no version was used");
+        assertEquals(1, producer.publish(SdkFixture.snapshot(model), Map.of()).version());
+        assertEquals(1, consumer.awaitVersion(1, WAIT));
+        SdkFixture.assertServes(consumer, 1, model);
+    }
 }

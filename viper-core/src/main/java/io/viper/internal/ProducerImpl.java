@@ -99,6 +99,9 @@ final class ProducerImpl implements ViperProducer {
     @Override
     public synchronized PublishHandle publish(Snapshot snapshot, Map<String, String> metadata) {
         ensureOpen();
+        // Checked before staging: a refusal after it would leave a buffer filled and a version number used.
+        Objects.requireNonNull(snapshot, "snapshot");
+        checkMetadata(metadata);
         if (version >= Manifest.MAX_VERSION) {
             throw new ViperConfigException("producer " + model + ": v" + version + " is the last version there is (" + Manifest.MAX_VERSION + ")");
         }
@@ -115,6 +118,15 @@ final class ProducerImpl implements ViperProducer {
         PublishHandle handle = pipeline.submit(staged, meta, publishedAtMicros, stall);
         rt.metrics().stall(model, handle.stallNanos()); // a small version announced here counts too
         return handle;
+    }
+
+    private void checkMetadata(Map<String, String> metadata) {
+        Objects.requireNonNull(metadata, "metadata");
+        metadata.forEach((k, v) -> {
+            if (k == null || v == null) {
+                throw new ViperConfigException("producer " + model + ": metadata keys and values must not be null (key " + k + ")");
+            }
+        });
     }
 
     @Override

@@ -66,22 +66,13 @@ class ErrorsTest(unittest.TestCase):
         why = "this agent cannot follow model nt3: notifier embedded://h:1: embedded://h:1 requires credentials: set viper.auth.secret.file"
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "agent.sock")
-            server = socket.socket(socket.AF_UNIX)
-            server.bind(path)
-            server.listen(1)
 
-            def agent():  # says hello, tells of the failure, and refuses the lease with it, as viper agent does
-                conn, _ = server.accept()
-                with conn:
-                    hello = _read(conn)
-                    _send(conn, {"id": hello["id"], "ok": True, "protocol": 1, "agent": "fake", "version": 0, "shm_dir": d})
-                    _send(conn, {"event": "failure", "model": "nt3", "reason": "CONFIG", "message": why})
-                    lease = _read(conn)
-                    _send(conn, {"id": lease["id"], "ok": False, "reason": "CONFIG", "message": why})
-                    while _read(conn) is not None:
-                        pass
+            def agent(conn):  # tells of the failure, and refuses the lease with it, as viper agent does
+                _send(conn, {"event": "failure", "model": "nt3", "reason": "CONFIG", "message": why})
+                lease = _read(conn)
+                _send(conn, {"id": lease["id"], "ok": False, "reason": "CONFIG", "message": why})
 
-            threading.Thread(target=agent, daemon=True).start()
+            server = _fake_agent(path, d, agent)
             with viper.Consumer("nt3", agent=path) as c:
                 with self.assertRaises(viper.ViperConfigError) as waited:
                     c.wait_version(1, timeout=60)
@@ -92,6 +83,32 @@ class ErrorsTest(unittest.TestCase):
                 with self.assertRaises(viper.ViperConfigError) as leased:
                     c.current()
                 self.assertEqual(str(leased.exception), why)
+            server.close()
+
+    def test_a_frame_that_is_not_a_json_object_fails_the_request_waiting_for_it(self):
+        for body in (b"{not json", b"\xff\xfe", b"[1, 2]"):
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "agent.sock")
+
+                def reply_badly(conn):
+                    _read(conn)  # the lease request
+                    conn.sendall(struct.pack(">I", len(body)) + body)
+
+                server = _fake_agent(path, d, reply_badly)
+                with viper.Consumer("nt3", agent=path) as c:
+                    leased = _in_thread(c.current)
+                    self.assertIsInstance(leased, viper.RetriableViperError, body)
+                    self.assertIn("viper agent at %s: a frame is" % path, str(leased))
+                server.close()
+
+    def test_a_reply_that_does_not_come_in_time_is_a_viper_timeout(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            server = _fake_agent(path, d, lambda conn: None)  # never answers the flush
+            with viper.Producer("nt3", agent=path) as p:
+                with self.assertRaises(viper.ViperTimeoutError) as e:
+                    p.flush(timeout=0.2)
+                self.assertEqual(str(e.exception), "viper agent at %s: no reply to flush within 0.2 s" % path)
             server.close()
 
     def test_the_default_socket_follows_the_environment(self):
@@ -111,6 +128,43 @@ class ErrorsTest(unittest.TestCase):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+def _fake_agent(path, shm_dir, script):
+    """Listens at ``path`` as an agent: says hello to one client, runs ``script(conn)``, then reads until it leaves."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+
+    def agent():
+        conn, _ = server.accept()
+        with conn:
+            hello = _read(conn)
+            _send(conn, {"id": hello["id"], "ok": True, "protocol": 1, "agent": "fake", "version": 0, "shm_dir": shm_dir})
+            script(conn)
+            while _read(conn) is not None:
+                pass
+
+    threading.Thread(target=agent, daemon=True).start()
+    return server
+
+
+def _in_thread(call, timeout=10):
+    """What ``call()`` raised (or returned), run on a thread of its own so that a hang fails the test instead of stopping it."""
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(call())
+        except BaseException as e:  # noqa: B902 - the outcome is what is checked
+            outcome.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise AssertionError("still waiting after %d s" % timeout)
+    return outcome[0]
 
 
 def _send(conn, message):

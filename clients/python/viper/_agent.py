@@ -13,8 +13,9 @@ import socket
 import struct
 import threading
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 
-from .errors import RetriableViperError, ViperClosedError, ViperConfigError, ViperFormatError, error_for
+from .errors import RetriableViperError, ViperClosedError, ViperConfigError, ViperFormatError, ViperTimeoutError, error_for
 
 PROTOCOL = 1
 MAX_FRAME_BYTES = 1 << 20
@@ -91,8 +92,13 @@ class Connection:
         return future
 
     def request(self, op, timeout=None, **fields):
-        """Sends a request and waits for its reply."""
-        return self.submit(op, **fields).result(timeout)
+        """Sends a request and waits for its reply, at most ``timeout`` seconds (None: no limit);
+        raises ViperTimeoutError when it did not come in time."""
+        try:
+            return self.submit(op, **fields).result(timeout)
+        except FutureTimeout:
+            # Before Python 3.11 the futures' TimeoutError is not the builtin one: callers catch Viper's types.
+            raise ViperTimeoutError("viper agent at %s: no reply to %s within %.3g s" % (self.path, op, timeout)) from None
 
     def send(self, op, **fields):
         """Sends a request that wants no reply (a release)."""
@@ -138,6 +144,9 @@ class Connection:
             self._fail("the connection to the viper agent at %s failed (%s)" % (self.path, e.strerror or e))
         except ViperFormatError as e:
             self._fail(str(e))
+        except Exception as e:  # this thread ending without a word would leave every request waiting forever
+            log.exception("viper: the reader of the connection to the viper agent at %s failed", self.path)
+            self._fail("the connection to the viper agent at %s failed (%s: %s)" % (self.path, type(e).__name__, e))
 
     def _read_frame(self):
         head = self._read_exactly(4)
@@ -149,7 +158,13 @@ class Connection:
         body = self._read_exactly(n)
         if body is None:
             return None
-        return json.loads(body.decode("utf-8"))
+        try:
+            message = json.loads(body.decode("utf-8"))
+        except ValueError as e:  # UnicodeDecodeError is one too
+            raise ViperFormatError("viper agent at %s: a frame is not UTF-8 JSON (%s)" % (self.path, e)) from None
+        if not isinstance(message, dict):
+            raise ViperFormatError("viper agent at %s: a frame is a JSON %s, not an object" % (self.path, type(message).__name__))
+        return message
 
     def _read_exactly(self, n):
         chunks = []

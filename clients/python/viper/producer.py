@@ -363,7 +363,8 @@ class Producer:
             raise error
 
     def flush(self, timeout=None):
-        """Waits until every publish so far is announced (and durable with a PFS); returns the newest version."""
+        """Waits until every publish so far is announced (and durable with a PFS); returns the newest version.
+        Raises ViperTimeoutError when the agent did not answer within ``timeout`` seconds (None: no limit)."""
         self._check_open()
         while any(s.ack is not None for s in self._slots):
             self._collect(wait=True)

@@ -6,6 +6,7 @@ import socket
 import struct
 import tempfile
 import threading
+import time
 import unittest
 
 import viper
@@ -109,6 +110,30 @@ class ErrorsTest(unittest.TestCase):
                 with self.assertRaises(viper.ViperTimeoutError) as e:
                     p.flush(timeout=0.2)
                 self.assertEqual(str(e.exception), "viper agent at %s: no reply to flush within 0.2 s" % path)
+            server.close()
+
+    def test_a_listener_that_raises_does_not_keep_the_update_from_the_others(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            registered = threading.Event()
+
+            def agent(conn):
+                registered.wait(10)
+                _send(conn, {"event": "update", "model": "nt3", "version": 1, "previous": 0, "path": "tcp", "bytes": 8,
+                             "latency_ms": 1.0})
+
+            server = _fake_agent(path, d, agent)
+            with viper.Consumer("nt3", agent=path) as c:
+                heard = []
+                c.on_update(lambda u: 1 / 0)
+                c.on_update(lambda u: heard.append(u.version))
+                with self.assertLogs("viper", "ERROR"):
+                    registered.set()
+                    c.wait_version(1, timeout=10)
+                    deadline = time.monotonic() + 10
+                    while not heard and time.monotonic() < deadline:
+                        time.sleep(0.01)
+                self.assertEqual(heard, [1])
             server.close()
 
     def test_the_default_socket_follows_the_environment(self):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import _safetensors as st
-from ._agent import Connection
+from ._agent import Connection, log
 from .errors import ViperClosedError, ViperNotFoundError, ViperTimeoutError, error_for
 
 Update = namedtuple("Update", "model version previous path bytes latency_ms reused_bytes", defaults=(0,))
@@ -145,6 +145,15 @@ class ModelLease(Mapping):
                                                      ", closed" if self._closed else "")
 
 
+def _tell(listeners, value):
+    """Calls every listener with ``value``; one that raises is logged and does not keep it from the others."""
+    for listener in listeners:
+        try:
+            listener(value)
+        except Exception:
+            log.exception("viper: an update or failure listener failed")
+
+
 class Consumer:
     """Follows ``model`` through the viper agent, which pulls every newer version in the background,
     verifies it and swaps it in; this client leases the version serving (``current()``).
@@ -241,8 +250,7 @@ class Consumer:
             self._version = max(self._version, update.version)
             listeners = list(self._listeners)
             self._cond.notify_all()
-        for listener in listeners:
-            listener(update)
+        _tell(listeners, update)
 
     def _on_failure(self, event):
         with self._cond:
@@ -251,8 +259,7 @@ class Consumer:
             self._failure = (event.get("reason"), event.get("message", "the agent cannot follow model %s" % self.model))
             listeners = list(self._failure_listeners)
             self._cond.notify_all()
-        for listener in listeners:
-            listener(error_for(*self._failure))
+        _tell(listeners, error_for(*self._failure))
 
     def close(self):
         """Stops following the model (the agent's consumer closes when its last client leaves)."""

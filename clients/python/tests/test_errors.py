@@ -9,6 +9,8 @@ import threading
 import time
 import unittest
 
+import numpy as np
+
 import viper
 from viper.errors import error_for
 
@@ -134,6 +136,21 @@ class ErrorsTest(unittest.TestCase):
                     while not heard and time.monotonic() < deadline:
                         time.sleep(0.01)
                 self.assertEqual(heard, [1])
+            server.close()
+
+    def test_arguments_a_producer_cannot_publish_are_refused_as_config_errors_before_anything_is_sent(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            server = _fake_agent(path, d, lambda conn: None)  # any request sent would go unanswered
+            with viper.Producer("nt3", agent=path, policy=viper.every(1)) as p:
+                for call, says in ((lambda: p.step(1, "low", {}), "loss must be a number"),
+                                   (lambda: p.publish(None), "tensors must be a mapping"),
+                                   (lambda: p.publish({"w": np.ones(2, np.float32)}, metadata=[("k", "v")]), "metadata must be a mapping"),
+                                   (lambda: p.publish({"w": np.ones(2, np.float32)}, metadata={"step": 3}), "must be strings"),
+                                   (lambda: p.publish({"__metadata__": np.ones(2, np.float32)}), "reserved for the metadata")):
+                    refused = _in_thread(call)
+                    self.assertIsInstance(refused, viper.ViperConfigError)
+                    self.assertIn(says, str(refused))
             server.close()
 
     def test_the_default_socket_follows_the_environment(self):

@@ -2,6 +2,8 @@
 
 import unittest
 
+import numpy as np
+
 import viper
 
 
@@ -23,6 +25,13 @@ class PolicyTest(unittest.TestCase):
         self.assertEqual([i for i in range(20) if p(i, 1.0)], [3, 7, 10])
         self.assertEqual(repr(p), "at_iterations(3, 7, 10)")
         self.assertEqual(repr(viper.at_iterations(*range(9))), "at_iterations(9 iterations)")
+
+    def test_at_iterations_refuses_what_is_not_an_integer(self):
+        for bad in ("x", 2.5, None, True):
+            with self.assertRaises(viper.ViperConfigError) as e:
+                viper.at_iterations(1, bad)
+            self.assertIn("iterations must be integers", str(e.exception))
+        self.assertTrue(viper.at_iterations(np.int64(4))(4, 0.0), "numpy's integers are integers")
 
     def test_never_never_publishes(self):
         self.assertFalse(any(viper.never()(i, 0.0) for i in range(100)))

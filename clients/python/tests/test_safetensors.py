@@ -9,6 +9,7 @@ import unittest
 
 import numpy as np
 
+import viper
 from viper import _safetensors as st
 
 TESTDATA = os.environ.get("VIPER_TESTDATA") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "testdata")
@@ -48,7 +49,7 @@ class SafetensorsTest(unittest.TestCase):
         self.assertEqual(h.metadata, {"k": "v"})
 
     def test_metadata_must_be_strings(self):
-        with self.assertRaises(TypeError):
+        with self.assertRaises(viper.ViperConfigError):
             st.encode_header([], {"step": 3})
 
     def test_numpy_types_map_to_safetensors_names(self):

@@ -10,7 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .errors import ViperFormatError
+from .errors import ViperConfigError, ViperFormatError
 
 METADATA_KEY = "__metadata__"
 MAX_HEADER_BYTES = 100_000_000
@@ -78,12 +78,12 @@ def encode_header(entries, metadata):
     if metadata:
         for k, v in metadata.items():
             if not isinstance(k, str) or not isinstance(v, str):
-                raise TypeError("metadata keys and values must be strings, got %r: %r" % (k, v))
+                raise ViperConfigError("metadata keys and values must be strings, got %r: %r" % (k, v))
         header[METADATA_KEY] = dict(metadata)
     offset = 0
     for name, dtype, shape, nbytes in entries:
         if name == METADATA_KEY:
-            raise ValueError("tensor name %s is reserved for the metadata" % METADATA_KEY)
+            raise ViperConfigError("tensor name %s is reserved for the metadata" % METADATA_KEY)
         header[name] = {"dtype": dtype, "shape": [int(d) for d in shape], "data_offsets": [offset, offset + nbytes]}
         offset += nbytes
     body = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -4,7 +4,20 @@ A policy is any callable ``policy(iteration, loss) -> bool``; the producer calls
 :meth:`~viper.Producer.step`, on the training thread, with increasing iterations.
 """
 
+import operator
+
 from .errors import ViperConfigError
+
+
+def _is_integer(value):
+    """Whether ``value`` is an integer (numpy's too), not a bool, a float or a string that int() would take."""
+    if isinstance(value, bool):
+        return False
+    try:
+        operator.index(value)
+        return True
+    except TypeError:
+        return False
 
 
 class every:
@@ -26,6 +39,9 @@ class at_iterations:
     """Publishes exactly at the given iterations (as Java's ``atIterations``)."""
 
     def __init__(self, *iterations):
+        for i in iterations:
+            if not _is_integer(i):
+                raise ViperConfigError("at_iterations: iterations must be integers, got %r" % (i,))
         self.iterations = frozenset(int(i) for i in iterations)
 
     def __call__(self, iteration, loss):

@@ -3,6 +3,7 @@
 import mmap
 import os
 import time
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -200,12 +201,16 @@ class Producer:
             raise ViperConfigError("producer %s: iteration must be an integer, got %r" % (self.model, iteration))
         if self._last_iteration is not None and iteration <= self._last_iteration:
             raise ViperConfigError("producer %s: iteration %d does not follow %d" % (self.model, iteration, self._last_iteration))
+        try:
+            loss = float(loss)
+        except (TypeError, ValueError):
+            raise ViperConfigError("producer %s: loss must be a number, got %r" % (self.model, loss)) from None
         self._last_iteration = iteration
-        if not self.policy(iteration, float(loss)):
+        if not self.policy(iteration, loss):
             return None
         tensors = state_dict() if callable(state_dict) else state_dict
         changes = changed() if callable(changed) else changed
-        return self._publish(tensors, None, iteration, float(loss), changes)
+        return self._publish(tensors, None, iteration, loss, changes)
 
     def publish(self, tensors, metadata=None, changed=None):
         """Publishes ``tensors`` (a mapping of name to tensor) now, as the next version.
@@ -249,6 +254,10 @@ class Producer:
 
     def _publish(self, tensors, metadata, iteration, loss, changed):
         t0 = time.perf_counter()
+        if not isinstance(tensors, Mapping):
+            raise ViperConfigError("producer %s: tensors must be a mapping of name to tensor, got %s" % (self.model, type(tensors).__name__))
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ViperConfigError("producer %s: metadata must be a mapping of str to str, got %s" % (self.model, type(metadata).__name__))
         # Changes are relative to the last publish: a first one has none (the agent's last may be another
         # process's), and after a call that failed here, which took changes the agent never saw, the next
         # one's would miss them. Either way this publish is not declared.

@@ -44,6 +44,9 @@ public interface CheckpointPolicy {
 
     /** Publishes exactly at the given iterations. */
     static CheckpointPolicy atIterations(long... iterations) {
+        if (iterations == null) {
+            throw new ViperConfigException("atIterations(iterations): iterations must not be null");
+        }
         long[] sorted = iterations.clone();
         Arrays.sort(sorted);
         return new CheckpointPolicy() {

@@ -102,7 +102,7 @@ public final class Viper implements AutoCloseable {
         }
 
         public Builder notifier(URI uri) {
-            return notifier(uri.toString());
+            return notifier(uri == null ? null : uri.toString()); // null is refused as for any key
         }
 
         /** Root of the PFS repository; producers flush there, consumers fall back to it. */
@@ -112,7 +112,7 @@ public final class Viper implements AutoCloseable {
 
         /** Transports producers serve on, e.g. {@code "ucx://127.0.0.1:0", "tcp://0.0.0.0:7000"}. */
         public Builder transports(String... bindUris) {
-            return config(ViperConfig.TRANSPORTS.name(), String.join(",", bindUris));
+            return config(ViperConfig.TRANSPORTS.name(), joined(bindUris));
         }
 
         public Builder stagingBudget(long bytes) {
@@ -125,7 +125,12 @@ public final class Viper implements AutoCloseable {
 
         /** Transport schemes consumers may use ({@code ucx}, {@code tcp}, {@code file}); none given: all. */
         public Builder consumerPaths(String... schemes) {
-            return config(ViperConfig.CONSUMER_PATHS.name(), String.join(",", schemes));
+            return config(ViperConfig.CONSUMER_PATHS.name(), joined(schemes));
+        }
+
+        /** The list as a comma-separated value; null when it is null, which {@link #config(String, String)} refuses. */
+        private static String joined(String[] values) {
+            return values == null ? null : String.join(",", values);
         }
 
         /** Any configuration key; see {@link ViperConfig#keys()}. */

@@ -103,4 +103,20 @@ class ApiContractTest {
         assertEquals(1, consumer.awaitVersion(1, WAIT));
         SdkFixture.assertServes(consumer, 1, model);
     }
+
+    @Test
+    void nullArgumentsAreRefusedAtTheBoundaryNamingWhat() {
+        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().notifier((java.net.URI) null)).getMessage()
+                .contains("viper.notifier"));
+        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().transports((String[]) null)).getMessage()
+                .contains("viper.transports"));
+        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().consumerPaths((String[]) null)).getMessage()
+                .contains("viper.consumer.paths"));
+        assertTrue(assertThrows(ViperConfigException.class, () -> CheckpointPolicy.atIterations((long[]) null)).getMessage()
+                .contains("iterations must not be null"));
+        Viper v = f.viper(new SimpleMeterRegistry());
+        ViperConsumer consumer = f.keep(v.consumer("m"));
+        assertEquals("timeout", assertThrows(NullPointerException.class, () -> consumer.awaitVersion(1, null)).getMessage());
+        assertEquals("names", assertThrows(NullPointerException.class, () -> consumer.fetch(1, null)).getMessage());
+    }
 }

@@ -53,8 +53,10 @@ public interface ViperConsumer extends AutoCloseable {
      * peer and the reason: the notifier's broker refused its credentials or its TLS does not match
      * this consumer's (on the notifier's thread), or no location of a version delivered it and one
      * of them refused this consumer's credentials or had its TLS certificate refused
-     * ({@link io.viper.spi.TransportClient#refusesConsumer}; on the fetch thread). Other failures
-     * are retried with backoff. Called at once, on the calling thread, if the consumer already
+     * ({@link io.viper.spi.TransportClient#refusesConsumer}; on the fetch thread). The fetch thread
+     * ending on an {@link Error} (a transport's native library missing, say) stops it too, with a
+     * {@link io.viper.errors.ViperException} of reason {@code INTERNAL}. Other failures are retried
+     * with backoff. Called at once, on the calling thread, if the consumer already
      * stopped. The consumer keeps serving the version it holds; no newer one arrives. Without a
      * listener the consumer logs the failure.
      */

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
+import io.viper.errors.ViperException;
+import io.viper.testing.InMemoryTransportProvider;
 import io.viper.testing.SdkFixture;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -118,5 +120,24 @@ class ApiContractTest {
         ViperConsumer consumer = f.keep(v.consumer("m"));
         assertEquals("timeout", assertThrows(NullPointerException.class, () -> consumer.awaitVersion(1, null)).getMessage());
         assertEquals("names", assertThrows(NullPointerException.class, () -> consumer.fetch(1, null)).getMessage());
+    }
+
+    @Test
+    void aFetchThreadEndedByAnErrorTellsTheWaitersInsteadOfLeavingThemWaiting() throws InterruptedException {
+        Viper v = f.viper(new SimpleMeterRegistry(), "viper.consumer.inline", "false");
+        ViperProducer producer = f.keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = f.keep(v.consumer("m"));
+        List<ViperException> failures = new CopyOnWriteArrayList<>();
+        consumer.onFailure(failures::add);
+        InMemoryTransportProvider.faults(f.transport()).errorReads.set(1);
+        producer.publish(SdkFixture.snapshot(model), Map.of());
+        ViperException e = assertThrows(ViperException.class, () -> consumer.awaitVersion(1, WAIT));
+        assertEquals(ViperException.Reason.INTERNAL, e.reason());
+        assertTrue(e.getMessage().contains("the fetch thread failed: java.lang.UnsatisfiedLinkError"), e.getMessage());
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (failures.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(5); // the listeners hear it just after the waiters are woken
+        }
+        assertEquals(1, failures.size(), "the failure listener heard it");
     }
 }

@@ -120,6 +120,12 @@ final class Fetcher implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             // closing
+        } catch (Throwable e) {
+            // An Error out of a load (a transport's missing native library, memory the machine could not
+            // give): this thread ends, so say so to the waiters and the failure listeners rather than
+            // leave them waiting for versions nobody will load. The version serving keeps serving.
+            LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": the fetch thread failed: " + e, e);
+            serving.stop(new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": the fetch thread failed: " + e, e));
         }
     }
 

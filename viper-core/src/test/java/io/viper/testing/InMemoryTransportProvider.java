@@ -66,6 +66,8 @@ public final class InMemoryTransportProvider implements TransportProvider {
         /** Reads that flip the byte in the middle of the destination. */
         public final AtomicInteger corruptReads = new AtomicInteger();
         public final AtomicInteger failReads = new AtomicInteger();
+        /** Reads that throw an {@link Error}, as a transport whose native library is missing does. */
+        public final AtomicInteger errorReads = new AtomicInteger();
         public final AtomicInteger reads = new AtomicInteger();
         /** While not negative, every read flips the byte at this destination offset in flight (before its piece is reported). */
         public final AtomicLong corruptAt = new AtomicLong(-1);
@@ -158,6 +160,9 @@ public final class InMemoryTransportProvider implements TransportProvider {
                 Handshake.Refused r = f.refuseCredentials ? new Handshake.Refused("mem://" + name + " refused this client: authentication failed", true)
                         : new Handshake.Refused("mem://" + name + ": not a Viper server (wrong magic): is it a Viper server of this version?");
                 throw new ViperConfigException("mem read of " + manifest.model() + " v" + manifest.version() + ": " + r.getMessage(), r);
+            }
+            if (f.errorReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new UnsatisfiedLinkError("injected: no native library for mem://" + name);
             }
             StagedCheckpoint staged = s.exposed.get(manifest.model() + "/" + manifest.version());
             ReadLease lease = staged == null ? null : staged.tryLease();

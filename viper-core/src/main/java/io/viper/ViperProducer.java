@@ -35,6 +35,7 @@ public interface ViperProducer extends AutoCloseable {
      *
      * @throws io.viper.errors.ViperConfigException for a bad snapshot, or metadata with a null key or value
      *     (nothing is staged and no version is used)
+     * @throws NullPointerException for a null snapshot or metadata (likewise before anything is staged)
      */
     PublishHandle publish(Snapshot snapshot, java.util.Map<String, String> metadata);
 

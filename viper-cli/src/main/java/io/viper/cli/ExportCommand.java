@@ -1,6 +1,7 @@
 package io.viper.cli;
 
 import io.viper.ViperConfig;
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperNotFoundException;
@@ -52,9 +53,10 @@ final class ExportCommand implements Callable<Integer> {
         if (!Files.isDirectory(pfs)) {
             throw new ViperConfigException("--pfs " + pfs + ": not a directory");
         }
-        if (Files.isDirectory(out)) {
-            throw new ViperConfigException("--out " + out + ": is a directory, not a file");
-        }
+        // A FIFO would block the write and a device (/dev/null) take a short one: refused before the model is read.
+        IoProblems.notARegularFile(out).ifPresent(problem -> {
+            throw new ViperConfigException("--out " + out + ": " + problem + ", not a file");
+        });
         // Before the model is read and checked, not only when it is written.
         Path parent = out.toAbsolutePath().getParent();
         if (!Files.isDirectory(parent)) {

@@ -120,4 +120,20 @@ class ExportCommandTest {
             assertEquals(List.of("viper: --out " + out + ": " + why), r.errLines());
         }
     }
+
+    @Test
+    void anOutputThatIsNoRegularFileIsRefusedAndLeftAlone() throws Exception {
+        Path pfs = Files.createDirectories(dir.resolve("pfs"));
+        Path fifo = dir.resolve("pipe.safetensors");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        Path directory = Files.createDirectories(dir.resolve("a-directory"));
+        // Refused before the model is looked up: the repository is empty, and the flag is what to change.
+        InspectCommandTest.Run r = InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", fifo.toString());
+        assertEquals(2, r.exit(), r.err());
+        assertEquals(List.of("viper: --out " + fifo + ": is not a regular file (a pipe, socket or device), not a file"), r.errLines());
+        assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the FIFO is left in place");
+        r = InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", directory.toString());
+        assertEquals(2, r.exit(), r.err());
+        assertEquals(List.of("viper: --out " + directory + ": is a directory, not a file"), r.errLines());
+    }
 }

@@ -1,7 +1,9 @@
 package io.viper.format;
 
+import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.Tensor;
 import io.viper.tensor.TensorInfo;
@@ -35,7 +37,9 @@ import java.util.Objects;
  * written sees a partial file (which {@link SafetensorsFile} refuses). Publishing atomically is the
  * caller's business: write to a temporary name in the same directory, then rename (the PFS
  * repository does this). Never write over a file whose mapping backs the tensors being written.
- * On failure the partial file is deleted.
+ * On failure the partial file is deleted, unless the path is a device (written to, never deleted:
+ * {@code /dev/null} took a short write and lost its node). A directory, a FIFO or a socket is
+ * refused before it is opened: opening a FIFO for writing blocks until a reader comes.
  *
  * <p>Threads: stateless; concurrent calls for different paths are safe. The tensors' memory must
  * stay valid and unchanged until the call returns; the writer does not take ownership of it.
@@ -43,6 +47,11 @@ import java.util.Objects;
 public final class SafetensorsWriter {
     /** The largest slice of a tensor handed to the channel in one write. */
     static final int CHUNK_BYTES = 16 << 20;
+
+    /** The file type bits of {@code st_mode} (stat(2)), and the types of a character and a block device. */
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFCHR = 0020000;
+    private static final int S_IFBLK = 0060000;
 
     private SafetensorsWriter() {
     }
@@ -53,6 +62,7 @@ public final class SafetensorsWriter {
      *
      * @throws ViperConfigException when the tensors cannot form a safetensors header (a tensor named
      *     {@code __metadata__}, a header above 100,000,000 bytes)
+     * @throws ViperFormatException when {@code path} is a directory, a FIFO or a socket
      * @throws ViperException with reason {@link ViperException.Reason#IO} when writing fails
      */
     public static long write(Path path, Checkpoint checkpoint) {
@@ -67,12 +77,19 @@ public final class SafetensorsWriter {
      *
      * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header
      *     exceeds 100,000,000 bytes
+     * @throws ViperFormatException when {@code path} is a directory, a FIFO or a socket
      * @throws ViperException with reason {@link ViperException.Reason#IO} when writing fails
      */
     public static long write(Path path, List<Tensor> tensors, Map<String, String> metadata) {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(tensors, "tensors");
         Objects.requireNonNull(metadata, "metadata");
+        boolean device = isDevice(path);
+        if (!device) {
+            IoProblems.notARegularFile(path).ifPresent(problem -> {
+                throw new ViperFormatException(path.toString(), problem + ", not a file to write a safetensors file over");
+            });
+        }
         List<TensorInfo> layout = new ArrayList<>(tensors.size());
         long offset = 0;
         for (Tensor t : tensors) {
@@ -123,7 +140,7 @@ public final class SafetensorsWriter {
         } catch (IOException e) {
             throw failure(path, e);
         } finally {
-            if (!done) {
+            if (!done && !device) {
                 deleteQuietly(path);
             }
         }
@@ -147,6 +164,22 @@ public final class SafetensorsWriter {
     private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
         while (buffer.hasRemaining()) {
             channel.write(buffer);
+        }
+    }
+
+    /**
+     * Whether {@code path} (links followed) is a character or block device, by its file type bits;
+     * false where the file system has no unix attributes.
+     */
+    private static boolean isDevice(Path path) {
+        if (!Files.exists(path) || Files.isRegularFile(path) || Files.isDirectory(path)) {
+            return false;
+        }
+        try {
+            int type = (Integer) Files.getAttribute(path, "unix:mode") & S_IFMT;
+            return type == S_IFCHR || type == S_IFBLK;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return false;
         }
     }
 

@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperFormatException;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.DType;
 import io.viper.tensor.Tensor;
@@ -19,6 +21,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -154,17 +157,41 @@ class SafetensorsWriterTest {
     }
 
     @Test
+    void aFifoIsRefusedWithoutBeingOpenedAndLeftInPlace() throws Exception {
+        Path fifo = dir.resolve("pipe.safetensors");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        // Opening a FIFO for writing blocks until a reader comes: refused before opening.
+        ViperFormatException e = assertTimeoutPreemptively(Duration.ofSeconds(30),
+                () -> assertThrows(ViperFormatException.class, () -> SafetensorsWriter.write(fifo, List.of(), Map.of())));
+        assertEquals(fifo + ": is not a regular file (a pipe, socket or device), not a file to write a safetensors file over", e.getMessage());
+        assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the FIFO is left in place");
+    }
+
+    @Test
+    void aDeviceIsWrittenToButNeverDeleted() throws IOException {
+        // viper export --out /dev/null (as root) took a short write, and the failure path deleted the device node.
+        // Here a link to /dev/full, where every write fails with ENOSPC, stands for the device: the link stays.
+        Path full = Path.of("/dev/full");
+        assertTrue(Files.isWritable(full), "/dev/full (Linux)");
+        Path link = Files.createSymbolicLink(dir.resolve("full.safetensors"), full);
+        ViperException e = assertThrows(ViperException.class, () -> SafetensorsWriter.write(link, List.of(), Map.of()));
+        assertEquals(ViperException.Reason.IO, e.reason());
+        assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+        assertTrue(Files.isSymbolicLink(link), "the device (here its link) is not deleted");
+    }
+
+    @Test
     void ioFailuresAreTypedAndLeaveNoPartialFile() {
         Path nowhere = dir.resolve("missing-dir").resolve("x.safetensors");
         ViperException e = assertThrows(ViperException.class, () -> SafetensorsWriter.write(nowhere, List.of(), Map.of()));
         assertEquals(ViperException.Reason.IO, e.reason());
         assertTrue(e.getMessage().startsWith(nowhere.toString()), e.getMessage());
 
-        // A path that is a directory: refused, and the directory is left alone.
+        // A path that is a directory: refused as no file to write over, and the directory is left alone.
         Path directory = dir.resolve("a-directory");
         assertDoesNotThrow(() -> Files.createDirectory(directory));
-        ViperException d = assertThrows(ViperException.class, () -> SafetensorsWriter.write(directory, List.of(), Map.of()));
-        assertEquals(ViperException.Reason.IO, d.reason());
+        ViperException d = assertThrows(ViperFormatException.class, () -> SafetensorsWriter.write(directory, List.of(), Map.of()));
+        assertEquals(directory + ": is a directory, not a file to write a safetensors file over", d.getMessage());
         assertTrue(Files.isDirectory(directory), "not deleted");
 
         // Memory freed mid-write: the write fails and the partial file is removed.

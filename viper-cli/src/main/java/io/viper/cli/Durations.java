@@ -10,11 +10,20 @@ import picocli.CommandLine;
 
 /**
  * Parses durations like {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}; a plain number is seconds.
- * Negative, empty and malformed values are refused with one line that shows the expected form.
+ * Negative, empty and malformed values, and values over {@link #MAX_HOURS} hours, are refused with
+ * one line that shows the expected form.
  */
 final class Durations implements CommandLine.ITypeConverter<Duration> {
     /** A non-negative decimal number and an optional unit. */
     private static final Pattern FORM = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ms|s|m|h)?");
+
+    /**
+     * The longest duration taken, 100 years in hours. The commands add a duration to
+     * {@link System#nanoTime()}, whose range is 292 years: {@code --timeout 99999999999999999999h}
+     * failed with "viper: long overflow" (exit 1), and one just under the range wrapped to a deadline
+     * already past.
+     */
+    static final long MAX_HOURS = 876_000;
 
     /** For a picocli option: a refusal becomes picocli's "Invalid value for option '--x': ..." line. */
     @Override
@@ -38,7 +47,11 @@ final class Durations implements CommandLine.ITypeConverter<Duration> {
             case "h" -> 3_600_000;
             default -> 1_000;
         };
-        return Duration.ofMillis(Math.round(Double.parseDouble(m.group(1)) * millisPerUnit));
+        double millis = Double.parseDouble(m.group(1)) * millisPerUnit;
+        if (millis > MAX_HOURS * 3_600_000.0) {
+            throw new ViperConfigException("'" + value + "' is too long a duration (at most " + MAX_HOURS + "h, 100 years)");
+        }
+        return Duration.ofMillis(Math.round(millis));
     }
 
     /**

@@ -80,6 +80,18 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void aDurationTooLongForTheClockIsOneLineAndExitTwo() {
+        // publish --timeout 99999999999999999999999h failed with "viper: long overflow", exit 1.
+        Path file = dir.resolve("never-read.safetensors");
+        String value = "99999999999999999999999h";
+        String line = fails(2, "publish", "--model", "m", "--file", file.toString(), "--timeout", value);
+        assertEquals("Invalid value for option '--timeout': '" + value + "' is too long a duration (at most 876000h, 100 years)"
+                + " (see 'viper publish --help')", line);
+        assertTrue(fails(2, "consume", "--model", "m", "--timeout", "876001h").contains("is too long a duration"));
+        assertEquals(Duration.ofHours(Durations.MAX_HOURS), Durations.parse("876000h"));
+    }
+
+    @Test
     void durationsThatAreFine() {
         assertEquals(Duration.ZERO, Durations.parse("0"));
         assertEquals(Duration.ofMillis(1500), Durations.parse("1.5"));

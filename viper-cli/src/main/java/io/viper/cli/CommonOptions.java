@@ -20,9 +20,13 @@ import picocli.CommandLine.Option;
  * configuration file, single settings, metrics endpoint and verbosity.
  */
 final class CommonOptions {
+    /** The notifier where neither {@code --notifier}, the {@code --config} file nor {@code --set} names one. */
+    static final String DEFAULT_NOTIFIER = "embedded://127.0.0.1:7800";
+
+    // No picocli default: one here was applied over the --config file's viper.notifier, which was then ignored.
     @Option(names = "--notifier", paramLabel = "URI",
-            description = "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: ${DEFAULT-VALUE})",
-            defaultValue = "embedded://127.0.0.1:7800")
+            description = "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: viper.notifier of --config or --set, else "
+                    + DEFAULT_NOTIFIER + ")")
     String notifier;
 
     @Option(names = "--pfs", paramLabel = "DIR", description = "PFS repository root: producers flush there, consumers fall back to it")
@@ -45,10 +49,9 @@ final class CommonOptions {
     Viper.Builder builder() {
         CliLogging.configure(verbose);
         Viper.Builder b = Viper.builder();
-        if (config.configFile != null) {
-            b.config(ConfigFile.read(config.configFile));
-        }
-        b.notifier(notifier);
+        Map<String, String> file = config.configFile == null ? Map.of() : ConfigFile.read(config.configFile);
+        b.config(file);
+        b.notifier(notifierUri(notifier, file));
         if (pfs != null) {
             b.pfsRoot(pfs);
         }
@@ -57,6 +60,14 @@ final class CommonOptions {
             startMetrics(metricsHost, metricsPort);
         }
         return b;
+    }
+
+    /**
+     * The notifier to set before {@code --set} (which overrides it) applies: {@code --notifier}, else
+     * the {@code --config} file's {@code viper.notifier}, else {@link #DEFAULT_NOTIFIER}.
+     */
+    static String notifierUri(String flag, Map<String, String> file) {
+        return flag != null ? flag : file.getOrDefault(ViperConfig.NOTIFIER.name(), DEFAULT_NOTIFIER);
     }
 
     /**

@@ -50,6 +50,20 @@ class ConfigProbesTest {
     }
 
     @Test
+    void theConfigFilesNotifierIsUsedUnlessTheFlagNamesOne() throws IOException {
+        // The --notifier flag's default (embedded://127.0.0.1:7800) was applied over the file's viper.notifier,
+        // which publish, consume and agent then ignored without a word: its bad value here went unnoticed.
+        Path file = Files.writeString(dir.resolve("viper.properties"), "viper.notifier=broker-host\n");
+        assertRefused(InspectCommandTest.run("publish", "--model", "m", "--file", model.toString(), "--linger", "0", "--config", file.toString()),
+                "invalid value 'broker-host' for viper.notifier: 'broker-host' is not a URI with a scheme");
+        assertRefused(InspectCommandTest.run("consume", "--model", "m", "--timeout", "1s", "--config", file.toString()),
+                "invalid value 'broker-host' for viper.notifier");
+        assertEquals("embedded://127.0.0.1:0", CommonOptions.notifierUri("embedded://127.0.0.1:0", Map.of("viper.notifier", "broker-host")),
+                "the flag over the file");
+        assertEquals(CommonOptions.DEFAULT_NOTIFIER, CommonOptions.notifierUri(null, Map.of()));
+    }
+
+    @Test
     void aMisspeltPluginKeyNamesTheKeyItMeant() {
         assertRefused(publish("--set", "viper.ucx.inflght=8"), "unknown configuration key viper.ucx.inflght (did you mean viper.ucx.inflight?)");
     }

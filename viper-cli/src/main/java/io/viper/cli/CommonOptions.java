@@ -49,6 +49,8 @@ final class CommonOptions {
     Viper.Builder builder() {
         CliLogging.configure(verbose);
         Viper.Builder b = Viper.builder();
+        config.refuseConflict("--notifier", notifier, ViperConfig.NOTIFIER);
+        config.refuseConflict("--pfs", pfs, ViperConfig.PFS_ROOT);
         Map<String, String> file = config.configFile == null ? Map.of() : ConfigFile.read(config.configFile);
         b.config(file);
         b.notifier(notifierUri(notifier, file));

@@ -1,5 +1,7 @@
 package io.viper.cli;
 
+import io.viper.config.ConfigKey;
+import io.viper.errors.ViperConfigException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -12,6 +14,20 @@ final class ConfigOptions {
 
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists the keys)")
     Map<String, String> settings = new LinkedHashMap<>();
+
+    /**
+     * Refuses {@code flag} given as {@code flagValue} (null: not given) where {@code --set} gives its
+     * key another value. Without it one silently won: {@code --set viper.pfs.root} over {@code --pfs},
+     * but {@code --transports} over {@code --set viper.transports}.
+     *
+     * @throws ViperConfigException naming both
+     */
+    void refuseConflict(String flag, Object flagValue, ConfigKey<?> key) {
+        String set = settings.get(key.name());
+        if (flagValue != null && set != null && !set.equals(flagValue.toString())) {
+            throw new ViperConfigException(flag + " " + flagValue + " and --set " + key.name() + "=" + set + " disagree: give one of them");
+        }
+    }
 
     /** The file's settings (if any) overridden by the {@code --set} ones, in that order. */
     Map<String, String> values() {

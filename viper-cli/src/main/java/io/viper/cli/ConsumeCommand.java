@@ -6,6 +6,7 @@ import io.viper.ModelLease;
 import io.viper.ModelUpdate;
 import io.viper.TensorSet;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
@@ -70,6 +71,7 @@ final class ConsumeCommand implements Callable<Integer> {
         if (paths != null && paths.isBlank()) {
             throw new ViperConfigException("--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for any available");
         }
+        common.config.refuseConflict("--paths", paths, ViperConfig.CONSUMER_PATHS);
         Viper.Builder b = common.builder();
         if (paths != null) {
             b.consumerPaths(paths.split(",", -1));

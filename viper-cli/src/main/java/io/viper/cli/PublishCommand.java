@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Viper;
+import io.viper.ViperConfig;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
@@ -49,6 +50,7 @@ final class PublishCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
+        common.config.refuseConflict("--transports", transports, ViperConfig.TRANSPORTS);
         Viper.Builder b = common.builder();
         if (transports != null) {
             b.transports(transports.split(",", -1));

@@ -1,6 +1,7 @@
 package io.viper.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.cli.InspectCommandTest.Run;
@@ -36,8 +37,14 @@ class ConfigProbesTest {
 
     /** {@code publish} of a valid model with {@code extra} flags; the notifier port is free so nothing collides. */
     private Run publish(String... extra) {
-        List<String> args = new java.util.ArrayList<>(List.of("publish", "--model", "m", "--file", model.toString(), "--linger", "0",
-                "--notifier", "embedded://127.0.0.1:0"));
+        List<String> args = new java.util.ArrayList<>(List.of("--notifier", "embedded://127.0.0.1:0"));
+        args.addAll(List.of(extra));
+        return publishNamingNoNotifier(args.toArray(String[]::new));
+    }
+
+    /** {@code publish} of a valid model with {@code extra} flags, which name the notifier where they need one. */
+    private Run publishNamingNoNotifier(String... extra) {
+        List<String> args = new java.util.ArrayList<>(List.of("publish", "--model", "m", "--file", model.toString(), "--linger", "0"));
         args.addAll(List.of(extra));
         return InspectCommandTest.run(args.toArray(String[]::new));
     }
@@ -54,13 +61,29 @@ class ConfigProbesTest {
         // The --notifier flag's default (embedded://127.0.0.1:7800) was applied over the file's viper.notifier,
         // which publish, consume and agent then ignored without a word: its bad value here went unnoticed.
         Path file = Files.writeString(dir.resolve("viper.properties"), "viper.notifier=broker-host\n");
-        assertRefused(InspectCommandTest.run("publish", "--model", "m", "--file", model.toString(), "--linger", "0", "--config", file.toString()),
+        assertRefused(publishNamingNoNotifier("--config", file.toString()),
                 "invalid value 'broker-host' for viper.notifier: 'broker-host' is not a URI with a scheme");
         assertRefused(InspectCommandTest.run("consume", "--model", "m", "--timeout", "1s", "--config", file.toString()),
                 "invalid value 'broker-host' for viper.notifier");
         assertEquals("embedded://127.0.0.1:0", CommonOptions.notifierUri("embedded://127.0.0.1:0", Map.of("viper.notifier", "broker-host")),
                 "the flag over the file");
         assertEquals(CommonOptions.DEFAULT_NOTIFIER, CommonOptions.notifierUri(null, Map.of()));
+    }
+
+    @Test
+    void aFlagAndASetOfItsKeyThatDisagreeAreRefused() {
+        // One silently won: --set viper.pfs.root over --pfs, but --transports over --set viper.transports.
+        Path a = dir.resolve("pfs-a");
+        Path b = dir.resolve("pfs-b");
+        assertRefused(publish("--pfs", a.toString(), "--set", "viper.pfs.root=" + b),
+                "--pfs " + a + " and --set viper.pfs.root=" + b + " disagree: give one of them");
+        assertRefused(publish("--set", "viper.notifier=embedded://127.0.0.1:1"),
+                "--notifier embedded://127.0.0.1:0 and --set viper.notifier=embedded://127.0.0.1:1 disagree: give one of them");
+        assertRefused(publish("--transports", "tcp://127.0.0.1:0", "--set", "viper.transports=ucx://127.0.0.1:0"),
+                "--transports tcp://127.0.0.1:0 and --set viper.transports=ucx://127.0.0.1:0 disagree: give one of them");
+        assertRefused(InspectCommandTest.run("consume", "--model", "m", "--timeout", "1s", "--paths", "tcp", "--set", "viper.consumer.paths=ucx"),
+                "--paths tcp and --set viper.consumer.paths=ucx disagree: give one of them");
+        assertFalse(Files.exists(a) || Files.exists(b), "nothing was created");
     }
 
     @Test
@@ -134,9 +157,9 @@ class ConfigProbesTest {
     @Test
     void aBadNotifierAddressNamesThePartAtFaultAndAValidExample() {
         // "-1" read "has no host", and the example offered was tcp://127.0.0.1:0, which is no notifier
-        assertRefused(publish("--set", "viper.notifier=embedded://127.0.0.1:-1"),
+        assertRefused(publishNamingNoNotifier("--set", "viper.notifier=embedded://127.0.0.1:-1"),
                 "'embedded://127.0.0.1:-1' has port -1 out of range 0-65535 (expected embedded://host:port; port 0 picks a free one)");
-        assertRefused(publish("--set", "viper.notifier=broker-host"),
+        assertRefused(publishNamingNoNotifier("--set", "viper.notifier=broker-host"),
                 "invalid value 'broker-host' for viper.notifier: 'broker-host' is not a URI with a scheme"
                         + " (e.g. embedded://127.0.0.1:7800 or kafka://host:9092)");
     }

@@ -53,7 +53,7 @@ final class ExportCommand implements Callable<Integer> {
         if (!Files.isDirectory(pfs)) {
             throw new ViperConfigException("--pfs " + pfs + ": not a directory");
         }
-        // A FIFO would block the write and a device (/dev/null) take a short one: refused before the model is read.
+        // A FIFO, a device or a socket: refused before the model is read, not only by the writer after.
         IoProblems.notARegularFile(out).ifPresent(problem -> {
             throw new ViperConfigException("--out " + out + ": " + problem + ", not a file");
         });
@@ -80,7 +80,7 @@ final class ExportCommand implements Callable<Integer> {
                 }
                 tensors.add(new Tensor(e.info(), bytes));
             }
-            long written = SafetensorsWriter.write(out, tensors, m.metadata());
+            long written = SafetensorsWriter.replace(out, tensors, m.metadata()); // a failure leaves a file already there as it was
             System.out.println("wrote " + model + " v" + m.version() + " (" + m.tensors().size() + " tensors, " + written + " bytes) to " + out);
         }
         return 0;

@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -87,7 +88,7 @@ class ExportCommandTest {
         }
         assertFalse(Files.exists(pfs.resolve("net/2/model.safetensors")), "the repository keeps v2 as blocks");
 
-        Path out = dir.resolve("net-v2.safetensors");
+        Path out = Files.writeString(dir.resolve("net-v2.safetensors"), "an earlier export, replaced whole");
         StringWriter err = new StringWriter();
         int code = ViperMain.execute(new String[] {"export", "--pfs", pfs.toString(), "--model", "net", "--out", out.toString()},
                 new PrintWriter(new StringWriter()), new PrintWriter(err));
@@ -105,8 +106,13 @@ class ExportCommandTest {
         assertTrue(r.output().contains("dense.bias F32 [64] " + sha256(bias)), r.output());
         assertTrue(r.output().contains("\"note\": \"v2\""), r.output());
 
+        try (var left = Files.list(dir)) {
+            assertEquals(List.of(), left.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList(), "no temporary file left");
+        }
+        byte[] exported = Files.readAllBytes(out);
         assertEquals(2, ViperMain.execute(new String[] {"export", "--pfs", pfs.toString(), "--model", "net", "--version", "9", "--out", out.toString()},
                 new PrintWriter(new StringWriter()), new PrintWriter(err)), "an unknown version is refused");
+        assertArrayEquals(exported, Files.readAllBytes(out), "a failed export leaves the file at --out as it was");
     }
 
     @Test

@@ -16,11 +16,13 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Writes checkpoints as standard safetensors files, readable by the reference implementation and
@@ -33,10 +35,12 @@ import java.util.Objects;
  * are written without any copy; heap segments go through one reused chunk-sized buffer), and the
  * file is forced to storage before it is closed.
  *
- * <p>The file is written in place at the given path: a reader that opens it while it is being
- * written sees a partial file (which {@link SafetensorsFile} refuses). Publishing atomically is the
- * caller's business: write to a temporary name in the same directory, then rename (the PFS
- * repository does this). Never write over a file whose mapping backs the tensors being written.
+ * <p>{@link #write} writes the file in place at the given path: a reader that opens it while it is
+ * being written sees a partial file (which {@link SafetensorsFile} refuses), and a failure midway
+ * leaves no file where one may have been. {@link #replace} writes to a temporary name in the same
+ * directory and renames it over the path: readers see the old file or the whole new one, and a
+ * failure leaves the old one as it was. Never write over a file whose mapping backs the tensors
+ * being written.
  * On failure the partial file is deleted, unless the path is a device (written to, never deleted:
  * {@code /dev/null} took a short write and lost its node). A directory, a FIFO or a socket is
  * refused before it is opened: opening a FIFO for writing blocks until a reader comes.
@@ -52,6 +56,9 @@ public final class SafetensorsWriter {
     private static final int S_IFMT = 0170000;
     private static final int S_IFCHR = 0020000;
     private static final int S_IFBLK = 0060000;
+
+    /** Numbers the temporary files of {@link #replace} within this process. */
+    private static final AtomicLong TEMPORARIES = new AtomicLong();
 
     private SafetensorsWriter() {
     }
@@ -82,12 +89,65 @@ public final class SafetensorsWriter {
      */
     public static long write(Path path, List<Tensor> tensors, Map<String, String> metadata) {
         Objects.requireNonNull(path, "path");
+        return writeFile(path, path, tensors, metadata);
+    }
+
+    /**
+     * Writes {@code checkpoint} as {@link #replace(Path, List, Map)} does.
+     *
+     * @throws ViperConfigException when the tensors cannot form a safetensors header
+     * @throws ViperFormatException when {@code path} is a directory, a FIFO, a socket or a device
+     * @throws ViperException with reason {@link ViperException.Reason#IO} when writing or renaming fails
+     */
+    public static long replace(Path path, Checkpoint checkpoint) {
+        Objects.requireNonNull(checkpoint, "checkpoint");
+        return replace(path, checkpoint.tensors(), checkpoint.metadata());
+    }
+
+    /**
+     * Writes as {@link #write(Path, List, Map)} does, but to a new file beside {@code path}
+     * ({@code .NAME.PID.N.tmp}) that is forced to storage and then renamed over {@code path} in one
+     * step: a reader sees the file that was there or the whole new one, and a failure (a full disk,
+     * tensors that cannot form a header, memory that went away) leaves the file that was there
+     * untouched and no temporary file behind. Returns the file size.
+     *
+     * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header
+     *     exceeds 100,000,000 bytes
+     * @throws ViperFormatException when {@code path} is a directory, a FIFO, a socket or a device
+     * @throws ViperException with reason {@link ViperException.Reason#IO} when writing or renaming fails
+     */
+    public static long replace(Path path, List<Tensor> tensors, Map<String, String> metadata) {
+        Objects.requireNonNull(path, "path");
+        // A rename would put a regular file where a device or a FIFO was: refused, as write refuses most of them.
+        IoProblems.notARegularFile(path).ifPresent(problem -> {
+            throw new ViperFormatException(path.toString(), problem + ", not a file to replace with a safetensors file");
+        });
+        Path target = path.toAbsolutePath();
+        Path temporary = target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
+                + TEMPORARIES.incrementAndGet() + ".tmp");
+        boolean renamed = false;
+        try {
+            long size = writeFile(temporary, path, tensors, metadata);
+            Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            renamed = true;
+            return size;
+        } catch (IOException e) {
+            throw failure(path, e);
+        } finally {
+            if (!renamed) {
+                deleteQuietly(temporary);
+            }
+        }
+    }
+
+    /** Writes the file at {@code path}; {@code shown} is the path failures name (the target of a replace). */
+    private static long writeFile(Path path, Path shown, List<Tensor> tensors, Map<String, String> metadata) {
         Objects.requireNonNull(tensors, "tensors");
         Objects.requireNonNull(metadata, "metadata");
         boolean device = isDevice(path);
         if (!device) {
             IoProblems.notARegularFile(path).ifPresent(problem -> {
-                throw new ViperFormatException(path.toString(), problem + ", not a file to write a safetensors file over");
+                throw new ViperFormatException(shown.toString(), problem + ", not a file to write a safetensors file over");
             });
         }
         List<TensorInfo> layout = new ArrayList<>(tensors.size());
@@ -100,14 +160,14 @@ public final class SafetensorsWriter {
         try {
             head = SafetensorsHeader.encode(layout, metadata);
         } catch (IllegalArgumentException e) {
-            throw new ViperConfigException(path + ": " + e.getMessage(), e);
+            throw new ViperConfigException(shown + ": " + e.getMessage(), e);
         }
         long expected = head.length + offset;
         FileChannel channel;
         try {
             channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
         } catch (IOException e) {
-            throw failure(path, e); // nothing was created or changed: nothing to clean up
+            throw failure(shown, e); // nothing was created or changed: nothing to clean up
         }
         boolean done = false;
         try (channel) {
@@ -138,7 +198,7 @@ public final class SafetensorsWriter {
             channel.force(true);
             done = true;
         } catch (IOException e) {
-            throw failure(path, e);
+            throw failure(shown, e);
         } finally {
             if (!done && !device) {
                 deleteQuietly(path);

@@ -203,4 +203,60 @@ class SafetensorsWriterTest {
         assertThrows(IllegalStateException.class, () -> SafetensorsWriter.write(p, List.of(ok, gone), Map.of()));
         assertFalse(Files.exists(p), "partial file deleted");
     }
+
+    @Test
+    void replaceSwapsTheWholeNewFileIn() throws IOException {
+        Path p = dir.resolve("r.safetensors");
+        Files.write(p, new byte[10_000]);
+        Tensor t = Tensor.of("t", DType.U8, new long[] {3}, MemorySegment.ofArray(new byte[] {1, 2, 3}));
+        long size = SafetensorsWriter.replace(p, Checkpoint.of("m", 7, List.of(t), Map.of("k", "v")));
+        assertEquals(size, Files.size(p));
+        try (SafetensorsFile f = SafetensorsFile.open(p)) {
+            assertEquals(Map.of("k", "v"), f.metadata());
+            assertArrayEquals(new byte[] {1, 2, 3}, f.tensor("t").data().toArray(ValueLayout.JAVA_BYTE));
+        }
+        assertEquals(List.of(p), filesIn(dir), "no temporary file left");
+    }
+
+    @Test
+    void aReplaceThatFailsLeavesTheFileThatWasThere() throws IOException {
+        // viper export --out over an earlier export: a failure midway truncated or deleted it.
+        Path p = dir.resolve("kept.safetensors");
+        byte[] before = "the file that was there".getBytes(StandardCharsets.UTF_8);
+        Files.write(p, before);
+        Arena arena = Arena.ofShared();
+        Tensor ok = Tensor.of("ok", DType.U8, new long[] {8}, MemorySegment.ofArray(new byte[8]));
+        Tensor gone = Tensor.of("gone", DType.U8, new long[] {8}, arena.allocate(8));
+        arena.close();
+        assertThrows(IllegalStateException.class, () -> SafetensorsWriter.replace(p, List.of(ok, gone), Map.of()));
+        assertArrayEquals(before, Files.readAllBytes(p), "memory gone midway");
+        ViperConfigException header = assertThrows(ViperConfigException.class,
+                () -> SafetensorsWriter.replace(p, List.of(Tensor.of("__metadata__", DType.U8, new long[] {8}, MemorySegment.ofArray(new byte[8]))),
+                        Map.of()));
+        assertTrue(header.getMessage().startsWith(p + ": "), "names the file asked for, not the temporary one: " + header.getMessage());
+        assertArrayEquals(before, Files.readAllBytes(p), "a header refused");
+        assertEquals(List.of(p), filesIn(dir), "no temporary file left");
+
+        Path nowhere = dir.resolve("missing-dir").resolve("x.safetensors");
+        ViperException io = assertThrows(ViperException.class, () -> SafetensorsWriter.replace(nowhere, List.of(), Map.of()));
+        assertEquals(ViperException.Reason.IO, io.reason());
+        assertTrue(io.getMessage().startsWith(nowhere + ": cannot write: "), io.getMessage());
+    }
+
+    @Test
+    void replaceRefusesWhatIsNoRegularFile() throws Exception {
+        Path directory = Files.createDirectory(dir.resolve("a-directory"));
+        ViperFormatException d = assertThrows(ViperFormatException.class, () -> SafetensorsWriter.replace(directory, List.of(), Map.of()));
+        assertEquals(directory + ": is a directory, not a file to replace with a safetensors file", d.getMessage());
+        // A rename would put a file where the device was: /dev/full stands for any device.
+        Path device = Files.createSymbolicLink(dir.resolve("device.safetensors"), Path.of("/dev/full"));
+        assertThrows(ViperFormatException.class, () -> SafetensorsWriter.replace(device, List.of(), Map.of()));
+        assertTrue(Files.isSymbolicLink(device) && Files.isDirectory(directory), "both left as they were");
+    }
+
+    private static List<Path> filesIn(Path dir) throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.sorted().toList();
+        }
+    }
 }

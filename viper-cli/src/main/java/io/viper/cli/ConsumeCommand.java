@@ -72,6 +72,7 @@ final class ConsumeCommand implements Callable<Integer> {
             throw new ViperConfigException("--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for any available");
         }
         common.config.refuseConflict("--paths", paths, ViperConfig.CONSUMER_PATHS);
+        PathMatcher matcher = tensors == null ? null : glob(tensors); // checked before --out's directory is made
         Viper.Builder b = common.builder();
         if (paths != null) {
             b.consumerPaths(paths.split(",", -1));
@@ -86,7 +87,6 @@ final class ConsumeCommand implements Callable<Integer> {
         if (out != null) {
             createOutDirectory(out);
         }
-        PathMatcher matcher = tensors == null ? null : glob(tensors);
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
         try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
             if (matcher == null) {
@@ -165,6 +165,10 @@ final class ConsumeCommand implements Callable<Integer> {
     }
 
     private static PathMatcher glob(String pattern) {
+        if (pattern.isBlank()) {
+            // It would match no tensor of any version: the consumer would wait out --timeout for nothing.
+            throw new ViperConfigException("--tensors is empty: give a glob of tensor names (e.g. 'dense.*'), or leave it out for the whole model");
+        }
         try {
             return FileSystems.getDefault().getPathMatcher("glob:" + pattern);
         } catch (PatternSyntaxException e) {

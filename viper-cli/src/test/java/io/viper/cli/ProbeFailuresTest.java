@@ -140,6 +140,15 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void anEmptyTensorsPatternIsRefusedBeforeTheOutDirectoryIsMade() {
+        // It matched no tensor, and consume waited out --timeout for versions it could never take (exit 3).
+        Path out = dir.resolve("not-made");
+        assertEquals("--tensors is empty: give a glob of tensor names (e.g. 'dense.*'), or leave it out for the whole model",
+                fails(2, "consume", "--model", "m", "--tensors", "", "--out", out.toString(), "--timeout", "1s", "--notifier", "embedded://127.0.0.1:1"));
+        assertFalse(Files.exists(out), "no directory made for a refused command");
+    }
+
+    @Test
     void anOutThatIsAFileIsRefused() throws Exception {
         Path file = Files.writeString(dir.resolve("taken"), "not a directory");
         assertEquals("--out " + file + ": not a directory", fails(2, "consume", "--model", "m", "--out", file.toString(),

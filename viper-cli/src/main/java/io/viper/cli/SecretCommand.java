@@ -33,7 +33,7 @@ final class SecretCommand implements Callable<Integer> {
             if (from == null) {
                 throw new ViperConfigException("--consumer needs --from FILE, the producer secret to derive the token from");
             }
-            text = Secret.load(from).consumerToken();
+            text = Secret.load(from, "--from " + from).consumerToken(); // the flag the user gave, not the key
             if (out == null) {
                 System.out.println(text);
                 return 0;

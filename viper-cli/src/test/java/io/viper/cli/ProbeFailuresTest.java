@@ -176,6 +176,16 @@ class ProbeFailuresTest {
     }
 
     @Test
+    void aBadFromFileIsNamedByTheFlag() throws Exception {
+        // secret --consumer --from FILE named the key viper.auth.secret.file, which the user never gave
+        Path missing = dir.resolve("missing.secret");
+        assertEquals("--from " + missing + ": no such file", fails(2, "secret", "--consumer", "--from", missing.toString()));
+        Path shortOne = Files.writeString(dir.resolve("short.secret"), "short");
+        Files.setPosixFilePermissions(shortOne, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertTrue(fails(2, "secret", "--consumer", "--from", shortOne.toString()).startsWith("--from " + shortOne + ": the secret has 5 characters"));
+    }
+
+    @Test
     void aConsumerTheBrokerRefusesExitsTwoRatherThanWaitingForAnUpdate() throws Exception {
         // with the wrong secret, consume retried until --timeout and exited 3 as if no update came
         Path mine = secret("mine.secret");

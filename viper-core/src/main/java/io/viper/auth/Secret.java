@@ -67,13 +67,21 @@ public final class Secret {
     }
 
     /**
-     * Reads a secret file.
+     * Reads a secret file, the one {@code viper.auth.secret.file} names.
      *
-     * @throws ViperConfigException naming the file and the problem: missing, not a regular file,
-     *     readable or writable by group or others, too large, not UTF-8, too short, a malformed token
+     * @throws ViperConfigException naming the key, the file and the problem: missing, not a regular
+     *     file, readable or writable by group or others, too large, not UTF-8, too short, a malformed token
      */
     public static Secret load(Path file) {
-        String what = ViperConfig.AUTH_SECRET_FILE.name() + " " + file;
+        return load(file, ViperConfig.AUTH_SECRET_FILE.name() + " " + file);
+    }
+
+    /**
+     * Reads a secret file that {@code what} names in messages (e.g. the flag that gave it and the path).
+     *
+     * @throws ViperConfigException as {@link #load(Path)} does, beginning with {@code what}
+     */
+    public static Secret load(Path file, String what) {
         byte[] bytes;
         try {
             requirePrivate(file, what);

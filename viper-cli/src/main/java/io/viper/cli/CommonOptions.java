@@ -51,7 +51,7 @@ final class CommonOptions {
         Viper.Builder b = Viper.builder();
         config.refuseConflict("--notifier", notifier, ViperConfig.NOTIFIER);
         config.refuseConflict("--pfs", pfs, ViperConfig.PFS_ROOT);
-        Map<String, String> file = config.configFile == null ? Map.of() : ConfigFile.read(config.configFile);
+        Map<String, String> file = config.fileSettings();
         b.config(file);
         b.notifier(notifierUri(notifier, file));
         if (pfs != null) {

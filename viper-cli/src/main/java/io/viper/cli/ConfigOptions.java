@@ -15,6 +15,9 @@ final class ConfigOptions {
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists the keys)")
     Map<String, String> settings = new LinkedHashMap<>();
 
+    /** The file's settings once read: publish and consume ask for them twice (the builder, then the notifier's waits). */
+    private Map<String, String> fileSettings;
+
     /**
      * Refuses {@code flag} given as {@code flagValue} (null: not given) where {@code --set} gives its
      * key another value. Without it one silently won: {@code --set viper.pfs.root} over {@code --pfs},
@@ -29,12 +32,17 @@ final class ConfigOptions {
         }
     }
 
+    /** The {@code --config} file's settings, none without one; the file is read on the first call only. */
+    Map<String, String> fileSettings() {
+        if (fileSettings == null) {
+            fileSettings = configFile == null ? Map.of() : ConfigFile.read(configFile);
+        }
+        return fileSettings;
+    }
+
     /** The file's settings (if any) overridden by the {@code --set} ones, in that order. */
     Map<String, String> values() {
-        Map<String, String> all = new LinkedHashMap<>();
-        if (configFile != null) {
-            all.putAll(ConfigFile.read(configFile));
-        }
+        Map<String, String> all = new LinkedHashMap<>(fileSettings());
         all.putAll(settings);
         return all;
     }

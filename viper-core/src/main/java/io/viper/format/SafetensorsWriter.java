@@ -36,14 +36,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * file is forced to storage before it is closed.
  *
  * <p>{@link #write} writes the file in place at the given path: a reader that opens it while it is
- * being written sees a partial file (which {@link SafetensorsFile} refuses), and a failure midway
- * leaves no file where one may have been. {@link #replace} writes to a temporary name in the same
- * directory and renames it over the path: readers see the old file or the whole new one, and a
- * failure leaves the old one as it was. Never write over a file whose mapping backs the tensors
- * being written.
- * On failure the partial file is deleted, unless the path is a device (written to, never deleted:
- * {@code /dev/null} took a short write and lost its node). A directory, a FIFO or a socket is
- * refused before it is opened: opening a FIFO for writing blocks until a reader comes.
+ * being written sees a partial file (which {@link SafetensorsFile} refuses), and on failure the
+ * partial file is deleted, so no file is left where one may have been; a device is written to but
+ * never deleted ({@code /dev/null} took a short write and lost its node). {@link #replace} writes to
+ * a temporary name in the same directory and renames it over the path: readers see the old file or
+ * the whole new one, and a failure leaves the old one as it was. Both refuse a directory, a FIFO or
+ * a socket before opening it (opening a FIFO for writing blocks until a reader comes), and
+ * {@code replace} a device too. Never write over a file whose mapping backs the tensors being written.
  *
  * <p>Threads: stateless; concurrent calls for different paths are safe. The tensors' memory must
  * stay valid and unchanged until the call returns; the writer does not take ownership of it.

@@ -3,7 +3,7 @@
 #   target/gpu-bundle/runtime       a jlinked Java 25 runtime (only the modules the tests need)
 #   target/gpu-bundle/lib           viper-core, the transports and their runtime/test dependencies,
 #                                   the JUnit console launcher, jcuda with only its driver-API native
-#   target/gpu-bundle/test-classes  viper-transport-cuda's compiled tests (the gpu-tagged ones)
+#   target/gpu-bundle/test-classes  viper-transfer-cuda's compiled tests (the gpu-tagged ones)
 #   target/gpu-bundle/gpu-tests.sh  the command to run there (scripts/gpu-tests.sh)
 #   target/gpu-bundle/viper         the CLI on that runtime (for `viper bench transfer --paths gpu,...`)
 # and target/gpu-bundle.tar.gz of it. Copy the tarball over, unpack, run ./gpu-bundle/gpu-tests.sh.
@@ -18,15 +18,15 @@ rm -rf "$OUT" target/gpu-bundle.tar.gz
 mkdir -p "$OUT/lib" "$OUT/test-classes"
 
 # Jars of viper-core and the cuda transport (package, never install) with every test-scope dependency
-# (the other transports are test dependencies of viper-transport-cuda: the GPU tests compare paths).
+# (the other transports are test dependencies of viper-transfer-cuda: the GPU tests compare paths).
 ./mvnw -B -ntp -q -pl viper-transfer/cuda -am -DskipTests package \
   dependency:copy-dependencies -DincludeScope=test -DexcludeGroupIds=ai.djl -DoutputDirectory="$PWD/$OUT/lib"
 # The CLI and its runtime dependencies (viper-cli's package step copies them to target/viper-lib).
 ./mvnw -B -ntp -q -pl viper-cli -am -DskipTests package
 cp viper-cli/target/viper-lib/*.jar "$OUT/lib/"
 cp viper-cli/target/viper-cli.jar "$OUT/lib/"
-cp viper-core/target/viper-core-*.jar viper-transfer/*/target/viper-transport-*.jar "$OUT/lib/"
-rm -f "$OUT"/lib/viper-transport-*-tests.jar
+cp viper-core/target/viper-core-*.jar viper-transfer/*/target/viper-transfer-*.jar "$OUT/lib/"
+rm -f "$OUT"/lib/viper-transfer-*-tests.jar
 cp -r viper-transfer/cuda/target/test-classes/. "$OUT/test-classes/"
 ./mvnw -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$JUNIT_CONSOLE_VERSION \
   -DoutputDirectory="$PWD/$OUT/lib"

@@ -2,7 +2,7 @@
 # Runs Viper's GPU tests (JUnit tag "gpu") from a bundle made by scripts/gpu-bundle.sh, on a machine
 # with an NVIDIA driver and no Java. Run it inside the unpacked bundle (it is copied there as
 # gpu-tests.sh), or from the repository after scripts/gpu-bundle.sh (it then uses target/gpu-bundle).
-# Extra arguments go to the JUnit console launcher, e.g. --select-class io.viper.transfer.gpu.GpuProviderGpuTest
+# Extra arguments go to the JUnit console launcher, e.g. --select-class io.viper.transfer.cuda.GpuProviderGpuTest
 # Environment: VIPER_GPU_BENCH_SIZES (default 1g,4.6g), VIPER_GPU_FIGURES (file the latency table is appended to).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

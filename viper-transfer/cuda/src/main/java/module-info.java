@@ -2,14 +2,14 @@
  * The GPU path on jcuda: the {@link io.viper.spi.GpuProvider} and the {@code cuda-ipc://} (same
  * node) and {@code cuda-pipe://} (across nodes) transports.
  */
-module io.viper.transport.cuda {
+module io.viper.transfer.cuda {
     requires io.viper.core;
     requires jcuda;
 
-    exports io.viper.transfer.gpu;
+    exports io.viper.transfer.cuda;
 
     provides io.viper.spi.TransportProvider with
-            io.viper.transfer.gpu.CudaIpcTransportProvider,
-            io.viper.transfer.gpu.CudaPipeTransportProvider;
-    provides io.viper.spi.GpuProvider with io.viper.transfer.gpu.JCudaGpuProvider;
+            io.viper.transfer.cuda.CudaIpcTransportProvider,
+            io.viper.transfer.cuda.CudaPipeTransportProvider;
+    provides io.viper.spi.GpuProvider with io.viper.transfer.cuda.JCudaGpuProvider;
 }

@@ -2,7 +2,7 @@
  * The {@code file://} transport and the PFS checkpoint repository: versions as safetensors files
  * under a shared root, written crash-safely. No native dependency.
  */
-module io.viper.transport.pfs {
+module io.viper.transfer.pfs {
     requires io.viper.core;
 
     exports io.viper.transfer.pfs;

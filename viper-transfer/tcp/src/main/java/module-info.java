@@ -1,5 +1,5 @@
 /** The {@code tcp://} transport: a Netty server and an NIO client that reads into the destination. */
-module io.viper.transport.tcp {
+module io.viper.transfer.tcp {
     requires io.viper.core;
     requires io.viper.netty;
     requires io.netty.buffer;

@@ -3,7 +3,7 @@
  * (GPU memory where the installed UCX supports CUDA; CUDA itself is reached through core's
  * {@link io.viper.spi.GpuProvider}).
  */
-module io.viper.transport.ucx {
+module io.viper.transfer.ucx {
     requires io.viper.core;
     requires jucx;
 

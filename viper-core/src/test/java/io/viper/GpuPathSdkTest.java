@@ -31,7 +31,7 @@ import org.junit.jupiter.api.TestInfo;
  * The GPU path of the producer and consumer (staging on the GPU, GPU tier selection, receive into
  * device memory, on-device verification, fallbacks) over a fake GPU whose device memory is host
  * memory: the orchestration logic, runnable on every build. The real CUDA code is covered by the
- * gpu-tagged tests in viper-transport-cuda.
+ * gpu-tagged tests in viper-transfer-cuda.
  */
 class GpuPathSdkTest {
     private static final Duration WAIT = Duration.ofSeconds(20);

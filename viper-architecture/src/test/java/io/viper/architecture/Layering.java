@@ -33,7 +33,7 @@ final class Layering {
             "io.viper.transfer.", "io.viper.notify.", "io.viper.netty.", "io.viper.predictor.", "io.viper.scheduler.",
             "io.viper.examples.", "io.viper.demo.", "io.viper.cli.", "io.viper.agent.", "io.viper.djl.");
 
-    private static final Set<String> TRANSPORTS = Set.of("viper-transport-pfs", "viper-transport-tcp", "viper-transport-ucx", "viper-transport-cuda");
+    private static final Set<String> TRANSPORTS = Set.of("viper-transfer-pfs", "viper-transfer-tcp", "viper-transfer-ucx", "viper-transfer-cuda");
     private static final Set<String> NOTIFIERS = Set.of("viper-notify-embedded", "viper-notify-kafka");
 
     /**
@@ -46,10 +46,10 @@ final class Layering {
     static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
             Map.entry("viper-core", Set.of()),
             Map.entry("viper-netty", Set.of("viper-core")),
-            Map.entry("viper-transport-pfs", Set.of("viper-core")),
-            Map.entry("viper-transport-tcp", Set.of("viper-core", "viper-netty")),
-            Map.entry("viper-transport-ucx", Set.of("viper-core")),
-            Map.entry("viper-transport-cuda", Set.of("viper-core")),
+            Map.entry("viper-transfer-pfs", Set.of("viper-core")),
+            Map.entry("viper-transfer-tcp", Set.of("viper-core", "viper-netty")),
+            Map.entry("viper-transfer-ucx", Set.of("viper-core")),
+            Map.entry("viper-transfer-cuda", Set.of("viper-core")),
             Map.entry("viper-notify-embedded", Set.of("viper-core", "viper-netty")),
             Map.entry("viper-notify-kafka", Set.of("viper-core")),
             Map.entry("viper-predictor", Set.of("viper-core")),

@@ -66,7 +66,7 @@ class LayeringTest {
     void anotherModulesInternalPackageIsReported() {
         JavaClasses fixture = new ClassFileImporter().importClasses(Fixtures.UsesTcpInternals.class,
                 io.viper.transfer.tcp.internal.TcpProtocol.class);
-        Function<JavaClass, String> modules = c -> c.getName().startsWith("io.viper.transfer.tcp") ? "viper-transport-tcp" : "viper-transport-ucx";
+        Function<JavaClass, String> modules = c -> c.getName().startsWith("io.viper.transfer.tcp") ? "viper-transfer-tcp" : "viper-transfer-ucx";
         var lines = Layering.noForeignInternals(fixture, modules);
         assertTrue(lines.stream().anyMatch(l -> l.contains("TcpProtocol") && l.contains("internal packages are private")), lines.toString());
     }

@@ -34,7 +34,7 @@ class ConfigCommandTest {
         JsonNode inflight = all.get(names.indexOf("viper.ucx.inflight"));
         assertEquals("int", inflight.get("type").asText());
         assertEquals("4", inflight.get("default").asText());
-        assertEquals("viper-transport-ucx", inflight.get("declared_by").asText());
+        assertEquals("viper-transfer-ucx", inflight.get("declared_by").asText());
         assertTrue(inflight.get("doc").asText().contains("outstanding"), inflight.toString());
         assertEquals("viper-core", all.get(0).get("declared_by").asText());
         assertEquals("viper-notify-kafka", all.get(names.indexOf("viper.kafka.partitions")).get("declared_by").asText());

@@ -41,7 +41,7 @@ public record ConfigKey<T>(String name, ConfigType type, String defaultValue, Fu
         }
     }
 
-    /** Declares keys for {@code component}: {@code ConfigKey.declaredBy("viper-transport-ucx").intKey(...)}. */
+    /** Declares keys for {@code component}: {@code ConfigKey.declaredBy("viper-transfer-ucx").intKey(...)}. */
     public static Declarer declaredBy(String component) {
         return new Declarer(component);
     }

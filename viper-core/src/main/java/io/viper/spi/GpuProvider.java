@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * GPU memory for viper-core without a CUDA library in core: device buffers, copies and the
  * device-side {@link io.viper.hash.ParallelHash64 parallel hash}. Found with
- * {@link java.util.ServiceLoader}; viper-transport-cuda implements it with jcuda.
+ * {@link java.util.ServiceLoader}; viper-transfer-cuda implements it with jcuda.
  *
  * <p>Implementations must be cheap to construct: the driver is probed in
  * {@link #unavailableReason()}. When that is present (no driver, no device), every other method

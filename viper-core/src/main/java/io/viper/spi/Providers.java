@@ -47,7 +47,7 @@ public final class Providers {
      */
     public static Optional<String> gpuUnavailableReason() {
         return gpu().map(GpuProvider::unavailableReason)
-                .orElse(Optional.of(GpuProvider.NO_CUDA + "no GPU provider installed (is viper-transport-cuda on the class path?)"));
+                .orElse(Optional.of(GpuProvider.NO_CUDA + "no GPU provider installed (is viper-transfer-cuda on the class path?)"));
     }
 
     /** Every notifier on the class or module path. */
@@ -74,7 +74,7 @@ public final class Providers {
     /** The repository for {@code scheme}; throws when there is none. */
     public static RepositoryProvider repository(String scheme) {
         return Loaded.REPOSITORIES.stream().filter(p -> p.scheme().equals(scheme)).findFirst().orElseThrow(() ->
-                new ViperConfigException("no repository for '" + scheme + "://' is installed (is viper-transport-pfs on the class path?)"));
+                new ViperConfigException("no repository for '" + scheme + "://' is installed (is viper-transfer-pfs on the class path?)"));
     }
 
     /** The providers, loaded when one is first asked for (the JVM initialises this class lazily). */

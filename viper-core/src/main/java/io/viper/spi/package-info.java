@@ -3,7 +3,7 @@
  * repository ({@link io.viper.spi.RepositoryProvider}) and notifiers
  * ({@link io.viper.spi.NotifierProvider}), and GPU memory ({@link io.viper.spi.GpuProvider},
  * {@link io.viper.spi.DeviceBuffer}) so that core can stage and receive models on a GPU without a CUDA
- * library of its own. Implementations live in the viper-transport-* and viper-notify-* modules,
+ * library of its own. Implementations live in the viper-transfer-* and viper-notify-* modules,
  * are declared in {@code module-info.java} and {@code META-INF/services}, and are chosen by URI scheme.
  */
 package io.viper.spi;

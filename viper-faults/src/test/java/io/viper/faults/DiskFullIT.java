@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * space (where this test may mount one, as root), else a model directory the producer may not
  * write. The publish fails with one line and exit code 1; readers keep the version before; the next
  * publish, once there is room, stores a newer version that a consumer reads byte-identical. (Each
- * step of a store running out of space is {@code PfsFullIT}, in viper-transport-pfs.)
+ * step of a store running out of space is {@code PfsFullIT}, in viper-transfer-pfs.)
  */
 class DiskFullIT {
     private static final Duration WAIT = Duration.ofSeconds(90);

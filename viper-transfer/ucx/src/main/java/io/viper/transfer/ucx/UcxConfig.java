@@ -11,7 +11,7 @@ import java.util.List;
  * leases are closed.
  */
 public final class UcxConfig {
-    private static final ConfigKey.Declarer UCX = ConfigKey.declaredBy("viper-transport-ucx");
+    private static final ConfigKey.Declarer UCX = ConfigKey.declaredBy("viper-transfer-ucx");
 
     /**
      * Largest single RDMA GET; larger ranges are split. Each completed GET is verified while the next

@@ -1,8 +1,0 @@
-/**
- * GPU transports and the jcuda {@link io.viper.spi.GpuProvider}: {@code cuda-ipc://} (same node,
- * CUDA IPC, device to device), {@code cuda-pipe://} (across nodes: device to pinned host, TCP, pinned
- * host to device, overlapped chunk by chunk) and {@link io.viper.transfer.gpu.JCudaGpuProvider}.
- * Without a CUDA driver every entry point reports {@code "no CUDA driver/device: ..."}.
- * Implementation classes live in {@code io.viper.transfer.gpu.internal}.
- */
-package io.viper.transfer.gpu;

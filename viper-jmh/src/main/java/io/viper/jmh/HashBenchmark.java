@@ -1,4 +1,4 @@
-package io.viper.bench;
+package io.viper.jmh;
 
 import io.viper.hash.ContentHash;
 import io.viper.hash.Crc32c;
@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * ({@link MemorySegment#copy}, a memcpy) of the same off-heap buffer, single-threaded. Each
  * operation processes {@code size} bytes, so GB/s = size / (ms/op) / 1e6.
  *
- * <pre>java -jar viper-bench/target/benchmarks.jar HashBenchmark -f 1 -wi 2 -i 3</pre>
+ * <pre>java -jar viper-jmh/target/benchmarks.jar HashBenchmark -f 1 -wi 2 -i 3</pre>
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -1,4 +1,4 @@
-package io.viper.bench;
+package io.viper.jmh;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,4 +1,4 @@
-package io.viper.bench;
+package io.viper.jmh;
 
 import io.viper.hash.Crc32c;
 import java.lang.foreign.Arena;
@@ -38,7 +38,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * </ul>
  * Each operation moves and checks {@code size} bytes.
  *
- * <pre>java -jar viper-bench/target/benchmarks.jar CopyCheckBenchmark -f 1 -wi 3 -i 5</pre>
+ * <pre>java -jar viper-jmh/target/benchmarks.jar CopyCheckBenchmark -f 1 -wi 3 -i 5</pre>
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

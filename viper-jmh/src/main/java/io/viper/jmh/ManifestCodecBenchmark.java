@@ -1,4 +1,4 @@
-package io.viper.bench;
+package io.viper.jmh;
 
 import io.viper.hash.ContentHash;
 import io.viper.hash.HashAlgorithm;
@@ -33,7 +33,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * encodes the announcement, each consumer decodes it). {@code tensors} tensors of one 1 MiB block
  * each, five metadata entries and two locations; 4 tensors is the demo's model.
  *
- * <pre>java -jar viper-bench/target/benchmarks.jar ManifestCodecBenchmark -f 1 -wi 3 -i 5</pre>
+ * <pre>java -jar viper-jmh/target/benchmarks.jar ManifestCodecBenchmark -f 1 -wi 3 -i 5</pre>
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -1,4 +1,0 @@
-/**
- * JMH micro-benchmarks of the tensor format, hashing and transports; run with the viper-bench jar, not part of the test run.
- */
-package io.viper.bench;

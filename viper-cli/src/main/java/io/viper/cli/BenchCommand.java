@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.TransferPath;
 import io.viper.ViperConfig;
 import io.viper.cli.bench.BenchReport;
 import io.viper.cli.bench.RepositoryBench;
@@ -7,6 +8,7 @@ import io.viper.cli.bench.TransferBench;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperUnsupportedException;
+import io.viper.manifest.Tier;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
 import java.lang.management.ManagementFactory;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import picocli.CommandLine.Command;
@@ -56,7 +59,7 @@ final class BenchCommand implements Runnable {
         List<String> sizes;
 
         @Option(names = "--paths", paramLabel = "PATHS", defaultValue = "inline,host,tcp,pfs",
-                description = "Paths to measure: inline (the model's bytes inside its announcement, for sizes up to 1m), host (UCX shared memory/RDMA), tcp, pfs (PFS with push notification, and the polling baseline), gpu (cuda-ipc, GPU to GPU on one node), gpu-pipe (cuda-pipe, GPU to GPU over TCP, across nodes) (default: ${DEFAULT-VALUE})")
+                description = "Paths to measure: inline (the model's bytes inside its announcement, for sizes up to 1m), host (or ucx: UCX shared memory/RDMA), tcp, pfs (or file: PFS with push notification, and the polling baseline), gpu (or cuda-ipc: GPU to GPU on one node), gpu-pipe (or cuda-pipe: GPU to GPU over TCP, across nodes) (default: ${DEFAULT-VALUE})")
         String paths;
 
         @Option(names = "--repeat", paramLabel = "N", defaultValue = "5", description = "Measured updates per path and size (default: ${DEFAULT-VALUE})")
@@ -127,40 +130,37 @@ final class BenchCommand implements Runnable {
             }
             checkMemory(sizes != null ? "--sizes" : "--size", bytes.getLast(), TransferBench.MODEL_COPIES,
                     "the model, its memcpy's target, " + TransferBench.STAGING_BUFFERS + " staging and 2 receive buffers");
-            List<String> given = Arrays.stream(paths.split(",", -1)).map(s -> s.strip().toLowerCase(Locale.ROOT)).toList();
+            List<String> given = Arrays.stream(paths.split(",", -1)).map(String::strip).toList();
             if (given.contains("")) {
                 // An empty list measured nothing and printed a table's header: a typo, not a wish.
-                throw new ViperConfigException("--paths '" + paths + "': " + (paths.isBlank() ? "no path" : "an empty entry") + " (use " + PATH_NAMES + ")");
+                throw new ViperConfigException("--paths '" + paths + "': " + (paths.isBlank() ? "no path" : "an empty entry")
+                        + " (use " + TransferPath.names(List.of(TransferPath.values())) + ")");
             }
-            List<String> wanted = new ArrayList<>(new LinkedHashSet<>(given));
-            for (String p : wanted) {
-                switch (p) {
-                    case "inline", "host", "ucx", "tcp", "pfs" -> { }
-                    case "gpu", "gpu-pipe" -> {
-                        Optional<TransportProvider> t = Providers.transport(TransferBench.scheme(p));
-                        String why = t.isEmpty() ? "no GPU transport is installed" : t.get().unavailableReason().orElse(null);
-                        if (why == null && Providers.gpu().isEmpty()) {
-                            why = "no GPU provider is installed";
-                        }
-                        if (why != null) {
-                            throw new ViperUnsupportedException("--paths " + p + ": " + why);
-                        }
+            Set<TransferPath> wanted = new LinkedHashSet<>();
+            for (String name : given) {
+                wanted.add(named("--paths", () -> TransferPath.parse(name)));
+            }
+            for (TransferPath p : wanted) {
+                if (p.tier() == Tier.GPU) {
+                    Optional<TransportProvider> t = Providers.transport(p.scheme());
+                    String why = t.isEmpty() ? "no GPU transport is installed" : t.get().unavailableReason().orElse(null);
+                    if (why == null && Providers.gpu().isEmpty()) {
+                        why = "no GPU provider is installed";
                     }
-                    default -> throw new ViperConfigException("--paths: unknown path '" + p + "' (use " + PATH_NAMES + ")");
+                    if (why != null) {
+                        throw new ViperUnsupportedException("--paths " + p + ": " + why);
+                    }
                 }
             }
             if (plot != null) {
                 ChartFiles.checkPath(plot);
-            }
-            if (wanted.contains("pfs") && !noBaseline) {
-                wanted.add("pfs-poll");
             }
             List<Double> fractions = changed == null ? List.of(1.0) : List.of(1.0, parsePercent("--changed", changed));
             long block = blockBytes(blockBytes);
             Path root = dir != null ? checkDir(dir) : Files.createTempDirectory("viper-bench");
             TransferBench.Result result;
             try {
-                result = new TransferBench(new TransferBench.Settings(bytes, wanted, repeat, warmup, pollInterval, root, verbose,
+                result = new TransferBench(new TransferBench.Settings(bytes, List.copyOf(wanted), !noBaseline, repeat, warmup, pollInterval, root, verbose,
                         line -> {
                             if (!json) {
                                 System.err.println(line);
@@ -268,9 +268,6 @@ final class BenchCommand implements Runnable {
             return 0;
         }
     }
-
-    /** The paths {@code bench transfer --paths} knows, for its refusals. */
-    private static final String PATH_NAMES = "inline, host, tcp, pfs, gpu, gpu-pipe";
 
     /**
      * Refuses a model of {@code bytes} that the machine's memory cannot hold {@code copies} times, as

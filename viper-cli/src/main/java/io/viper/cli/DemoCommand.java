@@ -91,7 +91,7 @@ public final class DemoCommand implements Callable<Integer> {
     double rate;
 
     @Option(names = "--transport", paramLabel = "NAME",
-            description = "inline (inside the announcement), ucx, tcp or file: how checkpoints travel (default: inline)")
+            description = "inline (inside the announcement), host (or ucx), tcp or pfs (or file): how checkpoints travel (default: inline)")
     String transport;
 
     @Option(names = "--notifier", paramLabel = "URI",

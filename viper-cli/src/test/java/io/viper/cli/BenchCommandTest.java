@@ -35,11 +35,21 @@ class BenchCommandTest {
     }
 
     @Test
+    void pathsAreTheNamesOfTransferPathWithItsAliases() {
+        refused("--paths: unknown path 'nvme' (accepted: inline, host (or ucx), tcp, pfs (or file), gpu (or cuda-ipc),"
+                + " gpu-pipe (or cuda-pipe))", "bench", "transfer", "--paths", "host,nvme");
+        // The demo's names and the cost model's pass --paths: the run stops at the next flag checked, --plot.
+        refused("--plot out.jpg: the file name must end in .png or .svg",
+                "bench", "transfer", "--size", "1m", "--paths", "inline,UCX,tcp,file,host,pfs", "--plot", "out.jpg");
+    }
+
+    @Test
     void badFlagsAreRefused() {
         refused("--paths: unknown path 'nvme'", "bench", "transfer", "--paths", "host,nvme");
         refused("--size 100 is too small", "bench", "transfer", "--size", "100");
         refused("--size: 'abc' is not a byte size", "bench", "transfer", "--size", "abc");
-        refused("--paths '': no path (use inline, host, tcp, pfs, gpu, gpu-pipe)", "bench", "transfer", "--size", "16k", "--paths", "");
+        refused("--paths '': no path (use inline, host (or ucx), tcp, pfs (or file), gpu (or cuda-ipc), gpu-pipe (or cuda-pipe))",
+                "bench", "transfer", "--size", "16k", "--paths", "");
         refused("--paths 'tcp,,host': an empty entry", "bench", "transfer", "--size", "16k", "--paths", "tcp,,host");
         refused("--paths 'tcp,': an empty entry", "bench", "transfer", "--size", "16k", "--paths", "tcp,");
         refused("--block-bytes: invalid value '3' for viper.block.bytes: must be 0 (no blocks) or from 4k to 1g",

@@ -20,7 +20,7 @@ class DemoCommandTest {
         "--pace 0ms | --pace 0ms is outside",
         "--pace soon | is not a duration",
         "--rate 0 | --rate 0.0 is outside",
-        "--transport carrier-pigeon | expected inline, ucx, tcp or file",
+        "--transport carrier-pigeon | expected inline, host (or ucx), tcp, pfs (or file)",
         "--notifier nonsense | is not a notifier address",
         "--plot out.jpg | must end in .png",
         "--policies fixed,nothing | (known: epoch, fixed, adaptive, optimal, online, hindsight, none)",

@@ -1,5 +1,6 @@
 package io.viper.demo;
 
+import io.viper.TransferPath;
 import io.viper.examples.digits.InferenceModel;
 import io.viper.examples.digits.Trainer;
 import io.viper.predictor.CostModel;
@@ -56,7 +57,7 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
      */
     public static DemoPlan of(DemoSettings s, CostModel costs, OptionalDouble measuredLatencySeconds) {
         long bytes = modelBytes(s);
-        String path = s.transport().costPath();
+        TransferPath path = s.transport().path();
         return of(s, costs.saveSeconds(path, bytes), measuredLatencySeconds.orElse(costs.loadSeconds(path, bytes)),
                 measuredLatencySeconds.isPresent());
     }

@@ -34,7 +34,7 @@ public final class DemoReport {
                         + "t_load %s (%s)%n",
                 plan.fit().curve().describe(), s.warmup(), s.curveOnHeldOutLosses() ? "held-out losses" : "batch losses", plan.fit().rmse(),
                 in.staleness().describe(), s.objective().displayName(),
-                secs(in.tTrain()), secs(in.tInfer()), secs(in.tSave()), s.transport().costPath(), secs(in.tLoad()),
+                secs(in.tTrain()), secs(in.tInfer()), secs(in.tSave()), s.transport().path().costLine(), secs(in.tLoad()),
                 plan.latencyMeasured() ? "p90 of the update latency the runs measured" : "cost model, no run had measured one");
         out.printf(Locale.ROOT, "budget     %d checkpoints for every policy (%s); epoch = every %d iterations (one pass over the %,d training images)%n",
                 plan.budget(), s.budget().isPresent() ? "--budget" : "as many as epoch takes", plan.epochIters(), plan.trainImages());

@@ -127,7 +127,7 @@ public final class DemoRunner {
         List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-XX:Tier3InvocationThreshold=10", "-XX:Tier3MinInvocationThreshold=5", "-XX:Tier3CompileThreshold=50", "-XX:Tier3BackEdgeThreshold=2000",
                 "-Djava.util.logging.config.file=" + writeLogging(dir), "-cp", System.getProperty("java.class.path"));
-        Optional<Path> pfs = s.transport() == DemoTransport.FILE ? Optional.of(Files.createDirectories(dir.resolve("pfs"))) : Optional.empty();
+        Optional<Path> pfs = s.transport() == DemoTransport.PFS ? Optional.of(Files.createDirectories(dir.resolve("pfs"))) : Optional.empty();
         long paceMicros = Math.max(1, s.paceNanos() / 1000);
 
         List<String> pcmd = new ArrayList<>(jvm);

@@ -1,48 +1,49 @@
 package io.viper.demo;
 
+import io.viper.TransferPath;
 import io.viper.ViperConfig;
 import io.viper.spi.TransportProvider;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.ServiceLoader;
 
 /**
  * How the demo's checkpoints travel from the producer process to the consumer process, and what that
- * means for each side and for the cost model.
+ * means for each side: one per {@link TransferPath} the demo runs, named, and priced by the cost model,
+ * as that path.
  */
 public enum DemoTransport {
     /**
      * The model's bytes inside its announcement ({@code viper.producer.inline.bytes}; the demo's model
      * is 9.6 KB), with {@code tcp://} beside it for what does not travel inline.
      */
-    INLINE("inline", List.of("tcp://127.0.0.1:0"), List.of("tcp")),
+    INLINE(TransferPath.INLINE, List.of("tcp://127.0.0.1:0"), List.of("tcp")),
     /** {@code ucx://}, with {@code tcp://} as the fallback (the table's path column says which served). */
-    UCX("host", List.of("ucx://127.0.0.1:0", "tcp://127.0.0.1:0"), List.of("ucx", "tcp")),
+    HOST(TransferPath.HOST, List.of("ucx://127.0.0.1:0", "tcp://127.0.0.1:0"), List.of("ucx", "tcp")),
     /** {@code tcp://}. */
-    TCP("tcp", List.of("tcp://127.0.0.1:0"), List.of("tcp")),
+    TCP(TransferPath.TCP, List.of("tcp://127.0.0.1:0"), List.of("tcp")),
     /** {@code file://}: the producer flushes every version to a PFS directory, the consumer reads it there. */
-    FILE("pfs", List.of(), List.of("file"));
+    PFS(TransferPath.PFS, List.of(), List.of("file"));
 
-    private final String costPath;
+    private final TransferPath path;
     private final List<String> producerTransports;
     private final List<String> consumerPaths;
 
-    DemoTransport(String costPath, List<String> producerTransports, List<String> consumerPaths) {
-        this.costPath = costPath;
+    DemoTransport(TransferPath path, List<String> producerTransports, List<String> consumerPaths) {
+        this.path = path;
         this.producerTransports = producerTransports;
         this.consumerPaths = consumerPaths;
     }
 
-    /** The lower-case name of the command line and the JSON ({@code inline}, {@code ucx}, {@code tcp}, {@code file}). */
+    /** The name of the command line and the JSON: the path's ({@code inline}, {@code host}, {@code tcp}, {@code pfs}). */
     public String displayName() {
-        return name().toLowerCase(Locale.ROOT);
+        return path.displayName();
     }
 
-    /** The path of {@link io.viper.predictor.CostModel} that prices this transport. */
-    public String costPath() {
-        return costPath;
+    /** The path the checkpoints take, which {@link io.viper.predictor.CostModel} prices. */
+    public TransferPath path() {
+        return path;
     }
 
     /**
@@ -63,13 +64,13 @@ public enum DemoTransport {
         return consumerPaths;
     }
 
-    /** Empty when this transport works here, else why not (only {@code ucx} depends on the machine). */
+    /** Empty when this transport works here, else why not (only {@code host}, UCX, depends on the machine). */
     public Optional<String> unavailableReason() {
-        if (this != UCX) {
+        if (this != HOST) {
             return Optional.empty();
         }
         for (TransportProvider p : ServiceLoader.load(TransportProvider.class, DemoTransport.class.getClassLoader())) {
-            if (p.scheme().equals("ucx")) {
+            if (p.scheme().equals(path.scheme())) {
                 return p.unavailableReason();
             }
         }
@@ -81,14 +82,13 @@ public enum DemoTransport {
         return INLINE;
     }
 
-    /** The transport named {@code name}, ignoring case and surrounding blanks. */
+    /** The transport of the path named {@code name} ({@link TransferPath#find}: aliases too), if the demo runs it. */
     public static Optional<DemoTransport> byName(String name) {
-        return Arrays.stream(values()).filter(t -> t.displayName().equalsIgnoreCase(name.strip())).findFirst();
+        return TransferPath.find(name).flatMap(p -> Arrays.stream(values()).filter(t -> t.path == p).findFirst());
     }
 
-    /** Every name, for messages: {@code inline, ucx, tcp or file}. */
+    /** Every name the demo accepts, for messages: {@code inline, host (or ucx), tcp, pfs (or file)}. */
     public static String names() {
-        List<String> n = Arrays.stream(values()).map(DemoTransport::displayName).toList();
-        return String.join(", ", n.subList(0, n.size() - 1)) + " or " + n.getLast();
+        return TransferPath.names(Arrays.stream(values()).map(DemoTransport::path).toList());
     }
 }

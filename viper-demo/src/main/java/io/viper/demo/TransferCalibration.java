@@ -4,6 +4,7 @@ import io.viper.CheckpointPolicy;
 import io.viper.ModelUpdate;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;
+import io.viper.TransferPath;
 import io.viper.Viper;
 import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
@@ -74,17 +75,17 @@ public final class TransferCalibration {
     /** {@code warmup} updates, then {@code measured} ones whose stall and load times it returns. */
     private static List<CostModel.Sample> updates(DemoTransport transport, Snapshot snapshot, long modelBytes, Path scratch, int warmup,
                                                   int measured) throws Exception {
-        String path = transport.costPath();
+        TransferPath path = transport.path();
         Viper.Builder producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports(transport.producerTransports().toArray(String[]::new))
                 .config(ViperConfig.PRODUCER_INLINE_BYTES.name(), transport.inlineBytes());
         Path pfs = Files.createDirectories(scratch.resolve("calibration-pfs"));
-        if (transport == DemoTransport.FILE) {
+        if (transport == DemoTransport.PFS) {
             producerSide.pfsRoot(pfs);
         }
         List<CostModel.Sample> samples = new ArrayList<>();
         try (Viper p = producerSide.build(); ViperProducer producer = p.producer("calibration", CheckpointPolicy.never())) {
             Viper.Builder consumerSide = Viper.builder().notifier(p.notifierUri().toString()).consumerPaths(transport.consumerPaths().toArray(String[]::new));
-            if (transport == DemoTransport.FILE) {
+            if (transport == DemoTransport.PFS) {
                 consumerSide.pfsRoot(pfs);
             }
             try (Viper c = consumerSide.build(); ViperConsumer consumer = c.consumer("calibration")) {

@@ -50,7 +50,7 @@ class DemoPlanTest {
 
     @Test
     void theObjectiveBudgetAndWorkloadAreHonoured() {
-        DemoSettings s = new DemoSettings(List.of(DemoPolicy.NONE, DemoPolicy.FIXED), 200, 20, 5_000_000, 100, DemoTransport.FILE,
+        DemoSettings s = new DemoSettings(List.of(DemoPolicy.NONE, DemoPolicy.FIXED), 200, 20, 5_000_000, 100, DemoTransport.PFS,
                 "embedded://127.0.0.1:0", 1, DemoWorkload.STATIONARY, OptionalInt.of(3), Objective.VIPER, 2);
         DemoPlan plan = DemoPlan.of(s);
         assertEquals(List.of(DemoPolicy.NONE, DemoPolicy.FIXED), List.copyOf(plan.schedules().keySet()));

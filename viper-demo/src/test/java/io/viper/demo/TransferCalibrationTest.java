@@ -3,6 +3,7 @@ package io.viper.demo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.TransferPath;
 import io.viper.predictor.CostModel;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -17,16 +18,16 @@ class TransferCalibrationTest {
     void theCostModelIsFittedOnMeasuredUpdates() throws Exception {
         CostModel costs = TransferCalibration.measure(DemoTransport.TCP, 9640, tmp);
         for (CostModel.Phase phase : CostModel.Phase.values()) {
-            CostModel.Line line = costs.line(phase, "tcp");
+            CostModel.Line line = costs.line(phase, TransferPath.TCP);
             assertEquals("mean", line.source(), phase + ": fitted on the samples of one size");
             assertEquals(TransferCalibration.MEASURED, line.samples(), phase.name());
         }
-        assertTrue(costs.loadSeconds("tcp", 9640) > 0, "an update takes time");
+        assertTrue(costs.loadSeconds(TransferPath.TCP, 9640) > 0, "an update takes time");
         // The plan takes its costs from the model it is given.
         DemoSettings s = DemoSettings.of(DemoPolicy.ALL, 300, 30, 3_000_000, 300, DemoTransport.TCP, "embedded://127.0.0.1:0", 7);
         DemoPlan plan = DemoPlan.of(s, costs);
-        assertEquals(costs.loadSeconds("tcp", plan.modelBytes()), plan.input().tLoad());
-        assertEquals(costs.saveSeconds("tcp", plan.modelBytes()), plan.input().tSave());
+        assertEquals(costs.loadSeconds(TransferPath.TCP, plan.modelBytes()), plan.input().tLoad());
+        assertEquals(costs.saveSeconds(TransferPath.TCP, plan.modelBytes()), plan.input().tSave());
         assertEquals(DemoPlan.modelBytes(s), plan.modelBytes());
     }
 }

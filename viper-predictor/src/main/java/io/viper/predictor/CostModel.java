@@ -1,10 +1,10 @@
 package io.viper.predictor;
 
+import io.viper.TransferPath;
 import io.viper.errors.ViperConfigException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import smile.data.DataFrame;
@@ -14,9 +14,10 @@ import smile.regression.OLS;
 
 /**
  * Predicts the producer stall {@code t_s} and the consumer load time {@code t_load} of a model of
- * a given size over a given transfer path.
+ * a given size over a given {@link TransferPath}. Paths priced alike share a line
+ * ({@link TransferPath#costLine()}: inline with host, gpu-pipe with tcp), fitted on the samples of all of them.
  *
- * <p>For each (phase, path) the model is {@code seconds = latency + size / bandwidth}, fitted by
+ * <p>For each (phase, line) the model is {@code seconds = latency + size / bandwidth}, fitted by
  * Smile's ordinary least squares ({@link OLS}) on the measured samples when there are at least three
  * with two distinct sizes; with fewer samples, the mean seconds per byte of the samples is used
  * (zero latency); without samples, the defaults below, taken from the transfer measurements
@@ -29,7 +30,7 @@ import smile.regression.OLS;
  *       1 ms; {@code pfs} 1 GB/s plus 10 ms (an assumed parallel file system figure, not measured
  *       here).</li>
  * </ul>
- * Predictions are never negative. Path names are case-insensitive. Instances are immutable.
+ * Predictions are never negative. Instances are immutable.
  */
 public final class CostModel {
 
@@ -45,20 +46,19 @@ public final class CostModel {
      * One measured transfer.
      *
      * @param phase what was measured
-     * @param path the path name, e.g. {@code host}, {@code tcp}, {@code gpu}, {@code pfs}
+     * @param path the path the update took
      * @param sizeBytes model size in bytes (positive)
      * @param seconds the measured time (non-negative, finite)
      */
-    public record Sample(Phase phase, String path, long sizeBytes, double seconds) {
-        /** Validates and normalises the path to lower case. */
+    public record Sample(Phase phase, TransferPath path, long sizeBytes, double seconds) {
+        /** Validates. */
         public Sample {
             if (phase == null) {
                 throw new ViperConfigException("cost sample: phase is missing");
             }
-            if (path == null || path.isBlank()) {
+            if (path == null) {
                 throw new ViperConfigException("cost sample: path is missing");
             }
-            path = path.strip().toLowerCase(Locale.ROOT);
             if (sizeBytes <= 0) {
                 throw new ViperConfigException("cost sample: size must be positive, got " + sizeBytes);
             }
@@ -69,7 +69,7 @@ public final class CostModel {
     }
 
     /**
-     * A fitted or default line for one (phase, path).
+     * A fitted or default line for one (phase, {@linkplain TransferPath#costLine() cost line}).
      *
      * @param latencySeconds seconds at size zero
      * @param secondsPerByte seconds per byte (1 / bandwidth)
@@ -103,7 +103,7 @@ public final class CostModel {
     }
 
     /**
-     * Fits a model to measured samples; (phase, path) pairs without samples keep the defaults.
+     * Fits a model to measured samples; (phase, cost line) pairs without samples keep the defaults.
      *
      * @throws ViperConfigException if {@code samples} is null or holds a null
      */
@@ -116,7 +116,7 @@ public final class CostModel {
             if (s == null) {
                 throw new ViperConfigException("cost model: a sample is null");
             }
-            groups.computeIfAbsent(key(s.phase(), s.path()), k -> new ArrayList<>()).add(s);
+            groups.computeIfAbsent(key(s.phase(), s.path().costLine()), k -> new ArrayList<>()).add(s);
         }
         Map<String, Line> lines = new HashMap<>();
         groups.forEach((k, g) -> lines.put(k, fitLine(g)));
@@ -143,25 +143,25 @@ public final class CostModel {
     }
 
     /** The producer stall {@code t_s} in seconds for a checkpoint of {@code sizeBytes} on {@code path}. */
-    public double saveSeconds(String path, long sizeBytes) {
+    public double saveSeconds(TransferPath path, long sizeBytes) {
         return line(Phase.SAVE, path).seconds(checkSize(sizeBytes));
     }
 
     /** The consumer load time {@code t_load} in seconds for a model of {@code sizeBytes} over {@code path}. */
-    public double loadSeconds(String path, long sizeBytes) {
+    public double loadSeconds(TransferPath path, long sizeBytes) {
         return line(Phase.LOAD, path).seconds(checkSize(sizeBytes));
     }
 
     /**
-     * The line used for (phase, path).
+     * The line used for (phase, path): the one of the path's {@linkplain TransferPath#costLine() cost line}.
      *
-     * @throws ViperConfigException for a path with neither samples nor a default
+     * @throws ViperConfigException for a missing path, or one with neither samples nor a default
      */
-    public Line line(Phase phase, String path) {
-        if (path == null || path.isBlank()) {
+    public Line line(Phase phase, TransferPath path) {
+        if (path == null) {
             throw new ViperConfigException("cost model: path is missing");
         }
-        String p = path.strip().toLowerCase(Locale.ROOT);
+        String p = path.costLine();
         Line l = lines.get(key(phase, p));
         if (l != null) {
             return l;
@@ -172,7 +172,7 @@ public final class CostModel {
         Line d = DEFAULT_LOAD.get(p);
         if (d == null) {
             throw new ViperConfigException("cost model: no samples and no default for path '" + path
-                    + "'; known paths: " + String.join(", ", new TreeMap<>(DEFAULT_LOAD).keySet()));
+                    + "' (cost line " + p + "); known lines: " + String.join(", ", new TreeMap<>(DEFAULT_LOAD).keySet()));
         }
         return d;
     }
@@ -184,7 +184,7 @@ public final class CostModel {
         return sizeBytes;
     }
 
-    private static String key(Phase phase, String path) {
-        return phase + "/" + path;
+    private static String key(Phase phase, String line) {
+        return phase + "/" + line;
     }
 }

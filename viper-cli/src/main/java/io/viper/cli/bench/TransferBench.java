@@ -3,12 +3,14 @@ package io.viper.cli.bench;
 import io.viper.CheckpointPolicy;
 import io.viper.PublishHandle;
 import io.viper.Snapshot;
+import io.viper.TransferPath;
 import io.viper.Viper;
 import io.viper.ViperConfig;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperUnsupportedException;
+import io.viper.manifest.Tier;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.Notifier;
@@ -79,14 +81,16 @@ public final class TransferBench {
      * memcpy's target here, the producer's {@link #STAGING_BUFFERS} and the consumer's two receive buffers.
      */
     public static final int MODEL_COPIES = 2 + STAGING_BUFFERS + 2;
-    /** The path, and the scheme consumers report, of a model whose bytes came with its announcement. */
-    static final String INLINE = "inline";
+    /** The row's path of the polling baseline: {@link TransferPath#PFS} read by a consumer that polls. */
+    static final String PFS_POLL = "pfs-poll";
 
     /**
      * What to measure.
      *
      * @param sizes        model sizes in bytes, measured in this order
-     * @param paths        host (ucx), tcp, pfs, gpu, and pfs-poll for the polling baseline
+     * @param paths        the paths to measure, in this order
+     * @param pollBaseline whether {@link TransferPath#PFS}, when measured, is measured with a polling consumer too
+     *                     (the rows of {@value #PFS_POLL}, after every path)
      * @param repeat       measured updates per (path, size)
      * @param warmup       how long each (path, size) is warmed up (with {@link #MIN_WARMUP}..{@link #MAX_WARMUP} updates)
      * @param pollInterval the polling baseline's interval
@@ -101,13 +105,13 @@ public final class TransferBench {
      * @param declareChanges whether the host model's snapshot says which bytes changed since the last publish
      *                     ({@link Snapshot.Changes}) instead of leaving the producer to compare
      */
-    public record Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
+    public record Settings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup, Duration pollInterval, Path dir,
                            boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig,
                            Map<String, String> consumerConfig, Duration interval, boolean declareChanges) {
         /** Every block changes between versions, with the default block size; back to back. */
-        public Settings(List<Long> sizes, List<String> paths, int repeat, Duration warmup, Duration pollInterval, Path dir,
-                        boolean verbose, Consumer<String> progress) {
-            this(sizes, paths, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of(), Duration.ZERO, false);
+        public Settings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup,
+                        Duration pollInterval, Path dir, boolean verbose, Consumer<String> progress) {
+            this(sizes, paths, pollBaseline, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of(), Duration.ZERO, false);
         }
 
         public Settings {
@@ -257,66 +261,65 @@ public final class TransferBench {
             MemorySegment scratch = arena.allocate(largest, 4096);
             for (long size : settings.sizes()) {
                 memcpy.put(size, memcpyMs(model.asSlice(0, size), scratch));
-                if (settings.paths().stream().anyMatch(TransferBench::isGpu)) {
+                if (settings.paths().stream().anyMatch(p -> p.tier() == Tier.GPU)) {
                     d2d.put(size, deviceCopyMs(model.asSlice(0, size)));
                 }
             }
-            for (String path : settings.paths()) {
-                String scheme = scheme(path);
-                if (scheme.equals(INLINE) && settings.sizes().getFirst() > Notifier.MAX_INLINE_BYTES) {
+            List<Run> runs = new ArrayList<>(settings.paths().stream().map(p -> new Run(p, false)).toList());
+            if (settings.pollBaseline() && settings.paths().contains(TransferPath.PFS)) {
+                runs.add(new Run(TransferPath.PFS, true));
+            }
+            for (Run run : runs) {
+                TransferPath path = run.path();
+                if (path == TransferPath.INLINE && settings.sizes().getFirst() > Notifier.MAX_INLINE_BYTES) {
                     continue; // every size is too large to travel inline
                 }
-                if (!scheme.equals("file") && !scheme.equals(INLINE)) {
-                    var why = Providers.transport(scheme).flatMap(t -> t.unavailableReason());
+                if (path != TransferPath.PFS && path != TransferPath.INLINE) {
+                    var why = Providers.transport(path.scheme()).flatMap(t -> t.unavailableReason());
                     if (why.isPresent()) {
-                        System.err.println("viper: skipping path " + path + ": " + why.get());
+                        System.err.println("viper: skipping path " + run.label() + ": " + why.get());
                         continue;
                     }
                 }
-                settings.progress().accept("measuring " + path + " (" + scheme + ")...");
-                Path pfs = settings.dir().resolve(path);
+                settings.progress().accept("measuring " + run.label() + " (" + path.scheme() + ")...");
+                Path pfs = settings.dir().resolve(run.label());
                 Files.createDirectories(pfs);
                 // the bound of one measured update of a size, in ms
-                LongToDoubleFunction bound = isGpu(path) ? d2d::get
+                LongToDoubleFunction bound = path.tier() == Tier.GPU ? d2d::get
                         : size -> memcpy.get(size) < PAIRED_FROM_MS ? memcpy.get(size) : pairedCopyMs(model.asSlice(0, size), scratch);
-                rows.addAll(measure(path, scheme, model, largest, pfs, bound));
+                rows.addAll(measure(run, model, largest, pfs, bound));
             }
         }
         return new Result(memcpy, d2d, rows, settings.interval());
     }
 
-    /** Whether {@code path} moves a model staged in GPU memory into the consumer's GPU memory. */
-    public static boolean isGpu(String path) {
-        return path.equals("gpu") || path.equals("gpu-pipe");
+    /** One path measured: {@code poll} for the polling baseline over the PFS. */
+    private record Run(TransferPath path, boolean poll) {
+        /** The row's path: the path's name, or {@value #PFS_POLL}. */
+        String label() {
+            return poll ? PFS_POLL : path.displayName();
+        }
     }
 
-    /** The transport scheme that serves {@code path}. */
-    public static String scheme(String path) {
-        return switch (path) {
-            case "inline" -> INLINE;
-            case "host", "ucx" -> "ucx";
-            case "tcp" -> "tcp";
-            case "gpu" -> "cuda-ipc";
-            case "gpu-pipe" -> "cuda-pipe";
-            default -> "file";
-        };
-    }
-
-    private List<Row> measure(String path, String scheme, MemorySegment model, long largest, Path pfs, LongToDoubleFunction bound) throws Exception {
-        boolean poll = path.equals("pfs-poll");
+    private List<Row> measure(Run run, MemorySegment model, long largest, Path pfs, LongToDoubleFunction bound) throws Exception {
+        TransferPath path = run.path();
+        String scheme = path.scheme();
+        boolean poll = run.poll();
+        boolean inline = path == TransferPath.INLINE;
+        boolean file = path == TransferPath.PFS;
         Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
                 .config("viper.producer.staging.budget.bytes", Long.toString(STAGING_BUFFERS * largest + (4 << 20)))
                 // The polling baseline reads safetensors files, as users' tools do today: no blocks for it.
                 .config("viper.block.bytes", Long.toString(poll ? 0 : settings.blockBytes()));
         // inline: the bytes ride in the announcement (tcp is there for the rules, never used); elsewhere never, so that the transport is measured.
-        String served = scheme.equals(INLINE) ? "tcp" : scheme;
-        b.config("viper.transports", scheme.equals("file") ? "" : served + "://127.0.0.1:0");
-        b.config(ViperConfig.PRODUCER_INLINE_BYTES.name(), scheme.equals(INLINE) ? Integer.toString(Notifier.MAX_INLINE_BYTES) : "0");
-        if (scheme.equals("file")) {
+        String served = inline ? TransferPath.TCP.scheme() : scheme;
+        b.config("viper.transports", file ? "" : served + "://127.0.0.1:0");
+        b.config(ViperConfig.PRODUCER_INLINE_BYTES.name(), inline ? Integer.toString(Notifier.MAX_INLINE_BYTES) : "0");
+        if (file) {
             b.pfsRoot(pfs);
         }
         settings.producerConfig().forEach(b::config);
-        boolean gpu = isGpu(path);
+        boolean gpu = path.tier() == Tier.GPU;
         List<Row> rows = new ArrayList<>();
         try (DeviceBuffer onGpu = gpu ? toDevice(model) : null;
              Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
@@ -326,7 +329,7 @@ public final class TransferBench {
                 cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
             } else {
                 cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", served));
-                cmd.add(scheme.equals("file") ? pfs.toString() : "-"); // a consumer reads file:// locations only from its own PFS
+                cmd.add(file ? pfs.toString() : "-"); // a consumer reads file:// locations only from its own PFS
                 settings.consumerConfig().forEach((k, v) -> cmd.add(k + "=" + v));
             }
             Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -334,7 +337,7 @@ public final class TransferBench {
                 expect(r, "ready", child);
                 ModelChanges changes = new ModelChanges(settings.blockBytes());
                 for (long size : settings.sizes()) {
-                    if (scheme.equals(INLINE) && size > Notifier.MAX_INLINE_BYTES) {
+                    if (inline && size > Notifier.MAX_INLINE_BYTES) {
                         continue;
                     }
                     Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size)
@@ -346,7 +349,7 @@ public final class TransferBench {
                                 ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
                         // A GPU model is not changed (it lives on the device): its updates move everything.
                         Runnable change = gpu || poll ? () -> { } : () -> changes.change(model.asSlice(0, size), changed);
-                        rows.add(measureSize(producer, snapshot, change, r, child, path, scheme, size, bound, warmup, changed));
+                        rows.add(measureSize(producer, snapshot, change, r, child, run.label(), scheme, size, bound, warmup, changed));
                     }
                 }
             } finally {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /** What the driver writes on a process's command line, the process reads back. */
 class ProcessOptionsTest {
     static final ProcessOptions.Run RUN = new ProcessOptions.Run(2000, 200, -7, 5000, "embedded://127.0.0.1:0", Optional.empty(),
-            DemoWorkload.STAGES, DemoTransport.UCX);
+            DemoWorkload.STAGES, DemoTransport.HOST);
 
     @Test
     void producerOptionsSurviveTheCommandLine() {
@@ -30,7 +30,7 @@ class ProcessOptionsTest {
         assertEquals(Optional.empty(), back.online());
 
         ProcessOptions.Run pfs = new ProcessOptions.Run(400, 40, 1, 4000, "embedded://127.0.0.1:0", Optional.of(Path.of("/tmp/pfs")),
-                DemoWorkload.STATIONARY, DemoTransport.FILE);
+                DemoWorkload.STATIONARY, DemoTransport.PFS);
         ProcessOptions.Producer none = ProcessOptions.producer(ProcessOptions.args(new ProcessOptions.Producer(pfs, new long[0], List.of(),
                 Optional.empty())).toArray(String[]::new));
         assertEquals(pfs, none.run());
@@ -70,6 +70,6 @@ class ProcessOptionsTest {
         List<String> transport = new ArrayList<>(ProcessOptions.args(new ProcessOptions.Consumer(RUN, 400.0, List.of("tcp"), 1)));
         transport.set(transport.indexOf("--transport") + 1, "carrier-pigeon");
         e = assertThrows(IllegalArgumentException.class, () -> ProcessOptions.consumer(transport.toArray(String[]::new)));
-        assertEquals("demo process: --transport carrier-pigeon: not inline, ucx, tcp or file", e.getMessage());
+        assertEquals("demo process: --transport carrier-pigeon: not inline, host (or ucx), tcp, pfs (or file)", e.getMessage());
     }
 }

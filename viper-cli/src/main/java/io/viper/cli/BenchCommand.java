@@ -5,6 +5,7 @@ import io.viper.ViperConfig;
 import io.viper.cli.bench.BenchReport;
 import io.viper.cli.bench.RepositoryBench;
 import io.viper.cli.bench.TransferBench;
+import io.viper.cli.bench.TransferSettings;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperUnsupportedException;
@@ -160,7 +161,7 @@ final class BenchCommand implements Runnable {
             Path root = dir != null ? checkDir(dir) : Files.createTempDirectory("viper-bench");
             TransferBench.Result result;
             try {
-                result = new TransferBench(new TransferBench.Settings(bytes, List.copyOf(wanted), !noBaseline, repeat, warmup, pollInterval, root, verbose,
+                result = new TransferBench(new TransferSettings(bytes, List.copyOf(wanted), !noBaseline, repeat, warmup, pollInterval, root, verbose,
                         line -> {
                             if (!json) {
                                 System.err.println(line);

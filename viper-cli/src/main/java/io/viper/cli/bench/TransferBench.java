@@ -7,21 +7,16 @@ import io.viper.TransferPath;
 import io.viper.Viper;
 import io.viper.ViperConfig;
 import io.viper.ViperProducer;
-import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
-import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Tier;
 import io.viper.spi.DeviceBuffer;
-import io.viper.spi.GpuProvider;
 import io.viper.spi.Notifier;
 import io.viper.spi.Providers;
-import io.viper.tensor.DType;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,10 +26,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.LongToDoubleFunction;
 
 /**
@@ -83,73 +76,6 @@ public final class TransferBench {
     public static final int MODEL_COPIES = 2 + STAGING_BUFFERS + 2;
     /** The row's path of the polling baseline: {@link TransferPath#PFS} read by a consumer that polls. */
     static final String PFS_POLL = "pfs-poll";
-
-    /**
-     * What to measure.
-     *
-     * @param sizes        model sizes in bytes, measured in this order
-     * @param paths        the paths to measure, in this order
-     * @param pollBaseline whether {@link TransferPath#PFS}, when measured, is measured with a polling consumer too
-     *                     (the rows of {@value #PFS_POLL}, after every path)
-     * @param repeat       measured updates per (path, size)
-     * @param warmup       how long each (path, size) is warmed up (with {@link #MIN_WARMUP}..{@link #MAX_WARMUP} updates)
-     * @param pollInterval the polling baseline's interval
-     * @param dir          where the PFS repositories live
-     * @param progress     told what is being measured, one line at a time
-     * @param changed      per (path, size) one row per fraction of blocks that change between versions (1: every block, a full update)
-     * @param blockBytes   the producer's {@code viper.block.bytes} (0: no blocks, every update a full one)
-     * @param producerConfig more of the producer's configuration ({@link #checkConfig})
-     * @param consumerConfig more of the consumer's configuration, in its process ({@link #checkConfig})
-     * @param interval     the pause before each measured update (zero: back to back), up to {@link #MAX_INTERVAL}:
-     *                     updates that come alone, as a training job publishes them, find the data path gone cold
-     * @param declareChanges whether the host model's snapshot says which bytes changed since the last publish
-     *                     ({@link Snapshot.Changes}) instead of leaving the producer to compare
-     */
-    public record Settings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup, Duration pollInterval, Path dir,
-                           boolean verbose, Consumer<String> progress, List<Double> changed, long blockBytes, Map<String, String> producerConfig,
-                           Map<String, String> consumerConfig, Duration interval, boolean declareChanges) {
-        /** Every block changes between versions, with the default block size; back to back. */
-        public Settings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup,
-                        Duration pollInterval, Path dir, boolean verbose, Consumer<String> progress) {
-            this(sizes, paths, pollBaseline, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(), Map.of(), Duration.ZERO, false);
-        }
-
-        public Settings {
-            if (interval.isNegative() || interval.compareTo(MAX_INTERVAL) > 0) {
-                throw new ViperConfigException("--interval " + interval.toMillis() + " ms must be between 0 and " + MAX_INTERVAL.toMillis() + " ms");
-            }
-            producerConfig = Map.copyOf(checkConfig("--producer-config", producerConfig, PRODUCER_KEYS));
-            consumerConfig = Map.copyOf(checkConfig("--consumer-config", consumerConfig, CONSUMER_KEYS));
-        }
-    }
-
-    /** The producer's keys the bench sets itself, per path and size. */
-    static final List<String> PRODUCER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.TRANSPORTS.name(), ViperConfig.PFS_ROOT.name(),
-            ViperConfig.BLOCK_BYTES.name(), ViperConfig.PRODUCER_INLINE_BYTES.name(), ViperConfig.STAGING_BUDGET.name());
-    /** The consumer's keys the bench sets itself ({@link BenchConsumerMain}). */
-    static final List<String> CONSUMER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.PFS_ROOT.name(), ViperConfig.CONSUMER_PATHS.name(),
-            ViperConfig.CONSUMER_BUDGET.name(), ViperConfig.CONSUMER_DEVICE.name(), ViperConfig.CONSUMER_GPU_BUDGET.name());
-
-    /**
-     * Refuses configuration the bench cannot take from {@code flag}: keys it sets itself ({@code benchKeys}),
-     * and unknown keys or bad values, as {@link ViperConfig#of} does.
-     *
-     * @throws ViperConfigException naming the first problem
-     */
-    public static Map<String, String> checkConfig(String flag, Map<String, String> config, List<String> benchKeys) {
-        for (String k : config.keySet()) {
-            if (benchKeys.contains(k)) {
-                throw new ViperConfigException(flag + " " + k + ": the bench sets it for each path and size"
-                        + (k.equals(ViperConfig.BLOCK_BYTES.name()) ? " (use --block-bytes)" : ""));
-            }
-        }
-        try {
-            ViperConfig.of(config);
-        } catch (ViperConfigException e) {
-            throw new ViperConfigException(flag + ": " + e.getMessage(), e); // a value's refusal names the key, not the flag that gave it
-        }
-        return config;
-    }
 
     /**
      * The measurements of one (size, path).
@@ -243,9 +169,9 @@ public final class TransferBench {
         }
     }
 
-    private final Settings settings;
+    private final TransferSettings settings;
 
-    public TransferBench(Settings settings) {
+    public TransferBench(TransferSettings settings) {
         this.settings = settings;
     }
 
@@ -257,12 +183,12 @@ public final class TransferBench {
         List<Row> rows = new ArrayList<>();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment model = arena.allocate(largest, 4096);
-            fill(model);
+            ModelTensors.fill(model);
             MemorySegment scratch = arena.allocate(largest, 4096);
             for (long size : settings.sizes()) {
-                memcpy.put(size, memcpyMs(model.asSlice(0, size), scratch));
+                memcpy.put(size, CopyBound.memcpyMs(model.asSlice(0, size), scratch));
                 if (settings.paths().stream().anyMatch(p -> p.tier() == Tier.GPU)) {
-                    d2d.put(size, deviceCopyMs(model.asSlice(0, size)));
+                    d2d.put(size, CopyBound.deviceCopyMs(model.asSlice(0, size)));
                 }
             }
             List<Run> runs = new ArrayList<>(settings.paths().stream().map(p -> new Run(p, false)).toList());
@@ -286,7 +212,7 @@ public final class TransferBench {
                 Files.createDirectories(pfs);
                 // the bound of one measured update of a size, in ms
                 LongToDoubleFunction bound = path.tier() == Tier.GPU ? d2d::get
-                        : size -> memcpy.get(size) < PAIRED_FROM_MS ? memcpy.get(size) : pairedCopyMs(model.asSlice(0, size), scratch);
+                        : size -> memcpy.get(size) < PAIRED_FROM_MS ? memcpy.get(size) : CopyBound.pairedCopyMs(model.asSlice(0, size), scratch);
                 rows.addAll(measure(run, model, largest, pfs, bound));
             }
         }
@@ -321,7 +247,7 @@ public final class TransferBench {
         settings.producerConfig().forEach(b::config);
         boolean gpu = path.tier() == Tier.GPU;
         List<Row> rows = new ArrayList<>();
-        try (DeviceBuffer onGpu = gpu ? toDevice(model) : null;
+        try (DeviceBuffer onGpu = gpu ? ModelTensors.toDevice(model) : null;
              Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
             List<String> cmd = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
                     "-Dviper.bench.verbose=" + settings.verbose(), "-cp", System.getProperty("java.class.path"), BenchConsumerMain.class.getName()));
@@ -340,9 +266,9 @@ public final class TransferBench {
                     if (inline && size > Notifier.MAX_INLINE_BYTES) {
                         continue;
                     }
-                    Snapshot snapshot = gpu ? sink -> splitDevice(sink, onGpu, size)
-                            : settings.declareChanges() ? sink -> split(sink, model.asSlice(0, size), changes)
-                            : sink -> split(sink, model.asSlice(0, size));
+                    Snapshot snapshot = gpu ? sink -> ModelTensors.splitDevice(sink, onGpu, size)
+                            : settings.declareChanges() ? sink -> ModelTensors.split(sink, model.asSlice(0, size), changes)
+                            : sink -> ModelTensors.split(sink, model.asSlice(0, size));
                     for (double changed : settings.changed()) {
                         // The first size of a path also warms up the code of the whole data path: longer.
                         Duration warmup = size == settings.sizes().getFirst() && changed == settings.changed().getFirst()
@@ -431,97 +357,6 @@ public final class TransferBench {
                 return line;
             }
         }
-    }
-
-    /** The model as 16 U8 tensors in GPU memory, as a training job on the GPU hands them over. */
-    private static void splitDevice(Snapshot.TensorSink sink, DeviceBuffer model, long size) {
-        forEachPart(size, (i, off, len) ->
-                sink.addDevice("layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len), model.device()));
-    }
-
-    private static GpuProvider gpuProvider() {
-        return Providers.gpu().orElseThrow(() -> new ViperUnsupportedException("--paths gpu: no GPU provider is installed"));
-    }
-
-    /** A copy of {@code model} in memory of GPU 0; the caller closes it. */
-    private static DeviceBuffer toDevice(MemorySegment model) {
-        GpuProvider g = gpuProvider();
-        DeviceBuffer d = g.allocate(0, model.byteSize());
-        g.copyToDevice(0, model, d.devicePointer());
-        return d;
-    }
-
-    /** The GPU bound: the fastest of 5 device-to-device copies of the model on GPU 0. */
-    private static double deviceCopyMs(MemorySegment model) {
-        GpuProvider g = gpuProvider();
-        try (DeviceBuffer src = toDevice(model); DeviceBuffer dst = g.allocate(0, model.byteSize())) {
-            double best = Double.POSITIVE_INFINITY;
-            for (int i = 0; i < 5; i++) {
-                long t0 = System.nanoTime();
-                g.copyDeviceToDevice(0, src.devicePointer(), dst.devicePointer(), model.byteSize());
-                best = Math.min(best, (System.nanoTime() - t0) / 1e6);
-            }
-            return best;
-        }
-    }
-
-    /** 16 U8 tensors from 16 MiB on (1 below), like the many tensors of a real model. */
-    private static void split(Snapshot.TensorSink sink, MemorySegment model) {
-        forEachPart(model.byteSize(), (i, off, len) -> sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
-    }
-
-    /** As {@link #split(Snapshot.TensorSink, MemorySegment)}, each tensor with the bytes {@code changes} wrote since the last snapshot. */
-    private static void split(Snapshot.TensorSink sink, MemorySegment model, ModelChanges changes) {
-        forEachPart(model.byteSize(), (i, off, len) ->
-                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len), changes.writtenIn(off, len)));
-        changes.described();
-    }
-
-    private interface Part {
-        void accept(int index, long offset, long length);
-    }
-
-    /** Splits {@code n} bytes into 16 parts (1 below 16 MiB), the last taking the remainder. */
-    private static void forEachPart(long n, Part part) {
-        int parts = n >= (16 << 20) ? 16 : 1;
-        long chunk = n / parts;
-        for (int i = 0; i < parts; i++) {
-            long off = i * chunk;
-            part.accept(i, off, i == parts - 1 ? n - off : chunk);
-        }
-    }
-
-    /**
-     * The fastest in-process copy of {@code src} ({@code MemorySegment.copy}) before the paths run, over
-     * at least 5 copies and 20 ms of copying, so that small sizes are timed after the copy is compiled:
-     * what the machine's memory can do at its best ({@link Result#memcpyMs}, the plot's bound line).
-     */
-    static double memcpyMs(MemorySegment src, MemorySegment scratch) {
-        return fastestCopyMs(src, scratch, 5, TimeUnit.MILLISECONDS.toNanos(20), 100_000);
-    }
-
-    /** The fastest of at least {@code atLeast} copies of {@code src}, more while {@code forNanos} have not passed, at most {@code atMost}. */
-    private static double fastestCopyMs(MemorySegment src, MemorySegment scratch, int atLeast, long forNanos, int atMost) {
-        double best = Double.POSITIVE_INFINITY;
-        long until = System.nanoTime() + forNanos;
-        for (int i = 0; i < atLeast || (System.nanoTime() < until && i < atMost); i++) {
-            long t0 = System.nanoTime();
-            MemorySegment.copy(src, 0, scratch, 0, src.byteSize());
-            best = Math.min(best, (System.nanoTime() - t0) / 1e6);
-        }
-        return best;
-    }
-
-    private static void fill(MemorySegment seg) {
-        SplittableRandom rnd = new SplittableRandom(42);
-        for (long i = 0; i + 8 <= seg.byteSize(); i += 8) {
-            seg.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
-        }
-    }
-
-    /** The bound paired with one update: one in-process copy of {@code src} ({@code MemorySegment.copy}). */
-    static double pairedCopyMs(MemorySegment src, MemorySegment scratch) {
-        return fastestCopyMs(src, scratch, 1, 0, 1);
     }
 
     /** The median of {@code values[i] / bounds[i]}: each sample against the bound measured with it; NaN when empty. */

@@ -12,14 +12,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Every relative link of the project's Markdown files resolves: {@link DocLinks}. */
 class DocLinksTest {
-    /** The repository root: the parent of testdata/, which the parent pom names. */
-    private static Path repository() {
-        return Path.of(System.getProperty("viper.testdata", "../testdata")).toAbsolutePath().normalize().getParent();
-    }
-
     @Test
     void everyRelativeLinkAndAnchorOfTheDocsResolves() {
-        Path root = repository();
+        Path root = Repository.root();
         assertTrue(Files.isRegularFile(root.resolve("README.md")) && Files.isRegularFile(root.resolve("docs/architecture.md")),
                 "the repository root was found: " + root);
         assertEquals(List.of(), DocLinks.broken(root));

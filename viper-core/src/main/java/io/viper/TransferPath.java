@@ -97,8 +97,8 @@ public enum TransferPath {
      * @throws ViperConfigException for any other name, naming the accepted ones
      */
     public static TransferPath parse(String name) {
-        return find(name).orElseThrow(() -> new ViperConfigException(
-                "unknown path '" + (name == null ? null : name.strip()) + "' (accepted: " + names(List.of(values())) + ")"));
+        return find(name).orElseThrow(() -> new ViperConfigException("unknown path '"
+                + (name == null ? null : name.strip()) + "' (accepted: " + names(List.of(values())) + ")"));
     }
 
     /** The names {@code paths} accept, for messages: {@code inline, host (or ucx), tcp}. */

@@ -61,7 +61,7 @@ class TransferPathTest {
         assertEquals(Tier.PFS, TransferPath.PFS.tier());
         assertEquals(Tier.HOST, TransferPath.INLINE.tier());
         for (TransferPath p : TransferPath.values()) {
-            assertTrue(List.of("gpu", "host", "tcp", "pfs").contains(p.costLine()), p + " is priced by " + p.costLine());
+            assertTrue(List.of("gpu", "host", "tcp", "pfs").contains(p.costLine()), p + " priced by " + p.costLine());
             assertEquals(p.tier() == Tier.GPU, p.scheme().startsWith("cuda-"), p.toString());
         }
         assertEquals("inline, host (or ucx)", TransferPath.names(List.of(TransferPath.INLINE, TransferPath.HOST)));

@@ -21,7 +21,8 @@ import java.util.stream.Stream;
  */
 final class ModuleNames {
     private static final Pattern MODULE = Pattern.compile("<module>\\s*([^<\\s]+)\\s*</module>");
-    private static final Pattern ARTIFACT = Pattern.compile("</parent>.*?<artifactId>\\s*([^<\\s]+)\\s*</artifactId>", Pattern.DOTALL);
+    private static final Pattern ARTIFACT =
+            Pattern.compile("</parent>.*?<artifactId>\\s*([^<\\s]+)\\s*</artifactId>", Pattern.DOTALL);
     private static final Pattern JPMS_MODULE = Pattern.compile("(?m)^\\s*(?:open\\s+)?module\\s+([\\w.]+)\\s*\\{");
     private static final Pattern PACKAGE = Pattern.compile("(?m)^package\\s+([\\w.]+)\\s*;");
     /** The module whose packages are the API's root, like aeron-client's. */
@@ -30,7 +31,7 @@ final class ModuleNames {
     private ModuleNames() {
     }
 
-    /** The package root a module of {@code artifact} has: {@code io.viper.} and the rest of its name, dots for dashes. */
+    /** The package root of a module of {@code artifact}: {@code io.viper.} and the rest of its name, '.' for '-'. */
     static String packageRoot(String artifact) {
         if (artifact.equals(API_ROOT)) {
             return "io.viper";
@@ -55,7 +56,8 @@ final class ModuleNames {
             String artifact = artifact(dir.resolve("pom.xml"));
             String expected = folder.replace('/', '-');
             if (!artifact.equals(expected)) {
-                out.add(folder + ": artifact " + artifact + ", expected " + expected + " (the folder's path, '-' for '/')");
+                out.add(folder + ": artifact " + artifact + ", expected " + expected
+                        + " (the folder's path, '-' for '/')");
             }
             Path info = dir.resolve("src/main/java/module-info.java");
             if (Files.isRegularFile(info)) {

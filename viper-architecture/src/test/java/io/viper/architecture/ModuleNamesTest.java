@@ -38,10 +38,13 @@ class ModuleNamesTest {
         write(cuda.resolve("pom.xml"), "<project><parent><artifactId>viper-transfer-parent</artifactId></parent>"
                 + "<artifactId>viper-transport-cuda</artifactId></project>");
         write(cuda.resolve("src/main/java/module-info.java"), "module io.viper.transport.cuda {\n}\n");
-        write(cuda.resolve("src/main/java/io/viper/transfer/gpu/A.java"), "package io.viper.transfer.gpu;\nclass A {}\n");
-        write(cuda.resolve("src/test/java/io/viper/transfer/cuda/B.java"), "package io.viper.transfer.cuda;\nclass B {}\n");
+        Path java = cuda.resolve("src/main/java/io/viper/transfer");
+        write(java.resolve("gpu/A.java"), "package io.viper.transfer.gpu;\nclass A {}\n");
+        write(cuda.resolve("src/test/java/io/viper/transfer/cuda/B.java"),
+                "package io.viper.transfer.cuda;\nclass B {}\n");
         assertEquals(List.of(
-                "viper-transfer/cuda: artifact viper-transport-cuda, expected viper-transfer-cuda (the folder's path, '-' for '/')",
+                "viper-transfer/cuda: artifact viper-transport-cuda, expected viper-transfer-cuda"
+                        + " (the folder's path, '-' for '/')",
                 "viper-transfer/cuda: module io.viper.transport.cuda, expected io.viper.transfer.cuda",
                 "viper-transfer/cuda/src/main/java/io/viper/transfer/gpu/A.java: package io.viper.transfer.gpu,"
                         + " outside the module's root io.viper.transfer.cuda"),

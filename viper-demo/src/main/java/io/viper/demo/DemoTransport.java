@@ -36,7 +36,10 @@ public enum DemoTransport {
         this.consumerPaths = consumerPaths;
     }
 
-    /** The name of the command line and the JSON: the path's ({@code inline}, {@code host}, {@code tcp}, {@code pfs}). */
+    /**
+     * The name of the command line and the JSON, the path's: {@code inline}, {@code host}, {@code tcp}
+     * or {@code pfs}.
+     */
     public String displayName() {
         return path.displayName();
     }

@@ -37,8 +37,12 @@ final class CopyBound {
         return fastestCopyMs(src, scratch, 5, TimeUnit.MILLISECONDS.toNanos(20), 100_000);
     }
 
-    /** The fastest of at least {@code atLeast} copies of {@code src}, more while {@code forNanos} have not passed, at most {@code atMost}. */
-    private static double fastestCopyMs(MemorySegment src, MemorySegment scratch, int atLeast, long forNanos, int atMost) {
+    /**
+     * The fastest of at least {@code atLeast} copies of {@code src}, more while {@code forNanos} have not
+     * passed, at most {@code atMost}.
+     */
+    private static double fastestCopyMs(MemorySegment src, MemorySegment scratch, int atLeast, long forNanos,
+                                        int atMost) {
         double best = Double.POSITIVE_INFINITY;
         long until = System.nanoTime() + forNanos;
         for (int i = 0; i < atLeast || (System.nanoTime() < until && i < atMost); i++) {

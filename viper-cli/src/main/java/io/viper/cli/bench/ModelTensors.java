@@ -22,11 +22,13 @@ final class ModelTensors {
     /** The model as 16 U8 tensors in GPU memory, as a training job on the GPU hands them over. */
     static void splitDevice(Snapshot.TensorSink sink, DeviceBuffer model, long size) {
         forEachPart(size, (i, off, len) ->
-                sink.addDevice("layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len), model.device()));
+                sink.addDevice("layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len),
+                        model.device()));
     }
 
     static GpuProvider gpuProvider() {
-        return Providers.gpu().orElseThrow(() -> new ViperUnsupportedException("--paths gpu: no GPU provider is installed"));
+        return Providers.gpu()
+                .orElseThrow(() -> new ViperUnsupportedException("--paths gpu: no GPU provider is installed"));
     }
 
     /** A copy of {@code model} in memory of GPU 0; the caller closes it. */
@@ -39,13 +41,18 @@ final class ModelTensors {
 
     /** 16 U8 tensors from 16 MiB on (1 below), like the many tensors of a real model. */
     static void split(Snapshot.TensorSink sink, MemorySegment model) {
-        forEachPart(model.byteSize(), (i, off, len) -> sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
+        forEachPart(model.byteSize(), (i, off, len) ->
+                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
     }
 
-    /** As {@link #split(Snapshot.TensorSink, MemorySegment)}, each tensor with the bytes {@code changes} wrote since the last snapshot. */
+    /**
+     * As {@link #split(Snapshot.TensorSink, MemorySegment)}, each tensor with the bytes {@code changes}
+     * wrote since the last snapshot.
+     */
     static void split(Snapshot.TensorSink sink, MemorySegment model, ModelChanges changes) {
         forEachPart(model.byteSize(), (i, off, len) ->
-                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len), changes.writtenIn(off, len)));
+                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len),
+                        changes.writtenIn(off, len)));
         changes.described();
     }
 

@@ -30,28 +30,33 @@ import java.util.function.Consumer;
  * @param blockBytes   the producer's {@code viper.block.bytes} (0: no blocks, every update a full one)
  * @param producerConfig more of the producer's configuration ({@link #checkConfig})
  * @param consumerConfig more of the consumer's configuration, in its process ({@link #checkConfig})
- * @param interval     the pause before each measured update (zero: back to back), up to {@link TransferBench#MAX_INTERVAL}:
- *                     updates that come alone, as a training job publishes them, find the data path gone cold
+ * @param interval     the pause before each measured update (zero: back to back), up to
+ *                     {@link TransferBench#MAX_INTERVAL}: updates that come alone, as a training job publishes
+ *                     them, find the data path gone cold
  * @param declareChanges whether the host model's snapshot says which bytes changed since the last publish
  *                     ({@link Snapshot.Changes}) instead of leaving the producer to compare
  */
-public record TransferSettings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup,
-                               Duration pollInterval, Path dir, boolean verbose, Consumer<String> progress, List<Double> changed,
-                               long blockBytes, Map<String, String> producerConfig, Map<String, String> consumerConfig,
-                               Duration interval, boolean declareChanges) {
+public record TransferSettings(
+        List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup,
+        Duration pollInterval, Path dir, boolean verbose, Consumer<String> progress, List<Double> changed,
+        long blockBytes, Map<String, String> producerConfig, Map<String, String> consumerConfig,
+        Duration interval, boolean declareChanges) {
     /** The producer's keys the bench sets itself, per path and size. */
-    static final List<String> PRODUCER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.TRANSPORTS.name(), ViperConfig.PFS_ROOT.name(),
-            ViperConfig.BLOCK_BYTES.name(), ViperConfig.PRODUCER_INLINE_BYTES.name(), ViperConfig.STAGING_BUDGET.name());
+    static final List<String> PRODUCER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.TRANSPORTS.name(),
+            ViperConfig.PFS_ROOT.name(), ViperConfig.BLOCK_BYTES.name(), ViperConfig.PRODUCER_INLINE_BYTES.name(),
+            ViperConfig.STAGING_BUDGET.name());
 
     /** The consumer's keys the bench sets itself ({@link BenchConsumerMain}). */
-    static final List<String> CONSUMER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.PFS_ROOT.name(), ViperConfig.CONSUMER_PATHS.name(),
-            ViperConfig.CONSUMER_BUDGET.name(), ViperConfig.CONSUMER_DEVICE.name(), ViperConfig.CONSUMER_GPU_BUDGET.name());
+    static final List<String> CONSUMER_KEYS = List.of(ViperConfig.NOTIFIER.name(), ViperConfig.PFS_ROOT.name(),
+            ViperConfig.CONSUMER_PATHS.name(), ViperConfig.CONSUMER_BUDGET.name(), ViperConfig.CONSUMER_DEVICE.name(),
+            ViperConfig.CONSUMER_GPU_BUDGET.name());
 
     /** Every block changes between versions, with the default block size; back to back. */
-    public TransferSettings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat, Duration warmup,
-                            Duration pollInterval, Path dir, boolean verbose, Consumer<String> progress) {
-        this(sizes, paths, pollBaseline, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20, Map.of(),
-                Map.of(), Duration.ZERO, false);
+    public TransferSettings(List<Long> sizes, List<TransferPath> paths, boolean pollBaseline, int repeat,
+                            Duration warmup, Duration pollInterval, Path dir, boolean verbose,
+                            Consumer<String> progress) {
+        this(sizes, paths, pollBaseline, repeat, warmup, pollInterval, dir, verbose, progress, List.of(1.0), 1L << 20,
+                Map.of(), Map.of(), Duration.ZERO, false);
     }
 
     public TransferSettings {
@@ -79,7 +84,8 @@ public record TransferSettings(List<Long> sizes, List<TransferPath> paths, boole
         try {
             ViperConfig.of(config);
         } catch (ViperConfigException e) {
-            throw new ViperConfigException(flag + ": " + e.getMessage(), e); // a value's refusal names the key, not the flag that gave it
+            // a value's refusal names the key, not the flag that gave it
+            throw new ViperConfigException(flag + ": " + e.getMessage(), e);
         }
         return config;
     }

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs the README's {@link ProducerExample} and {@link ConsumerExample} against each other (one JVM,
+ * Runs docs/java.md's {@link ProducerExample} and {@link ConsumerExample} against each other (one JVM,
  * two threads, connected only through Viper's embedded notifier and tcp:// transport) and checks that
  * the consumer received the last version and answered requests. The example's model is small: its
  * versions travel inside their announcements (path inline).

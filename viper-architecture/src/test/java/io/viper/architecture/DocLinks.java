@@ -37,20 +37,23 @@ final class DocLinks {
 
     /** One line per broken link of every Markdown file under {@code root} (build output and hidden directories left out). */
     static List<String> broken(Path root) {
-        List<Path> files;
+        DocLinks links = new DocLinks();
+        List<String> broken = new ArrayList<>();
+        for (Path file : markdownFiles(root)) {
+            broken.addAll(links.brokenIn(root, file));
+        }
+        return broken;
+    }
+
+    /** Every Markdown file under {@code root}, build output and hidden directories left out, in order. */
+    static List<Path> markdownFiles(Path root) {
         try (Stream<Path> walk = Files.walk(root)) {
-            files = walk.filter(p -> p.toString().endsWith(".md") && Files.isRegularFile(p))
+            return walk.filter(p -> p.toString().endsWith(".md") && Files.isRegularFile(p))
                     .filter(p -> !excluded(root.relativize(p)))
                     .sorted().toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        DocLinks links = new DocLinks();
-        List<String> broken = new ArrayList<>();
-        for (Path file : files) {
-            broken.addAll(links.brokenIn(root, file));
-        }
-        return broken;
     }
 
     /** Build output, dependencies and hidden directories (.git, .mvn, state a script keeps). */
@@ -138,7 +141,7 @@ final class DocLinks {
     }
 
     /** The file's lines, those of fenced code blocks (fences included) blank, so that line numbers hold. */
-    private static List<String> outsideCodeBlocks(Path file) {
+    static List<String> outsideCodeBlocks(Path file) {
         List<String> lines;
         try {
             lines = new ArrayList<>(Files.readAllLines(file, StandardCharsets.UTF_8));

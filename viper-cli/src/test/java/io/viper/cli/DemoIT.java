@@ -77,7 +77,7 @@ class DemoIT {
             assertTrue(acc >= 0 && acc <= 1, name + ": accuracy " + acc);
             assertTrue(p.path("stall_ms").asDouble() >= 0, name);
             assertEquals("tcp", p.path("path").asText(), name);
-            assertTrue(p.path("predicted_cil").isNumber(), name); // may be negative: see the README on short warm-ups
+            assertTrue(p.path("predicted_cil").isNumber(), name); // may be negative on a short warm-up
             if (p.path("checkpoints").asInt() > 0) {
                 assertTrue(p.path("swaps").asInt() > 0, name + ": no update reached the consumer");
                 assertTrue(p.path("update_ms_mean").asDouble() >= 0, name);

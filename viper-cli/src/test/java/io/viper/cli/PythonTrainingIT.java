@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Where training really happens: {@code examples/python/train_publish.py} trains a PyTorch network
  * and publishes through a {@code viper agent} process; a Java consumer ({@code viper consume}), the
- * README's {@link ConsumerExample} and a Python consumer ({@code examples/python/consume.py}, through
+ * {@link ConsumerExample} of docs/java.md and a Python consumer ({@code examples/python/consume.py}, through
  * a second agent) follow it, each in its own process. Every version reaches the Java and the Python
  * consumer with the bytes the trainer's state_dict held (SHA-256 per tensor); the trainer waits for
  * both after each version, so that none is skipped. ConsumerExample answers requests with the

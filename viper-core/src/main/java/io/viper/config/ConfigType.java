@@ -1,6 +1,6 @@
 package io.viper.config;
 
-/** The kind of value a {@link ConfigKey} takes, as documentation ({@code viper config} and the README) names it. */
+/** The kind of value a {@link ConfigKey} takes, as {@code viper config} and docs/configuration.md name it. */
 public enum ConfigType {
     INT("int"),
     LONG("long"),

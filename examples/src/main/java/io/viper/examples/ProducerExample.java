@@ -4,8 +4,8 @@ import io.viper.CheckpointPolicy;
 import io.viper.Snapshot;
 import io.viper.Viper;
 import io.viper.ViperProducer;
-import io.viper.examples.digits.Mlp;
-import io.viper.examples.digits.Trainer;
+import io.viper.demo.digits.Mlp;
+import io.viper.demo.digits.Trainer;
 
 /**
  * The smallest useful producer: trains the digits network and lets Viper publish it every 100

@@ -58,9 +58,9 @@ final class Layering {
             Map.entry("viper-agent", Set.of("viper-core")),
             // DJL stays out of core: only this module uses it.
             Map.entry("viper-djl", Set.of("viper-core")),
-            Map.entry("examples", union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-demo", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples", "viper-demo", "viper-agent"),
+            Map.entry("examples", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "viper-demo"), TRANSPORTS, NOTIFIERS)),
+            Map.entry("viper-demo", union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
+            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "viper-demo", "viper-agent"),
                     TRANSPORTS, NOTIFIERS)));
 
     private Layering() {

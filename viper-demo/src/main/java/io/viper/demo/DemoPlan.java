@@ -1,7 +1,7 @@
 package io.viper.demo;
 
-import io.viper.examples.digits.InferenceModel;
-import io.viper.examples.digits.Trainer;
+import io.viper.demo.digits.InferenceModel;
+import io.viper.demo.digits.Trainer;
 import io.viper.predictor.CostModel;
 import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;

@@ -1,9 +1,9 @@
 package io.viper.demo;
 
 import io.viper.errors.ViperConfigException;
-import io.viper.examples.digits.ContinualDigitsStream;
-import io.viper.examples.digits.Mlp;
-import io.viper.examples.digits.Trainer;
+import io.viper.demo.digits.ContinualDigitsStream;
+import io.viper.demo.digits.Mlp;
+import io.viper.demo.digits.Trainer;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;

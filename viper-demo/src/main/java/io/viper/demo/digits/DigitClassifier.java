@@ -1,4 +1,4 @@
-package io.viper.examples.digits;
+package io.viper.demo.digits;
 
 /**
  * Something that maps an 8x8 digit image (64 floats in [0, 1], row-major) to probabilities of the 10

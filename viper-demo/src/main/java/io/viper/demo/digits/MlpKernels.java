@@ -1,4 +1,4 @@
-package io.viper.examples.digits;
+package io.viper.demo.digits;
 
 /**
  * The arithmetic of the 64 -> hidden (ReLU) -> 10 (softmax) network, shared by {@link Mlp} and

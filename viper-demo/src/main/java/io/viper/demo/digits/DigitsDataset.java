@@ -1,4 +1,4 @@
-package io.viper.examples.digits;
+package io.viper.demo.digits;
 
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
@@ -36,7 +36,7 @@ public final class DigitsDataset {
     /** Largest pixel value; pixels are 0..MAX_PIXEL. */
     public static final int MAX_PIXEL = 16;
     /** Class-path location of the bundled data. */
-    public static final String RESOURCE = "/io/viper/examples/digits/digits.csv.gz";
+    public static final String RESOURCE = "/io/viper/demo/digits/digits.csv.gz";
 
     private static final int FIELDS = PIXELS + 1;
 
@@ -54,7 +54,7 @@ public final class DigitsDataset {
         private static DigitsDataset readBundled() {
             try (InputStream in = DigitsDataset.class.getResourceAsStream(RESOURCE)) {
                 if (in == null) {
-                    throw new ViperNotFoundException("class path resource " + RESOURCE + ": not found (is the examples jar complete?)");
+                    throw new ViperNotFoundException("class path resource " + RESOURCE + ": not found (is the viper-demo jar complete?)");
                 }
                 return readGzip(in, "classpath:" + RESOURCE);
             } catch (IOException e) {

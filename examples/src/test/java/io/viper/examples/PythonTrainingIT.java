@@ -1,11 +1,10 @@
-package io.viper.cli;
+package io.viper.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.viper.examples.ConsumerExample;
 import io.viper.format.SafetensorsFile;
 import io.viper.tensor.Tensor;
 import io.viper.testing.python.PythonRuntime;
@@ -13,6 +12,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +103,7 @@ class PythonTrainingIT {
     private Running agent(String name, String notifier) throws Exception {
         Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "viper-it-");
         shmDirs.add(shm);
-        Running agent = start(name, CliProcesses.viper(dir, "agent", "--socket", dir.resolve(name + ".sock").toString(),
+        Running agent = start(name, viper("agent", "--socket", dir.resolve(name + ".sock").toString(),
                 "--notifier", notifier, "--shm-dir", shm.toString()));
         await(agent, "viper agent listening on");
         return agent;
@@ -122,14 +122,14 @@ class PythonTrainingIT {
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void everyVersionATorchLoopPublishesReachesAJavaAndAPythonConsumerByteIdentical() throws Exception {
         String python = PythonRuntime.python();
-        int port = CliProcesses.freePort();
+        int port = freePort();
         String notifier = "embedded://127.0.0.1:" + port;
         // A broker of its own, which vouches for the versions of a new model: they start at 1.
-        await(start("broker", CliProcesses.viper(dir, "broker", "--port", Integer.toString(port))), "viper broker listening on");
+        await(start("broker", viper("broker", "--port", Integer.toString(port))), "viper broker listening on");
         agent("producer-agent", notifier);
         agent("consumer-agent", notifier);
         Path out = dir.resolve("java");
-        Running java = start("consume", CliProcesses.viper(dir, "consume", "--model", "digits", "--notifier", notifier,
+        Running java = start("consume", viper("consume", "--model", "digits", "--notifier", notifier,
                 "--out", out.toString()));
         // ConsumerExample serves until the model of the last iteration the trainer publishes.
         Running example = start("example", new ProcessBuilder(javaCommand(ConsumerExample.class.getName(), notifier,
@@ -167,6 +167,17 @@ class PythonTrainingIT {
         }
         String answered = await(example, "consumer: answered");
         assertTrue(answered.matches("consumer: answered [1-9][0-9]* requests, now serving v" + VERSIONS), answered);
+    }
+
+    /** A {@code viper} command in a JVM of its own, with this test's class path (viper-cli is a test dependency). */
+    private ProcessBuilder viper(String... args) {
+        return new ProcessBuilder(javaCommand("io.viper.cli.ViperMain", args)).directory(dir.toFile());
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
     }
 
     private static List<String> javaCommand(String mainClass, String... args) {

@@ -1,4 +1,4 @@
-package io.viper.examples.digits;
+package io.viper.demo.digits;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;

@@ -1,4 +1,4 @@
-package io.viper.examples.digits;
+package io.viper.demo.digits;
 
 import java.io.PrintStream;
 import java.util.ArrayList;

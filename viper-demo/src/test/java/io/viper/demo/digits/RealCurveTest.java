@@ -1,4 +1,4 @@
-package io.viper.examples.digits;
+package io.viper.demo.digits;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -25,14 +25,14 @@ import java.util.random.RandomGenerator;
  *       every such request wrong, so a model one stage stale is clearly worse. Once a group has
  *       arrived, all seen classes stay equally likely (no class disappears), so the trainer keeps
  *       rehearsing old digits and a fresh model does not forget them. A new group does not switch on at once: its weight ramps linearly
- *       from 0 to that of the other classes over {@link Config#rampFraction()} of the horizon, which
+ *       from 0 to that of the other classes over {@link StreamConfig#rampFraction()} of the horizon, which
  *       keeps the training-loss curve continuous (bumps, not cliffs) and lets a fresh model keep up.</li>
  *   <li><b>Gradual rotation drift</b> (the small, continuous effect). Every image, training or request,
  *       is rotated about its centre by {@code maxRotationDegrees * min(1, i / horizon)} (bilinear
  *       interpolation, zero outside the 8x8 frame). Handwriting slowly slants; a model from a few
  *       iterations ago is only slightly off, a model from far back sees a visibly rotated digit.</li>
  * </ol>
- * A held-out split ({@link Config#holdOutFraction()} of each class, default 30%) is reserved for
+ * A held-out split ({@link StreamConfig#holdOutFraction()} of each class, default 30%) is reserved for
  * requests: training batches only ever use the other images, so the server is judged on images the
  * trainer never saw.
  *
@@ -46,152 +46,6 @@ import java.util.random.RandomGenerator;
 public final class ContinualDigitsStream {
     /** Default class stages: digits 0-3, then 4-5, then 6-7, then 8-9. */
     public static final List<int[]> DEFAULT_STAGES = List.of(new int[] {0, 1, 2, 3}, new int[] {4, 5}, new int[] {6, 7}, new int[] {8, 9});
-
-    /**
-     * Configuration.
-     *
-     * @param horizon number of training iterations over which the distribution changes; positions at or
-     *     beyond it see the final distribution (all stages, full rotation)
-     * @param stages groups of digits; stage {@code k} of {@code S} starts to arrive at position
-     *     {@code k * horizon / S}. Every digit 0..9 appears in exactly one stage. A single stage
-     *     holding all digits disables the class-incremental effect.
-     * @param rampFraction fraction of the horizon over which a new stage's weight grows from 0 to full
-     *     (0 = switch on at once), at most {@code 1 / stages.size()}
-     * @param maxRotationDegrees rotation reached at the horizon (0 disables the drift), -90..90
-     * @param holdOutFraction fraction of each class reserved for requests, 0.05..0.95
-     * @param seed seed of the split and of the training batches
-     */
-    public record Config(long horizon, List<int[]> stages, double rampFraction, double maxRotationDegrees,
-                         double holdOutFraction, long seed) {
-        public Config {
-            if (horizon < 1) {
-                throw new ViperConfigException("stream horizon: " + horizon + ", expected >= 1 iterations");
-            }
-            Objects.requireNonNull(stages, "stages");
-            if (stages.isEmpty()) {
-                throw new ViperConfigException("stream stages: empty, expected groups of digits covering 0..9");
-            }
-            boolean[] seen = new boolean[DigitsDataset.CLASSES];
-            List<int[]> copy = new ArrayList<>(stages.size());
-            for (int[] stage : stages) {
-                if (stage == null || stage.length == 0) {
-                    throw new ViperConfigException("stream stages: a stage is empty");
-                }
-                for (int d : stage) {
-                    if (d < 0 || d >= DigitsDataset.CLASSES) {
-                        throw new ViperConfigException("stream stages: digit " + d + " is not 0..9");
-                    }
-                    if (seen[d]) {
-                        throw new ViperConfigException("stream stages: digit " + d + " appears in more than one stage");
-                    }
-                    seen[d] = true;
-                }
-                copy.add(stage.clone());
-            }
-            for (int d = 0; d < seen.length; d++) {
-                if (!seen[d]) {
-                    throw new ViperConfigException("stream stages: digit " + d + " is in no stage");
-                }
-            }
-            stages = List.copyOf(copy);
-            if (!(rampFraction >= 0 && rampFraction <= 1.0 / stages.size())) {
-                throw new ViperConfigException("stream rampFraction: " + rampFraction + ", expected 0.." + (1.0 / stages.size()));
-            }
-            if (!(maxRotationDegrees >= -90 && maxRotationDegrees <= 90)) {
-                throw new ViperConfigException("stream maxRotationDegrees: " + maxRotationDegrees + ", expected -90..90");
-            }
-            if (!(holdOutFraction >= 0.05 && holdOutFraction <= 0.95)) {
-                throw new ViperConfigException("stream holdOutFraction: " + holdOutFraction + ", expected 0.05..0.95");
-            }
-        }
-
-        /** {@link #stages()} returns copies so that callers cannot change the config. */
-        @Override
-        public List<int[]> stages() {
-            return stages.stream().map(int[]::clone).toList();
-        }
-
-        /** Equal when every component is, stages compared by content. */
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Config c && horizon == c.horizon && stagesEqual(stages, c.stages)
-                    && Double.compare(rampFraction, c.rampFraction) == 0
-                    && Double.compare(maxRotationDegrees, c.maxRotationDegrees) == 0
-                    && Double.compare(holdOutFraction, c.holdOutFraction) == 0 && seed == c.seed;
-        }
-
-        private static boolean stagesEqual(List<int[]> a, List<int[]> b) {
-            if (a.size() != b.size()) {
-                return false;
-            }
-            for (int i = 0; i < a.size(); i++) {
-                if (!Arrays.equals(a.get(i), b.get(i))) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        @Override
-        public int hashCode() {
-            int h = Long.hashCode(horizon);
-            for (int[] st : stages) {
-                h = 31 * h + Arrays.hashCode(st);
-            }
-            h = 31 * h + Double.hashCode(rampFraction);
-            h = 31 * h + Double.hashCode(maxRotationDegrees);
-            h = 31 * h + Double.hashCode(holdOutFraction);
-            return 31 * h + Long.hashCode(seed);
-        }
-
-        @Override
-        public String toString() {
-            return "Config[horizon=" + horizon + ", stages=" + stages.stream().map(Arrays::toString).toList()
-                    + ", rampFraction=" + rampFraction + ", maxRotationDegrees=" + maxRotationDegrees
-                    + ", holdOutFraction=" + holdOutFraction + ", seed=" + seed + "]";
-        }
-
-        /**
-         * The demo defaults over {@code horizon} iterations: {@link #DEFAULT_STAGES}, ramps over 5% of
-         * the horizon, 30 degrees of rotation at the end, 30% of each class held out for requests.
-         */
-        public static Config defaults(long horizon, long seed) {
-            return new Config(horizon, DEFAULT_STAGES, 0.05, 30.0, 0.3, seed);
-        }
-
-        /**
-         * A stream that does not move, Viper's second scenario: every digit from the start, no rotation,
-         * 30% of each class held out for requests; only training makes a fresher model better.
-         */
-        public static Config stationary(long horizon, long seed) {
-            return new Config(horizon, List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), 0, 0, 0.3, seed);
-        }
-
-        /** This config with other stages (the ramp shortened if it no longer fits one stage). */
-        public Config withStages(List<int[]> newStages) {
-            return new Config(horizon, newStages, Math.min(rampFraction, 1.0 / newStages.size()), maxRotationDegrees, holdOutFraction, seed);
-        }
-
-        /** This config with another ramp fraction. */
-        public Config withRampFraction(double newRampFraction) {
-            return new Config(horizon, stages, newRampFraction, maxRotationDegrees, holdOutFraction, seed);
-        }
-
-        /** This config with another final rotation. */
-        public Config withMaxRotationDegrees(double degrees) {
-            return new Config(horizon, stages, rampFraction, degrees, holdOutFraction, seed);
-        }
-
-        /** This config with another horizon. */
-        public Config withHorizon(long newHorizon) {
-            return new Config(newHorizon, stages, rampFraction, maxRotationDegrees, holdOutFraction, seed);
-        }
-
-        /** This config with another seed. */
-        public Config withSeed(long newSeed) {
-            return new Config(horizon, stages, rampFraction, maxRotationDegrees, holdOutFraction, newSeed);
-        }
-    }
 
     /**
      * A mini-batch: {@code size} images, row-major, 64 floats each in {@code x}, and their digits.
@@ -229,7 +83,7 @@ public final class ContinualDigitsStream {
      */
     public record Evaluation(long position, double meanLoss, double accuracy) {}
 
-    private final Config config;
+    private final StreamConfig config;
     private final DigitsDataset data;
     private final int[][] trainByClass; // dataset rows per class, training split
     private final int[][] requestByClass; // dataset rows per class, held-out split
@@ -237,7 +91,7 @@ public final class ContinualDigitsStream {
     private final int stageCount;
 
     /** A stream over the bundled {@link DigitsDataset}. */
-    public ContinualDigitsStream(Config config) {
+    public ContinualDigitsStream(StreamConfig config) {
         this(config, DigitsDataset.load());
     }
 
@@ -246,7 +100,7 @@ public final class ContinualDigitsStream {
      *
      * @throws ViperConfigException if a class of {@code data} has too few images to be split
      */
-    public ContinualDigitsStream(Config config, DigitsDataset data) {
+    public ContinualDigitsStream(StreamConfig config, DigitsDataset data) {
         this.config = Objects.requireNonNull(config, "config");
         this.data = Objects.requireNonNull(data, "data");
         List<int[]> stages = config.stages();
@@ -288,7 +142,7 @@ public final class ContinualDigitsStream {
     }
 
     /** The configuration. */
-    public Config config() {
+    public StreamConfig config() {
         return config;
     }
 
@@ -393,7 +247,7 @@ public final class ContinualDigitsStream {
     public void fillTrainingBatch(long position, Batch into) {
         SplittableRandom rng = new SplittableRandom(mix(config.seed(), position));
         double[] cdf = cdf(classProbabilitiesAt(position));
-        Rotation rot = Rotation.of(rotationDegreesAt(position));
+        ImageRotation rot = ImageRotation.of(rotationDegreesAt(position));
         float[] raw = new float[DigitsDataset.PIXELS];
         for (int s = 0; s < into.size(); s++) {
             int c = drawClass(cdf, rng.nextDouble());
@@ -430,7 +284,7 @@ public final class ContinualDigitsStream {
     public Example example(int row, long position) {
         float[] raw = data.image(row);
         float[] x = new float[DigitsDataset.PIXELS];
-        Rotation.of(rotationDegreesAt(position)).apply(raw, x, 0);
+        ImageRotation.of(rotationDegreesAt(position)).apply(raw, x, 0);
         return new Example(x, data.label(row), row, position);
     }
 
@@ -441,7 +295,7 @@ public final class ContinualDigitsStream {
      */
     public Evaluation evaluate(DigitClassifier model, long position) {
         double[] probs = classProbabilitiesAt(position);
-        Rotation rot = Rotation.of(rotationDegreesAt(position));
+        ImageRotation rot = ImageRotation.of(rotationDegreesAt(position));
         float[] raw = new float[DigitsDataset.PIXELS];
         float[] x = new float[DigitsDataset.PIXELS];
         double loss = 0;
@@ -494,80 +348,5 @@ public final class ContinualDigitsStream {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);
-    }
-
-    /**
-     * Rotation of an 8x8 image about its centre (3.5, 3.5), bilinear, zero outside. The sampling plan
-     * (four source pixels and weights per output pixel) is computed once per rotation, so that rotating
-     * a batch costs 256 multiply-adds per image.
-     */
-    static final class Rotation {
-        private static final int N = DigitsDataset.SIDE;
-        private static final int PIXELS = N * N;
-        private static final Rotation IDENTITY = new Rotation(null, null);
-        private final int[] source; // 4 per output pixel; -1 = outside the frame
-        private final float[] weight; // 4 per output pixel
-
-        private Rotation(int[] source, float[] weight) {
-            this.source = source;
-            this.weight = weight;
-        }
-
-        static Rotation of(double degrees) {
-            if (degrees == 0) {
-                return IDENTITY;
-            }
-            double rad = Math.toRadians(degrees);
-            double sin = Math.sin(rad);
-            double cos = Math.cos(rad);
-            int[] source = new int[4 * PIXELS];
-            float[] weight = new float[4 * PIXELS];
-            final double c = (N - 1) / 2.0;
-            for (int r = 0; r < N; r++) {
-                double y = c - r; // up is positive
-                for (int col = 0; col < N; col++) {
-                    double x = col - c;
-                    // inverse rotation: where does this output pixel come from?
-                    double sx = cos * x + sin * y;
-                    double sy = -sin * x + cos * y;
-                    double srcCol = sx + c;
-                    double srcRow = c - sy;
-                    int r0 = (int) Math.floor(srcRow);
-                    int c0 = (int) Math.floor(srcCol);
-                    double fr = srcRow - r0;
-                    double fc = srcCol - c0;
-                    int k = 4 * (r * N + col);
-                    tap(source, weight, k, r0, c0, (1 - fr) * (1 - fc));
-                    tap(source, weight, k + 1, r0, c0 + 1, (1 - fr) * fc);
-                    tap(source, weight, k + 2, r0 + 1, c0, fr * (1 - fc));
-                    tap(source, weight, k + 3, r0 + 1, c0 + 1, fr * fc);
-                }
-            }
-            return new Rotation(source, weight);
-        }
-
-        private static void tap(int[] source, float[] weight, int k, int r, int c, double w) {
-            boolean inside = r >= 0 && r < N && c >= 0 && c < N;
-            source[k] = inside ? r * N + c : -1;
-            weight[k] = inside ? (float) w : 0f;
-        }
-
-        /** Writes {@code src} (64 values) rotated counter-clockwise into {@code dst[off, off + 64)}. */
-        void apply(float[] src, float[] dst, int off) {
-            if (source == null) {
-                System.arraycopy(src, 0, dst, off, PIXELS);
-                return;
-            }
-            for (int p = 0; p < PIXELS; p++) {
-                float v = 0f;
-                for (int t = 4 * p; t < 4 * p + 4; t++) {
-                    int from = source[t];
-                    if (from >= 0) {
-                        v += weight[t] * src[from];
-                    }
-                }
-                dst[off + p] = v;
-            }
-        }
     }
 }

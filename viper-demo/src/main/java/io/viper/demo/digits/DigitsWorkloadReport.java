@@ -42,7 +42,7 @@ public final class DigitsWorkloadReport {
             System.exit(2);
             return;
         }
-        ContinualDigitsStream.Config config = ContinualDigitsStream.Config.defaults(iterations, seed);
+        StreamConfig config = StreamConfig.defaults(iterations, seed);
         if (rotationOnly) {
             config = config.withStages(java.util.List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
         }
@@ -50,7 +50,7 @@ public final class DigitsWorkloadReport {
     }
 
     /** Runs the measurements on a stream with {@code config} (horizon = iterations) and prints them. */
-    public static void report(ContinualDigitsStream.Config config, PrintStream out) {
+    public static void report(StreamConfig config, PrintStream out) {
         long iterations = config.horizon();
         long seed = config.seed();
         // timing, after a warm-up run on another seed so that the JIT has compiled the kernels

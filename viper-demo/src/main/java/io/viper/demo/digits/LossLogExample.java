@@ -57,7 +57,7 @@ public final class LossLogExample {
      * @return the last iteration's loss
      */
     static double run(Options o, Appendable out) throws IOException {
-        ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(o.horizon(), o.seed()));
+        ContinualDigitsStream stream = new ContinualDigitsStream(StreamConfig.defaults(o.horizon(), o.seed()));
         Trainer trainer = new Trainer(stream, new Mlp(Mlp.Config.defaults(o.seed()).withHidden(o.hidden())), o.batch());
         out.append("iteration,loss\n");
         double loss = Double.NaN;

@@ -36,12 +36,12 @@ public final class Trainer {
     }
 
     /**
-     * The demo workload with defaults: {@link ContinualDigitsStream.Config#defaults}, {@link
+     * The demo workload with defaults: {@link StreamConfig#defaults}, {@link
      * Mlp.Config#defaults}, batches of {@value #DEFAULT_BATCH_SIZE}; stream and weights seeded by
      * {@code seed}.
      */
     public static Trainer defaults(long horizon, long seed) {
-        return new Trainer(new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(horizon, seed)),
+        return new Trainer(new ContinualDigitsStream(StreamConfig.defaults(horizon, seed)),
                 new Mlp(Mlp.Config.defaults(seed)), DEFAULT_BATCH_SIZE);
     }
 

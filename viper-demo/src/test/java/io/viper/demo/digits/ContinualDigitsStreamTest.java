@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class ContinualDigitsStreamTest {
     private static final long E = 2000;
-    private final ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 11));
+    private final ContinualDigitsStream stream = new ContinualDigitsStream(StreamConfig.defaults(E, 11));
 
     @Test
     void holdOutSplitIsDisjointStratifiedAndCoversTheDataSet() {
@@ -42,7 +42,7 @@ class ContinualDigitsStreamTest {
             assertEquals(Math.round(counts[c] * 0.3), perClass[c], "held-out rows of digit " + c);
         }
         // another seed, another split
-        int[] other = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 12)).requestIndices();
+        int[] other = new ContinualDigitsStream(StreamConfig.defaults(E, 12)).requestIndices();
         assertFalse(Arrays.equals(req, other));
     }
 
@@ -72,7 +72,7 @@ class ContinualDigitsStreamTest {
 
     @Test
     void theStationaryStreamLooksTheSameFromStartToEnd() {
-        ContinualDigitsStream still = new ContinualDigitsStream(ContinualDigitsStream.Config.stationary(E, 11));
+        ContinualDigitsStream still = new ContinualDigitsStream(StreamConfig.stationary(E, 11));
         assertArrayEquals(still.classProbabilitiesAt(0), still.classProbabilitiesAt(E), 0.0);
         assertEquals(0.1, still.classProbabilitiesAt(E / 2)[9], 1e-12, "every digit from the start");
         assertEquals(0.0, still.rotationDegreesAt(E), 0.0);
@@ -82,7 +82,7 @@ class ContinualDigitsStreamTest {
 
     @Test
     void batchesAreAFunctionOfSeedAndPosition() {
-        ContinualDigitsStream same = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 11));
+        ContinualDigitsStream same = new ContinualDigitsStream(StreamConfig.defaults(E, 11));
         for (long pos : new long[] {0, 1, 777, 1999, 5000}) {
             ContinualDigitsStream.Batch a = stream.trainingBatch(pos, 32);
             ContinualDigitsStream.Batch b = same.trainingBatch(pos, 32);
@@ -90,7 +90,7 @@ class ContinualDigitsStreamTest {
             assertArrayEquals(a.labels(), b.labels());
         }
         assertFalse(Arrays.equals(stream.trainingBatch(5, 32).x(), stream.trainingBatch(6, 32).x()));
-        ContinualDigitsStream otherSeed = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 99));
+        ContinualDigitsStream otherSeed = new ContinualDigitsStream(StreamConfig.defaults(E, 99));
         assertFalse(Arrays.equals(stream.trainingBatch(5, 32).labels(), otherSeed.trainingBatch(5, 32).labels()));
     }
 
@@ -165,7 +165,7 @@ class ContinualDigitsStreamTest {
         float[] dot = new float[64];
         dot[0] = 1f; // row 0, column 0
         float[] out = new float[64];
-        ContinualDigitsStream.Rotation.of(90).apply(dot, out, 0);
+        ImageRotation.of(90).apply(dot, out, 0);
         assertEquals(1f, out[7 * 8], 1e-6f);
         assertEquals(1f, sum(out), 1e-5f);
     }
@@ -196,8 +196,8 @@ class ContinualDigitsStreamTest {
 
     @Test
     void invalidConfigsAreRejectedWithTheirKey() {
-        assertThrows(ViperConfigException.class, () -> ContinualDigitsStream.Config.defaults(0, 1));
-        ContinualDigitsStream.Config ok = ContinualDigitsStream.Config.defaults(100, 1);
+        assertThrows(ViperConfigException.class, () -> StreamConfig.defaults(0, 1));
+        StreamConfig ok = StreamConfig.defaults(100, 1);
         ViperConfigException missing = assertThrows(ViperConfigException.class,
                 () -> ok.withStages(List.of(new int[] {0, 1, 2}, new int[] {3, 4, 5, 6, 7, 8})));
         assertTrue(missing.getMessage().contains("digit 9 is in no stage"), missing.getMessage());
@@ -211,8 +211,8 @@ class ContinualDigitsStreamTest {
 
     @Test
     void configsCompareStagesByContent() {
-        ContinualDigitsStream.Config a = ContinualDigitsStream.Config.defaults(100, 1);
-        ContinualDigitsStream.Config b = ContinualDigitsStream.Config.defaults(100, 1)
+        StreamConfig a = StreamConfig.defaults(100, 1);
+        StreamConfig b = StreamConfig.defaults(100, 1)
                 .withStages(List.of(new int[] {0, 1, 2, 3}, new int[] {4, 5}, new int[] {6, 7}, new int[] {8, 9}));
         assertEquals(a, b);
         assertEquals(a.hashCode(), b.hashCode());
@@ -224,7 +224,7 @@ class ContinualDigitsStreamTest {
 
     @Test
     void aSingleStageWithoutRotationIsStationary() {
-        ContinualDigitsStream flat = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(E, 1)
+        ContinualDigitsStream flat = new ContinualDigitsStream(StreamConfig.defaults(E, 1)
                 .withStages(List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})).withMaxRotationDegrees(0));
         assertArrayEquals(flat.classProbabilitiesAt(0), flat.classProbabilitiesAt(E));
         assertEquals(0.0, flat.rotationDegreesAt(E));

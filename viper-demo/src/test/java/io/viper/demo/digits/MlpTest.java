@@ -22,7 +22,7 @@ class MlpTest {
 
     /** A stationary stream: all digits from the start, no rotation. */
     private static ContinualDigitsStream fixedStream(long seed) {
-        return new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(1000, seed)
+        return new ContinualDigitsStream(StreamConfig.defaults(1000, seed)
                 .withStages(ALL_DIGITS).withMaxRotationDegrees(0));
     }
 

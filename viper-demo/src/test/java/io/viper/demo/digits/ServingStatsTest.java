@@ -61,7 +61,7 @@ class ServingStatsTest {
 
     @Test
     void serveRecordsTheModelsLossAndCorrectness() {
-        ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(100, 1));
+        ContinualDigitsStream stream = new ContinualDigitsStream(StreamConfig.defaults(100, 1));
         InferenceModel m = new Mlp(Mlp.Config.defaults(1)).snapshot();
         ContinualDigitsStream.Example ex = stream.example(stream.requestIndices()[0], 10);
         ServingStats s = new ServingStats();

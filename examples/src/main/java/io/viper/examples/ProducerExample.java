@@ -27,10 +27,11 @@ public final class ProducerExample {
              ViperProducer producer = viper.producer("digits", CheckpointPolicy.every(100))) {
             System.out.println("producer: notifier " + viper.notifierUri());
             int published = 0;
+            // The snapshot is only described (and the parameters copied) when the policy publishes.
+            Snapshot snapshot = sink -> Snapshot.ofFloats(net.parameters(), ExampleNet.SHAPES).describe(sink);
             for (long it = 1; it <= iterations; it++) {
                 double loss = net.step();
-                // The snapshot is only described (and the parameters copied) when the policy publishes.
-                if (producer.step(it, loss, sink -> Snapshot.ofFloats(net.parameters(), ExampleNet.SHAPES).describe(sink)).isPresent()) {
+                if (producer.step(it, loss, snapshot).isPresent()) {
                     published++;
                 }
             }

@@ -57,7 +57,8 @@ public final class ChildJvm implements AutoCloseable {
         this.process = process;
         this.log = log;
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-        Thread.ofPlatform().daemon().name("child-" + name.replace(' ', '-')).start(() -> read(onLine == null ? lines::add : onLine));
+        Consumer<String> sink = onLine == null ? lines::add : onLine;
+        Thread.ofPlatform().daemon().name("child-" + name.replace(' ', '-')).start(() -> read(sink));
     }
 
     /**
@@ -65,7 +66,8 @@ public final class ChildJvm implements AutoCloseable {
      * {@code java}, native access allowed, {@code jvmOptions}, this JVM's class path.
      */
     public static List<String> command(List<String> jvmOptions, String mainClass, List<String> args) {
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        String java = ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
@@ -84,7 +86,8 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /** Starts {@code command}; {@code onLine} takes each output line, on the reader thread. */
-    public static ChildJvm start(String name, List<String> command, Optional<Path> log, Consumer<String> onLine) throws IOException {
+    public static ChildJvm start(String name, List<String> command, Optional<Path> log, Consumer<String> onLine)
+            throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.redirectError(log.map(p -> ProcessBuilder.Redirect.to(p.toFile())).orElse(ProcessBuilder.Redirect.INHERIT));
         Process p = pb.start();
@@ -93,7 +96,8 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     private void read(Consumer<String> onLine) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line = r.readLine(); line != null; line = r.readLine()) {
                 onLine.accept(line);
             }
@@ -117,7 +121,8 @@ public final class ChildJvm implements AutoCloseable {
         while (true) {
             Object next = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (next == null) {
-                throw new ViperTimeoutException(name + " printed no '" + prefix.strip() + "' within " + timeout.toSeconds() + " s" + logNote());
+                throw new ViperTimeoutException(
+                        name + " printed no '" + prefix.strip() + "' within " + timeout.toSeconds() + " s" + logNote());
             }
             if (!(next instanceof String line)) {
                 lines.add(END);
@@ -147,8 +152,8 @@ public final class ChildJvm implements AutoCloseable {
      */
     public ViperException exited(String when) throws InterruptedException {
         String status = process.waitFor(1, TimeUnit.SECONDS) ? Integer.toString(process.exitValue()) : "unknown";
-        return new ViperException(ViperException.Reason.INTERNAL, name + " exited with status " + status + (when.isEmpty() ? "" : " " + when)
-                + log.map(p -> ": " + lastLine(p)).orElse("") + logNote());
+        return new ViperException(ViperException.Reason.INTERNAL, name + " exited with status " + status
+                + (when.isEmpty() ? "" : " " + when) + log.map(p -> ": " + lastLine(p)).orElse("") + logNote());
     }
 
     private String logNote() {

@@ -111,7 +111,8 @@ class ServerAuthHandlerTest {
         EmbeddedChannel ch = server(security(secrets.producerSetting(), "viper.limits.handshake.ms", "100"));
         ClientAuth.Attempt attempt = client(secrets.producerSetting(), Role.PRODUCER);
         byte[] proof = attempt.proof(sent(ch));
-        ch.writeInbound(Unpooled.wrappedBuffer(ServerAuthHandler.frame(proof), Unpooled.copiedBuffer("HELLO", StandardCharsets.US_ASCII)));
+        ByteBuf hello = Unpooled.copiedBuffer("HELLO", StandardCharsets.US_ASCII);
+        ch.writeInbound(Unpooled.wrappedBuffer(ServerAuthHandler.frame(proof), hello));
         attempt.verdict(sent(ch)); // accepted, with the server's proof of the same key
         assertEquals(Role.PRODUCER, ServerSecurity.role(ch));
         assertNull(ch.pipeline().get(ServerAuthHandler.class), "the handler steps out once the peer proved itself");

@@ -99,7 +99,8 @@ class TlsHandshakeTest {
         ServerLoops l = new ServerLoops("tls-test-client", 1);
         loops.add(l);
         CompletableFuture<Object> outcome = new CompletableFuture<>();
-        Channel ch = new Bootstrap().group(l.group()).channel(NioSocketChannel.class).handler(new ChannelInitializer<SocketChannel>() {
+        Bootstrap b = new Bootstrap().group(l.group()).channel(NioSocketChannel.class);
+        Channel ch = b.handler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
                 security.install(ch, "127.0.0.1", port);
@@ -135,7 +136,8 @@ class TlsHandshakeTest {
 
     @Test
     void tlsOnBothSidesCarriesTheHandshake() throws Exception {
-        assertEquals(ClientSecurity.AUTHENTICATED, connect(settings(true), server(settings(true))).get(20, TimeUnit.SECONDS));
+        int port = server(settings(true));
+        assertEquals(ClientSecurity.AUTHENTICATED, connect(settings(true), port).get(20, TimeUnit.SECONDS));
     }
 
     @Test
@@ -174,7 +176,8 @@ class TlsHandshakeTest {
 
     @Test
     void tlsWithoutItsFilesDoesNotStart() {
-        ViperConfigException noCert = assertThrows(ViperConfigException.class, () -> server(Map.of("viper.tls.enabled", "true")));
+        ViperConfigException noCert = assertThrows(ViperConfigException.class,
+                () -> server(Map.of("viper.tls.enabled", "true")));
         assertTrue(noCert.getMessage().contains("viper.tls.cert.file"), noCert.getMessage());
         Map<String, String> noKey = new HashMap<>(settings(true));
         noKey.remove("viper.tls.key.file");

@@ -36,7 +36,8 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
      * @param tLoad the consumer's load time per checkpoint, seconds
      * @param tInfer seconds per request
      */
-    public record Run(long warmup, long end, double inferences, double tTrain, double tSave, double tLoad, double tInfer) {
+    public record Run(long warmup, long end, double inferences, double tTrain, double tSave, double tLoad,
+            double tInfer) {
     }
 
     /**
@@ -64,9 +65,10 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
         return of(Optional.empty(), curve, run, drift);
     }
 
-    private static WarmupPlan of(Optional<FitResult> fit, LossCurve curve, Run run, Function<LossCurve, StalenessModel> drift) {
-        ScheduleInput in = new ScheduleInput(curve, run.warmup(), run.end(), run.inferences(), run.tTrain(), run.tSave(), run.tLoad(),
-                run.tInfer(), drift.apply(curve));
+    private static WarmupPlan of(Optional<FitResult> fit, LossCurve curve, Run run,
+            Function<LossCurve, StalenessModel> drift) {
+        ScheduleInput in = new ScheduleInput(curve, run.warmup(), run.end(), run.inferences(), run.tTrain(),
+                run.tSave(), run.tLoad(), run.tInfer(), drift.apply(curve));
         return new WarmupPlan(fit, in, new CheckpointPlanner(in));
     }
 

@@ -33,7 +33,8 @@ public final class ChildProcess<R, P, S> implements AutoCloseable {
     private final ChildJvm jvm;
     private volatile P progress;
 
-    private ChildProcess(String what, List<String> command, Path log, DemoEvents.Protocol<R, P, S> protocol) throws IOException {
+    private ChildProcess(String what, List<String> command, Path log, DemoEvents.Protocol<R, P, S> protocol)
+            throws IOException {
         this.what = what;
         this.log = log;
         this.protocol = protocol;
@@ -96,7 +97,8 @@ public final class ChildProcess<R, P, S> implements AutoCloseable {
             } catch (TimeoutException e) {
                 checkAlive();
                 if (System.nanoTime() > deadline) {
-                    throw new ViperTimeoutException(what + " was not ready within " + timeout.toSeconds() + " s (log: " + log + ")");
+                    throw new ViperTimeoutException(
+                            what + " was not ready within " + timeout.toSeconds() + " s (log: " + log + ")");
                 }
             }
         }

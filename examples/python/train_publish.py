@@ -26,8 +26,8 @@ import torch
 
 import viper
 
-DIGITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "main", "resources", "io", "viper", "examples",
-                      "digits", "digits.csv.gz")
+DIGITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "viper-demo", "src", "main", "resources", "io",
+                      "viper", "demo", "digits", "digits.csv.gz")
 
 
 class Mlp(torch.nn.Module):

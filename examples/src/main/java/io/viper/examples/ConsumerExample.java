@@ -3,8 +3,6 @@ package io.viper.examples;
 import io.viper.ModelLease;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
-import io.viper.examples.digits.ContinualDigitsStream;
-import io.viper.examples.digits.InferenceModel;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.Tensor;
 import java.time.Duration;
@@ -16,7 +14,8 @@ import java.util.SplittableRandom;
  * The smallest useful inference server: follows the {@code digits} model and answers requests with
  * whatever version it holds, one lease per request (about one a millisecond), until it serves a
  * model trained to iteration {@code UNTIL} or later (the {@code viper.iteration} the producer's
- * {@code step} records).
+ * {@code step} records). It serves any network with {@link ExampleNet}'s tensor names, the one
+ * {@code examples/python/train_publish.py} trains included.
  *
  * <p>Usage: {@code ConsumerExample NOTIFIER_URI [UNTIL]} (the producer's address; default 2000).
  */
@@ -27,7 +26,7 @@ public final class ConsumerExample {
     /** Runs the example with the arguments above. */
     public static void main(String[] args) throws InterruptedException {
         long until = args.length > 1 ? Long.parseLong(args[1]) : 2000;
-        ContinualDigitsStream stream = new ContinualDigitsStream(ContinualDigitsStream.Config.defaults(2000, 42));
+        ExampleNet task = new ExampleNet(42); // only its requests: the producer's task
         SplittableRandom rng = new SplittableRandom(7);
         try (Viper viper = Viper.builder().notifier(args[0]).build();
              ViperConsumer consumer = viper.consumer("digits")) {
@@ -41,7 +40,7 @@ public final class ConsumerExample {
                     for (Tensor t : lease.tensors()) {
                         params.put(t.name(), t.toFloatArray());
                     }
-                    int digit = InferenceModel.fromParameters(params).predict(stream.sampleRequest(1000, rng).x());
+                    int digit = ExampleNet.predict(params, task.request(rng));
                     answered += digit >= 0 ? 1 : 0;
                     iteration = Long.parseLong(lease.manifest().metadata().getOrDefault(Checkpoint.META_ITERATION, "0"));
                 }

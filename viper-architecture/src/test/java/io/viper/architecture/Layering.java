@@ -40,7 +40,7 @@ final class Layering {
      * The Viper modules each module may use. Dependencies point one way: core at the bottom; the
      * transports, notifiers and the predictor beside each other on core only (tcp and the embedded
      * notifier also on viper-netty, the Netty pieces they share); the scheduler on the
-     * predictor; examples and the command line on top. A module missing here is itself a violation,
+     * predictor; the demo and the command line on top, and the examples beside them as a leaf. A module missing here is itself a violation,
      * so that a new module gets a place in the layering when it is added.
      */
     static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
@@ -58,9 +58,10 @@ final class Layering {
             Map.entry("viper-agent", Set.of("viper-core")),
             // DJL stays out of core: only this module uses it.
             Map.entry("viper-djl", Set.of("viper-core")),
-            Map.entry("examples", union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-demo", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "examples", "viper-demo", "viper-agent"),
+            // Examples are a leaf: the SDK (and the plugins it finds at run time) only; nothing uses them.
+            Map.entry("examples", union(Set.of("viper-core"), TRANSPORTS, NOTIFIERS)),
+            Map.entry("viper-demo", union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
+            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "viper-demo", "viper-agent"),
                     TRANSPORTS, NOTIFIERS)));
 
     private Layering() {

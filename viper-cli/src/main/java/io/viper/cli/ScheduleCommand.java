@@ -10,17 +10,17 @@ import io.viper.predictor.StalenessModel;
 import io.viper.scheduler.Objective;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
-import io.viper.scheduler.CheckpointPlanner;
 import io.viper.scheduler.CheckpointPlanner.Algorithm;
+import io.viper.scheduler.WarmupPlan;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import picocli.CommandLine.Command;
@@ -142,27 +142,24 @@ public final class ScheduleCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         LossLog log = lossLog == null ? null : LossLog.read(lossLog);
         long t1 = System.nanoTime();
-        FitResult fit = null;
-        LossCurve curve = fixedCurve;
         int warm = log == null ? 0 : log.countUpTo(warmup);
-        Double rmse = null;
-        if (curve == null) {
-            if (warm < 5) {
-                throw new ViperConfigException("loss log " + lossLog + " has " + warm + " losses at iterations <= " + warmup
-                        + " (the warm-up); need at least 5 to fit a curve");
-            }
-            fit = new CurveFitter().fit(Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm));
-            curve = fit.curve();
-            rmse = fit.rmse();
-        } else if (warm > 0) {
-            rmse = CurveFitter.rmse(curve, Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm));
+        if (fixedCurve == null && warm < 5) {
+            throw new ViperConfigException("loss log " + lossLog + " has " + warm + " losses at iterations <= " + warmup
+                    + " (the warm-up); need at least 5 to fit a curve");
         }
-
-        long t2 = System.nanoTime();
-        StalenessModel staleness = obj == Objective.VIPER ? StalenessModel.NONE
-                : drift != null ? new StalenessModel(drift) : log != null ? log.drift(curve, warmup) : StalenessModel.NONE;
-        ScheduleInput in = new ScheduleInput(curve, warmup, end, inferences, tTrain, tSave, tLoad, tInfer, staleness);
-        CheckpointPlanner planner = new CheckpointPlanner(in);
+        WarmupPlan.Run run = new WarmupPlan.Run(warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
+        Function<LossCurve, StalenessModel> driftOf = c -> obj == Objective.VIPER ? StalenessModel.NONE
+                : drift != null ? new StalenessModel(drift) : log != null ? log.drift(c, warmup) : StalenessModel.NONE;
+        WarmupPlan plan = fixedCurve == null
+                ? WarmupPlan.fit(Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm), run, driftOf)
+                : WarmupPlan.of(fixedCurve, run, driftOf);
+        FitResult fit = plan.fit().orElse(null);
+        LossCurve curve = plan.curve();
+        ScheduleInput in = plan.input();
+        StalenessModel staleness = in.staleness();
+        Double rmse = fit != null ? Double.valueOf(fit.rmse())
+                : warm > 0 ? Double.valueOf(CurveFitter.rmse(curve, Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm)))
+                : null;
         long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
         // every algorithm that places checkpoints; the no-checkpoint baseline only when it is the one asked for
         Set<Algorithm> compared = EnumSet.allOf(Algorithm.class);
@@ -170,30 +167,17 @@ public final class ScheduleCommand implements Callable<Integer> {
             compared.remove(Algorithm.NONE);
         }
         long t3 = System.nanoTime();
-        Map<Algorithm, Schedule> all = new LinkedHashMap<>();
-        Map<Algorithm, String> skipped = new LinkedHashMap<>();
-        for (Algorithm a : compared) {
-            try {
-                // adaptive's threshold: the drops of the smooth curve it is applied to, not of the noisy losses
-                double threshold = a == Algorithm.ADAPTIVE ? planner.curveThreshold() : Double.NaN;
-                all.put(a, planner.schedule(a, new CheckpointPlanner.Options(maxCheckpoints, threshold, epoch)));
-            } catch (ViperConfigException e) {
-                if (a == algo) {
-                    throw e;
-                }
-                // one the user did not ask for that cannot run here (adaptive with --warmup 1, optimal over a
-                // span too long for its table): the comparison goes on without it and says why
-                String why = e.getMessage();
-                skipped.put(a, why.startsWith(a.displayName() + ": ") ? why.substring(a.displayName().length() + 2) : why);
-            }
-        }
+        // one the user did not ask for that cannot run here is left out of the comparison, which says why
+        WarmupPlan.Schedules schedules = plan.schedules(compared, Set.of(algo), maxCheckpoints, epoch);
+        Map<Algorithm, Schedule> all = schedules.planned();
+        Map<Algorithm, String> skipped = schedules.skipped();
         long t4 = System.nanoTime();
         Schedule chosen = all.get(algo);
         if (System.getenv("VIPER_DEBUG") != null) {
             spec.commandLine().getErr().printf(Locale.ROOT,
-                    "viper: timing (ms): jvm up to command %d, read %.0f, fit %.0f, curve %.0f, schedules %.0f%n",
+                    "viper: timing (ms): jvm up to command %d, read %.0f, fit and curve %.0f, schedules %.0f%n",
                     java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
-                    (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6);
+                    (t1 - t0) / 1e6, (t3 - t1) / 1e6, (t4 - t3) / 1e6);
             spec.commandLine().getErr().printf(Locale.ROOT, "viper: CPU (ms): main thread %d, whole process %d%n",
                     java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
                     ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())

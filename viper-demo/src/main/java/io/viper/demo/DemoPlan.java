@@ -1,10 +1,9 @@
 package io.viper.demo;
 
 import io.viper.TransferPath;
-import io.viper.examples.digits.InferenceModel;
-import io.viper.examples.digits.Trainer;
+import io.viper.demo.digits.InferenceModel;
+import io.viper.demo.digits.Trainer;
 import io.viper.predictor.CostModel;
-import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
 import io.viper.predictor.StalenessModel;
 import io.viper.scheduler.CheckpointPlanner;
@@ -13,12 +12,14 @@ import io.viper.scheduler.OnlineCheckpointPolicy;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
 import io.viper.scheduler.StalenessProbe;
+import io.viper.scheduler.WarmupPlan;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
+import java.util.Set;
 
 /**
  * What the scheduler planned for a demo, before a run: the curve and the drift fitted on the warm-up,
@@ -110,22 +111,25 @@ public record DemoPlan(FitResult fit, ScheduleInput input, long epochIters, int 
                 version = it;
             }
         }
-        FitResult fit = new CurveFitter().fit(xs, ys);
-        StalenessModel drift = s.objective() == Objective.STALENESS ? StalenessModel.fit(fit.curve(), column(probes, 0), column(probes, 1),
-                column(probes, 2), column(probes, 3)) : StalenessModel.NONE;
+        WarmupPlan.Run run = new WarmupPlan.Run(s.warmup(), s.end(), s.requests(), s.paceNanos() / 1e9, tSaveSeconds, tLoadSeconds,
+                1.0 / s.rate());
+        WarmupPlan plan = WarmupPlan.fit(xs, ys, run, curve -> s.objective() == Objective.STALENESS
+                ? StalenessModel.fit(curve, column(probes, 0), column(probes, 1), column(probes, 2), column(probes, 3))
+                : StalenessModel.NONE);
+        FitResult fit = plan.fit().orElseThrow();
+        ScheduleInput in = plan.input();
         long bytes = 4L * trainer.model().parameterCount();
-        ScheduleInput in = new ScheduleInput(fit.curve(), s.warmup(), s.end(), s.requests(), s.paceNanos() / 1e9,
-                tSaveSeconds, tLoadSeconds, 1.0 / s.rate(), drift);
         int trainImages = trainer.stream().trainingIndices().length;
         long epochIters = Math.ceilDiv(trainImages, trainer.batchSize());
-        CheckpointPlanner planner = new CheckpointPlanner(in);
+        CheckpointPlanner planner = plan.planner();
         int epochCount = planner.schedule(CheckpointPlanner.Algorithm.EPOCH, new CheckpointPlanner.Options(1, 0, epochIters)).count();
         int budget = s.budget().orElse(Math.max(1, epochCount));
         double threshold = planner.curveThreshold();
-        CheckpointPlanner.Options options = new CheckpointPlanner.Options(budget, threshold, epochIters);
+        List<CheckpointPlanner.Algorithm> algorithms = s.policies().stream().flatMap(p -> p.planner().stream()).toList();
+        Map<CheckpointPlanner.Algorithm, Schedule> planned = plan.schedules(algorithms, Set.copyOf(algorithms), budget, epochIters).planned();
         Map<DemoPolicy, Schedule> schedules = new LinkedHashMap<>();
         for (DemoPolicy p : s.policies()) {
-            p.planner().ifPresent(a -> schedules.put(p, planner.schedule(a, options)));
+            p.planner().ifPresent(a -> schedules.put(p, planned.get(a)));
         }
         return new DemoPlan(fit, in, epochIters, trainImages, threshold, budget, Collections.unmodifiableMap(schedules),
                 OnlineCheckpointPolicy.Config.of(planner.simulator(), budget), latencyMeasured, bytes);

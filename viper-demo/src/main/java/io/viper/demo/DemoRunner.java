@@ -121,28 +121,24 @@ public final class DemoRunner {
         }
         long t0 = System.nanoTime();
         Path dir = Files.createDirectories(work.resolve(name));
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         // C1 only, with low thresholds: a run publishes about 200 checkpoints, and Viper's data path
         // should be compiled after the first few of them rather than interpreted for most of the run.
-        List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-XX:Tier3InvocationThreshold=10", "-XX:Tier3MinInvocationThreshold=5", "-XX:Tier3CompileThreshold=50", "-XX:Tier3BackEdgeThreshold=2000",
-                "-Djava.util.logging.config.file=" + writeLogging(dir), "-cp", System.getProperty("java.class.path"));
+                "-Djava.util.logging.config.file=" + writeLogging(dir));
         Optional<Path> pfs = s.transport() == DemoTransport.PFS ? Optional.of(Files.createDirectories(dir.resolve("pfs"))) : Optional.empty();
         long paceMicros = Math.max(1, s.paceNanos() / 1000);
 
-        List<String> pcmd = new ArrayList<>(jvm);
-        pcmd.add(DemoProducer.class.getName());
         ProcessOptions.Run run = new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros, s.notifier(), pfs, s.workload(),
                 s.transport());
         Optional<ProcessOptions.Online> online = policy.followsItsPlan() ? Optional.empty()
                 : Optional.of(new ProcessOptions.Online(plan.online(), plan.input().tSave(), plan.input().tLoad(), plan.input().tInfer()));
-        pcmd.addAll(ProcessOptions.args(new ProcessOptions.Producer(run, policy.followsItsPlan() ? schedule.checkpoints() : new long[0],
-                s.transport().producerTransports(), online)));
+        List<String> pcmd = ChildJvm.command(jvm, DemoProducer.class.getName(), ProcessOptions.args(new ProcessOptions.Producer(run,
+                policy.followsItsPlan() ? schedule.checkpoints() : new long[0], s.transport().producerTransports(), online)));
         // both processes start together; the consumer learns the producer's notifier once it exists
-        List<String> ccmd = new ArrayList<>(jvm);
-        ccmd.add(DemoConsumer.class.getName());
-        ccmd.addAll(ProcessOptions.args(new ProcessOptions.Consumer(new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros,
-                ProcessOptions.NOTIFIER_FROM_DRIVER, pfs, s.workload(), s.transport()), s.rate(), s.transport().consumerPaths(), s.replicas())));
+        List<String> ccmd = ChildJvm.command(jvm, DemoConsumer.class.getName(), ProcessOptions.args(new ProcessOptions.Consumer(
+                new ProcessOptions.Run(s.end(), s.warmup(), s.seed(), paceMicros, ProcessOptions.NOTIFIER_FROM_DRIVER, pfs, s.workload(),
+                        s.transport()), s.rate(), s.transport().consumerPaths(), s.replicas())));
         status.live(String.format(Locale.ROOT, "%s starting the producer (warm-up %d iterations) and the consumer...", tag, s.warmup()));
         try (ChildProcess<ProducerReady, ProducerProgress, ProducerResult> producer =
                      ChildProcess.start("producer", name, pcmd, dir.resolve("producer.log"), DemoEvents.PRODUCER);

@@ -1,8 +1,8 @@
 package io.viper.demo;
 
-import io.viper.examples.digits.ContinualDigitsStream;
-import io.viper.examples.digits.InferenceModel;
-import io.viper.examples.digits.Trainer;
+import io.viper.demo.digits.ContinualDigitsStream;
+import io.viper.demo.digits.InferenceModel;
+import io.viper.demo.digits.Trainer;
 import io.viper.scheduler.HindsightPlanner;
 
 /**

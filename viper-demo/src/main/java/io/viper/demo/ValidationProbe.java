@@ -1,8 +1,8 @@
 package io.viper.demo;
 
-import io.viper.examples.digits.ContinualDigitsStream;
-import io.viper.examples.digits.DigitClassifier;
-import io.viper.examples.digits.InferenceModel;
+import io.viper.demo.digits.ContinualDigitsStream;
+import io.viper.demo.digits.DigitClassifier;
+import io.viper.demo.digits.InferenceModel;
 import io.viper.scheduler.StalenessProbe;
 import java.util.List;
 

@@ -34,7 +34,7 @@ import io.viper.ViperProducer;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperNotFoundException;
-import io.viper.examples.digits.DigitsDataset;
+import io.viper.demo.digits.DigitsDataset;
 import io.viper.tensor.Checkpoint;
 import java.time.Duration;
 import java.util.List;

@@ -7,17 +7,14 @@ import io.viper.TransferPath;
 import io.viper.Viper;
 import io.viper.ViperConfig;
 import io.viper.ViperProducer;
+import io.viper.demo.ChildJvm;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Tier;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.Notifier;
 import io.viper.spi.Providers;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -76,6 +74,8 @@ public final class TransferBench {
     public static final int MODEL_COPIES = 2 + STAGING_BUFFERS + 2;
     /** The row's path of the polling baseline: {@link TransferPath#PFS} read by a consumer that polls. */
     static final String PFS_POLL = "pfs-poll";
+    /** How long the consumer may take to say it is ready, or to swap one update in: a hung one fails the run. */
+    static final Duration CONSUMER_WAIT = Duration.ofMinutes(10);
 
     /**
      * The measurements of one (size, path).
@@ -249,8 +249,7 @@ public final class TransferBench {
         List<Row> rows = new ArrayList<>();
         try (DeviceBuffer onGpu = gpu ? ModelTensors.toDevice(model) : null;
              Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
-            List<String> cmd = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
-                    "-Dviper.bench.verbose=" + settings.verbose(), "-cp", System.getProperty("java.class.path"), BenchConsumerMain.class.getName()));
+            List<String> cmd = new ArrayList<>();
             if (poll) {
                 cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
             } else {
@@ -258,9 +257,9 @@ public final class TransferBench {
                 cmd.add(file ? pfs.toString() : "-"); // a consumer reads file:// locations only from its own PFS
                 settings.consumerConfig().forEach((k, v) -> cmd.add(k + "=" + v));
             }
-            Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-                expect(r, "ready", child);
+            try (ChildJvm child = ChildJvm.start("benchmark consumer", ChildJvm.command(List.of("-Xmx512m", "-Dviper.bench.verbose="
+                    + settings.verbose()), BenchConsumerMain.class.getName(), cmd), Optional.empty())) {
+                child.awaitLine("ready", CONSUMER_WAIT);
                 ModelChanges changes = new ModelChanges(settings.blockBytes());
                 for (long size : settings.sizes()) {
                     if (inline && size > Notifier.MAX_INLINE_BYTES) {
@@ -275,29 +274,26 @@ public final class TransferBench {
                                 ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
                         // A GPU model is not changed (it lives on the device): its updates move everything.
                         Runnable change = gpu || poll ? () -> { } : () -> changes.change(model.asSlice(0, size), changed);
-                        rows.add(measureSize(producer, snapshot, change, r, child, run.label(), scheme, size, bound, warmup, changed));
+                        rows.add(measureSize(producer, snapshot, change, child, run.label(), scheme, size, bound, warmup, changed));
                     }
                 }
-            } finally {
-                child.destroy();
-                child.waitFor(10, TimeUnit.SECONDS);
             }
         }
         return rows;
     }
 
-    private Row measureSize(ViperProducer producer, Snapshot snapshot, Runnable change, BufferedReader r, Process child, String path, String scheme,
+    private Row measureSize(ViperProducer producer, Snapshot snapshot, Runnable change, ChildJvm child, String path, String scheme,
                             long size, LongToDoubleFunction bound, Duration warmup, double changed) throws Exception {
         settings.progress().accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0 + "% of blocks changed...");
         // The warm-up time runs from the end of the first update: that one pays for the first touch of
         // every buffer it uses (seconds at 1 GiB), and a warm-up it used up would leave too few updates.
         change.run();
-        double first = update(producer, snapshot, r, child, scheme)[0];
+        double first = update(producer, snapshot, child, scheme)[0];
         int warmups = 1;
         long warmupEnds = System.nanoTime() + warmup.toNanos();
         while (warmups < MIN_WARMUP || (warmups < MAX_WARMUP && System.nanoTime() < warmupEnds)) {
             change.run();
-            update(producer, snapshot, r, child, scheme);
+            update(producer, snapshot, child, scheme);
             warmups++;
         }
         List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
@@ -308,7 +304,7 @@ public final class TransferBench {
                 Thread.sleep(settings.interval());
             }
             change.run();
-            double[] one = update(producer, snapshot, r, child, scheme);
+            double[] one = update(producer, snapshot, child, scheme);
             for (int k = 0; k < m.size(); k++) {
                 m.get(k).add(one[k]);
             }
@@ -322,12 +318,12 @@ public final class TransferBench {
      * One update: publish, wait for the consumer's swap (and the PFS flush); in ms {latency, stall,
      * announced, the consumer's transfer, its verification, bytes moved, bytes reused, bytes the producer copied}.
      */
-    private static double[] update(ViperProducer producer, Snapshot snapshot, BufferedReader r, Process child, String scheme) throws Exception {
+    private static double[] update(ViperProducer producer, Snapshot snapshot, ChildJvm child, String scheme) throws Exception {
         long t0 = System.nanoTime();
         PublishHandle h = producer.publish(snapshot, Map.of());
         long[] announcedAt = new long[1];
         CompletableFuture<Void> announced = h.announced().thenRun(() -> announcedAt[0] = System.nanoTime());
-        String line = expect(r, "swapped " + h.version() + " ", child);
+        String line = child.awaitLine("swapped " + h.version() + " ", CONSUMER_WAIT);
         long receivedNs = System.nanoTime();
         String[] f = line.split(" ");
         if (f.length != 8 || !f[5].equals(scheme)) {
@@ -344,19 +340,6 @@ public final class TransferBench {
         announced.get(120, TimeUnit.SECONDS);
         return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4]),
             Double.parseDouble(f[2]), Double.parseDouble(f[6]), h.copiedBytes()};
-    }
-
-    private static String expect(BufferedReader r, String prefix, Process child) throws IOException {
-        while (true) {
-            String line = r.readLine();
-            if (line == null) {
-                throw new ViperException(ViperException.Reason.INTERNAL, "benchmark consumer exited (code "
-                        + (child.isAlive() ? "?" : child.exitValue()) + ") before printing '" + prefix.strip() + "'");
-            }
-            if (line.startsWith(prefix) || line.equals(prefix.strip())) {
-                return line;
-            }
-        }
     }
 
     /** The median of {@code values[i] / bounds[i]}: each sample against the bound measured with it; NaN when empty. */
@@ -381,7 +364,4 @@ public final class TransferBench {
         return v[Math.max(0, Math.min(v.length - 1, idx))];
     }
 
-    private static String javaBinary() {
-        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    }
 }

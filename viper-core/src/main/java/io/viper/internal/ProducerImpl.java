@@ -52,7 +52,8 @@ final class ProducerImpl implements ViperProducer {
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
         this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
-        this.cache = new StagingCache(model, c.get(ViperConfig.STAGING_BUDGET), c.get(ViperConfig.STAGING_VERSIONS),
+        this.cache = new StagingCache(model, rt.hostMemory().child("producer " + model, ViperConfig.STAGING_BUDGET.name(),
+                c.get(ViperConfig.STAGING_BUDGET)), c.get(ViperConfig.STAGING_VERSIONS),
                 c.get(ViperConfig.STAGING_WAIT_MS), this::withdrawRetired,
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);

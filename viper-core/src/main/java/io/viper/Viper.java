@@ -123,7 +123,10 @@ public final class Viper implements AutoCloseable {
             return config(ViperConfig.CONSUMER_BUDGET.name(), Long.toString(bytes));
         }
 
-        /** Host memory all producers and consumers of the instance take together ({@code viper.memory.host.budget.bytes}). */
+        /**
+         * Host memory all producers and consumers of the instance take together
+         * ({@code viper.memory.host.budget.bytes}).
+         */
         public Builder hostMemoryBudget(long bytes) {
             return config(ViperConfig.MEMORY_HOST_BUDGET.name(), Long.toString(bytes));
         }

@@ -38,7 +38,10 @@ class SharedMemoryBudgetTest {
         fx.close();
     }
 
-    /** An instance of 3 MiB in all, each producer allowed 4 MiB, one staged version kept, waiting {@code waitMs} for staging. */
+    /**
+     * An instance of 3 MiB in all, each producer allowed 4 MiB, one staged version kept, waiting
+     * {@code waitMs} for staging.
+     */
     private Viper viper(long waitMs) {
         return fx.viper(new SimpleMeterRegistry(), "viper.memory.host.budget.bytes", "3m", "viper.producer.staging.budget.bytes", "4m",
                 "viper.producer.staging.versions", "1", "viper.producer.staging.wait.ms", Long.toString(waitMs),

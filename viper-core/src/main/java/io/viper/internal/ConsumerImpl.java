@@ -9,6 +9,7 @@ import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -57,8 +58,9 @@ final class ConsumerImpl implements ViperConsumer {
         ViperConfig c = rt.config();
         checkPaths(c);
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
-        this.slots = new ReceiveSlots(model, rt.hostMemory().child("consumer " + model, ViperConfig.CONSUMER_BUDGET.name(),
-                c.get(ViperConfig.CONSUMER_BUDGET)), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
+        MemoryBudget hostBudget = rt.hostMemory().child("consumer " + model, ViperConfig.CONSUMER_BUDGET.name(),
+                c.get(ViperConfig.CONSUMER_BUDGET));
+        this.slots = new ReceiveSlots(model, hostBudget, c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
         this.device = new DeviceLoader(model, c, rt.gpuMemory(), verifier, serving::retainCurrent);
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);

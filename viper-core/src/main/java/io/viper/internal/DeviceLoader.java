@@ -20,8 +20,9 @@ import java.util.function.Supplier;
  * ({@code viper.consumer.device} names a CUDA device that a working {@link GpuProvider} sees) and
  * says why not; counts the GPU memory its models hold against
  * {@code viper.consumer.gpu.budget.bytes} and, with every other consumer of the instance,
- * {@code viper.memory.gpu.budget.bytes} (a child {@link MemoryBudget} of the instance's); and loads a version from a GPU-tier location into a new
- * device buffer, verified on the device. The buffer is freed when the loaded model is released.
+ * {@code viper.memory.gpu.budget.bytes} (a child {@link MemoryBudget} of the instance's); and loads
+ * a version from a GPU-tier location into a new device buffer, verified on the device. The buffer
+ * is freed when the loaded model is released.
  *
  * <p>Delta ({@link BlockPlan}): when the version has blocks and the serving version is in GPU memory
  * on the same device, the blocks it has are copied from it device to device and only the others are
@@ -50,7 +51,8 @@ final class DeviceLoader implements Loader, AutoCloseable {
      * @param base the version to copy unchanged blocks from, retained for the caller
      *             ({@link ServingModel#retainCurrent}), or null when there is none
      */
-    DeviceLoader(String model, ViperConfig config, MemoryBudget instanceGpu, Verifier verifier, Supplier<LoadedModel> base) {
+    DeviceLoader(String model, ViperConfig config, MemoryBudget instanceGpu, Verifier verifier,
+            Supplier<LoadedModel> base) {
         this.model = model;
         this.verifier = verifier;
         this.base = base;
@@ -69,8 +71,9 @@ final class DeviceLoader implements Loader, AutoCloseable {
         }
         this.gpu = why.isEmpty() ? p.get() : null;
         this.noGpuReason = why.orElse(null);
-        this.budget = gpu == null ? null : instanceGpu.child("consumer " + model, ViperConfig.CONSUMER_GPU_BUDGET.name(),
-                config.get(ViperConfig.CONSUMER_GPU_BUDGET));
+        this.budget = gpu == null ? null
+                : instanceGpu.child("consumer " + model, ViperConfig.CONSUMER_GPU_BUDGET.name(),
+                        config.get(ViperConfig.CONSUMER_GPU_BUDGET));
         if (why.isPresent()) {
             LOG.log(System.Logger.Level.WARNING, "consumer {0}: serving on host: {1}", model, why.get());
         }
@@ -102,7 +105,8 @@ final class DeviceLoader implements Loader, AutoCloseable {
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
         long size = m.totalBytes();
-        MemoryBudget.Reservation reserved = budget.reserve(Math.max(1, size), () -> m.model() + " v" + m.version() + " on GPU " + device);
+        MemoryBudget.Reservation reserved =
+                budget.reserve(Math.max(1, size), () -> m.model() + " v" + m.version() + " on GPU " + device);
         DeviceBuffer buf;
         try {
             buf = gpu.allocate(device, Math.max(1, size));
@@ -123,7 +127,10 @@ final class DeviceLoader implements Loader, AutoCloseable {
         }
     }
 
-    /** Closes the consumer's GPU budget; versions still leased keep counting until they are freed (a warning names them). */
+    /**
+     * Closes the consumer's GPU budget; versions still leased keep counting until they are freed (a
+     * warning names them).
+     */
     @Override
     public void close() {
         if (budget != null) {

@@ -118,7 +118,8 @@ final class LoadedModel {
 
     private final class Lease implements ModelLease {
         private final AtomicBoolean closed = new AtomicBoolean();
-        private final LeakDetector.Tracker leak = LeakDetector.track(this, "ModelLease on " + manifest.model() + " v" + manifest.version());
+        private final LeakDetector.Tracker leak =
+                LeakDetector.track(this, "ModelLease on " + manifest.model() + " v" + manifest.version());
 
         @Override
         public long version() {

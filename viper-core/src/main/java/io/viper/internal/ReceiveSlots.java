@@ -51,10 +51,14 @@ final class ReceiveSlots implements AutoCloseable {
 
     /** As above, with the buffers' memory from {@code allocator}. */
     ReceiveSlots(String model, long budgetBytes, long waitMs, ReceiveAllocator allocator) {
-        this(model, MemoryBudget.root("consumer " + model, "viper.consumer.host.budget.bytes", budgetBytes), waitMs, allocator);
+        this(model, MemoryBudget.root("consumer " + model, "viper.consumer.host.budget.bytes", budgetBytes), waitMs,
+                allocator);
     }
 
-    /** As above, the buffers counted against {@code budget} (the consumer's child of the instance's), which {@link #close()} closes. */
+    /**
+     * As above, the buffers counted against {@code budget} (the consumer's child of the
+     * instance's), which {@link #close()} closes.
+     */
     ReceiveSlots(String model, MemoryBudget budget, long waitMs, ReceiveAllocator allocator) {
         this.model = model;
         this.budget = budget;
@@ -243,7 +247,10 @@ final class ReceiveSlots implements AutoCloseable {
             }
         }
 
-        /** Caller holds the monitor: a reservation, freeing the other idle buffer's memory first when that makes room. */
+        /**
+         * Caller holds the monitor: a reservation, freeing the other idle buffer's memory first
+         * when that makes room.
+         */
         private MemoryBudget.Reservation reserve(long bytes) {
             MemoryBudget.Reservation r = budget.tryReserve(bytes, this::toString);
             if (r != null) {

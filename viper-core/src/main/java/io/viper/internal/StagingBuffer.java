@@ -48,8 +48,12 @@ final class StagingBuffer implements StagedCheckpoint {
      */
     StagedContent held;
 
-    /** Allocates {@code capacity} bytes, reserved in {@code reservation}, from the transport's allocator when there is one. */
-    StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator, MemoryBudget.Reservation reservation) {
+    /**
+     * Allocates {@code capacity} bytes, reserved in {@code reservation}, from the transport's
+     * allocator when there is one.
+     */
+    StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator,
+            MemoryBudget.Reservation reservation) {
         this.cache = cache;
         this.capacity = capacity;
         this.reservation = reservation;

@@ -49,13 +49,16 @@ final class StagingCache implements AutoCloseable {
      *                 the thread that retired it or closed that lease; it calls {@link StagingBuffer#retireHandled}
      */
     StagingCache(String model, long budgetBytes, int keepVersions, long waitMillis, Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
-        this(model, MemoryBudget.root("producer " + model, "viper.producer.staging.budget.bytes", budgetBytes), keepVersions, waitMillis,
-                onRetire, allocator);
+        this(model, MemoryBudget.root("producer " + model, "viper.producer.staging.budget.bytes", budgetBytes),
+                keepVersions, waitMillis, onRetire, allocator);
     }
 
-    /** As above, the buffers counted against {@code budget} (the producer's child of the instance's), which {@link #close()} closes. */
-    StagingCache(String model, MemoryBudget budget, int keepVersions, long waitMillis, Consumer<StagingBuffer> onRetire,
-            StagingAllocator allocator) {
+    /**
+     * As above, the buffers counted against {@code budget} (the producer's child of the
+     * instance's), which {@link #close()} closes.
+     */
+    StagingCache(String model, MemoryBudget budget, int keepVersions, long waitMillis,
+            Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
         this.allocator = allocator;
         this.model = model;
         this.budget = budget;
@@ -121,7 +124,8 @@ final class StagingCache implements AutoCloseable {
                 }
                 if (left <= 0) {
                     throw new ViperTimeoutException("staging for " + model + " v" + version
-                            + " is full: every buffer is leased by consumers (budget " + budget.limit() + " bytes); waited " + waitMillis + " ms");
+                            + " is full: every buffer is leased by consumers (budget " + budget.limit()
+                            + " bytes); waited " + waitMillis + " ms");
                 }
                 try {
                     // Buffers of other models coming back do not signal this cache: look again now and then.
@@ -143,10 +147,14 @@ final class StagingCache implements AutoCloseable {
         return new Acquired(result, held);
     }
 
-    /** A new buffer of {@code size} bytes reserved in the budget, or null when the budget has no room; under the lock. */
+    /**
+     * A new buffer of {@code size} bytes reserved in the budget, or null when the budget has no
+     * room; under the lock.
+     */
     private StagingBuffer allocate(long size) {
         StagingBuffer[] made = new StagingBuffer[1];
-        MemoryBudget.Reservation r = budget.tryReserve(size, () -> made[0] == null ? "staging buffer of " + size + " bytes" : made[0].toString());
+        MemoryBudget.Reservation r = budget.tryReserve(size,
+                () -> made[0] == null ? "staging buffer of " + size + " bytes" : made[0].toString());
         if (r == null) {
             return null;
         }

@@ -63,8 +63,8 @@ public final class ViperRuntime implements AutoCloseable {
         AtomicInteger n = new AtomicInteger();
         this.hashPool = Executors.newFixedThreadPool(config.get(ViperConfig.HASH_THREADS),
                 r -> Thread.ofPlatform().daemon().name("viper-hash-" + n.incrementAndGet()).unstarted(r));
-        this.hostMemory = MemoryBudget.root("host memory of this Viper instance", ViperConfig.MEMORY_HOST_BUDGET.name(),
-                config.get(ViperConfig.MEMORY_HOST_BUDGET));
+        this.hostMemory = MemoryBudget.root("host memory of this Viper instance",
+                ViperConfig.MEMORY_HOST_BUDGET.name(), config.get(ViperConfig.MEMORY_HOST_BUDGET));
         this.gpuMemory = MemoryBudget.root("GPU memory of this Viper instance", ViperConfig.MEMORY_GPU_BUDGET.name(),
                 config.get(ViperConfig.MEMORY_GPU_BUDGET));
     }

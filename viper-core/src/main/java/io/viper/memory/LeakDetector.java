@@ -44,7 +44,10 @@ public final class LeakDetector {
     private static final Set<Tracked> OPEN = ConcurrentHashMap.newKeySet();
     private static final Queue<String> UNCOLLECTED = new ConcurrentLinkedQueue<>();
     private static final AtomicInteger DROPPED = new AtomicInteger();
-    /** Held from taking a resource out of {@link #OPEN} to keeping its report, so that {@link #collectLeaks()} misses none. */
+    /**
+     * Held from taking a resource out of {@link #OPEN} to keeping its report, so that
+     * {@link #collectLeaks()} misses none.
+     */
     private static final Object REPORTING = new Object();
     private static volatile Level level = Level.parse(System.getProperty(LEVEL_PROPERTY));
     private static volatile boolean started;
@@ -58,7 +61,10 @@ public final class LeakDetector {
         /** Every resource is tracked with the stack that acquired it; a report shows the stack. */
         PARANOID;
 
-        /** {@code value}, case-insensitive; null or blank: {@link #SIMPLE}; anything else is refused with a warning. */
+        /**
+         * {@code value}, case-insensitive; null or blank: {@link #SIMPLE}; anything else is
+         * refused with a warning.
+         */
         static Level parse(String value) {
             if (value == null || value.isBlank()) {
                 return SIMPLE;
@@ -66,7 +72,8 @@ public final class LeakDetector {
             try {
                 return valueOf(value.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                LOG.log(System.Logger.Level.WARNING, "{0}={1} is not disabled, simple or paranoid; using simple", LEVEL_PROPERTY, value);
+                LOG.log(System.Logger.Level.WARNING, "{0}={1} is not disabled, simple or paranoid; using simple",
+                        LEVEL_PROPERTY, value);
                 return SIMPLE;
             }
         }
@@ -150,7 +157,8 @@ public final class LeakDetector {
     public static void assertNoLeaks(String during) throws InterruptedException {
         List<String> leaks = collectLeaks();
         if (!leaks.isEmpty()) {
-            throw new AssertionError(leaks.size() + " leak(s) while " + during + " ran; the first:\n" + leaks.getFirst());
+            throw new AssertionError(
+                    leaks.size() + " leak(s) while " + during + " ran; the first:\n" + leaks.getFirst());
         }
     }
 
@@ -183,7 +191,8 @@ public final class LeakDetector {
 
     private static String describe(Tracked t) {
         StringBuilder b = new StringBuilder("LEAK: ").append(t.what)
-                .append(" was garbage-collected without close(); what it held stays held (nothing is released under tensors that may still be read).");
+                .append(" was garbage-collected without close(); what it held stays held")
+                .append(" (nothing is released under tensors that may still be read).");
         if (t.acquired == null) {
             b.append(" Run with -D").append(LEVEL_PROPERTY).append("=paranoid to see where it was acquired.");
         } else {

@@ -15,7 +15,10 @@ import io.viper.testing.LogCapture;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The budget tree: limits, a child's reservations counted in its parent, release, refusals and close naming holders. */
+/**
+ * The budget tree: limits, a child's reservations counted in its parent, release, refusals and
+ * close naming holders.
+ */
 class MemoryBudgetTest {
     private static final String KEY = "viper.memory.host.budget.bytes";
 
@@ -82,7 +85,8 @@ class MemoryBudgetTest {
             c.close();
             List<String> lines = log.formattedLines();
             assertEquals(1, lines.size(), lines.toString());
-            assertEquals("consumer m closed while it holds 300 bytes: consumer m (closed): 300 bytes [receive buffer 1 of m]", lines.getFirst());
+            assertEquals("consumer m closed while it holds 300 bytes: consumer m (closed): 300 bytes"
+                    + " [receive buffer 1 of m]", lines.getFirst());
         }
         assertThrows(ViperClosedException.class, () -> c.reserve(1, () -> "z"), "a closed budget grants nothing");
         assertThrows(ViperClosedException.class, () -> c.child("x", "k", 1));

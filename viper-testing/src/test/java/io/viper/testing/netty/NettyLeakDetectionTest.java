@@ -17,7 +17,10 @@ import org.junit.platform.engine.TestExecutionResult;
  * autodetection on: a class that drops an unreleased buffer fails, a tidy one passes.
  */
 class NettyLeakDetectionTest {
-    /** Drops a pooled and an unpooled direct buffer without releasing them. Run only through {@link LaunchedFixtures#run}. */
+    /**
+     * Drops a pooled and an unpooled direct buffer without releasing them. Run only through
+     * {@link LaunchedFixtures#run}.
+     */
     @EnabledIf("io.viper.testing.LaunchedFixtures#launching")
     static class LeakingTests {
         @Test

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.errors.ViperMemoryException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.testing.SdkFixture;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -85,5 +86,24 @@ class SharedMemoryBudgetTest {
             c.awaitVersion(1, Duration.ofSeconds(20));
             SdkFixture.assertServes(c, 1, twoMib);
         }
+    }
+
+    @Test
+    void aSecondConsumerGetsTheRoomTheFirstGivesBack() {
+        Viper producers = fx.viper(new SimpleMeterRegistry(), "viper.producer.inline.bytes", "0");
+        ViperProducer p = fx.keep(producers.producer("a", CheckpointPolicy.every(1)));
+        ViperProducer q = fx.keep(producers.producer("b", CheckpointPolicy.every(1)));
+        List<MemorySegment> twoMib = fx.model(3, 2 * MIB);
+        p.publish(SdkFixture.snapshot(twoMib), Map.of()).announced().join();
+        q.publish(SdkFixture.snapshot(twoMib), Map.of()).announced().join();
+        Viper consumers = fx.viper(new SimpleMeterRegistry(), "viper.memory.host.budget.bytes", "3m");
+        ViperConsumer a = consumers.consumer("a");
+        a.awaitVersion(1, Duration.ofSeconds(20));
+        ViperConsumer b = fx.keep(consumers.consumer("b"));
+        assertThrows(ViperTimeoutException.class, () -> b.awaitVersion(1, Duration.ofMillis(500)),
+                "a's receive buffer holds 2 of the instance's 3 MiB");
+        a.close();
+        b.awaitVersion(1, Duration.ofSeconds(20));
+        SdkFixture.assertServes(b, 1, twoMib);
     }
 }

@@ -16,6 +16,7 @@ module io.viper.core {
     exports io.viper.net;
     exports io.viper.spi;
     exports io.viper.format;
+    exports io.viper.memory;
     exports io.viper.tensor;
 
     uses io.viper.spi.TransportProvider;

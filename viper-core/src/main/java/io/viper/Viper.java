@@ -123,6 +123,14 @@ public final class Viper implements AutoCloseable {
             return config(ViperConfig.CONSUMER_BUDGET.name(), Long.toString(bytes));
         }
 
+        /**
+         * Host memory all producers and consumers of the instance take together
+         * ({@code viper.memory.host.budget.bytes}).
+         */
+        public Builder hostMemoryBudget(long bytes) {
+            return config(ViperConfig.MEMORY_HOST_BUDGET.name(), Long.toString(bytes));
+        }
+
         /** Transport schemes consumers may use ({@code ucx}, {@code tcp}, {@code file}); none given: all. */
         public Builder consumerPaths(String... schemes) {
             return config(ViperConfig.CONSUMER_PATHS.name(), joined(schemes));

@@ -52,8 +52,10 @@ public final class ViperConfig {
             "Root of the PFS repository (file system path). Producers flush every version there; consumers fall back to it. Empty: no PFS."));
     public static final ConfigKey<Integer> PFS_RETENTION = define(CORE.intKey("viper.pfs.retention", 3, 1, Integer.MAX_VALUE,
             "How many newest versions per model the PFS repository keeps."));
-    public static final ConfigKey<Long> STAGING_BUDGET = define(CORE.sizeKey("viper.producer.staging.budget.bytes", "4g", 1, Long.MAX_VALUE,
-            "Producer: most host memory for staging buffers (k, m, g suffixes)."));
+    public static final ConfigKey<Long> STAGING_BUDGET = define(CORE.sizeKey("viper.producer.staging.budget.bytes", "4g", 1,
+            Long.MAX_VALUE,
+            "Producer: most host memory for one model's staging buffers (k, m, g suffixes); every model of the"
+            + " instance together stays within viper.memory.host.budget.bytes."));
     public static final ConfigKey<Integer> STAGING_VERSIONS = define(CORE.intKey("viper.producer.staging.versions", 2, 1, Integer.MAX_VALUE,
             "Producer: how many newest versions stay staged for consumers; older buffers are recycled once no lease holds them."));
     public static final ConfigKey<Long> STAGING_WAIT_MS = define(CORE.longKey("viper.producer.staging.wait.ms", 30_000, 0, Long.MAX_VALUE,
@@ -71,8 +73,10 @@ public final class ViperConfig {
             "Producer: a version of at most this many bytes travels inside its announcement (embedded notifier), so that consumers swap it in"
             + " without a second round trip to fetch it; consumers verify it as any other (0 to 1m; 0: never). Larger versions, and every version"
             + " through a notifier that cannot carry bytes, are fetched over the transports."));
-    public static final ConfigKey<Long> CONSUMER_BUDGET = define(CORE.sizeKey("viper.consumer.host.budget.bytes", "4g", 1, Long.MAX_VALUE,
-            "Consumer: most host memory for receive buffers (two per model: one serves, one receives)."));
+    public static final ConfigKey<Long> CONSUMER_BUDGET = define(CORE.sizeKey("viper.consumer.host.budget.bytes", "4g", 1,
+            Long.MAX_VALUE,
+            "Consumer: most host memory for one model's receive buffers (two per model: one serves, one receives);"
+            + " every model of the instance together stays within viper.memory.host.budget.bytes."));
     public static final ConfigKey<List<String>> CONSUMER_PATHS = define(CORE.key("viper.consumer.paths", ConfigType.LIST, "", ViperConfig::parseInstalledTransports,
             "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one."));
     public static final ConfigKey<Boolean> CONSUMER_INLINE = define(CORE.booleanKey("viper.consumer.inline", true,
@@ -87,8 +91,21 @@ public final class ViperConfig {
             + " were verified (memory gone bad), and saves a pass over the unchanged bytes (about 40 ms per GiB on a 2-core machine)."));
     public static final ConfigKey<String> CONSUMER_DEVICE = define(CORE.key("viper.consumer.device", ConfigType.STRING, "host", ViperConfig::parseDevice,
             "Consumer: where it serves the model: host, or gpu (CUDA device 0; gpu:N for device N). With gpu, GPU locations (cuda-ipc, cuda-pipe) are used when a CUDA driver is present and the model fits."));
-    public static final ConfigKey<Long> CONSUMER_GPU_BUDGET = define(CORE.sizeKey("viper.consumer.gpu.budget.bytes", "8g", 1, Long.MAX_VALUE,
-            "Consumer with viper.consumer.device=gpu: most GPU memory for received models (the serving one and the one arriving)."));
+    public static final ConfigKey<Long> CONSUMER_GPU_BUDGET = define(CORE.sizeKey("viper.consumer.gpu.budget.bytes", "8g", 1,
+            Long.MAX_VALUE,
+            "Consumer with viper.consumer.device=gpu: most GPU memory for one model's received versions (the serving"
+            + " one and the one arriving); every consumer of the instance together stays within"
+            + " viper.memory.gpu.budget.bytes."));
+    public static final ConfigKey<Long> MEMORY_HOST_BUDGET = define(CORE.sizeKey("viper.memory.host.budget.bytes", "8g", 1,
+            Long.MAX_VALUE,
+            "Most host memory the staging buffers of this instance's producers and the receive buffers of its"
+            + " consumers take together (each model also within its own budget). A producer that finds it spent waits"
+            + " viper.producer.staging.wait.ms for buffers to come back, then fails naming who holds what; a consumer"
+            + " serves from the PFS instead, or tries again later."));
+    public static final ConfigKey<Long> MEMORY_GPU_BUDGET = define(CORE.sizeKey("viper.memory.gpu.budget.bytes", "8g", 1,
+            Long.MAX_VALUE,
+            "Most GPU memory the received versions of this instance's consumers take together (each consumer also"
+            + " within viper.consumer.gpu.budget.bytes)."));
     public static final ConfigKey<Boolean> CONSUMER_AUTOLOAD = define(CORE.booleanKey("viper.consumer.autoload", true,
             "Consumer: pull every newer version as a whole model (true), or only follow manifests and pull tensors on fetch() (false)."));
     public static final ConfigKey<Long> LEASE_WAIT_MS = define(CORE.longKey("viper.consumer.buffer.wait.ms", 10_000, 0, Long.MAX_VALUE,

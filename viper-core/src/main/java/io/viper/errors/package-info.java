@@ -16,7 +16,8 @@
  * <tr><td>IO</td><td>{@link io.viper.errors.ViperException}</td><td>no</td></tr>
  * <tr><td>INTERNAL</td><td>{@link io.viper.errors.ViperException}</td><td>no</td></tr>
  * <tr><td>TRANSFER</td><td>{@link io.viper.errors.RetriableViperException}</td><td>yes</td></tr>
- * <tr><td>UNAVAILABLE</td><td>{@link io.viper.errors.RetriableViperException}</td><td>yes</td></tr>
+ * <tr><td>UNAVAILABLE</td><td>{@link io.viper.errors.RetriableViperException};
+ * {@link io.viper.errors.ViperMemoryException} when a memory budget has no room</td><td>yes</td></tr>
  * <tr><td>TIMEOUT</td><td>{@link io.viper.errors.ViperTimeoutException}</td><td>yes</td></tr>
  * <tr><td>CORRUPT</td><td>{@link io.viper.errors.ViperCorruptDataException}</td><td>yes</td></tr>
  * </table>

@@ -9,6 +9,7 @@ import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -44,6 +45,7 @@ final class ConsumerImpl implements ViperConsumer {
     private final Runnable onClose;
     private final ManifestTracker tracker;
     private final ReceiveSlots slots;
+    private final DeviceLoader device;
     private final ServingModel serving;
     private final Fetcher fetcher;
     private final Notifier.Subscription subscription;
@@ -56,9 +58,11 @@ final class ConsumerImpl implements ViperConsumer {
         ViperConfig c = rt.config();
         checkPaths(c);
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
-        this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
+        MemoryBudget hostBudget = rt.hostMemory().child("consumer " + model, ViperConfig.CONSUMER_BUDGET.name(),
+                c.get(ViperConfig.CONSUMER_BUDGET));
+        this.slots = new ReceiveSlots(model, hostBudget, c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
-        DeviceLoader device = new DeviceLoader(model, c, verifier, serving::retainCurrent);
+        this.device = new DeviceLoader(model, c, rt.gpuMemory(), verifier, serving::retainCurrent);
         this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
         this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
         tracker.swapAnnouncedWith(fetcher::swapAnnounced);
@@ -181,6 +185,7 @@ final class ConsumerImpl implements ViperConsumer {
         subscription.close();
         fetcher.close();
         slots.close();
+        device.close();
         onClose.run();
     }
 }

@@ -3,6 +3,7 @@ package io.viper.internal;
 import io.viper.ViperConfig;
 import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
@@ -12,15 +13,16 @@ import io.viper.spi.Providers;
 import io.viper.spi.TransportClient;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
  * The GPU part of a consumer. It decides once whether the consumer serves from GPU memory
  * ({@code viper.consumer.device} names a CUDA device that a working {@link GpuProvider} sees) and
  * says why not; counts the GPU memory its models hold against
- * {@code viper.consumer.gpu.budget.bytes}; and loads a version from a GPU-tier location into a new
- * device buffer, verified on the device. The buffer is freed when the loaded model is released.
+ * {@code viper.consumer.gpu.budget.bytes} and, with every other consumer of the instance,
+ * {@code viper.memory.gpu.budget.bytes} (a child {@link MemoryBudget} of the instance's); and loads
+ * a version from a GPU-tier location into a new device buffer, verified on the device. The buffer
+ * is freed when the loaded model is released.
  *
  * <p>Delta ({@link BlockPlan}): when the version has blocks and the serving version is in GPU memory
  * on the same device, the blocks it has are copied from it device to device and only the others are
@@ -31,31 +33,32 @@ import java.util.function.Supplier;
  *
  * <p>Threads: created with the consumer; {@link #freeBytes()} and {@link #load} run on the fetch
  * thread; a buffer is freed by whichever thread drops the last reference to its model (an
- * inference thread closing its lease, say). Thread-safe.
+ * inference thread closing its lease, say); {@link #close()} runs with the consumer's. Thread-safe.
  */
-final class DeviceLoader implements Loader {
+final class DeviceLoader implements Loader, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DeviceLoader.class.getName());
 
     private final String model;
     private final Verifier verifier;
     private final int device;
-    private final long budgetBytes;
+    /** The consumer's GPU budget; null on host. */
+    private final MemoryBudget budget;
     private final GpuProvider gpu;
     private final String noGpuReason;
-    private final AtomicLong bytesHeld = new AtomicLong();
     private final Supplier<LoadedModel> base;
 
     /**
      * @param base the version to copy unchanged blocks from, retained for the caller
      *             ({@link ServingModel#retainCurrent}), or null when there is none
      */
-    DeviceLoader(String model, ViperConfig config, Verifier verifier, Supplier<LoadedModel> base) {
+    DeviceLoader(String model, ViperConfig config, MemoryBudget instanceGpu, Verifier verifier,
+            Supplier<LoadedModel> base) {
         this.model = model;
         this.verifier = verifier;
         this.base = base;
         this.device = ViperConfig.cudaDevice(config.get(ViperConfig.CONSUMER_DEVICE));
-        this.budgetBytes = config.get(ViperConfig.CONSUMER_GPU_BUDGET);
         if (device < 0) {
+            this.budget = null;
             this.gpu = null;
             this.noGpuReason = "consumer serves on host (viper.consumer.device=host)";
             return;
@@ -68,6 +71,9 @@ final class DeviceLoader implements Loader {
         }
         this.gpu = why.isEmpty() ? p.get() : null;
         this.noGpuReason = why.orElse(null);
+        this.budget = gpu == null ? null
+                : instanceGpu.child("consumer " + model, ViperConfig.CONSUMER_GPU_BUDGET.name(),
+                        config.get(ViperConfig.CONSUMER_GPU_BUDGET));
         if (why.isPresent()) {
             LOG.log(System.Logger.Level.WARNING, "consumer {0}: serving on host: {1}", model, why.get());
         }
@@ -89,7 +95,7 @@ final class DeviceLoader implements Loader {
             return 0;
         }
         try {
-            return Math.max(0, Math.min(gpu.freeBytes(device), budgetBytes - bytesHeld.get()));
+            return Math.max(0, Math.min(gpu.freeBytes(device), budget.headroom()));
         } catch (ViperException e) {
             LOG.log(System.Logger.Level.WARNING, "consumer {0}: GPU memory query failed: {1}", model, e.getMessage());
             return 0;
@@ -99,11 +105,18 @@ final class DeviceLoader implements Loader {
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
         long size = m.totalBytes();
-        DeviceBuffer buf = gpu.allocate(device, Math.max(1, size));
-        bytesHeld.addAndGet(buf.byteSize());
+        MemoryBudget.Reservation reserved =
+                budget.reserve(Math.max(1, size), () -> m.model() + " v" + m.version() + " on GPU " + device);
+        DeviceBuffer buf;
+        try {
+            buf = gpu.allocate(device, Math.max(1, size));
+        } catch (RuntimeException | Error e) {
+            reserved.close();
+            throw e;
+        }
         Runnable free = () -> {
             buf.close();
-            bytesHeld.addAndGet(-buf.byteSize());
+            reserved.close();
         };
         try {
             Received r = receive(m, loc, client, buf);
@@ -111,6 +124,17 @@ final class DeviceLoader implements Loader {
         } catch (RuntimeException e) {
             free.run();
             throw e;
+        }
+    }
+
+    /**
+     * Closes the consumer's GPU budget; versions still leased keep counting until they are freed (a
+     * warning names them).
+     */
+    @Override
+    public void close() {
+        if (budget != null) {
+            budget.close();
         }
     }
 

@@ -5,11 +5,13 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
+import io.viper.memory.LeakDetector;
 import io.viper.spi.DeviceBuffer;
 import io.viper.tensor.Checkpoint;
 import io.viper.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,7 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A verified model version in a consumer's memory (a receive buffer or a mapped PFS file), with a
  * reference count: one reference while it is the serving model, one per open lease. When the count
- * reaches zero the memory is handed back ({@code release}) and may be reused. Thread-safe.
+ * reaches zero the memory is handed back ({@code release}) and may be reused. A lease garbage-collected
+ * while open is reported by the {@link LeakDetector}. Thread-safe.
  */
 final class LoadedModel {
     private final Manifest manifest;
@@ -115,6 +118,8 @@ final class LoadedModel {
 
     private final class Lease implements ModelLease {
         private final AtomicBoolean closed = new AtomicBoolean();
+        private final LeakDetector.Tracker leak =
+                LeakDetector.track(this, "ModelLease on " + manifest.model() + " v" + manifest.version());
 
         @Override
         public long version() {
@@ -169,8 +174,16 @@ final class LoadedModel {
 
         @Override
         public void close() {
-            if (closed.compareAndSet(false, true)) {
-                releaseRef();
+            try {
+                if (closed.compareAndSet(false, true)) {
+                    if (leak != null) {
+                        leak.close();
+                    }
+                    releaseRef();
+                }
+            } finally {
+                // Reachable until untracked: else it could be reported as leaked while it closes.
+                Reference.reachabilityFence(this);
             }
         }
     }

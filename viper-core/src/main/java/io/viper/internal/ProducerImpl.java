@@ -7,6 +7,7 @@ import io.viper.ViperConfig;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
@@ -52,7 +53,9 @@ final class ProducerImpl implements ViperProducer {
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
         this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
-        this.cache = new StagingCache(model, c.get(ViperConfig.STAGING_BUDGET), c.get(ViperConfig.STAGING_VERSIONS),
+        MemoryBudget budget = rt.hostMemory().child("producer " + model, ViperConfig.STAGING_BUDGET.name(),
+                c.get(ViperConfig.STAGING_BUDGET));
+        this.cache = new StagingCache(model, budget, c.get(ViperConfig.STAGING_VERSIONS),
                 c.get(ViperConfig.STAGING_WAIT_MS), this::withdrawRetired,
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);

@@ -3,6 +3,7 @@ package io.viper.internal;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
 import io.viper.hash.ContentHash;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ReceiveAllocator;
 import java.lang.foreign.MemorySegment;
@@ -10,7 +11,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A consumer's two host receive buffers (double buffering): one holds the serving model, the other
- * receives the next version. Together they stay within {@code viper.consumer.host.budget.bytes}.
+ * receives the next version. Together they stay within {@code viper.consumer.host.budget.bytes}, and
+ * with every other model of the instance within {@code viper.memory.host.budget.bytes}: each buffer is
+ * reserved in the consumer's {@link MemoryBudget} (a child of the instance's) while it exists.
  * Their memory comes from the instance's {@link ReceiveAllocator} (off-heap memory unless a
  * process that shares received models, such as the viper agent, installed its own).
  *
@@ -31,7 +34,7 @@ final class ReceiveSlots implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ReceiveSlots.class.getName());
 
     private final String model;
-    private final long budgetBytes;
+    private final MemoryBudget budget;
     private final long waitMs;
     private final ReceiveAllocator allocator;
     private final Object monitor = new Object();
@@ -48,26 +51,35 @@ final class ReceiveSlots implements AutoCloseable {
 
     /** As above, with the buffers' memory from {@code allocator}. */
     ReceiveSlots(String model, long budgetBytes, long waitMs, ReceiveAllocator allocator) {
+        this(model, MemoryBudget.root("consumer " + model, "viper.consumer.host.budget.bytes", budgetBytes), waitMs,
+                allocator);
+    }
+
+    /**
+     * As above, the buffers counted against {@code budget} (the consumer's child of the
+     * instance's), which {@link #close()} closes.
+     */
+    ReceiveSlots(String model, MemoryBudget budget, long waitMs, ReceiveAllocator allocator) {
         this.model = model;
-        this.budgetBytes = budgetBytes;
+        this.budget = budget;
         this.waitMs = waitMs;
         this.allocator = allocator;
     }
 
     /**
      * Host memory the next version may take: the budget less the buffers that hold a model (the
-     * serving one, and one still leased). The free buffer does not count: it is reallocated when the
-     * next version does not fit in it.
+     * serving one, and one still leased), and no more than the instance's budget has left. The free
+     * buffer does not count: it is reallocated when the next version does not fit in it.
      */
     long freeBytes() {
         synchronized (monitor) {
-            long held = 0;
+            long idle = 0;
             for (Slot s : slots) {
-                if (s.busy) {
-                    held += s.memory == null ? 0 : s.memory.byteSize();
+                if (!s.busy) {
+                    idle += s.memory == null ? 0 : s.memory.byteSize();
                 }
             }
-            return Math.max(0, budgetBytes - held);
+            return budget.headroom() + idle;
         }
     }
 
@@ -128,6 +140,7 @@ final class ReceiveSlots implements AutoCloseable {
             }
             monitor.notifyAll();
         }
+        budget.close(); // names the buffers leases still hold
     }
 
     /**
@@ -143,6 +156,8 @@ final class ReceiveSlots implements AutoCloseable {
         private final int index;
         private ReceiveAllocator.Buffer buffer;
         private MemorySegment memory;
+        /** {@link #memory}'s bytes in the consumer's budget. */
+        private MemoryBudget.Reservation reservation;
         private boolean busy;
         /** The version whose verified bytes the memory holds while no one may write it; null if unknown. */
         private Held holds;
@@ -153,13 +168,24 @@ final class ReceiveSlots implements AutoCloseable {
             this.index = index;
         }
 
-        /** The buffer, grown to {@code size} bytes if needed (only the claimant calls this). */
+        /**
+         * The buffer, grown to {@code size} bytes if needed (only the claimant calls this).
+         *
+         * @throws io.viper.errors.ViperMemoryException when the consumer's or the instance's budget has no room for it
+         */
         MemorySegment segment(long size) {
             synchronized (monitor) {
                 if (memory == null || memory.byteSize() < size) {
                     free();
                     heldWhenClaimed = null;
-                    buffer = allocator.allocate(Math.max(1, size));
+                    reservation = reserve(Math.max(1, size));
+                    try {
+                        buffer = allocator.allocate(Math.max(1, size));
+                    } catch (RuntimeException | Error e) {
+                        reservation.close();
+                        reservation = null;
+                        throw e;
+                    }
                     memory = buffer.segment();
                     LOG.log(System.Logger.Level.DEBUG, "consumer {0}: receive buffer {1} is {2} bytes", model, Long.toString(index), Long.toString(size));
                 }
@@ -221,6 +247,23 @@ final class ReceiveSlots implements AutoCloseable {
             }
         }
 
+        /**
+         * Caller holds the monitor: a reservation, freeing the other idle buffer's memory first
+         * when that makes room.
+         */
+        private MemoryBudget.Reservation reserve(long bytes) {
+            MemoryBudget.Reservation r = budget.tryReserve(bytes, this::toString);
+            if (r != null) {
+                return r;
+            }
+            for (Slot other : slots) {
+                if (other != this && !other.busy) {
+                    other.free();
+                }
+            }
+            return budget.reserve(bytes, this::toString);
+        }
+
         /** Caller holds the monitor. */
         private void free() {
             holds = null;
@@ -229,6 +272,17 @@ final class ReceiveSlots implements AutoCloseable {
                 buffer = null;
                 memory = null;
             }
+            if (reservation != null) {
+                reservation.close();
+                reservation = null;
+            }
+        }
+
+        /** Called for messages, maybe without the monitor: reads one field once. */
+        @Override
+        public String toString() {
+            MemoryBudget.Reservation r = reservation;
+            return "receive buffer " + index + " of " + model + (r == null ? "" : " (" + r.bytes() + " bytes)");
         }
     }
 }

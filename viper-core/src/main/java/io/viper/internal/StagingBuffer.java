@@ -1,5 +1,6 @@
 package io.viper.internal;
 
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
 import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
@@ -27,6 +28,8 @@ final class StagingBuffer implements StagedCheckpoint {
     final long capacity;
     private final MemorySegment memory;
     private final StagingGpuMemory gpu;
+    /** Its bytes in the producer's memory budget, given back when it is freed. */
+    private final MemoryBudget.Reservation reservation;
     private volatile Manifest manifest;
     /** Guarded by the cache's lock. */
     long version;
@@ -45,10 +48,15 @@ final class StagingBuffer implements StagedCheckpoint {
      */
     StagedContent held;
 
-    /** Allocates {@code capacity} bytes, from the transport's allocator when there is one. */
-    StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator) {
+    /**
+     * Allocates {@code capacity} bytes, reserved in {@code reservation}, from the transport's
+     * allocator when there is one.
+     */
+    StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator,
+            MemoryBudget.Reservation reservation) {
         this.cache = cache;
         this.capacity = capacity;
+        this.reservation = reservation;
         if (allocator != null) {
             StagingAllocator.Memory m = allocator.allocate(Math.max(1, capacity));
             this.owner = m;
@@ -71,6 +79,7 @@ final class StagingBuffer implements StagedCheckpoint {
         } catch (Exception e) {
             LOG.log(System.Logger.Level.WARNING, "freeing a staging buffer of " + cache.model() + " failed: " + e.getMessage());
         }
+        reservation.close();
     }
 
     /** Makes the buffer hold {@code newVersion} of {@code newSize} bytes; under the cache's lock. */

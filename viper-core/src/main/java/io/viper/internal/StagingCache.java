@@ -4,6 +4,7 @@ import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.spi.StagingAllocator;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -22,14 +23,15 @@ import java.util.function.Predicate;
  * (serving: leases granted), RETIRING (older than the newest kept versions: no new leases; once its
  * last lease closed, transports are told to withdraw it, after which it becomes FREE), FREE
  * (reusable). Each
- * {@link StagingBuffer}'s state and lease count are guarded by this cache's lock. Thread-safe;
+ * {@link StagingBuffer}'s state and lease count are guarded by this cache's lock. Every buffer is
+ * reserved in the producer's {@link MemoryBudget} (a child of the instance's) while it exists. Thread-safe;
  * {@link #acquire} runs on the training thread and may wait.
  */
 final class StagingCache implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StagingCache.class.getName());
 
     private final String model;
-    private final long budgetBytes;
+    private final MemoryBudget budget;
     private final int keepVersions;
     private final long waitMillis;
     private final Consumer<StagingBuffer> onRetire;
@@ -37,7 +39,6 @@ final class StagingCache implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
     private final List<StagingBuffer> buffers = new ArrayList<>();
-    private long allocatedBytes;
     private boolean closed;
     /** What the newest version activated holds ({@link #newest}). */
     private StagedContent newest;
@@ -48,9 +49,19 @@ final class StagingCache implements AutoCloseable {
      *                 the thread that retired it or closed that lease; it calls {@link StagingBuffer#retireHandled}
      */
     StagingCache(String model, long budgetBytes, int keepVersions, long waitMillis, Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
+        this(model, MemoryBudget.root("producer " + model, "viper.producer.staging.budget.bytes", budgetBytes),
+                keepVersions, waitMillis, onRetire, allocator);
+    }
+
+    /**
+     * As above, the buffers counted against {@code budget} (the producer's child of the
+     * instance's), which {@link #close()} closes.
+     */
+    StagingCache(String model, MemoryBudget budget, int keepVersions, long waitMillis,
+            Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
         this.allocator = allocator;
         this.model = model;
-        this.budgetBytes = budgetBytes;
+        this.budget = budget;
         this.keepVersions = keepVersions;
         this.waitMillis = waitMillis;
         this.onRetire = onRetire;
@@ -78,9 +89,10 @@ final class StagingCache implements AutoCloseable {
             if (closed) {
                 throw new ViperClosedException("producer of " + model + " is closed");
             }
-            if (size > budgetBytes) {
+            if (size > budget.ceiling()) {
+                MemoryBudget tightest = budget.tightest();
                 throw new ViperConfigException("model " + model + " needs " + size
-                        + " bytes of staging but viper.producer.staging.budget.bytes is " + budgetBytes);
+                        + " bytes of staging but " + tightest.limitKey() + " is " + tightest.limit());
             }
             retireOlderThanKept(retired);
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
@@ -91,29 +103,33 @@ final class StagingCache implements AutoCloseable {
                 }
                 // Free buffers too small to reuse go back to the allocator when that makes room.
                 long freeSmall = buffers.stream().filter(b -> b.state == State.FREE).mapToLong(b -> b.capacity).sum();
-                if (allocatedBytes - freeSmall + size <= budgetBytes) {
+                if (budget.headroom() + freeSmall >= size) {
                     buffers.removeIf(b -> {
-                        if (b.state == State.FREE && allocatedBytes + size > budgetBytes) {
-                            allocatedBytes -= b.capacity;
+                        if (b.state == State.FREE && budget.headroom() < size) {
                             b.free();
                             return true;
                         }
                         return false;
                     });
                 }
-                if (allocatedBytes + size <= budgetBytes) {
-                    result = new StagingBuffer(this, size, allocator);
+                result = allocate(size);
+                if (result != null) {
                     buffers.add(result);
-                    allocatedBytes += size;
                     break;
                 }
                 long left = deadline - System.nanoTime();
+                if (left <= 0 && budget.limit() - budget.held() >= size) {
+                    // This producer's own budget has room: other models of the instance hold the rest.
+                    throw budget.refusal(size, "staging for v" + version + ", after waiting " + waitMillis + " ms");
+                }
                 if (left <= 0) {
                     throw new ViperTimeoutException("staging for " + model + " v" + version
-                            + " is full: every buffer is leased by consumers (budget " + budgetBytes + " bytes); waited " + waitMillis + " ms");
+                            + " is full: every buffer is leased by consumers (budget " + budget.limit()
+                            + " bytes); waited " + waitMillis + " ms");
                 }
                 try {
-                    released.awaitNanos(left);
+                    // Buffers of other models coming back do not signal this cache: look again now and then.
+                    released.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for a staging buffer for " + model);
@@ -129,6 +145,26 @@ final class StagingCache implements AutoCloseable {
         }
         retired.forEach(onRetire);
         return new Acquired(result, held);
+    }
+
+    /**
+     * A new buffer of {@code size} bytes reserved in the budget, or null when the budget has no
+     * room; under the lock.
+     */
+    private StagingBuffer allocate(long size) {
+        StagingBuffer[] made = new StagingBuffer[1];
+        MemoryBudget.Reservation r = budget.tryReserve(size,
+                () -> made[0] == null ? "staging buffer of " + size + " bytes" : made[0].toString());
+        if (r == null) {
+            return null;
+        }
+        try {
+            made[0] = new StagingBuffer(this, size, allocator, r);
+            return made[0];
+        } catch (RuntimeException | Error e) {
+            r.close();
+            throw e;
+        }
     }
 
     /**
@@ -322,7 +358,7 @@ final class StagingCache implements AutoCloseable {
                 b.free();
             }
             buffers.clear();
-            allocatedBytes = 0;
+            budget.close();
             released.signalAll();
         } finally {
             lock.unlock();

@@ -4,6 +4,7 @@ import io.viper.errors.ViperClosedException;
 import io.viper.spi.Providers;
 import io.viper.ViperConfig;
 import io.viper.errors.ViperConfigException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -25,7 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Everything one {@code Viper} instance shares between its producers and consumers: the notifier,
  * transport servers (opened on the first producer) and clients (on the first consumer), the PFS
- * repository, and the hashing pool. Opened lazily, closed in reverse order of opening.
+ * repository, the hashing pool, and the memory budgets its models' buffers count against (one for
+ * host memory, one for GPU memory, each with a child per model). Opened lazily, closed in reverse
+ * order of opening.
  * Thread-safe (synchronized lazy initialisation).
  */
 public final class ViperRuntime implements AutoCloseable {
@@ -36,6 +39,8 @@ public final class ViperRuntime implements AutoCloseable {
     private final ReceiveAllocator receiveAllocator;
     private final String producerId;
     private final ExecutorService hashPool;
+    private final MemoryBudget hostMemory;
+    private final MemoryBudget gpuMemory;
     private final List<AutoCloseable> opened = new ArrayList<>();
     private Notifier notifier;
     private NotifierProvider.Role notifierRole;
@@ -58,6 +63,10 @@ public final class ViperRuntime implements AutoCloseable {
         AtomicInteger n = new AtomicInteger();
         this.hashPool = Executors.newFixedThreadPool(config.get(ViperConfig.HASH_THREADS),
                 r -> Thread.ofPlatform().daemon().name("viper-hash-" + n.incrementAndGet()).unstarted(r));
+        this.hostMemory = MemoryBudget.root("host memory of this Viper instance",
+                ViperConfig.MEMORY_HOST_BUDGET.name(), config.get(ViperConfig.MEMORY_HOST_BUDGET));
+        this.gpuMemory = MemoryBudget.root("GPU memory of this Viper instance", ViperConfig.MEMORY_GPU_BUDGET.name(),
+                config.get(ViperConfig.MEMORY_GPU_BUDGET));
     }
 
     private static String defaultProducerId() {
@@ -81,6 +90,16 @@ public final class ViperRuntime implements AutoCloseable {
     /** Where consumers' host receive buffers come from. */
     public ReceiveAllocator receiveAllocator() {
         return receiveAllocator;
+    }
+
+    /** The instance's host memory budget: producers' staging and consumers' receive buffers, a child per model. */
+    public MemoryBudget hostMemory() {
+        return hostMemory;
+    }
+
+    /** The instance's GPU memory budget: consumers' received versions, a child per model. */
+    public MemoryBudget gpuMemory() {
+        return gpuMemory;
     }
 
     public String producerId() {
@@ -235,5 +254,8 @@ public final class ViperRuntime implements AutoCloseable {
             }
         }
         hashPool.shutdownNow();
+        // After the producers and consumers closed theirs: names buffers still held (leases still open).
+        hostMemory.close();
+        gpuMemory.close();
     }
 }

@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperMemoryException;
+import io.viper.internal.memory.MemoryBudget;
 import io.viper.spi.ReceiveAllocator;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -114,5 +117,26 @@ class ReceiveSlotsTest {
         a.release();
         slots.close();
         assertEquals(List.of(16L, 4096L), closed);
+    }
+
+    @Test
+    void twoConsumersShareTheInstancesBudget() {
+        MemoryBudget instance = MemoryBudget.root("host memory of this Viper instance", "viper.memory.host.budget.bytes", 1000);
+        try (ReceiveSlots a = new ReceiveSlots("a", instance.child("consumer a", "viper.consumer.host.budget.bytes", 800), 10, ReceiveAllocator.offHeap());
+             ReceiveSlots b = new ReceiveSlots("b", instance.child("consumer b", "viper.consumer.host.budget.bytes", 800), 10, ReceiveAllocator.offHeap())) {
+            ReceiveSlots.Slot sa = a.claim();
+            sa.segment(700);
+            assertEquals(100, a.freeBytes(), "a's own budget leaves 100");
+            assertEquals(300, b.freeBytes(), "what a holds is not b's to take");
+            ReceiveSlots.Slot sb = b.claim();
+            ViperMemoryException e = assertThrows(ViperMemoryException.class, () -> sb.segment(400));
+            assertTrue(e.getMessage().startsWith("consumer b asked for 400 bytes (receive buffer 0 of b)"), e.getMessage());
+            assertTrue(e.getMessage().endsWith("held: consumer a: 700 bytes [receive buffer 0 of a (700 bytes)]"), e.getMessage());
+            assertEquals(300, sb.segment(300).byteSize(), "what is left is b's");
+            assertEquals(1000, instance.held());
+            sa.release();
+            sb.release();
+        }
+        assertEquals(0, instance.held(), "closing the consumers gave everything back");
     }
 }

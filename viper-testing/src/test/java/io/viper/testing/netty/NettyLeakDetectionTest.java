@@ -3,37 +3,25 @@ package io.viper.testing.netty;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import io.viper.testing.LaunchedFixtures;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.engine.support.descriptor.ClassSource;
-import org.junit.platform.launcher.LauncherDiscoveryRequest;
-import org.junit.platform.launcher.TestExecutionListener;
-import org.junit.platform.launcher.TestIdentifier;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
  * Runs small test classes through the JUnit launcher, as surefire does, with extension
  * autodetection on: a class that drops an unreleased buffer fails, a tidy one passes.
  */
 class NettyLeakDetectionTest {
-    /** Set while {@link #run} launches a fixture: found on their own (an IDE, {@code -Dtest}), the fixtures are disabled. */
-    private static volatile boolean launching;
-
-    static boolean launching() {
-        return launching;
-    }
-
-    /** Drops a pooled and an unpooled direct buffer without releasing them. Run only through {@link #run}. */
-    @EnabledIf("io.viper.testing.netty.NettyLeakDetectionTest#launching")
+    /**
+     * Drops a pooled and an unpooled direct buffer without releasing them. Run only through
+     * {@link LaunchedFixtures#run}.
+     */
+    @EnabledIf("io.viper.testing.LaunchedFixtures#launching")
     static class LeakingTests {
         @Test
         void dropsBuffersWithoutReleasingThem() {
@@ -44,8 +32,8 @@ class NettyLeakDetectionTest {
         }
     }
 
-    /** Releases everything it allocates. Run only through {@link #run}. */
-    @EnabledIf("io.viper.testing.netty.NettyLeakDetectionTest#launching")
+    /** Releases everything it allocates. Run only through {@link LaunchedFixtures#run}. */
+    @EnabledIf("io.viper.testing.LaunchedFixtures#launching")
     static class TidyTests {
         @Test
         void releasesItsBuffers() {
@@ -55,32 +43,9 @@ class NettyLeakDetectionTest {
         }
     }
 
-    /** The result of running {@code testClass} alone: the class container's outcome. */
-    private static TestExecutionResult run(Class<?> testClass) {
-        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectClass(testClass))
-                .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "true")
-                .build();
-        Map<String, TestExecutionResult> results = new ConcurrentHashMap<>();
-        launching = true;
-        try {
-            LauncherFactory.create().execute(request, new TestExecutionListener() {
-                @Override
-                public void executionFinished(TestIdentifier id, TestExecutionResult result) {
-                    id.getSource().filter(ClassSource.class::isInstance).ifPresent(s -> results.put(((ClassSource) s).getClassName(), result));
-                }
-            });
-        } finally {
-            launching = false;
-        }
-        TestExecutionResult result = results.get(testClass.getName());
-        assertTrue(result != null, "no result for " + testClass.getName() + ": " + results.keySet());
-        return result;
-    }
-
     @Test
     void aClassThatLeaksABufferFails() {
-        TestExecutionResult result = run(LeakingTests.class);
+        TestExecutionResult result = LaunchedFixtures.run(LeakingTests.class);
         assertEquals(TestExecutionResult.Status.FAILED, result.getStatus());
         AssertionError failure = assertInstanceOf(AssertionError.class, result.getThrowable().orElseThrow());
         assertTrue(failure.getMessage().startsWith("Netty reported 2 leak(s) while NettyLeakDetectionTest$LeakingTests ran"), failure.getMessage());
@@ -90,6 +55,6 @@ class NettyLeakDetectionTest {
 
     @Test
     void aClassThatReleasesItsBuffersPasses() {
-        assertEquals(TestExecutionResult.Status.SUCCESSFUL, run(TidyTests.class).getStatus());
+        assertEquals(TestExecutionResult.Status.SUCCESSFUL, LaunchedFixtures.run(TidyTests.class).getStatus());
     }
 }

@@ -22,7 +22,8 @@ import java.util.concurrent.CompletableFuture;
  *       use it to learn the PFS location once the flush completed.</li>
  * </ul>
  * Thread-safe. Listeners are called on the notifier's own thread, one at a time per subscription,
- * and must not block for long.
+ * and must not block for long. Implementations keep the subscriber half of this contract by feeding
+ * what they receive to an {@link AnnouncementFeed}.
  */
 public interface Notifier extends AutoCloseable {
     /** The notifier's address with any port 0 resolved, usable by consumers in other processes. */

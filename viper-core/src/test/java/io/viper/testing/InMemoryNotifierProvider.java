@@ -3,26 +3,27 @@ package io.viper.testing;
 import io.viper.ViperConfig;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
+import io.viper.spi.AnnouncementFeed;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
-import java.util.concurrent.CompletableFuture;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * A test double notifier within one JVM ({@code mem://name}): keeps the latest manifest per model,
- * delivers on a single thread per notifier instance, and round-trips manifests through the codec
- * like a real wire would. It announces manifests alone, as a notifier that cannot carry bytes, unless
- * a test asks it to carry them ({@link #carryData}).
+ * A test double notifier within one JVM ({@code mem://name}): its broker keeps the latest manifest per
+ * model (encoded, as a real wire carries it) and sends it to the notifiers that follow the model; each
+ * notifier feeds what it gets to an {@link AnnouncementFeed} on its single delivery thread, which also
+ * calls the listeners. It announces manifests alone, as a notifier that cannot carry bytes, unless a test
+ * asks it to carry them ({@link #carryData}).
  */
 public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final Map<String, Broker> BROKERS = new ConcurrentHashMap<>();
@@ -71,8 +72,9 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
 
     private static final class Broker {
         private final Map<String, byte[]> latest = new ConcurrentHashMap<>();
-        private final List<Client.Sub> subs = new CopyOnWriteArrayList<>();
         private final Map<String, byte[]> latestData = new ConcurrentHashMap<>();
+        /** Per model, the notifiers that follow it. */
+        private final Map<String, List<Client>> followers = new ConcurrentHashMap<>();
         volatile boolean carriesData;
         /** While set and not counted down, local publications wait for it on a thread of their own. */
         volatile java.util.concurrent.CountDownLatch localAnswers;
@@ -82,10 +84,10 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
             publishRaw(model, raw, null);
         }
 
+        /** Keeps and forwards what decodes; drops the rest, as a broker checking publications does. */
         synchronized void publishRaw(String model, byte[] raw, byte[] data) {
-            Manifest m;
             try {
-                m = ManifestCodec.decode(raw, "mem broker");
+                ManifestCodec.decode(raw, "mem broker");
             } catch (RuntimeException e) {
                 return;
             }
@@ -95,23 +97,56 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
             } else {
                 latestData.put(model, data);
             }
-            for (Client.Sub s : subs) {
-                if (s.model.equals(model)) {
-                    s.deliver(m, data);
-                }
+            for (Client c : followers.getOrDefault(model, List.of())) {
+                c.announce(model, raw, data);
             }
+        }
+
+        /** {@code c} follows {@code model} from now on, starting with its latest. */
+        synchronized void follow(String model, Client c) {
+            followers.computeIfAbsent(model, m -> new CopyOnWriteArrayList<>()).add(c);
+            byte[] last = latest.get(model);
+            if (last != null) {
+                c.announce(model, last, latestData.get(model));
+            }
+        }
+
+        synchronized void unfollow(String model, Client c) {
+            followers.getOrDefault(model, List.of()).remove(c);
         }
     }
 
-    private static final class Client implements Notifier {
+    private static final class Client implements Notifier, AnnouncementFeed.Demand {
         private final URI uri;
         private final Broker broker;
         private final ExecutorService delivery = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name(DELIVERY_THREAD).unstarted(r));
-        private final List<Sub> mine = new ArrayList<>();
+        /** Listeners run on the delivery thread, which is the feed's. */
+        private final AnnouncementFeed feed;
 
         Client(URI uri, Broker broker) {
             this.uri = uri;
             this.broker = broker;
+            this.feed = new AnnouncementFeed("mem notifier " + uri, System.getLogger(InMemoryNotifierProvider.class.getName()),
+                    delivery, Runnable::run, this);
+        }
+
+        /** From the broker: hands an announcement to the feed on the delivery thread. */
+        void announce(String model, byte[] raw, byte[] data) {
+            try {
+                delivery.execute(() -> feed.offer(model, raw, data, "mem manifest of " + model));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // Closed: nothing is delivered any more.
+            }
+        }
+
+        @Override
+        public void follow(String model) {
+            broker.follow(model, this);
+        }
+
+        @Override
+        public void unfollow(String model) {
+            broker.unfollow(model, this);
         }
 
         @Override
@@ -175,44 +210,16 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
 
         @Override
         public Subscription subscribe(String model, ManifestListener listener) {
-            Sub s = new Sub(model, listener);
-            synchronized (broker) {
-                broker.subs.add(s);
-                mine.add(s);
-                byte[] last = broker.latest.get(model);
-                if (last != null) {
-                    s.deliver(ManifestCodec.decode(last, "mem broker"), broker.latestData.get(model));
-                }
-            }
-            return () -> broker.subs.remove(s);
+            return feed.subscribe(model, listener);
         }
 
         @Override
         public void close() {
-            broker.subs.removeAll(mine);
+            feed.close();
+            for (List<Client> followers : broker.followers.values()) {
+                followers.remove(this);
+            }
             delivery.shutdownNow();
-        }
-
-        final class Sub {
-            final String model;
-            final ManifestListener listener;
-
-            Sub(String model, ManifestListener listener) {
-                this.model = model;
-                this.listener = listener;
-            }
-
-            void deliver(Manifest m, byte[] data) {
-                if (!delivery.isShutdown()) {
-                    delivery.execute(() -> {
-                        if (data == null) {
-                            listener.onManifest(m);
-                        } else {
-                            listener.onManifest(m, MemorySegment.ofArray(data).asReadOnly());
-                        }
-                    });
-                }
-            }
         }
     }
 }

@@ -1,26 +1,23 @@
 package io.viper.notify.kafka.internal;
 
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperFormatException;
 import io.viper.manifest.Manifest;
-import io.viper.manifest.ManifestCodec;
+import io.viper.spi.AnnouncementFeed;
 import io.viper.spi.Notifier;
 import java.lang.System.Logger.Level;
-import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
@@ -30,14 +27,14 @@ import org.apache.kafka.common.header.Header;
 
 /**
  * Follows the manifest topic on one background thread (a Kafka consumer is single-threaded) and
- * hands manifests to subscriptions.
+ * feeds the records to an {@link AnnouncementFeed}, which keeps the newest manifest per model and
+ * delivers it to subscriptions (its rules: newest only, the same version again when it changed,
+ * malformed values skipped). That thread is the feed's, and calls every listener.
  *
  * <p>Reading: no consumer group; all partitions are assigned and read from the beginning, so the
  * compacted latest record of each model arrives; while the records that existed at assignment are
- * read ("catching up") only the per-model cache is updated, and the latest of each model is
- * delivered once caught up; after that records are delivered as they arrive. A subscription gets
- * only versions at least as new as the last it got (the same version again is a location update
- * and is delivered unless identical); older versions are ignored with a debug log line.
+ * read ("catching up") the feed holds what it is given, and delivers the latest of each model once
+ * caught up; after that records are delivered as they arrive.
  *
  * <p>Trouble: a record without a valid key, or whose value does not decode, is logged on one line
  * (topic, partition, offset, reason), reported to {@code onProblem} and skipped. A missing topic,
@@ -56,20 +53,17 @@ final class ManifestFollower implements AutoCloseable {
     private final KafkaUri uri;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
     private final long apiTimeoutMs;
-    private final Map<String, List<Sub>> subs = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Sub> pending = new ConcurrentLinkedQueue<>();
+    /** Work for the follower's thread (subscriptions starting and ending), run between polls. */
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final AnnouncementFeed feed;
     private final Thread thread;
     private volatile boolean closed;
     private volatile Consumer<byte[], byte[]> current;
     private final Object sleeper = new Object();
 
     // poll thread only
-    private final Map<String, Manifest> latest = new HashMap<>();
-    /** The bytes the latest record of a model carried ({@link KafkaNotifier#DATA_HEADER}), where it carried them. */
-    private final Map<String, byte[]> latestData = new HashMap<>();
     private final Map<TopicPartition, Long> nextOffsets = new HashMap<>();
     private State state = State.STARTING;
-    private boolean everCaughtUp;
 
     /**
      * A follower of {@code uri}'s topic; {@code consumers} makes a new consumer (the first one may be
@@ -80,6 +74,8 @@ final class ManifestFollower implements AutoCloseable {
         this.consumers = consumers;
         this.apiTimeoutMs = apiTimeoutMs;
         this.thread = Thread.ofPlatform().name("viper-kafka-follower-" + uri.topic()).daemon(true).unstarted(this::run);
+        // Listeners run on this thread too: a Kafka consumer's thread does nothing else meanwhile.
+        this.feed = new AnnouncementFeed("Kafka follower of " + uri, LOG, this::onThread, Runnable::run);
     }
 
     void start() {
@@ -88,14 +84,41 @@ final class ManifestFollower implements AutoCloseable {
 
     /** Subscribes {@code listener} to {@code model}; it gets the cached latest at once when there is one. */
     Notifier.Subscription subscribe(String model, Notifier.ManifestListener listener) {
-        Sub s = new Sub(model, listener);
-        subs.computeIfAbsent(model, k -> new CopyOnWriteArrayList<>()).add(s);
-        pending.add(s);
+        return feed.subscribe(model, listener);
+    }
+
+    /**
+     * The feed's executor: runs {@code task} at once on the follower's thread, else queues it there and wakes the
+     * thread.
+     */
+    private void onThread(Runnable task) {
+        if (Thread.currentThread() == thread) {
+            task.run();
+            return;
+        }
+        if (closed) {
+            throw new RejectedExecutionException("closed");
+        }
+        tasks.add(task);
+        wake();
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+    }
+
+    /** Cuts a backoff sleep or a blocking consumer call short, for a task or for close. */
+    private void wake() {
+        synchronized (sleeper) {
+            sleeper.notifyAll();
+        }
         Consumer<byte[], byte[]> c = current;
         if (c != null) {
             c.wakeup();
         }
-        return s;
     }
 
     @Override
@@ -104,13 +127,8 @@ final class ManifestFollower implements AutoCloseable {
             return;
         }
         closed = true;
-        synchronized (sleeper) {
-            sleeper.notifyAll();
-        }
-        Consumer<byte[], byte[]> c = current;
-        if (c != null) {
-            c.wakeup();
-        }
+        feed.close();
+        wake();
         if (Thread.currentThread() != thread && thread.isAlive()) {
             try {
                 thread.join(apiTimeoutMs + 5_000);
@@ -129,6 +147,7 @@ final class ManifestFollower implements AutoCloseable {
         while (!closed) {
             Consumer<byte[], byte[]> c = null;
             try {
+                runTasks();
                 c = consumers.get();
                 current = c;
                 if (closed) {
@@ -149,7 +168,7 @@ final class ManifestFollower implements AutoCloseable {
                 current = null;
                 if (c != null) {
                     try {
-                        c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(1)));
+                        c.close(CloseOptions.timeout(Duration.ofSeconds(1)));
                     } catch (RuntimeException e) {
                         LOG.log(Level.DEBUG, "closing a Kafka consumer failed: {0}", e.toString());
                     }
@@ -167,7 +186,7 @@ final class ManifestFollower implements AutoCloseable {
         long lastActivity = System.currentTimeMillis();
         while (!closed) {
             try {
-                deliverPending();
+                runTasks();
                 if (assigned == null) {
                     List<PartitionInfo> parts;
                     try {
@@ -204,6 +223,7 @@ final class ManifestFollower implements AutoCloseable {
                     Map<TopicPartition, Long> ends = c.endOffsets(tps, Duration.ofMillis(apiTimeoutMs));
                     assigned = tps;
                     catchUpTo = new HashMap<>(ends);
+                    feed.hold();
                     backoff = 100;
                     lastActivity = System.currentTimeMillis();
                     setState(State.FOLLOWING, "following Kafka topic " + uri.topic() + " on " + uri.bootstrapServers() + " ("
@@ -212,21 +232,12 @@ final class ManifestFollower implements AutoCloseable {
                 ConsumerRecords<byte[], byte[]> records = c.poll(POLL);
                 for (ConsumerRecord<byte[], byte[]> r : records) {
                     nextOffsets.put(new TopicPartition(r.topic(), r.partition()), r.offset() + 1);
-                    handle(r, catchUpTo == null);
+                    handle(r);
                 }
                 if (catchUpTo != null && caughtUp(c, catchUpTo)) {
                     catchUpTo = null;
-                    everCaughtUp = true;
-                    int known = latest.size();
-                    LOG.log(Level.DEBUG, () -> "caught up with Kafka topic " + uri.topic() + ": " + known + " model(s) known");
-                    for (Map.Entry<String, List<Sub>> e : subs.entrySet()) {
-                        Manifest m = latest.get(e.getKey());
-                        if (m != null) {
-                            for (Sub s : e.getValue()) {
-                                s.offer(m, latestData.get(e.getKey()));
-                            }
-                        }
-                    }
+                    LOG.log(Level.DEBUG, () -> "caught up with Kafka topic " + uri.topic());
+                    feed.release();
                 }
                 long now = System.currentTimeMillis();
                 if (!records.isEmpty()) {
@@ -263,7 +274,9 @@ final class ManifestFollower implements AutoCloseable {
         }
     }
 
-    /** Whether the topic's partitions (from the client's metadata, refreshed periodically) differ from those assigned. */
+    /**
+     * Whether the topic's partitions (from the client's metadata, refreshed periodically) differ from those assigned.
+     */
     private boolean partitionsChanged(Consumer<byte[], byte[]> c, List<TopicPartition> assigned) {
         try {
             List<PartitionInfo> parts = c.partitionsFor(uri.topic(), Duration.ofMillis(Math.min(apiTimeoutMs, 3_000)));
@@ -286,89 +299,33 @@ final class ManifestFollower implements AutoCloseable {
         return true;
     }
 
-    private void deliverPending() {
-        Sub s;
-        while ((s = pending.poll()) != null) {
-            if (everCaughtUp) {
-                Manifest m = latest.get(s.model);
-                if (m != null) {
-                    s.offer(m, latestData.get(s.model));
-                }
-            }
-        }
-    }
-
-    private void handle(ConsumerRecord<byte[], byte[]> r, boolean live) {
-        String where = r.topic() + "/" + r.partition() + "@" + r.offset();
+    /** Hands a record's manifest, and the bytes its {@link KafkaNotifier#DATA_HEADER} carried, to the feed. */
+    private void handle(ConsumerRecord<byte[], byte[]> r) {
+        String where = "Kafka record " + r.topic() + "/" + r.partition() + "@" + r.offset();
         if (r.key() == null) {
-            malformed(where, "record has no key (expected the model name)", null);
+            malformed(where, "record has no key (expected the model name)");
             return;
         }
         String model = new String(r.key(), StandardCharsets.UTF_8);
         try {
             Manifest.validateModelName(model);
         } catch (ViperConfigException e) {
-            malformed(where, "record key is not a valid model name", null);
+            malformed(where, "record key is not a valid model name");
             return;
         }
         if (r.value() == null) {
-            LOG.log(Level.INFO, "Kafka record " + where + " is a tombstone for model " + model + "; ignored, consumers keep the version they hold");
+            LOG.log(Level.INFO, where + " is a tombstone for model " + model + "; ignored, consumers keep the version they hold");
             return;
         }
-        Manifest m;
-        try {
-            m = ManifestCodec.decode(r.value(), "kafka " + where);
-        } catch (ViperFormatException e) {
-            malformed(where, e.problem(), model);
-            return;
-        } catch (RuntimeException e) {
-            malformed(where, "manifest does not decode: " + e, model);
-            return;
-        }
-        if (!m.model().equals(model)) {
-            malformed(where, "record key '" + model + "' does not match the manifest's model '" + m.model() + "'", model);
-            return;
-        }
-        Manifest held = latest.get(model);
-        if (held != null && m.version() < held.version()) {
-            LOG.log(Level.DEBUG, () -> "ignoring " + model + " v" + m.version() + " at " + where + ": v" + held.version() + " is already known");
-            return;
-        }
-        if (m.equals(held)) {
-            return;
-        }
-        latest.put(model, m);
-        // Bytes of another size than the manifest's are not the version's: the consumer fetches it instead.
         Header h = r.headers().lastHeader(KafkaNotifier.DATA_HEADER);
-        byte[] data = h != null && h.value() != null && h.value().length == m.totalBytes() ? h.value() : null;
-        if (data == null) {
-            latestData.remove(model);
-        } else {
-            latestData.put(model, data);
-        }
-        if (live) {
-            List<Sub> list = subs.get(model);
-            if (list != null) {
-                for (Sub s : list) {
-                    s.offer(m, data);
-                }
-            }
-        }
+        feed.offer(model, r.value(), h == null ? null : h.value(), where);
     }
 
-    private void malformed(String where, String reason, String model) {
-        String line = "skipping malformed Kafka record " + where + ": " + reason;
+    /** A record that names no model: logged and told to every subscription. */
+    private void malformed(String where, String reason) {
+        String line = "skipping malformed " + where + ": " + reason;
         LOG.log(Level.WARNING, line);
-        if (model != null) {
-            List<Sub> list = subs.get(model);
-            if (list != null) {
-                for (Sub s : list) {
-                    s.problem(line);
-                }
-            }
-        } else {
-            problemToAll(line);
-        }
+        feed.problemToAll(line);
     }
 
     private void setState(State next, String message, Throwable cause) {
@@ -378,6 +335,7 @@ final class ManifestFollower implements AutoCloseable {
         state = next;
         if (next == State.FOLLOWING) {
             LOG.log(Level.INFO, message);
+            feed.recovered();
             return;
         }
         if (cause != null) {
@@ -385,15 +343,7 @@ final class ManifestFollower implements AutoCloseable {
         } else {
             LOG.log(Level.WARNING, message);
         }
-        problemToAll(message);
-    }
-
-    private void problemToAll(String message) {
-        for (List<Sub> list : subs.values()) {
-            for (Sub s : list) {
-                s.problem(message);
-            }
-        }
+        feed.trouble(message);
     }
 
     /** Waits {@code ms}, or less when the follower is closed meanwhile. */
@@ -407,63 +357,6 @@ final class ManifestFollower implements AutoCloseable {
             } catch (InterruptedException e) {
                 // only close() interrupts this thread, after setting closed; the loops check it
                 Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** One subscription: delivers only versions at least as new as the last it delivered. */
-    private final class Sub implements Notifier.Subscription {
-        final String model;
-        final Notifier.ManifestListener listener;
-        volatile boolean cancelled;
-        Manifest last; // poll thread only
-
-        Sub(String model, Notifier.ManifestListener listener) {
-            this.model = model;
-            this.listener = listener;
-        }
-
-        /** @param data the version's bytes its record carried, or null */
-        void offer(Manifest m, byte[] data) {
-            if (cancelled) {
-                return;
-            }
-            if (last != null && (m.version() < last.version() || m.equals(last))) {
-                if (m.version() < last.version()) {
-                    Manifest held = last;
-                    LOG.log(Level.DEBUG, () -> "not delivering " + model + " v" + m.version() + ": v" + held.version() + " was delivered");
-                }
-                return;
-            }
-            last = m;
-            try {
-                if (data == null) {
-                    listener.onManifest(m);
-                } else {
-                    listener.onManifest(m, MemorySegment.ofArray(data).asReadOnly());
-                }
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "listener of model " + model + " failed on v" + m.version() + "; the subscription goes on", e);
-            }
-        }
-
-        void problem(String message) {
-            if (cancelled) {
-                return;
-            }
-            try {
-                listener.onProblem(message);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "listener of model " + model + " failed in onProblem; the subscription goes on", e);
-            }
-        }
-
-        @Override
-        public void close() {
-            cancelled = true;
-            List<Sub> list = subs.get(model);
-            if (list != null) {
-                list.remove(this);
             }
         }
     }

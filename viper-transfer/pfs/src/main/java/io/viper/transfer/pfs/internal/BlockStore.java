@@ -119,10 +119,10 @@ final class BlockStore {
             }
         }
         for (Path d : dirty) {
-            PfsRepository.fsyncDirectory(d);
+            DurableFiles.fsyncDirectory(d);
         }
         if (!dirty.isEmpty()) {
-            PfsRepository.fsyncDirectory(dir);
+            DurableFiles.fsyncDirectory(dir);
         }
         return written;
     }

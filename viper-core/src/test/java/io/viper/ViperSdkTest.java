@@ -316,7 +316,10 @@ class ViperSdkTest {
             assertEquals(1, consumer.awaitVersion(1, WAIT));
             List<String> retries = log.formattedLines().stream().filter(l -> l.contains("not loaded")).toList();
             assertEquals(1, retries.size(), log.formattedLines().toString());
-            assertTrue(retries.getFirst().startsWith("consumer r: v1 not loaded: ") && retries.getFirst().endsWith("; retrying in 1500 ms"), retries.getFirst());
+            String line = retries.getFirst();
+            assertTrue(line.startsWith("consumer r: v1 not loaded: ") && line.matches(".*; retrying in \\d+ ms"), line);
+            long delay = Long.parseLong(line.replaceAll(".*; retrying in (\\d+) ms", "$1"));
+            assertTrue(delay >= 750 && delay <= 1500, "the backoff with jitter: " + line);
         }
     }
 

@@ -70,14 +70,17 @@ class AgentValuesTest {
             SafetensorsHeader h = holds(lease, w.get("w"));
             assertEquals(written[i], h.metadata().get("viper.loss"), sent[i]);
             assertEquals(Long.toString(iteration), h.metadata().get("viper.iteration"));
-            consumer.send(TestClient.JSON.createObjectNode().put("op", "release").put("lease", lease.get("lease").asLong()));
+            consumer.send(TestClient.JSON.createObjectNode().put("op", "release")
+                    .put("lease", lease.get("lease").asLong()));
         }
 
         String[][] bad = {
-            {"{\"op\":\"publish\",\"slot\":NaN,\"bytes\":8}", "publish: field \"slot\" must be an integer, got number NaN"},
+            {"{\"op\":\"publish\",\"slot\":NaN,\"bytes\":8}",
+                "publish: field \"slot\" must be an integer, got number NaN"},
             {"{\"op\":\"alloc\",\"bytes\":Infinity}", "alloc: field \"bytes\" must be an integer, got number Infinity"},
             {"{\"op\":\"publish\"," + image + ",\"loss\":\"nan\"}",
-                "publish: field \"loss\" must be a number (or \"NaN\", \"Infinity\", \"-Infinity\"), got string \"nan\""},
+                "publish: field \"loss\" must be a number (or \"NaN\", \"Infinity\", \"-Infinity\"), "
+                    + "got string \"nan\""},
         };
         for (String[] b : bad) {
             ObjectNode r = producer.requestRaw(b[0]);

@@ -14,6 +14,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
@@ -71,7 +72,8 @@ final class TestClient implements AutoCloseable {
      */
     ObjectNode requestRaw(String json) throws IOException {
         long id = ++nextId;
-        byte[] body = ("{\"id\":" + id + "," + json.substring(json.indexOf('{') + 1)).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        String withId = "{\"id\":" + id + "," + json.substring(json.indexOf('{') + 1);
+        byte[] body = withId.getBytes(StandardCharsets.UTF_8);
         sendRaw(ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array());
         return reply(id, json);
     }

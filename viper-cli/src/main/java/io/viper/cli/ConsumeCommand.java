@@ -100,8 +100,8 @@ final class ConsumeCommand implements Callable<Integer> {
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
-                    spec.commandLine().getErr().println("viper: no update of " + model + " within " + Durations.words(timeout)
-                            + whyNoUpdate(consumer));
+                    spec.commandLine().getErr().println("viper: no update of " + model + " within "
+                            + Durations.words(timeout) + whyNoUpdate(consumer));
                     return ViperMain.EXIT_NO_UPDATE;
                 }
                 if (e instanceof ViperException failure) {

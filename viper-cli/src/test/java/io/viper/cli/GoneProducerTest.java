@@ -43,12 +43,13 @@ class GoneProducerTest {
                 m = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of())
                         .announced().get(60, TimeUnit.SECONDS);
             }
-            InspectCommandTest.Run r = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> InspectCommandTest.run("consume",
-                    "--model", "m", "--notifier", notifier, "--timeout", "3s"));
+            InspectCommandTest.Run r = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> InspectCommandTest.run(
+                    "consume", "--model", "m", "--notifier", notifier, "--timeout", "3s"));
             assertEquals(ViperMain.EXIT_NO_UPDATE, r.exit(), r.err());
-            assertEquals(List.of("viper: no update of m within 3 s: version 1 of m was announced by a producer that is gone "
-                    + "(connection refused at " + m.locations().getFirst().uri() + "); no PFS copy (a producer with a PFS leaves "
-                    + "its versions there when it exits)"), r.errLines().stream().filter(l -> l.startsWith("viper:")).toList(), r.err());
+            String said = "viper: no update of m within 3 s: version 1 of m was announced by a producer that is gone "
+                    + "(connection refused at " + m.locations().getFirst().uri() + "); no PFS copy (a producer with a "
+                    + "PFS leaves its versions there when it exits)";
+            assertEquals(List.of(said), r.errLines().stream().filter(l -> l.startsWith("viper:")).toList(), r.err());
         }
     }
 
@@ -59,13 +60,15 @@ class GoneProducerTest {
             try (Viper gone = Viper.builder().notifier(notifier).transports("tcp://127.0.0.1:0").pfsRoot(pfs)
                     .config("viper.producer.inline.bytes", "0").build();
                  ViperProducer producer = gone.producer("m", CheckpointPolicy.never())) {
-                PublishHandle h = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of());
+                PublishHandle h = producer.publish(
+                        sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of());
                 producer.flush();
-                assertTrue(h.durable().isDone() && !h.durable().isCompletedExceptionally(), "flush returned once the PFS copy was written");
+                assertTrue(h.durable().isDone() && !h.durable().isCompletedExceptionally(),
+                        "flush returned once the PFS copy was written");
             }
-            InspectCommandTest.Run r = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> InspectCommandTest.run("consume",
-                    "--model", "m", "--notifier", notifier, "--pfs", pfs.toString(), "--once", "--timeout", "20s",
-                    "--out", out.toString()));
+            InspectCommandTest.Run r = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> InspectCommandTest.run(
+                    "consume", "--model", "m", "--notifier", notifier, "--pfs", pfs.toString(), "--once",
+                    "--timeout", "20s", "--out", out.toString()));
             assertEquals(0, r.exit(), r.err());
             assertTrue(Files.exists(out.resolve("m-v1.safetensors")), "version 1 arrived from the PFS: " + r.err());
         }

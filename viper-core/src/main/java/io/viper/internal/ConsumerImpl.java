@@ -156,7 +156,8 @@ final class ConsumerImpl implements ViperConsumer {
         } catch (ViperTimeoutException e) {
             // Say why when a version announced failed to load (its producer gone, say), with that failure as the cause.
             RuntimeException why = fetcher.behind().orElseThrow(() -> e);
-            throw new ViperTimeoutException(e.getMessage() + "; the newest version announced is not loaded: " + why.getMessage(), why);
+            throw new ViperTimeoutException(
+                    e.getMessage() + "; the newest version announced is not loaded: " + why.getMessage(), why);
         }
     }
 

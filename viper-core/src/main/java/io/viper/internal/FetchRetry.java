@@ -45,8 +45,8 @@ final class FetchRetry {
      */
     static String gone(Manifest m, List<String> refusedAt) {
         boolean pfsCopy = m.locations().stream().map(Location::tier).anyMatch(t -> t == Tier.PFS);
-        return "version " + m.version() + " of " + m.model() + " was announced by a producer that is gone (connection refused at "
-                + String.join(", ", refusedAt) + "); "
+        return "version " + m.version() + " of " + m.model() + " was announced by a producer that is gone "
+                + "(connection refused at " + String.join(", ", refusedAt) + "); "
                 + (pfsCopy ? "its PFS copy is not readable by this consumer (give it the producer's PFS)"
                         : "no PFS copy (a producer with a PFS leaves its versions there when it exits)");
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperException.Reason;
 import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -24,7 +25,7 @@ import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.Test;
 
-/** The fetch thread's retry: the backoff's jitter (from an injected random) and the line for a producer that is gone. */
+/** The fetch thread's retry: the backoff's jitter (from an injected random), the line for a producer that is gone. */
 class FetchRetryTest {
     @Test
     void theBackoffIsSpreadOverItsUpperHalfAndNeverBeyond() {
@@ -35,7 +36,7 @@ class FetchRetryTest {
             assertTrue(d >= 500 && d <= 1000, "delay " + d);
             delays.add(d);
         }
-        assertTrue(delays.size() > 100, "consumers retrying together draw different delays: " + delays.size() + " distinct");
+        assertTrue(delays.size() > 100, "consumers retrying together draw different delays: " + delays.size());
         // The bounds themselves: a generator at its lowest and at its highest draw.
         assertEquals(500, FetchRetry.jittered(1000, lowest()));
         assertEquals(1000, FetchRetry.jittered(1000, highest()));
@@ -46,16 +47,18 @@ class FetchRetryTest {
     @Test
     void aRefusedConnectionIsFoundAmongTheCauses() {
         IOException refused = new ConnectException("Connection refused");
-        assertTrue(FetchRetry.refusedConnection(ViperException.of(ViperException.Reason.UNAVAILABLE, "tcp read of m v1: cannot connect", refused)));
-        assertTrue(FetchRetry.refusedConnection(new RetriableViperException(ViperException.Reason.TRANSFER, "ucx: Connection refused")));
-        assertFalse(FetchRetry.refusedConnection(new RetriableViperException(ViperException.Reason.TIMEOUT, "tcp read of m v1: read timed out")));
+        assertTrue(FetchRetry.refusedConnection(ViperException.of(Reason.UNAVAILABLE, "tcp: cannot connect", refused)));
+        assertTrue(FetchRetry.refusedConnection(new RetriableViperException(Reason.TRANSFER, "Connection refused")));
+        assertFalse(FetchRetry.refusedConnection(new RetriableViperException(Reason.TIMEOUT, "tcp read: timed out")));
     }
 
     @Test
     void aVersionWhoseEveryLocationRefusedIsNamedAsAnnouncedByAProducerThatIsGone() {
-        assertEquals("version 7 of m was announced by a producer that is gone (connection refused at tcp://h:1, ucx://h:2); "
-                + "no PFS copy (a producer with a PFS leaves its versions there when it exits)",
-                FetchRetry.gone(manifest(List.of(host("tcp://h:1"), host("ucx://h:2"))), List.of("tcp://h:1", "ucx://h:2")));
+        assertEquals("version 7 of m was announced by a producer that is gone "
+                + "(connection refused at tcp://h:1, ucx://h:2); no PFS copy (a producer with a PFS leaves its "
+                + "versions there when it exits)",
+                FetchRetry.gone(manifest(List.of(host("tcp://h:1"), host("ucx://h:2"))),
+                        List.of("tcp://h:1", "ucx://h:2")));
         Location file = new Location(URI.create("file:///pfs/m/7/model.safetensors"), Tier.PFS);
         assertTrue(FetchRetry.gone(manifest(List.of(host("tcp://h:1"), file)), List.of("tcp://h:1"))
                 .endsWith("; its PFS copy is not readable by this consumer (give it the producer's PFS)"));
@@ -67,7 +70,8 @@ class FetchRetryTest {
 
     private static Manifest manifest(List<Location> locations) {
         return new Manifest("m", 7, "p", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(1, 2))), locations);
+                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(1, 2))),
+                locations);
     }
 
     private static RandomGenerator lowest() {

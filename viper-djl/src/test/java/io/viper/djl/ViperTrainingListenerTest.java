@@ -163,7 +163,7 @@ class ViperTrainingListenerTest {
              ViperProducer producer = viper.producer("steps", CheckpointPolicy.every(5));
              ViperConsumer consumer = viper.consumer("steps");
              Model trained = model("steps", mlp())) {
-            Map<Long, byte[]> served = new ConcurrentSkipListMap<>(); // by iteration
+            ConcurrentSkipListMap<Long, byte[]> served = new ConcurrentSkipListMap<>(); // by iteration
             List<byte[]> afterUpdate = new ArrayList<>(); // [i]: after iteration i + 1's update
             ViperTrainingListener listener = new ViperTrainingListener(producer);
             DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
@@ -174,7 +174,8 @@ class ViperTrainingListenerTest {
                 List<String> names = trained.getBlock().getParameters().keys();
                 consumer.onUpdate(u -> {
                     try (ModelLease lease = consumer.current()) {
-                        served.put(Long.parseLong(lease.manifest().metadata().get(Checkpoint.META_ITERATION)), leased(lease, names));
+                        long iteration = Long.parseLong(lease.manifest().metadata().get(Checkpoint.META_ITERATION));
+                        served.put(iteration, leased(lease, names));
                     }
                 });
                 for (Batch batch : trainer.iterateDataset(digits(trained.getNDManager()))) {
@@ -190,10 +191,11 @@ class ViperTrainingListenerTest {
             long last = listener.lastPublished().orElseThrow().version();
             assertEquals(iterations / 5 + 1, last, "iterations 5, 10, ..., then the final parameters");
             consumer.awaitVersion(last, Duration.ofSeconds(60));
-            assertEquals(iterations, ((ConcurrentSkipListMap<Long, byte[]>) served).lastKey(), served.keySet().toString());
-            assertArrayEquals(parameters(trained.getBlock()), served.get(iterations), "the final parameters are served");
+            assertEquals(iterations, served.lastKey(), served.keySet().toString());
+            assertArrayEquals(parameters(trained.getBlock()), served.get(iterations), "the final parameters serve");
             for (Map.Entry<Long, byte[]> e : served.entrySet()) {
-                assertArrayEquals(afterUpdate.get((int) (e.getKey() - 1)), e.getValue(), "iteration " + e.getKey() + " of " + served.keySet());
+                assertArrayEquals(afterUpdate.get((int) (e.getKey() - 1)), e.getValue(),
+                        "iteration " + e.getKey() + " of " + served.keySet());
             }
         }
     }

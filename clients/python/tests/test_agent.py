@@ -111,6 +111,24 @@ class AgentTest(unittest.TestCase):
             p.step(10, 0.1, {"w": w})
         self.assertEqual(str(e.exception), "producer %s: iteration 10 does not follow 10" % self.model)
 
+    def test_a_nan_or_inf_loss_publishes_and_the_steps_after_it_still_arrive(self):
+        # fp16 spikes and divergence give non-finite losses mid-run: each step still publishes (the loss
+        # goes into the metadata as Java writes it), and the producer keeps working.
+        c = self.consumer()
+        p = self.producer(policy=viper.every(1))
+        losses = [0.5, float("nan"), float("inf"), 0.25, float("-inf"), 0.125]
+        written = ["0.5", "NaN", "Infinity", "0.25", "-Infinity", "0.125"]  # Java's Double.toString
+        for it, loss in enumerate(losses, 1):
+            w = np.full(8, it, np.float32)
+            self.assertEqual(p.step(it, loss, {"w": w}).version, it)
+            c.wait_version(it, timeout=30)
+            with c.current() as m:
+                self.assertEqual(m.version, it)
+                self.assertEqual(m.metadata["viper.iteration"], str(it))
+                self.assertEqual(m.metadata["viper.loss"], written[it - 1])
+                np.testing.assert_array_equal(m["w"], w)
+        self.assertEqual(p.flush(), len(losses))
+
     def test_a_lease_holds_its_version_while_newer_ones_arrive(self):
         c = self.consumer()
         p = self.producer()

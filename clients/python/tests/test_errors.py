@@ -153,6 +153,22 @@ class ErrorsTest(unittest.TestCase):
                     self.assertIn(says, str(refused))
             server.close()
 
+    def test_a_non_finite_loss_goes_out_as_the_protocol_string_and_bare_nan_never(self):
+        from viper.producer import _wire_number
+        self.assertEqual([_wire_number(x) for x in (0.5, float("nan"), float("inf"), float("-inf"))],
+                         [0.5, "NaN", "Infinity", "-Infinity"])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            server = _fake_agent(path, d, lambda conn: None)
+            with viper.Producer("nt3", agent=path) as p:
+                # A bare NaN is not JSON: other parsers refuse it, so the client refuses it before sending.
+                refused = _in_thread(lambda: p._conn.submit("publish", loss=float("nan")))
+                self.assertIsInstance(refused, viper.ViperConfigError)
+                self.assertIn("publish: cannot be sent to the viper agent", str(refused))
+                self.assertFalse(p._conn.closed)
+                self.assertEqual(p._conn._pending, {})
+            server.close()
+
     def test_the_default_socket_follows_the_environment(self):
         saved = {k: os.environ.get(k) for k in ("VIPER_AGENT_SOCKET", "XDG_RUNTIME_DIR")}
         try:

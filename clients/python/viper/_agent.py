@@ -109,7 +109,12 @@ class Connection:
             self._send_locked(fields)
 
     def _send_locked(self, message):
-        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        try:
+            # Strict JSON: a bare NaN or Infinity is not JSON, and other clients' parsers refuse it.
+            body = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except ValueError as e:
+            self._pending.pop(message.get("id"), None)
+            raise ViperConfigError("%s: cannot be sent to the viper agent (%s)" % (message.get("op"), e)) from None
         try:
             self._sock.sendall(struct.pack(">I", len(body)) + body)
         except OSError as e:

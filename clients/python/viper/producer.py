@@ -1,5 +1,6 @@
 """The producer: the hook in a Python training loop, publishing through the viper agent."""
 
+import math
 import mmap
 import os
 import time
@@ -139,6 +140,14 @@ def _describe(name, value):
     return dtype, a.shape, a.nbytes, copy, copy_range
 
 
+def _wire_number(x):
+    """``x`` as the protocol carries it: a JSON number, or for a non-finite one the string Java writes
+    ("NaN", "Infinity", "-Infinity"), since JSON has no token for them."""
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
 def _merge(bounds):
     """[start, end, start, end, ...] sorted and merged into a list of (start, end)."""
     pairs = sorted((bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2) if bounds[i + 1] > bounds[i])
@@ -194,7 +203,8 @@ class Producer:
 
         ``changed`` (a mapping, or a callable returning one, called only when the iteration publishes)
         says what changed since the last publish, as for :meth:`publish`. Returns a
-        :class:`Published` when it published, else None.
+        :class:`Published` when it published, else None. A NaN or infinite loss publishes like any
+        other (the version's ``viper.loss`` reads ``NaN``, ``Infinity`` or ``-Infinity``).
         """
         self._check_open()
         if not isinstance(iteration, int) or isinstance(iteration, bool):
@@ -290,7 +300,7 @@ class Producer:
         if changes is not None:
             fields["changes"] = changes
         if iteration is not None:
-            fields.update(iteration=iteration, loss=loss)
+            fields.update(iteration=iteration, loss=_wire_number(loss))
         slot.ack = _Reply(self._conn.submit("publish", **fields))
         slot.held = (number, layout)
         self._declared[number] = (layout, changes)

@@ -14,6 +14,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
@@ -30,6 +31,8 @@ final class TestClient implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
     /** The slot the last {@link #publish} allocated; -1 before. */
     private long lastSlot = -1;
+    /** The bytes of the image the last {@link #publish} wrote into it. */
+    private long lastBytes;
 
     private final SocketChannel channel;
     private final Deque<ObjectNode> events = new ArrayDeque<>();
@@ -60,6 +63,22 @@ final class TestClient implements AutoCloseable {
         long id = ++nextId;
         message.put("id", id);
         send(message);
+        return reply(id, message);
+    }
+
+    /**
+     * Sends {@code json}, an object written by hand (with the bare NaN or Infinity some encoders write),
+     * with a new id put first; returns its reply.
+     */
+    ObjectNode requestRaw(String json) throws IOException {
+        long id = ++nextId;
+        String withId = "{\"id\":" + id + "," + json.substring(json.indexOf('{') + 1);
+        byte[] body = withId.getBytes(StandardCharsets.UTF_8);
+        sendRaw(ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array());
+        return reply(id, json);
+    }
+
+    private ObjectNode reply(long id, Object message) throws IOException {
         while (true) {
             ObjectNode m = read();
             if (m == null) {
@@ -160,6 +179,7 @@ final class TestClient implements AutoCloseable {
         ObjectNode slot = request("alloc", "bytes", bytes);
         assertTrue(slot.path("ok").asBoolean(), slot.toString());
         lastSlot = slot.get("slot").asLong();
+        lastBytes = bytes;
         try (Arena arena = Arena.ofConfined();
              FileChannel ch = FileChannel.open(Path.of(slot.get("path").asText()), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
@@ -180,6 +200,11 @@ final class TestClient implements AutoCloseable {
     /** The slot the last {@link #publish} filled. */
     long lastSlot() {
         return lastSlot;
+    }
+
+    /** The bytes of the image the last {@link #publish} wrote into {@link #lastSlot()}. */
+    long lastBytes() {
+        return lastBytes;
     }
 
     /** Reads the safetensors image a lease reply points to, as a client maps it. */

@@ -10,6 +10,7 @@ import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.format.SafetensorsWriter;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
@@ -99,7 +100,8 @@ final class ConsumeCommand implements Callable<Integer> {
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
-                    spec.commandLine().getErr().println("viper: no update of " + model + " within " + Durations.words(timeout));
+                    spec.commandLine().getErr().println("viper: no update of " + model + " within "
+                            + Durations.words(timeout) + whyNoUpdate(consumer));
                     return ViperMain.EXIT_NO_UPDATE;
                 }
                 if (e instanceof ViperException failure) {
@@ -175,6 +177,19 @@ final class ConsumeCommand implements Callable<Integer> {
             throw new ViperConfigException("--tensors '" + pattern + "' is not a glob: " + e.getDescription()
                     + (e.getIndex() >= 0 ? " at position " + (e.getIndex() + 1) : ""));
         }
+    }
+
+    /**
+     * ": " and why no newer version serves, where one announced failed to load (its producer gone, say):
+     * the consumer's wait, given no time, names that failure as its cause. Else "".
+     */
+    private static String whyNoUpdate(ViperConsumer consumer) {
+        try {
+            consumer.awaitVersion(consumer.version() + 1, Duration.ZERO);
+        } catch (ViperTimeoutException e) {
+            return e.getCause() == null ? "" : ": " + e.getCause().getMessage();
+        }
+        return "";
     }
 
     /** The PFS location may be announced a moment after the first manifest: retry briefly. */

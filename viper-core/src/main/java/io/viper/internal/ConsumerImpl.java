@@ -9,6 +9,7 @@ import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
@@ -154,7 +155,14 @@ final class ConsumerImpl implements ViperConsumer {
     @Override
     public long awaitVersion(long v, Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
-        return serving.awaitVersion(v, timeout);
+        try {
+            return serving.awaitVersion(v, timeout);
+        } catch (ViperTimeoutException e) {
+            // Say why when a version announced failed to load (its producer gone, say), with that failure as the cause.
+            RuntimeException why = fetcher.behind().orElseThrow(() -> e);
+            throw new ViperTimeoutException(
+                    e.getMessage() + "; the newest version announced is not loaded: " + why.getMessage(), why);
+        }
     }
 
     @Override

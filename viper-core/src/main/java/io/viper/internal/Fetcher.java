@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -66,6 +67,8 @@ final class Fetcher implements AutoCloseable {
     /** Held while a version loads and swaps in: by the fetch thread, or by the notifier's thread for a version its announcement carried. */
     private final ReentrantLock loading = new ReentrantLock();
     private volatile boolean closed;
+    /** Why the newest version announced is not serving: the last load's failure, null once one loads. */
+    private volatile RuntimeException behind;
 
     Fetcher(String model, ViperRuntime rt, ManifestTracker tracker, ServingModel serving, ReceiveSlots slots, DeviceLoader device,
             Verifier verifier) {
@@ -102,6 +105,7 @@ final class Fetcher implements AutoCloseable {
                     backoffVersion = target.version();
                 }
                 RuntimeException failure = loadUnlessServed(target);
+                behind = failure;
                 if (failure == null) {
                     backoff = firstBackoffMs;
                     continue;
@@ -113,9 +117,10 @@ final class Fetcher implements AutoCloseable {
                     serving.stop((ViperException) failure);
                     return;
                 }
+                long delay = FetchRetry.jittered(backoff, ThreadLocalRandom.current());
                 LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, Long.toString(target.version()),
-                        failure.getMessage(), Long.toString(backoff));
-                tracker.awaitRetry(target, backoff);
+                        failure.getMessage(), Long.toString(delay));
+                tracker.awaitRetry(target, delay);
                 backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
             }
         } catch (InterruptedException e) {
@@ -127,6 +132,11 @@ final class Fetcher implements AutoCloseable {
             LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": the fetch thread failed: " + e, e);
             serving.stop(new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": the fetch thread failed: " + e, e));
         }
+    }
+
+    /** Why the newest version announced is not serving (the last try's failure), if one failed since the last load. */
+    Optional<RuntimeException> behind() {
+        return Optional.ofNullable(behind);
     }
 
     /** Fetch thread: loads {@code target} unless it (or a newer version) serves already; returns what failed, or null. */
@@ -352,6 +362,7 @@ final class Fetcher implements AutoCloseable {
                     + (sel.skipped().isEmpty() ? "" : " (" + String.join("; ", sel.skipped()) + ")"));
         }
         List<String> failures = new ArrayList<>();
+        List<String> refusedAt = new ArrayList<>();
         ViperException refusal = null;
         int refusalAt = -1;
         for (PathSelector.Candidate c : sel.usable()) {
@@ -373,6 +384,9 @@ final class Fetcher implements AutoCloseable {
                     refusalAt = failures.size();
                 }
                 failures.add(loc.uri() + ": " + e.getMessage());
+                if (FetchRetry.refusedConnection(e)) {
+                    refusedAt.add(loc.uri().toString());
+                }
                 LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, Long.toString(m.version()),
                         loc.uri(), e.getMessage());
             }
@@ -381,6 +395,9 @@ final class Fetcher implements AutoCloseable {
             failures.remove(refusalAt);
             throw new ViperConfigException(refusal.getMessage() + (failures.isEmpty() ? "" : " (every other location of " + what + " failed too: "
                     + String.join("; ", failures) + ")"), refusal);
+        }
+        if (refusedAt.size() == failures.size()) {
+            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, FetchRetry.gone(m, refusedAt));
         }
         throw new RetriableViperException(ViperException.Reason.TRANSFER, "every location of " + what + " failed: " + String.join("; ", failures));
     }

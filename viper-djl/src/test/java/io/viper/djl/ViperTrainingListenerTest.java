@@ -22,6 +22,7 @@ import ai.djl.training.EasyTrain;
 import ai.djl.training.ParameterStore;
 import ai.djl.training.Trainer;
 import ai.djl.training.dataset.ArrayDataset;
+import ai.djl.training.dataset.Batch;
 import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
@@ -36,7 +37,10 @@ import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.demo.digits.DigitsDataset;
 import io.viper.tensor.Checkpoint;
+import java.io.ByteArrayOutputStream;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -113,25 +117,23 @@ class ViperTrainingListenerTest {
                 trainer.initialize(new Shape(1, DigitsDataset.PIXELS));
                 EasyTrain.fit(trainer, 2, digits(trained.getNDManager()), null);
             }
-            assertEquals(2L * batchesPerEpoch, listener.iteration(), "one iteration per training batch, across epochs");
-            long versions = listener.iteration() / 10;
-            assertEquals(versions, listener.lastPublished().orElseThrow().version(), "every(10) published iterations 10, 20, ...");
+            long iterations = listener.iteration();
+            assertEquals(2L * batchesPerEpoch, iterations, "one iteration per training batch, across epochs");
+            // every(10) published iterations 10, 20, ...; the end of training the final parameters, unless the last did
+            long versions = iterations / 10 + (iterations % 10 == 0 ? 0 : 1);
+            assertEquals(versions, listener.lastPublished().orElseThrow().version());
 
             consumer.awaitVersion(versions, Duration.ofSeconds(60));
-            try (ModelLease lease = consumer.current()) {
-                assertEquals(Long.toString(versions * 10), lease.manifest().metadata().get(Checkpoint.META_ITERATION));
-            }
             // The batch losses reported with the versions: those of a network that learns.
             assertEquals(versions, losses.size(), losses.toString());
             assertTrue(losses.values().stream().allMatch(l -> l > 0 && l < 3), losses.toString());
             assertTrue(losses.get(versions) < losses.get(1L), "the loss fell from v1 to v" + versions + ": " + losses);
 
-            // The final parameters, published explicitly, load into a fresh block bit for bit.
-            long last = producer.publish(BlockParameters.snapshot(trained.getBlock()), Map.of()).version();
-            consumer.awaitVersion(last, Duration.ofSeconds(60));
+            // The version served last holds the trained parameters, bit for bit, without a call of the user's.
             served.getBlock().initialize(served.getNDManager(), DataType.FLOAT32, new Shape(1, DigitsDataset.PIXELS));
             try (ModelLease lease = consumer.current()) {
-                assertEquals(last, lease.version());
+                assertEquals(versions, lease.version());
+                assertEquals(Long.toString(iterations), lease.manifest().metadata().get(Checkpoint.META_ITERATION));
                 BlockParameters.load(lease, served);
             }
             List<Pair<String, Parameter>> a = trained.getBlock().getParameters().stream().toList();
@@ -148,6 +150,72 @@ class ViperTrainingListenerTest {
                 assertArrayEquals(bytes(want), bytes(got), "the loaded block predicts exactly as the trained one");
             }
         }
+    }
+
+    /**
+     * DJL calls the listener before {@code trainer.step()}: each version must hold the parameters after
+     * its iteration's update, and the last the final ones. A loop of the user's own (no {@code onEpoch})
+     * records the parameters after each update; every version the consumer swapped in is compared.
+     */
+    @Test
+    void eachVersionHoldsTheParametersAfterItsUpdateAndTheLastTheFinalOnes() throws Exception {
+        try (Viper viper = viper();
+             ViperProducer producer = viper.producer("steps", CheckpointPolicy.every(5));
+             ViperConsumer consumer = viper.consumer("steps");
+             Model trained = model("steps", mlp())) {
+            ConcurrentSkipListMap<Long, byte[]> served = new ConcurrentSkipListMap<>(); // by iteration
+            List<byte[]> afterUpdate = new ArrayList<>(); // [i]: after iteration i + 1's update
+            ViperTrainingListener listener = new ViperTrainingListener(producer);
+            DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
+                    .optOptimizer(Optimizer.adam().optLearningRateTracker(Tracker.fixed(0.01f)).build())
+                    .addTrainingListeners(listener);
+            try (Trainer trainer = trained.newTrainer(config)) {
+                trainer.initialize(new Shape(1, DigitsDataset.PIXELS));
+                List<String> names = trained.getBlock().getParameters().keys();
+                consumer.onUpdate(u -> {
+                    try (ModelLease lease = consumer.current()) {
+                        long iteration = Long.parseLong(lease.manifest().metadata().get(Checkpoint.META_ITERATION));
+                        served.put(iteration, leased(lease, names));
+                    }
+                });
+                for (Batch batch : trainer.iterateDataset(digits(trained.getNDManager()))) {
+                    EasyTrain.trainBatch(trainer, batch);
+                    trainer.step();
+                    batch.close();
+                    afterUpdate.add(parameters(trained.getBlock()));
+                }
+            }
+            long iterations = listener.iteration();
+            assertEquals(afterUpdate.size(), iterations);
+            assertTrue(iterations % 5 != 0, "the last iteration is not one every(5) publishes: " + iterations);
+            long last = listener.lastPublished().orElseThrow().version();
+            assertEquals(iterations / 5 + 1, last, "iterations 5, 10, ..., then the final parameters");
+            consumer.awaitVersion(last, Duration.ofSeconds(60));
+            assertEquals(iterations, served.lastKey(), served.keySet().toString());
+            assertArrayEquals(parameters(trained.getBlock()), served.get(iterations), "the final parameters serve");
+            for (Map.Entry<Long, byte[]> e : served.entrySet()) {
+                assertArrayEquals(afterUpdate.get((int) (e.getKey() - 1)), e.getValue(),
+                        "iteration " + e.getKey() + " of " + served.keySet());
+            }
+        }
+    }
+
+    /** The block's parameters' bytes, one after the other in the block's order. */
+    private static byte[] parameters(Block block) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (Pair<String, Parameter> p : block.getParameters()) {
+            out.writeBytes(bytes(p.getValue().getArray()));
+        }
+        return out.toByteArray();
+    }
+
+    /** The leased tensors' bytes, one after the other in the order of {@code names}. */
+    private static byte[] leased(ModelLease lease, List<String> names) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (String name : names) {
+            out.writeBytes(lease.tensor(name).data().toArray(ValueLayout.JAVA_BYTE));
+        }
+        return out.toByteArray();
     }
 
     @Test

@@ -52,6 +52,23 @@ class PredictedCheckpointPolicyTest {
         assertEquals(published, drive(synchronous(config(CheckpointPlanner.Algorithm.OPTIMAL, 500)), 1));
     }
 
+    /** A diverging or overflowing step (a NaN or infinite loss, warm-up included) is left out of the fits. */
+    @Test
+    void nonFiniteLossesAreLeftOutOfTheFits() {
+        PredictedCheckpointPolicy p = synchronous(config(CheckpointPlanner.Algorithm.OPTIMAL, 500));
+        double[] bad = {Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY};
+        Random r = new Random(1);
+        List<Long> published = new ArrayList<>();
+        for (long i = 1; i <= 3000; i++) {
+            double loss = (2.0 * Math.exp(-i / 700.0) + 0.3) * (1 + 0.03 * r.nextGaussian());
+            if (p.shouldPublish(i, i % 40 == 0 ? bad[(int) (i / 40 % 3)] : loss)) {
+                published.add(i);
+            }
+        }
+        assertTrue(published.size() >= 3 && published.size() <= 50, published.toString());
+        assertEquals(2.0 * Math.exp(-2500 / 700.0) + 0.3, p.currentCurve().value(2500), 0.05);
+    }
+
     @Test
     void firstPlanMatchesThePlannerOnTheWarmUpFit() {
         PredictedCheckpointPolicy p = synchronous(config(CheckpointPlanner.Algorithm.FIXED, 100_000));

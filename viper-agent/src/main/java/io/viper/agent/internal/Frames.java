@@ -2,6 +2,7 @@ package io.viper.agent.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -23,7 +24,13 @@ import java.nio.charset.StandardCharsets;
 final class Frames {
     /** Bytes of the length that starts every frame. */
     static final int LENGTH_BYTES = 4;
+    /**
+     * Also reads the bare NaN and Infinity that Python's json writes: a value the agent can parse is one
+     * it can name in an error reply for that request, with the connection kept (a field that must be
+     * an integer refuses it; {@link Request#optionalDouble} takes it).
+     */
     static final ObjectMapper JSON = JsonMapper.builder()
+            .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();

@@ -54,22 +54,32 @@ record Request(ObjectNode body, String peer) {
         return v == null || v.isNull() ? OptionalLong.empty() : OptionalLong.of(longValue(field));
     }
 
+    /**
+     * A number field: a JSON number, or a non-finite value as the string Java writes it ({@code "NaN"},
+     * {@code "Infinity"}, {@code "-Infinity"}), JSON having no token for them.
+     */
     OptionalDouble optionalDouble(String field) {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) {
             return OptionalDouble.empty();
         }
-        if (!v.isNumber()) {
-            throw bad(field, "a number");
+        if (v.isNumber()) {
+            return OptionalDouble.of(v.asDouble());
         }
-        return OptionalDouble.of(v.asDouble());
+        return switch (v.isTextual() ? v.asText() : "") {
+            case "NaN" -> OptionalDouble.of(Double.NaN);
+            case "Infinity" -> OptionalDouble.of(Double.POSITIVE_INFINITY);
+            case "-Infinity" -> OptionalDouble.of(Double.NEGATIVE_INFINITY);
+            default -> throw bad(field, "a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
+        };
     }
 
     private ViperFormatException bad(String field, String what) {
         String op = body.path("op").isTextual() ? body.get("op").asText() : "request";
         JsonNode v = body.get(field);
         return new ViperFormatException(peer, op + ": field \"" + field + "\" must be " + what
-                + (v == null ? " and is missing" : ", got " + v.getNodeType().name().toLowerCase() + " " + abbreviate(v.toString())));
+                + (v == null ? " and is missing" : ", got " + v.getNodeType().name().toLowerCase() + " "
+                + abbreviate(v.isNumber() ? v.asText() : v.toString()))); // a number as sent: NaN, not "NaN"
     }
 
     private static String abbreviate(String s) {

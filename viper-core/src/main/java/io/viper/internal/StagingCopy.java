@@ -42,7 +42,7 @@ final class StagingCopy {
     }
 
     /** Most bytes one copy call moves: a safepoint every few milliseconds, and large enough to stream (see the class comment). */
-    static final long CHUNK = 16L << 20;
+    static final long CHUNK = CopyHelpers.STAGING_PIECE;
 
     /** What one copy did: bytes copied (and hashed), bytes found unchanged (neither). */
     record Copied(long copiedBytes, long unchangedBytes) {
@@ -77,7 +77,7 @@ final class StagingCopy {
                       CopyHelpers helpers) {
         Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
         IntConsumer copy = c -> tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c], pieces.length[c]);
-        if (helpers.shares(total, tensors)) {
+        if (helpers.shares(total, tensors, SnapshotTensor::segment)) {
             helpers.run(pieces.count(), copy);
         } else {
             for (int c = 0; c < pieces.count(); c++) {
@@ -111,7 +111,7 @@ final class StagingCopy {
      */
     static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, long unit, List<long[]> declared,
                           List<long[]> fresh, TensorHashes hashes, BlockIds blocks, CopyHelpers helpers) {
-        if (helpers.shares(total, tensors)) {
+        if (helpers.shares(total, tensors, SnapshotTensor::segment)) {
             Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
             int count = pieces.count();
             AtomicReferenceArray<Runs> ended = new AtomicReferenceArray<>(count);

@@ -159,13 +159,13 @@ class CopyHelpersTest {
             List<SnapshotTensor> heapTensors = List.of(new SnapshotTensor("f", DType.F32, new long[] {MIB}, null, new float[(int) MIB], 0, -1));
             List<SnapshotTensor> withConfined = List.of(tensor(shared.allocate(MIB)), tensor(confined.allocate(MIB)));
             CopyHelpers helpers = new CopyHelpers(POOL, 1, 2 * MIB, MIB);
-            assertTrue(helpers.shares(4 * MIB, sharedTensors));
-            assertTrue(helpers.shares(4 * MIB, heapTensors));
-            assertFalse(helpers.shares(MIB, sharedTensors), "smaller than the least shared copy");
-            assertFalse(helpers.shares(4 * MIB, withConfined), "a confined arena's memory is read by its owner only");
-            assertFalse(CopyHelpers.NONE.shares(1L << 40, sharedTensors), "no helpers");
-            assertFalse(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES - 1, sharedTensors));
-            assertTrue(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES, sharedTensors));
+            assertTrue(helpers.shares(4 * MIB, sharedTensors, SnapshotTensor::segment));
+            assertTrue(helpers.shares(4 * MIB, heapTensors, SnapshotTensor::segment));
+            assertFalse(helpers.shares(MIB, sharedTensors, SnapshotTensor::segment), "smaller than the least shared copy");
+            assertFalse(helpers.shares(4 * MIB, withConfined, SnapshotTensor::segment), "a confined arena's memory is read by its owner only");
+            assertFalse(CopyHelpers.NONE.shares(1L << 40, sharedTensors, SnapshotTensor::segment), "no helpers");
+            assertFalse(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES - 1, sharedTensors, SnapshotTensor::segment));
+            assertTrue(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES, sharedTensors, SnapshotTensor::segment));
         }
     }
 

@@ -136,7 +136,7 @@ class InlineUpdateTest {
         InMemoryNotifierProvider.carryData(testName, true);
         // The first transport read fails too: the retry fetches v1 without trying its bad bytes again.
         InMemoryTransportProvider.faults(f.transport()).failReads.set(1);
-        try (LogCapture log = new LogCapture("io.viper.internal.Fetcher")) {
+        try (LogCapture log = new LogCapture("io.viper.internal.consumer.Fetcher")) {
             List<ModelUpdate> updates = publishTwo(f, f.viper(registry), f.viper(registry));
             for (ModelUpdate u : updates) {
                 assertEquals("mem", u.path(), "v" + u.version() + " came over the transport after its inline bytes failed");

@@ -15,12 +15,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * that goes with it ({@link StagingGpuMemory}). Transports see it as a {@link StagedCheckpoint} and
  * read it under {@link #tryLease() leases}.
  *
- * <p>Owned by its {@link StagingCache}, which moves it between states under the cache's lock
- * (the fields marked so) and frees it. The training thread fills it while FILLING (the background
- * thread too, for a GPU-staged version); transport threads read it while STAGED.
+ * <p>Owned by its {@link StagingCache}, which frees it and moves it between its {@link State states}
+ * through the transition methods below, under the cache's lock (each checks that the lock is held
+ * and that the transition is legal: an illegal one is a bug, an {@link IllegalStateException}). The
+ * training thread fills it while FILLING (the background thread too, for a GPU-staged version);
+ * transport threads read it while STAGED.
  */
 final class StagingBuffer implements StagedCheckpoint {
     private static final System.Logger LOG = System.getLogger(StagingBuffer.class.getName());
+
+    /**
+     * FILLING: taken for a version that is being copied and hashed; STAGED: serving, leases granted;
+     * RETIRING: older than the newest kept versions, no new leases, withdrawn from the transports once
+     * its last lease closed; FREE: reusable.
+     */
+    enum State { FREE, FILLING, STAGED, RETIRING }
 
     private final StagingCache cache;
     private final AutoCloseable owner;
@@ -28,22 +37,21 @@ final class StagingBuffer implements StagedCheckpoint {
     private final MemorySegment memory;
     private final StagingGpuMemory gpu;
     private volatile Manifest manifest;
-    /** Guarded by the cache's lock. */
-    long version;
+    private long version;
     private long size;
-    /** Guarded by the cache's lock. */
-    StagingCache.State state = StagingCache.State.FILLING;
-    /** Open read leases; guarded by the cache's lock. */
-    int leases;
-    /** Whether transports were told to withdraw it since it retired (after its last lease closed); guarded by the cache's lock. */
-    boolean withdrawing;
-    /** Whether transports withdrew it since it retired; guarded by the cache's lock. */
-    boolean retiredHandled;
+    // The rest is guarded by the cache's lock and changed only by the transitions below.
+    private State state = State.FILLING;
+    /** Open read leases. */
+    private int leases;
+    /** Whether transports were told to withdraw it since it retired (after its last lease closed). */
+    private boolean withdrawing;
+    /** Whether transports withdrew it since it retired. */
+    private boolean retiredHandled;
     /**
      * What it holds once its version's hashes completed, for a later version's copy to compare with;
-     * null while it is written or after a failure. Guarded by the cache's lock.
+     * null while it is written or after a failure.
      */
-    StagedContent held;
+    private StagedContent held;
 
     /** Allocates {@code capacity} bytes, from the transport's allocator when there is one. */
     StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator) {
@@ -73,16 +81,150 @@ final class StagingBuffer implements StagedCheckpoint {
         }
     }
 
-    /** Makes the buffer hold {@code newVersion} of {@code newSize} bytes; under the cache's lock. */
+    /** Makes the buffer, just taken (FILLING), hold {@code newVersion} of {@code newSize} bytes; under the cache's lock. */
     void prepare(long newVersion, long newSize) {
+        expect(State.FILLING, "prepare");
         this.version = newVersion;
         this.size = newSize;
         this.held = null; // it is about to be written
         this.manifest = null;
         this.withdrawing = false;
         this.retiredHandled = false;
-        this.state = StagingCache.State.FILLING;
         gpu.newVersion();
+    }
+
+    // Transitions and what they read, under the cache's lock.
+
+    State state() {
+        requireLock();
+        return state;
+    }
+
+    int leases() {
+        requireLock();
+        return leases;
+    }
+
+    /** What it holds for a later version's copy to compare with, or null. */
+    StagedContent held() {
+        requireLock();
+        return held;
+    }
+
+    /** FREE to FILLING: taken for a version. */
+    void take() {
+        move(State.FREE, State.FILLING, "take");
+    }
+
+    /** FILLING to STAGED: serving, holding {@code content} (null: nothing a later copy may compare with). */
+    void activate(StagedContent content) {
+        move(State.FILLING, State.STAGED, "activate");
+        this.held = content;
+    }
+
+    /**
+     * STAGED to RETIRING: no new leases. Returns whether transports are to withdraw it now (no lease
+     * is open; else that happens when the last one closes, {@link #leaseClosed}).
+     */
+    boolean retire() {
+        move(State.STAGED, State.RETIRING, "retire");
+        if (leases == 0) {
+            withdrawing = true;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Its publish failed (FILLING, or STAGED or RETIRING when it failed after activation): FREE, or
+     * RETIRING until its leases close; it forgets what it held (its bytes may be half written).
+     */
+    void abandon() {
+        requireLock();
+        if (state == State.FREE) {
+            throw illegal("abandon");
+        }
+        held = null;
+        state = leases == 0 ? State.FREE : State.RETIRING;
+        retiredHandled = true;
+    }
+
+    /** RETIRING to FREE once transports withdrew it and no lease is open; returns whether it is FREE now. */
+    boolean reclaimIfWithdrawn() {
+        requireLock();
+        if (state == State.RETIRING && leases == 0 && retiredHandled) {
+            state = State.FREE;
+        }
+        return state == State.FREE;
+    }
+
+    /** Transports withdrew it since it retired. */
+    void withdrawn() {
+        requireLock();
+        retiredHandled = true;
+    }
+
+    /** Counts a new read lease; with {@code onlyStaged}, only while STAGED. Returns whether it was granted. */
+    boolean lease(boolean onlyStaged) {
+        requireLock();
+        if (onlyStaged && state != State.STAGED) {
+            return false;
+        }
+        leases++;
+        return true;
+    }
+
+    /**
+     * A read lease closed. Returns whether transports are to withdraw it now: the last lease of a
+     * RETIRING buffer not yet withdrawn, unless the cache is {@code closing} (then it frees it).
+     */
+    boolean leaseClosed(boolean closing) {
+        requireLock();
+        if (leases == 0) {
+            throw illegal("close a lease");
+        }
+        leases--;
+        if (leases == 0 && state == State.RETIRING && !withdrawing && !retiredHandled && !closing) {
+            withdrawing = true;
+            return true;
+        }
+        return false;
+    }
+
+    /** The cache closes: STAGED to RETIRING, no new leases while readers finish. */
+    void retireForClose() {
+        if (state() == State.STAGED) {
+            state = State.RETIRING;
+        }
+    }
+
+    /** The cache closes: FREE whatever it was, and its memory freed. */
+    void freeForClose() {
+        requireLock();
+        state = State.FREE;
+        free();
+    }
+
+    private void move(State expected, State to, String what) {
+        expect(expected, what);
+        state = to;
+    }
+
+    private void expect(State expected, String what) {
+        requireLock();
+        if (state != expected) {
+            throw illegal(what);
+        }
+    }
+
+    private IllegalStateException illegal(String what) {
+        return new IllegalStateException("cannot " + what + " " + this + " while " + state);
+    }
+
+    private void requireLock() {
+        if (!cache.lockHeld()) {
+            throw new IllegalStateException("the staging cache's lock guards " + this);
+        }
     }
 
     /** The writable bytes for the copy (training thread, before activation). */

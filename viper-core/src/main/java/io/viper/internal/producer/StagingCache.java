@@ -22,7 +22,7 @@ import java.util.function.Predicate;
  * (serving: leases granted), RETIRING (older than the newest kept versions: no new leases; once its
  * last lease closed, transports are told to withdraw it, after which it becomes FREE), FREE
  * (reusable). Each
- * {@link StagingBuffer}'s state and lease count are guarded by this cache's lock. Thread-safe;
+ * {@link StagingBuffer} changes state through its transition methods, under this cache's lock. Thread-safe;
  * {@link #acquire} runs on the training thread and may wait.
  */
 final class StagingCache implements AutoCloseable {
@@ -90,10 +90,10 @@ final class StagingCache implements AutoCloseable {
                     break;
                 }
                 // Free buffers too small to reuse go back to the allocator when that makes room.
-                long freeSmall = buffers.stream().filter(b -> b.state == State.FREE).mapToLong(b -> b.capacity).sum();
+                long freeSmall = buffers.stream().filter(b -> b.state() == StagingBuffer.State.FREE).mapToLong(b -> b.capacity).sum();
                 if (allocatedBytes - freeSmall + size <= budgetBytes) {
                     buffers.removeIf(b -> {
-                        if (b.state == State.FREE && allocatedBytes + size > budgetBytes) {
+                        if (b.state() == StagingBuffer.State.FREE && allocatedBytes + size > budgetBytes) {
                             allocatedBytes -= b.capacity;
                             b.free();
                             return true;
@@ -122,7 +122,7 @@ final class StagingCache implements AutoCloseable {
                     throw new ViperClosedException("producer of " + model + " is closed");
                 }
             }
-            held = result.held != null && comparable.test(result.held) ? result.held : null;
+            held = result.held() != null && comparable.test(result.held()) ? result.held() : null;
             result.prepare(version, size);
         } finally {
             lock.unlock();
@@ -141,8 +141,7 @@ final class StagingCache implements AutoCloseable {
         List<StagingBuffer> retired = new ArrayList<>();
         lock.lock();
         try {
-            b.state = State.STAGED;
-            b.held = content;
+            b.activate(content);
             if (content != null && (newest == null || content.version() > newest.version())) {
                 newest = content;
             }
@@ -162,9 +161,7 @@ final class StagingCache implements AutoCloseable {
     void abandon(StagingBuffer b) {
         lock.lock();
         try {
-            b.held = null;
-            b.state = b.leases == 0 ? State.FREE : State.RETIRING;
-            b.retiredHandled = true;
+            b.abandon();
             released.signalAll();
         } finally {
             lock.unlock();
@@ -189,23 +186,23 @@ final class StagingCache implements AutoCloseable {
     List<StagingBuffer> staged() {
         lock.lock();
         try {
-            return buffers.stream().filter(b -> b.state == State.STAGED).sorted(Comparator.comparingLong((StagingBuffer b) -> b.version).reversed()).toList();
+            return buffers.stream().filter(b -> b.state() == StagingBuffer.State.STAGED)
+                    .sorted(Comparator.comparingLong(StagingBuffer::version).reversed()).toList();
         } finally {
             lock.unlock();
         }
     }
 
     private void retireOlderThanKept(List<StagingBuffer> retired) {
-        List<StagingBuffer> staged = buffers.stream().filter(b -> b.state == State.STAGED)
-                .sorted(Comparator.comparingLong((StagingBuffer b) -> b.version).reversed()).toList();
+        List<StagingBuffer> staged = buffers.stream().filter(b -> b.state() == StagingBuffer.State.STAGED)
+                .sorted(Comparator.comparingLong(StagingBuffer::version).reversed()).toList();
         for (int i = keepVersions; i < staged.size(); i++) {
             StagingBuffer old = staged.get(i);
-            old.state = State.RETIRING;
-            if (old.leases == 0) {
-                old.withdrawing = true;
+            if (old.retire()) {
                 retired.add(old);
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: retiring staging buffer ({2} open leases)", model, Long.toString(old.version), Long.toString(old.leases));
+            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: retiring staging buffer ({2} open leases)", model, Long.toString(old.version()),
+                    Long.toString(old.leases()));
         }
     }
 
@@ -214,16 +211,13 @@ final class StagingCache implements AutoCloseable {
         StagingBuffer best = null;
         StagingBuffer same = null;
         for (StagingBuffer b : buffers) {
-            if (b.state == State.RETIRING && b.leases == 0 && b.retiredHandled) {
-                b.state = State.FREE;
-            }
-            if (b.state != State.FREE || b.capacity < size) {
+            if (!b.reclaimIfWithdrawn() || b.capacity < size) {
                 continue;
             }
             if (best == null || b.capacity < best.capacity) {
                 best = b;
             }
-            if (b.held != null && (same == null || b.version > same.version) && comparable.test(b.held)) {
+            if (b.held() != null && (same == null || b.version() > same.version()) && comparable.test(b.held())) {
                 same = b;
             }
         }
@@ -231,7 +225,7 @@ final class StagingCache implements AutoCloseable {
             best = same;
         }
         if (best != null) {
-            best.state = State.FILLING;
+            best.take();
         }
         return best;
     }
@@ -241,13 +235,9 @@ final class StagingCache implements AutoCloseable {
         boolean withdraw = false;
         lock.lock();
         try {
-            b.leases--;
-            if (b.leases == 0) {
+            withdraw = b.leaseClosed(closed);
+            if (b.leases() == 0) {
                 released.signalAll();
-                if (b.state == State.RETIRING && !b.withdrawing && !b.retiredHandled && !closed) {
-                    b.withdrawing = true;
-                    withdraw = true;
-                }
             }
         } finally {
             lock.unlock();
@@ -261,7 +251,7 @@ final class StagingCache implements AutoCloseable {
     void onRetireHandled(StagingBuffer b) {
         lock.lock();
         try {
-            b.retiredHandled = true;
+            b.withdrawn();
             released.signalAll();
         } finally {
             lock.unlock();
@@ -276,11 +266,7 @@ final class StagingCache implements AutoCloseable {
     boolean lease(StagingBuffer b, boolean onlyStaged) {
         lock.lock();
         try {
-            if (onlyStaged && b.state != State.STAGED) {
-                return false;
-            }
-            b.leases++;
-            return true;
+            return b.lease(onlyStaged);
         } finally {
             lock.unlock();
         }
@@ -288,6 +274,11 @@ final class StagingCache implements AutoCloseable {
 
     String model() {
         return model;
+    }
+
+    /** Whether the calling thread holds this cache's lock, which guards its buffers' states. */
+    boolean lockHeld() {
+        return lock.isHeldByCurrentThread();
     }
 
     /** Frees every buffer; called when the producer closes, after transports stopped. */
@@ -301,12 +292,10 @@ final class StagingCache implements AutoCloseable {
             closed = true;
             // Remote readers may still be copying out of these buffers: give them a moment.
             for (StagingBuffer b : buffers) {
-                if (b.state == State.STAGED) {
-                    b.state = State.RETIRING;
-                }
+                b.retireForClose();
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (buffers.stream().anyMatch(b -> b.leases > 0) && System.nanoTime() < deadline) {
+            while (buffers.stream().anyMatch(b -> b.leases() > 0) && System.nanoTime() < deadline) {
                 try {
                     released.await(50, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
@@ -315,11 +304,11 @@ final class StagingCache implements AutoCloseable {
                 }
             }
             for (StagingBuffer b : buffers) {
-                if (b.leases > 0) {
-                    LOG.log(System.Logger.Level.WARNING, "{0} v{1}: closing staging buffer with {2} open leases", model, Long.toString(b.version), Long.toString(b.leases));
+                if (b.leases() > 0) {
+                    LOG.log(System.Logger.Level.WARNING, "{0} v{1}: closing staging buffer with {2} open leases", model, Long.toString(b.version()),
+                            Long.toString(b.leases()));
                 }
-                b.state = State.FREE;
-                b.free();
+                b.freeForClose();
             }
             buffers.clear();
             allocatedBytes = 0;
@@ -328,6 +317,4 @@ final class StagingCache implements AutoCloseable {
             lock.unlock();
         }
     }
-
-    enum State { FREE, FILLING, STAGED, RETIRING }
 }

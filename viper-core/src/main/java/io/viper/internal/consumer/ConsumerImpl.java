@@ -26,8 +26,9 @@ import java.util.function.Consumer;
  * The consumer of one model: wires the parts of the data path, in the order a manifest passes
  * them. The notifier subscription hands each manifest to the {@link ManifestTracker}; the
  * {@link Fetcher}'s thread takes the newest, tries its locations in the order the
- * {@link PathSelector} gives, with the loader for each tier ({@link DeviceLoader} into GPU memory,
- * {@link MappedLoader} for the PFS, {@link HostLoader} into one of the {@link ReceiveSlots}), each
+ * {@link PathSelector} gives, with the loader for each ({@link InlineLoader} from the bytes its
+ * announcement carried, {@link DeviceLoader} into GPU memory, {@link MappedLoader} for the PFS,
+ * {@link HostLoader} into one of the {@link ReceiveSlots}), each
  * checking every tensor with the {@link Verifier}; the {@link ServingModel} swaps the verified
  * version in. Versions only move forward; a failed or corrupt transfer leaves the current version
  * serving and falls back to the next location, then retries with backoff. A refusal that trying
@@ -60,9 +61,8 @@ public final class ConsumerImpl implements ViperConsumer {
         this.slots = new ReceiveSlots(model, c.get(ViperConfig.CONSUMER_BUDGET), c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
         DeviceLoader device = new DeviceLoader(model, c, verifier, serving::retainCurrent);
-        this.tracker = new ManifestTracker(model, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving::version);
-        this.fetcher = new Fetcher(model, rt, tracker, serving, slots, device, verifier);
-        tracker.swapAnnouncedWith(fetcher::swapAnnounced);
+        this.fetcher = new Fetcher(model, rt, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving, slots, device, verifier);
+        this.tracker = fetcher.tracker();
         rt.repository().flatMap(r -> r.latest(model)).ifPresent(tracker::offer);
         // A consumer serving on the GPU fetches over its GPU paths rather than copy from the host.
         boolean inline = c.get(ViperConfig.CONSUMER_INLINE) && !device.servesOnGpu();
@@ -79,8 +79,8 @@ public final class ConsumerImpl implements ViperConsumer {
             }
 
             /**
-             * The tracker wakes the fetch thread and returns, or swaps in a version of at most
-             * {@code viper.producer.inline.bytes} its announcement carried (a copy and a check of a
+             * The tracker wakes the fetch thread and returns, or has the fetcher swap in a version of at
+             * most {@code viper.producer.inline.bytes} its announcement carried (a copy and a check of a
              * few KiB); the application's manifest and update listeners must not block either.
              */
             @Override

@@ -27,15 +27,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The consumer's fetch thread and its fallback across locations. The thread takes the
- * {@link ManifestTracker}'s target, lets the {@link PathSelector} order its locations by what this
- * consumer can use now, and tries them in that order with the {@link Loader} of each location's
- * tier ({@link DeviceLoader}, {@link MappedLoader}, {@link HostLoader}) until one delivers a
- * verified version, which the {@link ServingModel} swaps in. When every location failed, the
- * current version keeps serving and the thread retries after a backoff that doubles up to 30 s
- * and starts afresh for each newer version. A version whose announcement carried its bytes is
- * swapped in on the notifier's thread instead ({@link #swapAnnounced}) when the fetch thread is not
- * loading: one lock keeps loads and swaps one at a time, so versions still only move forward.
+ * The consumer's fetch thread and its fallback across locations, on one route ({@link #load}): the
+ * thread takes the {@link ManifestTracker}'s target, lets the {@link PathSelector} order its
+ * locations by what this consumer can use now (first the bytes its announcement carried, when the
+ * tracker has them), and tries them in that order with the {@link Loader} of each location
+ * ({@link InlineLoader}, {@link DeviceLoader}, {@link MappedLoader}, {@link HostLoader}) until one
+ * delivers a verified version, which the {@link ServingModel} swaps in. When every location failed,
+ * the current version keeps serving and the thread retries after a backoff that doubles up to 30 s
+ * and starts afresh for each newer version. For a version whose announcement carried its bytes, the
+ * notifier's thread takes the same route first ({@link #swapAnnounced}), limited to those bytes and
+ * a receive buffer free now, when the fetch thread is not loading: one lock keeps loads and swaps one
+ * at a time, so versions still only move forward. The Fetcher makes the tracker, so that the
+ * tracker's call to it is there from the start.
  *
  * <p>A location that refuses this consumer's credentials or whose TLS certificate it refuses
  * ({@link TransportClient#refusesConsumer}) is passed over like any failing one. If no location
@@ -60,6 +63,7 @@ final class Fetcher implements AutoCloseable {
     private final DeviceLoader device;
     private final HostLoader host;
     private final MappedLoader mapped;
+    private final InlineLoader inline;
     private final Verifier verifier;
     private final List<String> allowedSchemes;
     private final long firstBackoffMs;
@@ -68,20 +72,27 @@ final class Fetcher implements AutoCloseable {
     private final ReentrantLock loading = new ReentrantLock();
     private volatile boolean closed;
 
-    Fetcher(String model, ViperRuntime rt, ManifestTracker tracker, ServingModel serving, ReceiveSlots slots, DeviceLoader device,
-            Verifier verifier) {
+    /** @param autoload {@code viper.consumer.autoload}, for the {@link #tracker()} */
+    Fetcher(String model, ViperRuntime rt, boolean autoload, ServingModel serving, ReceiveSlots slots,
+            DeviceLoader device, Verifier verifier) {
         this.model = model;
         this.rt = rt;
-        this.tracker = tracker;
+        this.tracker = new ManifestTracker(model, autoload, serving::version, this::swapAnnounced);
         this.serving = serving;
         this.slots = slots;
         this.device = device;
         this.verifier = verifier;
         this.host = new HostLoader(slots, verifier, serving::retainCurrent, rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES));
         this.mapped = new MappedLoader(verifier, host);
+        this.inline = new InlineLoader(tracker, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);
         this.thread = Thread.ofPlatform().daemon().name("viper-consumer-" + model).unstarted(this::run);
+    }
+
+    /** The manifests this consumer heard of, which the fetch thread follows. */
+    ManifestTracker tracker() {
+        return tracker;
     }
 
     void start() {
@@ -135,7 +146,8 @@ final class Fetcher implements AutoCloseable {
         loading.lock();
         try {
             if (target.version() > serving.version()) { // else the notifier's thread swapped it, or a newer one, in
-                load(target);
+                boolean carried = tracker.inlineData(target.version()).isPresent();
+                load(target, carried ? PathSelector.InlineBytes.FIRST : PathSelector.InlineBytes.NONE);
             }
             return null;
         } catch (RuntimeException e) {
@@ -146,30 +158,42 @@ final class Fetcher implements AutoCloseable {
     }
 
     /**
-     * The notifier's thread, for a newer version whose announcement carried its bytes: swaps it in
-     * now unless the fetch thread is loading (then that thread takes it next, as any target).
-     * Returns whether it swapped; bytes that do not verify are forgotten and the fetch thread
-     * fetches the version.
+     * The notifier's thread, for a newer version whose announcement carried its bytes: takes the
+     * route of {@link #load} now, limited to what this thread may do without waiting (those bytes,
+     * into a receive buffer free now), unless the fetch thread is loading. Returns whether it swapped
+     * the version in; if not, the fetch thread takes it next as any target (bytes that did not verify
+     * were forgotten, and it fetches the version).
      */
     boolean swapAnnounced(Manifest m) {
         if (closed || serving.stopped() != null || !loading.tryLock()) {
             return false;
         }
         try {
-            return m.version() > serving.version() && loadedInline(m, false);
+            // Only the holder of the lock claims receive buffers: one free now stays free for this load.
+            return m.version() > serving.version() && slots.freeNow() && load(m, PathSelector.InlineBytes.ONLY);
+        } catch (RuntimeException e) {
+            return false; // the fallback loop logged why
         } finally {
             loading.unlock();
         }
     }
 
-    /** Loads {@code m} from its first usable location that works, and swaps it in. */
-    private void load(Manifest m) {
-        if (loadedInline(m, true)) {
-            return;
+    /**
+     * The one route from a manifest to the swap, on whichever thread holds {@link #loading}: the
+     * {@link PathSelector} orders {@code m}'s locations ({@code inline} says whether the bytes its
+     * announcement carried come first, or alone), the fallback loop tries them in that order with
+     * each one's {@link Loader}, and the {@link ServingModel} swaps the first verified version in.
+     *
+     * @return whether it swapped; false only when {@code inline} is {@code ONLY} and those bytes are not usable here
+     */
+    private boolean load(Manifest m, PathSelector.InlineBytes inline) {
+        PathSelector.Capabilities caps = new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(),
+                slots.freeBytes(), allowedSchemes, device.noGpuReason(), inline);
+        PathSelector.Selection sel = PathSelector.select(m, caps, Providers::transport, rt::clientUnavailable,
+                this::ownFile);
+        if (sel.usable().isEmpty() && inline == PathSelector.InlineBytes.ONLY) {
+            return false;
         }
-        PathSelector.Selection sel = PathSelector.select(m,
-                new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(), slots.freeBytes(), allowedSchemes, device.noGpuReason()),
-                Providers::transport, rt::clientUnavailable, this::ownFile);
         if (!sel.usable().isEmpty()) {
             rt.metrics().selected(model, sel.usable().getFirst().location().scheme());
         }
@@ -185,6 +209,7 @@ final class Fetcher implements AutoCloseable {
                 serving.swap(m, loaded, loc, started, fallbacks);
                 return loaded;
             });
+            return true;
         } finally {
             // Logged after the load, so that formatting the line does not delay the update.
             if (LOG.isLoggable(System.Logger.Level.INFO)) {
@@ -194,41 +219,15 @@ final class Fetcher implements AutoCloseable {
         }
     }
 
-    /**
-     * Swaps {@code m} in from the bytes its announcement carried, if it carried them; returns whether
-     * it did. Bytes that fail verification are logged and forgotten: the caller fetches the version,
-     * and so does any retry. Unless {@code mayWait}, it does not wait for a receive buffer: false when
-     * none is free now.
-     */
-    private boolean loadedInline(Manifest m, boolean mayWait) {
-        Optional<MemorySegment> data = tracker.inlineData(m.version());
-        if (data.isEmpty()) {
-            return false;
-        }
-        long started = System.nanoTime();
-        try {
-            Loader.Loaded loaded = mayWait ? host.loadInline(m, data.get()) : host.loadInlineNow(m, data.get());
-            if (loaded == null) {
-                return false; // both receive buffers are busy: the fetch thread waits for one
-            }
-            rt.metrics().selected(model, HostLoader.INLINE.scheme());
-            rt.metrics().bytes(model, HostLoader.INLINE.scheme(), loaded.bytesMoved());
-            serving.swap(m, loaded, HostLoader.INLINE, started, 0);
-            return true;
-        } catch (ViperException e) {
-            LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: the bytes its announcement carried are not usable ({2}); fetching it",
-                    model, Long.toString(m.version()), e.getMessage());
-            tracker.forgetInlineData(m.version());
-            return false;
-        }
-    }
-
     /** Where this consumer's PFS repository keeps {@code m}'s version: the only file:// location it reads. */
     private Optional<Location> ownFile(Manifest m) {
         return rt.repository().flatMap(r -> r.locate(m.model(), m.version()));
     }
 
     private Loader loaderFor(Location loc) {
+        if (loc.scheme().equals(InlineLoader.SCHEME)) {
+            return inline;
+        }
         return switch (loc.tier()) {
             case GPU -> device.servesOnGpu() ? device : host;
             case PFS -> mapped;
@@ -359,8 +358,10 @@ final class Fetcher implements AutoCloseable {
             Location loc = c.location();
             long started = System.nanoTime();
             try {
-                TransportClient client = rt.client(loc.scheme()).orElseThrow(() ->
-                        new RetriableViperException(ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
+                // The announcement's bytes are read through no transport.
+                TransportClient client = loc.scheme().equals(InlineLoader.SCHEME) ? null
+                        : rt.client(loc.scheme()).orElseThrow(() -> new RetriableViperException(
+                                ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
                 return attempt.from(loc, client, failures.size(), started);
             } catch (RuntimeException e) {
                 if (closed) {

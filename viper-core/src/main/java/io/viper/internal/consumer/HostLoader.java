@@ -5,11 +5,9 @@ import io.viper.hash.ContentHash;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
-import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
 import io.viper.spi.TransportClient;
 import java.lang.foreign.MemorySegment;
-import java.net.URI;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -30,8 +28,8 @@ import java.util.function.Supplier;
  * is pulled again from the location and verified, so a bad block, left, copied or pulled, is
  * refetched. Neither a base nor a buffer that still holds a verified version means a full pull.
  *
- * <p>Inline ({@link #loadInline}): a small version whose bytes came with its announcement is copied
- * from there and verified the same way, without a transport.
+ * <p>Inline ({@link #loadInline}, for the {@link InlineLoader}): a small version whose bytes came
+ * with its announcement is copied from there and verified the same way, without a transport.
  */
 final class HostLoader implements Loader {
     private static final System.Logger LOG = System.getLogger(HostLoader.class.getName());
@@ -39,8 +37,6 @@ final class HostLoader implements Loader {
     private static final int BATCHES = 8;
     /** ...of at least this size, so that small models are read in one request. */
     private static final long BATCH_MIN_BYTES = 16L << 20;
-    /** Where a version whose bytes came with its announcement was read from: the path {@code inline}. */
-    static final Location INLINE = new Location(URI.create("inline:announcement"), Tier.HOST);
 
     private final ReceiveSlots slots;
     private final Verifier verifier;
@@ -82,20 +78,11 @@ final class HostLoader implements Loader {
         return intoSlot(slots.claim(), m, inlineFill(m, data));
     }
 
-    /**
-     * As {@link #loadInline}, without waiting: null when no receive buffer is free now (for the
-     * notifier's thread, which must not wait for inference threads to close their leases).
-     */
-    Loaded loadInlineNow(Manifest m, MemorySegment data) {
-        ReceiveSlots.Slot slot = slots.claimNow();
-        return slot == null ? null : intoSlot(slot, m, inlineFill(m, data));
-    }
-
     private SlotFill inlineFill(Manifest m, MemorySegment data) {
         return (dst, inBuffer, inBufferPieces) -> {
             MemorySegment.copy(data, 0, dst, 0, m.totalBytes());
             for (TensorEntry e : m.tensors()) {
-                verifier.verify(m, INLINE, e, dst.asSlice(e.info().offset(), e.info().length()));
+                verifier.verify(m, InlineLoader.LOCATION, e, dst.asSlice(e.info().offset(), e.info().length()));
             }
             return new Filled(m.totalBytes(), 0, null);
         };

@@ -14,9 +14,9 @@ import java.util.function.Predicate;
  * the last 16 by version (for {@code fetch}), tells manifest listeners of each newer version, and
  * (with {@code viper.consumer.autoload}) holds the newest version not yet serving as the fetch
  * thread's next target; a newer version whose announcement carried its bytes it first offers to
- * swap in at once on the notifier's thread ({@link #swapAnnouncedWith}). A repeated announcement of that version adds locations (the PFS one comes
- * after the transports') and makes it a target again; older versions are ignored, so versions only
- * move forward.
+ * swap in at once on the notifier's thread (the {@link Fetcher}'s, given to the constructor). A
+ * repeated announcement of that version adds locations (the PFS one comes after the transports')
+ * and makes it a target again; older versions are ignored, so versions only move forward.
  *
  * <p>Threads: {@link #offer} runs on the notifier's thread (and once on the thread creating the
  * consumer, for the repository's latest version); {@link #awaitTarget} and {@link #awaitRetry} on
@@ -45,16 +45,28 @@ final class ManifestTracker implements AutoCloseable {
     private long inlineVersion;
     private MemorySegment inlineData;
     /** Swaps a version in from its announcement's bytes on the notifier's thread, when it can at once ({@link Fetcher}). */
-    private volatile Predicate<Manifest> swapsAnnounced = m -> false;
+    private final Predicate<Manifest> swapsAnnounced;
 
     /**
+     * A tracker whose versions only the fetch thread loads.
+     *
      * @param autoload       whether newer versions become fetch targets ({@code viper.consumer.autoload})
      * @param servingVersion the version serving now: older announcements are not targets
      */
     ManifestTracker(String model, boolean autoload, LongSupplier servingVersion) {
+        this(model, autoload, servingVersion, m -> false);
+    }
+
+    /**
+     * @param swapsAnnounced what {@link #offer} calls, on the notifier's thread, for a newer version
+     *                       whose announcement carried its bytes (after the manifest listeners): it swaps
+     *                       the version in and returns true, or returns false and the fetch thread loads it
+     */
+    ManifestTracker(String model, boolean autoload, LongSupplier servingVersion, Predicate<Manifest> swapsAnnounced) {
         this.model = model;
         this.autoload = autoload;
         this.servingVersion = servingVersion;
+        this.swapsAnnounced = swapsAnnounced;
         this.listeners = new Listeners<>("consumer " + model + ": manifest listener");
     }
 
@@ -110,15 +122,6 @@ final class ManifestTracker implements AutoCloseable {
         if (fresh) {
             listeners.tell(m);
         }
-    }
-
-    /**
-     * Sets what {@link #offer} calls, on the notifier's thread, for a newer version whose
-     * announcement carried its bytes (after the manifest listeners): it swaps the version in and
-     * returns true, or returns false and the fetch thread loads it.
-     */
-    void swapAnnouncedWith(Predicate<Manifest> swap) {
-        this.swapsAnnounced = swap;
     }
 
     private void target(Manifest m) {

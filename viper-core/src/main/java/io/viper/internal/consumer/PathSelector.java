@@ -13,8 +13,10 @@ import java.util.function.Function;
 
 /**
  * Cache-aware path selection (docs/architecture.md#path-selection): orders the locations of a manifest by what
- * this consumer can use. GPU when it serves on GPU and has room, else host when the host budget
- * allows a receive buffer, else the PFS (mapped in place, no buffer needed). Within a tier, the
+ * this consumer can use. First the bytes the version's announcement carried, when the consumer has
+ * them ({@link InlineLoader#LOCATION}, no transfer; a consumer that serves on GPU takes none); then
+ * GPU when it serves on GPU and has room, else host when the host budget allows a receive buffer,
+ * else the PFS (mapped in place, no buffer needed). Within a tier, the
  * transport's priority (ucx before tcp), then the producer's order. A {@code file://} location is
  * used only when it is the file this consumer's own PFS repository keeps that model and version
  * in, so that a forged manifest cannot point it at another model's weights or any other file.
@@ -30,12 +32,37 @@ public final class PathSelector {
      * @param freeHostBytes  host memory it may use for the arriving model
      * @param allowedSchemes schemes it may use; empty: all
      * @param noGpuReason    why GPU locations are skipped when {@code servesOnGpu} is false
+     * @param inline         whether and how to use the bytes the version's announcement carried
      */
-    public record Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes, String noGpuReason) {
-        /** Capabilities of a consumer that serves on host. */
+    public record Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes,
+                               String noGpuReason, InlineBytes inline) {
+        /** Capabilities without the announcement's bytes. */
+        public Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes,
+                            String noGpuReason) {
+            this(servesOnGpu, freeGpuBytes, freeHostBytes, allowedSchemes, noGpuReason, InlineBytes.NONE);
+        }
+
+        /** Capabilities of a consumer that serves on host, without the announcement's bytes. */
         public Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes) {
             this(servesOnGpu, freeGpuBytes, freeHostBytes, allowedSchemes, "consumer serves on host");
         }
+    }
+
+    /**
+     * The bytes of the version its announcement carried ({@code viper.producer.inline.bytes}), as the
+     * consumer may use them. They are not subject to {@code viper.consumer.paths}: {@code
+     * viper.consumer.inline} decides whether a consumer takes them.
+     */
+    public enum InlineBytes {
+        /** None: the announcement carried none, the consumer declines them, or they failed verification. */
+        NONE,
+        /** Here: {@link InlineLoader#LOCATION} first, then the manifest's locations. */
+        FIRST,
+        /**
+         * Here, on the notifier's thread with a receive buffer free now: {@link InlineLoader#LOCATION}
+         * alone, since that thread waits on no transport (the fetch thread tries the others).
+         */
+        ONLY
     }
 
     /** A usable location and why it was ranked there. */
@@ -51,6 +78,9 @@ public final class PathSelector {
         }
     }
 
+    /** Ahead of every transport's priority: the bytes are here already. */
+    private static final int INLINE_PRIORITY = Integer.MIN_VALUE;
+
     private PathSelector() {
     }
 
@@ -64,6 +94,17 @@ public final class PathSelector {
         long size = manifest.totalBytes();
         List<Candidate> usable = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
+        if (caps.inline() != InlineBytes.NONE) {
+            if (caps.freeHostBytes() < size) {
+                skipped.add(InlineLoader.LOCATION.uri() + ": " + size + " bytes exceed the free host budget "
+                        + caps.freeHostBytes());
+            } else {
+                usable.add(new Candidate(InlineLoader.LOCATION, INLINE_PRIORITY, "in its announcement, no transfer"));
+            }
+            if (caps.inline() == InlineBytes.ONLY) {
+                return new Selection(List.copyOf(usable), List.copyOf(skipped));
+            }
+        }
         for (Location l : manifest.locations()) {
             String scheme = l.scheme();
             if (!caps.allowedSchemes().isEmpty() && !caps.allowedSchemes().contains(scheme)) {

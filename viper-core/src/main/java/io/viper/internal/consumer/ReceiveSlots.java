@@ -86,9 +86,20 @@ final class ReceiveSlots implements AutoCloseable {
         return s;
     }
 
-    /** A slot no model uses now, or null: for a thread that must not wait (the notifier's). */
-    Slot claimNow() {
-        return claimWithin(0);
+    /**
+     * Whether a slot no model uses is there now, so that {@link #claim} would not wait: for the
+     * notifier's thread, which must not wait for inference threads to close their leases. Only the
+     * thread that claims (under the fetcher's load lock) takes slots, so one free now stays free for it.
+     */
+    boolean freeNow() {
+        synchronized (monitor) {
+            for (Slot s : slots) {
+                if (!s.busy) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     private Slot claimWithin(long waitNanos) {

@@ -60,16 +60,16 @@ class PathSelectorGpuTest {
         };
     }
 
-    private static final Map<String, TransportProvider> PROVIDERS = Map.of(
+    static final Map<String, TransportProvider> PROVIDERS = Map.of(
             "cuda-ipc", provider("cuda-ipc", Tier.GPU, 0),
             "cuda-pipe", provider("cuda-pipe", Tier.GPU, 10),
             "tcp", provider("tcp", Tier.HOST, 10),
             "file", provider("file", Tier.PFS, 0));
 
     /** Where the consumer's own PFS keeps m v1. */
-    private static final Location OWN_FILE = new Location(URI.create("file:///pfs/m/1/model.safetensors"), Tier.PFS);
+    static final Location OWN_FILE = new Location(URI.create("file:///pfs/m/1/model.safetensors"), Tier.PFS);
 
-    private static Manifest manifest() {
+    static Manifest manifest() {
         return new Manifest("m", 1, "p", 0, new LinkedHashMap<>(),
                 List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {SIZE}, 0, SIZE), new ContentHash(1, 2))),
                 List.of(new Location(URI.create("tcp://h:1"), Tier.HOST),

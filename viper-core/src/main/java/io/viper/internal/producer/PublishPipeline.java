@@ -36,23 +36,26 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The background half of publishing, after the training thread's {@link Stager}: per staged
+ * Publishing after the training thread's {@link Stager}, on one route ({@link #publish}): per staged
  * version, in order, (1) completes the host copy of a GPU-staged version, (2) finishes hashing every
  * tensor and every block's id (what the copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer
  * on every transport, (4) announces the manifest on the notifier (with the bytes of a version of at most
- * {@code viper.producer.inline.bytes}), then withdraws the versions it
+ * {@code viper.producer.inline.bytes}), then, once the notifier accepted it, withdraws the versions it
  * retired, (5) flushes it to the PFS and (6) announces again with the {@code file://} location. A
  * failure before the announcement gives the buffer back; the {@link PublishHandle}'s futures say
  * what happened.
  *
- * <p>One thread per producer, so that versions are announced in the order they were staged. A
+ * <p>Which thread runs the route is the one choice {@link #submit} makes. Normally the producer's
+ * own thread, one per producer, so that versions are announced in the order they were staged. A
  * version announced with its bytes (at most {@code viper.producer.inline.bytes}) while that thread
  * has nothing queued or running, with no PFS flush to follow and a notifier that answers in process
- * ({@link Notifier#publishesLocally()}), goes through steps 1 to 4 on the training thread instead: hashing a few KiB costs less than waking another thread, which on a
- * machine with idle cores costs tens of microseconds, the larger part of such an update's latency.
- * Order still holds, because {@link #submit} is called by one thread at a time and the check sees
- * every version handed to the thread until it went through. A second thread withdraws buffers from
- * the transports once the {@link StagingCache} retired them and their last read lease closed.
+ * ({@link Notifier#publishesLocally()}), takes the route on the training thread instead, and step 4
+ * hands the announcement to the broker in this process, whose answer completes the rest: hashing a
+ * few KiB costs less than waking another thread, which on a machine with idle cores costs tens of
+ * microseconds, the larger part of such an update's latency. Order still holds, because
+ * {@link #submit} is called by one thread at a time and the check sees every version handed to the
+ * thread until it went through. A second thread withdraws buffers from the transports once the
+ * {@link StagingCache} retired them and their last read lease closed.
  */
 final class PublishPipeline implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PublishPipeline.class.getName());
@@ -92,9 +95,9 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /**
-     * Training thread, one call at a time: queues {@code staged} and returns at once with the futures
-     * of its announcement and flush; or, for a small version while nothing is queued, announces it
-     * first (see the class comment), and the stall includes that.
+     * Training thread, one call at a time: queues {@code staged} for the producer's thread and returns
+     * at once with the futures of its announcement and flush; or, for a small version while nothing is
+     * queued, takes the route here (see the class comment), and the stall includes that.
      */
     PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros, long stallNanos) {
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
@@ -102,14 +105,14 @@ final class PublishPipeline implements AutoCloseable {
         long stall = stallNanos;
         if (announcesOnCaller(staged)) {
             long t0 = System.nanoTime();
-            publishFromCaller(staged, metadata, publishedAtMicros, announced, durable);
+            lastFromCaller = publish(staged, metadata, publishedAtMicros, announced, durable, true);
             stall += System.nanoTime() - t0;
         } else {
             queued.incrementAndGet();
             try {
                 thread.execute(() -> {
                     try {
-                        publish(staged, metadata, publishedAtMicros, announced, durable);
+                        publish(staged, metadata, publishedAtMicros, announced, durable, false);
                     } finally {
                         queued.decrementAndGet();
                     }
@@ -137,46 +140,31 @@ final class PublishPipeline implements AutoCloseable {
         return total <= inlineBytes;
     }
 
-    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
-                         CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
-        Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
-        if (p == null) {
-            return;
-        }
-        if (!servers.isEmpty() || repository.isEmpty()) {
-            announce(p.manifest(), p.buffer(), announced);
-        }
-        cache.withdraw(p.retired()); // older versions leave the transports once this one is announced
-        if (repository.isEmpty()) {
-            durable.complete(p.manifest());
-            return;
-        }
-        flushToPfs(p.manifest(), p.buffer(), announced, durable);
-    }
-
     /**
-     * The training thread's way for a small version ({@link #announcesOnCaller}): steps 1 to 3 here,
-     * then the announcement handed to the broker in this process; the broker's answer completes the
-     * futures and withdraws the versions this one retired.
+     * The route of one version: steps 1 to 3 ({@link #prepare}), 4 ({@link #announce}) and, once the
+     * notifier accepted the announcement, the retired versions withdrawn and steps 5 and 6. With
+     * {@code onCaller} (the training thread) step 4 hands the announcement to the broker in this
+     * process, and what follows runs on its thread when it answers; else all runs here, in order.
+     *
+     * @return completes once the version went through
      */
-    private void publishFromCaller(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
-                                   CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
+    private CompletableFuture<Void> publish(Stager.Staged staged, LinkedHashMap<String, String> metadata,
+                                            long publishedAtMicros, CompletableFuture<Manifest> announced,
+                                            CompletableFuture<Manifest> durable, boolean onCaller) {
         Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
-        Manifest manifest = p.manifest();
-        CompletableFuture<Void> accepted;
-        try {
-            accepted = notifier.publishLocally(manifest, dataOf(manifest, p.buffer()));
-        } catch (RuntimeException e) {
-            accepted = CompletableFuture.failedFuture(e);
-        }
-        lastFromCaller = accepted.handle((ok, failure) -> {
-            announced(manifest, failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure, announced);
-            cache.withdraw(p.retired());
-            durable.complete(manifest);
-            return null;
+        // With no transport, only the PFS flush announces.
+        CompletableFuture<Void> accepted = servers.isEmpty() && repository.isPresent()
+                ? CompletableFuture.completedFuture(null) : announce(p.manifest(), p.buffer(), announced, onCaller);
+        return accepted.thenRun(() -> {
+            cache.withdraw(p.retired()); // older versions leave the transports once this one is announced
+            if (repository.isEmpty()) {
+                durable.complete(p.manifest());
+            } else {
+                flushToPfs(p.manifest(), p.buffer(), announced, durable);
+            }
         });
     }
 
@@ -229,20 +217,36 @@ final class PublishPipeline implements AutoCloseable {
         return manifest.replaceLocations(locations);
     }
 
-    /** Step 4: tells consumers where to read the version (with no transport, only the PFS flush announces). */
-    private void announce(Manifest manifest, StagingBuffer buffer, CompletableFuture<Manifest> announced) {
-        RuntimeException failure = null;
+    /**
+     * Step 4: tells consumers where to read the version, with its bytes when it is small enough. On
+     * the producer's thread the notifier accepts it before this returns; {@code onCaller}, the broker
+     * in this process takes it and answers later. The result completes once it answered and
+     * {@code announced} is completed (with the failure, if any).
+     */
+    private CompletableFuture<Void> announce(Manifest manifest, StagingBuffer buffer,
+                                             CompletableFuture<Manifest> announced, boolean onCaller) {
+        CompletableFuture<Void> accepted;
         try {
-            if (manifest.totalBytes() <= inlineBytes) {
-                // Small: the bytes ride along, and consumers swap without a round trip to fetch them.
-                notifier.publish(manifest, dataOf(manifest, buffer));
+            // Small: the bytes ride along, and consumers swap without a round trip to fetch them.
+            MemorySegment data = manifest.totalBytes() <= inlineBytes ? dataOf(manifest, buffer) : null;
+            if (onCaller) {
+                accepted = notifier.publishLocally(manifest, data);
             } else {
-                notifier.publish(manifest);
+                if (data != null) {
+                    notifier.publish(manifest, data);
+                } else {
+                    notifier.publish(manifest);
+                }
+                accepted = CompletableFuture.completedFuture(null);
             }
         } catch (RuntimeException e) {
-            failure = e;
+            accepted = CompletableFuture.failedFuture(e);
         }
-        announced(manifest, failure, announced);
+        return accepted.handle((ok, failure) -> {
+            boolean wrapped = failure instanceof CompletionException && failure.getCause() != null;
+            announced(manifest, wrapped ? failure.getCause() : failure, announced);
+            return null;
+        });
     }
 
     /** The version's bytes in its staging buffer, as an announcement carries them. */

@@ -1,34 +1,35 @@
 package io.viper.internal.producer;
 
+import static io.viper.internal.producer.StagingFixture.MIB;
+import static io.viper.internal.producer.StagingFixture.POOL;
+import static io.viper.internal.producer.StagingFixture.changed;
+import static io.viper.internal.producer.StagingFixture.randomBytes;
+import static io.viper.internal.producer.StagingFixture.randomLayout;
+import static io.viper.internal.producer.StagingFixture.snapshot;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.Snapshot;
-import io.viper.hash.ContentHash;
 import io.viper.hash.HashAlgorithm;
 import io.viper.internal.CopyHelpers;
 import io.viper.internal.TensorHashes;
-import io.viper.manifest.BlockList;
+import io.viper.internal.producer.StagingFixture.Part;
+import io.viper.internal.producer.StagingFixture.Staging;
 import io.viper.spi.DeviceBuffer;
 import io.viper.tensor.DType;
-import io.viper.tensor.TensorInfo;
 import io.viper.testing.FakeGpuProvider;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -37,182 +38,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Staging that compares a snapshot with what a recycled buffer holds produces exactly what staging
  * from scratch would: the buffer holds the snapshot's bytes, every tensor hash and block id is the
  * hash of those bytes, whatever changed, whatever the layout, block size or algorithm, and after a
- * staging that failed half way.
+ * staging that failed half way. Changes the training code declares: {@link DeclaredChangesStagingTest}.
  */
 class StagingCompareTest {
-    private static final long MIB = 1L << 20;
-    private static final ExecutorService POOL = Executors.newFixedThreadPool(2);
-    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-
-    @AfterAll
-    static void stop() {
-        POOL.shutdownNow();
-    }
-
-    /** One tensor of a test snapshot: bytes in a segment, or floats. */
-    private record Part(String name, MemorySegment bytes, float[] floats) {
-        long length() {
-            return bytes != null ? bytes.byteSize() : 4L * floats.length;
-        }
-
-        /** The bytes staging must hold for it. */
-        MemorySegment content(Arena arena) {
-            if (bytes != null) {
-                return bytes;
-            }
-            MemorySegment s = arena.allocate(length());
-            for (int i = 0; i < floats.length; i++) {
-                s.set(LE_FLOAT, 4L * i, floats[i]);
-            }
-            return s;
-        }
-    }
-
-    private static Snapshot snapshot(List<Part> parts) {
-        return sink -> {
-            for (Part p : parts) {
-                if (p.bytes() != null) {
-                    sink.add(p.name(), DType.U8, new long[] {p.bytes().byteSize()}, p.bytes());
-                } else {
-                    sink.addFloats(p.name(), new long[] {p.floats().length}, p.floats());
-                }
-            }
-        };
-    }
-
-    /** A producer's staging without transports: a version is staged, hashed, then serves (the one before it retires at once). */
-    private static final class Staging implements AutoCloseable {
-        /** The staging budget: a snapshot larger than this is refused after it was described. */
-        static final long BUDGET = 1L << 30;
-        final StagingCache cache = new StagingCache("m", BUDGET, 1, 5_000, StagingBuffer::retireHandled, null);
-        final Stager stager;
-        final HashAlgorithm algorithm;
-        final long blockBytes;
-        final boolean skipUnshared;
-        long version;
-        /** Whether the version published last carries block ids. */
-        boolean lastWithIds;
-
-        Staging(HashAlgorithm algorithm, long blockBytes, boolean compare) {
-            this(algorithm, blockBytes, compare, false);
-        }
-
-        Staging(HashAlgorithm algorithm, long blockBytes, boolean compare, boolean skipUnshared) {
-            this(algorithm, blockBytes, compare, skipUnshared, CopyHelpers.NONE);
-        }
-
-        Staging(HashAlgorithm algorithm, long blockBytes, boolean compare, boolean skipUnshared, CopyHelpers helpers) {
-            this.algorithm = algorithm;
-            this.blockBytes = blockBytes;
-            this.skipUnshared = skipUnshared;
-            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"), helpers);
-        }
-
-        /** Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged. */
-        StagingCopy.Copied publish(List<Part> parts, Arena arena) {
-            return publish(snapshot(parts), parts, arena);
-        }
-
-        /** Stages {@code snapshot}, whose tensors hold the bytes of {@code parts}. */
-        StagingCopy.Copied publish(Snapshot snapshot, List<Part> parts, Arena arena) {
-            Stager.Staged staged = stager.stage(snapshot, ++version);
-            staged.hostCopy().run();
-            try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
-                ContentHash[] tensorHashes = hashes.await();
-                List<BlockList> blockIds = blocks.await();
-                lastWithIds = blockBytes > 0 && !blockIds.stream().allMatch(b -> b == BlockList.NONE);
-                if (blockBytes > 0 && !lastWithIds) {
-                    assertTrue(skipUnshared, "v" + version + " went without block ids although none may be skipped");
-                    assertEquals(0, staged.copied().unchangedBytes(), "v" + version + " went without block ids although it shares bytes");
-                }
-                assertStagedFromScratch(parts, staged, tensorHashes, blockIds, arena);
-                cache.withdraw(cache.activate(staged.buffer(), staged.content()));
-            }
-            return staged.copied();
-        }
-
-        /** The buffer holds the parts' bytes, and every hash and block id is that of those bytes. */
-        void assertStagedFromScratch(List<Part> parts, Stager.Staged staged, ContentHash[] tensorHashes, List<BlockList> blockIds, Arena arena) {
-            MemorySegment data = staged.buffer().data();
-            for (int i = 0; i < parts.size(); i++) {
-                TensorInfo info = staged.infos().get(i);
-                MemorySegment expected = parts.get(i).content(arena);
-                String what = "v" + version + " tensor " + info.name();
-                assertEquals(-1, expected.mismatch(data.asSlice(info.offset(), info.length())), what + ": the buffer holds the snapshot's bytes");
-                assertEquals(algorithm.hash(expected), tensorHashes[i], what + ": its hash");
-                if (blockBytes > 0 && !lastWithIds) {
-                    continue; // a version that shared nothing: no ids to check
-                }
-                List<ContentHash> ids = new ArrayList<>();
-                for (long start = 0; blockBytes > 0 && start < info.length(); start += blockBytes) {
-                    ids.add(BlockList.ID_ALGORITHM.hash(expected.asSlice(start, Math.min(blockBytes, info.length() - start))));
-                }
-                assertEquals(ids, blockIds.get(i).ids(), what + ": its block ids");
-            }
-        }
-
-        @Override
-        public void close() {
-            cache.close();
-        }
-    }
-
-    private static MemorySegment randomBytes(Arena arena, long n, SplittableRandom rnd) {
-        MemorySegment s = arena.allocate(Math.max(1, n)).asSlice(0, n);
-        for (long i = 0; i < n; i++) {
-            s.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
-        }
-        return s;
-    }
-
-    /** Tensors of random sizes: up to 3 MiB and a bit (tails shorter than a block), some empty, some floats. */
-    private static List<Part> randomLayout(Arena arena, SplittableRandom rnd) {
-        List<Part> parts = new ArrayList<>();
-        int n = 1 + rnd.nextInt(5);
-        for (int i = 0; i < n; i++) {
-            long len = switch (rnd.nextInt(4)) {
-                case 0 -> rnd.nextInt(3) * MIB;
-                case 1 -> rnd.nextLong(4096);
-                default -> rnd.nextLong(3 * MIB + 5000);
-            };
-            if (rnd.nextInt(4) == 0) {
-                float[] f = new float[(int) (len / 4)];
-                for (int k = 0; k < f.length; k++) {
-                    f[k] = (float) rnd.nextGaussian();
-                }
-                parts.add(new Part("f" + i, null, f));
-            } else {
-                parts.add(new Part("t" + i, randomBytes(arena, len, rnd), null));
-            }
-        }
-        return parts;
-    }
-
-    /** The same layout with fresh memory: a few bytes changed at random places (or none), sometimes all of one tensor. */
-    private static List<Part> changed(List<Part> parts, Arena arena, SplittableRandom rnd) {
-        List<Part> out = new ArrayList<>();
-        for (Part p : parts) {
-            if (p.bytes() != null) {
-                MemorySegment s = arena.allocate(Math.max(1, p.length())).asSlice(0, p.length()).copyFrom(p.bytes());
-                if (rnd.nextInt(5) == 0) {
-                    s.copyFrom(randomBytes(arena, p.length(), rnd));
-                } else {
-                    for (int k = rnd.nextInt(3); k > 0 && p.length() > 0; k--) {
-                        long at = rnd.nextLong(p.length());
-                        s.set(ValueLayout.JAVA_BYTE, at, (byte) ~s.get(ValueLayout.JAVA_BYTE, at));
-                    }
-                }
-                out.add(new Part(p.name(), s, null));
-            } else {
-                float[] f = p.floats().clone();
-                if (f.length > 0 && rnd.nextBoolean()) {
-                    f[rnd.nextInt(f.length)] += 1;
-                }
-                out.add(new Part(p.name(), null, f));
-            }
-        }
-        return out;
-    }
 
     @ParameterizedTest(name = "{0}, blocks of {1} bytes")
     @CsvSource({
@@ -445,179 +273,5 @@ class StagingCompareTest {
             staging.publish(good, arena);
             assertEquals(6 * MIB, staging.publish(good, arena).unchangedBytes(), "an unchanged snapshot is found unchanged");
         }
-    }
-
-    /** A snapshot of {@code parts}, each tensor (all in segments) declaring {@code changes.get(i)}. */
-    private static Snapshot declaring(List<Part> parts, List<Snapshot.Changes> changes) {
-        return sink -> {
-            for (int i = 0; i < parts.size(); i++) {
-                Part p = parts.get(i);
-                sink.add(p.name(), DType.U8, new long[] {p.length()}, p.bytes(), changes.get(i));
-            }
-        };
-    }
-
-    /** A copy of {@code bytes} with the byte at {@code at} flipped. */
-    private static MemorySegment flipped(Arena arena, MemorySegment bytes, long at) {
-        MemorySegment s = arena.allocate(bytes.byteSize()).copyFrom(bytes);
-        s.set(ValueLayout.JAVA_BYTE, at, (byte) ~s.get(ValueLayout.JAVA_BYTE, at));
-        return s;
-    }
-
-    /**
-     * Where the training code declares what changed, staging into a buffer that holds an older
-     * version copies the union of what every version since declared, and the result is what staging
-     * from scratch gives: v3 goes into v1's buffer, and v2's change must be copied as well as v3's.
-     */
-    @Test
-    void declaredChangesSinceTheBuffersVersionAreCopiedAndNothingElse() {
-        SplittableRandom rnd = new SplittableRandom(6);
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
-            MemorySegment a1 = randomBytes(arena, 8 * MIB, rnd);
-            MemorySegment b1 = randomBytes(arena, MIB + 3, rnd);
-            List<Part> v1 = List.of(new Part("a", a1, null), new Part("b", b1, null));
-            staging.publish(declaring(v1, List.of(Snapshot.Changes.none(), Snapshot.Changes.none())), v1, arena);
-            MemorySegment a2 = flipped(arena, a1, 2 * MIB + 10);
-            List<Part> v2 = List.of(new Part("a", a2, null), new Part("b", b1, null));
-            assertEquals(0, staging.publish(declaring(v2, List.of(Snapshot.Changes.range(2 * MIB + 10, 1), Snapshot.Changes.none())), v2, arena)
-                    .unchangedBytes(), "v2: a new buffer");
-            MemorySegment a3 = flipped(arena, a2, 5 * MIB + 7);
-            MemorySegment b3 = flipped(arena, b1, MIB + 1);
-            List<Part> v3 = List.of(new Part("a", a3, null), new Part("b", b3, null));
-            StagingCopy.Copied copied = staging.publish(declaring(v3, List.of(Snapshot.Changes.range(5 * MIB, 8), Snapshot.Changes.range(MIB, 3))),
-                    v3, arena);
-            assertEquals(2 * MIB + 3, copied.copiedBytes(), "blocks 2 (v2's) and 5 (v3's) of a, and b's tail: " + copied);
-            assertEquals(7 * MIB, copied.unchangedBytes());
-        }
-    }
-
-    /**
-     * A unit copied into an older buffer for an earlier version's change, and untouched since the
-     * newest version, takes the newest version's hashes: only what changed since it is hashed. Shown
-     * with a byte changed there without a declaration: it is copied (the unit had to be) but not
-     * hashed, so the tensor's hash is that of the bytes the declarations describe. Consumers check
-     * every tensor before a swap and would refuse such a version; a declared one hashes as from scratch
-     * ({@link #declaredChangesSinceTheBuffersVersionAreCopiedAndNothingElse}).
-     */
-    @Test
-    void aUnitCopiedForAnEarlierChangeTakesTheNewestVersionsHashes() {
-        SplittableRandom rnd = new SplittableRandom(9);
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
-            MemorySegment a1 = randomBytes(arena, 4 * MIB, rnd);
-            List<Part> v1 = List.of(new Part("a", a1, null));
-            staging.publish(declaring(v1, List.of(Snapshot.Changes.none())), v1, arena);
-            MemorySegment a2 = flipped(arena, a1, MIB + 10);
-            List<Part> v2 = List.of(new Part("a", a2, null));
-            staging.publish(declaring(v2, List.of(Snapshot.Changes.range(MIB + 10, 1))), v2, arena);
-            // v3 goes into v1's buffer: unit 1 is copied for v2's change; v3 declares unit 3 only, and also changed unit 1
-            MemorySegment declared = flipped(arena, a2, 3 * MIB);
-            MemorySegment actual = flipped(arena, declared, MIB + 20);
-            Stager.Staged staged = staging.stager.stage(declaring(List.of(new Part("a", actual, null)), List.of(Snapshot.Changes.range(3 * MIB, 1))), 3);
-            try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
-                ContentHash[] tensorHashes = hashes.await();
-                List<BlockList> ids = blocks.await();
-                assertEquals(2 * MIB, staged.copied().copiedBytes(), "units 1 (v2's change) and 3 (v3's)");
-                assertEquals(-1, actual.mismatch(staged.buffer().data().asSlice(0, 4 * MIB)), "unit 1 was copied, undeclared byte and all");
-                assertEquals(HashAlgorithm.CRC32C.hash(declared), tensorHashes[0], "unit 1's hash is v2's: not hashed again");
-                assertEquals(BlockList.ID_ALGORITHM.hash(a2.asSlice(MIB, MIB)), ids.getFirst().ids().get(1), "so is its block id");
-                assertEquals(BlockList.ID_ALGORITHM.hash(declared.asSlice(3 * MIB, MIB)), ids.getFirst().ids().get(3), "unit 3 was hashed");
-            }
-            staging.cache.abandon(staged.buffer());
-        }
-    }
-
-    /**
-     * The declaration is taken at its word: a byte changed outside it is not read, so the version
-     * keeps the buffer's byte, and every hash and block id is that of what the buffer holds.
-     */
-    @Test
-    void aByteChangedOutsideTheDeclaredRangesIsNotRead() {
-        SplittableRandom rnd = new SplittableRandom(7);
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
-            MemorySegment a1 = randomBytes(arena, 4 * MIB, rnd);
-            List<Part> v1 = List.of(new Part("a", a1, null));
-            staging.publish(declaring(v1, List.of(Snapshot.Changes.none())), v1, arena);
-            staging.publish(declaring(v1, List.of(Snapshot.Changes.none())), v1, arena);
-            MemorySegment a3 = flipped(arena, flipped(arena, a1, 3 * MIB + 5), 1);
-            Snapshot onlyTheFirstByte = declaring(List.of(new Part("a", a3, null)), List.of(Snapshot.Changes.range(1, 1)));
-            // What the buffer must hold: v1 with the declared byte changed, not the undeclared one.
-            List<Part> published = List.of(new Part("a", flipped(arena, a1, 1), null));
-            StagingCopy.Copied copied = staging.publish(onlyTheFirstByte, published, arena);
-            assertEquals(MIB, copied.copiedBytes(), "the declared unit only");
-        }
-    }
-
-    /**
-     * Without a declaration from every tensor, or after a staging that failed (the training code's
-     * record was handed over and lost), the snapshot is compared as usual.
-     */
-    @Test
-    void anUndeclaredTensorOrAFailedStagingMeansACompare() {
-        SplittableRandom rnd = new SplittableRandom(8);
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
-            MemorySegment a1 = randomBytes(arena, 4 * MIB, rnd);
-            MemorySegment b1 = randomBytes(arena, 2 * MIB, rnd);
-            List<Part> v1 = List.of(new Part("a", a1, null), new Part("b", b1, null));
-            List<Snapshot.Changes> nothing = List.of(Snapshot.Changes.none(), Snapshot.Changes.none());
-            staging.publish(declaring(v1, nothing), v1, arena);
-            staging.publish(declaring(v1, nothing), v1, arena);
-            // b changed and is not declared; a is declared unchanged: compared, b's change is found and copied.
-            List<Part> v3 = List.of(new Part("a", a1, null), new Part("b", flipped(arena, b1, 5), null));
-            Snapshot partly = sink -> {
-                sink.add("a", DType.U8, new long[] {4 * MIB}, a1, Snapshot.Changes.none());
-                sink.add("b", DType.U8, new long[] {2 * MIB}, v3.get(1).bytes());
-            };
-            assertEquals(MIB, staging.publish(partly, v3, arena).copiedBytes(), "compared: b's changed unit found");
-            staging.publish(declaring(v3, nothing), v3, arena);
-
-            // Described, then refused (a bad range in its second tensor): not staged.
-            Snapshot failing = sink -> {
-                sink.add("a", DType.U8, new long[] {4 * MIB}, a1, Snapshot.Changes.none());
-                sink.add("b", DType.U8, new long[] {2 * MIB}, b1, Snapshot.Changes.range(0, 3 * MIB));
-            };
-            assertThrows(io.viper.errors.ViperConfigException.class, () -> staging.stager.stage(failing, ++staging.version));
-            // Said relative to the failed snapshot, which was not staged: the producer compares instead of trusting it.
-            MemorySegment a6 = flipped(arena, a1, MIB + 1);
-            List<Part> v6 = List.of(new Part("a", a6, null), new Part("b", v3.get(1).bytes(), null));
-            StagingCopy.Copied copied = staging.publish(declaring(v6, nothing), v6, arena);
-            assertTrue(copied.copiedBytes() >= MIB, "a's change was found by comparing: " + copied);
-            staging.publish(declaring(v6, nothing), v6, arena);
-
-            // Described whole, then refused by the staging (larger than its budget): its changes are lost too.
-            MemorySegment a8 = flipped(arena, a6, 2 * MIB + 3);
-            MemorySegment tooLarge = MemorySegment.ofAddress(0).reinterpret(Staging.BUDGET);
-            Snapshot refused = sink -> {
-                sink.add("a", DType.U8, new long[] {4 * MIB}, a8, Snapshot.Changes.range(2 * MIB + 3, 1));
-                sink.add("b", DType.U8, new long[] {2 * MIB}, v3.get(1).bytes(), Snapshot.Changes.none());
-                sink.add("c", DType.U8, new long[] {Staging.BUDGET}, tooLarge, Snapshot.Changes.none());
-            };
-            assertThrows(io.viper.errors.ViperConfigException.class, () -> staging.stager.stage(refused, ++staging.version));
-            List<Part> after = List.of(new Part("a", a8, null), new Part("b", v3.get(1).bytes(), null));
-            assertTrue(staging.publish(declaring(after, nothing), after, arena).copiedBytes() >= MIB,
-                    "a's change, declared by the refused snapshot, was found by comparing");
-        }
-    }
-
-    @Test
-    void aDeclaredRangePastTheTensorIsRefusedNamingIt() {
-        try (Arena arena = Arena.ofShared(); Staging staging = new Staging(HashAlgorithm.CRC32C, MIB, true)) {
-            MemorySegment a = arena.allocate(100);
-            Snapshot bad = sink -> sink.add("w", DType.U8, new long[] {100}, a, Snapshot.Changes.range(90, 20));
-            io.viper.errors.ViperConfigException e = assertThrows(io.viper.errors.ViperConfigException.class, () -> staging.stager.stage(bad, 1));
-            assertEquals("tensor w: changed range [90, 110) ends past its 100 bytes", e.getMessage());
-            assertThrows(IllegalArgumentException.class, () -> Snapshot.Changes.range(-1, 2));
-        }
-    }
-
-    @Test
-    void declaredRangesMergeAndTellWhichUnitsTheyTouch() {
-        long[] merged = DeclaredChanges.merge(new long[] {10, 20, 0, 5, 15, 30, 40, 40, 50, 60});
-        assertEquals(List.of(0L, 5L, 10L, 30L, 50L, 60L), java.util.Arrays.stream(merged).boxed().toList());
-        assertTrue(DeclaredChanges.touches(merged, 0, 1));
-        assertFalse(DeclaredChanges.touches(merged, 5, 10), "between two ranges");
-        assertTrue(DeclaredChanges.touches(merged, 29, 31));
-        assertFalse(DeclaredChanges.touches(merged, 30, 50), "ends are exclusive");
-        assertFalse(DeclaredChanges.touches(merged, 60, 100));
-        assertFalse(DeclaredChanges.touches(new long[0], 0, 100));
     }
 }

@@ -54,22 +54,18 @@ public final class ProducerImpl implements ViperProducer {
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
         this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
+        Withdrawals withdrawals = new Withdrawals(model, servers);
         this.cache = new StagingCache(model, c.get(ViperConfig.STAGING_BUDGET), c.get(ViperConfig.STAGING_VERSIONS),
-                c.get(ViperConfig.STAGING_WAIT_MS), this::withdrawRetired,
+                c.get(ViperConfig.STAGING_WAIT_MS), withdrawals::later,
                 servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
         GpuStaging gpu = new GpuStaging(model);
         this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), c.get(ViperConfig.BLOCK_BYTES),
                 c.get(ViperConfig.STAGING_COMPARE), c.get(ViperConfig.BLOCK_SKIP_UNSHARED), gpu,
                 new CopyHelpers(rt.hashPool(), Math.min(c.get(ViperConfig.PRODUCER_COPY_THREADS) - 1, rt.hashWorkers())));
-        this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu);
+        this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu, withdrawals);
         LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
                 notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),
                 repository.isPresent() ? ", PFS " + c.get(ViperConfig.PFS_ROOT).orElseThrow() : "");
-    }
-
-    /** The staging cache's callback once a retired buffer's last lease closed (it retires only after the pipeline exists). */
-    private void withdrawRetired(StagingBuffer buffer) {
-        pipeline.withdrawLater(buffer);
     }
 
     @Override

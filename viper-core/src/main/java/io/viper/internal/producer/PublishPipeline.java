@@ -54,7 +54,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * few KiB costs less than waking another thread, which on a machine with idle cores costs tens of
  * microseconds, the larger part of such an update's latency. Order still holds, because
  * {@link #submit} is called by one thread at a time and the check sees every version handed to the
- * thread until it went through. A second thread withdraws buffers from the transports once the
+ * thread until it went through. {@link Withdrawals} withdraws buffers from the transports once the
  * {@link StagingCache} retired them and their last read lease closed.
  */
 final class PublishPipeline implements AutoCloseable {
@@ -70,8 +70,7 @@ final class PublishPipeline implements AutoCloseable {
     /** Whether a GPU transport serves: then manifests carry phash64 for on-device verification. */
     private final boolean gpuServed;
     private final ExecutorService thread;
-    /** Withdraws retired buffers from the transports, off the threads that close leases (event loops among them). */
-    private final ExecutorService withdrawals;
+    private final Withdrawals withdrawals;
     /** {@code viper.producer.inline.bytes}: versions up to this size are announced with their bytes. */
     private final long inlineBytes;
     /** Versions handed to {@link #thread} that have not gone through it yet (and flushes waiting on it). */
@@ -79,8 +78,9 @@ final class PublishPipeline implements AutoCloseable {
     /** Completes once the broker answered the last version announced from the training thread (and its futures completed). */
     private volatile CompletableFuture<Void> lastFromCaller = CompletableFuture.completedFuture(null);
 
+    /** @param withdrawals the cache's retire callback's target, which this pipeline closes when it closes */
     PublishPipeline(String model, ViperRuntime rt, List<TransportServer> servers, Notifier notifier, Optional<CheckpointRepository> repository,
-                    StagingCache cache, GpuStaging gpu) {
+                    StagingCache cache, GpuStaging gpu, Withdrawals withdrawals) {
         this.model = model;
         this.rt = rt;
         this.servers = servers;
@@ -91,7 +91,7 @@ final class PublishPipeline implements AutoCloseable {
         this.gpuServed = servers.stream().anyMatch(s -> s.location().tier() == Tier.GPU);
         this.inlineBytes = rt.config().get(ViperConfig.PRODUCER_INLINE_BYTES);
         this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-producer-" + model).unstarted(r));
-        this.withdrawals = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
+        this.withdrawals = withdrawals;
     }
 
     /**
@@ -313,32 +313,6 @@ final class PublishPipeline implements AutoCloseable {
         }
     }
 
-    /**
-     * The {@link StagingCache}'s retire callback, once a retired buffer's last lease closed: withdraws
-     * it from every transport on this pipeline's withdrawal thread, after which it may be reused.
-     */
-    void withdrawLater(StagingBuffer buffer) {
-        Runnable withdraw = () -> {
-            withdraw(servers, buffer, System.Logger.Level.WARNING);
-            buffer.retireHandled();
-        };
-        try {
-            withdrawals.execute(withdraw);
-        } catch (RejectedExecutionException closing) {
-            withdraw.run();
-        }
-    }
-
-    private static void withdraw(List<TransportServer> servers, StagingBuffer buffer, System.Logger.Level failureLevel) {
-        for (TransportServer s : servers) {
-            try {
-                s.withdraw(buffer);
-            } catch (RuntimeException e) {
-                LOG.log(failureLevel, "withdrawing " + buffer + " from " + s.location() + " failed: " + e.getMessage());
-            }
-        }
-    }
-
     /** Finishes the versions queued (up to 60 s) and the withdrawals, then withdraws every staged version from the transports. */
     @Override
     public void close() {
@@ -355,16 +329,13 @@ final class PublishPipeline implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "producer {0}: background work did not finish in 60 s", model);
                 thread.shutdownNow();
             }
-            withdrawals.shutdown();
-            if (!withdrawals.awaitTermination(30, TimeUnit.SECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "producer {0}: withdrawing retired versions did not finish in 30 s", model);
-            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        withdrawals.close();
         for (StagingBuffer b : cache.staged()) {
             // The staging is freed next whatever happens: a failure only matters when debugging.
-            withdraw(servers, b, System.Logger.Level.DEBUG);
+            withdrawals.now(b, System.Logger.Level.DEBUG);
         }
     }
 }

@@ -41,13 +41,14 @@ final class InlineLoader implements Loader {
      */
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        MemorySegment data = tracker.inlineData(m.version()).orElseThrow(() -> new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                "the bytes its announcement carried were dropped for a newer version's"));
+        MemorySegment data = tracker.inlineData(m.version()).orElseThrow(() -> new RetriableViperException(
+                ViperException.Reason.UNAVAILABLE, "the bytes its announcement carried were dropped for newer ones"));
         try {
             return host.loadInline(m, data);
         } catch (ViperException e) {
             tracker.forgetInlineData(m.version());
-            throw ViperException.of(e.reason(), "the bytes its announcement carried are not usable (" + e.getMessage() + ")", e);
+            String why = "the bytes its announcement carried are not usable (" + e.getMessage() + ")";
+            throw ViperException.of(e.reason(), why, e);
         }
     }
 }

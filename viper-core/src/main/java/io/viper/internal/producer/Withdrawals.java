@@ -25,7 +25,8 @@ final class Withdrawals implements AutoCloseable {
     Withdrawals(String model, List<TransportServer> servers) {
         this.model = model;
         this.servers = servers;
-        this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
+        this.thread = Executors.newSingleThreadExecutor(
+                r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
     }
 
     /**
@@ -44,7 +45,7 @@ final class Withdrawals implements AutoCloseable {
         }
     }
 
-    /** Withdraws {@code buffer} from every transport on the calling thread; a failure is logged at {@code failureLevel}. */
+    /** Withdraws {@code buffer} from every transport on this thread, logging failures at {@code failureLevel}. */
     void now(StagingBuffer buffer, System.Logger.Level failureLevel) {
         for (TransportServer s : servers) {
             try {
@@ -61,7 +62,8 @@ final class Withdrawals implements AutoCloseable {
         thread.shutdown();
         try {
             if (!thread.awaitTermination(30, TimeUnit.SECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "producer {0}: withdrawing retired versions did not finish in 30 s", model);
+                String late = "producer {0}: withdrawing retired versions did not finish in 30 s";
+                LOG.log(System.Logger.Level.WARNING, late, model);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -18,7 +18,8 @@ class PathSelectorInlineTest {
     private static final long SIZE = 1000;
 
     private static Selection select(InlineBytes inline, long freeHostBytes, List<String> paths) {
-        return PathSelector.select(PathSelectorGpuTest.manifest(), new Capabilities(false, 0, freeHostBytes, paths, "host", inline),
+        Capabilities caps = new Capabilities(false, 0, freeHostBytes, paths, "host", inline);
+        return PathSelector.select(PathSelectorGpuTest.manifest(), caps,
                 s -> Optional.ofNullable(PathSelectorGpuTest.PROVIDERS.get(s)), s -> Optional.empty(),
                 m -> Optional.of(PathSelectorGpuTest.OWN_FILE));
     }
@@ -31,8 +32,10 @@ class PathSelectorInlineTest {
     void theAnnouncementsBytesComeFirstThenTheManifestsLocations() {
         Selection s = select(InlineBytes.FIRST, SIZE, List.of());
         assertEquals(List.of("inline:announcement", "tcp://h:1", "file:///pfs/m/1/model.safetensors"), order(s));
-        assertTrue(s.describe().startsWith("using inline:announcement (in its announcement, no transfer)"), s.describe());
-        assertEquals(List.of("tcp://h:1", "file:///pfs/m/1/model.safetensors"), order(select(InlineBytes.NONE, SIZE, List.of())));
+        assertTrue(s.describe().startsWith("using inline:announcement (in its announcement, no transfer)"),
+                s.describe());
+        assertEquals(List.of("tcp://h:1", "file:///pfs/m/1/model.safetensors"),
+                order(select(InlineBytes.NONE, SIZE, List.of())));
     }
 
     @Test

@@ -105,7 +105,7 @@ final class PublishPipeline implements AutoCloseable {
         long stall = stallNanos;
         if (announcesOnCaller(staged)) {
             long t0 = System.nanoTime();
-            lastFromCaller = publish(staged, metadata, publishedAtMicros, announced, durable, true);
+            publish(staged, metadata, publishedAtMicros, announced, durable, true);
             stall += System.nanoTime() - t0;
         } else {
             queued.incrementAndGet();
@@ -144,21 +144,19 @@ final class PublishPipeline implements AutoCloseable {
      * The route of one version: steps 1 to 3 ({@link #prepare}), 4 ({@link #announce}) and, once the
      * notifier accepted the announcement, the retired versions withdrawn and steps 5 and 6. With
      * {@code onCaller} (the training thread) step 4 hands the announcement to the broker in this
-     * process, and what follows runs on its thread when it answers; else all runs here, in order.
-     *
-     * @return completes once the version went through
+     * process, and what follows runs on its thread when it answers ({@link #lastFromCaller} completes
+     * then); else all runs here, in order.
      */
-    private CompletableFuture<Void> publish(Stager.Staged staged, LinkedHashMap<String, String> metadata,
-                                            long publishedAtMicros, CompletableFuture<Manifest> announced,
-                                            CompletableFuture<Manifest> durable, boolean onCaller) {
+    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
+                         CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable, boolean onCaller) {
         Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
-            return CompletableFuture.completedFuture(null);
+            return;
         }
         // With no transport, only the PFS flush announces.
         CompletableFuture<Void> accepted = servers.isEmpty() && repository.isPresent()
                 ? CompletableFuture.completedFuture(null) : announce(p.manifest(), p.buffer(), announced, onCaller);
-        return accepted.thenRun(() -> {
+        CompletableFuture<Void> through = accepted.thenRun(() -> {
             cache.withdraw(p.retired()); // older versions leave the transports once this one is announced
             if (repository.isEmpty()) {
                 durable.complete(p.manifest());
@@ -166,6 +164,9 @@ final class PublishPipeline implements AutoCloseable {
                 flushToPfs(p.manifest(), p.buffer(), announced, durable);
             }
         });
+        if (onCaller) {
+            lastFromCaller = through;
+        }
     }
 
     /** A version through steps 1 to 3: its manifest with the transports' locations, and the buffers it retired. */

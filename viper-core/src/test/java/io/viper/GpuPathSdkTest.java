@@ -203,7 +203,7 @@ class GpuPathSdkTest {
 
     @Test
     void aGpuDeltaThatDoesNotVerifyIsPulledWhole() {
-        try (LogCapture log = new LogCapture("io.viper.internal.DeviceLoader")) {
+        try (LogCapture log = new LogCapture("io.viper.internal.consumer.DeviceLoader")) {
             List<ModelUpdate> updates = twoVersionsOneBlockChanged(viperWithBlocks(), 1);
             ModelUpdate second = updates.get(1);
             assertEquals("memgpu", second.path(), "refetched from the same GPU location");

@@ -141,6 +141,41 @@ final class Layering {
         return dedupe(out);
     }
 
+    /** The halves of viper-core's internals that rule 4 keeps apart; what both use lives in {@code io.viper.internal}. */
+    static final List<String> CORE_SIDES = List.of("io.viper.internal.producer", "io.viper.internal.consumer");
+
+    /**
+     * Rule 4: no class of one of {@code sides} (packages, with their subpackages) uses a class of
+     * another: in viper-core ({@link #CORE_SIDES}), the producer's and the consumer's internals.
+     */
+    static List<String> sidesApart(JavaClasses classes, List<String> sides) {
+        List<String> out = new ArrayList<>();
+        for (JavaClass c : classes) {
+            String from = sideOf(c.getPackageName(), sides);
+            if (from == null) {
+                continue;
+            }
+            for (Dependency d : c.getDirectDependenciesFromSelf()) {
+                JavaClass t = d.getTargetClass();
+                String to = sideOf(t.getPackageName(), sides);
+                if (to != null && !to.equals(from)) {
+                    out.add(c.getName() + " -> " + t.getName() + ": " + from + " and " + to
+                            + " stay apart (what both use belongs in their shared package)");
+                }
+            }
+        }
+        return dedupe(out);
+    }
+
+    private static String sideOf(String packageName, List<String> sides) {
+        for (String s : sides) {
+            if (packageName.equals(s) || packageName.startsWith(s + ".")) {
+                return s;
+            }
+        }
+        return null;
+    }
+
     static boolean isInternal(String packageName) {
         return packageName.endsWith(".internal") || packageName.contains(".internal.");
     }

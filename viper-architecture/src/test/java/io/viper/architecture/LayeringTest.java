@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The layering of the project, checked on the main classes of every module (test classes and test
  * jars are left out): viper-core imports no transport, notifier or ML library; no module uses
- * another module's {@code internal} packages; module dependencies point one way.
+ * another module's {@code internal} packages; module dependencies point one way; inside viper-core,
+ * the producer's and the consumer's internals do not use each other.
  */
 class LayeringTest {
     private static JavaClasses project;
@@ -53,6 +54,11 @@ class LayeringTest {
         assertEquals(java.util.List.of(), Layering.dependenciesPointOneWay(project, Layering::moduleOf));
     }
 
+    @Test
+    void producerAndConsumerInternalsStayApart() {
+        assertEquals(java.util.List.of(), Layering.sidesApart(project, Layering.CORE_SIDES));
+    }
+
     // The rules themselves catch what they are for: fixtures in this test module play other modules.
 
     @Test
@@ -69,6 +75,14 @@ class LayeringTest {
         Function<JavaClass, String> modules = c -> c.getName().startsWith("io.viper.transfer.tcp") ? "viper-transfer-tcp" : "viper-transfer-ucx";
         var lines = Layering.noForeignInternals(fixture, modules);
         assertTrue(lines.stream().anyMatch(l -> l.contains("TcpProtocol") && l.contains("internal packages are private")), lines.toString());
+    }
+
+    @Test
+    void oneSideUsingTheOtherIsReported() {
+        JavaClasses fixture = new ClassFileImporter().importClasses(Fixtures.UsesScheduler.class, io.viper.scheduler.Schedule.class);
+        var lines = Layering.sidesApart(fixture, java.util.List.of("io.viper.architecture", "io.viper.scheduler"));
+        assertTrue(lines.stream().anyMatch(l -> l.contains("UsesScheduler -> io.viper.scheduler.Schedule") && l.contains("stay apart")),
+                lines.toString());
     }
 
     @Test

@@ -6,14 +6,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.IntConsumer;
 
 /**
  * Threads of the hash pool that help a thread copy: the training thread a large snapshot into staging
  * ({@code viper.producer.copy.threads}), a consumer's reading thread a version it copies and checks
- * ({@link Verifier.Overlapped#copy}). One core cannot use the memory's bandwidth: here two
+ * ({@code consumer.Verifier.Overlapped#copy}). One core cannot use the memory's bandwidth: here two
  * threads copied 1 GiB in 53 ms where one took 67 (medians of 15). Its threads take pieces of
- * {@link #pieceBytes()} from a shared counter beside the calling thread: {@link StagingCopy#CHUNK} for
+ * {@link #pieceBytes()} from a shared counter beside the calling thread: {@link #STAGING_PIECE} for
  * the producer, whose pool is idle during the copy (it hashes what was copied once the copy ended);
  * {@link TensorHashes#PIECE} for the consumer, whose pool may still be hashing bytes left in place. A
  * helper that starts late, behind other hashing, finds nothing left, and the copy never waits for it
@@ -22,12 +23,15 @@ import java.util.function.IntConsumer;
  * <p>Called by the thread that copies (one at a time per call). Every piece has ended, copied or
  * failed, when {@link #run} returns, so the source's memory is not read after the call.
  */
-final class CopyHelpers {
+public final class CopyHelpers {
     /** No helpers: the training thread copies alone. */
-    static final CopyHelpers NONE = new CopyHelpers(null, 0);
+    public static final CopyHelpers NONE = new CopyHelpers(null, 0);
+
+    /** The producer's piece, {@code StagingCopy}'s chunk (why that size: its class comment). */
+    public static final long STAGING_PIECE = 16L << 20;
 
     /** Smallest copy that is shared: two pieces, so that waking a helper (tens of microseconds) is small against a piece. */
-    static final long MIN_BYTES = 2 * StagingCopy.CHUNK;
+    static final long MIN_BYTES = 2 * STAGING_PIECE;
 
     /** A thread other than any caller's, to ask whether a snapshot's memory may be read off the training thread. */
     private static final Thread ANOTHER_THREAD = Thread.ofVirtual().unstarted(() -> {
@@ -39,13 +43,13 @@ final class CopyHelpers {
     private final long pieceBytes;
 
     /**
-     * Helpers for copies of {@link #MIN_BYTES} and more, in pieces of {@link StagingCopy#CHUNK}.
+     * Helpers for copies of {@link #MIN_BYTES} and more, in pieces of {@link #STAGING_PIECE}.
      *
      * @param pool    the hash pool
      * @param helpers pool threads that may help each copy ({@code viper.producer.copy.threads} - 1, at most the pool's threads)
      */
-    CopyHelpers(ExecutorService pool, int helpers) {
-        this(pool, helpers, MIN_BYTES, StagingCopy.CHUNK);
+    public CopyHelpers(ExecutorService pool, int helpers) {
+        this(pool, helpers, MIN_BYTES, STAGING_PIECE);
     }
 
     /**
@@ -53,7 +57,7 @@ final class CopyHelpers {
      * @param pieceBytes the most bytes one piece moves: a multiple of {@link TensorHashes#PIECE}, so that a piece
      *                   never splits a compared unit
      */
-    CopyHelpers(ExecutorService pool, int helpers, long minBytes, long pieceBytes) {
+    public CopyHelpers(ExecutorService pool, int helpers, long minBytes, long pieceBytes) {
         if (helpers < 0 || pieceBytes <= 0 || pieceBytes % TensorHashes.PIECE != 0) {
             throw new IllegalArgumentException("copy helpers: " + helpers + " threads, pieces of " + pieceBytes + " bytes");
         }
@@ -64,17 +68,20 @@ final class CopyHelpers {
     }
 
     /** The most bytes one piece of a copy moves. */
-    long pieceBytes() {
+    public long pieceBytes() {
         return pieceBytes;
     }
 
-    /** Whether a copy of {@code bytes} from {@code tensors} is shared: large enough, and every tensor readable from another thread. */
-    boolean shares(long bytes, Iterable<SnapshotTensor> tensors) {
+    /**
+     * Whether a copy of {@code bytes} from {@code sources} is shared: large enough, and the memory of
+     * every source ({@code memory}: null for none, such as a heap array) readable from another thread.
+     */
+    public <T> boolean shares(long bytes, Iterable<T> sources, Function<T, MemorySegment> memory) {
         if (helpers == 0 || bytes < minBytes) {
             return false;
         }
-        for (SnapshotTensor t : tensors) {
-            MemorySegment s = t.segment();
+        for (T t : sources) {
+            MemorySegment s = memory.apply(t);
             // A confined arena's memory may be read by its owner only: the training thread copies it alone.
             if (s != null && !s.isAccessibleBy(ANOTHER_THREAD)) {
                 return false;
@@ -89,7 +96,7 @@ final class CopyHelpers {
      *
      * @throws RuntimeException the first piece's failure (an {@link Error} is rethrown as such)
      */
-    void run(int pieces, IntConsumer piece) {
+    public void run(int pieces, IntConsumer piece) {
         run(pieces, piece, () -> { });
     }
 
@@ -97,7 +104,7 @@ final class CopyHelpers {
      * As {@link #run(int, IntConsumer)}, and {@code afterOwnPiece} runs on the calling thread after each
      * piece that thread ran (to report what the pieces ended so far from one thread).
      */
-    void run(int pieces, IntConsumer piece, Runnable afterOwnPiece) {
+    public void run(int pieces, IntConsumer piece, Runnable afterOwnPiece) {
         Thread caller = Thread.currentThread();
         AtomicInteger next = new AtomicInteger();
         CountDownLatch ended = new CountDownLatch(pieces);

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * The hashes of a model's tensors, computed piece by piece as the model's bytes arrive: on the
- * producer once the training thread copied them into staging ({@link StagingCopy} reports them when
+ * producer once the training thread copied them into staging ({@code producer.StagingCopy} reports them when
  * its copy ended, so that the stall has the memory to itself), on a consumer while the transport
  * receives them. Whoever moves the bytes calls {@link #arrived} for each range that is final; every
  * piece whose bytes are all in is queued for at most {@code workers} tasks on the hash pool, so
@@ -36,14 +36,14 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * included), {@link #await()} and {@link #close()} by the owner, once. The memory must stay
  * allocated and unchanged until {@link #close()} returned, which waits for the pool's tasks.
  */
-final class TensorHashes implements AutoCloseable {
+public final class TensorHashes implements AutoCloseable {
     /**
      * Piece size of combinable algorithms: large enough that hashing one costs far more than handing
      * it over, small enough that a consumer hashes it from the processor's cache right after it
      * arrived (4 MiB pieces, hashed from memory, measured slower here), and that several threads
      * share a large tensor.
      */
-    static final long PIECE = 1L << 20;
+    public static final long PIECE = 1L << 20;
     /** Pieces smaller than this are left to the thread that awaits the result. */
     static final long POOL_MIN = 256L << 10;
 
@@ -81,7 +81,7 @@ final class TensorHashes implements AutoCloseable {
      * @param data       the data section the offsets refer to
      * @param workers    most pool tasks hashing at once
      */
-    TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers) {
+    public TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers) {
         this(infos, algorithms, data, pool, workers, null);
     }
 
@@ -89,7 +89,7 @@ final class TensorHashes implements AutoCloseable {
      * @param before the {@link #pieces()} of an earlier version laid out as {@code infos} with the same
      *               algorithms, for the pieces reported {@link #known}; null: none
      */
-    TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers, ContentHash[] before) {
+    public TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers, ContentHash[] before) {
         this.algorithm = algorithms.toArray(HashAlgorithm[]::new);
         this.data = data;
         this.pool = pool;
@@ -131,7 +131,7 @@ final class TensorHashes implements AutoCloseable {
     }
 
     /** Bytes {@code [from, from + len)} of the data are final: starts hashing the pieces they complete. */
-    void arrived(long from, long len) {
+    public void arrived(long from, long len) {
         report(from, len, true, false);
     }
 
@@ -139,7 +139,7 @@ final class TensorHashes implements AutoCloseable {
      * As {@link #arrived}, but the pieces these bytes complete are hashed here, on the calling thread,
      * before it returns: for a thread that just copied them, so that they are read from its cache.
      */
-    void arrivedAndHashHere(long from, long len) {
+    public void arrivedAndHashHere(long from, long len) {
         report(from, len, true, true);
     }
 
@@ -148,7 +148,7 @@ final class TensorHashes implements AutoCloseable {
      * piece they complete whose bytes were all reported so takes its earlier hash. Without an earlier
      * version, the same as {@link #arrived}.
      */
-    void known(long from, long len) {
+    public void known(long from, long len) {
         report(from, len, before == null, false);
     }
 
@@ -187,7 +187,7 @@ final class TensorHashes implements AutoCloseable {
     }
 
     /** Where the piece holding byte {@code pos} of the data ends; {@link Long#MAX_VALUE} past the last piece. */
-    long pieceEnd(long pos) {
+    public long pieceEnd(long pos) {
         int p = firstEndingAfter(pos);
         return p < offset.length ? offset[p] + length[p] : Long.MAX_VALUE;
     }
@@ -264,7 +264,7 @@ final class TensorHashes implements AutoCloseable {
      * Every byte is final: hashes the pieces not yet started on this thread, waits for the others,
      * and returns each tensor's hash, in the order of the tensors given.
      */
-    ContentHash[] await() {
+    public ContentHash[] await() {
         // Large pieces not reported (a GPU-staged version, a mapped file) go to the pool too.
         for (int p = 0; p < offset.length; p++) {
             if (length[p] >= POOL_MIN && state.compareAndSet(p, MISSING, READY)) {
@@ -290,7 +290,7 @@ final class TensorHashes implements AutoCloseable {
     }
 
     /** After {@link #await()}: the hash of every piece, in data order (for a later version's {@code before}). */
-    ContentHash[] pieces() {
+    public ContentHash[] pieces() {
         return result.clone();
     }
 

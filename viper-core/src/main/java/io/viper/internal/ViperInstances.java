@@ -5,6 +5,8 @@ import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
+import io.viper.internal.consumer.ConsumerImpl;
+import io.viper.internal.producer.ProducerImpl;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

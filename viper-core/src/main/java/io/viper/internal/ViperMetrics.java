@@ -41,14 +41,14 @@ public final class ViperMetrics {
         return registry;
     }
 
-    void stall(String model, long nanos) {
+    public void stall(String model, long nanos) {
         timers.computeIfAbsent(List.of("stall", model), k -> Timer.builder("viper.producer.stall")
                 .description("Training stall per checkpoint (copy into staging)").tag("model", model).register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** One version staged: bytes copied into staging (and hashed), and bytes found unchanged in the buffer (neither). */
-    void staged(String model, long copiedBytes, long unchangedBytes) {
+    public void staged(String model, long copiedBytes, long unchangedBytes) {
         counters.computeIfAbsent(List.of("viper.producer.copied.bytes", "model", model), k -> Counter.builder("viper.producer.copied.bytes")
                 .baseUnit("bytes").description("Bytes copied into staging and hashed").tag("model", model).register(registry)).increment(copiedBytes);
         counters.computeIfAbsent(List.of("viper.producer.unchanged.bytes", "model", model), k -> Counter.builder("viper.producer.unchanged.bytes")
@@ -56,35 +56,35 @@ public final class ViperMetrics {
                 .tag("model", model).register(registry)).increment(unchangedBytes);
     }
 
-    void published(String model) {
+    public void published(String model) {
         counter(List.of("viper.producer.published", "model", model)).increment();
     }
 
-    void update(String model, String path, double latencyMs) {
+    public void update(String model, String path, double latencyMs) {
         timers.computeIfAbsent(List.of("update", model, path), k -> Timer.builder("viper.update.latency").description("Publish call to consumer swap")
                 .tag("model", model).tag("path", path).register(registry)).record((long) (latencyMs * 1e6), TimeUnit.NANOSECONDS);
     }
 
-    void bytes(String model, String path, long bytes) {
+    public void bytes(String model, String path, long bytes) {
         counters.computeIfAbsent(List.of("viper.transfer.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.bytes")
                 .baseUnit("bytes").tag("model", model).tag("path", path).register(registry)).increment(bytes);
     }
 
-    void reused(String model, String path, long bytes) {
+    public void reused(String model, String path, long bytes) {
         counters.computeIfAbsent(List.of("viper.transfer.reused.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.reused.bytes")
                 .baseUnit("bytes").description("Bytes of unchanged blocks a consumer did not move: left in place or copied from the version it held")
                 .tag("model", model).tag("path", path).register(registry)).increment(bytes);
     }
 
-    void fallback(String model, String path) {
+    public void fallback(String model, String path) {
         counter(List.of("viper.transfer.fallbacks", "model", model, "path", path)).increment();
     }
 
-    void failure(String model, String path, String reason) {
+    public void failure(String model, String path, String reason) {
         counter(List.of("viper.transfer.failures", "model", model, "path", path, "reason", reason)).increment();
     }
 
-    void selected(String model, String path) {
+    public void selected(String model, String path) {
         counter(List.of("viper.consumer.selected", "model", model, "path", path)).increment();
     }
 

@@ -114,7 +114,7 @@ public final class ViperRuntime implements AutoCloseable {
      * How many pool threads hash one model at once while its bytes are still being copied or received:
      * one core fewer than the machine has (the copy or the transfer runs on one), at least one.
      */
-    int hashWorkers() {
+    public int hashWorkers() {
         return Math.max(1, Math.min(config.get(ViperConfig.HASH_THREADS), Runtime.getRuntime().availableProcessors() - 1));
     }
 

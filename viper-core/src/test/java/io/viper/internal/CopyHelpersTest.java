@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.viper.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -30,10 +31,6 @@ class CopyHelpersTest {
     @AfterAll
     static void stop() {
         POOL.shutdownNow();
-    }
-
-    private static SnapshotTensor tensor(MemorySegment data) {
-        return new SnapshotTensor("t", DType.U8, new long[] {data.byteSize()}, data, null, 0, -1);
     }
 
     @Test
@@ -154,18 +151,20 @@ class CopyHelpersTest {
 
     @Test
     void onlyLargeCopiesOfMemoryOtherThreadsMayReadAreShared() {
+        // Each source is its own memory; null stands for a source without any (a heap array).
+        Function<MemorySegment, MemorySegment> memory = s -> s;
         try (Arena shared = Arena.ofShared(); Arena confined = Arena.ofConfined()) {
-            List<SnapshotTensor> sharedTensors = List.of(tensor(shared.allocate(4 * MIB)));
-            List<SnapshotTensor> heapTensors = List.of(new SnapshotTensor("f", DType.F32, new long[] {MIB}, null, new float[(int) MIB], 0, -1));
-            List<SnapshotTensor> withConfined = List.of(tensor(shared.allocate(MIB)), tensor(confined.allocate(MIB)));
+            List<MemorySegment> sharedTensors = List.of(shared.allocate(4 * MIB));
+            List<MemorySegment> heapTensors = Collections.singletonList(null);
+            List<MemorySegment> withConfined = List.of(shared.allocate(MIB), confined.allocate(MIB));
             CopyHelpers helpers = new CopyHelpers(POOL, 1, 2 * MIB, MIB);
-            assertTrue(helpers.shares(4 * MIB, sharedTensors));
-            assertTrue(helpers.shares(4 * MIB, heapTensors));
-            assertFalse(helpers.shares(MIB, sharedTensors), "smaller than the least shared copy");
-            assertFalse(helpers.shares(4 * MIB, withConfined), "a confined arena's memory is read by its owner only");
-            assertFalse(CopyHelpers.NONE.shares(1L << 40, sharedTensors), "no helpers");
-            assertFalse(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES - 1, sharedTensors));
-            assertTrue(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES, sharedTensors));
+            assertTrue(helpers.shares(4 * MIB, sharedTensors, memory));
+            assertTrue(helpers.shares(4 * MIB, heapTensors, memory));
+            assertFalse(helpers.shares(MIB, sharedTensors, memory), "smaller than the least shared copy");
+            assertFalse(helpers.shares(4 * MIB, withConfined, memory), "a confined arena's memory is read by its owner only");
+            assertFalse(CopyHelpers.NONE.shares(1L << 40, sharedTensors, memory), "no helpers");
+            assertFalse(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES - 1, sharedTensors, memory));
+            assertTrue(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES, sharedTensors, memory));
         }
     }
 

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Fails a test class when Netty reports a leaked buffer (or any other tracked resource) while it
- * ran. Not used by hand: a module whose tests run Netty has {@code viper-testing} as a test
- * dependency, and this JAR's {@code META-INF/services/org.junit.jupiter.api.extension.Extension}
+ * ran. Not used by hand: a module whose tests run Netty has viper-core's test jar as a test
+ * dependency, and that jar's {@code META-INF/services/org.junit.jupiter.api.extension.Extension}
  * registers the extension for every test class, because the parent pom switches on JUnit's
  * extension autodetection for surefire and failsafe.
  *

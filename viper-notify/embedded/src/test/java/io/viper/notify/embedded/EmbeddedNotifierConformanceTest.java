@@ -10,7 +10,7 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The embedded notifier passes the notifier conformance suite against a standalone broker (both
- * roles connect to it); viper-testing fails the class if Netty reports a leak.
+ * roles connect to it); core's test jar fails the class if Netty reports a leak.
  */
 class EmbeddedNotifierConformanceTest extends NotifierConformanceSuite {
     private static EmbeddedBroker broker;

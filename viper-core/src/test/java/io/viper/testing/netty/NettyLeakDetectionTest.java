@@ -8,7 +8,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.viper.testing.LaunchedFixtures;
+import java.net.URL;
+import java.net.URLClassLoader;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.platform.engine.TestExecutionResult;
 
@@ -56,5 +59,26 @@ class NettyLeakDetectionTest {
     @Test
     void aClassThatReleasesItsBuffersPasses() {
         assertEquals(TestExecutionResult.Status.SUCCESSFUL, LaunchedFixtures.run(TidyTests.class).getStatus());
+    }
+
+    @Test
+    void withoutNettyOnTheClassPathItLoadsAndDoesNothing() throws Exception {
+        // A parent that hides Netty, and the extension itself so that the child loads it afresh.
+        ClassLoader withoutNetty = new ClassLoader(NettyLeakDetectionTest.class.getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                if (name.startsWith("io.netty.") || name.startsWith(NettyLeakDetection.class.getPackageName() + ".")) {
+                    throw new ClassNotFoundException(name);
+                }
+                return super.loadClass(name, resolve);
+            }
+        };
+        URL here = NettyLeakDetection.class.getProtectionDomain().getCodeSource().getLocation();
+        try (URLClassLoader loader = new URLClassLoader(new URL[] {here}, withoutNetty)) {
+            Class<?> extension = Class.forName(NettyLeakDetection.class.getName(), true, loader);
+            assertEquals(loader, extension.getClassLoader(), "loaded where Netty is hidden");
+            // With Netty absent, touching any of its classes would throw NoClassDefFoundError.
+            ((AfterAllCallback) extension.getConstructor().newInstance()).afterAll(null);
+        }
     }
 }

@@ -32,8 +32,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.lang.System.Logger.Level;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpEndpointParams;
@@ -64,7 +63,7 @@ import org.openucx.jucx.ucp.UcpRequest;
  * transport needs it.
  */
 public final class UcxClient implements TransportClient.ArrivalReporting {
-    private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxClient.class.getName());
     private static final int MAX_ENDPOINTS = 64;
     private static final long ABORT_GRACE_MS = 2_000;
     /**
@@ -128,7 +127,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             try {
                 key.close();
             } catch (RuntimeException e) {
-                LOG.log(Level.FINE, "ucx client: destroying an rkey failed", e);
+                LOG.log(Level.DEBUG, "ucx client: destroying an rkey failed", e);
             }
         }
     }
@@ -244,7 +243,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             } catch (RetriableViperException e) {
                 if (reused && !answered[0] && attempt == 1 && !closed) {
                     // A kept connection the producer closed while it was idle: try once on a fresh one.
-                    LOG.log(Level.FINE, () -> peer + ": kept control connection failed (" + e.getMessage() + "), reconnecting");
+                    LOG.log(Level.DEBUG, () -> peer + ": kept control connection failed (" + e.getMessage() + "), reconnecting");
                     continue;
                 }
                 throw e;
@@ -466,7 +465,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
         } catch (ViperClosedException closedLoop) {
             // The loop is closing and takes the endpoints with it.
         }
-        LOG.severe(t.peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
+        LOG.log(Level.ERROR, t.peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
     }
 
     private boolean awaitAfter(Runnable action, Transfer t) {
@@ -665,7 +664,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             try {
                 wake.run();
             } catch (RuntimeException | Error e) {
-                LOG.log(Level.FINE, "ucx client: waking a reader failed", e);
+                LOG.log(Level.DEBUG, "ucx client: waking a reader failed", e);
             }
         }
     }
@@ -756,7 +755,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             try {
                 closing.add(p.endpoint.closeNonBlockingFlush());
             } catch (RuntimeException e) {
-                LOG.log(Level.FINE, "ucx client: closing an endpoint failed", e);
+                LOG.log(Level.DEBUG, "ucx client: closing an endpoint failed", e);
             }
             closing.removeIf(UcpRequest::isCompleted);
         }
@@ -786,13 +785,13 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
                     try {
                         closing.add(p.endpoint.closeNonBlockingFlush());
                     } catch (RuntimeException e) {
-                        LOG.log(Level.FINE, "ucx client: closing an endpoint failed", e);
+                        LOG.log(Level.DEBUG, "ucx client: closing an endpoint failed", e);
                     }
                 }
             }
             peers.clear();
             if (!loop.progressUntil(() -> closing.stream().allMatch(UcpRequest::isCompleted), CLOSE_TIMEOUT_MS / 2)) {
-                LOG.warning("ucx client: endpoints did not close within " + CLOSE_TIMEOUT_MS / 2 + " ms");
+                LOG.log(Level.WARNING, "ucx client: endpoints did not close within " + CLOSE_TIMEOUT_MS / 2 + " ms");
             }
             closing.clear();
         }, CLOSE_TIMEOUT_MS);

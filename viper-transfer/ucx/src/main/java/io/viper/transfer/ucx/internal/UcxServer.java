@@ -37,8 +37,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.lang.System.Logger.Level;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
@@ -56,7 +55,7 @@ import org.openucx.jucx.ucs.UcsConstants;
  * {@link #expose} and {@link #withdraw}.
  */
 public final class UcxServer implements TransportServer {
-    private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxServer.class.getName());
     private static final int MAX_LEASES_PER_CONNECTION = 64;
     private static final long LOOP_CALL_TIMEOUT_MS = 30_000;
     /**
@@ -140,7 +139,7 @@ public final class UcxServer implements TransportServer {
                     return null;
                 }, LOOP_CALL_TIMEOUT_MS);
             } catch (ViperClosedException | RetriableViperException e) {
-                LOG.fine(() -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
+                LOG.log(Level.DEBUG, () -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
             }
         }
     }
@@ -362,7 +361,7 @@ public final class UcxServer implements TransportServer {
                 old = exposed.put(key, e);
             }
             if (old != null) {
-                LOG.fine(() -> "ucx server: " + what + " exposed again; replacing the earlier registration");
+                LOG.log(Level.DEBUG, () -> "ucx server: " + what + " exposed again; replacing the earlier registration");
                 deregister(List.of(old));
             }
         } finally {
@@ -451,7 +450,7 @@ public final class UcxServer implements TransportServer {
                 return null;
             }, LOOP_CALL_TIMEOUT_MS);
         } catch (ViperClosedException | RetriableViperException e) {
-            LOG.fine(() -> "ucx server: deregistration skipped: " + e.getMessage());
+            LOG.log(Level.DEBUG, () -> "ucx server: deregistration skipped: " + e.getMessage());
         }
     }
 
@@ -554,12 +553,12 @@ public final class UcxServer implements TransportServer {
                 }
             }
         } catch (ControlProtocol.ProtocolException | java.net.ProtocolException | Handshake.Refused e) {
-            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
         } catch (SocketTimeoutException e) {
-            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
         } catch (IOException e) {
             if (!isClosed()) {
-                LOG.fine(() -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
+                LOG.log(Level.DEBUG, () -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
             }
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e, e);
@@ -682,7 +681,7 @@ public final class UcxServer implements TransportServer {
         try {
             serverSocket.close();
         } catch (IOException e) {
-            LOG.fine(() -> "ucx server: closing the listening socket: " + e.getMessage());
+            LOG.log(Level.DEBUG, () -> "ucx server: closing the listening socket: " + e.getMessage());
         }
         boolean leased = false;
         for (Connection c : List.copyOf(connections)) {

@@ -18,7 +18,7 @@ import io.viper.spi.TransportServer;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.SequencedMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -94,7 +94,7 @@ final class PublishPipeline implements AutoCloseable {
      * of its announcement and flush; or, for a small version while nothing is queued, announces it
      * first (see the class comment), and the stall includes that.
      */
-    PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros, long stallNanos) {
+    PublishHandle submit(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros, long stallNanos) {
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
         CompletableFuture<Manifest> durable = new CompletableFuture<>();
         long stall = stallNanos;
@@ -135,7 +135,7 @@ final class PublishPipeline implements AutoCloseable {
         return total <= inlineBytes;
     }
 
-    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
+    private void publish(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros,
                          CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
@@ -157,7 +157,7 @@ final class PublishPipeline implements AutoCloseable {
      * then the announcement handed to the broker in this process; the broker's answer completes the
      * futures and withdraws the versions this one retired.
      */
-    private void publishFromCaller(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
+    private void publishFromCaller(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros,
                                    CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
@@ -183,7 +183,7 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /** Steps 1 to 3; null when they failed: then the buffer went back and the futures say why. */
-    private Prepared prepare(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
+    private Prepared prepare(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros,
                              CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         StagingBuffer buffer = staged.buffer();
         List<StagingBuffer> retired = List.of();

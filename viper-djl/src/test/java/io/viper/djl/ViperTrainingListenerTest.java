@@ -36,6 +36,7 @@ import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.examples.digits.DigitsDataset;
 import io.viper.tensor.Checkpoint;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -176,7 +177,7 @@ class ViperTrainingListenerTest {
     }
 
     private static byte[] bytes(NDArray a) {
-        java.nio.ByteBuffer b = a.toByteBuffer();
+        ByteBuffer b = a.toByteBuffer();
         byte[] out = new byte[b.remaining()];
         b.get(out);
         return out;

@@ -25,19 +25,25 @@ import io.viper.spi.NotifierProvider.Role;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import io.viper.testing.LogCapture;
+import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -323,7 +329,7 @@ class EmbeddedNotifierBehaviourTest {
         assertEquals("inline data of inl v4: 5 bytes for a version of 16 (at most 1048576 travel inline)", wrong.getMessage());
         try (RawClient raw = new RawClient(host.uri())) {
             byte[] payload = RawClient.publishPayload(5, "inl", ManifestCodec.encode(manifest("inl", 4, "tcp://h:1")));
-            byte[] withFive = java.util.Arrays.copyOf(payload, payload.length + 5);
+            byte[] withFive = Arrays.copyOf(payload, payload.length + 5);
             raw.send(RawClient.frame(0x04, withFive));
             byte[] err = raw.readFrame();
             assertEquals(0x14, err[0], "ERROR: 5 bytes for a version of 16");
@@ -348,9 +354,9 @@ class EmbeddedNotifierBehaviourTest {
         own(consumer.subscribe("loc", c));
         byte[] v1 = new byte[16];
         new Random(3).nextBytes(v1);
-        MemorySegment staging = java.lang.foreign.Arena.ofAuto().allocate(16);
+        MemorySegment staging = Arena.ofAuto().allocate(16);
         MemorySegment.copy(v1, 0, staging, ValueLayout.JAVA_BYTE, 0, 16);
-        java.util.concurrent.CompletableFuture<Void> accepted = host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
+        CompletableFuture<Void> accepted = host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
         staging.fill((byte) 0); // read before publishLocally returned: the caller may reuse its buffer at once
         accepted.get(10, TimeUnit.SECONDS);
         Map.Entry<Manifest, byte[]> got = c.next();
@@ -360,8 +366,8 @@ class EmbeddedNotifierBehaviourTest {
         // A refusal completes the future with what publish would throw.
         Manifest otherBytes = new Manifest("loc", 1, "impostor", 0, new LinkedHashMap<>(),
                 List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(66, 66))), List.of());
-        java.util.concurrent.CompletableFuture<Void> stale = host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
-        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
+        CompletableFuture<Void> stale = host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
         assertInstanceOf(ViperConfigException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains("it holds another v1 of loc"), e.getCause().getMessage());
     }
@@ -447,12 +453,14 @@ class EmbeddedNotifierBehaviourTest {
     void producerRefusesAPortHeldByAStranger() throws Exception {
         try (ServerSocket stranger = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Thread acceptor = Thread.ofVirtual().start(() -> {
-                List<java.net.Socket> held = new ArrayList<>();
+                // Holds the accepted sockets: a stranger that keeps every connection open.
+                @SuppressWarnings("ModifiedButNotUsed")
+                List<Socket> held = new ArrayList<>();
                 try {
                     while (true) {
                         held.add(stranger.accept());
                     }
-                } catch (java.io.IOException ignored) {
+                } catch (IOException ignored) {
                     // Closed by the test.
                 }
             });

@@ -254,7 +254,8 @@ public final class CurveFitter {
         } catch (LinkageError | IllegalArgumentException e) {
             if (isMissingLapack(e)) {
                 throw new ViperConfigException("curve fit: Smile needs the native library libopenblas.so "
-                        + "(Debian: apt-get install libopenblas-dev, or run scripts/setup-system.sh); or pass --curve NAME:params", e);
+                        + "(Debian: apt-get install libopenblas-dev, or run scripts/setup-system.sh); "
+                        + "or pass --curve NAME:params", e);
             }
             return null;
         } catch (ArithmeticException e) {

@@ -2,6 +2,7 @@
  * Viper's API and SPI. Imports no transport library: transports and notifiers are found with
  * {@link java.util.ServiceLoader} and chosen by URI scheme.
  */
+@SuppressWarnings("requires-transitive-automatic") // Micrometer's core jar names its module only in its manifest
 module io.viper.core {
     requires transitive java.logging;
     requires com.fasterxml.jackson.databind;

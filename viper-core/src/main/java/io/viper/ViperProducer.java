@@ -1,6 +1,7 @@
 package io.viper;
 
 import io.viper.tensor.Checkpoint;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -37,7 +38,7 @@ public interface ViperProducer extends AutoCloseable {
      *     (nothing is staged and no version is used)
      * @throws NullPointerException for a null snapshot or metadata (likewise before anything is staged)
      */
-    PublishHandle publish(Snapshot snapshot, java.util.Map<String, String> metadata);
+    PublishHandle publish(Snapshot snapshot, Map<String, String> metadata);
 
     /** The newest version published (0 before the first). */
     long latestVersion();

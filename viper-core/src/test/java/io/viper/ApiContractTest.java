@@ -11,6 +11,8 @@ import io.viper.errors.ViperException;
 import io.viper.testing.InMemoryTransportProvider;
 import io.viper.testing.SdkFixture;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.HashMap;
@@ -83,7 +85,7 @@ class ApiContractTest {
         try (TensorSet set = consumer.fetch(1, Set.of("t1"))) {
             assertEquals(-1, model.get(1).mismatch(set.tensor("t1").data()));
             set.close(); // and again by try-with-resources
-            assertThrows(IllegalStateException.class, () -> set.tensor("t1").data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0),
+            assertThrows(IllegalStateException.class, () -> set.tensor("t1").data().get(ValueLayout.JAVA_BYTE, 0),
                     "its memory is freed");
         }
     }
@@ -108,7 +110,7 @@ class ApiContractTest {
 
     @Test
     void nullArgumentsAreRefusedAtTheBoundaryNamingWhat() {
-        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().notifier((java.net.URI) null)).getMessage()
+        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().notifier((URI) null)).getMessage()
                 .contains("viper.notifier"));
         assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().transports((String[]) null)).getMessage()
                 .contains("viper.transports"));

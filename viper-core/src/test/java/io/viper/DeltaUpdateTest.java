@@ -138,7 +138,7 @@ class DeltaUpdateTest {
         assertEquals(TOTAL, second.copiedBytes(), "v2 had a new buffer: nothing to compare with");
         assertEquals(2 * MIB, third.copiedBytes(), "v3 differs from v1 in block 3 of t0 and block 1 of t2");
         assertEquals(TOTAL - 2 * MIB, third.unchangedBytes());
-        assertEquals(3 * TOTAL - third.unchangedBytes(), registry.find("viper.producer.copied.bytes").tag("model", "m").counter().count());
+        assertEquals((double) (3 * TOTAL - third.unchangedBytes()), registry.find("viper.producer.copied.bytes").tag("model", "m").counter().count());
         assertEquals(TOTAL - 2 * MIB, registry.find("viper.producer.unchanged.bytes").tag("model", "m").counter().count());
     }
 
@@ -224,7 +224,7 @@ class DeltaUpdateTest {
             assertEquals(-1, v1.get(1).mismatch(old.tensor("t1").data()));
         }
         assertEquals(MIB, counter("viper.transfer.bytes") - movedBefore, "v1's t0 differs from the serving v2's in one block");
-        assertEquals(SIZES[0] - MIB + SIZES[1], counter("viper.transfer.reused.bytes") - reusedBefore);
+        assertEquals((double) (SIZES[0] - MIB + SIZES[1]), counter("viper.transfer.reused.bytes") - reusedBefore);
     }
 
     @Test
@@ -240,7 +240,7 @@ class DeltaUpdateTest {
             assertEquals(-1, v1.get(0).mismatch(old.tensor("t0").data()));
             assertEquals(-1, v1.get(1).mismatch(old.tensor("t1").data()), "the bad copy was caught and t1 pulled");
         }
-        assertEquals(MIB + SIZES[0] + SIZES[1], counter("viper.transfer.bytes") - movedBefore, "the changed block, then both tensors whole");
+        assertEquals((double) (MIB + SIZES[0] + SIZES[1]), counter("viper.transfer.bytes") - movedBefore, "the changed block, then both tensors whole");
         assertEquals(0, counter("viper.transfer.reused.bytes") - reusedBefore);
     }
 }

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -115,7 +116,7 @@ class GpuPathSdkTest {
         }
         assertEquals("memgpu", updates.getFirst().path());
         // The host copy the producer made in the background serves host consumers too.
-        try (TensorSet t = c.fetch(1, java.util.Set.of("w"))) {
+        try (TensorSet t = c.fetch(1, Set.of("w"))) {
             assertEquals(0.5f * 999, t.tensor("w").toFloatArray()[999]);
         }
     }

@@ -9,6 +9,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.tensor.DType;
 import io.viper.testing.InMemoryTransportProvider;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -36,7 +37,7 @@ class GpuWithoutDriverSdkTest {
     void defaultSinkRefusesDeviceTensors() {
         Snapshot.TensorSink sink = new Snapshot.TensorSink() {
             @Override
-            public void add(String name, DType dtype, long[] shape, java.lang.foreign.MemorySegment data) {
+            public void add(String name, DType dtype, long[] shape, MemorySegment data) {
             }
 
             @Override

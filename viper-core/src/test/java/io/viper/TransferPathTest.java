@@ -9,6 +9,7 @@ import io.viper.manifest.Tier;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +19,7 @@ class TransferPathTest {
     void eachPathIsFoundByItsNameInAnyCaseAndWithBlanks() {
         for (TransferPath p : TransferPath.values()) {
             assertEquals(p, TransferPath.parse(p.displayName()));
-            assertEquals(p, TransferPath.parse("  " + p.displayName().toUpperCase() + " "));
+            assertEquals(p, TransferPath.parse("  " + p.displayName().toUpperCase(Locale.ROOT) + " "));
             assertEquals(p.displayName(), p.toString());
         }
     }

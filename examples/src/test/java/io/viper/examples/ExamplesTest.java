@@ -5,12 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -49,7 +52,7 @@ class ExamplesTest {
         String out = captured.toString(StandardCharsets.UTF_8);
         original.print(out);
         assertTrue(out.contains("producer: notifier embedded://127.0.0.1:" + port), out);
-        java.util.regex.Matcher last = java.util.regex.Pattern.compile("producer: published 20 versions, the last v([0-9]+)").matcher(out);
+        Matcher last = Pattern.compile("producer: published 20 versions, the last v([0-9]+)").matcher(out);
         assertTrue(last.find(), out);
         String v = last.group(1);
         assertTrue(out.matches("(?s).*consumer: answered [1-9][0-9]* requests, now serving v" + v + "\\R.*"), out);
@@ -63,7 +66,7 @@ class ExamplesTest {
                 producer.get(); // surfaces the producer's failure
             }
             try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                s.connect(new InetSocketAddress(InetAddress.ofLiteral("127.0.0.1"), port), 200);
                 return;
             } catch (IOException e) {
                 Thread.sleep(50);

@@ -59,7 +59,7 @@ class AgentValuesTest {
         String[] sent = {"NaN", "Infinity", "-Infinity", "\"NaN\"", "\"Infinity\"", "\"-Infinity\"", "0.25"};
         String[] written = {"NaN", "Infinity", "-Infinity", "NaN", "Infinity", "-Infinity", "0.25"};
         for (int i = 0; i < sent.length; i++) {
-            long iteration = 11 + i;
+            long iteration = 11L + i;
             ObjectNode r = producer.requestRaw("{\"op\":\"publish\"," + image + ",\"iteration\":" + iteration
                     + ",\"loss\":" + sent[i] + "}");
             assertTrue(r.path("ok").asBoolean(), sent[i] + ": " + r);

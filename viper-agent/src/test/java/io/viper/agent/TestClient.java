@@ -9,6 +9,8 @@ import io.viper.tensor.TensorInfo;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -18,6 +20,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -169,7 +173,7 @@ final class TestClient implements AutoCloseable {
     /** As {@link #publish(Map, Runnable)}, with more fields of the publish request (name, value pairs). */
     ObjectNode publish(Map<String, byte[]> tensors, Runnable beforePublish, Object... moreFields) throws IOException {
         long offset = 0;
-        List<TensorInfo> infos = new java.util.ArrayList<>();
+        List<TensorInfo> infos = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : tensors.entrySet()) {
             infos.add(new TensorInfo(e.getKey(), io.viper.tensor.DType.U8, new long[] {e.getValue().length}, offset, e.getValue().length));
             offset += e.getValue().length;
@@ -192,7 +196,7 @@ final class TestClient implements AutoCloseable {
         }
         beforePublish.run();
         Object[] fields = {"slot", slot.get("slot").asLong(), "bytes", bytes, "iteration", 10, "loss", 0.5};
-        Object[] all = java.util.Arrays.copyOf(fields, fields.length + moreFields.length);
+        Object[] all = Arrays.copyOf(fields, fields.length + moreFields.length);
         System.arraycopy(moreFields, 0, all, fields.length, moreFields.length);
         return request("publish", all);
     }
@@ -212,7 +216,7 @@ final class TestClient implements AutoCloseable {
         try (Arena arena = Arena.ofConfined();
              FileChannel ch = FileChannel.open(Path.of(lease.get("path").asText()), StandardOpenOption.READ)) {
             return ch.map(FileChannel.MapMode.READ_ONLY, lease.get("offset").asLong(), lease.get("bytes").asLong(), arena).toArray(
-                    java.lang.foreign.ValueLayout.JAVA_BYTE);
+                    ValueLayout.JAVA_BYTE);
         }
     }
 
@@ -225,7 +229,7 @@ final class TestClient implements AutoCloseable {
             while (read() != null) {
                 // skip what was still queued
             }
-        } catch (java.net.SocketException e) {
+        } catch (SocketException e) {
             if (!String.valueOf(e.getMessage()).contains("reset")) {
                 throw e;
             }

@@ -1,5 +1,7 @@
 package io.viper.architecture;
 
+import java.util.Locale;
+
 /** Classes that break one rule each, for the tests that check the rules can fail. */
 final class Fixtures {
     private Fixtures() {
@@ -37,7 +39,7 @@ final class Fixtures {
         }
 
         void aLongBeforeItsOwnFormat(long bytes, double ms) {
-            LOG.log(System.Logger.Level.INFO, "{0} bytes in {1} ms", bytes, String.format(java.util.Locale.ROOT, "%.1f", ms));
+            LOG.log(System.Logger.Level.INFO, "{0} bytes in {1} ms", bytes, String.format(Locale.ROOT, "%.1f", ms));
         }
 
         void aString(String model, long backoff) {
@@ -45,7 +47,7 @@ final class Fixtures {
         }
 
         void formattedItself(double ms, int n) {
-            LOG.log(System.Logger.Level.INFO, "took {0} ms over {1} tries", String.format(java.util.Locale.ROOT, "%.1f", ms), String.format("%d", n));
+            LOG.log(System.Logger.Level.INFO, "took {0} ms over {1} tries", String.format(Locale.ROOT, "%.1f", ms), String.format("%d", n));
         }
     }
 }

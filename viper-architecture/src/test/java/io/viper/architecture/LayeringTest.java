@@ -7,6 +7,7 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -41,17 +42,17 @@ class LayeringTest {
 
     @Test
     void coreImportsNoTransportNotifierOrMlLibrary() {
-        assertEquals(java.util.List.of(), Layering.coreImportsNoLibrary(project, Layering::moduleOf));
+        assertEquals(List.of(), Layering.coreImportsNoLibrary(project, Layering::moduleOf));
     }
 
     @Test
     void noModuleUsesAnotherModulesInternals() {
-        assertEquals(java.util.List.of(), Layering.noForeignInternals(project, Layering::moduleOf));
+        assertEquals(List.of(), Layering.noForeignInternals(project, Layering::moduleOf));
     }
 
     @Test
     void dependenciesPointOneWay() {
-        assertEquals(java.util.List.of(), Layering.dependenciesPointOneWay(project, Layering::moduleOf));
+        assertEquals(List.of(), Layering.dependenciesPointOneWay(project, Layering::moduleOf));
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.viper.architecture;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.classfile.Attributes;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.ClassModel;
 import java.lang.classfile.CodeElement;
@@ -44,7 +45,7 @@ final class LogParameters {
         List<String> lines = new ArrayList<>();
         for (String name : classNames) {
             ClassModel c = ClassFile.of().parse(bytes(name, loader));
-            String file = c.findAttribute(java.lang.classfile.Attributes.sourceFile()).map(a -> a.sourceFile().stringValue()).orElse("?");
+            String file = c.findAttribute(Attributes.sourceFile()).map(a -> a.sourceFile().stringValue()).orElse("?");
             for (MethodModel m : c.methods()) {
                 m.code().ifPresent(code -> {
                     // one entry per Object[] being filled: whether a number was boxed into it

@@ -1,6 +1,7 @@
 package io.viper.cli;
 
 import io.viper.TransferPath;
+import com.sun.management.OperatingSystemMXBean;
 import io.viper.ViperConfig;
 import io.viper.cli.bench.BenchReport;
 import io.viper.cli.bench.RepositoryBench;
@@ -12,11 +13,14 @@ import io.viper.errors.ViperUnsupportedException;
 import io.viper.manifest.Tier;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -70,16 +74,16 @@ final class BenchCommand implements Runnable {
                 description = "Warm-up per path and size before measuring: at least " + TransferBench.MIN_WARMUP + " updates and this long"
                         + " (" + TransferBench.FIRST_WARMUP_FACTOR + " times for a path's first size), at most " + TransferBench.MAX_WARMUP
                         + " updates (default: ${DEFAULT-VALUE})")
-        java.time.Duration warmup;
+        Duration warmup;
 
         @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
                 description = "Pause before each measured update, e.g. 200ms: updates that come alone, as a training job publishes them,"
                         + " with the data path gone cold in between (the warm-up stays back to back; at most 60s; default: 0, back to back)")
-        java.time.Duration interval;
+        Duration interval;
 
         @Option(names = "--poll-interval", paramLabel = "DURATION", defaultValue = "1s", converter = Durations.class,
                 description = "Polling interval of the baseline consumer (default: ${DEFAULT-VALUE})")
-        java.time.Duration pollInterval;
+        Duration pollInterval;
 
         @Option(names = "--no-baseline", description = "Skip the PFS polling baseline")
         boolean noBaseline;
@@ -276,7 +280,7 @@ final class BenchCommand implements Runnable {
      * the machine swapped.
      */
     private static void checkMemory(String flag, long bytes, int copies, String what) {
-        long total = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+        long total = ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
         if (bytes > total / copies) {
             throw new ViperConfigException(String.format(Locale.ROOT, "%s %s: the bench needs about %d x %s of memory (%s), this machine has %.1f GiB",
                     flag, BenchReport.size(bytes), copies, BenchReport.size(bytes), what, total / (double) (1L << 30)));
@@ -306,12 +310,12 @@ final class BenchCommand implements Runnable {
     }
 
     /** Removes a temporary directory the bench made, with everything the runs left in it. */
-    private static void deleteTree(Path root) throws java.io.IOException {
+    private static void deleteTree(Path root) throws IOException {
         if (!Files.exists(root)) {
             return;
         }
         try (var files = Files.walk(root)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 

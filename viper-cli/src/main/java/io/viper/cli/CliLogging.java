@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import java.util.Locale;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Level;
@@ -37,7 +38,7 @@ public final class CliLogging {
                 String logger = r.getLoggerName() == null ? "" : r.getLoggerName().substring(r.getLoggerName().lastIndexOf('.') + 1);
                 String msg = formatMessage(r);
                 String thrown = r.getThrown() != null && System.getenv("VIPER_DEBUG") != null ? " " + r.getThrown() : "";
-                return String.format("viper %-7s %s: %s%s%n", r.getLevel().getName().toLowerCase(java.util.Locale.ROOT), logger, msg, thrown);
+                return String.format("viper %-7s %s: %s%s%n", r.getLevel().getName().toLowerCase(Locale.ROOT), logger, msg, thrown);
             }
         });
         root.addHandler(handler);

@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import com.sun.net.httpserver.HttpServer;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -100,7 +101,7 @@ final class CommonOptions {
         PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Metrics.addRegistry(prometheus);
         try {
-            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(new InetSocketAddress(host, port), 16);
+            HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 16);
             server.createContext("/metrics", exchange -> {
                 byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
                 exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");

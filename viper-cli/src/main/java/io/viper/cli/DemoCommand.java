@@ -13,6 +13,7 @@ import io.viper.demo.StatusLine;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.scheduler.Objective;
+import java.io.Console;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -246,7 +247,8 @@ public final class DemoCommand implements Callable<Integer> {
         if (System.getenv("VIPER_STDERR_TTY") != null) {
             return true;
         }
-        java.io.Console c = System.console();
+        @SuppressWarnings("SystemConsoleNull") // still null where no console provider loads (-Djdk.console)
+        Console c = System.console();
         return c != null && c.isTerminal();
     }
 }

@@ -15,6 +15,7 @@ import io.viper.manifest.Manifest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -83,7 +84,7 @@ final class PublishCommand implements Callable<Integer> {
     }
 
     /** Waits for {@code f} until {@code deadline} (announcing: {@code --timeout} after the command started, opening the producer included). */
-    private Manifest await(java.util.concurrent.CompletableFuture<Manifest> f, String what, long deadline) throws InterruptedException {
+    private Manifest await(CompletableFuture<Manifest> f, String what, long deadline) throws InterruptedException {
         try {
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {

@@ -1,6 +1,7 @@
 package io.viper.cli;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import com.sun.management.OperatingSystemMXBean;
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
@@ -13,9 +14,12 @@ import io.viper.scheduler.ScheduleInput;
 import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import io.viper.scheduler.WarmupPlan;
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -105,7 +109,7 @@ public final class ScheduleCommand implements Callable<Integer> {
     /** The names {@code --algorithm} takes, from the planner's own list. */
     static final class AlgorithmNames implements Iterable<String> {
         @Override
-        public java.util.Iterator<String> iterator() {
+        public Iterator<String> iterator() {
             return Arrays.stream(Algorithm.values()).map(Algorithm::displayName).iterator();
         }
     }
@@ -176,11 +180,11 @@ public final class ScheduleCommand implements Callable<Integer> {
         if (System.getenv("VIPER_DEBUG") != null) {
             spec.commandLine().getErr().printf(Locale.ROOT,
                     "viper: timing (ms): jvm up to command %d, read %.0f, fit and curve %.0f, schedules %.0f%n",
-                    java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
+                    ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
                     (t1 - t0) / 1e6, (t3 - t1) / 1e6, (t4 - t3) / 1e6);
             spec.commandLine().getErr().printf(Locale.ROOT, "viper: CPU (ms): main thread %d, whole process %d%n",
-                    java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
-                    ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                    ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
+                    ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                             .getProcessCpuTime() / 1_000_000);
         }
 

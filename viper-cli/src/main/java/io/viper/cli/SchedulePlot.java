@@ -103,7 +103,7 @@ final class SchedulePlot {
             double[] rug = new double[c.length];
             for (int i = 0; i < c.length; i++) {
                 kx[i] = c[i];
-                ky[i] = curve.value(c[i]);
+                ky[i] = curve.value((double) c[i]);
                 rug[i] = yMin - 1.5 * pad;
             }
             XYSeries ck = chart.addSeries(schedule.algorithm() + " checkpoint iterations (" + c.length + ")", kx, rug);

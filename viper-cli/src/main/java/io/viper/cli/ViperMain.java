@@ -48,7 +48,8 @@ public final class ViperMain implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+        System.exit(execute(args, new PrintWriter(System.out, true, System.out.charset()),
+                new PrintWriter(System.err, true, System.err.charset())));
     }
 
     /** Runs the command line and returns its exit code; used by tests without spawning a JVM. */

@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,14 +39,14 @@ class ConfigProbesTest {
 
     /** {@code publish} of a valid model with {@code extra} flags; the notifier port is free so nothing collides. */
     private Run publish(String... extra) {
-        List<String> args = new java.util.ArrayList<>(List.of("--notifier", "embedded://127.0.0.1:0"));
+        List<String> args = new ArrayList<>(List.of("--notifier", "embedded://127.0.0.1:0"));
         args.addAll(List.of(extra));
         return publishNamingNoNotifier(args.toArray(String[]::new));
     }
 
     /** {@code publish} of a valid model with {@code extra} flags, which name the notifier where they need one. */
     private Run publishNamingNoNotifier(String... extra) {
-        List<String> args = new java.util.ArrayList<>(List.of("publish", "--model", "m", "--file", model.toString(), "--linger", "0"));
+        List<String> args = new ArrayList<>(List.of("publish", "--model", "m", "--file", model.toString(), "--linger", "0"));
         args.addAll(List.of(extra));
         return InspectCommandTest.run(args.toArray(String[]::new));
     }
@@ -110,7 +112,7 @@ class ConfigProbesTest {
     void aConfigFileOfBinaryGarbageIsRefusedNamingFileAndLine() throws IOException {
         Path garbage = Files.write(dir.resolve("garbage.properties"), new byte[] {'v', 'i', '=', '1', '\n', 0, 1, 2, (byte) 0xff, (byte) 0xfe});
         assertRefused(publish("--config", garbage.toString()), "config file " + garbage + ", line 2: ");
-        Path nul = Files.write(dir.resolve("nul.properties"), "viper.pfs.retention=3\nviper.hash.threads=2\0\n".getBytes());
+        Path nul = Files.write(dir.resolve("nul.properties"), "viper.pfs.retention=3\nviper.hash.threads=2\0\n".getBytes(UTF_8));
         assertRefused(publish("--config", nul.toString()), "config file " + nul + ", line 2: control character U+0000");
         Path prose = Files.writeString(dir.resolve("prose.properties"), "# settings\nviper.pfs.retention=3\nthis is not a setting\n");
         assertRefused(publish("--config", prose.toString()), "config file " + prose + ", line 3: expected key=value, got 'this is not a setting'");

@@ -12,10 +12,11 @@ import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
-import java.util.concurrent.Callable;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -64,9 +65,9 @@ class ExitCodeTest {
         // publish's flush timing out, a transfer failing, a full disk: thrown from a command, one line, exit 1
         for (ViperException.Reason reason : EnumSet.complementOf(EnumSet.of(ViperException.Reason.CONFIG, ViperException.Reason.FORMAT,
                 ViperException.Reason.NOT_FOUND, ViperException.Reason.UNSUPPORTED))) {
-            InspectCommandTest.Run r = Throwing.run(ViperException.of(reason, "m v1: " + reason.name().toLowerCase() + " failed"));
+            InspectCommandTest.Run r = Throwing.run(ViperException.of(reason, "m v1: " + reason.name().toLowerCase(Locale.ROOT) + " failed"));
             assertEquals(1, r.exit(), reason + ": " + r.err());
-            assertEquals(List.of("viper: m v1: " + reason.name().toLowerCase() + " failed"), r.errLines());
+            assertEquals(List.of("viper: m v1: " + reason.name().toLowerCase(Locale.ROOT) + " failed"), r.errLines());
         }
         InspectCommandTest.Run refused = Throwing.run(ViperException.of(ViperException.Reason.NOT_FOUND, "model m v9 is not known"));
         assertEquals(2, refused.exit());

@@ -17,6 +17,7 @@ import io.viper.spi.Providers;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -181,7 +182,7 @@ class ProbeFailuresTest {
         Path missing = dir.resolve("missing.secret");
         assertEquals("--from " + missing + ": no such file", fails(2, "secret", "--consumer", "--from", missing.toString()));
         Path shortOne = Files.writeString(dir.resolve("short.secret"), "short");
-        Files.setPosixFilePermissions(shortOne, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(shortOne, PosixFilePermissions.fromString("rw-------"));
         assertTrue(fails(2, "secret", "--consumer", "--from", shortOne.toString()).startsWith("--from " + shortOne + ": the secret has 5 characters"));
     }
 

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -131,7 +132,7 @@ class ScheduleCommandTest {
         StringBuilder sb = new StringBuilder("iteration,loss,deployed_iteration,deployed_loss\n");
         for (int i = 1; i <= 1000; i++) {
             double l = 2.0 * Math.exp(-i / 800.0) + 0.3;
-            long deployed = i - i % 50;
+            long deployed = (long) i - i % 50;
             double stale = 2.0 * Math.exp(-deployed / 800.0) + 0.3 + 0.001 * (i - deployed);
             sb.append(i).append(',').append(l).append(',').append(deployed).append(',').append(stale).append('\n');
         }
@@ -216,7 +217,7 @@ class ScheduleCommandTest {
     }
 
     static String[] concat(String[] a, String... b) {
-        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        String[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }

@@ -5,6 +5,7 @@ import io.viper.errors.ViperConfigException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -105,7 +106,7 @@ public final class Authenticator {
             }
             Optional<byte[]> key = secret.get().key(claimed);
             if (key.isEmpty() || !Handshake.same(mac, Handshake.mac(key.get(), "client", protocol, code, serverNonce, clientNonce))) {
-                throw new Handshake.Refused(peer + ": wrong credentials for the " + claimed.name().toLowerCase(java.util.Locale.ROOT) + " role", true);
+                throw new Handshake.Refused(peer + ": wrong credentials for the " + claimed.name().toLowerCase(Locale.ROOT) + " role", true);
             }
             role = claimed;
             return role;

@@ -4,6 +4,7 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.Arrays;
 
 /**
  * The handshake that opens every connection to a Viper server, whatever it serves (the embedded
@@ -51,6 +52,8 @@ public final class Handshake {
      * Viper handshake (a stranger on the port, which a restarted server may yet take back).
      */
     public static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
+
         private final boolean credentials;
 
         /** A peer that is no Viper peer of this version, or a malformed or truncated handshake. */
@@ -84,7 +87,7 @@ public final class Handshake {
     static byte[] verdict(int status, byte[] mac, String reason) {
         byte[] r = reason.getBytes(StandardCharsets.UTF_8);
         if (r.length > MAX_REASON_BYTES) {
-            r = java.util.Arrays.copyOf(r, MAX_REASON_BYTES);
+            r = Arrays.copyOf(r, MAX_REASON_BYTES);
         }
         return ByteBuffer.allocate(5 + NONCE_BYTES + 2 + r.length).putInt(MAGIC).put((byte) status).put(mac).putShort((short) r.length).put(r).array();
     }

@@ -4,6 +4,7 @@ import io.viper.ViperConfig;
 import io.viper.errors.IoProblems;
 import io.viper.errors.ViperConfigException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -97,7 +98,7 @@ public final class Secret {
         String text;
         try {
             text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .decode(java.nio.ByteBuffer.wrap(bytes)).toString().strip();
+                    .decode(ByteBuffer.wrap(bytes)).toString().strip();
         } catch (CharacterCodingException e) {
             throw new ViperConfigException(what + ": not UTF-8 text");
         } finally {

@@ -116,13 +116,13 @@ public final class ConfigValues {
         }
         long mult = 1;
         if (!s.isEmpty()) {
-            switch (s.charAt(s.length() - 1)) {
-                case 'k' -> mult = 1L << 10;
-                case 'm' -> mult = 1L << 20;
-                case 'g' -> mult = 1L << 30;
-                case 't' -> mult = 1L << 40;
-                default -> mult = 1;
-            }
+            mult = switch (s.charAt(s.length() - 1)) {
+                case 'k' -> 1L << 10;
+                case 'm' -> 1L << 20;
+                case 'g' -> 1L << 30;
+                case 't' -> 1L << 40;
+                default -> 1;
+            };
             if (mult > 1) {
                 s = s.substring(0, s.length() - 1);
             }

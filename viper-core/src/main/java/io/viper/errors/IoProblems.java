@@ -77,7 +77,7 @@ public final class IoProblems {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof NoSuchFileException || t instanceof AccessDeniedException || t instanceof NotDirectoryException
                     || t instanceof FileAlreadyExistsException || t instanceof BindException
-                    || t instanceof FileSystemException f && belowAFile(f)) {
+                    || (t instanceof FileSystemException f && belowAFile(f))) {
                 return true;
             }
         }

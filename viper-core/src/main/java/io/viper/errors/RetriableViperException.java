@@ -7,6 +7,8 @@ package io.viper.errors;
  * {@code CORRUPT} have subtypes.
  */
 public class RetriableViperException extends ViperException {
+    private static final long serialVersionUID = 1L;
+
     /** @throws IllegalArgumentException when {@code reason} is not {@linkplain Reason#isRetriable() retriable} */
     public RetriableViperException(Reason reason, String message) {
         this(reason, message, null);

@@ -5,6 +5,8 @@ package io.viper.errors;
  * it was closed. Not retriable: the same object will not open again.
  */
 public class ViperClosedException extends ViperException {
+    private static final long serialVersionUID = 1L;
+
     public ViperClosedException(String message) {
         super(Reason.CLOSED, message);
     }

@@ -6,6 +6,8 @@ package io.viper.errors;
  * the input has to change.
  */
 public class ViperConfigException extends ViperException {
+    private static final long serialVersionUID = 1L;
+
     public ViperConfigException(String message) {
         super(Reason.CONFIG, message);
     }

@@ -5,6 +5,8 @@ package io.viper.errors;
  * location (finally the PFS) may hold good bytes.
  */
 public class ViperCorruptDataException extends RetriableViperException {
+    private static final long serialVersionUID = 1L;
+
     public ViperCorruptDataException(String message) {
         super(Reason.CORRUPT, message);
     }

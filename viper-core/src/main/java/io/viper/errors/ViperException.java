@@ -17,6 +17,8 @@ import java.util.Objects;
  * that the CLI can print them to a user as they are.
  */
 public class ViperException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
     /** What kind of failure this is; stable names, used as metric tags. */
     public enum Reason {
         /** A file, header or message is malformed. */
@@ -72,6 +74,7 @@ public class ViperException extends RuntimeException {
     }
 
     /** As {@link #ViperException(Reason, String)}, with the exception that caused this one (may be null). */
+    @SuppressWarnings("this-escape") // initCause is Throwable's; no subclass overrides it
     public ViperException(Reason reason, String message, Throwable cause) {
         super(message);
         this.reason = Objects.requireNonNull(reason, "reason");

@@ -6,6 +6,8 @@ package io.viper.errors;
  * peer), the tensor where one applies, and the problem. Not retriable: the same bytes fail the same way.
  */
 public class ViperFormatException extends ViperException {
+    private static final long serialVersionUID = 1L;
+
     private final String source;
 
     public ViperFormatException(String source, String problem) {

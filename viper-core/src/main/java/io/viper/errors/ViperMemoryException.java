@@ -8,6 +8,8 @@ package io.viper.errors;
  * ({@link Reason#UNAVAILABLE}): the room comes back as leases close and versions retire.
  */
 public class ViperMemoryException extends RetriableViperException {
+    private static final long serialVersionUID = 1L;
+
     private final long requestedBytes;
 
     public ViperMemoryException(String message, long requestedBytes) {

@@ -6,6 +6,8 @@ package io.viper.errors;
  * same answer; a consumer falls back to the version's other locations.
  */
 public class ViperNotFoundException extends ViperException {
+    private static final long serialVersionUID = 1L;
+
     public ViperNotFoundException(String message) {
         super(Reason.NOT_FOUND, message);
     }

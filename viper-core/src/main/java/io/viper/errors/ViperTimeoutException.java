@@ -5,6 +5,8 @@ package io.viper.errors;
  * acknowledge, a version that did not arrive. Retriable.
  */
 public class ViperTimeoutException extends RetriableViperException {
+    private static final long serialVersionUID = 1L;
+
     public ViperTimeoutException(String message) {
         super(Reason.TIMEOUT, message);
     }

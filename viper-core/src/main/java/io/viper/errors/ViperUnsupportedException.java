@@ -6,6 +6,8 @@ package io.viper.errors;
  * installed, or the request changed.
  */
 public class ViperUnsupportedException extends ViperException {
+    private static final long serialVersionUID = 1L;
+
     public ViperUnsupportedException(String message) {
         super(Reason.UNSUPPORTED, message);
     }

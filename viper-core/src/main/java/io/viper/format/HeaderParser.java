@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.SequencedMap;
 
@@ -169,7 +170,7 @@ final class HeaderParser {
         if (token == null) {
             throw fail(source, "header is not valid JSON: unexpected end of input");
         }
-        switch (token) {
+        return switch (token) {
             case START_OBJECT -> {
                 ObjectNode object = nodes.objectNode();
                 for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
@@ -181,35 +182,25 @@ final class HeaderParser {
                     }
                     object.set(key, value);
                 }
-                return object;
+                yield object;
             }
             case START_ARRAY -> {
                 ArrayNode array = nodes.arrayNode();
                 for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
                     array.add(readValue(source, p, t, depth + 1, owner));
                 }
-                return array;
+                yield array;
             }
-            case VALUE_STRING -> {
-                return nodes.textNode(p.getText());
-            }
-            case VALUE_NUMBER_INT -> {
-                return switch (p.getNumberType()) {
+            case VALUE_STRING -> nodes.textNode(p.getText());
+            case VALUE_NUMBER_INT -> switch (p.getNumberType()) {
                     case INT, LONG -> nodes.numberNode(p.getLongValue());
                     default -> nodes.numberNode(p.getBigIntegerValue());
                 };
-            }
-            case VALUE_NUMBER_FLOAT -> {
-                return nodes.numberNode(p.getDoubleValue());
-            }
-            case VALUE_TRUE, VALUE_FALSE -> {
-                return nodes.booleanNode(token == JsonToken.VALUE_TRUE);
-            }
-            case VALUE_NULL -> {
-                return nodes.nullNode();
-            }
+            case VALUE_NUMBER_FLOAT -> nodes.numberNode(p.getDoubleValue());
+            case VALUE_TRUE, VALUE_FALSE -> nodes.booleanNode(token == JsonToken.VALUE_TRUE);
+            case VALUE_NULL -> nodes.nullNode();
             default -> throw fail(source, "header is not valid JSON: unexpected " + token.asString() + at(p.currentTokenLocation()));
-        }
+        };
     }
 
     private static String duplicate(int depth, String owner, String key) {
@@ -336,7 +327,7 @@ final class HeaderParser {
             case BOOLEAN -> "a boolean";
             case NULL -> "null";
             case STRING -> "a string";
-            default -> "a " + node.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+            default -> "a " + node.getNodeType().name().toLowerCase(Locale.ROOT);
         };
     }
 

@@ -50,10 +50,10 @@ public final class ViperMetrics {
     /** One version staged: bytes copied into staging (and hashed), and bytes found unchanged in the buffer (neither). */
     public void staged(String model, long copiedBytes, long unchangedBytes) {
         counters.computeIfAbsent(List.of("viper.producer.copied.bytes", "model", model), k -> Counter.builder("viper.producer.copied.bytes")
-                .baseUnit("bytes").description("Bytes copied into staging and hashed").tag("model", model).register(registry)).increment(copiedBytes);
+                .baseUnit("bytes").description("Bytes copied into staging and hashed").tag("model", model).register(registry)).increment((double) copiedBytes);
         counters.computeIfAbsent(List.of("viper.producer.unchanged.bytes", "model", model), k -> Counter.builder("viper.producer.unchanged.bytes")
                 .baseUnit("bytes").description("Bytes found equal to what a recycled staging buffer held: neither copied nor hashed")
-                .tag("model", model).register(registry)).increment(unchangedBytes);
+                .tag("model", model).register(registry)).increment((double) unchangedBytes);
     }
 
     public void published(String model) {
@@ -67,13 +67,13 @@ public final class ViperMetrics {
 
     public void bytes(String model, String path, long bytes) {
         counters.computeIfAbsent(List.of("viper.transfer.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.bytes")
-                .baseUnit("bytes").tag("model", model).tag("path", path).register(registry)).increment(bytes);
+                .baseUnit("bytes").tag("model", model).tag("path", path).register(registry)).increment((double) bytes);
     }
 
     public void reused(String model, String path, long bytes) {
         counters.computeIfAbsent(List.of("viper.transfer.reused.bytes", "model", model, "path", path), k -> Counter.builder("viper.transfer.reused.bytes")
                 .baseUnit("bytes").description("Bytes of unchanged blocks a consumer did not move: left in place or copied from the version it held")
-                .tag("model", model).tag("path", path).register(registry)).increment(bytes);
+                .tag("model", model).tag("path", path).register(registry)).increment((double) bytes);
     }
 
     public void fallback(String model, String path) {

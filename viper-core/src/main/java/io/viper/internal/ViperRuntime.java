@@ -17,6 +17,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -166,7 +167,7 @@ public final class ViperRuntime implements AutoCloseable {
             List<TransportServer> list = new ArrayList<>();
             List<String> skipped = new ArrayList<>();
             for (URI bind : config.get(ViperConfig.TRANSPORTS)) {
-                String scheme = bind.getScheme().toLowerCase(java.util.Locale.ROOT);
+                String scheme = bind.getScheme().toLowerCase(Locale.ROOT);
                 if (scheme.equals("file")) {
                     throw new ViperConfigException("viper.transports: file:// is not a serving transport; set viper.pfs.root for the PFS");
                 }

@@ -178,7 +178,7 @@ public final class ManifestCodec {
             if (!metaNode.isObject()) {
                 throw new ViperFormatException(source, "manifest field 'metadata' is not an object");
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = metaNode.fields(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = metaNode.properties().iterator(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
                 if (!e.getValue().isTextual()) {
                     throw new ViperFormatException(source, "manifest metadata '" + e.getKey() + "' is not a string");

@@ -126,9 +126,12 @@ public final class LeakDetector {
             // The sentinel is enqueued once the JVM's reference handler processed this collection.
             ReferenceQueue<Object> sentinelQueue = new ReferenceQueue<>();
             WeakReference<Object> sentinel = new WeakReference<>(new Object(), sentinelQueue);
-            System.gc();
-            sentinelQueue.remove(1000);
-            Reference.reachabilityFence(sentinel);
+            try {
+                System.gc();
+                sentinelQueue.remove(1000);
+            } finally {
+                Reference.reachabilityFence(sentinel);
+            }
         }
         // The collector cleared what it found unreachable: report it here rather than wait for the
         // detector's thread, which may not have run yet.

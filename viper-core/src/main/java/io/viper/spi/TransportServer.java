@@ -1,6 +1,7 @@
 package io.viper.spi;
 
 import io.viper.manifest.Location;
+import java.util.Optional;
 
 /**
  * Producer side of a transport: serves staged checkpoints to consumers that hold a read lease.
@@ -28,8 +29,8 @@ public interface TransportServer extends AutoCloseable {
      * Where this transport wants the producer's staging buffers to live, if anywhere special (UCX:
      * memory it allocated and registered once). Default: none, the producer allocates its own.
      */
-    default java.util.Optional<StagingAllocator> stagingAllocator() {
-        return java.util.Optional.empty();
+    default Optional<StagingAllocator> stagingAllocator() {
+        return Optional.empty();
     }
 
     /** Stops serving; open transfers fail on the consumer side with a retriable error. */

@@ -1,5 +1,6 @@
 package io.viper.auth;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -112,7 +113,7 @@ class HandshakeTest {
     void garbageInsteadOfAHandshakeIsRefused() {
         Authenticator.Exchange ex = Authenticator.of("tcp", Optional.of(PRODUCER)).exchange();
         assertThrows(Handshake.Refused.class, () -> ex.verify(new byte[69], "zeros"));
-        assertThrows(Handshake.Refused.class, () -> ex.verify("GET / HTTP/1.1".getBytes(), "http"));
+        assertThrows(Handshake.Refused.class, () -> ex.verify("GET / HTTP/1.1".getBytes(UTF_8), "http"));
         Handshake.Refused notViper = assertThrows(Handshake.Refused.class,
                 () -> ClientAuth.of(Optional.empty(), Role.CONSUMER).attempt("tcp", "s").proof(new byte[3]));
         assertFalse(notViper.credentials(), "a stranger on the port is no refusal of credentials: a Viper server may take the port back");

@@ -13,6 +13,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -61,8 +62,8 @@ class IoProblemsTest {
     void aPathThatIsNoRegularFileIsNamedWithoutOpeningIt(@TempDir Path dir) throws Exception {
         Path fifo = dir.resolve("pipe");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
-        assertEquals(java.util.Optional.of("is a directory"), IoProblems.notARegularFile(dir));
-        assertEquals(java.util.Optional.of("is not a regular file (a pipe, socket or device)"), IoProblems.notARegularFile(fifo));
+        assertEquals(Optional.of("is a directory"), IoProblems.notARegularFile(dir));
+        assertEquals(Optional.of("is not a regular file (a pipe, socket or device)"), IoProblems.notARegularFile(fifo));
         assertTrue(IoProblems.notARegularFile(Files.writeString(dir.resolve("f"), "x")).isEmpty());
         assertTrue(IoProblems.notARegularFile(dir.resolve("missing")).isEmpty());
     }

@@ -11,6 +11,7 @@ import io.viper.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,7 @@ class SafetensorsFileLifecycleTest {
         assertThrows(IllegalStateException.class, () -> TensorStats.of(w));
         ViperException closed = assertThrows(ViperException.class, () -> f.checkpoint("m", 2));
         assertEquals(ViperException.Reason.CLOSED, closed.reason());
-        assertEquals(List.of(2L, 2L), java.util.Arrays.stream(w.shape()).boxed().toList(), "infos outlive the mapping");
+        assertEquals(List.of(2L, 2L), Arrays.stream(w.shape()).boxed().toList(), "infos outlive the mapping");
         assertEquals(Map.of("k", "v"), f.metadata());
         f.close(); // idempotent
     }

@@ -50,6 +50,7 @@ class SafetensorsRoundTripPropertyTest {
         return b.toString();
     }
 
+    @SuppressWarnings("EnumOrdinal") // a random dtype: any constant will do
     static Checkpoint randomCheckpoint(Random r, Arena arena) {
         Checkpoint.Builder builder = Checkpoint.builder("model-" + r.nextInt(10)).version(r.nextInt(1000));
         Set<String> names = new HashSet<>();

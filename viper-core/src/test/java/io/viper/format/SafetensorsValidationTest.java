@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -146,7 +147,7 @@ class SafetensorsValidationTest {
     })
     void refusesMalformedHeaders(String caseName, String header, String reason) throws IOException {
         String problem = refusal(header, 8);
-        assertTrue(problem.toLowerCase(java.util.Locale.ROOT).contains(reason.toLowerCase(java.util.Locale.ROOT)),
+        assertTrue(problem.toLowerCase(Locale.ROOT).contains(reason.toLowerCase(Locale.ROOT)),
                 caseName + ": expected '" + reason + "' in: " + problem);
     }
 

@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -117,7 +118,7 @@ class SafetensorsWriterTest {
             Tensor heapBytes = Tensor.of("bytes", DType.I8, new long[] {3}, MemorySegment.ofArray(new byte[] {7, 8, 9}));
             Tensor native_ = Tensor.of("large", DType.U8, new long[] {big}, large);
             double[] doubles = new double[100];
-            java.util.Arrays.setAll(doubles, i -> i * 0.5 - 7);
+            Arrays.setAll(doubles, i -> i * 0.5 - 7);
             Tensor heapDoubles = Tensor.of("doubles", DType.F64, new long[] {10, 10}, MemorySegment.ofArray(doubles));
             Path p = dir.resolve("chunks.safetensors");
             SafetensorsWriter.write(p, List.of(heapInts, native_, heapBytes, heapDoubles), Map.of());

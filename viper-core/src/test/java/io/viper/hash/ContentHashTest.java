@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.ViperFormatException;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class ContentHashTest {
@@ -23,7 +24,7 @@ class ContentHashTest {
         ContentHash h = new ContentHash(0x99aa06d3014798d8L, 0x6001c324468d497fL);
         assertEquals(h, ContentHash.parseHex("99aa06d3014798d86001c324468d497f"));
         assertEquals(h, ContentHash.parseHex("99AA06D3014798D86001C324468D497F"));
-        java.util.Random rnd = new java.util.Random(1);
+        Random rnd = new Random(1);
         for (int i = 0; i < 1000; i++) {
             ContentHash r = new ContentHash(rnd.nextLong(), rnd.nextLong());
             assertEquals(r, ContentHash.parseHex(r.toHex()));

@@ -8,6 +8,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 import java.util.zip.CRC32C;
@@ -48,7 +49,7 @@ class Crc32cTest {
             floats[i] = i * 0.5f;
         }
         MemorySegment f = MemorySegment.ofArray(floats);
-        assertEquals(Crc32c.compute(MemorySegment.ofArray(f.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))), Crc32c.compute(f));
+        assertEquals(Crc32c.compute(MemorySegment.ofArray(f.toArray(ValueLayout.JAVA_BYTE))), Crc32c.compute(f));
     }
 
     @Test

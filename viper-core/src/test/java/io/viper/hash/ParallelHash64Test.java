@@ -7,12 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.Random;
+import java.util.function.IntUnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /** ParallelHash64 against vectors of an independent Python implementation of its definition, and its properties. */
 class ParallelHash64Test {
-    private static MemorySegment bytes(Arena arena, int n, java.util.function.IntUnaryOperator f) {
+    private static MemorySegment bytes(Arena arena, int n, IntUnaryOperator f) {
         MemorySegment s = arena.allocate(Math.max(1, n)).asSlice(0, n);
         for (int i = 0; i < n; i++) {
             s.set(ValueLayout.JAVA_BYTE, i, (byte) f.applyAsInt(i));
@@ -38,7 +40,7 @@ class ParallelHash64Test {
             long acc = 0;
             // Any order of terms gives the same sum: what lets a GPU add them atomically.
             for (long i = 999; i >= 0; i--) {
-                acc += ParallelHash64.term(i, data.get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), i * 8));
+                acc += ParallelHash64.term(i, data.get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * 8));
             }
             acc += ParallelHash64.tailTerm(data.byteSize(), data.asSlice(8000));
             assertEquals(ParallelHash64.hash(data), ParallelHash64.finish(acc, data.byteSize()));

@@ -14,6 +14,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -67,7 +68,7 @@ class TensorHashesTest {
                 ranges.add(new long[] {off, n});
                 off += n;
             }
-            Collections.shuffle(ranges, new java.util.Random(9));
+            Collections.shuffle(ranges, new Random(9));
             for (int workers = 1; workers <= 3; workers++) {
                 try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
                     ranges.forEach(r -> h.arrived(r[0], r[1]));

@@ -14,6 +14,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.OptionalLong;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
@@ -50,9 +51,9 @@ class ManifestCodecTest {
         meta.put("viper.iteration", "700");
         meta.put("note", "ünïcode ✓ \"quoted\" back\\slash\nline");
         Manifest m = new Manifest("nt3", 7, "host:42", 1_763_795_000_000_123L, meta, List.of(
-                new TensorEntry(new TensorInfo("a", DType.F32, new long[] {2, 3}, 0, 24), ContentHash.crc32c(0x0badf00d), java.util.OptionalLong.of(-3L),
+                new TensorEntry(new TensorInfo("a", DType.F32, new long[] {2, 3}, 0, 24), ContentHash.crc32c(0x0badf00d), OptionalLong.of(-3L),
                         new BlockList(1 << 20, List.of(new ContentHash(1, 2)))),
-                new TensorEntry(new TensorInfo("b", DType.BF16, new long[] {}, 24, 2), ContentHash.crc32c(7), java.util.OptionalLong.empty(),
+                new TensorEntry(new TensorInfo("b", DType.BF16, new long[] {}, 24, 2), ContentHash.crc32c(7), OptionalLong.empty(),
                         new BlockList(1 << 20, List.of(new ContentHash(-1, 0x0123456789abcdefL))))),
                 List.of(new Location(URI.create("ucx://127.0.0.1:4000"), Tier.HOST)));
         String expected = "{\"format\":3,\"model\":\"nt3\",\"version\":7,\"producer\":\"host:42\","
@@ -110,11 +111,11 @@ class ManifestCodecTest {
         TensorInfo big = new TensorInfo("big", DType.U8, new long[] {10_000}, 26, 10_000);
         List<ContentHash> ids = List.of(new ContentHash(1, 1), new ContentHash(2, 2), new ContentHash(3, 3));
         Manifest blocks = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMicros(), m.metadata(), List.of(
-                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), java.util.OptionalLong.empty(),
+                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), OptionalLong.empty(),
                         new BlockList(4096, List.of(new ContentHash(9, 9)))),
-                new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(2), java.util.OptionalLong.empty(),
+                new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(2), OptionalLong.empty(),
                         new BlockList(4096, List.of(new ContentHash(8, 8)))),
-                new TensorEntry(big, ContentHash.crc32c(3), java.util.OptionalLong.empty(), new BlockList(4096, ids))), m.locations());
+                new TensorEntry(big, ContentHash.crc32c(3), OptionalLong.empty(), new BlockList(4096, ids))), m.locations());
         String json = new String(ManifestCodec.encode(blocks), StandardCharsets.UTF_8);
         assertTrue(json.startsWith("{\"format\":3,") && json.contains("\"block_bytes\":4096"), json);
         Manifest back = ManifestCodec.decode(json, "test");
@@ -127,7 +128,7 @@ class ManifestCodecTest {
         assertTrue(old.tensors().stream().allMatch(t -> t.blocks().isEmpty()));
         // One block size per manifest.
         assertThrows(io.viper.errors.ViperConfigException.class, () -> new Manifest("m", 1, "p", 0, m.metadata(), List.of(
-                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), java.util.OptionalLong.empty(),
+                new TensorEntry(m.tensors().get(0).info(), ContentHash.crc32c(1), OptionalLong.empty(),
                         new BlockList(4096, List.of(new ContentHash(9, 9)))),
                 new TensorEntry(m.tensors().get(1).info(), ContentHash.crc32c(2))), List.of()));
     }
@@ -138,7 +139,7 @@ class ManifestCodecTest {
         assertTrue(m.tensors().stream().allMatch(t -> t.phash64().isEmpty()));
         assertTrue(!new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).contains("phash64"), "absent when not computed");
         Manifest withGpu = new Manifest(m.model(), m.version(), m.producerId(), m.publishedAtMicros(), m.metadata(), List.of(
-                new TensorEntry(m.tensors().get(0).info(), m.tensors().get(0).hash(), java.util.OptionalLong.of(-3L)),
+                new TensorEntry(m.tensors().get(0).info(), m.tensors().get(0).hash(), OptionalLong.of(-3L)),
                 m.tensors().get(1)), List.of(new Location(URI.create("cuda-ipc://127.0.0.1:4001"), Tier.GPU)));
         String json = new String(ManifestCodec.encode(withGpu), StandardCharsets.UTF_8);
         assertTrue(json.contains("\"phash64\":\"fffffffffffffffd\""), json);

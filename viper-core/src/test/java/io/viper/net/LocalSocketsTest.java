@@ -26,7 +26,7 @@ class LocalSocketsTest {
         assertEquals(OptionalInt.of(1000), LocalSockets.ownerOf(l, InetAddress.getLoopbackAddress(), 8080));
         assertEquals(OptionalInt.of(0), LocalSockets.ownerOf(l, InetAddress.getLoopbackAddress(), 80), "a wildcard listener serves loopback too");
         assertEquals(OptionalInt.empty(), LocalSockets.ownerOf(l, InetAddress.getLoopbackAddress(), 8081));
-        assertEquals(new InetSocketAddress(InetAddress.getByName("::1"), 443),
+        assertEquals(new InetSocketAddress(InetAddress.ofLiteral("::1"), 443),
                 LocalSockets.address("00000000000000000000000001000000:01BB"));
     }
 

@@ -14,6 +14,7 @@ import io.viper.manifest.TensorEntry;
 import io.viper.manifest.Tier;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
+import java.nio.charset.StandardCharsets;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
@@ -108,7 +109,7 @@ class AnnouncementFeedTest {
         AnnouncementFeed feed = feed(null);
         Heard heard = new Heard(false);
         feed.subscribe("m", heard);
-        feed.offer("m", "{not json".getBytes(), null, "record 5");
+        feed.offer("m", "{not json".getBytes(StandardCharsets.UTF_8), null, "record 5");
         feed.offer("m", encoded("x", 4, "tcp://h:1"), null, "record 6");
         feed.offer("m", encoded("m", 1, "tcp://h:1"), null, "record 7");
         assertEquals(3, heard.events.size(), heard.events.toString());

@@ -38,7 +38,7 @@ class ProvidersTest {
         for (int i = 1; i < all.size(); i++) {
             TransportProvider a = all.get(i - 1);
             TransportProvider b = all.get(i);
-            assertTrue(a.tier().compareTo(b.tier()) < 0 || a.tier() == b.tier() && a.priority() <= b.priority(), a.scheme() + " before " + b.scheme());
+            assertTrue(a.tier().compareTo(b.tier()) < 0 || (a.tier() == b.tier() && a.priority() <= b.priority()), a.scheme() + " before " + b.scheme());
         }
         assertThrows(UnsupportedOperationException.class, () -> all.remove(0));
     }

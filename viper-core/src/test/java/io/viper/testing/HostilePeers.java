@@ -6,11 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.viper.auth.Handshake;
 import io.viper.auth.Role;
 import io.viper.auth.Secret;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 
@@ -38,7 +42,7 @@ public final class HostilePeers {
     }
 
     /** Limits short enough for tests: the handshake and each frame within 1 s, 8 connections per peer. */
-    public static final java.util.Map<String, String> SHORT_LIMITS = java.util.Map.of("viper.limits.handshake.ms", "1000",
+    public static final Map<String, String> SHORT_LIMITS = Map.of("viper.limits.handshake.ms", "1000",
             "viper.limits.idle.ms", "1000", "viper.limits.connections.per.peer", "8", "viper.transfer.timeout.ms", "10000");
 
     private HostilePeers() {
@@ -46,9 +50,9 @@ public final class HostilePeers {
 
     /** Reads all of {@code staged} from {@code at} through {@code client} and checks every byte: a good client being served. */
     public static void readsExactly(io.viper.spi.TransportClient client, io.viper.manifest.Location at, TestStagedCheckpoint staged) {
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            java.lang.foreign.MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
-            client.read(staged.manifest(), at, java.util.List.of(new io.viper.spi.ByteRange(0, dst.byteSize(), 0)), dst);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
+            client.read(staged.manifest(), at, List.of(new io.viper.spi.ByteRange(0, dst.byteSize(), 0)), dst);
             assertEquals(-1, staged.data().mismatch(dst), "byte-identical");
         }
     }
@@ -198,7 +202,7 @@ public final class HostilePeers {
     }
 
     private static byte[] drain(RawPeer p) throws IOException {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buf = new byte[4096];
         try {
             for (int n; (n = p.in.read(buf)) >= 0; ) {

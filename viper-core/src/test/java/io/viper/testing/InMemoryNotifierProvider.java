@@ -15,6 +15,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -37,22 +38,22 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     }
 
     /**
-     * The notifier {@code mem://name} carries the bytes producers attach to small versions
-     * ({@link Notifier#publish(Manifest, MemorySegment)}); with {@code corrupt}, it flips the first
-     * byte of what it delivers, as a broken broker would.
-     */
-    /**
      * Makes {@code publishLocally} on notifier {@code mem://name} hand back a future that completes
      * (and delivers) only when the returned {@code Runnable} runs, as a broker's loop that has not
      * got to the publication yet.
      */
     public static Runnable holdLocalAnswers(String name) {
         Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
-        java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch released = new CountDownLatch(1);
         b.localAnswers = released;
         return released::countDown;
     }
 
+    /**
+     * The notifier {@code mem://name} carries the bytes producers attach to small versions
+     * ({@link Notifier#publish(Manifest, MemorySegment)}); with {@code corrupt}, it flips the first
+     * byte of what it delivers, as a broken broker would.
+     */
     public static void carryData(String name, boolean corrupt) {
         Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
         b.carriesData = true;
@@ -77,7 +78,7 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         private final Map<String, List<Client>> followers = new ConcurrentHashMap<>();
         volatile boolean carriesData;
         /** While set and not counted down, local publications wait for it on a thread of their own. */
-        volatile java.util.concurrent.CountDownLatch localAnswers;
+        volatile CountDownLatch localAnswers;
         volatile boolean corruptsData;
 
         synchronized void publishRaw(String model, byte[] raw) {
@@ -163,7 +164,7 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         /** Delivers on the calling thread, as {@code publish} does, and returns the finished future. */
         @Override
         public CompletableFuture<Void> publishLocally(Manifest manifest, MemorySegment data) {
-            java.util.concurrent.CountDownLatch hold = broker.localAnswers;
+            CountDownLatch hold = broker.localAnswers;
             if (hold == null) {
                 try {
                     publish(manifest, data);

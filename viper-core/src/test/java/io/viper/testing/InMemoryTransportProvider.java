@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -117,7 +118,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
     private static final class Server implements TransportServer {
         private final String name;
         private final Map<String, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
-        private final List<String> withdrawn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final List<String> withdrawn = new CopyOnWriteArrayList<>();
 
         Server(String name) {
             this.name = name;

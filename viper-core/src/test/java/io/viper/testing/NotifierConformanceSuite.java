@@ -1,5 +1,6 @@
 package io.viper.testing;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -19,6 +20,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -178,8 +180,8 @@ public abstract class NotifierConformanceSuite {
         producer.publish(manifest(model, 4, "tcp://127.0.0.1:1"));
         producer.publish(manifest(model, 6, "tcp://127.0.0.1:1"));
         Notifier restarted = open(NotifierProvider.Role.PRODUCER);
-        assertEquals(java.util.OptionalLong.of(6), restarted.latestVersion(model));
-        assertEquals(java.util.OptionalLong.of(0), restarted.latestVersion(model("never-published")));
+        assertEquals(OptionalLong.of(6), restarted.latestVersion(model));
+        assertEquals(OptionalLong.of(0), restarted.latestVersion(model("never-published")));
     }
 
     @Test
@@ -191,8 +193,8 @@ public abstract class NotifierConformanceSuite {
         Thread.sleep(200);
         producer.publish(manifest(model, 1, "tcp://127.0.0.1:1"));
         assertEquals(1, next(q).version());
-        injectRaw(model, "{not json".getBytes());
-        injectRaw(model, "{\"format\":99,\"model\":\"x\"}".getBytes());
+        injectRaw(model, "{not json".getBytes(UTF_8));
+        injectRaw(model, "{\"format\":99,\"model\":\"x\"}".getBytes(UTF_8));
         injectRaw(model, new byte[] {0, 1, 2, (byte) 0xff});
         producer.publish(manifest(model, 2, "tcp://127.0.0.1:1"));
         assertEquals(2, next(q).version(), "a well-formed manifest after malformed ones still arrives");

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
+import java.security.Key;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.util.Base64;
@@ -39,7 +40,7 @@ public record TestCertificates(Path cert, Path key) {
             ks.load(in, "changeit".toCharArray());
         }
         Certificate cert = ks.getCertificate(name);
-        java.security.Key key = ks.getKey(name, "changeit".toCharArray());
+        Key key = ks.getKey(name, "changeit".toCharArray());
         Path certFile = Files.writeString(dir.resolve(name + ".crt"), pem("CERTIFICATE", cert.getEncoded()));
         Path keyFile = dir.resolve(name + ".key");
         Files.createFile(keyFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -230,7 +231,7 @@ public abstract class TransportConformanceSuite {
                 }));
             }
             for (Future<MemorySegment> f : results) {
-                assertSameBytes(s.data(), f.get(TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS), "concurrent read");
+                assertSameBytes(s.data(), f.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS), "concurrent read");
             }
             clients.forEach(TransportClient::close);
         } finally {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.scheduler.ScheduleInput;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -84,7 +85,7 @@ public final class DemoReport {
         }
         find(outcomes, DemoPolicy.HINDSIGHT).ifPresent(h -> {
             double[] d = h.relativeTo(outcomes.stream().filter(o -> o.policy() != DemoPolicy.HINDSIGHT)
-                    .min(java.util.Comparator.comparingDouble(PolicyOutcome::cil)).orElseThrow());
+                    .min(Comparator.comparingDouble(PolicyOutcome::cil)).orElseThrow());
             sb.append(String.format(Locale.ROOT, "; hindsight %.2f (%+.1f%%)", h.cil(), 100 * d[0]));
         });
         return sb.toString();

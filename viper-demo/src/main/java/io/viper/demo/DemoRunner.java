@@ -38,10 +38,10 @@ import java.util.OptionalDouble;
  * successful run unless asked to keep them, and kept (and named in the error) after a failure.
  */
 public final class DemoRunner {
-    private static final Duration START_LIMIT = Duration.ofSeconds(120);
+    private static final Duration START_LIMIT = Duration.ofMinutes(2);
     private static final Duration EXIT_LIMIT = Duration.ofSeconds(30);
     /** A run may take this much longer than its paced training before it counts as hung. */
-    private static final Duration RUN_SLACK = Duration.ofSeconds(120);
+    private static final Duration RUN_SLACK = Duration.ofMinutes(2);
 
     private final DemoSettings s;
     private final StatusLine status;

@@ -3,6 +3,7 @@ package io.viper.demo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.viper.TransferPath;
+import java.util.Locale;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +15,7 @@ class DemoTransportTest {
             assertEquals(t.path().displayName(), t.displayName());
             assertEquals(Optional.of(t), DemoTransport.byName(t.path().displayName()));
             for (String alias : t.path().aliases()) {
-                assertEquals(Optional.of(t), DemoTransport.byName(alias.toUpperCase()));
+                assertEquals(Optional.of(t), DemoTransport.byName(alias.toUpperCase(Locale.ROOT)));
             }
         }
         // the demo's earlier names

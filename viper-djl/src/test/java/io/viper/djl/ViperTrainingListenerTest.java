@@ -39,6 +39,7 @@ import io.viper.demo.digits.DigitsDataset;
 import io.viper.tensor.Checkpoint;
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -244,7 +245,7 @@ class ViperTrainingListenerTest {
     }
 
     private static byte[] bytes(NDArray a) {
-        java.nio.ByteBuffer b = a.toByteBuffer();
+        ByteBuffer b = a.toByteBuffer();
         byte[] out = new byte[b.remaining()];
         b.get(out);
         return out;

@@ -8,9 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.format.SafetensorsFile;
 import io.viper.tensor.Tensor;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -20,10 +23,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The {@code viper} processes of one fault test, each a JVM of its own: started with
@@ -33,9 +38,9 @@ import java.util.concurrent.TimeUnit;
 final class Fleet implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The test class path without test classes and test jars. */
-    private static final String CLASS_PATH = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+    private static final String CLASS_PATH = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
             .filter(e -> !e.endsWith("test-classes") && !e.endsWith("-tests.jar"))
-            .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+            .collect(Collectors.joining(File.pathSeparator));
 
     private final Path dir;
     private final List<Member> members = new ArrayList<>();
@@ -188,7 +193,7 @@ final class Fleet implements AutoCloseable {
 
     /** A free port on loopback, for a broker at a fixed address. */
     static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }

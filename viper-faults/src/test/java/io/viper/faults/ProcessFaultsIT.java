@@ -8,6 +8,7 @@ import io.viper.notify.embedded.EmbeddedNotifierProvider;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -38,7 +39,7 @@ class ProcessFaultsIT {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 100);
+                s.connect(new InetSocketAddress(InetAddress.ofLiteral("127.0.0.1"), port), 100);
                 return;
             } catch (IOException e) {
                 Thread.sleep(5);

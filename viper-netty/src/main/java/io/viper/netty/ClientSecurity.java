@@ -28,6 +28,8 @@ public final class ClientSecurity {
      * not prove it holds the secret, presented a TLS certificate this client refuses, or does not speak TLS.
      */
     public static final class HandshakeFailed extends DecoderException {
+        private static final long serialVersionUID = 1L;
+
         HandshakeFailed(String message) {
             super(message);
         }

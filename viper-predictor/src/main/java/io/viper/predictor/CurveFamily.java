@@ -74,43 +74,43 @@ public enum CurveFamily {
      * {@code grad} (length at least {@link #parameterCount()}).
      */
     public double valueAndGradient(double[] p, double x, double[] grad) {
-        switch (this) {
+        return switch (this) {
             case EXP2 -> {
                 double e = Math.exp(-p[1] * x);
                 grad[0] = e;
                 grad[1] = -p[0] * x * e;
-                return p[0] * e;
+                yield p[0] * e;
             }
             case EXP3 -> {
                 double e = Math.exp(-p[1] * x);
                 grad[0] = e;
                 grad[1] = -p[0] * x * e;
                 grad[2] = 1.0;
-                return p[0] * e + p[2];
+                yield p[0] * e + p[2];
             }
             case LIN2 -> {
                 double v = p[0] * x + p[1];
                 boolean clamped = v < 0;
                 grad[0] = clamped ? 0.0 : x;
                 grad[1] = clamped ? 0.0 : 1.0;
-                return clamped ? 0.0 : v;
+                yield clamped ? 0.0 : v;
             }
             case EXPD3 -> {
                 double e = Math.exp(-p[1] * x);
                 grad[0] = e;
                 grad[1] = (p[2] - p[0]) * x * e;
                 grad[2] = 1.0 - e;
-                return p[2] - (p[2] - p[0]) * e;
+                yield p[2] - (p[2] - p[0]) * e;
             }
             case POW3 -> {
                 double q = Math.pow(x, -p[1]);
                 grad[0] = q;
                 grad[1] = -p[0] * q * Math.log(x);
                 grad[2] = 1.0;
-                return p[0] * q + p[2];
+                yield p[0] * q + p[2];
             }
             default -> throw new AssertionError(this);
-        }
+        };
     }
 
     /**

@@ -2,6 +2,7 @@ package io.viper.predictor;
 
 import io.viper.errors.ViperConfigException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
@@ -100,10 +101,10 @@ public final class CurveFitter {
         double[] ys = sorted[1];
         int hold = Math.max(1, (int) Math.round(n * holdoutFraction));
         int train = n - hold;
-        double[] xt = java.util.Arrays.copyOf(xs, train);
-        double[] yt = java.util.Arrays.copyOf(ys, train);
-        double[] xh = java.util.Arrays.copyOfRange(xs, train, n);
-        double[] yh = java.util.Arrays.copyOfRange(ys, train, n);
+        double[] xt = Arrays.copyOf(xs, train);
+        double[] yt = Arrays.copyOf(ys, train);
+        double[] xh = Arrays.copyOfRange(xs, train, n);
+        double[] yh = Arrays.copyOfRange(ys, train, n);
         double[][] bt = bin(xt, yt);
 
         List<FitResult.Candidate> candidates = new ArrayList<>();
@@ -241,19 +242,20 @@ public final class CurveFitter {
                 return sw[i] * v;
             }
         };
-        double[] s0 = java.util.Arrays.copyOf(start, d);
+        double[] s0 = Arrays.copyOf(start, d);
         try {
             double[] r = LevenbergMarquardt.fit(func, idx, ty, s0, 1e-6, 60).parameters();
             if (!fixC) {
                 return r;
             }
-            double[] out = java.util.Arrays.copyOf(r, full);
+            double[] out = Arrays.copyOf(r, full);
             out[2] = fixedC;
             return out;
         } catch (LinkageError | IllegalArgumentException e) {
             if (isMissingLapack(e)) {
                 throw new ViperConfigException("curve fit: Smile needs the native library libopenblas.so "
-                        + "(Debian: apt-get install libopenblas-dev, or run scripts/setup-system.sh); or pass --curve NAME:params", e);
+                        + "(Debian: apt-get install libopenblas-dev, or run scripts/setup-system.sh); "
+                        + "or pass --curve NAME:params", e);
             }
             return null;
         } catch (ArithmeticException e) {
@@ -407,7 +409,7 @@ public final class CurveFitter {
         for (int i = 0; i < n; i++) {
             idx[i] = i;
         }
-        java.util.Arrays.sort(idx, Comparator.comparingDouble(i -> x[i]));
+        Arrays.sort(idx, Comparator.comparingDouble(i -> x[i]));
         double[] xs = new double[n];
         double[] ys = new double[n];
         for (int i = 0; i < n; i++) {
@@ -448,6 +450,6 @@ public final class CurveFitter {
             m++;
             from = to;
         }
-        return new double[][] {java.util.Arrays.copyOf(bx, m), java.util.Arrays.copyOf(by, m)};
+        return new double[][] {Arrays.copyOf(bx, m), Arrays.copyOf(by, m)};
     }
 }

@@ -1,5 +1,7 @@
 package io.viper.predictor;
 
+import java.util.Locale;
+
 /**
  * A training-loss curve: the predicted loss as a function of the training iteration.
  *
@@ -23,7 +25,7 @@ public interface LossCurve {
         double[] p = params();
         char n = 'a';
         for (double v : p) {
-            sb.append(' ').append(n++).append('=').append(String.format(java.util.Locale.ROOT, "%.6g", v));
+            sb.append(' ').append(n++).append('=').append(String.format(Locale.ROOT, "%.6g", v));
         }
         return sb.toString();
     }

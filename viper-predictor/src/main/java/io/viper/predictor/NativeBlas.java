@@ -3,6 +3,7 @@ package io.viper.predictor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -33,7 +34,7 @@ final class NativeBlas {
             try {
                 String lib = System.mapLibraryName(System.getProperty("smile.lib.lapack", "openblas"));
                 SymbolLookup lookup = SymbolLookup.libraryLookup(lib, Arena.global());
-                Optional<java.lang.foreign.MemorySegment> fn = lookup.find("openblas_set_num_threads");
+                Optional<MemorySegment> fn = lookup.find("openblas_set_num_threads");
                 if (fn.isPresent()) {
                     MethodHandle h = Linker.nativeLinker().downcallHandle(fn.get(), FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT));
                     h.invokeExact(1);

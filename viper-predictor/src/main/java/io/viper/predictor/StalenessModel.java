@@ -1,6 +1,7 @@
 package io.viper.predictor;
 
 import io.viper.errors.ViperConfigException;
+import java.util.Locale;
 
 /**
  * How the loss of a model version grows while it serves a stream that keeps moving: the version of
@@ -77,6 +78,6 @@ public record StalenessModel(double ratePerIteration) {
 
     /** A one-line description, e.g. {@code drift 2.5e-04 per iteration}. */
     public String describe() {
-        return isNone() ? "no drift" : String.format(java.util.Locale.ROOT, "drift %.3g per iteration", ratePerIteration);
+        return isNone() ? "no drift" : String.format(Locale.ROOT, "drift %.3g per iteration", ratePerIteration);
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.ViperConfigException;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 class CurveFamilyTest {
@@ -23,7 +24,7 @@ class CurveFamilyTest {
     void gradientsMatchFiniteDifferences() {
         double[] p3 = {2.0, 0.3, 0.5};
         for (CurveFamily f : CurveFamily.values()) {
-            double[] p = java.util.Arrays.copyOf(p3, f.parameterCount());
+            double[] p = Arrays.copyOf(p3, f.parameterCount());
             double[] g = new double[3];
             double x = 2.5;
             double v = f.valueAndGradient(p, x, g);

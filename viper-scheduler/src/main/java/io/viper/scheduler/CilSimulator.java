@@ -46,7 +46,7 @@ public final class CilSimulator {
         serving = new double[m + 1];
         double peak = 0;
         for (int j = 0; j <= m; j++) {
-            double v = in.curve().value(in.warmup() + j);
+            double v = in.curve().value((double) (in.warmup() + j));
             if (!Double.isFinite(v)) {
                 throw new ViperConfigException("schedule: curve " + in.curve().describe() + " is not finite at iteration "
                         + (in.warmup() + j));

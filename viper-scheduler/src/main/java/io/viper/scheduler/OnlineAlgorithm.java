@@ -1,5 +1,7 @@
 package io.viper.scheduler;
 
+import java.util.Locale;
+
 /**
  * {@code online}: what {@link OnlineCheckpointPolicy} would publish if the losses were those predicted:
  * the policy (with {@link OnlineCheckpointPolicy.Config#of} for the input and a budget of
@@ -40,7 +42,7 @@ public final class OnlineAlgorithm implements ScheduleAlgorithm {
                 deployed[0] = t;
             }
         }
-        return sim.schedule(name(), policy.publishedIterations(), String.format(java.util.Locale.ROOT,
+        return sim.schedule(name(), policy.publishedIterations(), String.format(Locale.ROOT,
                 "budget %d, gap threshold %.3g at first, spacing >= %d", budget, cfg.initialThreshold(), cfg.minSpacing()));
     }
 }

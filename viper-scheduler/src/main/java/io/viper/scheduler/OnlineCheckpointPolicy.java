@@ -3,6 +3,7 @@ package io.viper.scheduler;
 import io.viper.CheckpointPolicy;
 import io.viper.errors.ViperConfigException;
 import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * {@code online}: a producer's {@link CheckpointPolicy} that publishes when the deployed version has
@@ -118,7 +119,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         public static double initialThreshold(CilSimulator sim, int budget) {
             ScheduleInput in = sim.input();
             double[] serving = sim.servingLossesUnsafe();
-            int h = (int) Math.max(1, Math.min(in.span(), in.span() / Math.max(1, budget)));
+            int h = Math.max(1, Math.min(in.span(), in.span() / Math.max(1, budget)));
             double area = 0;
             for (int a = 1; a <= h; a++) {
                 area += serving[0] - serving[a];
@@ -260,7 +261,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     @Override
     public String describe() {
         OnlineReplanner.Plan p = currentPlan();
-        return String.format(java.util.Locale.ROOT, "online(budget %d, %d published, threshold %.3g, min spacing %d%s)", cfg.budget(), published,
+        return String.format(Locale.ROOT, "online(budget %d, %d published, threshold %.3g, min spacing %d%s)", cfg.budget(), published,
                 pacer.threshold(), cfg.minSpacing(), p == null ? "" : ", " + p.describe());
     }
 }

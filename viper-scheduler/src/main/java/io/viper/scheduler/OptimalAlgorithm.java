@@ -2,6 +2,7 @@ package io.viper.scheduler;
 
 import io.viper.errors.ViperConfigException;
 import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * {@code optimal}: the minimum CIL over all checkpoint sets of at most {@code K = maxCheckpoints}
@@ -156,7 +157,7 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
         Runtime rt = Runtime.getRuntime();
         long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
         if (cells > MAX_CELLS || bytes > free * 0.8) {
-            throw new ViperConfigException(String.format(java.util.Locale.ROOT,
+            throw new ViperConfigException(String.format(Locale.ROOT,
                     "optimal: (e - s) x max-checkpoints = %,d back-pointers (%,d MB) do not fit (limit %,d MB, heap free %,d MB); "
                             + "lower --max-checkpoints or shorten the run", cells, bytes >> 20, (4 * MAX_CELLS) >> 20, free >> 20));
         }

@@ -61,7 +61,7 @@ class ChangeDetectorTest {
     void aSingleSpikeIsNoChangeAndNonFiniteLossesAreIgnored() {
         ChangeDetector d = new ChangeDetector();
         for (long i = 1; i <= 100; i++) {
-            double l = i == 60 ? 5.0 : 1.0 + 0.01 * Math.sin(i);
+            double l = i == 60 ? 5.0 : 1.0 + 0.01 * Math.sin((double) i);
             assertTrue(!d.observe(i, l), "iteration " + i);
             assertTrue(!d.observe(1000 + i, Double.NaN));
         }

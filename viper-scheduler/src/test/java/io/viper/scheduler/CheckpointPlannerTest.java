@@ -9,8 +9,10 @@ import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFamily;
 import io.viper.predictor.LossCurve;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -37,7 +39,7 @@ class CheckpointPlannerTest {
 
     /** A random small input; about half of them run out of requests before e. */
     static ScheduleInput randomInput(Random r, LossCurve curve, int span) {
-        long s = 2 + r.nextInt(5);
+        long s = 2L + r.nextInt(5);
         double tTrain = 0.5 + r.nextDouble();
         double tSave = r.nextDouble() * 3;
         double tLoad = r.nextDouble() * 3;
@@ -200,7 +202,7 @@ class CheckpointPlannerTest {
         assertEquals(s.simulator().cil(new long[0]), none.cil(), 0.0);
         // every algorithm has a name the parser takes back, and the error lists them all
         for (CheckpointPlanner.Algorithm a : CheckpointPlanner.Algorithm.values()) {
-            assertEquals(a, CheckpointPlanner.Algorithm.parse(" " + a.displayName().toUpperCase(java.util.Locale.ROOT)));
+            assertEquals(a, CheckpointPlanner.Algorithm.parse(" " + a.displayName().toUpperCase(Locale.ROOT)));
             assertEquals(a.displayName(), s.schedule(a, o).algorithm());
         }
         assertEquals("fixed, adaptive, optimal, online, epoch, none", CheckpointPlanner.Algorithm.names());
@@ -238,7 +240,7 @@ class CheckpointPlannerTest {
     private static Map<CheckpointPlanner.Algorithm, Schedule> planAll(double a, double c) {
         ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(a, 0.001, c), 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001);
         CheckpointPlanner p = new CheckpointPlanner(in);
-        return p.plan(java.util.EnumSet.allOf(CheckpointPlanner.Algorithm.class),
+        return p.plan(EnumSet.allOf(CheckpointPlanner.Algorithm.class),
                 new CheckpointPlanner.Options(200, p.curveThreshold(), 180));
     }
 

@@ -11,6 +11,7 @@ import io.viper.predictor.CurveFamily;
 import io.viper.predictor.CurveFitter;
 import io.viper.predictor.StalenessModel;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -67,9 +68,9 @@ class OnlineCheckpointPolicyTest {
         Random r = new Random(17);
         for (int t = 0; t < 200; t++) {
             int budget = 1 + r.nextInt(40);
-            long spacing = 1 + r.nextInt(12);
+            long spacing = 1L + r.nextInt(12);
             int burst = r.nextInt(6);
-            long s = 1 + r.nextInt(100);
+            long s = 1L + r.nextInt(100);
             long e = s + 10 + r.nextInt(600);
             double gain = r.nextDouble();
             OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(s, e, budget, 0.5 + r.nextDouble() * 4, spacing,
@@ -207,7 +208,7 @@ class OnlineCheckpointPolicyTest {
         OnlineReplanner.Plan after = p.currentPlan();
         assertEquals(change, after.segmentStart(), after.describe());
         assertTrue(after.madeAt() > change && after.madeAt() < 1100, after.describe());
-        long spentBefore = java.util.Arrays.stream(p.publishedIterations()).filter(i -> i <= after.madeAt()).count();
+        long spentBefore = Arrays.stream(p.publishedIterations()).filter(i -> i <= after.madeAt()).count();
         assertTrue(after.remaining().count() <= 30 - spentBefore, after.describe());
         assertTrue(after.remaining().checkpoints().length == 0 || after.remaining().checkpoints()[0] > after.madeAt(), after.describe());
         assertTrue(p.describe().startsWith("online(budget 30, "), p.describe());

@@ -8,6 +8,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFamily;
 import io.viper.predictor.LossCurve;
 import io.viper.predictor.StalenessModel;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
@@ -45,7 +46,7 @@ class OptimalAlgorithmTest {
         for (int i = 0; i <= 20; i++) {
             double tLoad = 0.001 * (1 + 1e-4 * i);
             ScheduleInput in = new ScheduleInput(curve, 200, 2000, 3600, 0.005, 0.0005, tLoad, 0.0025, new StalenessModel(1e-4));
-            plans.add(java.util.Arrays.toString(new OptimalAlgorithm(45).schedule(new CilSimulator(in)).checkpoints()));
+            plans.add(Arrays.toString(new OptimalAlgorithm(45).schedule(new CilSimulator(in)).checkpoints()));
         }
         assertEquals(1, plans.size(), plans.toString());
     }
@@ -60,7 +61,7 @@ class OptimalAlgorithmTest {
         long[] c = new OptimalAlgorithm(4).schedule(new CilSimulator(drift)).checkpoints();
         assertEquals(4, c.length);
         for (int i = 1; i < c.length; i++) {
-            assertTrue(Math.abs(c[i] - c[i - 1] - 20) <= 1, java.util.Arrays.toString(c));
+            assertTrue(Math.abs(c[i] - c[i - 1] - 20) <= 1, Arrays.toString(c));
         }
     }
 

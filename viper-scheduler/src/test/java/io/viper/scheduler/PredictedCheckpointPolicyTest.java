@@ -10,6 +10,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFamily;
 import io.viper.predictor.CurveFitter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -144,7 +145,7 @@ class PredictedCheckpointPolicyTest {
         handedOver.getFirst().run(); // the refit thread's work
         p.shouldPublish(502, 1.0);
         assertNotNull(p.currentSchedule(), "the next call adopts the finished plan");
-        assertTrue(p.remainingPlan().length > 0 && p.remainingPlan()[0] > 502, java.util.Arrays.toString(p.remainingPlan()));
+        assertTrue(p.remainingPlan().length > 0 && p.remainingPlan()[0] > 502, Arrays.toString(p.remainingPlan()));
     }
 
     @Test

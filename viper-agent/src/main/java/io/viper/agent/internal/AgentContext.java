@@ -3,6 +3,7 @@ package io.viper.agent.internal;
 import io.viper.Viper;
 import io.viper.auth.Secret;
 import io.viper.net.Tls;
+import java.nio.file.Path;
 
 /**
  * What the connections of one agent share: the Viper instance, the shared-memory directory, the
@@ -16,7 +17,7 @@ public record AgentContext(Viper viper, SharedMemory shm, Producers producers, C
      * buffers in {@code shm}'s files. The credentials and TLS trust of its settings are read now, so
      * that an agent that could not use them is refused at start, not at its clients' first request.
      */
-    public static AgentContext open(Viper.Builder builder, java.nio.file.Path shmDir, String description) {
+    public static AgentContext open(Viper.Builder builder, Path shmDir, String description) {
         SharedMemory shm = new SharedMemory(shmDir);
         SharedReceiveBuffers receive = new SharedReceiveBuffers(shm);
         Viper viper = builder.receiveAllocator(receive).build();

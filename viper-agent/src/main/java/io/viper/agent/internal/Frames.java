@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 
 /**
  * The agent's framing: a 4-byte big-endian length, then that many bytes of one UTF-8 JSON object.
@@ -99,7 +100,7 @@ final class Frames {
             throw new ViperFormatException(peer, "frame is not JSON: " + (problem == null ? "unreadable" : problem.lines().findFirst().orElse("")));
         }
         if (!(node instanceof ObjectNode o)) {
-            throw new ViperFormatException(peer, "frame is not a JSON object but " + (node == null ? "empty" : node.getNodeType().name().toLowerCase())
+            throw new ViperFormatException(peer, "frame is not a JSON object but " + (node == null ? "empty" : node.getNodeType().name().toLowerCase(Locale.ROOT))
                     + " (" + abbreviate(new String(body, StandardCharsets.UTF_8)) + ")");
         }
         return o;

@@ -15,6 +15,7 @@ import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -160,7 +161,7 @@ final class ProducerSession implements Session {
         }
         if (!field.isObject()) {
             throw new ViperFormatException(peer, "publish: field \"changes\" must be an object of tensor name to [start, end, ...], got "
-                    + field.getNodeType().name().toLowerCase());
+                    + field.getNodeType().name().toLowerCase(Locale.ROOT));
         }
         Map<String, Long> sizes = new HashMap<>();
         header.tensors().forEach(t -> sizes.put(t.name(), t.length()));

@@ -3,6 +3,7 @@ package io.viper.agent.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.viper.errors.ViperFormatException;
+import java.util.Locale;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
@@ -78,7 +79,7 @@ record Request(ObjectNode body, String peer) {
         String op = body.path("op").isTextual() ? body.get("op").asText() : "request";
         JsonNode v = body.get(field);
         return new ViperFormatException(peer, op + ": field \"" + field + "\" must be " + what
-                + (v == null ? " and is missing" : ", got " + v.getNodeType().name().toLowerCase() + " "
+                + (v == null ? " and is missing" : ", got " + v.getNodeType().name().toLowerCase(Locale.ROOT) + " "
                 + abbreviate(v.isNumber() ? v.asText() : v.toString()))); // a number as sent: NaN, not "NaN"
     }
 

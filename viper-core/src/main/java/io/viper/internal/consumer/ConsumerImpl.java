@@ -83,7 +83,7 @@ public final class ConsumerImpl implements ViperConsumer {
                 tracker.offer(manifest, inline ? data : null);
             }
 
-            /**
+            /*
              * The tracker wakes the fetch thread and returns, or has the fetcher swap in a version of at
              * most {@code viper.producer.inline.bytes} its announcement carried (a copy and a check of a
              * few KiB); the application's manifest and update listeners must not block either.

@@ -11,6 +11,8 @@ import io.viper.spi.TransportClient;
  */
 interface Loader {
     /**
+     * Moves version {@code m} from {@code loc} with {@code client} and checks its hashes.
+     *
      * @return the verified version, ready to swap in; on failure nothing is kept (buffers handed back)
      * @throws RuntimeException when the transfer fails or a hash does not match
      *     ({@link io.viper.errors.ViperCorruptDataException})

@@ -85,6 +85,8 @@ public final class PathSelector {
     }
 
     /**
+     * The locations of {@code manifest} this consumer can use, in the order to try them, and the skipped ones.
+     *
      * @param providers the transport for a scheme, or empty when none is installed
      * @param unavailable why a scheme's transport cannot run here, or empty when it can
      * @param ownFile where this consumer's PFS repository keeps the manifest's version, or empty without one

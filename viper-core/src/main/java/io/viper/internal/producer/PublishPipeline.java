@@ -20,7 +20,7 @@ import io.viper.spi.TransportServer;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.SequencedMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -99,7 +99,7 @@ final class PublishPipeline implements AutoCloseable {
      * at once with the futures of its announcement and flush; or, for a small version while nothing is
      * queued, takes the route here (see the class comment), and the stall includes that.
      */
-    PublishHandle submit(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros, long stallNanos) {
+    PublishHandle submit(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros, long stallNanos) {
         CompletableFuture<Manifest> announced = new CompletableFuture<>();
         CompletableFuture<Manifest> durable = new CompletableFuture<>();
         long stall = stallNanos;
@@ -147,7 +147,7 @@ final class PublishPipeline implements AutoCloseable {
      * process, and what follows runs on its thread when it answers ({@link #lastFromCaller} completes
      * then); else all runs here, in order.
      */
-    private void publish(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
+    private void publish(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros,
                          CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable, boolean onCaller) {
         Prepared p = prepare(staged, metadata, publishedAtMicros, announced, durable);
         if (p == null) {
@@ -174,7 +174,7 @@ final class PublishPipeline implements AutoCloseable {
     }
 
     /** Steps 1 to 3; null when they failed: then the buffer went back and the futures say why. */
-    private Prepared prepare(Stager.Staged staged, LinkedHashMap<String, String> metadata, long publishedAtMicros,
+    private Prepared prepare(Stager.Staged staged, SequencedMap<String, String> metadata, long publishedAtMicros,
                              CompletableFuture<Manifest> announced, CompletableFuture<Manifest> durable) {
         StagingBuffer buffer = staged.buffer();
         List<StagingBuffer> retired = List.of();

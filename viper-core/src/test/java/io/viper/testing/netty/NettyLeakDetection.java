@@ -94,9 +94,12 @@ public final class NettyLeakDetection implements AfterAllCallback {
                 // The sentinel is enqueued once the JVM's reference handler has processed this collection.
                 ReferenceQueue<Object> queue = new ReferenceQueue<>();
                 WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
-                System.gc();
-                queue.remove(1000);
-                Reference.reachabilityFence(sentinel);
+                try {
+                    System.gc();
+                    queue.remove(1000);
+                } finally {
+                    Reference.reachabilityFence(sentinel);
+                }
                 // The detector looks for collected, unreleased buffers when it tracks a new one
                 // (heap buffers are not tracked).
                 ByteBuf probe = UnpooledByteBufAllocator.DEFAULT.directBuffer(1);

@@ -1,5 +1,7 @@
 package io.viper.demo.digits;
 
+import java.util.Objects;
+
 /**
  * Something that maps an 8x8 digit image (64 floats in [0, 1], row-major) to probabilities of the 10
  * digits. {@link Mlp} (trainable, single-threaded) and {@link InferenceModel} (read-only,
@@ -42,7 +44,7 @@ public interface DigitClassifier {
 
     /** {@code -ln(max(proba[label], MIN_PROBABILITY))}. */
     static double crossEntropy(float[] proba, int label) {
-        java.util.Objects.checkIndex(label, proba.length);
+        Objects.checkIndex(label, proba.length);
         return -Math.log(Math.max(proba[label], MIN_PROBABILITY));
     }
 

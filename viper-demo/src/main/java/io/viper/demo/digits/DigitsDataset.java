@@ -4,12 +4,14 @@ import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperNotFoundException;
 import java.io.BufferedReader;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
@@ -116,7 +118,7 @@ public final class DigitsDataset {
             }
         } catch (ZipException e) {
             throw new ViperFormatException(source, "corrupt gzip data after line " + lineNo + " (" + e.getMessage() + ")", e);
-        } catch (java.io.EOFException e) {
+        } catch (EOFException e) {
             throw new ViperFormatException(source, "truncated after line " + lineNo, e);
         } catch (IOException e) {
             throw new ViperException(ViperException.Reason.IO, source + ": read failed after line " + lineNo + ": " + e.getMessage(), e);
@@ -202,7 +204,7 @@ public final class DigitsDataset {
     /** Raw pixel {@code pixel} (0..63, row-major) of image {@code index}, 0..16. */
     public int pixel(int index, int pixel) {
         checkIndex(index);
-        return pixels[index * PIXELS + java.util.Objects.checkIndex(pixel, PIXELS)];
+        return pixels[index * PIXELS + Objects.checkIndex(pixel, PIXELS)];
     }
 
     /** A new array with image {@code index} scaled to [0, 1] (pixel / 16), row-major. */
@@ -230,6 +232,6 @@ public final class DigitsDataset {
     }
 
     private int checkIndex(int index) {
-        return java.util.Objects.checkIndex(index, labels.length);
+        return Objects.checkIndex(index, labels.length);
     }
 }

@@ -1,6 +1,8 @@
 package io.viper.demo.digits;
 
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -44,7 +46,7 @@ public final class DigitsWorkloadReport {
         }
         StreamConfig config = StreamConfig.defaults(iterations, seed);
         if (rotationOnly) {
-            config = config.withStages(java.util.List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+            config = config.withStages(List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
         }
         report(config, System.out);
     }
@@ -69,7 +71,7 @@ public final class DigitsWorkloadReport {
         long blockNanos = 0;
         long bestBlock = Long.MAX_VALUE;
         final int block = 100;
-        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpu0 = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
         long snapshotNanos = 0;
         for (int i = 0; i < iterations; i++) {
@@ -110,7 +112,7 @@ public final class DigitsWorkloadReport {
         out.println();
         out.println("training loss (mean of the batch losses in each window of " + every + " iterations)");
         out.println("iteration  stage  rotation  train_loss");
-        for (int k = 1; k * every <= iterations; k++) {
+        for (int k = 1; k * ((long) every) <= iterations; k++) {
             double s = 0;
             for (int i = (k - 1) * every; i < k * every; i++) {
                 s += losses[i];

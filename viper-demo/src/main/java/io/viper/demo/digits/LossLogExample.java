@@ -37,10 +37,17 @@ public final class LossLogExample {
         }
         long t0 = System.nanoTime();
         double last;
-        try (Writer w = o.out() == null
-                ? new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8))
-                : Files.newBufferedWriter(o.out(), StandardCharsets.UTF_8)) {
-            last = run(o, w);
+        try {
+            if (o.out() == null) {
+                // Flushed, not closed: standard output stays open for the rest of the JVM.
+                Writer w = new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8));
+                last = run(o, w);
+                w.flush();
+            } else {
+                try (Writer w = Files.newBufferedWriter(o.out(), StandardCharsets.UTF_8)) {
+                    last = run(o, w);
+                }
+            }
         } catch (IOException e) {
             System.err.println("LossLogExample: cannot write " + (o.out() == null ? "standard output" : o.out()) + ": " + e.getMessage());
             System.exit(1);

@@ -2,6 +2,7 @@ package io.viper.demo.digits;
 
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -293,7 +294,7 @@ public final class Mlp implements DigitClassifier {
         final float[] gw2 = grads[2];
         final float[] gb2 = grads[3];
         for (float[] g : grads) {
-            java.util.Arrays.fill(g, 0f);
+            Arrays.fill(g, 0f);
         }
         final float scale = 1f / n;
         final float smooth = config.labelSmoothing() / OUT;
@@ -301,7 +302,7 @@ public final class Mlp implements DigitClassifier {
         double lossSum = 0;
         for (int s = 0; s < n; s++) {
             int label = labels[s];
-            java.util.Objects.checkIndex(label, OUT);
+            Objects.checkIndex(label, OUT);
             int xOff = s * IN;
             int hOff = s * hidden;
             int pOff = s * OUT;
@@ -311,7 +312,7 @@ public final class Mlp implements DigitClassifier {
             for (int o = 0; o < OUT; o++) {
                 dz[o] = (probs[pOff + o] - (o == label ? hit : smooth)) * scale;
             }
-            java.util.Arrays.fill(dh, 0f);
+            Arrays.fill(dh, 0f);
             for (int o = 0; o < OUT; o++) {
                 float d = dz[o];
                 gb2[o] += d;
@@ -360,8 +361,8 @@ public final class Mlp implements DigitClassifier {
         }
         float b2 = config.beta2();
         float eps = config.epsilon();
-        double c1 = 1 - Math.pow(mu, updates);
-        double c2 = 1 - Math.pow(b2, updates);
+        double c1 = 1 - Math.pow(mu, (double) updates);
+        double c2 = 1 - Math.pow(b2, (double) updates);
         float stepSize = (float) (lr * Math.sqrt(c2) / c1);
         float epsHat = (float) (eps * Math.sqrt(c2));
         for (int i = 0; i < 4; i++) {

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The command-line options of the demo's producer and consumer processes, written by the driver
@@ -160,7 +161,7 @@ public final class ProcessOptions {
     }
 
     private static Set<String> with(String... more) {
-        return java.util.stream.Stream.concat(RUN.stream(), Arrays.stream(more)).collect(Collectors.toUnmodifiableSet());
+        return Stream.concat(RUN.stream(), Arrays.stream(more)).collect(Collectors.toUnmodifiableSet());
     }
 
     private static Run run(DemoArgs a) {

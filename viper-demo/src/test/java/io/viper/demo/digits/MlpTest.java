@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -166,7 +167,7 @@ class MlpTest {
         InferenceModel m = InferenceModel.fromParameters(p);
         double s = 0;
         for (int n = 0; n < b.size(); n++) {
-            float[] x = java.util.Arrays.copyOfRange(b.x(), n * 64, n * 64 + 64);
+            float[] x = Arrays.copyOfRange(b.x(), n * 64, n * 64 + 64);
             float[] proba = m.predictProba(x);
             double uniform = 0;
             for (float q : proba) {
@@ -195,7 +196,7 @@ class MlpTest {
         for (String name : Mlp.PARAMETER_NAMES) {
             assertArrayEquals(pa.get(name), pb.get(name), name);
         }
-        assertFalse(java.util.Arrays.equals(pa.get("dense1.weight"), pc.get("dense1.weight")));
+        assertFalse(Arrays.equals(pa.get("dense1.weight"), pc.get("dense1.weight")));
     }
 
     @Test
@@ -244,7 +245,7 @@ class MlpTest {
                     int mismatches = 0;
                     for (int rep = 0; rep < 5; rep++) {
                         for (int i = 0; i < inputs.size(); i++) {
-                            if (!java.util.Arrays.equals(expected.get(i), inf.predictProba(inputs.get(i)))) {
+                            if (!Arrays.equals(expected.get(i), inf.predictProba(inputs.get(i)))) {
                                 mismatches++;
                             }
                         }

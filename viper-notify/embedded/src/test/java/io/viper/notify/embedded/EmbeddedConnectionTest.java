@@ -16,6 +16,7 @@ import io.viper.spi.NotifierProvider.Role;
 import io.viper.testing.LogCapture;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -164,7 +165,9 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
     void producerRefusesAPortHeldByAStranger() throws Exception {
         try (ServerSocket stranger = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Thread acceptor = Thread.ofVirtual().start(() -> {
-                List<java.net.Socket> held = new ArrayList<>();
+                // Holds the accepted sockets: a stranger that keeps every connection open.
+                @SuppressWarnings("ModifiedButNotUsed")
+                List<Socket> held = new ArrayList<>();
                 try {
                     while (true) {
                         held.add(stranger.accept());

@@ -32,6 +32,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -116,7 +117,7 @@ class EmbeddedSecurityTest {
         assertEquals(3, report.size());
         assertNull(nothing.poll(500, TimeUnit.MILLISECONDS), "a consumer without the secret never hears of the model");
         producer.publish(manifest("secret-model", 2));
-        assertEquals(java.util.OptionalLong.of(2), producer.latestVersion("secret-model"), "the forged v99 was never accepted");
+        assertEquals(OptionalLong.of(2), producer.latestVersion("secret-model"), "the forged v99 was never accepted");
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -73,7 +74,7 @@ class EmbeddedTwoProcessIT {
 
                 try (EmbeddedBroker replacement = EmbeddedBroker.start(uri.getHost(), uri.getPort());
                      Notifier producer = new EmbeddedNotifierProvider().open(replacement.uri(), NotifierProvider.Role.PRODUCER, ViperConfig.defaults())) {
-                    producer.publish(new Manifest(model, 4, "parent", Manifest.nowMicros(), new java.util.LinkedHashMap<>(),
+                    producer.publish(new Manifest(model, 4, "parent", Manifest.nowMicros(), new LinkedHashMap<>(),
                             List.of(), List.of()));
                     Manifest m = manifests.poll(10, TimeUnit.SECONDS);
                     assertNotNull(m, "the consumer reconnected to the new broker and got v4");

@@ -119,7 +119,7 @@ class DeployManifestsTest {
                 JsonNode template = w.path("spec").path("template");
                 JsonNode labels = template.path("metadata").path("labels");
                 if (!kind.equals("Job")) {
-                    Iterator<Map.Entry<String, JsonNode>> sel = w.path("spec").path("selector").path("matchLabels").fields();
+                    Iterator<Map.Entry<String, JsonNode>> sel = w.path("spec").path("selector").path("matchLabels").properties().iterator();
                     assertTrue(sel.hasNext(), kind + " has a selector");
                     sel.forEachRemaining(e -> assertEquals(e.getValue().asText(), labels.path(e.getKey()).asText(),
                             kind + " selector " + e.getKey() + " matches the pod template"));

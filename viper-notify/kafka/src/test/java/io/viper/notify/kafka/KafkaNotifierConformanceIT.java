@@ -1,5 +1,7 @@
 package io.viper.notify.kafka;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import io.viper.ViperConfig;
 import io.viper.spi.NotifierProvider;
 import io.viper.testing.NotifierConformanceSuite;
@@ -59,6 +61,6 @@ class KafkaNotifierConformanceIT extends NotifierConformanceSuite {
 
     @Override
     protected void injectRaw(String model, byte[] bytes) throws Exception {
-        raw.send(new ProducerRecord<>(TOPIC, model.getBytes(), bytes)).get(20, TimeUnit.SECONDS);
+        raw.send(new ProducerRecord<>(TOPIC, model.getBytes(UTF_8), bytes)).get(20, TimeUnit.SECONDS);
     }
 }

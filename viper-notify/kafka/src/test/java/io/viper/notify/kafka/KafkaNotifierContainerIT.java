@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -80,7 +82,7 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
                 try {
                     admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
                     return;
-                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                } catch (ExecutionException | TimeoutException e) {
                     if (System.nanoTime() > deadline) {
                         throw new IllegalStateException("the Kafka container did not answer within 90 s after its restart", e);
                     }

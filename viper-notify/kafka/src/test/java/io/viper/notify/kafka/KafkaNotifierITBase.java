@@ -23,7 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -84,7 +86,7 @@ abstract class KafkaNotifierITBase {
         final BlockingQueue<Manifest> manifests = new LinkedBlockingQueue<>();
         final BlockingQueue<String> problems = new LinkedBlockingQueue<>();
         /** Per version received, the bytes that came with it (empty: none). */
-        final Map<Long, byte[]> data = new java.util.concurrent.ConcurrentHashMap<>();
+        final Map<Long, byte[]> data = new ConcurrentHashMap<>();
 
         @Override
         public void onManifest(Manifest manifest) {
@@ -222,7 +224,7 @@ abstract class KafkaNotifierITBase {
         Notifier consumer = open(topic, NotifierProvider.Role.CONSUMER, 10_000);
         Recorder live = subscribe(consumer, model);
         byte[] v1 = new byte[64];
-        new java.util.Random(1).nextBytes(v1);
+        new Random(1).nextBytes(v1);
         producer.publish(manifest(model, 1, "tcp://127.0.0.1:1"), MemorySegment.ofArray(v1));
         assertEquals(1, live.next().version());
         assertArrayEquals(v1, live.data.get(1L));
@@ -230,7 +232,7 @@ abstract class KafkaNotifierITBase {
         assertEquals(2, live.next().version());
         assertEquals(0, live.data.get(2L).length, "a manifest published alone comes alone");
         byte[] v3 = new byte[64];
-        new java.util.Random(3).nextBytes(v3);
+        new Random(3).nextBytes(v3);
         producer.publish(manifest(model, 3, "tcp://127.0.0.1:1"), MemorySegment.ofArray(v3));
         assertEquals(3, live.next().version());
         // A consumer that starts later finds the latest record with its bytes.

@@ -15,6 +15,9 @@ import java.util.Optional;
  * is synchronous and uses the device's primary context.
  */
 public final class JCudaGpuProvider implements GpuProvider {
+    /** Loaded by {@link java.util.ServiceLoader}; CUDA is initialised on first use, not here. */
+    public JCudaGpuProvider() {}
+
     @Override
     public String name() {
         return "jcuda";

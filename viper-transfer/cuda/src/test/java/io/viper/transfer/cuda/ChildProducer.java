@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** A second JVM running {@link IpcProducerMain} with this test's class path. */
 final class ChildProducer implements AutoCloseable {
@@ -55,7 +56,7 @@ final class ChildProducer implements AutoCloseable {
     public void close() throws IOException {
         in.close();
         try {
-            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
             }
         } catch (InterruptedException e) {

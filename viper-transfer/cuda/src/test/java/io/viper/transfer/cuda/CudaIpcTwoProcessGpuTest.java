@@ -16,6 +16,7 @@ import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
 import io.viper.testing.TestStagedCheckpoint;
 import java.lang.foreign.Arena;
+import java.util.LinkedHashMap;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -49,7 +50,7 @@ class CudaIpcTwoProcessGpuTest {
             client.readToDevice(m, loc, List.of(new ByteRange(1000, 4096, 8)), dst);
             GpuTests.assertSame(expected.data().asSlice(1000, 4096), GpuTests.toHost(dst, 8, 4096, arena), "range read");
             assertArrayEquals(new long[] {0, 2}, producer.leases(), "both leases released after the copies");
-            Manifest v2 = new Manifest("ipc", 2, "test", 0, new java.util.LinkedHashMap<>(), m.tensors(), List.of());
+            Manifest v2 = new Manifest("ipc", 2, "test", 0, new LinkedHashMap<>(), m.tensors(), List.of());
             assertThrows(ViperNotFoundException.class, () -> client.readToDevice(v2, loc, List.of(new ByteRange(0, 8, 0)), dst),
                     "an unknown version is refused as not found");
         }

@@ -17,6 +17,7 @@ import io.viper.manifest.Tier;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.List;
@@ -79,7 +80,7 @@ class NoCudaTest {
         MemorySegment host = MemorySegment.ofArray(new byte[8]);
         for (Executable call : List.<Executable>of(g::deviceCount, () -> g.freeBytes(0), () -> g.allocate(0, 1024),
                 () -> g.copyToDevice(0, host, 1), () -> g.copyToHost(0, 1, host), () -> g.copyDeviceToDevice(0, 1, 2, 8),
-                () -> g.hash64(0, 1, 8), () -> g.pinHost(0, java.lang.foreign.Arena.global().allocate(8)))) {
+                () -> g.hash64(0, 1, 8), () -> g.pinHost(0, Arena.global().allocate(8)))) {
             unavailable(call);
         }
     }

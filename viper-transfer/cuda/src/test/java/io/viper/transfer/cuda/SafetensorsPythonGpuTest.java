@@ -27,16 +27,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("gpu")
 class SafetensorsPythonGpuTest {
-    private static final String SCRIPT = String.join("\n",
-            "import sys",
-            "from safetensors.numpy import load_file",
-            "from safetensors import safe_open",
-            "t = load_file(sys.argv[1])",
-            "for k in sorted(t):",
-            "    a = t[k]",
-            "    print(k, a.dtype.name, list(a.shape), repr(float(a.astype('float64').sum())))",
-            "with safe_open(sys.argv[1], framework='numpy') as f:",
-            "    print('meta', f.metadata()['viper.model'], f.metadata()['note'])");
+    private static final String SCRIPT = """
+            import sys
+            from safetensors.numpy import load_file
+            from safetensors import safe_open
+            t = load_file(sys.argv[1])
+            for k in sorted(t):
+                a = t[k]
+                print(k, a.dtype.name, list(a.shape), repr(float(a.astype('float64').sum())))
+            with safe_open(sys.argv[1], framework='numpy') as f:
+                print('meta', f.metadata()['viper.model'], f.metadata()['note'])\
+            """;
 
     @TempDir
     Path dir;

@@ -1,6 +1,7 @@
 package io.viper.transfer.tcp;
 
 import static io.viper.testing.HostilePeers.readsExactly;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,6 +18,7 @@ import io.viper.testing.TestSecrets;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.testing.TransportSecuritySuite;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -34,8 +36,8 @@ class TcpSecurityTest extends TransportSecuritySuite {
 
     @Override
     protected byte[] leaseRequest(String model) {
-        byte[] m = model.getBytes();
-        return java.nio.ByteBuffer.allocate(4 + 2 + 10 + m.length).putInt(2 + 10 + m.length).put((byte) 1).put((byte) 1).putLong(1)
+        byte[] m = model.getBytes(UTF_8);
+        return ByteBuffer.allocate(4 + 2 + 10 + m.length).putInt(2 + 10 + m.length).put((byte) 1).put((byte) 1).putLong(1)
                 .putShort((short) m.length).put(m).array();
     }
 

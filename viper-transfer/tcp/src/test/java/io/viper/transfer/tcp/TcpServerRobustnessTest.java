@@ -24,12 +24,17 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -119,7 +124,7 @@ class TcpServerRobustnessTest {
             }
         } catch (SocketTimeoutException e) {
             throw new AssertionError("the server did not close the connection within 5 s", e);
-        } catch (java.net.SocketException e) {
+        } catch (SocketException e) {
             // A reset counts as closed.
         }
         return out.toByteArray();
@@ -165,7 +170,7 @@ class TcpServerRobustnessTest {
             server.expose(big);
             // 70,000 one-byte ranges at even offsets, backwards: more than one READ frame holds, none mergeable.
             int count = 70_000;
-            List<ByteRange> ranges = new java.util.ArrayList<>(count);
+            List<ByteRange> ranges = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 ranges.add(new ByteRange(2L * (count - 1 - i), 1, i));
             }
@@ -173,7 +178,7 @@ class TcpServerRobustnessTest {
             client.read(big.manifest(), server.location(), ranges, MemorySegment.ofArray(heap));
             byte[] expected = new byte[count];
             for (int i = 0; i < count; i++) {
-                expected[i] = big.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 2L * (count - 1 - i));
+                expected[i] = big.data().get(ValueLayout.JAVA_BYTE, 2L * (count - 1 - i));
             }
             org.junit.jupiter.api.Assertions.assertArrayEquals(expected, heap);
             // Contiguous ranges are merged into one and land in a heap segment in 1 MiB reads.
@@ -263,7 +268,7 @@ class TcpServerRobustnessTest {
         awaitNoOpenLeases();
         sendRaw(frame(0x02, readPayload(12345, 0, 1)));
         assertTrue(log.await("READ on unknown lease 12345"), "logged: " + log.lines());
-        sendRaw(frame(0x03, java.nio.ByteBuffer.allocate(8).putLong(12345).array()));
+        sendRaw(frame(0x03, ByteBuffer.allocate(8).putLong(12345).array()));
         assertTrue(log.await("RELEASE of unknown lease"), "logged: " + log.lines());
         // Lease 0 (the one the last LEASE took) before any LEASE on the connection.
         sendRaw(frame(0x03, new byte[8]));
@@ -337,7 +342,7 @@ class TcpServerRobustnessTest {
 
     @Test
     void producerThatStopsAnsweringFailsWithinTheTimeout() throws Exception {
-        try (ServerSocket silent = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Thread acceptor = Thread.ofVirtual().start(() -> {
                 try (Socket s = silent.accept()) {
                     s.getInputStream().read(new byte[64]);
@@ -363,7 +368,7 @@ class TcpServerRobustnessTest {
 
     @Test
     void producerThatDiesMidStreamFailsAtOnce() throws Exception {
-        try (ServerSocket fake = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket fake = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Thread.ofVirtual().start(() -> {
                 try (Socket s = fake.accept()) {
                     DataInputStream in = new DataInputStream(s.getInputStream());

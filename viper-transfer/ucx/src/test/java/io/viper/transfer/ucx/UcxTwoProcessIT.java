@@ -16,6 +16,7 @@ import io.viper.testing.TestStagedCheckpoint;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.Writer;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
@@ -186,7 +187,7 @@ class UcxTwoProcessIT {
         // Keep draining its output so that it never blocks on a full pipe.
         Thread.ofVirtual().start(() -> {
             try {
-                r.transferTo(java.io.Writer.nullWriter());
+                r.transferTo(Writer.nullWriter());
             } catch (IOException ignored) {
                 // child gone
             }

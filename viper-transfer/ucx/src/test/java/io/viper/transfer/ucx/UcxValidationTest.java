@@ -15,6 +15,7 @@ import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.testing.TestStagedCheckpoint;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -118,7 +119,7 @@ class UcxValidationTest {
              Arena arena = Arena.ofConfined()) {
             Thread.ofVirtual().start(() -> {
                 try (Socket c = silent.accept(); InputStream in = c.getInputStream()) {
-                    in.transferTo(java.io.OutputStream.nullOutputStream());
+                    in.transferTo(OutputStream.nullOutputStream());
                 } catch (Exception ignored) {
                     // test over
                 }

@@ -20,6 +20,8 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
 
     /** A frame that is not a well-formed message for this side; its message is the one-line reason. */
     static final class MalformedFrameException extends CorruptedFrameException {
+        private static final long serialVersionUID = 1L;
+
         MalformedFrameException(String message) {
             super(message);
         }
@@ -58,40 +60,40 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
     }
 
     private static NotifyMessage clientMessage(byte type, ByteBuf f) throws ProtocolException {
-        switch (type) {
+        return switch (type) {
             case NotifyProtocol.HELLO -> {
                 NotifyProtocol.end(f, "HELLO");
-                return new NotifyMessage.Hello();
+                yield new NotifyMessage.Hello();
             }
             case NotifyProtocol.SUBSCRIBE -> {
                 String model = NotifyProtocol.readModel(f, "SUBSCRIBE");
                 NotifyProtocol.end(f, "SUBSCRIBE");
-                return new NotifyMessage.Subscribe(model);
+                yield new NotifyMessage.Subscribe(model);
             }
             case NotifyProtocol.UNSUBSCRIBE -> {
                 String model = NotifyProtocol.readModel(f, "UNSUBSCRIBE");
                 NotifyProtocol.end(f, "UNSUBSCRIBE");
-                return new NotifyMessage.Unsubscribe(model);
+                yield new NotifyMessage.Unsubscribe(model);
             }
             case NotifyProtocol.PUBLISH -> {
                 NotifyProtocol.need(f, 8, "PUBLISH");
                 long requestId = f.readLong();
                 String model = NotifyProtocol.readModel(f, "PUBLISH");
-                return new NotifyMessage.Publish(requestId, model, NotifyProtocol.readAnnouncement(f, "PUBLISH"));
+                yield new NotifyMessage.Publish(requestId, model, NotifyProtocol.readAnnouncement(f, "PUBLISH"));
             }
             case NotifyProtocol.LATEST -> {
                 NotifyProtocol.need(f, 8, "LATEST");
                 long requestId = f.readLong();
                 String model = NotifyProtocol.readModel(f, "LATEST");
                 NotifyProtocol.end(f, "LATEST");
-                return new NotifyMessage.Latest(requestId, model);
+                yield new NotifyMessage.Latest(requestId, model);
             }
             default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
-        }
+        };
     }
 
     private static NotifyMessage brokerMessage(byte type, ByteBuf f) throws ProtocolException {
-        switch (type) {
+        return switch (type) {
             case NotifyProtocol.WELCOME -> {
                 NotifyProtocol.need(f, 8, "WELCOME");
                 long idleMs = f.readLong();
@@ -99,17 +101,17 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
                 if (idleMs <= 0) {
                     throw new ProtocolException("WELCOME with an idle time of " + idleMs + " ms");
                 }
-                return new NotifyMessage.Welcome(idleMs);
+                yield new NotifyMessage.Welcome(idleMs);
             }
             case NotifyProtocol.MANIFEST -> {
                 String model = NotifyProtocol.readModel(f, "MANIFEST");
-                return new NotifyMessage.Manifest(model, NotifyProtocol.readAnnouncement(f, "MANIFEST"));
+                yield new NotifyMessage.Manifest(model, NotifyProtocol.readAnnouncement(f, "MANIFEST"));
             }
             case NotifyProtocol.ACK -> {
                 NotifyProtocol.need(f, 17, "ACK");
                 NotifyMessage.Ack ack = new NotifyMessage.Ack(f.readLong(), f.readByte(), f.readLong());
                 NotifyProtocol.end(f, "ACK");
-                return ack;
+                yield ack;
             }
             case NotifyProtocol.ERROR -> {
                 NotifyProtocol.need(f, 9, "ERROR");
@@ -117,9 +119,9 @@ final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
                 byte code = f.readByte();
                 String reason = NotifyProtocol.readReason(f, "ERROR");
                 NotifyProtocol.end(f, "ERROR");
-                return new NotifyMessage.Error(requestId, code, reason);
+                yield new NotifyMessage.Error(requestId, code, reason);
             }
             default -> throw new ProtocolException("unexpected frame type " + NotifyProtocol.typeName(type));
-        }
+        };
     }
 }

@@ -47,6 +47,7 @@ sealed interface NotifyMessage {
     }
 
     /** ERROR: a refused publish ({@code requestId} > 0) or a broken protocol (0); {@code code} is an {@code ERR_*}. */
+    @SuppressWarnings("AvoidCommonTypeNames") // the protocol's ERROR frame; always written NotifyMessage.Error
     record Error(long requestId, byte code, String reason) implements NotifyMessage {
     }
 }

@@ -171,6 +171,8 @@ public final class NotifyProtocol {
 
     /** A malformed frame: the receiving side closes the connection with this message. */
     public static final class ProtocolException extends Exception {
+        private static final long serialVersionUID = 1L;
+
         public ProtocolException(String message) {
             super(message, null, false, false);
         }

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -225,7 +226,7 @@ public final class KafkaNotifier implements Notifier {
         return create(() -> new KafkaConsumer<>(settings.consumerProperties(uri, clientId + "-consumer")), "consumer");
     }
 
-    private static <T> T create(java.util.function.Supplier<T> maker, String what) {
+    private static <T> T create(Supplier<T> maker, String what) {
         try {
             return maker.get();
         } catch (KafkaException e) {

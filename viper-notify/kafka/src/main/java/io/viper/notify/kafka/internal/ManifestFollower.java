@@ -348,12 +348,13 @@ final class ManifestFollower implements AutoCloseable {
 
     /** Waits {@code ms}, or less when the follower is closed meanwhile. */
     private void sleep(long ms) {
+        long deadline = System.nanoTime() + ms * 1_000_000;
         synchronized (sleeper) {
-            if (closed) {
-                return;
-            }
             try {
-                sleeper.wait(ms);
+                // A spurious wakeup waits again for what is left.
+                for (long left = ms; !closed && left > 0; left = (deadline - System.nanoTime()) / 1_000_000) {
+                    sleeper.wait(left);
+                }
             } catch (InterruptedException e) {
                 // only close() interrupts this thread, after setting closed; the loops check it
                 Thread.currentThread().interrupt();

@@ -16,6 +16,7 @@ import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,7 +69,7 @@ class ManifestFollowerTest {
     }
 
     static Manifest manifest(String model, long version, String... locations) {
-        var locs = new java.util.ArrayList<Location>();
+        var locs = new ArrayList<Location>();
         for (String l : locations) {
             locs.add(new Location(URI.create(l), l.startsWith("file:") ? Tier.PFS : Tier.HOST));
         }

@@ -7,6 +7,7 @@ import io.viper.errors.ViperUnsupportedException;
 import io.viper.hash.ParallelHash64;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.reflect.Field;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -300,7 +301,7 @@ public final class Cuda {
      */
     private static byte[] handleBytes(CUipcMemHandle h) {
         try {
-            java.lang.reflect.Field f = CUipcMemHandle.class.getDeclaredField("reserved");
+            Field f = CUipcMemHandle.class.getDeclaredField("reserved");
             f.setAccessible(true);
             return (byte[]) f.get(h);
         } catch (ReflectiveOperationException | RuntimeException e) {

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Producer side of {@code cuda-ipc://host:port}. Each exposed version needs its bytes in GPU memory:
@@ -120,7 +121,7 @@ public final class IpcServer extends ServerBase {
 
     /** {@code l} that also ends this server's count of active transfers when closed (once). */
     private ReadLease counted(ReadLease l) {
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean done = new AtomicBoolean();
         return () -> {
             if (done.compareAndSet(false, true)) {
                 l.close();

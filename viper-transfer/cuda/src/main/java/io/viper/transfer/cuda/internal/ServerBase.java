@@ -12,6 +12,7 @@ import io.viper.net.FrameChannel;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.io.DataInputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -103,7 +104,7 @@ abstract class ServerBase implements TransportServer {
                             throw new IOException("not a Viper " + scheme + " consumer of this version (magic 0x" + Integer.toHexString(magic.getInt(0)) + ")");
                         }
                         serve(ch);
-                    } catch (ClosedChannelException | java.io.EOFException e) {
+                    } catch (ClosedChannelException | EOFException e) {
                         LOG.log(System.Logger.Level.DEBUG, "{0}: consumer went away", scheme);
                     } catch (IOException | RuntimeException | Handshake.Refused e) {
                         LOG.log(System.Logger.Level.WARNING, "{0}: closing the connection from {1}: {2}", scheme, peer.getHostAddress(), e.getMessage());

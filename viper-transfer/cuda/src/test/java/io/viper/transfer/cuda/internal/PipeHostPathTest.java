@@ -15,15 +15,19 @@ import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
 import io.viper.testing.RawPeer;
 import io.viper.testing.TestStagedCheckpoint;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +38,7 @@ import org.junit.jupiter.api.Test;
  */
 class PipeHostPathTest {
     private static final URI BIND = URI.create("cuda-pipe://127.0.0.1:0");
-    private static final ClientAuth NO_SECRET = ClientAuth.of(java.util.Optional.empty(), Role.CONSUMER);
+    private static final ClientAuth NO_SECRET = ClientAuth.of(Optional.empty(), Role.CONSUMER);
 
     @Test
     void aHostStagedVersionStreamsTheRequestedRanges() {
@@ -71,9 +75,9 @@ class PipeHostPathTest {
             Location location = new Location(URI.create("cuda-pipe://127.0.0.1:" + port), Tier.GPU);
             Thread.ofVirtual().start(() -> {
                 try (SocketChannel accepted = silent.accept()) {
-                    java.io.DataInputStream in = new java.io.DataInputStream(accepted.socket().getInputStream());
-                    RawPeer.acceptHandshake(in, new java.io.DataOutputStream(accepted.socket().getOutputStream()), "cuda-pipe");
-                    accepted.read(java.nio.ByteBuffer.allocate(1 << 16)); // takes the request, answers nothing
+                    DataInputStream in = new DataInputStream(accepted.socket().getInputStream());
+                    RawPeer.acceptHandshake(in, new DataOutputStream(accepted.socket().getOutputStream()), "cuda-pipe");
+                    accepted.read(ByteBuffer.allocate(1 << 16)); // takes the request, answers nothing
                     Thread.sleep(10_000);
                 } catch (IOException | InterruptedException | io.viper.auth.Handshake.Refused e) {
                     // the test is over

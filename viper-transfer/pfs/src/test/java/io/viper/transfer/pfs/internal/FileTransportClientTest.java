@@ -20,6 +20,7 @@ import io.viper.testing.TestStagedCheckpoint;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -88,7 +89,7 @@ class FileTransportClientTest {
             mapped.close();
             mapped.close();
         }
-        assertThrows(IllegalStateException.class, () -> mapped.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0), "closed mapping");
+        assertThrows(IllegalStateException.class, () -> mapped.data().get(ValueLayout.JAVA_BYTE, 0), "closed mapping");
     }
 
     @Test

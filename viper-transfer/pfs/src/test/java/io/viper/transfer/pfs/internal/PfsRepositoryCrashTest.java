@@ -214,6 +214,11 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
         assertEquals(0, repo.recover("never-stored"), "a model without a directory has no version");
     }
 
+    /**
+     * A reader loops over {@code latest()} and reads (or maps) the version while a writer stores 25
+     * versions under retention 2: every read either returns exactly that version's bytes or, when
+     * retention removed it in between, fails retriably; the versions seen never go backwards.
+     */
     @Test
     void concurrentReaderNeverSeesAPartialVersion() throws Exception {
         PfsRepository writer = repo(2);

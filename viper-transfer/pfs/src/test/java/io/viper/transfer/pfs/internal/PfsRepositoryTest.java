@@ -193,10 +193,4 @@ class PfsRepositoryTest extends PfsRepositoryTestBase {
         ViperException closed = assertThrows(ViperException.class, () -> repo.latest(MODEL));
         assertEquals(ViperException.Reason.CLOSED, closed.reason());
     }
-
-    /**
-     * A reader loops over {@code latest()} and reads (or maps) the version while a writer stores 25
-     * versions under retention 2: every read either returns exactly that version's bytes or, when
-     * retention removed it in between, fails retriably; the versions seen never go backwards.
-     */
 }

@@ -98,6 +98,8 @@ final class ClientConnection implements AutoCloseable {
 
     /** The server sent something this client does not understand. */
     static final class ProtocolViolation extends IOException {
+        private static final long serialVersionUID = 1L;
+
         ProtocolViolation(String message) {
             super(message);
         }

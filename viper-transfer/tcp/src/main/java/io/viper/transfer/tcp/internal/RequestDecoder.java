@@ -19,6 +19,8 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
 
     /** A frame that is not a well-formed request; its message is the one-line reason. */
     static final class MalformedRequestException extends CorruptedFrameException {
+        private static final long serialVersionUID = 1L;
+
         MalformedRequestException(String message) {
             super(message);
         }

@@ -51,6 +51,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     /** A request the server's state does not allow (unknown lease, range outside the data); closes the connection. */
     private static final class ProtocolException extends Exception {
+        private static final long serialVersionUID = 1L;
+
         ProtocolException(String message) {
             super(message, null, false, false);
         }

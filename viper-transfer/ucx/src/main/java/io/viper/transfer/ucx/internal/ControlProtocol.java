@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The control-channel protocol of the ucx transport, spoken over plain TCP next to the UCX data path.
@@ -59,6 +60,8 @@ final class ControlProtocol {
 
     /** A malformed frame or a frame out of turn; the connection is closed. */
     static final class ProtocolException extends Exception {
+        private static final long serialVersionUID = 1L;
+
         ProtocolException(String message) {
             super(message);
         }
@@ -127,7 +130,7 @@ final class ControlProtocol {
     static ByteBuffer notAvailable(String reason) {
         byte[] r = reason.getBytes(StandardCharsets.UTF_8);
         if (r.length > 1000) {
-            r = java.util.Arrays.copyOf(r, 1000);
+            r = Arrays.copyOf(r, 1000);
             reason = new String(r, StandardCharsets.UTF_8);
             r = reason.getBytes(StandardCharsets.UTF_8);
         }

@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx.internal;
 
+import java.lang.System.Logger.Level;
 import io.viper.auth.ConnectionGate;
 import io.viper.auth.Handshake;
 import io.viper.manifest.Location;
@@ -22,8 +23,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 import static io.viper.transfer.ucx.internal.UcxExposures.closeQuietly;
 
@@ -34,7 +33,7 @@ import static io.viper.transfer.ucx.internal.UcxExposures.closeQuietly;
  * LEASE_READ with the bytes themselves, and RELEASE. A connection's leases close with it.
  */
 final class ControlServer {
-    private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxServer.class.getName());
     private static final int MAX_LEASES_PER_CONNECTION = 64;
 
     /** One control connection and the leases taken on it. */
@@ -184,12 +183,12 @@ final class ControlServer {
                 }
             }
         } catch (ControlProtocol.ProtocolException | java.net.ProtocolException | Handshake.Refused e) {
-            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
         } catch (SocketTimeoutException e) {
-            LOG.warning("ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
         } catch (IOException e) {
             if (!isClosed()) {
-                LOG.fine(() -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
+                LOG.log(Level.DEBUG, () -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
             }
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e, e);
@@ -266,7 +265,7 @@ final class ControlServer {
         try {
             serverSocket.close();
         } catch (IOException e) {
-            LOG.fine(() -> "ucx server: closing the listening socket: " + e.getMessage());
+            LOG.log(Level.DEBUG, () -> "ucx server: closing the listening socket: " + e.getMessage());
         }
         boolean leased = false;
         for (Connection c : List.copyOf(connections)) {

@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx.internal;
 
+import java.lang.System.Logger.Level;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
@@ -9,8 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpRequest;
 
@@ -23,7 +22,7 @@ import org.openucx.jucx.ucp.UcpRequest;
  * GET is in flight any more.
  */
 final class RdmaRead {
-    private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxClient.class.getName());
     private static final long ABORT_GRACE_MS = 2_000;
     /**
      * Most bytes one copy from a producer's mapped memory moves. The reader's copy
@@ -225,7 +224,7 @@ final class RdmaRead {
         try {
             wake.run();
         } catch (RuntimeException | Error e) {
-            LOG.log(Level.FINE, "ucx client: waking a reader failed", e);
+            LOG.log(Level.DEBUG, "ucx client: waking a reader failed", e);
         }
     }
 
@@ -277,7 +276,7 @@ final class RdmaRead {
         } catch (ViperClosedException closedLoop) {
             // The loop is closing and takes the endpoints with it.
         }
-        LOG.severe(peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
+        LOG.log(Level.ERROR, peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
     }
 
     private boolean awaitAfter(Runnable action) {

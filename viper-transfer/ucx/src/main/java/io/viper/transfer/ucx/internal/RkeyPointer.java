@@ -7,8 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.lang.System.Logger.Level;
 import org.openucx.jucx.ucp.UcpRemoteKey;
 
 /**
@@ -19,7 +18,7 @@ import org.openucx.jucx.ucp.UcpRemoteKey;
  * lookup, which runs once per JVM; any thread.
  */
 final class RkeyPointer {
-    private static final Logger LOG = Logger.getLogger(RkeyPointer.class.getName());
+    private static final System.Logger LOG = System.getLogger(RkeyPointer.class.getName());
     /** {@code ucs_status_t ucp_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr, void **addr_p)}; null where libucp lacks it. */
     private static final MethodHandle RKEY_PTR = lookup();
 
@@ -34,7 +33,7 @@ final class RkeyPointer {
                             ValueLayout.ADDRESS)))
                     .orElse(null);
         } catch (RuntimeException | LinkageError e) {
-            LOG.log(Level.FINE, "ucp_rkey_ptr is not available; reads use RDMA GETs", e);
+            LOG.log(Level.DEBUG, "ucp_rkey_ptr is not available; reads use RDMA GETs", e);
             return null;
         }
     }
@@ -53,7 +52,7 @@ final class RkeyPointer {
             int status = (int) RKEY_PTR.invokeExact(MemorySegment.ofAddress(key.getNativeId()), remoteAddress, out);
             return status == 0 ? out.get(ValueLayout.ADDRESS, 0).address() : 0;
         } catch (Throwable e) {
-            LOG.log(Level.FINE, "ucp_rkey_ptr failed; the read uses RDMA GETs", e);
+            LOG.log(Level.DEBUG, "ucp_rkey_ptr failed; the read uses RDMA GETs", e);
             return 0;
         }
     }

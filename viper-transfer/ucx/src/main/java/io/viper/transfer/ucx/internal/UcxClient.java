@@ -24,8 +24,13 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.util.concurrent.TimeoutException;
+import java.lang.System.Logger.Level;
+import org.openucx.jucx.UcxCallback;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpRemoteKey;
+import org.openucx.jucx.ucp.UcpRequest;
 
 /**
  * Consumer side of the ucx transport: one UCP context and worker driven by one progress thread
@@ -51,7 +56,7 @@ import java.util.logging.Logger;
  * transport needs it.
  */
 public final class UcxClient implements TransportClient.ArrivalReporting {
-    private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxClient.class.getName());
     private static final long CLOSE_TIMEOUT_MS = 10_000;
     /** Idle control connections kept per producer address. */
     static final int MAX_IDLE_PER_PRODUCER = 8;
@@ -183,7 +188,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             } catch (RetriableViperException e) {
                 if (reused && !answered[0] && attempt == 1 && !closed) {
                     // A kept connection the producer closed while it was idle: try once on a fresh one.
-                    LOG.log(Level.FINE, () -> peer + ": kept control connection failed (" + e.getMessage() + "), reconnecting");
+                    LOG.log(Level.DEBUG, () -> peer + ": kept control connection failed (" + e.getMessage() + "), reconnecting");
                     continue;
                 }
                 throw e;

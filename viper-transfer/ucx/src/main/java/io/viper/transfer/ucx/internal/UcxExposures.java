@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx.internal;
 
+import java.lang.System.Logger.Level;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -18,8 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
@@ -34,7 +33,7 @@ import org.openucx.jucx.ucs.UcsConstants;
  * {@link #withdraw} only.
  */
 final class UcxExposures {
-    private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxServer.class.getName());
     static final long LOOP_CALL_TIMEOUT_MS = 30_000;
     private static final AtomicLong EXPOSURE_IDS = new AtomicLong(new SecureRandom().nextLong() >>> 16);
 
@@ -111,7 +110,7 @@ final class UcxExposures {
                     return null;
                 }, LOOP_CALL_TIMEOUT_MS);
             } catch (ViperClosedException | RetriableViperException e) {
-                LOG.fine(() -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
+                LOG.log(Level.DEBUG, () -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
             }
         }
     }
@@ -234,7 +233,7 @@ final class UcxExposures {
                 old = exposed.put(key, e);
             }
             if (old != null) {
-                LOG.fine(() -> "ucx server: " + what + " exposed again; replacing the earlier registration");
+                LOG.log(Level.DEBUG, () -> "ucx server: " + what + " exposed again; replacing the earlier registration");
                 deregister(List.of(old));
             }
         } finally {
@@ -322,7 +321,7 @@ final class UcxExposures {
                 return null;
             }, LOOP_CALL_TIMEOUT_MS);
         } catch (ViperClosedException | RetriableViperException e) {
-            LOG.fine(() -> "ucx server: deregistration skipped: " + e.getMessage());
+            LOG.log(Level.DEBUG, () -> "ucx server: deregistration skipped: " + e.getMessage());
         }
     }
 

@@ -4,8 +4,7 @@ import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.util.Optional;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.lang.System.Logger.Level;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpParams;
 
@@ -15,7 +14,7 @@ import org.openucx.jucx.ucp.UcpParams;
  * touched before the first call to {@link #unavailableReason()}.
  */
 public final class UcxNative {
-    private static final Logger LOG = Logger.getLogger(UcxNative.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxNative.class.getName());
     private static volatile Optional<String> reason;
 
     private UcxNative() {
@@ -58,7 +57,7 @@ public final class UcxNative {
                 params.setConfig("NET_DEVICES", nic.getName());
             }
         } catch (SocketException e) {
-            LOG.log(Level.FINE, "no interface found for " + bind + "; UCX listens on every one", e);
+            LOG.log(Level.DEBUG, "no interface found for " + bind + "; UCX listens on every one", e);
         }
         return params;
     }
@@ -69,7 +68,7 @@ public final class UcxNative {
             return Optional.empty();
         } catch (LinkageError | RuntimeException e) {
             // UnsatisfiedLinkError, or ExceptionInInitializerError/NoClassDefFoundError from jucx's static loader.
-            LOG.log(Level.FINE, "UCX probe failed", e);
+            LOG.log(Level.DEBUG, "UCX probe failed", e);
             return Optional.of(describe(e));
         }
     }

@@ -1,5 +1,6 @@
 package io.viper.transfer.ucx.internal;
 
+import java.lang.System.Logger.Level;
 import io.viper.errors.ViperClosedException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -9,8 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpEndpointParams;
 import org.openucx.jucx.ucp.UcpRemoteKey;
@@ -26,7 +25,7 @@ import org.openucx.jucx.ucp.UcpRequest;
  * memory between processes on one host. A dead producer is detected on the control channel.
  */
 final class UcxPeers {
-    private static final Logger LOG = Logger.getLogger(UcxClient.class.getName());
+    private static final System.Logger LOG = System.getLogger(UcxClient.class.getName());
     private static final int MAX_ENDPOINTS = 64;
     /** Cached rkeys unused this long are dropped (at the next read), detaching the producer's memory. */
     private static final long RKEY_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -74,7 +73,7 @@ final class UcxPeers {
             try {
                 key.close();
             } catch (RuntimeException e) {
-                LOG.log(Level.FINE, "ucx client: destroying an rkey failed", e);
+                LOG.log(Level.DEBUG, "ucx client: destroying an rkey failed", e);
             }
         }
     }
@@ -184,7 +183,7 @@ final class UcxPeers {
         try {
             closing.add(p.endpoint.closeNonBlockingFlush());
         } catch (RuntimeException e) {
-            LOG.log(Level.FINE, "ucx client: closing an endpoint failed", e);
+            LOG.log(Level.DEBUG, "ucx client: closing an endpoint failed", e);
         }
     }
 
@@ -203,7 +202,7 @@ final class UcxPeers {
         }
         peers.clear();
         if (!loop.progressUntil(() -> closing.stream().allMatch(UcpRequest::isCompleted), timeoutMs)) {
-            LOG.warning("ucx client: endpoints did not close within " + timeoutMs + " ms");
+            LOG.log(Level.WARNING, "ucx client: endpoints did not close within " + timeoutMs + " ms");
         }
         closing.clear();
     }

@@ -16,7 +16,15 @@ import java.net.URI;
 import java.nio.channels.ServerSocketChannel;
 import java.util.List;
 import java.util.Optional;
-import java.util.logging.Logger;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.lang.System.Logger.Level;
+import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpMemMapParams;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucs.UcsConstants;
 
 /**
  * Producer side of the ucx transport. Registers each exposed checkpoint's memory with UCX (once per
@@ -30,7 +38,6 @@ import java.util.logging.Logger;
  * only registers it between {@link #expose} and {@link #withdraw}.
  */
 public final class UcxServer implements TransportServer {
-    private static final Logger LOG = Logger.getLogger(UcxServer.class.getName());
     /**
      * How long {@code close} keeps memory registered after closing connections that held leases:
      * UCX 1.13 crashes a consumer that unpacks the rkey of memory already unmapped, and a consumer

@@ -11,8 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.lang.System.Logger.Level;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpParams;
 import org.openucx.jucx.ucp.UcpWorker;
@@ -30,7 +29,7 @@ import org.openucx.jucx.ucp.UcpWorkerParams;
  * memory), then closes the worker and after it the context.
  */
 public final class WorkerLoop implements AutoCloseable {
-    private static final Logger LOG = Logger.getLogger(WorkerLoop.class.getName());
+    private static final System.Logger LOG = System.getLogger(WorkerLoop.class.getName());
 
     private final String name;
     private final UcpContext context;
@@ -216,7 +215,7 @@ public final class WorkerLoop implements AutoCloseable {
         try {
             terminated.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            LOG.warning("UCX worker " + name + " did not stop within " + timeoutMs + " ms");
+            LOG.log(Level.WARNING, "UCX worker " + name + " did not stop within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException e) {
@@ -257,7 +256,7 @@ public final class WorkerLoop implements AutoCloseable {
                 }
             }
         } catch (Throwable e) {
-            LOG.log(Level.SEVERE, "UCX worker " + name + ": progress thread failed", e);
+            LOG.log(Level.ERROR, "UCX worker " + name + ": progress thread failed", e);
             synchronized (lock) {
                 closing = true;
             }

@@ -24,6 +24,7 @@ import io.viper.tensor.DType;
 import io.viper.testing.DeviceStagedCheckpoint;
 import io.viper.testing.FakeGpuProvider;
 import io.viper.testing.TestStagedCheckpoint;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
@@ -97,7 +98,7 @@ class UcxGpuModeTest {
         assertEquals(-1, bytes(s.deviceCopy(), 3000, 5000).mismatch(bytes(part, 1000, 5000)));
         assertEquals(0, s.host().openLeases(), "leases released after each read");
         // Host destinations work too, from the same registration.
-        MemorySegment host = keep(java.lang.foreign.Arena.ofShared()).allocate(total);
+        MemorySegment host = keep(Arena.ofShared()).allocate(total);
         client.read(s.manifest(), server.location(), List.of(new ByteRange(0, total, 0)), host);
         assertEquals(-1, bytes(s.deviceCopy(), 0, total).mismatch(host));
         server.withdraw(s);

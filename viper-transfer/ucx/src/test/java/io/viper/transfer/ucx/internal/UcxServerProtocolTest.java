@@ -15,6 +15,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,7 +51,7 @@ class UcxServerProtocolTest {
     }
 
     private static void write(RawPeer s, ByteBuffer frame) throws IOException {
-        s.send(java.util.Arrays.copyOf(frame.array(), frame.limit()));
+        s.send(Arrays.copyOfRange(frame.array(), frame.arrayOffset(), frame.arrayOffset() + frame.limit()));
     }
 
     private static void assertClosedByServer(RawPeer s) throws IOException {

@@ -32,7 +32,8 @@ final class FleetPlot {
         chart.getStyler().setMarkerSize(7);
         Map<String, List<FleetBench.Round>> series = new LinkedHashMap<>();
         for (FleetBench.Round r : result.rounds()) {
-            series.computeIfAbsent(r.topology().label() + ", " + BenchReport.percent(r.changed()) + " changed", k -> new ArrayList<>()).add(r);
+            String what = r.changed() >= 1 ? "a whole version" : BenchReport.percent(r.changed()) + " of blocks changed";
+            series.computeIfAbsent(r.topology().label() + ", " + what, k -> new ArrayList<>()).add(r);
         }
         boolean bounded = false;
         for (Map.Entry<String, List<FleetBench.Round>> e : series.entrySet()) {

@@ -27,8 +27,23 @@ class BenchFleetIT {
     @Test
     void everyConsumerSwapsTheSameBytesAndNothingIsLeftBehind() throws Exception {
         Path plot = tmp.resolve("fleet.svg");
-        Process p = CliProcesses.viper(tmp, "bench", "fleet", "--consumers", "2", "--size", "8m", "--link-rate", "200mbit", "--changed", "25%",
-                "--json", "--plot", plot.toString()).redirectError(tmp.resolve("bench.err").toFile()).start();
+        Process p = CliProcesses.viper(
+                        tmp,
+                        "bench",
+                        "fleet",
+                        "--consumers",
+                        "2",
+                        "--size",
+                        "8m",
+                        "--link-rate",
+                        "200mbit",
+                        "--changed",
+                        "25%",
+                        "--json",
+                        "--plot",
+                        plot.toString())
+                .redirectError(tmp.resolve("bench.err").toFile())
+                .start();
         assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the bench finished");
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         String err = Files.readString(tmp.resolve("bench.err"));
@@ -36,7 +51,11 @@ class BenchFleetIT {
         JsonNode json = new ObjectMapper().readTree(out);
         boolean capped = json.get("capped").asBoolean();
         String network = json.get("network").asText();
-        assertTrue(capped ? network.contains("network namespaces") && network.contains("200mbit") : network.contains("NOT capped"), network);
+        assertTrue(
+                capped
+                        ? network.contains("network namespaces") && network.contains("200mbit")
+                        : network.contains("NOT capped"),
+                network);
         assertEquals(8L << 20, json.get("size_bytes").asLong());
         assertEquals(2, json.get("rounds").size(), "the first version, then the delta");
         JsonNode full = json.get("rounds").get(0);
@@ -50,14 +69,19 @@ class BenchFleetIT {
             assertEquals(2, round.get("swaps").size());
             double last = 0;
             for (JsonNode s : round.get("swaps")) {
-                assertTrue(s.get("identical").asBoolean(), "consumer " + s.get("node") + "'s tensors are the published ones");
+                assertTrue(
+                        s.get("identical").asBoolean(),
+                        "consumer " + s.get("node") + "'s tensors are the published ones");
                 assertEquals("tcp", s.get("path").asText());
                 assertEquals(round == full ? 1 : 2, s.get("version").asLong());
                 assertTrue(s.get("latency_ms").asDouble() > 0);
                 last = Math.max(last, s.get("latency_ms").asDouble());
             }
             assertEquals(last, round.get("last_swap_ms").asDouble(), 0.001);
-            assertEquals(capped, round.get("producer_tx_bytes").isNumber(), "node 0's bytes are counted where it has a link of its own");
+            assertEquals(
+                    capped,
+                    round.get("producer_tx_bytes").isNumber(),
+                    "node 0's bytes are counted where it has a link of its own");
         }
         for (JsonNode s : full.get("swaps")) {
             assertEquals(8L << 20, s.get("bytes").asLong(), "the first version moves the whole model");
@@ -78,7 +102,9 @@ class BenchFleetIT {
     }
 
     private static String netnsList() throws Exception {
-        Process p = new ProcessBuilder("ip", "netns", "list").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("ip", "netns", "list")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor(30, TimeUnit.SECONDS);
         return out;

@@ -58,8 +58,8 @@ public final class FleetBench {
      * @param reused    bytes it did not move (unchanged blocks of the version it held)
      * @param identical whether the tensors it swapped in are the published ones, byte for byte
      */
-    public record Swap(int node, long version, double latencyMs, String path, long bytes, long reused, boolean identical) {
-    }
+    public record Swap(
+            int node, long version, double latencyMs, String path, long bytes, long reused, boolean identical) {}
 
     /**
      * One version delivered to one fleet.
@@ -68,7 +68,13 @@ public final class FleetBench {
      * @param newBytes         the bytes of the blocks that did change: what each consumer has to receive
      * @param producerTxBytes  bytes node 0 sent on its link while the consumers took the version (broker included)
      */
-    public record Round(Topology topology, int consumers, double changed, long newBytes, List<Swap> swaps, OptionalLong producerTxBytes) {
+    public record Round(
+            Topology topology,
+            int consumers,
+            double changed,
+            long newBytes,
+            List<Swap> swaps,
+            OptionalLong producerTxBytes) {
         /** The publish call to the last consumer's swap. */
         public double lastSwapMs() {
             return swaps.stream().mapToDouble(Swap::latencyMs).max().orElse(Double.NaN);
@@ -83,8 +89,10 @@ public final class FleetBench {
     public record Result(long sizeBytes, LinkRate rate, boolean capped, String network, List<Round> rounds) {
         /** The last swap of the round of the same topology and share changed with one consumer, if the run had one. */
         public OptionalDouble oneConsumerMs(Round r) {
-            return rounds.stream().filter(o -> o.consumers() == 1 && o.topology() == r.topology() && o.changed() == r.changed())
-                    .mapToDouble(Round::lastSwapMs).findFirst();
+            return rounds.stream()
+                    .filter(o -> o.consumers() == 1 && o.topology() == r.topology() && o.changed() == r.changed())
+                    .mapToDouble(Round::lastSwapMs)
+                    .findFirst();
         }
     }
 
@@ -95,7 +103,10 @@ public final class FleetBench {
         this.settings = settings;
     }
 
-    /** Makes the network, the secret and the model files, then runs every topology over every fleet size; removes the network after. */
+    /**
+     * Makes the network, the secret and the model files, then runs every topology over every fleet size; removes
+     * the network after.
+     */
     public Result run() throws Exception {
         Path dir = Files.createDirectories(settings.dir());
         try (FleetNetwork net = FleetNetwork.open(settings.largest(), settings.rate(), settings.progress())) {
@@ -107,7 +118,9 @@ public final class FleetBench {
             List<Round> rounds = new ArrayList<>();
             for (Topology t : settings.topologies()) {
                 for (int n : settings.consumers()) {
-                    settings.progress().accept("measuring " + t.label() + " with " + n + " consumer" + (n == 1 ? "" : "s") + "...");
+                    settings.progress()
+                            .accept("measuring " + t.label() + " with " + n + " consumer" + (n == 1 ? "" : "s")
+                                    + "...");
                     rounds.addAll(fleet(net, t, n, versions, secret, token));
                 }
             }
@@ -115,9 +128,11 @@ public final class FleetBench {
         }
     }
 
-    /** A model file, the share of blocks it changed from the one before, the bytes of those blocks, and the hash of its tensors. */
-    private record Version(Path file, double changed, long newBytes, String hash) {
-    }
+    /**
+     * A model file, the share of blocks it changed from the one before, the bytes of those blocks, and the hash
+     * of its tensors.
+     */
+    private record Version(Path file, double changed, long newBytes, String hash) {}
 
     /** The first version (random bytes), and with {@code --changed} a second where that share of blocks changed. */
     private List<Version> models(Path dir) throws IOException {
@@ -128,10 +143,15 @@ public final class FleetBench {
             out.add(write(dir.resolve("v1.safetensors"), model, 1, settings.sizeBytes()));
             if (settings.changed().isPresent()) {
                 double share = settings.changed().getAsDouble();
-                MemorySegment before = arena.allocate(settings.sizeBytes(), 4096).copyFrom(model);
+                MemorySegment before =
+                        arena.allocate(settings.sizeBytes(), 4096).copyFrom(model);
                 long block = ViperConfig.of(Map.of()).get(ViperConfig.BLOCK_BYTES);
                 new ModelChanges(block).change(model, share);
-                out.add(write(dir.resolve("v2.safetensors"), model, share, newBytes(ModelTensors.tensors(before), ModelTensors.tensors(model), block)));
+                out.add(write(
+                        dir.resolve("v2.safetensors"),
+                        model,
+                        share,
+                        newBytes(ModelTensors.tensors(before), ModelTensors.tensors(model), block)));
             }
         }
         return out;
@@ -142,7 +162,10 @@ public final class FleetBench {
         return new Version(file, changed, newBytes, hash(file));
     }
 
-    /** The bytes of the blocks (each tensor cut into {@code block} bytes from its start, as the producer cuts it) that differ. */
+    /**
+     * The bytes of the blocks (each tensor cut into {@code block} bytes from its start, as the producer cuts it)
+     * that differ.
+     */
     static long newBytes(List<Tensor> before, List<Tensor> after, long block) {
         long n = 0;
         for (int i = 0; i < after.size(); i++) {
@@ -173,33 +196,80 @@ public final class FleetBench {
     }
 
     /** One fleet of {@code n} consumers: broker, consumers, then each version published by a producer of its own. */
-    private List<Round> fleet(FleetNetwork net, Topology t, int n, List<Version> versions, Path secret, Path token) throws Exception {
+    private List<Round> fleet(FleetNetwork net, Topology t, int n, List<Version> versions, Path secret, Path token)
+            throws Exception {
         Path dir = Files.createDirectories(settings.dir().resolve(t.label() + "-" + n));
         List<ChildJvm> children = new ArrayList<>();
         try {
-            ChildJvm broker = start(children, net, 0, "broker", dir, "broker", "--host", net.host(0), "--port", "0", "--set", auth(secret));
+            ChildJvm broker = start(
+                    children,
+                    net,
+                    0,
+                    "broker",
+                    dir,
+                    "broker",
+                    "--host",
+                    net.host(0),
+                    "--port",
+                    "0",
+                    "--set",
+                    auth(secret));
             String prefix = "viper broker listening on ";
-            String uri = broker.awaitLine(prefix, START_WAIT).substring(prefix.length()).strip();
+            String uri = broker.awaitLine(prefix, START_WAIT)
+                    .substring(prefix.length())
+                    .strip();
             List<ChildJvm> consumers = new ArrayList<>();
             for (int i = 1; i <= n; i++) {
-                consumers.add(start(children, net, i, "consumer " + i, dir, consumerArgs(t, uri, dir.resolve("out-" + i), versions.size() == 1, token)));
+                consumers.add(start(
+                        children,
+                        net,
+                        i,
+                        "consumer " + i,
+                        dir,
+                        consumerArgs(t, uri, dir.resolve("out-" + i), versions.size() == 1, token)));
             }
             awaitSubscribed(net, URI.create(uri).getPort(), consumers);
             List<Round> rounds = new ArrayList<>();
-            Duration wait = START_WAIT.plusMillis(Math.round(4 * n * settings.rate().ms(settings.sizeBytes())));
+            Duration wait =
+                    START_WAIT.plusMillis(Math.round(4 * n * settings.rate().ms(settings.sizeBytes())));
             for (Version v : versions) {
                 OptionalLong before = net.txBytes(0);
-                ChildJvm producer = start(children, net, 0, "producer v" + (rounds.size() + 1), dir, "publish", "--model", MODEL, "--file",
-                        v.file().toString(), "--notifier", uri, "--transports", "tcp://" + net.host(0) + ":0", "--linger", "1h", "--set", auth(secret));
+                ChildJvm producer = start(
+                        children,
+                        net,
+                        0,
+                        "producer v" + (rounds.size() + 1),
+                        dir,
+                        "publish",
+                        "--model",
+                        MODEL,
+                        "--file",
+                        v.file().toString(),
+                        "--notifier",
+                        uri,
+                        "--transports",
+                        "tcp://" + net.host(0) + ":0",
+                        "--linger",
+                        "1h",
+                        "--set",
+                        auth(secret));
                 producer.awaitLine("{", START_WAIT);
                 List<Swap> swaps = new ArrayList<>();
                 for (int i = 1; i <= n; i++) {
                     JsonNode line = json.readTree(consumers.get(i - 1).awaitLine("{", wait));
-                    swaps.add(new Swap(i, line.get("version").asLong(), line.get("latency_ms").asDouble(), line.get("path").asText(),
-                            line.get("bytes").asLong(), line.get("reused_bytes").asLong(), false));
+                    swaps.add(new Swap(
+                            i,
+                            line.get("version").asLong(),
+                            line.get("latency_ms").asDouble(),
+                            line.get("path").asText(),
+                            line.get("bytes").asLong(),
+                            line.get("reused_bytes").asLong(),
+                            false));
                 }
                 OptionalLong after = net.txBytes(0);
-                OptionalLong sent = before.isPresent() && after.isPresent() ? OptionalLong.of(after.getAsLong() - before.getAsLong()) : OptionalLong.empty();
+                OptionalLong sent = before.isPresent() && after.isPresent()
+                        ? OptionalLong.of(after.getAsLong() - before.getAsLong())
+                        : OptionalLong.empty();
                 rounds.add(new Round(t, n, v.changed(), v.newBytes(), checked(swaps, dir, v), sent));
             }
             return rounds;
@@ -215,8 +285,18 @@ public final class FleetBench {
      * writing each version it swaps in to {@code out}; {@code once}: it exits after the first.
      */
     private static List<String> consumerArgs(Topology t, String notifier, Path out, boolean once, Path token) {
-        List<String> args = new ArrayList<>(List.of("consume", "--model", MODEL, "--notifier", notifier, "--paths", "tcp", "--out", out.toString(),
-                "--set", auth(token)));
+        List<String> args = new ArrayList<>(List.of(
+                "consume",
+                "--model",
+                MODEL,
+                "--notifier",
+                notifier,
+                "--paths",
+                "tcp",
+                "--out",
+                out.toString(),
+                "--set",
+                auth(token)));
         if (once) {
             args.add("--once");
         }
@@ -225,7 +305,10 @@ public final class FleetBench {
         };
     }
 
-    /** {@code swaps} with whether each consumer's copy (its {@code --out} file, removed here) has the tensors of {@code v}. */
+    /**
+     * {@code swaps} with whether each consumer's copy (its {@code --out} file, removed here) has the tensors of
+     * {@code v}.
+     */
     private static List<Swap> checked(List<Swap> swaps, Path dir, Version v) throws IOException {
         List<Swap> out = new ArrayList<>();
         for (Swap s : swaps) {
@@ -238,7 +321,8 @@ public final class FleetBench {
     }
 
     /** Waits until the broker on node 0 has a connection from every consumer, then for their subscriptions. */
-    private static void awaitSubscribed(FleetNetwork net, int port, List<ChildJvm> consumers) throws InterruptedException {
+    private static void awaitSubscribed(FleetNetwork net, int port, List<ChildJvm> consumers)
+            throws InterruptedException {
         long deadline = System.nanoTime() + START_WAIT.toNanos();
         while (net.connections(0, port) < consumers.size()) {
             for (ChildJvm c : consumers) {
@@ -247,8 +331,9 @@ public final class FleetBench {
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw new ViperException(ViperException.Reason.TIMEOUT, "the consumers did not all connect to the broker within "
-                        + START_WAIT.toSeconds() + " s");
+                throw new ViperException(
+                        ViperException.Reason.TIMEOUT,
+                        "the consumers did not all connect to the broker within " + START_WAIT.toSeconds() + " s");
             }
             Thread.sleep(100);
         }
@@ -260,7 +345,8 @@ public final class FleetBench {
     }
 
     /** Starts {@code viper ARGS} on node {@code node}, its stderr in {@code dir}; {@code children} closes it. */
-    private static ChildJvm start(List<ChildJvm> children, FleetNetwork net, int node, String name, Path dir, List<String> args)
+    private static ChildJvm start(
+            List<ChildJvm> children, FleetNetwork net, int node, String name, Path dir, List<String> args)
             throws IOException {
         List<String> cmd = net.command(node, ChildJvm.command(JVM_OPTIONS, "io.viper.cli.ViperMain", args));
         ChildJvm c = ChildJvm.start(name, cmd, Optional.of(dir.resolve(name.replace(' ', '-') + ".log")));
@@ -268,13 +354,17 @@ public final class FleetBench {
         return c;
     }
 
-    private static ChildJvm start(List<ChildJvm> children, FleetNetwork net, int node, String name, Path dir, String... args) throws IOException {
+    private static ChildJvm start(
+            List<ChildJvm> children, FleetNetwork net, int node, String name, Path dir, String... args)
+            throws IOException {
         return start(children, net, node, name, dir, List.of(args));
     }
 
     /** Runs {@code viper ARGS} here to its end ({@code viper secret}): it prints one line starting {@code wrote}. */
     private static void viper(Path dir, String... args) throws Exception {
-        try (ChildJvm c = ChildJvm.start("viper " + args[0], ChildJvm.command(JVM_OPTIONS, "io.viper.cli.ViperMain", List.of(args)),
+        try (ChildJvm c = ChildJvm.start(
+                "viper " + args[0],
+                ChildJvm.command(JVM_OPTIONS, "io.viper.cli.ViperMain", List.of(args)),
                 Optional.of(dir.resolve("viper-" + args[0] + ".log")))) {
             c.awaitLine("wrote", START_WAIT);
         }

@@ -63,7 +63,10 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
         return Namespaces.make(plan, progress);
     }
 
-    /** Runs {@code command} to its end; its output. A failure is an {@link ViperException.Reason#IO} naming the command. */
+    /**
+     * Runs {@code command} to its end; its output. A failure is an {@link ViperException.Reason#IO} naming the
+     * command.
+     */
     static String run(List<String> command) {
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -71,7 +74,8 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 p.destroyForcibly();
-                throw new ViperException(ViperException.Reason.IO, String.join(" ", command) + " failed: " + out.strip());
+                throw new ViperException(
+                        ViperException.Reason.IO, String.join(" ", command) + " failed: " + out.strip());
             }
             return out;
         } catch (IOException e) {
@@ -110,14 +114,17 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
-    /** A namespace per node, made from a {@link NamespacePlan}, with one bench at a time on the machine (a lock file). */
+    /**
+     * A namespace per node, made from a {@link NamespacePlan}, with one bench at a time on the machine (a lock
+     * file).
+     */
     final class Namespaces implements FleetNetwork {
         /** Held while the namespaces exist: a second bench would remove the first one's as leftovers. */
         static final Path LOCK = Path.of("/tmp/viper-bench-fleet.lock");
+
         private final NamespacePlan plan;
         private final FileChannel lockFile;
         private final FileLock lock;
@@ -150,7 +157,8 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
                 ch = FileChannel.open(LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock lock = ch.tryLock();
                 if (lock == null) {
-                    throw new ViperConfigException("another viper bench fleet runs on this machine (it holds " + LOCK + ")");
+                    throw new ViperConfigException(
+                            "another viper bench fleet runs on this machine (it holds " + LOCK + ")");
                 }
                 Namespaces n = new Namespaces(plan, ch, lock);
                 n.removeLeftovers(progress);
@@ -246,8 +254,10 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
         @Override
         public OptionalLong txBytes(int node) {
             try {
-                JsonNode link = new ObjectMapper().readTree(run(plan.counters(node))).get(0);
-                return OptionalLong.of(link.get("stats64").get("tx").get("bytes").asLong());
+                JsonNode link =
+                        new ObjectMapper().readTree(run(plan.counters(node))).get(0);
+                return OptionalLong.of(
+                        link.get("stats64").get("tx").get("bytes").asLong());
             } catch (IOException | RuntimeException e) {
                 return OptionalLong.empty();
             }
@@ -260,8 +270,9 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
 
         @Override
         public String description() {
-            return plan.nodes() + " nodes in network namespaces (" + plan.prefix() + "*) on a bridge, each link capped at " + plan.rate().text()
-                    + " both ways (tc tbf " + String.join(" ", NamespacePlan.TBF) + ")";
+            return plan.nodes() + " nodes in network namespaces (" + plan.prefix()
+                    + "*) on a bridge, each link capped at " + plan.rate().text() + " both ways (tc tbf "
+                    + String.join(" ", NamespacePlan.TBF) + ")";
         }
 
         @Override

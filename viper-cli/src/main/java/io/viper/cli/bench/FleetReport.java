@@ -6,12 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintStream;
 import java.util.Locale;
 
-/** How {@code viper bench fleet} prints a {@link FleetBench.Result}: two tables (per fleet, per consumer), or one JSON object. */
+/**
+ * How {@code viper bench fleet} prints a {@link FleetBench.Result}: two tables (per fleet, per consumer), or one
+ * JSON object.
+ */
 public final class FleetReport {
     private static final double MIB = 1 << 20;
 
-    private FleetReport() {
-    }
+    private FleetReport() {}
 
     /** The link's bound for one consumer: its bytes at the link rate, in ms. */
     public static double boundMs(FleetBench.Result result, FleetBench.Round r) {
@@ -24,39 +26,93 @@ public final class FleetReport {
     }
 
     public static void printTable(FleetBench.Result result, PrintStream out) {
-        out.println("viper bench fleet: a " + BenchReport.size(result.sizeBytes()) + " model from a producer (node 0) to N consumers,"
+        out.println("viper bench fleet: a " + BenchReport.size(result.sizeBytes())
+                + " model from a producer (node 0) to N consumers,"
                 + " each a viper process of its own (viper consume --paths tcp)");
         out.println("network: " + result.network());
-        out.printf(Locale.ROOT, "%-8s %9s %7s %12s %7s %9s %13s %11s %7s %9s%n", "topology", "consumers", "changed", "last swap ms", "x one",
-                "bound ms", "star bound ms", "node0 sent", "x model", "identical");
+        out.printf(
+                Locale.ROOT,
+                "%-8s %9s %7s %12s %7s %9s %13s %11s %7s %9s%n",
+                "topology",
+                "consumers",
+                "changed",
+                "last swap ms",
+                "x one",
+                "bound ms",
+                "star bound ms",
+                "node0 sent",
+                "x model",
+                "identical");
         for (FleetBench.Round r : result.rounds()) {
-            out.printf(Locale.ROOT, "%-8s %9d %7s %12.0f %7s %9.0f %13.0f %11s %7s %9s%n", r.topology().label(), r.consumers(),
-                    BenchReport.percent(r.changed()), r.lastSwapMs(), result.oneConsumerMs(r).stream()
-                            .mapToObj(one -> String.format(Locale.ROOT, "%.2f", r.lastSwapMs() / one)).findFirst().orElse("-"),
-                    boundMs(result, r), starBoundMs(result, r),
-                    r.producerTxBytes().isPresent() ? String.format(Locale.ROOT, "%.1f MiB", r.producerTxBytes().getAsLong() / MIB) : "-",
-                    r.producerTxBytes().isPresent() ? String.format(Locale.ROOT, "%.2f", r.producerTxBytes().getAsLong() / (double) result.sizeBytes()) : "-",
+            out.printf(
+                    Locale.ROOT,
+                    "%-8s %9d %7s %12.0f %7s %9.0f %13.0f %11s %7s %9s%n",
+                    r.topology().label(),
+                    r.consumers(),
+                    BenchReport.percent(r.changed()),
+                    r.lastSwapMs(),
+                    result.oneConsumerMs(r).stream()
+                            .mapToObj(one -> String.format(Locale.ROOT, "%.2f", r.lastSwapMs() / one))
+                            .findFirst()
+                            .orElse("-"),
+                    boundMs(result, r),
+                    starBoundMs(result, r),
+                    r.producerTxBytes().isPresent()
+                            ? String.format(
+                                    Locale.ROOT, "%.1f MiB", r.producerTxBytes().getAsLong() / MIB)
+                            : "-",
+                    r.producerTxBytes().isPresent()
+                            ? String.format(
+                                    Locale.ROOT, "%.2f", r.producerTxBytes().getAsLong() / (double) result.sizeBytes())
+                            : "-",
                     r.swaps().stream().filter(FleetBench.Swap::identical).count() + "/" + r.consumers());
         }
         out.println();
-        out.printf(Locale.ROOT, "%-8s %9s %7s %5s %11s %11s %11s %-5s %9s%n", "topology", "consumers", "changed", "node", "latency ms", "moved MiB",
-                "reused MiB", "path", "identical");
+        out.printf(
+                Locale.ROOT,
+                "%-8s %9s %7s %5s %11s %11s %11s %-5s %9s%n",
+                "topology",
+                "consumers",
+                "changed",
+                "node",
+                "latency ms",
+                "moved MiB",
+                "reused MiB",
+                "path",
+                "identical");
         for (FleetBench.Round r : result.rounds()) {
             for (FleetBench.Swap s : r.swaps()) {
-                out.printf(Locale.ROOT, "%-8s %9d %7s %5d %11.0f %11.1f %11.1f %-5s %9s%n", r.topology().label(), r.consumers(),
-                        BenchReport.percent(r.changed()), s.node(), s.latencyMs(), s.bytes() / MIB, s.reused() / MIB, s.path(),
+                out.printf(
+                        Locale.ROOT,
+                        "%-8s %9d %7s %5d %11.0f %11.1f %11.1f %-5s %9s%n",
+                        r.topology().label(),
+                        r.consumers(),
+                        BenchReport.percent(r.changed()),
+                        s.node(),
+                        s.latencyMs(),
+                        s.bytes() / MIB,
+                        s.reused() / MIB,
+                        s.path(),
                         s.identical() ? "yes" : "NO");
             }
         }
-        out.println("(latency: the producer's publish call to the consumer's swap, every byte verified, by the wall clock all processes here share;");
-        out.println(" last swap: the fleet's slowest; x one: against the fleet of one consumer in this run; bound: the bytes one consumer receives");
-        out.println(" at the link rate; star bound: N times that, what the producer's link sends when every consumer reads from it;");
-        out.println(" node0 sent: bytes node 0's link sent while the consumers took the version, broker included; x model: that in model sizes;");
-        out.println(" identical: consumers whose tensors are the published ones, byte for byte; changed: the share of blocks asked to change, 100% the first"
-                + " version;");
+        out.println(
+                "(latency: the producer's publish call to the consumer's swap, every byte verified, by the wall clock"
+                        + " all processes here share;");
+        out.println(" last swap: the fleet's slowest; x one: against the fleet of one consumer in this run; bound: the"
+                + " bytes one consumer receives");
+        out.println(
+                " at the link rate; star bound: N times that, what the producer's link sends when every consumer reads"
+                        + " from it;");
+        out.println(
+                " node0 sent: bytes node 0's link sent while the consumers took the version, broker included; x model:"
+                        + " that in model sizes;");
+        out.println(" identical: consumers whose tensors are the published ones, byte for byte; changed: the share of"
+                + " blocks asked to change, 100% the first version;");
         out.println(" a delta's bounds count the bytes of the blocks that did change, at least one)");
         if (!result.capped()) {
-            out.println("(links NOT capped: the processes talk over loopback, so the bounds do not apply and node 0's bytes are not counted)");
+            out.println("(links NOT capped: the processes talk over loopback, so the bounds do not apply and node 0's"
+                    + " bytes are not counted)");
         }
     }
 

@@ -16,9 +16,18 @@ import java.util.function.Consumer;
  * @param dir        where the model files, secrets, logs and the consumers' copies go
  * @param progress   takes a line of progress (stderr, or nothing with --json)
  */
-public record FleetSettings(List<Topology> topologies, List<Integer> consumers, long sizeBytes, LinkRate rate, OptionalDouble changed, Path dir,
-                            Consumer<String> progress) {
-    /** The most consumers one run takes: one /24 of addresses, and far beyond what one machine's cores run at link rate. */
+public record FleetSettings(
+        List<Topology> topologies,
+        List<Integer> consumers,
+        long sizeBytes,
+        LinkRate rate,
+        OptionalDouble changed,
+        Path dir,
+        Consumer<String> progress) {
+    /**
+     * The most consumers one run takes: one /24 of addresses, and far beyond what one machine's cores run at
+     * link rate.
+     */
     public static final int MAX_CONSUMERS = 64;
 
     /**

@@ -19,19 +19,24 @@ public record LinkRate(long bitsPerSecond, String text) {
     /** The fastest rate taken: a veth and a tbf on this kind of machine do not go beyond it. */
     static final long MAX_BITS = 100_000_000_000L;
 
-    /** Parses {@code value} (for the message: {@code flag}), refusing any other form, and rates outside 1mbit to 100gbit. */
+    /**
+     * Parses {@code value} (for the message: {@code flag}), refusing any other form, and rates outside 1mbit to
+     * 100gbit.
+     */
     public static LinkRate parse(String flag, String value) {
         String v = value.strip().toLowerCase(Locale.ROOT);
         Matcher m = FORM.matcher(v);
         if (!m.matches() || m.group(1).length() > 12) {
-            throw new ViperConfigException(flag + " " + value + ": not a rate (write it as tc does: 500mbit, 1gbit, 200kbit)");
+            throw new ViperConfigException(
+                    flag + " " + value + ": not a rate (write it as tc does: 500mbit, 1gbit, 200kbit)");
         }
-        long unit = switch (m.group(2)) {
-            case "kbit" -> 1_000L;
-            case "mbit" -> 1_000_000L;
-            case "gbit" -> 1_000_000_000L;
-            default -> 1L;
-        };
+        long unit =
+                switch (m.group(2)) {
+                    case "kbit" -> 1_000L;
+                    case "mbit" -> 1_000_000L;
+                    case "gbit" -> 1_000_000_000L;
+                    default -> 1L;
+                };
         long bits = Long.parseLong(m.group(1)) * unit;
         if (bits < MIN_BITS || bits > MAX_BITS) {
             throw new ViperConfigException(flag + " " + value + ": must be from 1mbit to 100gbit");

@@ -59,11 +59,14 @@ final class ModelTensors {
         changes.described();
     }
 
-    /** {@code model} as the same 16 U8 tensors, to write into a file; they are views of {@code model}, which the caller owns. */
+    /**
+     * {@code model} as the same 16 U8 tensors, to write into a file; they are views of {@code model}, which the
+     * caller owns.
+     */
     static List<Tensor> tensors(MemorySegment model) {
         List<Tensor> out = new ArrayList<>();
-        forEachPart(model.byteSize(), (i, off, len) -> out.add(Tensor.of("layer" + i + ".weight", DType.U8, new long[] {len},
-                model.asSlice(off, len))));
+        forEachPart(model.byteSize(), (i, off, len) ->
+                out.add(Tensor.of("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len))));
         return out;
     }
 

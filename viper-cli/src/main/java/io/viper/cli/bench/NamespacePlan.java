@@ -68,7 +68,8 @@ public record NamespacePlan(String prefix, int nodes, LinkRate rate) {
     }
 
     private List<String> tbf(String ns, String dev) {
-        List<String> c = new ArrayList<>(List.of("tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate.text()));
+        List<String> c = new ArrayList<>(
+                List.of("tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate.text()));
         c.addAll(TBF);
         return c;
     }
@@ -95,7 +96,10 @@ public record NamespacePlan(String prefix, int nodes, LinkRate rate) {
         return List.of("ip", "-n", namespace(i), "-j", "-s", "link", "show", "dev", "eth0");
     }
 
-    /** The namespaces named in {@code ip netns list}'s output that start with {@code prefix}: an earlier run's leftovers. */
+    /**
+     * The namespaces named in {@code ip netns list}'s output that start with {@code prefix}: an earlier run's
+     * leftovers.
+     */
     public static List<String> leftovers(String prefix, String netnsList) {
         List<String> out = new ArrayList<>();
         for (String line : netnsList.split("\n")) {

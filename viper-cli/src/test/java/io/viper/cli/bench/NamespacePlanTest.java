@@ -20,29 +20,39 @@ class NamespacePlanTest {
     @Test
     void theBridgeLivesInANamespaceOfItsOwnAndEveryNodeHasAVethOnIt() {
         List<List<String>> setup = PLAN.setup();
-        assertEquals(List.of(
-                List.of("ip", "netns", "add", "vpf-br"),
-                List.of("ip", "-n", "vpf-br", "link", "set", "lo", "up"),
-                List.of("ip", "-n", "vpf-br", "link", "add", "br0", "type", "bridge"),
-                List.of("ip", "-n", "vpf-br", "link", "set", "br0", "up"),
-                List.of("ip", "netns", "add", "vpf-n0"),
-                List.of("ip", "-n", "vpf-n0", "link", "set", "lo", "up"),
-                List.of("ip", "-n", "vpf-br", "link", "add", "n0", "type", "veth", "peer", "name", "eth0", "netns", "vpf-n0"),
-                List.of("ip", "-n", "vpf-br", "link", "set", "n0", "master", "br0"),
-                List.of("ip", "-n", "vpf-br", "link", "set", "n0", "up"),
-                List.of("ip", "-n", "vpf-n0", "addr", "add", "10.77.0.1/24", "dev", "eth0"),
-                List.of("ip", "-n", "vpf-n0", "link", "set", "eth0", "up"),
-                List.of("tc", "-n", "vpf-n0", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "500mbit", "burst", "512kb", "latency", "100ms"),
-                List.of("tc", "-n", "vpf-br", "qdisc", "add", "dev", "n0", "root", "tbf", "rate", "500mbit", "burst", "512kb", "latency", "100ms")),
+        assertEquals(
+                List.of(
+                        List.of("ip", "netns", "add", "vpf-br"),
+                        List.of("ip", "-n", "vpf-br", "link", "set", "lo", "up"),
+                        List.of("ip", "-n", "vpf-br", "link", "add", "br0", "type", "bridge"),
+                        List.of("ip", "-n", "vpf-br", "link", "set", "br0", "up"),
+                        List.of("ip", "netns", "add", "vpf-n0"),
+                        List.of("ip", "-n", "vpf-n0", "link", "set", "lo", "up"),
+                        List.of(
+                                "ip", "-n", "vpf-br", "link", "add", "n0", "type", "veth", "peer", "name", "eth0",
+                                "netns", "vpf-n0"),
+                        List.of("ip", "-n", "vpf-br", "link", "set", "n0", "master", "br0"),
+                        List.of("ip", "-n", "vpf-br", "link", "set", "n0", "up"),
+                        List.of("ip", "-n", "vpf-n0", "addr", "add", "10.77.0.1/24", "dev", "eth0"),
+                        List.of("ip", "-n", "vpf-n0", "link", "set", "eth0", "up"),
+                        List.of(
+                                "tc", "-n", "vpf-n0", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "500mbit",
+                                "burst", "512kb", "latency", "100ms"),
+                        List.of(
+                                "tc", "-n", "vpf-br", "qdisc", "add", "dev", "n0", "root", "tbf", "rate", "500mbit",
+                                "burst", "512kb", "latency", "100ms")),
                 setup.subList(0, 13));
         assertEquals(4 + 3 * 9, setup.size(), "nine commands per node");
-        assertEquals(List.of("10.77.0.1", "10.77.0.2", "10.77.0.3"), List.of(PLAN.address(0), PLAN.address(1), PLAN.address(2)));
+        assertEquals(
+                List.of("10.77.0.1", "10.77.0.2", "10.77.0.3"),
+                List.of(PLAN.address(0), PLAN.address(1), PLAN.address(2)));
     }
 
     @Test
     void everyCommandActsInsideTheBenchsNamespacesNeverOnTheHostsInterfaces() {
         for (List<String> c : PLAN.setup()) {
-            boolean namespaceMade = c.subList(0, 3).equals(List.of("ip", "netns", "add")) && c.get(3).startsWith("vpf-");
+            boolean namespaceMade = c.subList(0, 3).equals(List.of("ip", "netns", "add"))
+                    && c.get(3).startsWith("vpf-");
             boolean inside = c.get(1).equals("-n") && c.get(2).startsWith("vpf-");
             assertTrue(namespaceMade || inside, "outside the bench's namespaces: " + c);
         }
@@ -57,16 +67,25 @@ class NamespacePlanTest {
                 capped.add(c.get(2) + ":" + c.get(6));
             }
         }
-        assertEquals(Set.of("vpf-n0:eth0", "vpf-br:n0", "vpf-n1:eth0", "vpf-br:n1", "vpf-n2:eth0", "vpf-br:n2"), capped,
+        assertEquals(
+                Set.of("vpf-n0:eth0", "vpf-br:n0", "vpf-n1:eth0", "vpf-br:n1", "vpf-n2:eth0", "vpf-br:n2"),
+                capped,
                 "what each node sends (its eth0) and receives (its bridge port)");
     }
 
     @Test
     void teardownRemovesEveryNamespaceItMade() {
-        assertEquals(List.of(List.of("ip", "netns", "del", "vpf-n0"), List.of("ip", "netns", "del", "vpf-n1"), List.of("ip", "netns", "del", "vpf-n2"),
-                List.of("ip", "netns", "del", "vpf-br")), PLAN.teardown());
+        assertEquals(
+                List.of(
+                        List.of("ip", "netns", "del", "vpf-n0"),
+                        List.of("ip", "netns", "del", "vpf-n1"),
+                        List.of("ip", "netns", "del", "vpf-n2"),
+                        List.of("ip", "netns", "del", "vpf-br")),
+                PLAN.teardown());
         Set<String> made = new HashSet<>();
-        PLAN.setup().stream().filter(c -> c.subList(0, 3).equals(List.of("ip", "netns", "add"))).forEach(c -> made.add(c.get(3)));
+        PLAN.setup().stream()
+                .filter(c -> c.subList(0, 3).equals(List.of("ip", "netns", "add")))
+                .forEach(c -> made.add(c.get(3)));
         Set<String> removed = new HashSet<>();
         PLAN.teardown().forEach(c -> removed.add(c.getLast()));
         assertEquals(made, removed);
@@ -74,7 +93,9 @@ class NamespacePlanTest {
 
     @Test
     void processesRunInsideTheirNodesNamespace() {
-        assertEquals(List.of("ip", "netns", "exec", "vpf-n2", "java", "-version"), PLAN.exec(2, List.of("java", "-version")));
+        assertEquals(
+                List.of("ip", "netns", "exec", "vpf-n2", "java", "-version"),
+                PLAN.exec(2, List.of("java", "-version")));
         assertEquals(List.of("ip", "-n", "vpf-n0", "-j", "-s", "link", "show", "dev", "eth0"), PLAN.counters(0));
     }
 

@@ -51,8 +51,10 @@ class FleetReportTest {
 
     @Test
     void onLoopbackTheTableSaysTheLinksAreNotCappedAndCountsNoBytes() {
-        FleetBench.Round loop = new FleetBench.Round(Topology.STAR, 1, 1, SIZE, List.of(swap(1, 400, true)), OptionalLong.empty());
-        FleetBench.Result r = new FleetBench.Result(SIZE, RATE, false, "processes on loopback, links NOT capped", List.of(loop));
+        FleetBench.Round loop =
+                new FleetBench.Round(Topology.STAR, 1, 1, SIZE, List.of(swap(1, 400, true)), OptionalLong.empty());
+        FleetBench.Result r =
+                new FleetBench.Result(SIZE, RATE, false, "processes on loopback, links NOT capped", List.of(loop));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         FleetReport.printTable(r, new PrintStream(bytes, true, StandardCharsets.UTF_8));
         String table = bytes.toString(StandardCharsets.UTF_8);

@@ -35,7 +35,7 @@ import picocli.CommandLine.Option;
 
 /** {@code viper bench}: benchmarks of the real data path. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks of the real data path.",
-        subcommands = {BenchCommand.Transfer.class, BenchCommand.Repository.class})
+        subcommands = {BenchCommand.Transfer.class, BenchCommand.Repository.class, BenchFleetCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -279,7 +279,7 @@ final class BenchCommand implements Runnable {
      * the bench does at once ({@code what}): the allocation failed only once the run had started, or
      * the machine swapped.
      */
-    private static void checkMemory(String flag, long bytes, int copies, String what) {
+    static void checkMemory(String flag, long bytes, int copies, String what) {
         long total = ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
         if (bytes > total / copies) {
             throw new ViperConfigException(String.format(Locale.ROOT, "%s %s: the bench needs about %d x %s of memory (%s), this machine has %.1f GiB",
@@ -288,7 +288,7 @@ final class BenchCommand implements Runnable {
     }
 
     /** {@code --dir}, refused when it is a file: the bench failed on it only once it had started (made when missing). */
-    private static Path checkDir(Path dir) {
+    static Path checkDir(Path dir) {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new ViperConfigException("--dir " + dir + ": not a directory");
         }
@@ -301,7 +301,7 @@ final class BenchCommand implements Runnable {
     }
 
     /** What {@code parse} returns; its refusal names {@code flag}, as the parsers' messages name only the value. */
-    private static <T> T named(String flag, Supplier<T> parse) {
+    static <T> T named(String flag, Supplier<T> parse) {
         try {
             return parse.get();
         } catch (ViperConfigException e) {
@@ -310,7 +310,7 @@ final class BenchCommand implements Runnable {
     }
 
     /** Removes a temporary directory the bench made, with everything the runs left in it. */
-    private static void deleteTree(Path root) throws IOException {
+    static void deleteTree(Path root) throws IOException {
         if (!Files.exists(root)) {
             return;
         }

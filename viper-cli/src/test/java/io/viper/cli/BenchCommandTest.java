@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@code viper bench} refuses bad flags and unusable paths with one line and exit code 2, before measuring anything. */
 class BenchCommandTest {
-    private static void refused(String expected, String... args) {
+    static void refused(String expected, String... args) {
         InspectCommandTest.Run r;
         try (StderrCapture stderr = new StderrCapture()) {
             r = InspectCommandTest.run(args);

@@ -6,8 +6,11 @@ import io.viper.spi.DeviceBuffer;
 import io.viper.spi.GpuProvider;
 import io.viper.spi.Providers;
 import io.viper.tensor.DType;
+import io.viper.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -54,6 +57,17 @@ final class ModelTensors {
                 sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len),
                         changes.writtenIn(off, len)));
         changes.described();
+    }
+
+    /**
+     * {@code model} as the same 16 U8 tensors, to write into a file; they are views of {@code model}, which the
+     * caller owns.
+     */
+    static List<Tensor> tensors(MemorySegment model) {
+        List<Tensor> out = new ArrayList<>();
+        forEachPart(model.byteSize(), (i, off, len) ->
+                out.add(Tensor.of("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len))));
+        return out;
     }
 
     private interface Part {

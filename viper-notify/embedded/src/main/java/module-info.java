@@ -10,5 +10,6 @@ module io.viper.notify.embedded {
 
     exports io.viper.notify.embedded;
 
-    provides io.viper.spi.NotifierProvider with io.viper.notify.embedded.EmbeddedNotifierProvider;
+    provides io.viper.spi.NotifierProvider with
+            io.viper.notify.embedded.EmbeddedNotifierProvider;
 }

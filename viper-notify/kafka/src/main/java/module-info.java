@@ -5,5 +5,6 @@ module io.viper.notify.kafka {
 
     exports io.viper.notify.kafka;
 
-    provides io.viper.spi.NotifierProvider with io.viper.notify.kafka.KafkaNotifierProvider;
+    provides io.viper.spi.NotifierProvider with
+            io.viper.notify.kafka.KafkaNotifierProvider;
 }

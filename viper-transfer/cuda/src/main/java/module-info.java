@@ -1,6 +1,6 @@
 /**
- * The GPU path on jcuda: the {@link io.viper.spi.GpuProvider} and the {@code cuda-ipc://} (same
- * node) and {@code cuda-pipe://} (across nodes) transports.
+ * The GPU path on jcuda: the {@link io.viper.spi.GpuProvider} and the {@code cuda-ipc://} (same node) and
+ * {@code cuda-pipe://} (across nodes) transports.
  */
 module io.viper.transfer.cuda {
     requires io.viper.core;
@@ -11,5 +11,6 @@ module io.viper.transfer.cuda {
     provides io.viper.spi.TransportProvider with
             io.viper.transfer.cuda.CudaIpcTransportProvider,
             io.viper.transfer.cuda.CudaPipeTransportProvider;
-    provides io.viper.spi.GpuProvider with io.viper.transfer.cuda.JCudaGpuProvider;
+    provides io.viper.spi.GpuProvider with
+            io.viper.transfer.cuda.JCudaGpuProvider;
 }

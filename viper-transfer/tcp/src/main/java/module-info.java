@@ -10,5 +10,6 @@ module io.viper.transfer.tcp {
 
     exports io.viper.transfer.tcp;
 
-    provides io.viper.spi.TransportProvider with io.viper.transfer.tcp.TcpTransportProvider;
+    provides io.viper.spi.TransportProvider with
+            io.viper.transfer.tcp.TcpTransportProvider;
 }

@@ -1,7 +1,6 @@
 /**
- * The {@code ucx://} transport (host memory over UCX shared memory or RDMA) and {@code ucx-cuda://}
- * (GPU memory where the installed UCX supports CUDA; CUDA itself is reached through core's
- * {@link io.viper.spi.GpuProvider}).
+ * The {@code ucx://} transport (host memory over UCX shared memory or RDMA) and {@code ucx-cuda://} (GPU memory where
+ * the installed UCX supports CUDA; CUDA itself is reached through core's {@link io.viper.spi.GpuProvider}).
  */
 module io.viper.transfer.ucx {
     requires io.viper.core;

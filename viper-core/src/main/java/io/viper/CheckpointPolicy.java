@@ -6,16 +6,16 @@ import java.util.Arrays;
 /**
  * Decides, once per training iteration, whether the producer publishes a checkpoint.
  *
- * <p>Called by {@code ViperProducer.step} on the training thread only, with iterations in
- * increasing order; implementations need not be thread-safe. Adaptive policies (viper-scheduler)
- * use the observed losses to refit their plan.
+ * <p>Called by {@code ViperProducer.step} on the training thread only, with iterations in increasing order;
+ * implementations need not be thread-safe. Adaptive policies (viper-scheduler) use the observed losses to refit their
+ * plan.
  */
 @FunctionalInterface
 public interface CheckpointPolicy {
 
     /**
-     * Returns whether {@code iteration}, whose training loss was {@code loss}, publishes a
-     * checkpoint. Iterations increase by at least one between calls.
+     * Returns whether {@code iteration}, whose training loss was {@code loss}, publishes a checkpoint. Iterations
+     * increase by at least one between calls.
      */
     boolean shouldPublish(long iteration, double loss);
 
@@ -57,7 +57,9 @@ public interface CheckpointPolicy {
 
             @Override
             public String describe() {
-                return sorted.length <= 8 ? "atIterations" + Arrays.toString(sorted) : "atIterations(" + sorted.length + " iterations)";
+                return sorted.length <= 8
+                        ? "atIterations" + Arrays.toString(sorted)
+                        : "atIterations(" + sorted.length + " iterations)";
             }
         };
     }

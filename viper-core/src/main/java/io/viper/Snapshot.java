@@ -10,10 +10,10 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The tensors of a training step, described only when the producer decides to publish: the
- * producer calls {@link #describe(TensorSink)} on the training thread, then copies every tensor
- * into its staging buffer before {@code step} returns. The sources are read only during that call;
- * the training loop may change them right after {@code step} returns.
+ * The tensors of a training step, described only when the producer decides to publish: the producer calls
+ * {@link #describe(TensorSink)} on the training thread, then copies every tensor into its staging buffer before
+ * {@code step} returns. The sources are read only during that call; the training loop may change them right after
+ * {@code step} returns.
  */
 @FunctionalInterface
 public interface Snapshot {
@@ -27,18 +27,16 @@ public interface Snapshot {
         void add(String name, DType dtype, long[] shape, MemorySegment data);
 
         /**
-         * As {@link #add(String, DType, long[], MemorySegment)}, with the training code's word on what
-         * changed: only the bytes in {@code changed} may differ from this tensor's bytes in the
-         * snapshot this producer described before (its last publish); every other byte equals them.
-         * Where every tensor of a snapshot comes with its changes, the producer copies and hashes only
-         * those ranges into a staging buffer that holds an earlier version, without reading the rest
-         * (it would otherwise compare every byte with that version, which costs about a copy). For
-         * training that knows what it wrote: rows of an embedding table that a batch touched, layers
-         * that are not frozen. A byte that changed outside {@code changed} is not looked for: the
-         * version carries its old value (consistently hashed, so consumers cannot tell), or, where its
-         * unit was copied for an earlier version's change, the new value under the old hash, and then
-         * consumers, which check every tensor before a swap, refuse the version. The default ignores
-         * {@code changed}.
+         * As {@link #add(String, DType, long[], MemorySegment)}, with the training code's word on what changed: only
+         * the bytes in {@code changed} may differ from this tensor's bytes in the snapshot this producer described
+         * before (its last publish); every other byte equals them. Where every tensor of a snapshot comes with its
+         * changes, the producer copies and hashes only those ranges into a staging buffer that holds an earlier
+         * version, without reading the rest (it would otherwise compare every byte with that version, which costs about
+         * a copy). For training that knows what it wrote: rows of an embedding table that a batch touched, layers that
+         * are not frozen. A byte that changed outside {@code changed} is not looked for: the version carries its old
+         * value (consistently hashed, so consumers cannot tell), or, where its unit was copied for an earlier version's
+         * change, the new value under the old hash, and then consumers, which check every tensor before a swap, refuse
+         * the version. The default ignores {@code changed}.
          *
          * @throws io.viper.errors.ViperConfigException when a range lies outside the tensor's bytes
          */
@@ -50,14 +48,14 @@ public interface Snapshot {
         void addFloats(String name, long[] shape, float[] values);
 
         /**
-         * A tensor in GPU memory: {@code byteSize(dtype, shape)} little-endian bytes at the CUDA device
-         * address {@code devicePointer} on device {@code device} (for example a framework tensor's data
-         * pointer). The producer copies it device to device into a GPU staging buffer when the GPU has
-         * room, else device to host. The default throws {@link ViperUnsupportedException}:
-         * sinks without GPU support cannot read device memory.
+         * A tensor in GPU memory: {@code byteSize(dtype, shape)} little-endian bytes at the CUDA device address
+         * {@code devicePointer} on device {@code device} (for example a framework tensor's data pointer). The producer
+         * copies it device to device into a GPU staging buffer when the GPU has room, else device to host. The default
+         * throws {@link ViperUnsupportedException}: sinks without GPU support cannot read device memory.
          */
         default void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
-            throw new ViperUnsupportedException("no CUDA driver/device: this snapshot sink cannot read GPU tensor '" + name + "'");
+            throw new ViperUnsupportedException(
+                    "no CUDA driver/device: this snapshot sink cannot read GPU tensor '" + name + "'");
         }
     }
 
@@ -83,8 +81,8 @@ public interface Snapshot {
 
     /**
      * The byte ranges of one tensor that may have changed since the producer's previous snapshot
-     * ({@link TensorSink#add(String, DType, long[], MemorySegment, Changes)}). Immutable; ranges may
-     * overlap and come in any order.
+     * ({@link TensorSink#add(String, DType, long[], MemorySegment, Changes)}). Immutable; ranges may overlap and come
+     * in any order.
      */
     final class Changes {
         private static final Changes NONE = new Changes(new long[0]);
@@ -107,14 +105,15 @@ public interface Snapshot {
         }
 
         /**
-         * Ranges given as start and end (exclusive) pairs, {@code [start0, end0, start1, end1, ...]}
-         * (a copy is kept): for many ranges at once, such as the rows a batch touched.
+         * Ranges given as start and end (exclusive) pairs, {@code [start0, end0, start1, end1, ...]} (a copy is kept):
+         * for many ranges at once, such as the rows a batch touched.
          *
          * @throws IllegalArgumentException when the count is odd, a start is negative or an end precedes its start
          */
         public static Changes ofBounds(long... bounds) {
             if (bounds.length % 2 != 0) {
-                throw new IllegalArgumentException("changed ranges need start, end pairs; got " + bounds.length + " numbers");
+                throw new IllegalArgumentException(
+                        "changed ranges need start, end pairs; got " + bounds.length + " numbers");
             }
             for (int i = 0; i < bounds.length; i += 2) {
                 if (bounds[i] < 0 || bounds[i + 1] < bounds[i]) {
@@ -148,7 +147,12 @@ public interface Snapshot {
         public String toString() {
             StringBuilder sb = new StringBuilder("Changes[");
             for (int i = 0; i < bounds.length; i += 2) {
-                sb.append(i == 0 ? "" : ", ").append('[').append(bounds[i]).append(", ").append(bounds[i + 1]).append(')');
+                sb.append(i == 0 ? "" : ", ")
+                        .append('[')
+                        .append(bounds[i])
+                        .append(", ")
+                        .append(bounds[i + 1])
+                        .append(')');
             }
             return sb.append(']').toString();
         }

@@ -4,9 +4,9 @@ import io.viper.tensor.Tensor;
 import java.util.List;
 
 /**
- * Tensors fetched on their own by {@link ViperConsumer#fetch} (DStore-style fine-grained access).
- * Owns the memory they live in: close it to free it; reading a tensor after that throws
- * {@link IllegalStateException}. Any thread may read; {@link #close()} is idempotent.
+ * Tensors fetched on their own by {@link ViperConsumer#fetch} (DStore-style fine-grained access). Owns the memory they
+ * live in: close it to free it; reading a tensor after that throws {@link IllegalStateException}. Any thread may read;
+ * {@link #close()} is idempotent.
  */
 public interface TensorSet extends AutoCloseable {
     long version();
@@ -25,7 +25,9 @@ public interface TensorSet extends AutoCloseable {
     /** The fetched tensors, in the order of the model's data. */
     List<Tensor> tensors();
 
-    /** The tensor called {@code name}, or throws {@link io.viper.errors.ViperNotFoundException} if it was not fetched. */
+    /**
+     * The tensor called {@code name}, or throws {@link io.viper.errors.ViperNotFoundException} if it was not fetched.
+     */
     Tensor tensor(String name);
 
     @Override

@@ -10,18 +10,17 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * The ways a model's bytes travel from a producer to a consumer, by the names the tools give them:
- * {@code viper bench transfer --paths}, {@code viper demo --transport} and the lines of
- * viper-predictor's {@code CostModel}. Each path carries its name, the URI scheme of the transport
- * that serves it (the scheme a consumer reports after a load), the {@link Tier} the consumer's path
- * selection ranks it in, and the cost line that prices it. Names are read here and nowhere else;
- * each tool's older name for a path ({@code ucx}, {@code file}, {@code cuda-ipc}, {@code cuda-pipe})
- * is accepted as an alias, so that existing flags keep working. Immutable; any thread may use it.
+ * The ways a model's bytes travel from a producer to a consumer, by the names the tools give them: {@code viper bench
+ * transfer --paths}, {@code viper demo --transport} and the lines of viper-predictor's {@code CostModel}. Each path
+ * carries its name, the URI scheme of the transport that serves it (the scheme a consumer reports after a load), the
+ * {@link Tier} the consumer's path selection ranks it in, and the cost line that prices it. Names are read here and
+ * nowhere else; each tool's older name for a path ({@code ucx}, {@code file}, {@code cuda-ipc}, {@code cuda-pipe}) is
+ * accepted as an alias, so that existing flags keep working. Immutable; any thread may use it.
  */
 public enum TransferPath {
     /**
-     * The model's bytes inside its announcement ({@code viper.producer.inline.bytes}); priced as host
-     * memory, where the bytes land.
+     * The model's bytes inside its announcement ({@code viper.producer.inline.bytes}); priced as host memory, where the
+     * bytes land.
      */
     INLINE("inline", "inline", Tier.HOST, "host"),
     /** UCX shared memory or RDMA between host memories ({@code ucx://}). */
@@ -33,8 +32,8 @@ public enum TransferPath {
     /** CUDA IPC between GPUs of one node ({@code cuda-ipc://}). */
     GPU("gpu", "cuda-ipc", Tier.GPU, "gpu", "cuda-ipc"),
     /**
-     * GPU to GPU across nodes, pipelined over TCP ({@code cuda-pipe://}); priced as TCP, the
-     * connection its bytes cross.
+     * GPU to GPU across nodes, pipelined over TCP ({@code cuda-pipe://}); priced as TCP, the connection its bytes
+     * cross.
      */
     GPU_PIPE("gpu-pipe", "cuda-pipe", Tier.GPU, "tcp", "cuda-pipe");
 
@@ -88,7 +87,9 @@ public enum TransferPath {
             return Optional.empty();
         }
         String n = name.strip().toLowerCase(Locale.ROOT);
-        return Arrays.stream(values()).filter(p -> p.displayName.equals(n) || p.aliases.contains(n)).findFirst();
+        return Arrays.stream(values())
+                .filter(p -> p.displayName.equals(n) || p.aliases.contains(n))
+                .findFirst();
     }
 
     /**
@@ -97,8 +98,9 @@ public enum TransferPath {
      * @throws ViperConfigException for any other name, naming the accepted ones
      */
     public static TransferPath parse(String name) {
-        return find(name).orElseThrow(() -> new ViperConfigException("unknown path '"
-                + (name == null ? null : name.strip()) + "' (accepted: " + names(List.of(values())) + ")"));
+        return find(name)
+                .orElseThrow(() -> new ViperConfigException("unknown path '" + (name == null ? null : name.strip())
+                        + "' (accepted: " + names(List.of(values())) + ")"));
     }
 
     /** The names {@code paths} accept, for messages: {@code inline, host (or ucx), tcp}. */

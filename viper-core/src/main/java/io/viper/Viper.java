@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The entry point: one instance per process (or per tenant), owning the notifier connection, the
- * transports and the PFS repository that its producers and consumers share.
+ * The entry point: one instance per process (or per tenant), owning the notifier connection, the transports and the PFS
+ * repository that its producers and consumers share.
  *
  * <pre>{@code
  * try (Viper viper = Viper.builder().pfsRoot(Path.of("/pfs/models")).build();
@@ -27,8 +27,8 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Thread-safe. {@link #close()} closes every producer and consumer it created, then the
- * transports and the notifier, in reverse order of opening.
+ * <p>Thread-safe. {@link #close()} closes every producer and consumer it created, then the transports and the notifier,
+ * in reverse order of opening.
  */
 public final class Viper implements AutoCloseable {
     private final ViperRuntime runtime;
@@ -54,8 +54,8 @@ public final class Viper implements AutoCloseable {
     }
 
     /**
-     * The notifier address consumers in other processes use: with {@code embedded://host:0}, the
-     * port the producer's broker bound (known once a producer exists).
+     * The notifier address consumers in other processes use: with {@code embedded://host:0}, the port the producer's
+     * broker bound (known once a producer exists).
      */
     public URI notifierUri() {
         return runtime.notifierUri();
@@ -66,10 +66,10 @@ public final class Viper implements AutoCloseable {
     }
 
     /**
-     * Checks now, without reaching the network, what producers and consumers of this instance open
-     * on first use: the notifier's address (an installed scheme, a well-formed address for it) and
-     * the PFS repository ({@code viper.pfs.root}, opened here). A long-running process (the agent)
-     * calls it at start, so that a bad setting is refused before it serves anyone.
+     * Checks now, without reaching the network, what producers and consumers of this instance open on first use: the
+     * notifier's address (an installed scheme, a well-formed address for it) and the PFS repository
+     * ({@code viper.pfs.root}, opened here). A long-running process (the agent) calls it at start, so that a bad
+     * setting is refused before it serves anyone.
      *
      * @throws io.viper.errors.ViperConfigException naming the setting and what is wrong
      */
@@ -84,17 +84,15 @@ public final class Viper implements AutoCloseable {
     }
 
     /**
-     * Builds a {@link Viper}: typed setters for the common settings, {@link #config(String, String)}
-     * for any key of {@link ViperConfig} or passthrough keys (e.g. {@code kafka.*}). Validation
-     * happens in {@link #build()}.
+     * Builds a {@link Viper}: typed setters for the common settings, {@link #config(String, String)} for any key of
+     * {@link ViperConfig} or passthrough keys (e.g. {@code kafka.*}). Validation happens in {@link #build()}.
      */
     public static final class Builder {
         private final Map<String, String> values = new LinkedHashMap<>();
         private MeterRegistry registry = Metrics.globalRegistry;
         private ReceiveAllocator receiveAllocator = ReceiveAllocator.offHeap();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** {@code embedded://host:port} (default {@code embedded://127.0.0.1:0}) or {@code kafka://host:port}. */
         public Builder notifier(String uri) {
@@ -107,7 +105,9 @@ public final class Viper implements AutoCloseable {
 
         /** Root of the PFS repository; producers flush there, consumers fall back to it. */
         public Builder pfsRoot(Path root) {
-            return config(ViperConfig.PFS_ROOT.name(), Objects.requireNonNull(root, "root").toString());
+            return config(
+                    ViperConfig.PFS_ROOT.name(),
+                    Objects.requireNonNull(root, "root").toString());
         }
 
         /** Transports producers serve on, e.g. {@code "ucx://127.0.0.1:0", "tcp://0.0.0.0:7000"}. */
@@ -162,8 +162,8 @@ public final class Viper implements AutoCloseable {
         }
 
         /**
-         * Where consumers' host receive buffers come from (default: {@link ReceiveAllocator#offHeap()}),
-         * for a process that shares the models it receives with other processes.
+         * Where consumers' host receive buffers come from (default: {@link ReceiveAllocator#offHeap()}), for a process
+         * that shares the models it receives with other processes.
          */
         public Builder receiveAllocator(ReceiveAllocator allocator) {
             this.receiveAllocator = Objects.requireNonNull(allocator, "allocator");

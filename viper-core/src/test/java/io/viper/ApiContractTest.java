@@ -14,8 +14,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.time.Duration;
-import java.util.List;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * The public API's promises as a library user meets them: listeners that fail, calls after close,
- * arguments that are null or wrong. Over the in-memory notifier and transport.
+ * The public API's promises as a library user meets them: listeners that fail, calls after close, arguments that are
+ * null or wrong. Over the in-memory notifier and transport.
  */
 class ApiContractTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -85,7 +85,9 @@ class ApiContractTest {
         try (TensorSet set = consumer.fetch(1, Set.of("t1"))) {
             assertEquals(-1, model.get(1).mismatch(set.tensor("t1").data()));
             set.close(); // and again by try-with-resources
-            assertThrows(IllegalStateException.class, () -> set.tensor("t1").data().get(ValueLayout.JAVA_BYTE, 0),
+            assertThrows(
+                    IllegalStateException.class,
+                    () -> set.tensor("t1").data().get(ValueLayout.JAVA_BYTE, 0),
                     "its memory is freed");
         }
     }
@@ -97,11 +99,16 @@ class ApiContractTest {
         ViperConsumer consumer = f.keep(v.consumer("m"));
         Map<String, String> nullValue = new HashMap<>();
         nullValue.put("note", null);
-        NullPointerException npe = assertThrows(NullPointerException.class, () -> producer.publish(SdkFixture.snapshot(model), null));
+        NullPointerException npe =
+                assertThrows(NullPointerException.class, () -> producer.publish(SdkFixture.snapshot(model), null));
         assertEquals("metadata", npe.getMessage());
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> producer.publish(SdkFixture.snapshot(model), nullValue));
+        ViperConfigException e =
+                assertThrows(ViperConfigException.class, () -> producer.publish(SdkFixture.snapshot(model), nullValue));
         assertTrue(e.getMessage().contains("key note"), e.getMessage());
-        assertEquals("snapshot", assertThrows(NullPointerException.class, () -> producer.publish((Snapshot) null, Map.of())).getMessage());
+        assertEquals(
+                "snapshot",
+                assertThrows(NullPointerException.class, () -> producer.publish((Snapshot) null, Map.of()))
+                        .getMessage());
         assertEquals(0, producer.latestVersion(), "no version was used");
         assertEquals(1, producer.publish(SdkFixture.snapshot(model), Map.of()).version());
         assertEquals(1, consumer.awaitVersion(1, WAIT));
@@ -110,18 +117,31 @@ class ApiContractTest {
 
     @Test
     void nullArgumentsAreRefusedAtTheBoundaryNamingWhat() {
-        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().notifier((URI) null)).getMessage()
-                .contains("viper.notifier"));
-        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().transports((String[]) null)).getMessage()
+        assertTrue(
+                assertThrows(ViperConfigException.class, () -> Viper.builder().notifier((URI) null))
+                        .getMessage()
+                        .contains("viper.notifier"));
+        assertTrue(assertThrows(
+                        ViperConfigException.class, () -> Viper.builder().transports((String[]) null))
+                .getMessage()
                 .contains("viper.transports"));
-        assertTrue(assertThrows(ViperConfigException.class, () -> Viper.builder().consumerPaths((String[]) null)).getMessage()
+        assertTrue(assertThrows(
+                        ViperConfigException.class, () -> Viper.builder().consumerPaths((String[]) null))
+                .getMessage()
                 .contains("viper.consumer.paths"));
-        assertTrue(assertThrows(ViperConfigException.class, () -> CheckpointPolicy.atIterations((long[]) null)).getMessage()
+        assertTrue(assertThrows(ViperConfigException.class, () -> CheckpointPolicy.atIterations((long[]) null))
+                .getMessage()
                 .contains("iterations must not be null"));
         Viper v = f.viper(new SimpleMeterRegistry());
         ViperConsumer consumer = f.keep(v.consumer("m"));
-        assertEquals("timeout", assertThrows(NullPointerException.class, () -> consumer.awaitVersion(1, null)).getMessage());
-        assertEquals("names", assertThrows(NullPointerException.class, () -> consumer.fetch(1, null)).getMessage());
+        assertEquals(
+                "timeout",
+                assertThrows(NullPointerException.class, () -> consumer.awaitVersion(1, null))
+                        .getMessage());
+        assertEquals(
+                "names",
+                assertThrows(NullPointerException.class, () -> consumer.fetch(1, null))
+                        .getMessage());
     }
 
     @Test

@@ -26,15 +26,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * Delta updates through the SDK (in-memory transport): a consumer holding a version pulls only the
- * blocks of the next one it does not hold, copies the rest from the version it serves, and still
- * checks every tensor of the assembled version before the swap; a bad block is refetched.
+ * Delta updates through the SDK (in-memory transport): a consumer holding a version pulls only the blocks of the next
+ * one it does not hold, copies the rest from the version it serves, and still checks every tensor of the assembled
+ * version before the swap; a bad block is refetched.
  */
 class DeltaUpdateTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final long MIB = 1L << 20;
     /** t0: 5 blocks of 1 MiB (the last 3 bytes), t1: one short block, t2: 2 blocks. */
     private static final long[] SIZES = {4 * MIB + 3, 100, 2 * MIB};
+
     private static final long TOTAL = 6 * MIB + 103;
     /** A byte in block 3 of t0, which holds the middle of the data section. */
     private static final long CHANGED = 3 * MIB + 10;
@@ -58,8 +59,8 @@ class DeltaUpdateTest {
     }
 
     /**
-     * Publishes v1 (random) and, once the consumer serves it and {@code meanwhile} ran, v2: v1 with
-     * one byte of t0 changed, at {@link #CHANGED}; returns when the consumer serves v2.
+     * Publishes v1 (random) and, once the consumer serves it and {@code meanwhile} ran, v2: v1 with one byte of t0
+     * changed, at {@link #CHANGED}; returns when the consumer serves v2.
      */
     private void publishTwoVersions(Consumer<ViperConsumer> meanwhile, String... config) {
         Viper v = fx.viper(registry, config);
@@ -92,7 +93,7 @@ class DeltaUpdateTest {
 
     @Test
     void aConsumerHoldingAVersionPullsOnlyTheChangedBlock() {
-        publishTwoVersions(c -> { });
+        publishTwoVersions(c -> {});
         assertEquals(TOTAL, updates.get(0).bytes(), "v1 had no base: a full pull");
         assertEquals(0, updates.get(0).reusedBytes());
         assertEquals(MIB, updates.get(1).bytes(), "v2 moved only the changed block");
@@ -104,20 +105,33 @@ class DeltaUpdateTest {
         Manifest m2 = manifests.getLast();
         assertEquals(MIB, m2.blockBytes());
         assertEquals(5, m2.tensor("t0").blocks().ids().size());
-        assertTrue(new String(ManifestCodec.encode(m2), StandardCharsets.UTF_8).startsWith("{\"format\":3,"), "blocks make a format 3 manifest");
+        assertTrue(
+                new String(ManifestCodec.encode(m2), StandardCharsets.UTF_8).startsWith("{\"format\":3,"),
+                "blocks make a format 3 manifest");
         for (int j = 0; j < 5; j++) {
-            assertEquals(j != 3, m1.tensor("t0").blocks().ids().get(j).equals(m2.tensor("t0").blocks().ids().get(j)),
+            assertEquals(
+                    j != 3,
+                    m1.tensor("t0")
+                            .blocks()
+                            .ids()
+                            .get(j)
+                            .equals(m2.tensor("t0").blocks().ids().get(j)),
                     "only block 3 of t0 has another id");
         }
     }
 
     /**
-     * With one version kept and room for two buffers, v3 is staged into v1's buffer: the producer
-     * copies and hashes only the two blocks that differ from v1, and the consumer still verifies v3.
+     * With one version kept and room for two buffers, v3 is staged into v1's buffer: the producer copies and hashes
+     * only the two blocks that differ from v1, and the consumer still verifies v3.
      */
     @Test
     void theProducerCopiesAndHashesOnlyTheBlocksThatDifferFromTheBufferItRecycles() {
-        Viper v = fx.viper(registry, "viper.producer.staging.versions", "1", "viper.producer.staging.budget.bytes", Long.toString(2 * TOTAL));
+        Viper v = fx.viper(
+                registry,
+                "viper.producer.staging.versions",
+                "1",
+                "viper.producer.staging.budget.bytes",
+                Long.toString(2 * TOTAL));
         ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
         consumer = fx.keep(v.consumer("m"));
         v1 = fx.model(1, SIZES);
@@ -138,18 +152,33 @@ class DeltaUpdateTest {
         assertEquals(TOTAL, second.copiedBytes(), "v2 had a new buffer: nothing to compare with");
         assertEquals(2 * MIB, third.copiedBytes(), "v3 differs from v1 in block 3 of t0 and block 1 of t2");
         assertEquals(TOTAL - 2 * MIB, third.unchangedBytes());
-        assertEquals((double) (3 * TOTAL - third.unchangedBytes()), registry.find("viper.producer.copied.bytes").tag("model", "m").counter().count());
-        assertEquals(TOTAL - 2 * MIB, registry.find("viper.producer.unchanged.bytes").tag("model", "m").counter().count());
+        assertEquals(
+                (double) (3 * TOTAL - third.unchangedBytes()),
+                registry.find("viper.producer.copied.bytes")
+                        .tag("model", "m")
+                        .counter()
+                        .count());
+        assertEquals(
+                TOTAL - 2 * MIB,
+                registry.find("viper.producer.unchanged.bytes")
+                        .tag("model", "m")
+                        .counter()
+                        .count());
     }
 
     /**
-     * viper.producer.block.skip.unshared: a version that shares nothing with the version in the
-     * buffer it is staged into goes without block ids and is pulled whole; once versions share
-     * blocks again they carry ids, and the consumer pulls only what changed.
+     * viper.producer.block.skip.unshared: a version that shares nothing with the version in the buffer it is staged
+     * into goes without block ids and is pulled whole; once versions share blocks again they carry ids, and the
+     * consumer pulls only what changed.
      */
     @Test
     void aVersionThatSharesNothingGoesWithoutBlockIdsAndDeltasResumeAfterIt() {
-        Viper v = fx.viper(registry, "viper.producer.staging.versions", "1", "viper.producer.staging.budget.bytes", Long.toString(2 * TOTAL));
+        Viper v = fx.viper(
+                registry,
+                "viper.producer.staging.versions",
+                "1",
+                "viper.producer.staging.budget.bytes",
+                Long.toString(2 * TOTAL));
         ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
         consumer = fx.keep(v.consumer("m"));
         consumer.onUpdate(updates::add);
@@ -177,7 +206,9 @@ class DeltaUpdateTest {
         for (int version : new int[] {3, 4}) {
             Manifest m = manifests.get(version - 1);
             assertEquals(0, m.blockBytes(), "v" + version + " carries no block ids");
-            assertTrue(new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).startsWith("{\"format\":2,"), "v" + version + ": a format 2 manifest");
+            assertTrue(
+                    new String(ManifestCodec.encode(m), StandardCharsets.UTF_8).startsWith("{\"format\":2,"),
+                    "v" + version + ": a format 2 manifest");
             assertEquals(TOTAL, handles.get(version - 1).copiedBytes());
             assertEquals(TOTAL, updates.get(version - 1).bytes(), "v" + version + " is pulled whole");
         }
@@ -190,7 +221,7 @@ class DeltaUpdateTest {
 
     @Test
     void withoutBlocksEveryUpdateIsAFullPull() {
-        publishTwoVersions(c -> { }, "viper.block.bytes", "0");
+        publishTwoVersions(c -> {}, "viper.block.bytes", "0");
         assertEquals(TOTAL, updates.getLast().bytes());
         assertEquals(0, updates.getLast().reusedBytes());
     }
@@ -198,8 +229,12 @@ class DeltaUpdateTest {
     @Test
     void aBlockCorruptedInFlightIsDetectedAndTheVersionRefetched() {
         // The next read flips the byte in the middle of the data section: inside the one block v2 pulls.
-        publishTwoVersions(c -> InMemoryTransportProvider.faults(fx.transport()).corruptReads.set(1));
-        assertEquals(MIB + TOTAL, updates.getLast().bytes(), "the corrupt block was caught and the whole version pulled again");
+        publishTwoVersions(c ->
+                InMemoryTransportProvider.faults(fx.transport()).corruptReads.set(1));
+        assertEquals(
+                MIB + TOTAL,
+                updates.getLast().bytes(),
+                "the corrupt block was caught and the whole version pulled again");
         assertEquals(0, updates.getLast().reusedBytes());
     }
 
@@ -211,25 +246,31 @@ class DeltaUpdateTest {
                 flip(MemorySegment.ofAddress(held.tensor("t2").data().address()).reinterpret(SIZES[2]), 5);
             }
         });
-        assertEquals(MIB + TOTAL, updates.getLast().bytes(), "the assembled version failed its tensor hashes and was pulled whole");
+        assertEquals(
+                MIB + TOTAL,
+                updates.getLast().bytes(),
+                "the assembled version failed its tensor hashes and was pulled whole");
     }
 
     @Test
     void fetchOfNamedTensorsCopiesTheBlocksTheServingVersionHas() {
-        publishTwoVersions(c -> { });
+        publishTwoVersions(c -> {});
         double movedBefore = counter("viper.transfer.bytes");
         double reusedBefore = counter("viper.transfer.reused.bytes");
         try (TensorSet old = consumer.fetch(1, Set.of("t0", "t1"))) {
             assertEquals(-1, v1.get(0).mismatch(old.tensor("t0").data()));
             assertEquals(-1, v1.get(1).mismatch(old.tensor("t1").data()));
         }
-        assertEquals(MIB, counter("viper.transfer.bytes") - movedBefore, "v1's t0 differs from the serving v2's in one block");
+        assertEquals(
+                MIB,
+                counter("viper.transfer.bytes") - movedBefore,
+                "v1's t0 differs from the serving v2's in one block");
         assertEquals((double) (SIZES[0] - MIB + SIZES[1]), counter("viper.transfer.reused.bytes") - reusedBefore);
     }
 
     @Test
     void fetchOfNamedTensorsCatchesABadBlockCopiedFromTheServingVersionAndPullsThemWhole() {
-        publishTwoVersions(c -> { });
+        publishTwoVersions(c -> {});
         try (ModelLease held = consumer.current()) {
             // Memory gone bad under the consumer, in t1, which v1 and the serving v2 share (copied, not pulled).
             flip(MemorySegment.ofAddress(held.tensor("t1").data().address()).reinterpret(SIZES[1]), 7);
@@ -240,7 +281,10 @@ class DeltaUpdateTest {
             assertEquals(-1, v1.get(0).mismatch(old.tensor("t0").data()));
             assertEquals(-1, v1.get(1).mismatch(old.tensor("t1").data()), "the bad copy was caught and t1 pulled");
         }
-        assertEquals((double) (MIB + SIZES[0] + SIZES[1]), counter("viper.transfer.bytes") - movedBefore, "the changed block, then both tensors whole");
+        assertEquals(
+                (double) (MIB + SIZES[0] + SIZES[1]),
+                counter("viper.transfer.bytes") - movedBefore,
+                "the changed block, then both tensors whole");
         assertEquals(0, counter("viper.transfer.reused.bytes") - reusedBefore);
     }
 }

@@ -24,9 +24,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Failures over the in-memory test doubles: a failing location is passed over for the next one, the
- * current version keeps serving while the consumer retries, and a refusal that trying again cannot
- * change stops it following the model.
+ * Failures over the in-memory test doubles: a failing location is passed over for the next one, the current version
+ * keeps serving while the consumer retries, and a refusal that trying again cannot change stops it following the model.
  */
 class FallbackSdkTest extends SdkTestBase {
     @ParameterizedTest
@@ -49,17 +48,26 @@ class FallbackSdkTest extends SdkTestBase {
         assertEquals(1, updates.getFirst().fallbacks(), "the failing location was tried first and passed over");
         assertEquals("mem://" + good, updates.getFirst().location().uri().toString());
         try (ModelLease m = consumer.current()) {
-            assertArrayEquals(params(4f).get("dense.weight"), m.tensor("dense.weight").toFloatArray());
+            assertArrayEquals(
+                    params(4f).get("dense.weight"), m.tensor("dense.weight").toFloatArray());
         }
-        assertTrue(registry.find("viper.transfer.failures").tag("reason", reason).counter().count() >= 1);
+        assertTrue(registry.find("viper.transfer.failures")
+                        .tag("reason", reason)
+                        .counter()
+                        .count()
+                >= 1);
         assertEquals(List.of(), failures, "a version that arrives is no failure");
     }
 
     @Test
     void failedTransferKeepsTheCurrentModelServingThenRetries() {
         String only = name + "-only";
-        Viper v = Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
-                .config("viper.consumer.retry.backoff.ms", "50").build();
+        Viper v = Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + only)
+                .meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "50")
+                .build();
         keep(v);
         ViperProducer producer = keep(v.producer("r", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("r"));
@@ -82,8 +90,12 @@ class FallbackSdkTest extends SdkTestBase {
     void aProducerThatRefusesTheConsumersCredentialsStopsItFollowingTheModel() throws Exception {
         // it was retried with backoff up to 30 s for ever, as if the producer might change its mind
         String only = name + "-only";
-        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
-                .config("viper.consumer.retry.backoff.ms", "20").build());
+        Viper v = keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + only)
+                .meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "20")
+                .build());
         ViperProducer producer = keep(v.producer("rf", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("rf"));
         BlockingQueue<ViperException> failures = new LinkedBlockingQueue<>();
@@ -97,17 +109,21 @@ class FallbackSdkTest extends SdkTestBase {
 
         ViperException failure = failures.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertInstanceOf(ViperConfigException.class, failure, String.valueOf(failure));
-        assertEquals("mem read of rf v2: mem://" + only + " refused this client: authentication failed", failure.getMessage());
+        assertEquals(
+                "mem read of rf v2: mem://" + only + " refused this client: authentication failed",
+                failure.getMessage());
         assertEquals(readsBefore + 1, faults.reads.get(), "refused once, not retried");
         ViperConfigException wait = assertThrows(ViperConfigException.class, () -> consumer.awaitVersion(2, WAIT));
-        assertTrue(wait.getMessage().endsWith("will not arrive (serving v1): " + failure.getMessage()), wait.getMessage());
+        assertTrue(
+                wait.getMessage().endsWith("will not arrive (serving v1): " + failure.getMessage()), wait.getMessage());
         try (ModelLease m = consumer.current()) {
             assertArrayEquals(new float[] {1f, -1f}, m.tensor("dense.bias").toFloatArray(), "v1 keeps serving");
         }
         List<ViperException> late = new ArrayList<>();
         consumer.onFailure(late::add);
         assertEquals(List.of(failure), late, "a listener registered later hears it at once");
-        ViperConfigException fetch = assertThrows(ViperConfigException.class, () -> consumer.fetch(2, Set.of("dense.bias")));
+        ViperConfigException fetch =
+                assertThrows(ViperConfigException.class, () -> consumer.fetch(2, Set.of("dense.bias")));
         assertTrue(TransportClient.refusesConsumer(fetch), fetch.getMessage());
     }
 
@@ -115,8 +131,12 @@ class FallbackSdkTest extends SdkTestBase {
     void aStrangerOnTheProducersPortIsRetriedLikeAnyFailure() {
         // not a refusal of credentials: a restarted producer may take its port back
         String only = name + "-only";
-        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
-                .config("viper.consumer.retry.backoff.ms", "20").build());
+        Viper v = keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + only)
+                .meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "20")
+                .build());
         InMemoryTransportProvider.Faults faults = InMemoryTransportProvider.faults(only);
         faults.refuseCredentials = false;
         faults.refuseReads.set(2);
@@ -131,15 +151,21 @@ class FallbackSdkTest extends SdkTestBase {
     void theRetryWarningWritesItsBackoffWithoutGroupingSeparators() {
         // "retrying in 30,000 ms": MessageFormat groups the digits of a number among a log call's parameters
         String only = name + "-only";
-        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + only).meterRegistry(registry)
-                .config("viper.consumer.retry.backoff.ms", "1500").build());
+        Viper v = keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + only)
+                .meterRegistry(registry)
+                .config("viper.consumer.retry.backoff.ms", "1500")
+                .build());
         ViperProducer producer = keep(v.producer("r", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("r"));
         InMemoryTransportProvider.faults(only).corruptReads.set(1);
         try (LogCapture log = new LogCapture("io.viper.internal")) {
             producer.publish(snapshot(1f), Map.of());
             assertEquals(1, consumer.awaitVersion(1, WAIT));
-            List<String> retries = log.formattedLines().stream().filter(l -> l.contains("not loaded")).toList();
+            List<String> retries = log.formattedLines().stream()
+                    .filter(l -> l.contains("not loaded"))
+                    .toList();
             assertEquals(1, retries.size(), log.formattedLines().toString());
             String backoff = "(7[5-9]\\d|[89]\\d\\d|1[0-4]\\d\\d|1500)"; // 750-1500 ms (jitter), not grouped
             String line = retries.getFirst();
@@ -151,12 +177,17 @@ class FallbackSdkTest extends SdkTestBase {
     void fetchWithoutAutoloadFallsBackPastACorruptLocation() throws Exception {
         String bad = name + "-bad";
         String good = name + "-good";
-        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + bad, "mem://" + good).meterRegistry(registry)
-                .config("viper.consumer.autoload", "false").build());
+        Viper v = keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + bad, "mem://" + good)
+                .meterRegistry(registry)
+                .config("viper.consumer.autoload", "false")
+                .build());
         InMemoryTransportProvider.faults(bad).corruptReads.set(1_000);
         ViperProducer producer = keep(v.producer("fb", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("fb"));
-        java.util.concurrent.CompletableFuture<io.viper.manifest.Manifest> announced = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<io.viper.manifest.Manifest> announced =
+                new java.util.concurrent.CompletableFuture<>();
         consumer.onManifest(announced::complete);
         producer.publish(snapshot(6f), Map.of());
         assertEquals(1, announced.get(20, java.util.concurrent.TimeUnit.SECONDS).version());
@@ -166,6 +197,10 @@ class FallbackSdkTest extends SdkTestBase {
             assertEquals(8, set.bytes());
         }
         assertEquals(0, consumer.version(), "without autoload nothing is loaded");
-        assertTrue(registry.find("viper.transfer.failures").tag("reason", "CORRUPT").counter().count() >= 1);
+        assertTrue(registry.find("viper.transfer.failures")
+                        .tag("reason", "CORRUPT")
+                        .counter()
+                        .count()
+                >= 1);
     }
 }

@@ -29,10 +29,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * The GPU path of the producer and consumer (staging on the GPU, GPU tier selection, receive into
- * device memory, on-device verification, fallbacks) over a fake GPU whose device memory is host
- * memory: the orchestration logic, runnable on every build. The real CUDA code is covered by the
- * gpu-tagged tests in viper-transfer-cuda.
+ * The GPU path of the producer and consumer (staging on the GPU, GPU tier selection, receive into device memory,
+ * on-device verification, fallbacks) over a fake GPU whose device memory is host memory: the orchestration logic,
+ * runnable on every build. The real CUDA code is covered by the gpu-tagged tests in viper-transfer-cuda.
  */
 class GpuPathSdkTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -62,8 +61,12 @@ class GpuPathSdkTest {
     }
 
     private Viper viper(String device, String gpuBudget) {
-        return keep(Viper.builder().notifier("mem://" + name).transports("memgpu://" + name + "-g", "mem://" + name + "-h")
-                .config("viper.consumer.device", device).config("viper.consumer.gpu.budget.bytes", gpuBudget).build());
+        return keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("memgpu://" + name + "-g", "mem://" + name + "-h")
+                .config("viper.consumer.device", device)
+                .config("viper.consumer.gpu.budget.bytes", gpuBudget)
+                .build());
     }
 
     /** A "GPU tensor": fake device memory holding {@code n} floats i * scale. */
@@ -98,13 +101,21 @@ class GpuPathSdkTest {
         DeviceBuffer w = deviceTensor(n, 0.5f);
         PublishHandle h = p.publish(snapshot(w, n, new float[] {7, 8}), Map.of());
         Manifest m = h.announced().join();
-        assertEquals(1, InMemoryGpuTransportProvider.DEVICE_EXPOSED.get(name + "-g").get(), "version staged in GPU memory");
-        assertTrue(FakeGpuProvider.pinnedBytes() >= 4L * n + 8, "the host copy's staging buffer was pinned in the background");
-        assertEquals(ParallelHash64.hash(FakeGpuProvider.at(w.devicePointer(), 4L * n)), m.tensor("w").phash64().getAsLong());
+        assertEquals(
+                1, InMemoryGpuTransportProvider.DEVICE_EXPOSED.get(name + "-g").get(), "version staged in GPU memory");
+        assertTrue(
+                FakeGpuProvider.pinnedBytes() >= 4L * n + 8,
+                "the host copy's staging buffer was pinned in the background");
+        assertEquals(
+                ParallelHash64.hash(FakeGpuProvider.at(w.devicePointer(), 4L * n)),
+                m.tensor("w").phash64().getAsLong());
         assertTrue(m.tensor("b").phash64().isPresent());
-        assertEquals(List.of("memgpu", "mem"), m.locations().stream().map(l -> l.scheme()).toList());
+        assertEquals(
+                List.of("memgpu", "mem"),
+                m.locations().stream().map(l -> l.scheme()).toList());
         assertEquals(1, c.awaitVersion(1, WAIT));
-        try (ModelLease lease = c.current(); Arena arena = Arena.ofConfined()) {
+        try (ModelLease lease = c.current();
+                Arena arena = Arena.ofConfined()) {
             DeviceBuffer got = lease.device().orElseThrow();
             float[] all = floats(FakeGpuProvider.at(got.devicePointer(), got.byteSize()));
             assertEquals(n + 2, all.length);
@@ -157,17 +168,26 @@ class GpuPathSdkTest {
             assertEquals(2f * 255, lease.tensor("w").toFloatArray()[255]);
         }
         // The consumer's GPU buffer of the corrupt copy was freed (only the producer's staging remains).
-        assertTrue(FakeGpuProvider.used() - before <= 256 * 4 + 4 + 64, "GPU memory leaked: " + (FakeGpuProvider.used() - before));
+        assertTrue(
+                FakeGpuProvider.used() - before <= 256 * 4 + 4 + 64,
+                "GPU memory leaked: " + (FakeGpuProvider.used() - before));
     }
 
     /** A viper whose versions have blocks of 4 KiB, for delta loads into GPU memory. */
     private Viper viperWithBlocks() {
-        return keep(Viper.builder().notifier("mem://" + name).transports("memgpu://" + name + "-g", "mem://" + name + "-h")
-                .config("viper.consumer.device", "gpu").config("viper.consumer.gpu.budget.bytes", "64m")
-                .config("viper.block.bytes", "4096").build());
+        return keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("memgpu://" + name + "-g", "mem://" + name + "-h")
+                .config("viper.consumer.device", "gpu")
+                .config("viper.consumer.gpu.budget.bytes", "64m")
+                .config("viper.block.bytes", "4096")
+                .build());
     }
 
-    /** Publishes v1 and v2 of a 64 KiB GPU tensor of which v2 changed one float, in block 5; returns the consumer's updates. */
+    /**
+     * Publishes v1 and v2 of a 64 KiB GPU tensor of which v2 changed one float, in block 5; returns the consumer's
+     * updates.
+     */
     private List<ModelUpdate> twoVersionsOneBlockChanged(Viper v, int corruptReads) {
         ViperProducer p = keep(v.producer("m", CheckpointPolicy.never()));
         ViperConsumer c = keep(v.consumer("m"));
@@ -210,7 +230,9 @@ class GpuPathSdkTest {
             assertEquals("memgpu", second.path(), "refetched from the same GPU location");
             assertEquals(0, second.reusedBytes());
             assertEquals(4096 + 16 * 1024 * 4 + 8, second.bytes(), "the block pulled, then the whole version");
-            assertTrue(String.join("\n", log.lines()).contains("did not verify"), log.lines().toString());
+            assertTrue(
+                    String.join("\n", log.lines()).contains("did not verify"),
+                    log.lines().toString());
         }
     }
 
@@ -225,7 +247,8 @@ class GpuPathSdkTest {
             assertTrue(lease.device().isEmpty(), "model of 260 bytes exceeds the 100-byte GPU budget");
             assertEquals(63f, lease.tensor("w").toFloatArray()[63]);
         }
-        Viper hostSide = keep(Viper.builder().notifier("mem://" + name).transports().build());
+        Viper hostSide =
+                keep(Viper.builder().notifier("mem://" + name).transports().build());
         ViperConsumer host = keep(hostSide.consumer("m"));
         assertEquals(1, host.awaitVersion(1, WAIT));
         try (ModelLease lease = host.current()) {
@@ -265,7 +288,9 @@ class GpuPathSdkTest {
         p.publish(snapshot(w, 100, new float[] {2}), Map.of()).announced().join();
         p.publish(snapshot(w, 100, new float[] {3}), Map.of()).announced().join();
         // Each buffer is pinned once; keep.versions bounds how many exist.
-        assertTrue(FakeGpuProvider.pinnedBytes() <= 4 * pinned, "pinned again per version: " + FakeGpuProvider.pinnedBytes());
+        assertTrue(
+                FakeGpuProvider.pinnedBytes() <= 4 * pinned,
+                "pinned again per version: " + FakeGpuProvider.pinnedBytes());
         p.close();
         assertEquals(0, FakeGpuProvider.pinnedBytes(), "closing the producer unpins its staging");
     }

@@ -19,14 +19,21 @@ import org.junit.jupiter.api.Test;
 class GpuWithoutDriverSdkTest {
     private static Viper viper(String name, String device) {
         InMemoryTransportProvider.resetFaults();
-        return Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a").config("viper.consumer.device", device).build();
+        return Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + name + "-a")
+                .config("viper.consumer.device", device)
+                .build();
     }
 
     @Test
     void deviceTensorsAreRefusedWithTheReasonAndNothingIsPublished() {
-        try (Viper v = viper("gpuless" + System.nanoTime(), "host"); ViperProducer p = v.producer("g", CheckpointPolicy.never())) {
-            ViperException e = assertThrows(ViperException.class,
-                    () -> p.publish(sink -> sink.addDevice("w", DType.F32, new long[] {4}, 0x7f0000000000L, 0), Map.of()));
+        try (Viper v = viper("gpuless" + System.nanoTime(), "host");
+                ViperProducer p = v.producer("g", CheckpointPolicy.never())) {
+            ViperException e = assertThrows(
+                    ViperException.class,
+                    () -> p.publish(
+                            sink -> sink.addDevice("w", DType.F32, new long[] {4}, 0x7f0000000000L, 0), Map.of()));
             assertEquals(ViperException.Reason.UNSUPPORTED, e.reason());
             assertTrue(e.getMessage().startsWith("no CUDA driver/device: "), e.getMessage());
             assertEquals(0, p.latestVersion());
@@ -37,14 +44,13 @@ class GpuWithoutDriverSdkTest {
     void defaultSinkRefusesDeviceTensors() {
         Snapshot.TensorSink sink = new Snapshot.TensorSink() {
             @Override
-            public void add(String name, DType dtype, long[] shape, MemorySegment data) {
-            }
+            public void add(String name, DType dtype, long[] shape, MemorySegment data) {}
 
             @Override
-            public void addFloats(String name, long[] shape, float[] values) {
-            }
+            public void addFloats(String name, long[] shape, float[] values) {}
         };
-        ViperException e = assertThrows(ViperException.class, () -> sink.addDevice("w", DType.F32, new long[] {1}, 1, 0));
+        ViperException e =
+                assertThrows(ViperException.class, () -> sink.addDevice("w", DType.F32, new long[] {1}, 1, 0));
         assertEquals(ViperException.Reason.UNSUPPORTED, e.reason());
         assertTrue(e.getMessage().startsWith("no CUDA driver/device: "), e.getMessage());
     }
@@ -52,7 +58,9 @@ class GpuWithoutDriverSdkTest {
     @Test
     void gpuConsumerWithoutGpuServesFromHost() {
         String name = "gpuconsumer" + System.nanoTime();
-        try (Viper v = viper(name, "gpu"); ViperProducer p = v.producer("g", CheckpointPolicy.never()); ViperConsumer c = v.consumer("g")) {
+        try (Viper v = viper(name, "gpu");
+                ViperProducer p = v.producer("g", CheckpointPolicy.never());
+                ViperConsumer c = v.consumer("g")) {
             p.publish(Snapshot.ofFloats(Map.of("w", new float[] {1, 2, 3}), Map.of()), Map.of());
             assertEquals(1, c.awaitVersion(1, Duration.ofSeconds(20)));
             try (ModelLease m = c.current()) {
@@ -64,10 +72,15 @@ class GpuWithoutDriverSdkTest {
 
     @Test
     void deviceKeyIsValidated() {
-        assertEquals(2, ViperConfig.cudaDevice(ViperConfig.of(Map.of("viper.consumer.device", "GPU:2")).get(ViperConfig.CONSUMER_DEVICE)));
+        assertEquals(
+                2,
+                ViperConfig.cudaDevice(
+                        ViperConfig.of(Map.of("viper.consumer.device", "GPU:2")).get(ViperConfig.CONSUMER_DEVICE)));
         assertEquals(-1, ViperConfig.cudaDevice(ViperConfig.of(Map.of()).get(ViperConfig.CONSUMER_DEVICE)));
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.device", "tpu")));
+        ViperConfigException e =
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.device", "tpu")));
         assertTrue(e.getMessage().contains("viper.consumer.device"), e.getMessage());
-        assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.gpu.budget.bytes", "lots")));
+        assertThrows(
+                ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.gpu.budget.bytes", "lots")));
     }
 }

@@ -28,9 +28,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * Small versions inside their announcement ({@code viper.producer.inline.bytes}): over a notifier
- * that carries bytes the consumer swaps them in without a transport read, verified as any other;
- * larger ones, a consumer that declines them, and bytes that fail verification go over the transport.
+ * Small versions inside their announcement ({@code viper.producer.inline.bytes}): over a notifier that carries bytes
+ * the consumer swaps them in without a transport read, verified as any other; larger ones, a consumer that declines
+ * them, and bytes that fail verification go over the transport.
  */
 class InlineUpdateTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -58,13 +58,14 @@ class InlineUpdateTest {
     }
 
     /** A producer and a consumer (of their own instances) on a fixture whose notifier carries bytes. */
-    private record Pair(ViperProducer producer, ViperConsumer consumer) {
-    }
+    private record Pair(ViperProducer producer, ViperConsumer consumer) {}
 
     private Pair carrying(String... consumerConfig) {
         SdkFixture f = fixture("");
         InMemoryNotifierProvider.carryData(testName, false);
-        return new Pair(f.keep(f.viper(registry).producer("m", CheckpointPolicy.never())), f.keep(f.viper(registry, consumerConfig).consumer("m")));
+        return new Pair(
+                f.keep(f.viper(registry).producer("m", CheckpointPolicy.never())),
+                f.keep(f.viper(registry, consumerConfig).consumer("m")));
     }
 
     private static Map<String, float[]> params(float base) {
@@ -104,20 +105,28 @@ class InlineUpdateTest {
             assertEquals("inline", u.path(), "v" + u.version());
             assertEquals(32, u.bytes());
         }
-        assertEquals(0, InMemoryTransportProvider.faults(f.transport()).reads.get(), "nothing was read over the transport");
-        assertEquals(64, registry.find("viper.transfer.bytes").tag("path", "inline").counter().count());
+        assertEquals(
+                0, InMemoryTransportProvider.faults(f.transport()).reads.get(), "nothing was read over the transport");
+        assertEquals(
+                64,
+                registry.find("viper.transfer.bytes")
+                        .tag("path", "inline")
+                        .counter()
+                        .count());
     }
 
     @Test
     void largerVersionsAndConsumersThatDeclineInlineBytesFetchOverTheTransport() {
         SdkFixture over = fixture("-over");
         InMemoryNotifierProvider.carryData(testName + "-over", false);
-        for (ModelUpdate u : publishTwo(over, over.viper(registry, "viper.producer.inline.bytes", "31"), over.viper(registry))) {
+        for (ModelUpdate u :
+                publishTwo(over, over.viper(registry, "viper.producer.inline.bytes", "31"), over.viper(registry))) {
             assertEquals("mem", u.path(), "32 bytes is over the producer's 31");
         }
         SdkFixture declines = fixture("-declines");
         InMemoryNotifierProvider.carryData(testName + "-declines", false);
-        for (ModelUpdate u : publishTwo(declines, declines.viper(registry), declines.viper(registry, "viper.consumer.inline", "false"))) {
+        for (ModelUpdate u : publishTwo(
+                declines, declines.viper(registry), declines.viper(registry, "viper.consumer.inline", "false"))) {
             assertEquals("mem", u.path(), "the consumer declines inline bytes");
         }
     }
@@ -139,21 +148,24 @@ class InlineUpdateTest {
         try (LogCapture log = new LogCapture("io.viper.internal.consumer.Fetcher")) {
             List<ModelUpdate> updates = publishTwo(f, f.viper(registry), f.viper(registry));
             for (ModelUpdate u : updates) {
-                assertEquals("mem", u.path(), "v" + u.version() + " came over the transport after its inline bytes failed");
+                assertEquals(
+                        "mem", u.path(), "v" + u.version() + " came over the transport after its inline bytes failed");
             }
             // The fallback loop logs the inline location's failure before it tries the next location: once for v1
             // (not again on its retry) and once for v2, both before their swaps.
             List<String> lines = log.formattedLines();
             String failed = "inline:announcement failed (the bytes its announcement carried are not usable";
-            assertEquals(2, lines.stream().filter(l -> l.contains(failed)).count(),
+            assertEquals(
+                    2,
+                    lines.stream().filter(l -> l.contains(failed)).count(),
                     "each version's bad bytes were tried once: " + lines);
         }
     }
 
     /**
-     * The in-memory notifier hands a publication over in process, as the embedded one does to its
-     * broker: a small version is announced before {@code publish} returns, and swapped in by the
-     * notifier's delivery thread, not the consumer's fetch thread.
+     * The in-memory notifier hands a publication over in process, as the embedded one does to its broker: a small
+     * version is announced before {@code publish} returns, and swapped in by the notifier's delivery thread, not the
+     * consumer's fetch thread.
      */
     @Test
     void aSmallVersionIsAnnouncedByThePublishingThreadAndSwappedInByTheNotifiers() {
@@ -176,12 +188,14 @@ class InlineUpdateTest {
         SdkFixture declines = fixture("-declines");
         InMemoryNotifierProvider.carryData(testName + "-declines", false);
         ViperProducer p2 = declines.keep(declines.viper(registry).producer("m", CheckpointPolicy.never()));
-        ViperConsumer c2 = declines.keep(declines.viper(registry, "viper.consumer.inline", "false").consumer("m"));
+        ViperConsumer c2 = declines.keep(
+                declines.viper(registry, "viper.consumer.inline", "false").consumer("m"));
         List<String> fetchThreads = new CopyOnWriteArrayList<>();
         c2.onUpdate(u -> fetchThreads.add(Thread.currentThread().getName()));
         p2.publish(snapshot(1f), Map.of());
         c2.awaitVersion(1, WAIT);
-        assertEquals(List.of("viper-consumer-m"), fetchThreads, "without inline bytes the fetch thread loads and swaps");
+        assertEquals(
+                List.of("viper-consumer-m"), fetchThreads, "without inline bytes the fetch thread loads and swaps");
     }
 
     @Test
@@ -194,14 +208,18 @@ class InlineUpdateTest {
         CompletableFuture<Void> flushed;
         try {
             assertFalse(h.announced().isDone(), "the broker has not answered yet");
-            flushed = CompletableFuture.runAsync(producer::flush, r -> Thread.ofPlatform().daemon().start(r));
-            assertThrows(TimeoutException.class, () -> flushed.get(300, TimeUnit.MILLISECONDS),
+            flushed = CompletableFuture.runAsync(
+                    producer::flush, r -> Thread.ofPlatform().daemon().start(r));
+            assertThrows(
+                    TimeoutException.class,
+                    () -> flushed.get(300, TimeUnit.MILLISECONDS),
                     "flush waits for the answer");
         } finally {
             answer.run();
         }
         flushed.get(20, TimeUnit.SECONDS);
-        assertTrue(h.announced().isDone() && !h.announced().isCompletedExceptionally(), "announced once flush returned");
+        assertTrue(
+                h.announced().isDone() && !h.announced().isCompletedExceptionally(), "announced once flush returned");
     }
 
     @Test
@@ -217,7 +235,9 @@ class InlineUpdateTest {
             PublishHandle big = producer.publish(large, Map.of());
             PublishHandle small = producer.publish(snapshot(round), Map.of());
             consumer.awaitVersion(small.version(), WAIT);
-            assertTrue(big.announced().isDone() && !big.announced().isCompletedExceptionally(), "the large version was announced");
+            assertTrue(
+                    big.announced().isDone() && !big.announced().isCompletedExceptionally(),
+                    "the large version was announced");
         }
         List<Long> expected = new ArrayList<>();
         for (long v = 1; v <= 10; v++) {
@@ -259,13 +279,21 @@ class InlineUpdateTest {
         try (ModelLease v4 = consumer.current()) {
             assertArrayEquals(params(4f).get("w"), v4.tensor("w").toFloatArray());
         }
-        assertEquals("inline", updates.getLast().path(), "the fetch thread loaded it from the bytes its announcement carried");
+        assertEquals(
+                "inline",
+                updates.getLast().path(),
+                "the fetch thread loaded it from the bytes its announcement carried");
     }
 
     @Test
     void anInlineLimitOverOneMebibyteIsRefusedInOneLine() {
-        ViperConfigException e = assertThrows(ViperConfigException.class,
-                () -> Viper.builder().notifier("mem://" + testName).config("viper.producer.inline.bytes", "2m").build());
-        assertEquals("invalid value '2m' for viper.producer.inline.bytes: must be at most 1048576 bytes", e.getMessage());
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class,
+                () -> Viper.builder()
+                        .notifier("mem://" + testName)
+                        .config("viper.producer.inline.bytes", "2m")
+                        .build());
+        assertEquals(
+                "invalid value '2m' for viper.producer.inline.bytes: must be at most 1048576 bytes", e.getMessage());
     }
 }

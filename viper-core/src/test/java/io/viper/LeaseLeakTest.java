@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * The {@link LeakDetector} names a {@link ModelLease} garbage-collected while open, with the stack
- * that took it at the paranoid level, and says nothing of leases that were closed. The test takes
- * the reports it provokes, so the after-class leak check sees none of them.
+ * The {@link LeakDetector} names a {@link ModelLease} garbage-collected while open, with the stack that took it at the
+ * paranoid level, and says nothing of leases that were closed. The test takes the reports it provokes, so the
+ * after-class leak check sees none of them.
  */
 class LeaseLeakTest {
     private SdkFixture fx;
@@ -70,11 +70,18 @@ class LeaseLeakTest {
         ViperConsumer c = serving();
         assertEquals(1, takeAndDrop(c));
         List<String> reports = reportsNaming("ModelLease on " + model + " v1");
-        String report = reports.stream().filter(r -> r.contains(model)).findFirst().orElseThrow(() -> new AssertionError(
-                "no leak report for " + model + " after 50 collections: " + reports));
-        assertTrue(report.startsWith("LEAK: ModelLease on " + model + " v1 was garbage-collected without close()"), report);
+        String report = reports.stream()
+                .filter(r -> r.contains(model))
+                .findFirst()
+                .orElseThrow(
+                        () -> new AssertionError("no leak report for " + model + " after 50 collections: " + reports));
+        assertTrue(
+                report.startsWith("LEAK: ModelLease on " + model + " v1 was garbage-collected without close()"),
+                report);
         assertTrue(report.contains("Acquired at:"), report);
-        assertTrue(report.contains("LeaseLeakTest.takeAndDrop"), "the stack names the code that took the lease: " + report);
+        assertTrue(
+                report.contains("LeaseLeakTest.takeAndDrop"),
+                "the stack names the code that took the lease: " + report);
         assertEquals(1, c.version(), "nothing was released: the consumer still serves");
     }
 
@@ -84,8 +91,12 @@ class LeaseLeakTest {
         ViperConsumer c = serving();
         takeAndDrop(c);
         List<String> reports = reportsNaming(model);
-        assertTrue(reports.stream().anyMatch(r -> r.contains(model) && r.contains("-Dviper.leakDetection.level=paranoid")
-                && !r.contains("Acquired at:")), reports.toString());
+        assertTrue(
+                reports.stream()
+                        .anyMatch(r -> r.contains(model)
+                                && r.contains("-Dviper.leakDetection.level=paranoid")
+                                && !r.contains("Acquired at:")),
+                reports.toString());
     }
 
     @Test

@@ -18,8 +18,11 @@ import org.junit.jupiter.api.Test;
 class LeaseSdkTest extends SdkTestBase {
     @Test
     void aRetiredVersionIsWithdrawnOnlyAfterItsLastReadLeaseCloses() throws Exception {
-        Viper v = keep(Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a")
-                .config("viper.producer.staging.versions", "1").build());
+        Viper v = keep(Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + name + "-a")
+                .config("viper.producer.staging.versions", "1")
+                .build());
         ViperProducer producer = keep(v.producer("w", CheckpointPolicy.never()));
         producer.publish(snapshot(1f), Map.of()).announced().get();
         ReadLease reading = InMemoryTransportProvider.lease(name + "-a", "w", 1);
@@ -29,20 +32,30 @@ class LeaseSdkTest extends SdkTestBase {
         producer.flush();
         assertNull(InMemoryTransportProvider.lease(name + "-a", "w", 1), "a retired version takes no new lease");
         Thread.sleep(200);
-        assertFalse(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"), "not withdrawn while a read holds its lease");
-        assertTrue(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/2"), "a retired version without leases is withdrawn");
+        assertFalse(
+                InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"),
+                "not withdrawn while a read holds its lease");
+        assertTrue(
+                InMemoryTransportProvider.withdrawn(name + "-a").contains("w/2"),
+                "a retired version without leases is withdrawn");
         reading.close();
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1") && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertTrue(InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"), "withdrawn once the last lease closed");
+        assertTrue(
+                InMemoryTransportProvider.withdrawn(name + "-a").contains("w/1"),
+                "withdrawn once the last lease closed");
     }
 
     @Test
     void leasesKeepTheirModelIntactWhileNewerVersionsArrive() throws Exception {
-        Viper v = Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a").meterRegistry(registry)
-                .config("viper.consumer.buffer.wait.ms", "30000").build();
+        Viper v = Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + name + "-a")
+                .meterRegistry(registry)
+                .config("viper.consumer.buffer.wait.ms", "30000")
+                .build();
         keep(v);
         ViperProducer producer = keep(v.producer("l", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("l"));
@@ -55,7 +68,8 @@ class LeaseSdkTest extends SdkTestBase {
         producer.publish(snapshot(3f), Map.of());
         Thread.sleep(500);
         assertEquals(2, consumer.version(), "v3 waits for the lease on v1's buffer");
-        assertArrayEquals(new float[] {1f, -1f}, held.tensor("dense.bias").toFloatArray(), "the held model is untouched");
+        assertArrayEquals(
+                new float[] {1f, -1f}, held.tensor("dense.bias").toFloatArray(), "the held model is untouched");
         held.close();
         assertEquals(3, consumer.awaitVersion(3, WAIT));
         try (ModelLease m = consumer.current()) {
@@ -74,9 +88,13 @@ class LeaseSdkTest extends SdkTestBase {
         ModelLease held = consumer.current();
         try (LogCapture log = new LogCapture("io.viper.internal")) {
             consumer.close();
-            assertTrue(log.lines().stream().anyMatch(l -> l.contains("consumer cl closed while v1 is still leased (1 open lease)")), log.lines().toString());
+            assertTrue(
+                    log.lines().stream()
+                            .anyMatch(l -> l.contains("consumer cl closed while v1 is still leased (1 open lease)")),
+                    log.lines().toString());
         }
-        assertArrayEquals(new float[] {1f, -1f}, held.tensor("dense.bias").toFloatArray(), "a lease outlives the consumer");
+        assertArrayEquals(
+                new float[] {1f, -1f}, held.tensor("dense.bias").toFloatArray(), "a lease outlives the consumer");
         io.viper.tensor.Tensor bias = held.tensor("dense.bias");
         held.close();
         assertThrows(IllegalStateException.class, () -> bias.getDouble(0), "the buffer is freed with the last lease");
@@ -95,6 +113,7 @@ class LeaseSdkTest extends SdkTestBase {
         }
         producer.publish(snapshot(2f), Map.of());
         consumer.awaitVersion(2, WAIT);
-        assertThrows(IllegalStateException.class, () -> stale.getDouble(0), "memory of a released version is not readable");
+        assertThrows(
+                IllegalStateException.class, () -> stale.getDouble(0), "memory of a released version is not readable");
     }
 }

@@ -1,9 +1,9 @@
 package io.viper;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static io.viper.testing.SdkFixture.assertServes;
 import static io.viper.testing.SdkFixture.snapshot;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.hash.HashAlgorithm;
@@ -25,13 +25,16 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The integrity guarantee under pipelining: the producer hashes a model in pieces while it copies
- * it, the consumer verifies pieces as they land (out of order, over the in-memory transport), and
- * still nothing is swapped in before every byte is verified.
+ * The integrity guarantee under pipelining: the producer hashes a model in pieces while it copies it, the consumer
+ * verifies pieces as they land (out of order, over the in-memory transport), and still nothing is swapped in before
+ * every byte is verified.
  */
 class PipelinedIntegrityTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
-    /** Tensor sizes that straddle the hashing pieces and the transport's pieces: several pieces, an odd tail, a tiny one. */
+    /**
+     * Tensor sizes that straddle the hashing pieces and the transport's pieces: several pieces, an odd tail, a tiny
+     * one.
+     */
     private static final long[] SIZES = {9L * (1 << 20) + 3, 100, 5L * (1 << 20)};
 
     private SdkFixture fx;
@@ -74,7 +77,9 @@ class PipelinedIntegrityTest {
             assertServes(consumer, version, m);
         }
         Manifest last = manifests.getLast();
-        assertTrue(last.tensors().stream().allMatch(t -> t.hash().algorithm() == algorithm), "every tensor carries " + algorithm);
+        assertTrue(
+                last.tensors().stream().allMatch(t -> t.hash().algorithm() == algorithm),
+                "every tensor carries " + algorithm);
         String json = new String(ManifestCodec.encode(last), StandardCharsets.UTF_8);
         assertTrue(json.startsWith(algorithm == HashAlgorithm.CRC32C ? "{\"format\":2," : "{\"format\":1,"), json);
     }

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * Two models on one {@link Viper} instance share its host memory budget
- * ({@code viper.memory.host.budget.bytes}): each model's own budget would take both, the instance's
- * takes one. The second waits for the first to give its staging back, or is refused naming who holds it.
+ * Two models on one {@link Viper} instance share its host memory budget ({@code viper.memory.host.budget.bytes}): each
+ * model's own budget would take both, the instance's takes one. The second waits for the first to give its staging
+ * back, or is refused naming who holds it.
  */
 class SharedMemoryBudgetTest {
     private static final long MIB = 1 << 20;
@@ -40,13 +40,22 @@ class SharedMemoryBudgetTest {
     }
 
     /**
-     * An instance of 3 MiB in all, each producer allowed 4 MiB, one staged version kept, waiting
-     * {@code waitMs} for staging.
+     * An instance of 3 MiB in all, each producer allowed 4 MiB, one staged version kept, waiting {@code waitMs} for
+     * staging.
      */
     private Viper viper(long waitMs) {
-        return fx.viper(new SimpleMeterRegistry(), "viper.memory.host.budget.bytes", "3m", "viper.producer.staging.budget.bytes", "4m",
-                "viper.producer.staging.versions", "1", "viper.producer.staging.wait.ms", Long.toString(waitMs),
-                "viper.producer.inline.bytes", "0");
+        return fx.viper(
+                new SimpleMeterRegistry(),
+                "viper.memory.host.budget.bytes",
+                "3m",
+                "viper.producer.staging.budget.bytes",
+                "4m",
+                "viper.producer.staging.versions",
+                "1",
+                "viper.producer.staging.wait.ms",
+                Long.toString(waitMs),
+                "viper.producer.inline.bytes",
+                "0");
     }
 
     @Test
@@ -57,12 +66,18 @@ class SharedMemoryBudgetTest {
         ViperProducer b = fx.keep(viper.producer("b", CheckpointPolicy.every(1)));
         a.publish(SdkFixture.snapshot(twoMib), Map.of()).announced().join();
         long t0 = System.nanoTime();
-        ViperMemoryException e = assertThrows(ViperMemoryException.class, () -> b.publish(SdkFixture.snapshot(twoMib), Map.of()));
-        assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(200), "it waited viper.producer.staging.wait.ms first");
+        ViperMemoryException e =
+                assertThrows(ViperMemoryException.class, () -> b.publish(SdkFixture.snapshot(twoMib), Map.of()));
+        assertTrue(
+                System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(200),
+                "it waited viper.producer.staging.wait.ms first");
         String m = e.getMessage();
         assertTrue(m.startsWith("producer b asked for 2.0 MiB"), m);
         assertTrue(m.contains("staging for v1, after waiting 200 ms"), m);
-        assertTrue(m.contains("host memory of this Viper instance (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes))"), m);
+        assertTrue(
+                m.contains(
+                        "host memory of this Viper instance (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes))"),
+                m);
         assertTrue(m.contains("held: producer a: 2.0 MiB"), m);
         assertTrue(m.contains("[staged a v1 ("), m);
         assertEquals(2 * MIB, e.requestedBytes(), "the staging buffer for b's data");
@@ -75,7 +90,8 @@ class SharedMemoryBudgetTest {
         ViperProducer a = viper.producer("a", CheckpointPolicy.every(1));
         ViperProducer b = fx.keep(viper.producer("b", CheckpointPolicy.every(1)));
         a.publish(SdkFixture.snapshot(twoMib), Map.of()).announced().join();
-        CompletableFuture<PublishHandle> second = CompletableFuture.supplyAsync(() -> b.publish(SdkFixture.snapshot(twoMib), Map.of()));
+        CompletableFuture<PublishHandle> second =
+                CompletableFuture.supplyAsync(() -> b.publish(SdkFixture.snapshot(twoMib), Map.of()));
         Thread.sleep(300);
         assertFalse(second.isDone(), "b waits while a holds the instance's budget");
         a.close();
@@ -100,7 +116,9 @@ class SharedMemoryBudgetTest {
         ViperConsumer a = consumers.consumer("a");
         a.awaitVersion(1, Duration.ofSeconds(20));
         ViperConsumer b = fx.keep(consumers.consumer("b"));
-        assertThrows(ViperTimeoutException.class, () -> b.awaitVersion(1, Duration.ofMillis(500)),
+        assertThrows(
+                ViperTimeoutException.class,
+                () -> b.awaitVersion(1, Duration.ofMillis(500)),
                 "a's receive buffer holds 2 of the instance's 3 MiB");
         a.close();
         b.awaitVersion(1, Duration.ofSeconds(20));

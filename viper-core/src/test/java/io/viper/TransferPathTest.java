@@ -46,8 +46,10 @@ class TransferPathTest {
     @Test
     void anUnknownNameIsRefusedWithTheAcceptedOnes() {
         ViperConfigException e = assertThrows(ViperConfigException.class, () -> TransferPath.parse("carrier-pigeon"));
-        assertEquals("unknown path 'carrier-pigeon' (accepted: inline, host (or ucx), tcp, pfs (or file),"
-                + " gpu (or cuda-ipc), gpu-pipe (or cuda-pipe))", e.getMessage());
+        assertEquals(
+                "unknown path 'carrier-pigeon' (accepted: inline, host (or ucx), tcp, pfs (or file),"
+                        + " gpu (or cuda-ipc), gpu-pipe (or cuda-pipe))",
+                e.getMessage());
         assertThrows(ViperConfigException.class, () -> TransferPath.parse(""));
         assertThrows(ViperConfigException.class, () -> TransferPath.parse(null));
         // pfs-poll is the bench's polling baseline over pfs, not a path of its own

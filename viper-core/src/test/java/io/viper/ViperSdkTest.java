@@ -22,16 +22,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Producer/consumer orchestration over the in-memory transport and notifier test doubles: publishing,
- * stepping, fetching, and the configuration refused. Leases: {@link LeaseSdkTest}; failures and
- * fallbacks: {@link FallbackSdkTest}.
+ * Producer/consumer orchestration over the in-memory transport and notifier test doubles: publishing, stepping,
+ * fetching, and the configuration refused. Leases: {@link LeaseSdkTest}; failures and fallbacks:
+ * {@link FallbackSdkTest}.
  */
 class ViperSdkTest extends SdkTestBase {
     @Test
@@ -45,7 +43,8 @@ class ViperSdkTest extends SdkTestBase {
         assertEquals(1, h.version());
         assertEquals(1, consumer.awaitVersion(1, WAIT));
         try (ModelLease m = consumer.current()) {
-            assertArrayEquals(params(1f).get("dense.weight"), m.tensor("dense.weight").toFloatArray());
+            assertArrayEquals(
+                    params(1f).get("dense.weight"), m.tensor("dense.weight").toFloatArray());
             assertArrayEquals(new long[] {2, 3}, m.tensor("dense.weight").shape());
             assertArrayEquals(new float[] {1f, -1f}, m.tensor("dense.bias").toFloatArray());
             assertEquals("first", m.manifest().metadata().get("note"));
@@ -103,8 +102,11 @@ class ViperSdkTest extends SdkTestBase {
         consumer.awaitVersion(2, WAIT);
         // A stale announcement of version 1 arrives late: ignored.
         var first = second.replaceLocations(second.locations());
-        InMemoryNotifierProvider.injectRaw(name, "fw", ManifestCodec.encode(new io.viper.manifest.Manifest("fw", 1, "old", 0,
-                first.metadata(), first.tensors(), first.locations())));
+        InMemoryNotifierProvider.injectRaw(
+                name,
+                "fw",
+                ManifestCodec.encode(new io.viper.manifest.Manifest(
+                        "fw", 1, "old", 0, first.metadata(), first.tensors(), first.locations())));
         Thread.sleep(300);
         assertEquals(2, consumer.version());
         try (ModelLease m = consumer.current()) {
@@ -114,8 +116,11 @@ class ViperSdkTest extends SdkTestBase {
 
     @Test
     void aRestartedProducerNumbersAfterTheVersionsTheNotifierAnnounced() throws Exception {
-        try (Viper first = Viper.builder().notifier("mem://" + name).transports("mem://" + name + "-a").build();
-             ViperProducer p = first.producer("restart", CheckpointPolicy.never())) {
+        try (Viper first = Viper.builder()
+                        .notifier("mem://" + name)
+                        .transports("mem://" + name + "-a")
+                        .build();
+                ViperProducer p = first.producer("restart", CheckpointPolicy.never())) {
             p.publish(snapshot(1f), Map.of()).announced().get();
             assertEquals(2, p.publish(snapshot(2f), Map.of()).announced().get().version());
         }
@@ -124,7 +129,6 @@ class ViperSdkTest extends SdkTestBase {
         assertEquals(2, restarted.latestVersion(), "continues after v2, which consumers may hold");
         assertEquals(3, restarted.publish(snapshot(3f), Map.of()).version());
     }
-
 
     @Test
     void fetchPullsOnlyTheNamedTensors() {
@@ -139,12 +143,12 @@ class ViperSdkTest extends SdkTestBase {
             assertThrows(ViperNotFoundException.class, () -> set.tensor("dense.weight"));
         }
         // unknown tensor and unknown version: NOT_FOUND, as ViperConsumer.fetch promises
-        ViperNotFoundException missing = assertThrows(ViperNotFoundException.class, () -> consumer.fetch(1, Set.of("missing")));
+        ViperNotFoundException missing =
+                assertThrows(ViperNotFoundException.class, () -> consumer.fetch(1, Set.of("missing")));
         assertTrue(missing.getMessage().contains("missing"), missing.getMessage());
         assertFalse(missing.isRetriable());
         assertThrows(ViperNotFoundException.class, () -> consumer.fetch(99, Set.of("dense.bias")));
     }
-
 
     @Test
     void segmentsAndFloatArraysBothWork() {
@@ -156,10 +160,12 @@ class ViperSdkTest extends SdkTestBase {
             for (int i = 0; i < 4; i++) {
                 ints.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, i * 7);
             }
-            producer.publish(sink -> {
-                sink.add("ids", DType.I32, new long[] {4}, ints);
-                sink.addFloats("scale", new long[] {}, new float[] {0.5f});
-            }, Map.of());
+            producer.publish(
+                    sink -> {
+                        sink.add("ids", DType.I32, new long[] {4}, ints);
+                        sink.addFloats("scale", new long[] {}, new float[] {0.5f});
+                    },
+                    Map.of());
         }
         consumer.awaitVersion(1, WAIT);
         try (ModelLease m = consumer.current()) {
@@ -172,15 +178,26 @@ class ViperSdkTest extends SdkTestBase {
     void badSnapshotsAreRefusedWithoutPublishing() {
         Viper v = viper();
         ViperProducer producer = keep(v.producer("bad", CheckpointPolicy.never()));
-        assertThrows(ViperConfigException.class, () -> producer.publish(sink -> {
-            sink.addFloats("w", new long[] {2}, new float[] {1});
-        }, Map.of()));
-        assertThrows(ViperConfigException.class, () -> producer.publish(sink -> {
-            sink.addFloats("w", new long[] {1}, new float[] {1});
-            sink.addFloats("w", new long[] {1}, new float[] {1});
-        }, Map.of()));
+        assertThrows(
+                ViperConfigException.class,
+                () -> producer.publish(
+                        sink -> {
+                            sink.addFloats("w", new long[] {2}, new float[] {1});
+                        },
+                        Map.of()));
+        assertThrows(
+                ViperConfigException.class,
+                () -> producer.publish(
+                        sink -> {
+                            sink.addFloats("w", new long[] {1}, new float[] {1});
+                            sink.addFloats("w", new long[] {1}, new float[] {1});
+                        },
+                        Map.of()));
         assertEquals(0, producer.latestVersion());
-        assertThrows(ViperConfigException.class, () -> v.producer("bad", CheckpointPolicy.never()), "one producer per model");
+        assertThrows(
+                ViperConfigException.class,
+                () -> v.producer("bad", CheckpointPolicy.never()),
+                "one producer per model");
         assertThrows(ViperConfigException.class, () -> v.producer("no/slash", CheckpointPolicy.never()));
     }
 
@@ -192,15 +209,26 @@ class ViperSdkTest extends SdkTestBase {
         assertEquals(0, consumer.version());
         assertEquals(Optional.empty(), consumer.currentIfAny());
         assertThrows(ViperException.class, consumer::current);
-        assertThrows(io.viper.errors.RetriableViperException.class, () -> consumer.awaitVersion(1, Duration.ofMillis(100)));
+        assertThrows(
+                io.viper.errors.RetriableViperException.class, () -> consumer.awaitVersion(1, Duration.ofMillis(100)));
     }
 
     @Test
     void configurationIsValidated() {
-        assertThrows(ViperConfigException.class, () -> Viper.builder().config("viper.no.such.key", "1").build());
-        assertThrows(ViperConfigException.class, () -> Viper.builder().config("viper.consumer.host.budget.bytes", "lots").build());
-        assertThrows(ViperConfigException.class, () -> Viper.builder().config("viper.pfs.retention", "0").build());
-        assertThrows(ViperConfigException.class, () -> Viper.builder().notifier("no scheme").build());
+        assertThrows(
+                ViperConfigException.class,
+                () -> Viper.builder().config("viper.no.such.key", "1").build());
+        assertThrows(
+                ViperConfigException.class,
+                () -> Viper.builder()
+                        .config("viper.consumer.host.budget.bytes", "lots")
+                        .build());
+        assertThrows(
+                ViperConfigException.class,
+                () -> Viper.builder().config("viper.pfs.retention", "0").build());
+        assertThrows(
+                ViperConfigException.class,
+                () -> Viper.builder().notifier("no scheme").build());
         assertEquals(3L << 30, ConfigValues.parseSize("3g"));
         assertEquals(512L << 20, ConfigValues.parseSize("512MiB"));
         assertEquals(1536L << 20, ConfigValues.parseSize("1.5g"));
@@ -211,27 +239,43 @@ class ViperSdkTest extends SdkTestBase {
 
     @Test
     void unknownAndForeignKeysAreRefusedInOneLineNamingTheNearestKnownKey() {
-        assertEquals("unknown configuration key viper.consumer.autolaod (did you mean viper.consumer.autoload?)",
-                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.autolaod", "true"))).getMessage());
-        assertEquals("empty configuration key (with value 'x')",
-                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("", "x"))).getMessage());
-        assertEquals("configuration key 'foo.bar' is neither a viper.* key nor a passthrough kafka.<setting> key",
-                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("foo.bar", "1"))).getMessage());
+        assertEquals(
+                "unknown configuration key viper.consumer.autolaod (did you mean viper.consumer.autoload?)",
+                assertThrows(
+                                ViperConfigException.class,
+                                () -> ViperConfig.of(Map.of("viper.consumer.autolaod", "true")))
+                        .getMessage());
+        assertEquals(
+                "empty configuration key (with value 'x')",
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("", "x")))
+                        .getMessage());
+        assertEquals(
+                "configuration key 'foo.bar' is neither a viper.* key nor a passthrough kafka.<setting> key",
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("foo.bar", "1")))
+                        .getMessage());
         assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("kafka.", "1")));
     }
 
     @Test
     void consumerPathsNameInstalledTransportsOnly() {
-        assertEquals(List.of("mem"), ViperConfig.of(Map.of("viper.consumer.paths", "MEM")).get(ViperConfig.CONSUMER_PATHS));
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.paths", "mem,bogus")));
-        assertTrue(e.getMessage().startsWith("invalid value 'mem,bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: "),
+        assertEquals(
+                List.of("mem"),
+                ViperConfig.of(Map.of("viper.consumer.paths", "MEM")).get(ViperConfig.CONSUMER_PATHS));
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.paths", "mem,bogus")));
+        assertTrue(
+                e.getMessage()
+                        .startsWith(
+                                "invalid value 'mem,bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: "),
                 e.getMessage());
     }
 
     @Test
     void aProducerWithNoTransportAndNoPfsIsRefused() {
         Viper v = keep(Viper.builder().notifier("mem://" + name).transports().build());
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> v.producer("m", CheckpointPolicy.never()));
-        assertTrue(e.getMessage().startsWith("viper.transports is empty and viper.pfs.root is not set"), e.getMessage());
+        ViperConfigException e =
+                assertThrows(ViperConfigException.class, () -> v.producer("m", CheckpointPolicy.never()));
+        assertTrue(
+                e.getMessage().startsWith("viper.transports is empty and viper.pfs.root is not set"), e.getMessage());
     }
 }

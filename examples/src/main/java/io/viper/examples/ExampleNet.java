@@ -7,16 +7,15 @@ import java.util.SequencedMap;
 import java.util.SplittableRandom;
 
 /**
- * The examples' model: a 64 -> 32 ReLU -> 10 network trained by plain SGD on synthetic 8x8 "digits"
- * (ten fixed random images, each sample one of them plus noise). Its four tensors carry the names
- * and shapes of the demo's network and of {@code examples/python/train_publish.py}
- * ({@code dense1.weight} [32, 64], {@code dense1.bias}, {@code dense2.weight} [10, 32],
- * {@code dense2.bias}), so {@link #predict} serves either. Kept small on purpose: the examples show
- * Viper's wiring, not a workload (the demo's is {@code io.viper.demo.digits}).
+ * The examples' model: a 64 -> 32 ReLU -> 10 network trained by plain SGD on synthetic 8x8 "digits" (ten fixed random
+ * images, each sample one of them plus noise). Its four tensors carry the names and shapes of the demo's network and of
+ * {@code examples/python/train_publish.py} ({@code dense1.weight} [32, 64], {@code dense1.bias}, {@code dense2.weight}
+ * [10, 32], {@code dense2.bias}), so {@link #predict} serves either. Kept small on purpose: the examples show Viper's
+ * wiring, not a workload (the demo's is {@code io.viper.demo.digits}).
  *
- * <p>Not thread-safe: one thread calls {@link #step}, {@link #parameters} and {@link #request}; the
- * arrays {@link #parameters} returns are the live weights, which the next {@code step} changes.
- * {@link #predict} is static, keeps no state and only reads the arrays it is given.
+ * <p>Not thread-safe: one thread calls {@link #step}, {@link #parameters} and {@link #request}; the arrays
+ * {@link #parameters} returns are the live weights, which the next {@code step} changes. {@link #predict} is static,
+ * keeps no state and only reads the arrays it is given.
  */
 public final class ExampleNet {
     static final int IN = 64;
@@ -130,12 +129,15 @@ public final class ExampleNet {
     }
 
     /**
-     * The digit a network with these tensors (names as in {@link #SHAPES}, any hidden width) gives
-     * {@code x}. Reads the arrays only.
+     * The digit a network with these tensors (names as in {@link #SHAPES}, any hidden width) gives {@code x}. Reads the
+     * arrays only.
      */
     public static int predict(Map<String, float[]> params, float[] x) {
         float[] b1 = params.get("dense1.bias");
-        float[] z = logits(params.get("dense2.weight"), params.get("dense2.bias"), b1.length,
+        float[] z = logits(
+                params.get("dense2.weight"),
+                params.get("dense2.bias"),
+                b1.length,
                 hidden(params.get("dense1.weight"), b1, b1.length, x));
         int best = 0;
         for (int o = 1; o < z.length; o++) {

@@ -46,8 +46,15 @@ class ExampleNetTest {
         w1[ExampleNet.IN] = 1;
         float[] w2 = new float[ExampleNet.OUT * 2];
         w2[7 * 2 + 1] = 1;
-        Map<String, float[]> params = Map.of("dense1.weight", w1, "dense1.bias", new float[2],
-                "dense2.weight", w2, "dense2.bias", new float[ExampleNet.OUT]);
+        Map<String, float[]> params = Map.of(
+                "dense1.weight",
+                w1,
+                "dense1.bias",
+                new float[2],
+                "dense2.weight",
+                w2,
+                "dense2.bias",
+                new float[ExampleNet.OUT]);
         float[] x = new float[ExampleNet.IN];
         x[0] = 1;
         assertEquals(7, ExampleNet.predict(params, x));
@@ -58,9 +65,12 @@ class ExampleNetTest {
     @Test
     void tensorsHaveTheDemoNetworksNamesAndShapes() {
         ExampleNet net = new ExampleNet(1);
-        assertEquals(List.of("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias"),
+        assertEquals(
+                List.of("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias"),
                 List.copyOf(net.parameters().keySet()));
-        assertEquals(List.copyOf(ExampleNet.SHAPES.keySet()), List.copyOf(net.parameters().keySet()));
+        assertEquals(
+                List.copyOf(ExampleNet.SHAPES.keySet()),
+                List.copyOf(net.parameters().keySet()));
         for (Map.Entry<String, float[]> e : net.parameters().entrySet()) {
             long elements = 1;
             for (long d : ExampleNet.SHAPES.get(e.getKey())) {

@@ -18,10 +18,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Runs docs/java.md's {@link ProducerExample} and {@link ConsumerExample} against each other (one JVM,
- * two threads, connected only through Viper's embedded notifier and tcp:// transport) and checks that
- * the consumer received the last version and answered requests. The example's model is small: its
- * versions travel inside their announcements (path inline).
+ * Runs docs/java.md's {@link ProducerExample} and {@link ConsumerExample} against each other (one JVM, two threads,
+ * connected only through Viper's embedded notifier and tcp:// transport) and checks that the consumer received the last
+ * version and answered requests. The example's model is small: its versions travel inside their announcements (path
+ * inline).
  */
 class ExamplesTest {
     @Test
@@ -52,7 +52,8 @@ class ExamplesTest {
         String out = captured.toString(StandardCharsets.UTF_8);
         original.print(out);
         assertTrue(out.contains("producer: notifier embedded://127.0.0.1:" + port), out);
-        Matcher last = Pattern.compile("producer: published 20 versions, the last v([0-9]+)").matcher(out);
+        Matcher last = Pattern.compile("producer: published 20 versions, the last v([0-9]+)")
+                .matcher(out);
         assertTrue(last.find(), out);
         String v = last.group(1);
         assertTrue(out.matches("(?s).*consumer: answered [1-9][0-9]* requests, now serving v" + v + "\\R.*"), out);

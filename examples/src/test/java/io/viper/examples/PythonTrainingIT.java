@@ -32,13 +32,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Where training really happens: {@code examples/python/train_publish.py} trains a PyTorch network
- * and publishes through a {@code viper agent} process; a Java consumer ({@code viper consume}), the
- * {@link ConsumerExample} of docs/java.md and a Python consumer ({@code examples/python/consume.py}, through
- * a second agent) follow it, each in its own process. Every version reaches the Java and the Python
- * consumer with the bytes the trainer's state_dict held (SHA-256 per tensor); the trainer waits for
- * both after each version, so that none is skipped. ConsumerExample answers requests with the
- * torch-trained weights.
+ * Where training really happens: {@code examples/python/train_publish.py} trains a PyTorch network and publishes
+ * through a {@code viper agent} process; a Java consumer ({@code viper consume}), the {@link ConsumerExample} of
+ * docs/java.md and a Python consumer ({@code examples/python/consume.py}, through a second agent) follow it, each in
+ * its own process. Every version reaches the Java and the Python consumer with the bytes the trainer's state_dict held
+ * (SHA-256 per tensor); the trainer waits for both after each version, so that none is skipped. ConsumerExample answers
+ * requests with the torch-trained weights.
  */
 class PythonTrainingIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -46,6 +45,7 @@ class PythonTrainingIT {
 
     @TempDir
     Path dir;
+
     private final List<Process> processes = new ArrayList<>();
     private final List<Path> shmDirs = new ArrayList<>();
 
@@ -66,15 +66,15 @@ class PythonTrainingIT {
     }
 
     /** A process of the test, its stdout lines queued as they come (stderr goes to {@code <name>.err}). */
-    private record Running(String name, Process process, BlockingQueue<String> lines) {
-    }
+    private record Running(String name, Process process, BlockingQueue<String> lines) {}
 
     private Running start(String name, ProcessBuilder pb) throws IOException {
         Process p = pb.redirectError(dir.resolve(name + ".err").toFile()).start();
         processes.add(p);
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         Thread.ofVirtual().start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String l = r.readLine(); l != null; l = r.readLine()) {
                     lines.add(l);
                 }
@@ -91,8 +91,9 @@ class PythonTrainingIT {
         while (true) {
             String l = r.lines().poll(120, TimeUnit.SECONDS);
             if (l == null || l.equals("<exit>")) {
-                throw new AssertionError(r.name() + " printed no line starting with " + prefix + " (" + (l == null ? "timeout" : "exited")
-                        + "); stderr:\n" + Files.readString(dir.resolve(r.name() + ".err")));
+                throw new AssertionError(r.name() + " printed no line starting with " + prefix + " ("
+                        + (l == null ? "timeout" : "exited") + "); stderr:\n"
+                        + Files.readString(dir.resolve(r.name() + ".err")));
             }
             if (l.startsWith(prefix)) {
                 return l;
@@ -103,17 +104,30 @@ class PythonTrainingIT {
     private Running agent(String name, String notifier) throws Exception {
         Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "viper-it-");
         shmDirs.add(shm);
-        Running agent = start(name, viper("agent", "--socket", dir.resolve(name + ".sock").toString(),
-                "--notifier", notifier, "--shm-dir", shm.toString()));
+        Running agent = start(
+                name,
+                viper(
+                        "agent",
+                        "--socket",
+                        dir.resolve(name + ".sock").toString(),
+                        "--notifier",
+                        notifier,
+                        "--shm-dir",
+                        shm.toString()));
         await(agent, "viper agent listening on");
         return agent;
     }
 
     private ProcessBuilder python(String python, String script, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(python, PythonRuntime.repository().resolve("examples/python/" + script).toString()));
+        List<String> cmd = new ArrayList<>(List.of(
+                python,
+                PythonRuntime.repository().resolve("examples/python/" + script).toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
-        pb.environment().put("PYTHONPATH", PythonRuntime.repository().resolve("clients/python").toString());
+        pb.environment()
+                .put(
+                        "PYTHONPATH",
+                        PythonRuntime.repository().resolve("clients/python").toString());
         pb.environment().put("PYTHONDONTWRITEBYTECODE", "1");
         return pb;
     }
@@ -129,23 +143,47 @@ class PythonTrainingIT {
         agent("producer-agent", notifier);
         agent("consumer-agent", notifier);
         Path out = dir.resolve("java");
-        Running java = start("consume", viper("consume", "--model", "digits", "--notifier", notifier,
-                "--out", out.toString()));
+        Running java = start(
+                "consume", viper("consume", "--model", "digits", "--notifier", notifier, "--out", out.toString()));
         // ConsumerExample serves until the model of the last iteration the trainer publishes.
-        Running example = start("example", new ProcessBuilder(javaCommand(ConsumerExample.class.getName(), notifier,
-                Integer.toString(50 * VERSIONS))).directory(dir.toFile()));
-        Running py = start("consume-py", python(python, "consume.py", "--agent", dir.resolve("consumer-agent.sock").toString(),
-                "--until", Integer.toString(VERSIONS)));
+        Running example = start(
+                "example",
+                new ProcessBuilder(
+                                javaCommand(ConsumerExample.class.getName(), notifier, Integer.toString(50 * VERSIONS)))
+                        .directory(dir.toFile()));
+        Running py = start(
+                "consume-py",
+                python(
+                        python,
+                        "consume.py",
+                        "--agent",
+                        dir.resolve("consumer-agent.sock").toString(),
+                        "--until",
+                        Integer.toString(VERSIONS)));
         await(py, "{\"following\"");
-        Running trainer = start("train", python(python, "train_publish.py", "--agent", dir.resolve("producer-agent.sock").toString(),
-                "--iterations", Integer.toString(50 * VERSIONS), "--every", "50", "--lockstep"));
+        Running trainer = start(
+                "train",
+                python(
+                        python,
+                        "train_publish.py",
+                        "--agent",
+                        dir.resolve("producer-agent.sock").toString(),
+                        "--iterations",
+                        Integer.toString(50 * VERSIONS),
+                        "--every",
+                        "50",
+                        "--lockstep"));
 
         Map<Long, JsonNode> published = new LinkedHashMap<>();
         try (OutputStream go = trainer.process().getOutputStream()) {
             for (long v = 1; v <= VERSIONS; v++) {
                 JsonNode p = JSON.readTree(await(trainer, "{\"version\": " + v + ","));
                 published.put(v, p.get("sha256"));
-                assertEquals(v, JSON.readTree(await(java, "{\"model\":\"digits\",\"version\":" + v + ",")).get("version").asLong());
+                assertEquals(
+                        v,
+                        JSON.readTree(await(java, "{\"model\":\"digits\",\"version\":" + v + ","))
+                                .get("version")
+                                .asLong());
                 JsonNode got = JSON.readTree(await(py, "{\"version\": " + v + ","));
                 assertEquals(p.get("sha256"), got.get("sha256"), "the Python consumer's v" + v);
                 go.write('\n'); // both have it: the trainer may go on
@@ -182,8 +220,16 @@ class PythonTrainingIT {
 
     private static List<String> javaCommand(String mainClass, String... args) {
         List<String> cmd = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", System.getProperty("java.class.path"), mainClass));
+                ProcessHandle.current()
+                        .info()
+                        .command()
+                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
+                                .toString()),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                mainClass));
         cmd.addAll(List.of(args));
         return cmd;
     }

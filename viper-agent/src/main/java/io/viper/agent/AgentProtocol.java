@@ -4,8 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The constants of the agent's protocol (described in full in {@code docs/agent-protocol.md}): its
- * version, the frame limit, and where agent and clients look for the socket when none is named.
+ * The constants of the agent's protocol (described in full in {@code docs/agent-protocol.md}): its version, the frame
+ * limit, and where agent and clients look for the socket when none is named.
  */
 public final class AgentProtocol {
     /** The protocol version an agent speaks; a client's {@code hello} must name it. */
@@ -17,8 +17,7 @@ public final class AgentProtocol {
     /** The environment variable that names the socket. */
     public static final String SOCKET_ENV = "VIPER_AGENT_SOCKET";
 
-    private AgentProtocol() {
-    }
+    private AgentProtocol() {}
 
     /**
      * The socket agent and clients use when none is named: {@code $VIPER_AGENT_SOCKET}, else

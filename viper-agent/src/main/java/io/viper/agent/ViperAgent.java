@@ -24,24 +24,24 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A running viper agent: a local sidecar that owns one {@link Viper} instance (its producers and
- * consumers, every transport, the notifier, the PFS) and serves local clients in other languages
- * over a Unix domain socket, with the protocol of {@code docs/agent-protocol.md}. Model bytes never
- * cross the socket: they lie in shared-memory files (safetensors images) that the agent allocates
- * and the clients map; the consumers receive models straight into such files.
+ * A running viper agent: a local sidecar that owns one {@link Viper} instance (its producers and consumers, every
+ * transport, the notifier, the PFS) and serves local clients in other languages over a Unix domain socket, with the
+ * protocol of {@code docs/agent-protocol.md}. Model bytes never cross the socket: they lie in shared-memory files
+ * (safetensors images) that the agent allocates and the clients map; the consumers receive models straight into such
+ * files.
  *
- * <p>The socket is owner-only: the agent creates its directory with mode 0700 when missing and the
- * socket with mode 0600, so that only the user running the agent (and root) can connect; on accept
- * it also reads the connected process's user from the kernel ({@code SO_PEERCRED}) and closes, with
- * one log line, a connection from any other user, root included.
+ * <p>The socket is owner-only: the agent creates its directory with mode 0700 when missing and the socket with mode
+ * 0600, so that only the user running the agent (and root) can connect; on accept it also reads the connected process's
+ * user from the kernel ({@code SO_PEERCRED}) and closes, with one log line, a connection from any other user, root
+ * included.
  *
- * <p>The agent's own connections (notifier, transports) follow the settings of the {@link Viper.Builder}
- * it is given, {@code viper.auth.*} and {@code viper.tls.*} included, so that it joins a secured
- * deployment like any producer or consumer.
+ * <p>The agent's own connections (notifier, transports) follow the settings of the {@link Viper.Builder} it is given,
+ * {@code viper.auth.*} and {@code viper.tls.*} included, so that it joins a secured deployment like any producer or
+ * consumer.
  *
- * <p>Threads: one accepting thread, one thread per client and one writing to it; {@link #close()}
- * from any thread, once (later calls do nothing). It stops accepting, disconnects the clients,
- * closes the Viper instance, and removes the socket and every shared-memory file it created.
+ * <p>Threads: one accepting thread, one thread per client and one writing to it; {@link #close()} from any thread, once
+ * (later calls do nothing). It stops accepting, disconnects the clients, closes the Viper instance, and removes the
+ * socket and every shared-memory file it created.
  */
 public final class ViperAgent implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ViperAgent.class.getName());
@@ -64,10 +64,10 @@ public final class ViperAgent implements AutoCloseable {
     }
 
     /**
-     * Starts an agent listening on {@code socket}, with its shared-memory files in {@code shmDir}
-     * (usually {@code /dev/shm}) and its Viper instance built from {@code viper} (notifier, PFS,
-     * transports and any other setting). Removes the shared-memory files of agents that are no
-     * longer running, and a socket file no agent answers on.
+     * Starts an agent listening on {@code socket}, with its shared-memory files in {@code shmDir} (usually
+     * {@code /dev/shm}) and its Viper instance built from {@code viper} (notifier, PFS, transports and any other
+     * setting). Removes the shared-memory files of agents that are no longer running, and a socket file no agent
+     * answers on.
      *
      * @throws ViperConfigException when another agent answers on {@code socket}, or the paths are unusable
      */
@@ -75,12 +75,19 @@ public final class ViperAgent implements AutoCloseable {
         return start(socket, shmDir, viper, null);
     }
 
-    /** As {@link #start(Path, Path, Viper.Builder)}, serving only processes of {@code allowed} (null: the socket's owner, this process's user). */
+    /**
+     * As {@link #start(Path, Path, Viper.Builder)}, serving only processes of {@code allowed} (null: the socket's
+     * owner, this process's user).
+     */
     static ViperAgent start(Path socket, Path shmDir, Viper.Builder viper, UserPrincipal allowed) {
         Path abs = socket.toAbsolutePath();
         prepareDirectory(abs.getParent());
         removeStaleSocket(abs);
-        AgentContext agent = AgentContext.open(viper, shmDir, "viper-agent protocol " + AgentProtocol.VERSION + " pid " + ProcessHandle.current().pid());
+        AgentContext agent = AgentContext.open(
+                viper,
+                shmDir,
+                "viper-agent protocol " + AgentProtocol.VERSION + " pid "
+                        + ProcessHandle.current().pid());
         ServerSocketChannel server = null;
         PeerCheck peers;
         try {
@@ -95,9 +102,13 @@ public final class ViperAgent implements AutoCloseable {
         }
         int stale = agent.removeStaleFiles();
         if (stale > 0) {
-            LOG.log(System.Logger.Level.INFO, "removed " + stale + " shared-memory file(s) that stopped agents left in " + shmDir);
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "removed " + stale + " shared-memory file(s) that stopped agents left in " + shmDir);
         }
-        LOG.log(System.Logger.Level.INFO, "listening on " + abs + " (protocol " + AgentProtocol.VERSION + ", shared memory in " + shmDir + ")");
+        LOG.log(
+                System.Logger.Level.INFO,
+                "listening on " + abs + " (protocol " + AgentProtocol.VERSION + ", shared memory in " + shmDir + ")");
         return new ViperAgent(abs, server, agent, peers);
     }
 
@@ -125,7 +136,9 @@ public final class ViperAgent implements AutoCloseable {
                 return;
             } catch (IOException e) {
                 if (!closed) {
-                    LOG.log(System.Logger.Level.WARNING, "accepting a client on " + socket + " failed: " + e.getMessage());
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "accepting a client on " + socket + " failed: " + e.getMessage());
                 }
                 continue;
             }
@@ -184,7 +197,8 @@ public final class ViperAgent implements AutoCloseable {
             return;
         }
         try {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectories(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
             throw new ViperConfigException("cannot create the socket directory " + dir + ": " + e.getMessage(), e);
         }
@@ -205,12 +219,14 @@ public final class ViperAgent implements AutoCloseable {
             answered = false;
         }
         if (answered) {
-            throw new ViperConfigException("another agent is listening on " + socket + " (stop it, or give this one another --socket)");
+            throw new ViperConfigException(
+                    "another agent is listening on " + socket + " (stop it, or give this one another --socket)");
         }
         try {
             Files.delete(socket);
         } catch (IOException d) {
-            throw new ViperException(ViperException.Reason.IO, "cannot remove the stale socket " + socket + ": " + d.getMessage(), d);
+            throw new ViperException(
+                    ViperException.Reason.IO, "cannot remove the stale socket " + socket + ": " + d.getMessage(), d);
         }
     }
 

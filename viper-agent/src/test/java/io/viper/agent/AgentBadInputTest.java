@@ -17,8 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Every kind of bad input to an agent, each refused with one log line while the agent keeps serving
- * its other clients.
+ * Every kind of bad input to an agent, each refused with one log line while the agent keeps serving its other clients.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AgentBadInputTest extends AgentTestBase {
@@ -43,7 +42,10 @@ class AgentBadInputTest extends AgentTestBase {
         ViperAgent p = producerAgent();
         TestClient good = client(p, "producer", "m");
         TestClient bad = keep(TestClient.connect(p.socket()));
-        bad.sendRaw(ByteBuffer.allocate(14).putInt(100).put("{\"op\":\"ping\"".getBytes(StandardCharsets.UTF_8), 0, 10).array());
+        bad.sendRaw(ByteBuffer.allocate(14)
+                .putInt(100)
+                .put("{\"op\":\"ping\"".getBytes(StandardCharsets.UTF_8), 0, 10)
+                .array());
         bad.close();
         List<String> lines = log.await("truncated frame");
         assertEquals(1, lines.size(), log.all().toString());
@@ -61,10 +63,16 @@ class AgentBadInputTest extends AgentTestBase {
         assertTrue(c.hello("producer", "m").get("ok").asBoolean());
         ObjectNode typed = c.request("alloc", "bytes", "lots");
         assertEquals("FORMAT", typed.get("reason").asText());
-        assertTrue(typed.get("message").asText().contains("alloc: field \"bytes\" must be an integer, got string \"lots\""), typed.toString());
+        assertTrue(
+                typed.get("message")
+                        .asText()
+                        .contains("alloc: field \"bytes\" must be an integer, got string \"lots\""),
+                typed.toString());
         ObjectNode unknown = c.request("lease");
         assertEquals("FORMAT", unknown.get("reason").asText());
-        assertTrue(unknown.get("message").asText().contains("unknown operation 'lease' for a producer"), unknown.toString());
+        assertTrue(
+                unknown.get("message").asText().contains("unknown operation 'lease' for a producer"),
+                unknown.toString());
         ObjectNode missing = c.request("publish", "slot", 99, "bytes", 10);
         assertEquals("NOT_FOUND", missing.get("reason").asText(), missing.toString());
         assertTrue(c.request("ping").get("ok").asBoolean(), "the connection is still open");
@@ -86,30 +94,37 @@ class AgentBadInputTest extends AgentTestBase {
         for (int i = 0; i < bad.length; i++) {
             String[] b = bad[i];
             // a client per case: each refused publish keeps the slot it filled
-            ObjectNode r = client(p, "producer", "m" + i).publish(tensors, () -> { }, "changes", TestClient.JSON.readTree(b[0]));
+            ObjectNode r = client(p, "producer", "m" + i)
+                    .publish(tensors, () -> {}, "changes", TestClient.JSON.readTree(b[0]));
             assertEquals("FORMAT", r.path("reason").asText(), b[0] + ": " + r);
             assertTrue(r.get("message").asText().contains(b[1]), r.toString());
         }
         TestClient c = client(p, "producer", "m");
-        ObjectNode good = c.publish(tensors, () -> { }, "changes", TestClient.JSON.readTree("{\"w\": [0, 4, 50, 60]}"));
+        ObjectNode good = c.publish(tensors, () -> {}, "changes", TestClient.JSON.readTree("{\"w\": [0, 4, 50, 60]}"));
         assertEquals(1, good.get("version").asLong(), good.toString());
         // After a refused publish the next one publishes (its changes unused: they are relative to the refused one).
-        assertEquals("FORMAT", c.publish(tensors, () -> { }, "changes", TestClient.JSON.readTree("{\"x\": []}")).path("reason").asText());
-        ObjectNode next = c.publish(Map.of("w", new byte[100]), () -> { }, "changes", TestClient.JSON.readTree("{\"w\": []}"));
+        assertEquals(
+                "FORMAT",
+                c.publish(tensors, () -> {}, "changes", TestClient.JSON.readTree("{\"x\": []}"))
+                        .path("reason")
+                        .asText());
+        ObjectNode next =
+                c.publish(Map.of("w", new byte[100]), () -> {}, "changes", TestClient.JSON.readTree("{\"w\": []}"));
         assertEquals(2, next.get("version").asLong(), "the refused publish took no version: " + next);
     }
 
     /**
-     * A publish's changes are relative to the client's last publish; when the agent refused that one
-     * before the producer saw it, they miss its changes, so the agent compares instead: on a recycled
-     * staging buffer the changed tensor is found and copied, the other found unchanged.
+     * A publish's changes are relative to the client's last publish; when the agent refused that one before the
+     * producer saw it, they miss its changes, so the agent compares instead: on a recycled staging buffer the changed
+     * tensor is found and copied, the other found unchanged.
      */
     @Test
     void afterARefusedPublishTheNextOnesChangesAreNotTrusted() throws Exception {
         ViperAgent p = producerAgent();
         TestClient c = client(p, "producer", "m");
         com.fasterxml.jackson.databind.JsonNode nothing = TestClient.JSON.readTree("{\"w\": [], \"z\": []}");
-        com.fasterxml.jackson.databind.JsonNode wChanged = TestClient.JSON.readTree("{\"w\": [0, 100], \"z\": [], \"x\": []}");
+        com.fasterxml.jackson.databind.JsonNode wChanged =
+                TestClient.JSON.readTree("{\"w\": [0, 100], \"z\": [], \"x\": []}");
         byte[] z = new byte[100];
         ObjectNode next = null;
         for (int round = 1; round <= 40; round++) {
@@ -119,10 +134,14 @@ class AgentBadInputTest extends AgentTestBase {
             tensors.put("w", w);
             tensors.put("z", z);
             // Declares w's change but is refused (it names a tensor the image lacks): the producer never sees it.
-            assertEquals("FORMAT", c.publish(tensors, () -> { }, "changes", wChanged).path("reason").asText());
+            assertEquals(
+                    "FORMAT",
+                    c.publish(tensors, () -> {}, "changes", wChanged)
+                            .path("reason")
+                            .asText());
             c.request("free", "slot", c.lastSlot());
             // Relative to the refused one, nothing changed; relative to what the producer staged, w did.
-            next = c.publish(tensors, () -> { }, "changes", nothing);
+            next = c.publish(tensors, () -> {}, "changes", nothing);
             assertTrue(next.path("ok").asBoolean(), next.toString());
             c.request("free", "slot", c.lastSlot());
             if (next.get("unchanged_bytes").asLong() > 0) {
@@ -142,7 +161,10 @@ class AgentBadInputTest extends AgentTestBase {
         Files.write(Path.of(slot.get("path").asText()), new byte[64]); // a header length of 0
         ObjectNode r = c.request("publish", "slot", slot.get("slot").asLong(), "bytes", 64);
         assertEquals("FORMAT", r.get("reason").asText(), r.toString());
-        assertEquals(1, log.matching("slot " + slot.get("slot").asLong()).size(), log.all().toString());
+        assertEquals(
+                1,
+                log.matching("slot " + slot.get("slot").asLong()).size(),
+                log.all().toString());
         assertEquals(1, publish(c, tensors(5)).get("version").asLong(), "the next good slot publishes");
     }
 
@@ -150,9 +172,16 @@ class AgentBadInputTest extends AgentTestBase {
     void aClientOfAnotherProtocolVersionIsRefusedNamingBoth() throws Exception {
         ViperAgent p = producerAgent();
         TestClient c = keep(TestClient.connect(p.socket()));
-        ObjectNode r = c.request(TestClient.JSON.createObjectNode().put("op", "hello").put("protocol", 2).put("role", "consumer").put("model", "m"));
+        ObjectNode r = c.request(TestClient.JSON
+                .createObjectNode()
+                .put("op", "hello")
+                .put("protocol", 2)
+                .put("role", "consumer")
+                .put("model", "m"));
         assertEquals("CONFIG", r.get("reason").asText());
-        assertTrue(r.get("message").asText().contains("protocol 2 is not spoken by this agent, which speaks protocol 1"), r.toString());
+        assertTrue(
+                r.get("message").asText().contains("protocol 2 is not spoken by this agent, which speaks protocol 1"),
+                r.toString());
         assertTrue(c.closedByAgent());
     }
 }

@@ -22,12 +22,10 @@ final class AgentLog implements AutoCloseable {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     AgentLog() {

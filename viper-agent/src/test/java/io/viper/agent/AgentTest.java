@@ -37,9 +37,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Agents in this JVM, driven over their sockets by {@link TestClient}: a model published through one
- * agent and leased through another, security, clients that die or come late, files deleted under
- * the agent. Bad input is in {@link AgentBadInputTest}.
+ * Agents in this JVM, driven over their sockets by {@link TestClient}: a model published through one agent and leased
+ * through another, security, clients that die or come late, files deleted under the agent. Bad input is in
+ * {@link AgentBadInputTest}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AgentTest extends AgentTestBase {
@@ -62,7 +62,10 @@ class AgentTest extends AgentTestBase {
         assertEquals("10", h.metadata().get("viper.iteration"));
         assertEquals("0.5", h.metadata().get("viper.loss"));
         assertEquals("test", h.metadata().get("source"), "the client's own metadata travels too");
-        consumer.send(TestClient.JSON.createObjectNode().put("op", "release").put("lease", lease.get("lease").asLong()));
+        consumer.send(TestClient.JSON
+                .createObjectNode()
+                .put("op", "release")
+                .put("lease", lease.get("lease").asLong()));
 
         Map<String, byte[]> v2 = tensors(2);
         publish(producer, v2);
@@ -75,8 +78,11 @@ class AgentTest extends AgentTestBase {
     @Test
     void aClientOfAnotherUserIsRefusedWithOneLogLine() throws Exception {
         UserPrincipal someoneElse = () -> "someone-else";
-        ViperAgent p = keep(ViperAgent.start(dir.resolve("p.sock"), shm,
-                Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0"), someoneElse));
+        ViperAgent p = keep(ViperAgent.start(
+                dir.resolve("p.sock"),
+                shm,
+                Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0"),
+                someoneElse));
         TestClient stranger = keep(TestClient.connect(p.socket()));
         assertTrue(stranger.closedByAgent());
         List<String> lines = log.await("refused a client");
@@ -88,25 +94,36 @@ class AgentTest extends AgentTestBase {
     @Test
     void agentsJoinASecuredDeploymentWithTheirCredentialsAndNotWithout() throws Exception {
         TestSecrets secrets = TestSecrets.make(dir);
-        ViperAgent p = keep(ViperAgent.start(dir.resolve("p.sock"), shm, Viper.builder().notifier("embedded://127.0.0.1:0")
-                .transports("tcp://127.0.0.1:0").config("viper.auth.secret.file", secrets.producer().toString())));
+        ViperAgent p = keep(ViperAgent.start(
+                dir.resolve("p.sock"),
+                shm,
+                Viper.builder()
+                        .notifier("embedded://127.0.0.1:0")
+                        .transports("tcp://127.0.0.1:0")
+                        .config("viper.auth.secret.file", secrets.producer().toString())));
         TestClient producer = client(p, "producer", "m");
         Map<String, byte[]> v1 = tensors(5);
         publish(producer, v1);
 
-        ViperAgent c = consumerAgent(p, "viper.auth.secret.file", secrets.consumer().toString());
+        ViperAgent c =
+                consumerAgent(p, "viper.auth.secret.file", secrets.consumer().toString());
         TestClient consumer = client(c, "consumer", "m");
         consumer.awaitVersion(1);
         assertHolds(consumer.request("lease"), v1);
 
         // Without credentials the agent's consumer is refused by the broker, for good: it never learns of v1, and its
         // clients are told why rather than seeing NOT_FOUND until they give up.
-        ViperAgent stranger = keep(ViperAgent.start(dir.resolve("s.sock"), shm,
+        ViperAgent stranger = keep(ViperAgent.start(
+                dir.resolve("s.sock"),
+                shm,
                 Viper.builder().notifier(p.notifierUri()).consumerPaths("tcp")));
         TestClient outsider = client(stranger, "consumer", "m");
         String why = "this agent cannot follow model m: notifier " + p.notifierUri() + ": " + p.notifierUri()
                 + " requires credentials: set viper.auth.secret.file";
-        assertEquals(List.of(why + " (serving v0; its clients are told)"), log.await("cannot follow"), log.all().toString());
+        assertEquals(
+                List.of(why + " (serving v0; its clients are told)"),
+                log.await("cannot follow"),
+                log.all().toString());
         ObjectNode told = outsider.event();
         assertEquals("failure", told.get("event").asText(), told.toString());
         assertEquals("m", told.get("model").asText());
@@ -122,22 +139,36 @@ class AgentTest extends AgentTestBase {
     @Test
     void anAgentWhoseConsumerAProducerRefusesKeepsServingItsVersionAndSaysWhy() throws Exception {
         TestSecrets secrets = TestSecrets.make(dir);
-        ViperAgent p = keep(ViperAgent.start(dir.resolve("p.sock"), shm, Viper.builder().notifier("embedded://127.0.0.1:0")
-                .transports("tcp://127.0.0.1:0").config("viper.auth.secret.file", secrets.producer().toString())));
+        ViperAgent p = keep(ViperAgent.start(
+                dir.resolve("p.sock"),
+                shm,
+                Viper.builder()
+                        .notifier("embedded://127.0.0.1:0")
+                        .transports("tcp://127.0.0.1:0")
+                        .config("viper.auth.secret.file", secrets.producer().toString())));
         Map<String, byte[]> v1 = tensors(7);
         publish(client(p, "producer", "m"), v1);
-        TestClient consumer = client(consumerAgent(p, "viper.auth.secret.file", secrets.consumer().toString()), "consumer", "m");
+        TestClient consumer = client(
+                consumerAgent(p, "viper.auth.secret.file", secrets.consumer().toString()), "consumer", "m");
         consumer.awaitVersion(1);
 
         // v2 is announced where the agent's secret is good, but only a producer of another deployment holds it
         TestSecrets others = TestSecrets.make(Files.createDirectory(dir.resolve("others")));
-        Viper elsewhere = keep(Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0")
-                .config("viper.auth.secret.file", others.producer().toString()).config("viper.producer.inline.bytes", "0").build());
+        Viper elsewhere = keep(Viper.builder()
+                .notifier("embedded://127.0.0.1:0")
+                .transports("tcp://127.0.0.1:0")
+                .config("viper.auth.secret.file", others.producer().toString())
+                .config("viper.producer.inline.bytes", "0")
+                .build());
         ViperProducer theirs = keep(elsewhere.producer("m", CheckpointPolicy.never()));
         Snapshot snapshot = sink -> sink.addFloats("w", new long[] {2}, new float[] {1, 2});
         theirs.publish(snapshot, Map.of());
         Manifest v2 = theirs.publish(snapshot, Map.of()).announced().get(20, TimeUnit.SECONDS);
-        keep(Providers.notifier("embedded").open(p.notifierUri(), NotifierProvider.Role.PRODUCER, ViperConfig.of(secrets.producerSetting())))
+        keep(Providers.notifier("embedded")
+                        .open(
+                                p.notifierUri(),
+                                NotifierProvider.Role.PRODUCER,
+                                ViperConfig.of(secrets.producerSetting())))
                 .publish(v2);
 
         URI at = v2.locations().getFirst().uri();
@@ -146,7 +177,9 @@ class AgentTest extends AgentTestBase {
             told = consumer.event();
         }
         assertEquals("failure", told.get("event").asText(), told.toString());
-        assertEquals("this agent cannot follow model m: tcp read of m v2 from " + at + ": " + at + " refused this client: authentication failed",
+        assertEquals(
+                "this agent cannot follow model m: tcp read of m v2 from " + at + ": " + at
+                        + " refused this client: authentication failed",
                 told.get("message").asText());
         assertHolds(consumer.request("lease"), v1);
     }
@@ -182,7 +215,9 @@ class AgentTest extends AgentTestBase {
         dying.close();
         List<String> lines = log.await("went away holding");
         assertEquals(1, lines.size(), log.all().toString());
-        assertTrue(lines.getFirst().contains("went away holding 1 lease(s) on m (versions [1]); released them"), lines.getFirst());
+        assertTrue(
+                lines.getFirst().contains("went away holding 1 lease(s) on m (versions [1]); released them"),
+                lines.getFirst());
 
         Map<String, byte[]> v3 = tensors(3);
         publish(producer, tensors(2));
@@ -211,7 +246,8 @@ class AgentTest extends AgentTestBase {
         assertEquals(1, slots.size());
         assertTrue(r.get("ok").asBoolean(), r.toString());
         assertTrue(r.get("slot_retired").asBoolean());
-        assertEquals(1, log.matching("was deleted under the agent").size(), log.all().toString());
+        assertEquals(
+                1, log.matching("was deleted under the agent").size(), log.all().toString());
 
         ViperAgent c = consumerAgent(p);
         TestClient consumer = client(c, "consumer", "m");
@@ -236,7 +272,8 @@ class AgentTest extends AgentTestBase {
         assertTrue(copy.get("path").asText().endsWith("-copy"), copy.toString());
         assertHolds(copy, v1);
         assertEquals(copy.get("path"), consumer.request("lease").get("path"), "one copy per version");
-        assertEquals(1, log.matching("was deleted under the agent").size(), log.all().toString());
+        assertEquals(
+                1, log.matching("was deleted under the agent").size(), log.all().toString());
     }
 
     @Test
@@ -247,7 +284,9 @@ class AgentTest extends AgentTestBase {
         TestClient second = keep(TestClient.connect(p.socket()));
         ObjectNode refused = second.hello("producer", "m");
         assertEquals("CONFIG", refused.get("reason").asText());
-        assertTrue(refused.get("message").asText().contains("model m already has a producer on this agent"), refused.toString());
+        assertTrue(
+                refused.get("message").asText().contains("model m already has a producer on this agent"),
+                refused.toString());
         first.close();
         ObjectNode hello = null;
         for (int i = 0; i < 100 && (hello == null || !hello.get("ok").asBoolean()); i++) {
@@ -263,7 +302,8 @@ class AgentTest extends AgentTestBase {
     @Test
     void theSocketIsOwnerOnlyAndTheAgentLeavesNoFileBehind() throws Exception {
         Path socket = dir.resolve("run").resolve("viper").resolve("agent.sock");
-        ViperAgent a = ViperAgent.start(socket, shm, Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0"));
+        ViperAgent a = ViperAgent.start(
+                socket, shm, Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0"));
         try {
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)));
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket.getParent())));
@@ -285,8 +325,11 @@ class AgentTest extends AgentTestBase {
     void aSecondAgentOnALiveSocketIsRefusedAndADeadOnesSocketAndFilesAreCleanedUp() throws Exception {
         Path socket = dir.resolve("a.sock");
         try (ViperAgent first = ViperAgent.start(socket, shm, Viper.builder())) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperAgent.start(socket, shm, Viper.builder()));
-            assertEquals("another agent is listening on " + socket + " (stop it, or give this one another --socket)", e.getMessage());
+            ViperConfigException e =
+                    assertThrows(ViperConfigException.class, () -> ViperAgent.start(socket, shm, Viper.builder()));
+            assertEquals(
+                    "another agent is listening on " + socket + " (stop it, or give this one another --socket)",
+                    e.getMessage());
         }
         // What a killed agent leaves: its socket file and its shared-memory files.
         try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -301,7 +344,8 @@ class AgentTest extends AgentTestBase {
             assertTrue(Files.exists(other), "only the agent's own files are touched");
         }
         Files.write(socket, new byte[] {1});
-        ViperConfigException notSocket = assertThrows(ViperConfigException.class, () -> ViperAgent.start(socket, shm, Viper.builder()));
+        ViperConfigException notSocket =
+                assertThrows(ViperConfigException.class, () -> ViperAgent.start(socket, shm, Viper.builder()));
         assertEquals(socket + " exists and is not a socket (give the agent another --socket)", notSocket.getMessage());
         assertArrayEquals(new byte[] {1}, Files.readAllBytes(socket), "a file that is not a socket is left alone");
     }

@@ -23,12 +23,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What {@link AgentTest} and {@link AgentBadInputTest} share: agents in this JVM under a temporary
- * directory, the clients and agents a test opened (closed after it, newest first), and the agent log.
+ * What {@link AgentTest} and {@link AgentBadInputTest} share: agents in this JVM under a temporary directory, the
+ * clients and agents a test opened (closed after it, newest first), and the agent log.
  */
 abstract class AgentTestBase {
     @TempDir
     Path dir;
+
     Path shm;
     AgentLog log;
     final List<AutoCloseable> open = new ArrayList<>();
@@ -54,7 +55,9 @@ abstract class AgentTestBase {
 
     /** An agent hosting the embedded broker, serving on tcp://. */
     ViperAgent producerAgent() {
-        return keep(ViperAgent.start(dir.resolve("p.sock"), shm,
+        return keep(ViperAgent.start(
+                dir.resolve("p.sock"),
+                shm,
                 Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0")));
     }
 
@@ -88,7 +91,7 @@ abstract class AgentTestBase {
     }
 
     static ObjectNode publish(TestClient producer, Map<String, byte[]> tensors) throws IOException {
-        ObjectNode r = producer.publish(tensors, () -> { });
+        ObjectNode r = producer.publish(tensors, () -> {});
         assertTrue(r.get("ok").asBoolean(), r.toString());
         return r;
     }
@@ -99,7 +102,9 @@ abstract class AgentTestBase {
         byte[] image = TestClient.leasedImage(lease);
         MemorySegment m = MemorySegment.ofArray(image);
         SafetensorsHeader h = SafetensorsHeader.parse("lease", m);
-        assertEquals(new ArrayList<>(expected.keySet()), h.tensors().stream().map(TensorInfo::name).toList());
+        assertEquals(
+                new ArrayList<>(expected.keySet()),
+                h.tensors().stream().map(TensorInfo::name).toList());
         for (TensorInfo t : h.tensors()) {
             byte[] got = m.asSlice(h.dataStart() + t.offset(), t.length()).toArray(ValueLayout.JAVA_BYTE);
             assertArrayEquals(expected.get(t.name()), got, t.name());

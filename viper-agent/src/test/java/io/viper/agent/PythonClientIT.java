@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The Python client's own tests ({@code clients/python/tests}, unittest) against a real agent in
- * this JVM: their failures fail the build. The agent's shared-memory files live in /dev/shm, as in
- * use, and none is left once the agent stops.
+ * The Python client's own tests ({@code clients/python/tests}, unittest) against a real agent in this JVM: their
+ * failures fail the build. The agent's shared-memory files live in /dev/shm, as in use, and none is left once the agent
+ * stops.
  */
 class PythonClientIT {
     @TempDir
@@ -35,10 +35,29 @@ class PythonClientIT {
         PythonRuntime.Result r;
         Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "viper-it-");
         try (EmbeddedBroker broker = EmbeddedBroker.start("127.0.0.1", 0);
-             ViperAgent agent = ViperAgent.start(dir.resolve("agent.sock"), shm,
-                     Viper.builder().notifier("embedded://127.0.0.1:" + broker.port()).transports("tcp://127.0.0.1:0"))) {
-            r = PythonRuntime.run(List.of(python, "-m", "unittest", "discover", "-v", "-s", "clients/python/tests", "-t", "clients/python"),
-                    Map.of("VIPER_AGENT_SOCKET", agent.socket().toString(), "VIPER_TESTDATA", System.getProperty("viper.testdata")), 240);
+                ViperAgent agent = ViperAgent.start(
+                        dir.resolve("agent.sock"),
+                        shm,
+                        Viper.builder()
+                                .notifier("embedded://127.0.0.1:" + broker.port())
+                                .transports("tcp://127.0.0.1:0"))) {
+            r = PythonRuntime.run(
+                    List.of(
+                            python,
+                            "-m",
+                            "unittest",
+                            "discover",
+                            "-v",
+                            "-s",
+                            "clients/python/tests",
+                            "-t",
+                            "clients/python"),
+                    Map.of(
+                            "VIPER_AGENT_SOCKET",
+                            agent.socket().toString(),
+                            "VIPER_TESTDATA",
+                            System.getProperty("viper.testdata")),
+                    240);
         }
         System.out.println(r.output());
         assertEquals(0, r.exit(), "the Python client's tests failed:\n" + r.output());

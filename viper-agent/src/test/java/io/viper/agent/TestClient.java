@@ -27,9 +27,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A client of the agent's protocol written from docs/agent-protocol.md, for the tests: frames by
- * hand, requests with ids, events kept aside while a reply is awaited, slots mapped like a client
- * maps them. One thread.
+ * A client of the agent's protocol written from docs/agent-protocol.md, for the tests: frames by hand, requests with
+ * ids, events kept aside while a reply is awaited, slots mapped like a client maps them. One thread.
  */
 final class TestClient implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -42,6 +41,7 @@ final class TestClient implements AutoCloseable {
     private final Deque<ObjectNode> events = new ArrayDeque<>();
     /** The newest version the agent named, in the hello reply or an event {@link #awaitVersion} read. */
     private long reached;
+
     private long nextId;
 
     private TestClient(SocketChannel channel) {
@@ -56,8 +56,12 @@ final class TestClient implements AutoCloseable {
 
     /** Says hello as {@code role} of {@code model}; returns the reply. */
     ObjectNode hello(String role, String model) throws IOException {
-        ObjectNode reply = request(JSON.createObjectNode().put("op", "hello").put("protocol", AgentProtocol.VERSION)
-                .put("role", role).put("model", model).put("client", "java test"));
+        ObjectNode reply = request(JSON.createObjectNode()
+                .put("op", "hello")
+                .put("protocol", AgentProtocol.VERSION)
+                .put("role", role)
+                .put("model", model)
+                .put("client", "java test"));
         reached = Math.max(reached, reply.path("version").asLong(0));
         return reply;
     }
@@ -71,14 +75,17 @@ final class TestClient implements AutoCloseable {
     }
 
     /**
-     * Sends {@code json}, an object written by hand (with the bare NaN or Infinity some encoders write),
-     * with a new id put first; returns its reply.
+     * Sends {@code json}, an object written by hand (with the bare NaN or Infinity some encoders write), with a new id
+     * put first; returns its reply.
      */
     ObjectNode requestRaw(String json) throws IOException {
         long id = ++nextId;
         String withId = "{\"id\":" + id + "," + json.substring(json.indexOf('{') + 1);
         byte[] body = withId.getBytes(StandardCharsets.UTF_8);
-        sendRaw(ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array());
+        sendRaw(ByteBuffer.allocate(4 + body.length)
+                .putInt(body.length)
+                .put(body)
+                .array());
         return reply(id, json);
     }
 
@@ -107,7 +114,10 @@ final class TestClient implements AutoCloseable {
     /** Sends without waiting for a reply (a release, or something the agent will refuse). */
     void send(ObjectNode message) throws IOException {
         byte[] body = JSON.writeValueAsBytes(message);
-        sendRaw(ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array());
+        sendRaw(ByteBuffer.allocate(4 + body.length)
+                .putInt(body.length)
+                .put(body)
+                .array());
     }
 
     void sendRaw(byte[] bytes) throws IOException {
@@ -128,9 +138,9 @@ final class TestClient implements AutoCloseable {
     }
 
     /**
-     * Waits until the agent has said it holds {@code version} or a newer one, in the hello reply or
-     * an update event, as the Python client does: a version swapped in while this client joined is
-     * named by the reply and by no event. Returns the newest version said so far.
+     * Waits until the agent has said it holds {@code version} or a newer one, in the hello reply or an update event, as
+     * the Python client does: a version swapped in while this client joined is named by the reply and by no event.
+     * Returns the newest version said so far.
      */
     long awaitVersion(long version) throws IOException {
         while (reached < version) {
@@ -162,9 +172,9 @@ final class TestClient implements AutoCloseable {
     }
 
     /**
-     * Publishes {@code tensors} (U8, one per entry) as a producer client does: asks for a slot, maps
-     * it, writes the safetensors image, publishes. Returns the publish reply; {@code beforePublish}
-     * runs between writing and publishing.
+     * Publishes {@code tensors} (U8, one per entry) as a producer client does: asks for a slot, maps it, writes the
+     * safetensors image, publishes. Returns the publish reply; {@code beforePublish} runs between writing and
+     * publishing.
      */
     ObjectNode publish(Map<String, byte[]> tensors, Runnable beforePublish) throws IOException {
         return publish(tensors, beforePublish, new Object[0]);
@@ -175,7 +185,12 @@ final class TestClient implements AutoCloseable {
         long offset = 0;
         List<TensorInfo> infos = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : tensors.entrySet()) {
-            infos.add(new TensorInfo(e.getKey(), io.viper.tensor.DType.U8, new long[] {e.getValue().length}, offset, e.getValue().length));
+            infos.add(new TensorInfo(
+                    e.getKey(),
+                    io.viper.tensor.DType.U8,
+                    new long[] {e.getValue().length},
+                    offset,
+                    e.getValue().length));
             offset += e.getValue().length;
         }
         byte[] header = SafetensorsHeader.encode(infos, Map.of("source", "test"));
@@ -185,7 +200,8 @@ final class TestClient implements AutoCloseable {
         lastSlot = slot.get("slot").asLong();
         lastBytes = bytes;
         try (Arena arena = Arena.ofConfined();
-             FileChannel ch = FileChannel.open(Path.of(slot.get("path").asText()), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                FileChannel ch = FileChannel.open(
+                        Path.of(slot.get("path").asText()), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
             MemorySegment.copy(MemorySegment.ofArray(header), 0, m, 0, header.length);
             long at = header.length;
@@ -214,15 +230,19 @@ final class TestClient implements AutoCloseable {
     /** Reads the safetensors image a lease reply points to, as a client maps it. */
     static byte[] leasedImage(ObjectNode lease) throws IOException {
         try (Arena arena = Arena.ofConfined();
-             FileChannel ch = FileChannel.open(Path.of(lease.get("path").asText()), StandardOpenOption.READ)) {
-            return ch.map(FileChannel.MapMode.READ_ONLY, lease.get("offset").asLong(), lease.get("bytes").asLong(), arena).toArray(
-                    ValueLayout.JAVA_BYTE);
+                FileChannel ch = FileChannel.open(Path.of(lease.get("path").asText()), StandardOpenOption.READ)) {
+            return ch.map(
+                            FileChannel.MapMode.READ_ONLY,
+                            lease.get("offset").asLong(),
+                            lease.get("bytes").asLong(),
+                            arena)
+                    .toArray(ValueLayout.JAVA_BYTE);
         }
     }
 
     /**
-     * Whether the agent has closed this connection (reads past anything still queued). A reset
-     * counts: the agent closed with bytes of ours it had not read.
+     * Whether the agent has closed this connection (reads past anything still queued). A reset counts: the agent closed
+     * with bytes of ours it had not read.
      */
     boolean closedByAgent() throws IOException {
         try {

@@ -17,14 +17,14 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Checks the relative links of the project's Markdown files: {@code [text](path)} names a file or
- * directory that exists, and {@code [text](path#anchor)} or {@code [text](#anchor)} a heading of
- * that Markdown file, as GitHub makes anchors: the heading's text in lower case, without
- * punctuation, spaces turned into '-', a repeated one suffixed -1, -2, ... Links inside fenced
- * code blocks and code spans are not links; absolute URLs are not checked.
+ * Checks the relative links of the project's Markdown files: {@code [text](path)} names a file or directory that
+ * exists, and {@code [text](path#anchor)} or {@code [text](#anchor)} a heading of that Markdown file, as GitHub makes
+ * anchors: the heading's text in lower case, without punctuation, spaces turned into '-', a repeated one suffixed -1,
+ * -2, ... Links inside fenced code blocks and code spans are not links; absolute URLs are not checked.
  */
 final class DocLinks {
-    private static final Pattern LINK = Pattern.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*\\])*\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
+    private static final Pattern LINK =
+            Pattern.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*\\])*\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
     private static final Pattern HEADING = Pattern.compile("^ {0,3}(#{1,6})\\s+(.*?)\\s*#*\\s*$");
     private static final Pattern HTML_ANCHOR = Pattern.compile("<a\\s+(?:name|id)=\"([^\"]+)\"");
     private static final Pattern CODE_SPAN = Pattern.compile("(`+)(?:(?!\\1).)+?\\1");
@@ -32,10 +32,12 @@ final class DocLinks {
 
     private final Map<Path, Set<String>> anchors = new HashMap<>();
 
-    private DocLinks() {
-    }
+    private DocLinks() {}
 
-    /** One line per broken link of every Markdown file under {@code root} (build output and hidden directories left out). */
+    /**
+     * One line per broken link of every Markdown file under {@code root} (build output and hidden directories left
+     * out).
+     */
     static List<String> broken(Path root) {
         DocLinks links = new DocLinks();
         List<String> broken = new ArrayList<>();
@@ -50,7 +52,8 @@ final class DocLinks {
         try (Stream<Path> walk = Files.walk(root)) {
             return walk.filter(p -> p.toString().endsWith(".md") && Files.isRegularFile(p))
                     .filter(p -> !excluded(root.relativize(p)))
-                    .sorted().toList();
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -126,7 +129,9 @@ final class DocLinks {
         return anchors;
     }
 
-    /** GitHub's anchor of a heading: its text (links by their text) in lower case, punctuation dropped, spaces to '-'. */
+    /**
+     * GitHub's anchor of a heading: its text (links by their text) in lower case, punctuation dropped, spaces to '-'.
+     */
     static String slug(String heading) {
         String text = INLINE_LINK.matcher(heading).replaceAll("$1");
         StringBuilder slug = new StringBuilder();

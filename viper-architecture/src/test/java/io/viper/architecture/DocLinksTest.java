@@ -15,14 +15,18 @@ class DocLinksTest {
     @Test
     void everyRelativeLinkAndAnchorOfTheDocsResolves() {
         Path root = Repository.root();
-        assertTrue(Files.isRegularFile(root.resolve("README.md")) && Files.isRegularFile(root.resolve("docs/architecture.md")),
+        assertTrue(
+                Files.isRegularFile(root.resolve("README.md"))
+                        && Files.isRegularFile(root.resolve("docs/architecture.md")),
                 "the repository root was found: " + root);
         assertEquals(List.of(), DocLinks.broken(root));
     }
 
     @Test
     void anchorsAreMadeAsGitHubMakesThem() {
-        assertEquals("where-a-cold-updates-12-ms-goes-commit-707f16d", DocLinks.slug("Where a cold update's 1.2 ms goes (commit 707f16d)"));
+        assertEquals(
+                "where-a-cold-updates-12-ms-goes-commit-707f16d",
+                DocLinks.slug("Where a cold update's 1.2 ms goes (commit 707f16d)"));
         assertEquals("the-viper-command", DocLinks.slug("The `viper` command"));
         assertEquals("delta-updates-and-deduplicated-storage", DocLinks.slug("Delta updates and deduplicated storage"));
         assertEquals("see-the-readme", DocLinks.slug("See [the README](README.md)"));
@@ -43,11 +47,15 @@ class DocLinksTest {
                 ![an image](missing.png)
                 """);
         Files.writeString(dir.resolve("b.md"), "# B\n## There\n");
-        assertEquals(List.of(
-                "a.md:4: gone.md (no such file gone.md)",
-                "a.md:4: #part-two (no heading with the anchor #part-two)",
-                "a.md:9: missing.png (no such file missing.png)"), DocLinks.broken(dir));
+        assertEquals(
+                List.of(
+                        "a.md:4: gone.md (no such file gone.md)",
+                        "a.md:4: #part-two (no heading with the anchor #part-two)",
+                        "a.md:9: missing.png (no such file missing.png)"),
+                DocLinks.broken(dir));
         Files.writeString(dir.resolve("b.md"), "# B\n");
-        assertEquals("a.md:4: b.md#there (no heading with the anchor #there)", DocLinks.broken(dir).getFirst());
+        assertEquals(
+                "a.md:4: b.md#there (no heading with the anchor #there)",
+                DocLinks.broken(dir).getFirst());
     }
 }

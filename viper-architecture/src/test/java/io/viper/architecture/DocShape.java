@@ -8,11 +8,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Checks that the project's Markdown can be skimmed: the README, the front door, stays under
- * {@link #README_LINES} lines (results and their history belong in docs/), and no line outside
- * fenced code blocks is longer than {@link #LINE_CHARS} characters (a table cell that long is a
- * paragraph: it links to one instead). Code blocks are left out: a command or an output is copied
- * as it is. Files are chosen as {@link DocLinks} chooses them.
+ * Checks that the project's Markdown can be skimmed: the README, the front door, stays under {@link #README_LINES}
+ * lines (results and their history belong in docs/), and no line outside fenced code blocks is longer than
+ * {@link #LINE_CHARS} characters (a table cell that long is a paragraph: it links to one instead). Code blocks are left
+ * out: a command or an output is copied as it is. Files are chosen as {@link DocLinks} chooses them.
  */
 final class DocShape {
     /** The most lines README.md may have. */
@@ -20,8 +19,7 @@ final class DocShape {
     /** The most characters (code points) a Markdown line outside code blocks may have. */
     static final int LINE_CHARS = 400;
 
-    private DocShape() {
-    }
+    private DocShape() {}
 
     /** One line per problem of the Markdown files under {@code root}, each as {@code file[:line]: what}. */
     static List<String> problems(Path root) {

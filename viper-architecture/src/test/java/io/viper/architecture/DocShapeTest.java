@@ -15,9 +15,12 @@ class DocShapeTest {
     @Test
     void theReadmeIsShortAndNoDocsLineIsLong() {
         // The repository root: the parent of testdata/, which the parent pom names.
-        Path root = Path.of(System.getProperty("viper.testdata", "../testdata")).toAbsolutePath().normalize()
+        Path root = Path.of(System.getProperty("viper.testdata", "../testdata"))
+                .toAbsolutePath()
+                .normalize()
                 .getParent();
-        assertTrue(Files.isRegularFile(root.resolve("README.md")) && Files.isDirectory(root.resolve("docs")),
+        assertTrue(
+                Files.isRegularFile(root.resolve("README.md")) && Files.isDirectory(root.resolve("docs")),
                 "the repository root was found: " + root);
         assertEquals(List.of(), DocShape.problems(root));
     }
@@ -32,10 +35,12 @@ class DocShapeTest {
 
         Files.writeString(dir.resolve("README.md"), (line400 + "\n").repeat(301));
         Files.writeString(dir.resolve("docs/a.md"), docWithATableRowOf(401));
-        assertEquals(List.of(
-                "README.md: 301 lines (at most 300; move results and detail into docs/)",
-                Path.of("docs", "a.md") + ":5: 401 characters (at most 400 outside code blocks; "
-                        + "wrap prose, or link a short cell to a paragraph)"), DocShape.problems(dir));
+        assertEquals(
+                List.of(
+                        "README.md: 301 lines (at most 300; move results and detail into docs/)",
+                        Path.of("docs", "a.md") + ":5: 401 characters (at most 400 outside code blocks; "
+                                + "wrap prose, or link a short cell to a paragraph)"),
+                DocShape.problems(dir));
     }
 
     /** A heading, a code block with a line of 900 characters, and a table row of {@code chars} code points. */

@@ -4,8 +4,7 @@ import java.util.Locale;
 
 /** Classes that break one rule each, for the tests that check the rules can fail. */
 final class Fixtures {
-    private Fixtures() {
-    }
+    private Fixtures() {}
 
     /** Plays a viper-core class that imports UCX. */
     static final class UsesUcx {
@@ -26,7 +25,10 @@ final class Fixtures {
         io.viper.scheduler.Schedule schedule;
     }
 
-    /** Logs numbers through MessageFormat in the first three methods, strings or numbers it formatted itself in the others. */
+    /**
+     * Logs numbers through MessageFormat in the first three methods, strings or numbers it formatted itself in the
+     * others.
+     */
     static final class LogsNumbers {
         private static final System.Logger LOG = System.getLogger(LogsNumbers.class.getName());
 
@@ -47,7 +49,11 @@ final class Fixtures {
         }
 
         void formattedItself(double ms, int n) {
-            LOG.log(System.Logger.Level.INFO, "took {0} ms over {1} tries", String.format(Locale.ROOT, "%.1f", ms), String.format("%d", n));
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "took {0} ms over {1} tries",
+                    String.format(Locale.ROOT, "%.1f", ms),
+                    String.format("%d", n));
         }
     }
 }

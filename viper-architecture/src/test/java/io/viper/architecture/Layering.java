@@ -20,28 +20,44 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Viper's layering rules, evaluated on compiled classes. Each rule returns its violations as lines
- * ("origin -> target: why"), so that a failing test names every offending dependency.
+ * Viper's layering rules, evaluated on compiled classes. Each rule returns its violations as lines ("origin -> target:
+ * why"), so that a failing test names every offending dependency.
  *
- * <p>Which module a class belongs to comes from where it was loaded: a module's
- * {@code target/classes} directory (its {@code pom.xml} names the artifact) or its jar.
+ * <p>Which module a class belongs to comes from where it was loaded: a module's {@code target/classes} directory (its
+ * {@code pom.xml} names the artifact) or its jar.
  */
 final class Layering {
     /** Libraries viper-core must not use: transports, notifiers, ML and UI libraries. */
     static final List<String> FORBIDDEN_IN_CORE = List.of(
-            "org.openucx.", "jcuda.", "io.netty.", "org.apache.kafka.", "smile.", "ai.djl.", "org.knowm.", "picocli.",
-            "io.viper.transfer.", "io.viper.notify.", "io.viper.netty.", "io.viper.predictor.", "io.viper.scheduler.",
-            "io.viper.examples.", "io.viper.demo.", "io.viper.cli.", "io.viper.agent.", "io.viper.djl.");
+            "org.openucx.",
+            "jcuda.",
+            "io.netty.",
+            "org.apache.kafka.",
+            "smile.",
+            "ai.djl.",
+            "org.knowm.",
+            "picocli.",
+            "io.viper.transfer.",
+            "io.viper.notify.",
+            "io.viper.netty.",
+            "io.viper.predictor.",
+            "io.viper.scheduler.",
+            "io.viper.examples.",
+            "io.viper.demo.",
+            "io.viper.cli.",
+            "io.viper.agent.",
+            "io.viper.djl.");
 
-    private static final Set<String> TRANSPORTS = Set.of("viper-transfer-pfs", "viper-transfer-tcp", "viper-transfer-ucx", "viper-transfer-cuda");
+    private static final Set<String> TRANSPORTS =
+            Set.of("viper-transfer-pfs", "viper-transfer-tcp", "viper-transfer-ucx", "viper-transfer-cuda");
     private static final Set<String> NOTIFIERS = Set.of("viper-notify-embedded", "viper-notify-kafka");
 
     /**
-     * The Viper modules each module may use. Dependencies point one way: core at the bottom; the
-     * transports, notifiers and the predictor beside each other on core only (tcp and the embedded
-     * notifier also on viper-netty, the Netty pieces they share); the scheduler on the
-     * predictor; the demo and the command line on top, and the examples beside them as a leaf. A module missing here is itself a violation,
-     * so that a new module gets a place in the layering when it is added.
+     * The Viper modules each module may use. Dependencies point one way: core at the bottom; the transports, notifiers
+     * and the predictor beside each other on core only (tcp and the embedded notifier also on viper-netty, the Netty
+     * pieces they share); the scheduler on the predictor; the demo and the command line on top, and the examples beside
+     * them as a leaf. A module missing here is itself a violation, so that a new module gets a place in the layering
+     * when it is added.
      */
     static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
             Map.entry("viper-core", Set.of()),
@@ -60,12 +76,17 @@ final class Layering {
             Map.entry("viper-djl", Set.of("viper-core")),
             // Examples are a leaf: the SDK (and the plugins it finds at run time) only; nothing uses them.
             Map.entry("examples", union(Set.of("viper-core"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-demo", union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
-            Map.entry("viper-cli", union(Set.of("viper-core", "viper-predictor", "viper-scheduler", "viper-demo", "viper-agent"),
-                    TRANSPORTS, NOTIFIERS)));
+            Map.entry(
+                    "viper-demo",
+                    union(Set.of("viper-core", "viper-predictor", "viper-scheduler"), TRANSPORTS, NOTIFIERS)),
+            Map.entry(
+                    "viper-cli",
+                    union(
+                            Set.of("viper-core", "viper-predictor", "viper-scheduler", "viper-demo", "viper-agent"),
+                            TRANSPORTS,
+                            NOTIFIERS)));
 
-    private Layering() {
-    }
+    private Layering() {}
 
     @SafeVarargs
     private static Set<String> union(Set<String>... sets) {
@@ -107,7 +128,8 @@ final class Layering {
                 }
                 String to = moduleOf.apply(t);
                 if (to != null && !to.equals(from)) {
-                    out.add(c.getName() + " (" + from + ") -> " + t.getName() + " (" + to + "): internal packages are private to their module");
+                    out.add(c.getName() + " (" + from + ") -> " + t.getName() + " (" + to
+                            + "): internal packages are private to their module");
                 }
             }
         }
@@ -134,19 +156,22 @@ final class Layering {
                 }
                 String to = moduleOf.apply(t);
                 if (to != null && !to.equals(from) && !allowed.contains(to)) {
-                    out.add(c.getName() + " (" + from + ") -> " + t.getName() + " (" + to + "): " + from + " may use only " + new TreeSet<>(allowed));
+                    out.add(c.getName() + " (" + from + ") -> " + t.getName() + " (" + to + "): " + from
+                            + " may use only " + new TreeSet<>(allowed));
                 }
             }
         }
         return dedupe(out);
     }
 
-    /** The halves of viper-core's internals that rule 4 keeps apart; what both use lives in {@code io.viper.internal}. */
+    /**
+     * The halves of viper-core's internals that rule 4 keeps apart; what both use lives in {@code io.viper.internal}.
+     */
     static final List<String> CORE_SIDES = List.of("io.viper.internal.producer", "io.viper.internal.consumer");
 
     /**
-     * Rule 4: no class of one of {@code sides} (packages, with their subpackages) uses a class of
-     * another: in viper-core ({@link #CORE_SIDES}), the producer's and the consumer's internals.
+     * Rule 4: no class of one of {@code sides} (packages, with their subpackages) uses a class of another: in
+     * viper-core ({@link #CORE_SIDES}), the producer's and the consumer's internals.
      */
     static List<String> sidesApart(JavaClasses classes, List<String> sides) {
         List<String> out = new ArrayList<>();
@@ -187,7 +212,8 @@ final class Layering {
     private static final Map<String, String> ARTIFACT_BY_LOCATION = new ConcurrentHashMap<>();
     private static final Pattern JAR = Pattern.compile("/([^/!]+?)(?:-\\d[^/!]*)?\\.jar!");
     private static final Pattern CLASSES_DIR = Pattern.compile("^file:(.*)/target/classes/");
-    private static final Pattern ARTIFACT = Pattern.compile("</parent>.*?<artifactId>([^<]+)</artifactId>", Pattern.DOTALL);
+    private static final Pattern ARTIFACT =
+            Pattern.compile("</parent>.*?<artifactId>([^<]+)</artifactId>", Pattern.DOTALL);
 
     /** The artifact a class was loaded from, or null for a class outside the project (the JDK, a library). */
     static String moduleOf(JavaClass c) {

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering of the project, checked on the main classes of every module (test classes and test
- * jars are left out): viper-core imports no transport, notifier or ML library; no module uses
- * another module's {@code internal} packages; module dependencies point one way; inside viper-core,
- * the producer's and the consumer's internals do not use each other.
+ * The layering of the project, checked on the main classes of every module (test classes and test jars are left out):
+ * viper-core imports no transport, notifier or ML library; no module uses another module's {@code internal} packages;
+ * module dependencies point one way; inside viper-core, the producer's and the consumer's internals do not use each
+ * other.
  */
 class LayeringTest {
     private static JavaClasses project;
@@ -36,7 +36,10 @@ class LayeringTest {
     @Test
     void everyModuleIsImported() {
         // Guards the rules below against passing because a module's classes were never read.
-        Set<String> seen = project.stream().map(Layering::moduleOf).filter(m -> m != null).collect(Collectors.toCollection(TreeSet::new));
+        Set<String> seen = project.stream()
+                .map(Layering::moduleOf)
+                .filter(m -> m != null)
+                .collect(Collectors.toCollection(TreeSet::new));
         assertEquals(new TreeSet<>(Layering.ALLOWED.keySet()), seen);
     }
 
@@ -66,33 +69,48 @@ class LayeringTest {
     void aCoreClassUsingUcxIsReported() {
         JavaClasses fixture = new ClassFileImporter().importClasses(Fixtures.UsesUcx.class);
         var lines = Layering.coreImportsNoLibrary(fixture, c -> "viper-core");
-        assertTrue(lines.stream().anyMatch(l -> l.contains("org.openucx.jucx") && l.contains("viper-core must not use org.openucx.")), lines.toString());
+        assertTrue(
+                lines.stream()
+                        .anyMatch(l ->
+                                l.contains("org.openucx.jucx") && l.contains("viper-core must not use org.openucx.")),
+                lines.toString());
     }
 
     @Test
     void anotherModulesInternalPackageIsReported() {
-        JavaClasses fixture = new ClassFileImporter().importClasses(Fixtures.UsesTcpInternals.class,
-                io.viper.transfer.tcp.internal.TcpProtocol.class);
-        Function<JavaClass, String> modules = c -> c.getName().startsWith("io.viper.transfer.tcp") ? "viper-transfer-tcp" : "viper-transfer-ucx";
+        JavaClasses fixture = new ClassFileImporter()
+                .importClasses(Fixtures.UsesTcpInternals.class, io.viper.transfer.tcp.internal.TcpProtocol.class);
+        Function<JavaClass, String> modules =
+                c -> c.getName().startsWith("io.viper.transfer.tcp") ? "viper-transfer-tcp" : "viper-transfer-ucx";
         var lines = Layering.noForeignInternals(fixture, modules);
-        assertTrue(lines.stream().anyMatch(l -> l.contains("TcpProtocol") && l.contains("internal packages are private")), lines.toString());
+        assertTrue(
+                lines.stream().anyMatch(l -> l.contains("TcpProtocol") && l.contains("internal packages are private")),
+                lines.toString());
     }
 
     @Test
     void oneSideUsingTheOtherIsReported() {
-        JavaClasses fixture = new ClassFileImporter().importClasses(Fixtures.UsesScheduler.class, io.viper.scheduler.Schedule.class);
+        JavaClasses fixture =
+                new ClassFileImporter().importClasses(Fixtures.UsesScheduler.class, io.viper.scheduler.Schedule.class);
         var lines = Layering.sidesApart(fixture, java.util.List.of("io.viper.architecture", "io.viper.scheduler"));
-        assertTrue(lines.stream().anyMatch(l -> l.contains("UsesScheduler -> io.viper.scheduler.Schedule") && l.contains("stay apart")),
+        assertTrue(
+                lines.stream()
+                        .anyMatch(l ->
+                                l.contains("UsesScheduler -> io.viper.scheduler.Schedule") && l.contains("stay apart")),
                 lines.toString());
     }
 
     @Test
     void anUpwardDependencyIsReported() {
-        JavaClasses fixture = new ClassFileImporter().importClasses(Fixtures.UsesScheduler.class,
-                io.viper.scheduler.Schedule.class);
+        JavaClasses fixture =
+                new ClassFileImporter().importClasses(Fixtures.UsesScheduler.class, io.viper.scheduler.Schedule.class);
         Map<String, String> byName = Map.of(Fixtures.UsesScheduler.class.getName(), "viper-predictor");
-        var lines = Layering.dependenciesPointOneWay(fixture, c -> byName.getOrDefault(c.getName(),
-                c.getName().startsWith("io.viper.scheduler") ? "viper-scheduler" : null));
-        assertTrue(lines.stream().anyMatch(l -> l.contains("viper-predictor may use only [viper-core]")), lines.toString());
+        var lines = Layering.dependenciesPointOneWay(
+                fixture,
+                c -> byName.getOrDefault(
+                        c.getName(), c.getName().startsWith("io.viper.scheduler") ? "viper-scheduler" : null));
+        assertTrue(
+                lines.stream().anyMatch(l -> l.contains("viper-predictor may use only [viper-core]")),
+                lines.toString());
     }
 }

@@ -11,13 +11,12 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * One name per module, as in Aeron ({@code aeron-driver} is {@code io.aeron.driver}): a reactor
- * module's folder, artifact, module name and package root agree. The folder {@code viper-transfer/cuda}
- * is the artifact {@code viper-transfer-cuda}, the module {@code io.viper.transfer.cuda} and the root
- * of every package in it, main and test sources alike. {@code viper-core} is the API root, as
- * {@code aeron-client} is {@code io.aeron}: its packages are {@code io.viper.*}, its module
- * {@code io.viper.core}. Modules are read from the root pom's {@code <modules>}, and those of the
- * aggregators it names.
+ * One name per module, as in Aeron ({@code aeron-driver} is {@code io.aeron.driver}): a reactor module's folder,
+ * artifact, module name and package root agree. The folder {@code viper-transfer/cuda} is the artifact
+ * {@code viper-transfer-cuda}, the module {@code io.viper.transfer.cuda} and the root of every package in it, main and
+ * test sources alike. {@code viper-core} is the API root, as {@code aeron-client} is {@code io.aeron}: its packages are
+ * {@code io.viper.*}, its module {@code io.viper.core}. Modules are read from the root pom's {@code <modules>}, and
+ * those of the aggregators it names.
  */
 final class ModuleNames {
     private static final Pattern MODULE = Pattern.compile("<module>\\s*([^<\\s]+)\\s*</module>");
@@ -28,8 +27,7 @@ final class ModuleNames {
     /** The module whose packages are the API's root, like aeron-client's. */
     static final String API_ROOT = "viper-core";
 
-    private ModuleNames() {
-    }
+    private ModuleNames() {}
 
     /** The package root of a module of {@code artifact}: {@code io.viper.} and the rest of its name, '.' for '-'. */
     static String packageRoot(String artifact) {
@@ -46,8 +44,8 @@ final class ModuleNames {
     }
 
     /**
-     * One line per name that disagrees, in every module of the reactor under {@code root}: the
-     * folder's path names the module, and the artifact, module name and packages are held to it.
+     * One line per name that disagrees, in every module of the reactor under {@code root}: the folder's path names the
+     * module, and the artifact, module name and packages are held to it.
      */
     static List<String> disagreements(Path root) {
         List<String> out = new ArrayList<>();

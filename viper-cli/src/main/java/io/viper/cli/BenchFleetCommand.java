@@ -16,9 +16,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code viper bench fleet}: one producer and N consumers, each a process on a node of a simulated
- * cluster ({@link FleetBench}); per fleet the time until the last consumer swapped, against the bound
- * of the links.
+ * {@code viper bench fleet}: one producer and N consumers, each a process on a node of a simulated cluster
+ * ({@link FleetBench}); per fleet the time until the last consumer swapped, against the bound of the links.
  */
 @Command(
         name = "fleet",

@@ -9,19 +9,33 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code viper broker}: runs the embedded notifier's broker on its own, for producers and consumers that come and go. */
-@Command(name = "broker", mixinStandardHelpOptions = true,
-        description = {"Run the embedded notifier broker standalone (producers otherwise host it themselves).",
+/**
+ * {@code viper broker}: runs the embedded notifier's broker on its own, for producers and consumers that come and go.
+ */
+@Command(
+        name = "broker",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Run the embedded notifier broker standalone (producers otherwise host it themselves).",
             "Producers and consumers use --notifier embedded://HOST:PORT. Stops on Ctrl-C.",
-            "Beyond loopback it needs viper.auth.secret.file (--config or --set); viper.tls.* and viper.limits.* apply too."})
+            "Beyond loopback it needs viper.auth.secret.file (--config or --set); viper.tls.* and viper.limits.* apply too."
+        })
 final class BrokerCommand implements Callable<Integer> {
-    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface)")
+    @Option(
+            names = "--host",
+            defaultValue = "127.0.0.1",
+            description = "Address to bind (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface)")
     String host;
 
-    @Option(names = "--port", defaultValue = "7800", description = "Port to bind (default: ${DEFAULT-VALUE}; 0 picks a free one)")
+    @Option(
+            names = "--port",
+            defaultValue = "7800",
+            description = "Port to bind (default: ${DEFAULT-VALUE}; 0 picks a free one)")
     int port;
 
-    @Option(names = {"-v", "--verbose"}, description = "Log connections and publishes on stderr")
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Log connections and publishes on stderr")
     boolean verbose;
 
     @Mixin

@@ -12,16 +12,16 @@ import org.knowm.xchart.internal.chartpart.Chart;
 
 /** The files a {@code --plot FILE} option writes: PNG or SVG by the file name's extension. */
 final class ChartFiles {
-    private ChartFiles() {
-    }
+    private ChartFiles() {}
 
     /**
-     * Fails early, before the command does its work, for an extension other than .png or .svg, a
-     * missing or read-only directory, or a path that exists and is not a writable regular file (a
-     * directory; a FIFO, which writing would block on).
+     * Fails early, before the command does its work, for an extension other than .png or .svg, a missing or read-only
+     * directory, or a path that exists and is not a writable regular file (a directory; a FIFO, which writing would
+     * block on).
      */
     static void checkPath(Path file) {
-        String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+        String name =
+                file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
         if (!name.endsWith(".png") && !name.endsWith(".svg")) {
             throw new ViperConfigException("--plot " + file + ": the file name must end in .png or .svg");
         }
@@ -33,10 +33,14 @@ final class ChartFiles {
         }
         Path dir = file.toAbsolutePath().getParent();
         if (dir != null && !Files.isDirectory(dir)) {
-            throw new ViperConfigException("--plot " + file + (Files.exists(dir) ? ": " + dir + " is not a directory" : ": directory " + dir + " does not exist"));
+            throw new ViperConfigException("--plot " + file
+                    + (Files.exists(dir)
+                            ? ": " + dir + " is not a directory"
+                            : ": directory " + dir + " does not exist"));
         }
         if (dir != null && !Files.exists(file) && !Files.isWritable(dir)) {
-            throw new ViperConfigException("--plot " + file + ": permission denied (directory " + dir + " is not writable)");
+            throw new ViperConfigException(
+                    "--plot " + file + ": permission denied (directory " + dir + " is not writable)");
         }
     }
 

@@ -8,8 +8,8 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * One-line log records on stderr. Quiet by default (warnings only, so that stdout stays JSON);
- * {@code --verbose} shows Viper's INFO lines. Third-party libraries stay at WARNING.
+ * One-line log records on stderr. Quiet by default (warnings only, so that stdout stays JSON); {@code --verbose} shows
+ * Viper's INFO lines. Third-party libraries stay at WARNING.
  */
 public final class CliLogging {
     /*
@@ -21,8 +21,7 @@ public final class CliLogging {
     private static final Logger KAFKA = Logger.getLogger("org.apache.kafka");
     private static final Logger NETTY = Logger.getLogger("io.netty");
 
-    private CliLogging() {
-    }
+    private CliLogging() {}
 
     /** Installs the one-line stderr handler; INFO lines of Viper only when {@code verbose}. */
     public static void configure(boolean verbose) {
@@ -35,10 +34,14 @@ public final class CliLogging {
         handler.setFormatter(new Formatter() {
             @Override
             public String format(LogRecord r) {
-                String logger = r.getLoggerName() == null ? "" : r.getLoggerName().substring(r.getLoggerName().lastIndexOf('.') + 1);
+                String logger = r.getLoggerName() == null
+                        ? ""
+                        : r.getLoggerName().substring(r.getLoggerName().lastIndexOf('.') + 1);
                 String msg = formatMessage(r);
-                String thrown = r.getThrown() != null && System.getenv("VIPER_DEBUG") != null ? " " + r.getThrown() : "";
-                return String.format("viper %-7s %s: %s%s%n", r.getLevel().getName().toLowerCase(Locale.ROOT), logger, msg, thrown);
+                String thrown =
+                        r.getThrown() != null && System.getenv("VIPER_DEBUG") != null ? " " + r.getThrown() : "";
+                return String.format(
+                        "viper %-7s %s: %s%s%n", r.getLevel().getName().toLowerCase(Locale.ROOT), logger, msg, thrown);
             }
         });
         root.addHandler(handler);

@@ -17,33 +17,47 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * Options every command that talks to producers and consumers shares: notifier, PFS root, a
- * configuration file, single settings, metrics endpoint and verbosity.
+ * Options every command that talks to producers and consumers shares: notifier, PFS root, a configuration file, single
+ * settings, metrics endpoint and verbosity.
  */
 final class CommonOptions {
     /** The notifier where neither {@code --notifier}, the {@code --config} file nor {@code --set} names one. */
     static final String DEFAULT_NOTIFIER = "embedded://127.0.0.1:7800";
 
     // No picocli default: one here was applied over the --config file's viper.notifier, which was then ignored.
-    @Option(names = "--notifier", paramLabel = "URI",
-            description = "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: viper.notifier of --config or --set, else "
-                    + DEFAULT_NOTIFIER + ")")
+    @Option(
+            names = "--notifier",
+            paramLabel = "URI",
+            description =
+                    "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: viper.notifier of --config or --set, else "
+                            + DEFAULT_NOTIFIER + ")")
     String notifier;
 
-    @Option(names = "--pfs", paramLabel = "DIR", description = "PFS repository root: producers flush there, consumers fall back to it")
+    @Option(
+            names = "--pfs",
+            paramLabel = "DIR",
+            description = "PFS repository root: producers flush there, consumers fall back to it")
     Path pfs;
 
     @Mixin
     ConfigOptions config;
 
-    @Option(names = "--metrics-port", paramLabel = "PORT", description = "Serve Prometheus metrics on http://HOST:PORT/metrics (see --metrics-host)")
+    @Option(
+            names = "--metrics-port",
+            paramLabel = "PORT",
+            description = "Serve Prometheus metrics on http://HOST:PORT/metrics (see --metrics-host)")
     Integer metricsPort;
 
-    @Option(names = "--metrics-host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+    @Option(
+            names = "--metrics-host",
+            paramLabel = "HOST",
+            defaultValue = "127.0.0.1",
             description = "Address the metrics endpoint binds (default: ${DEFAULT-VALUE}; 0.0.0.0 in containers)")
     String metricsHost;
 
-    @Option(names = {"-v", "--verbose"}, description = "Log what Viper does (path choices, transfers) on stderr")
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Log what Viper does (path choices, transfers) on stderr")
     boolean verbose;
 
     /** Applies logging, loads the config file, starts the metrics endpoint; returns a builder. */
@@ -66,28 +80,27 @@ final class CommonOptions {
     }
 
     /**
-     * The notifier to set before {@code --set} (which overrides it) applies: {@code --notifier}, else
-     * the {@code --config} file's {@code viper.notifier}, else {@link #DEFAULT_NOTIFIER}.
+     * The notifier to set before {@code --set} (which overrides it) applies: {@code --notifier}, else the
+     * {@code --config} file's {@code viper.notifier}, else {@link #DEFAULT_NOTIFIER}.
      */
     static String notifierUri(String flag, Map<String, String> file) {
         return flag != null ? flag : file.getOrDefault(ViperConfig.NOTIFIER.name(), DEFAULT_NOTIFIER);
     }
 
     /**
-     * Makes the notifier's own waits end within a command's {@code timeout}: sets
-     * {@code viper.notify.timeout.ms} on {@code b} to {@link #notifyTimeoutMs}. Without it a broker that
-     * is not there keeps each wait for 30 s: publish waits twice (the newest version as the producer
-     * opens, then the announcement), and consume's follower did not report an unreachable Kafka
-     * before a {@code --timeout} under 5 s ended, so the command said only that no update came.
+     * Makes the notifier's own waits end within a command's {@code timeout}: sets {@code viper.notify.timeout.ms} on
+     * {@code b} to {@link #notifyTimeoutMs}. Without it a broker that is not there keeps each wait for 30 s: publish
+     * waits twice (the newest version as the producer opens, then the announcement), and consume's follower did not
+     * report an unreachable Kafka before a {@code --timeout} under 5 s ended, so the command said only that no update
+     * came.
      */
     void boundNotifierWaits(Viper.Builder b, Duration timeout) {
         b.config(ViperConfig.NOTIFY_TIMEOUT_MS.name(), Long.toString(notifyTimeoutMs(timeout, config.values())));
     }
 
     /**
-     * {@code viper.notify.timeout.ms} as the settings give it (the file's, then {@code --set}'s, else
-     * its default), but no longer than half of {@code timeout}, so that two waits one after the other
-     * end within it; at least 1 ms.
+     * {@code viper.notify.timeout.ms} as the settings give it (the file's, then {@code --set}'s, else its default), but
+     * no longer than half of {@code timeout}, so that two waits one after the other end within it; at least 1 ms.
      */
     static long notifyTimeoutMs(Duration timeout, Map<String, String> settings) {
         long configured = ViperConfig.NOTIFY_TIMEOUT_MS.parse(settings.get(ViperConfig.NOTIFY_TIMEOUT_MS.name()));

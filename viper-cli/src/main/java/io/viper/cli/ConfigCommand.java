@@ -10,18 +10,22 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * {@code viper config}: every configuration key that core and the installed transports and
- * notifiers declare, with its type, default, doc and who declares it; the key list of
- * docs/configuration.md is this command's {@code --markdown} output.
+ * {@code viper config}: every configuration key that core and the installed transports and notifiers declare, with its
+ * type, default, doc and who declares it; the key list of docs/configuration.md is this command's {@code --markdown}
+ * output.
  */
-@Command(name = "config", mixinStandardHelpOptions = true,
-        description = {"List every configuration key (core and plugins) with its type, default, who declares it and what it does.",
-            "Keys go in --config FILE or --set KEY=VALUE of publish and consume; kafka.<setting> keys pass Kafka client settings."})
+@Command(
+        name = "config",
+        mixinStandardHelpOptions = true,
+        description = {
+            "List every configuration key (core and plugins) with its type, default, who declares it and what it does.",
+            "Keys go in --config FILE or --set KEY=VALUE of publish and consume; kafka.<setting> keys pass Kafka client settings."
+        })
 final class ConfigCommand implements Callable<Integer> {
     /** The width the docs of the Markdown key list are wrapped to, continuation indent included. */
     private static final int WIDTH = 100;
@@ -30,7 +34,9 @@ final class ConfigCommand implements Callable<Integer> {
     Format format;
 
     static final class Format {
-        @Option(names = "--json", description = "One JSON array of {\"name\",\"type\",\"default\",\"declared_by\",\"doc\"}")
+        @Option(
+                names = "--json",
+                description = "One JSON array of {\"name\",\"type\",\"default\",\"declared_by\",\"doc\"}")
         boolean json;
 
         @Option(names = "--markdown", description = "The Markdown key list of docs/configuration.md")
@@ -70,9 +76,9 @@ final class ConfigCommand implements Callable<Integer> {
     }
 
     /**
-     * The key list of docs/configuration.md: a heading per declaring component, then one list item
-     * per key, in {@link ViperConfig#keys()} order, its doc wrapped so that no line of the page is
-     * long (a table row would hold the whole doc on one line).
+     * The key list of docs/configuration.md: a heading per declaring component, then one list item per key, in
+     * {@link ViperConfig#keys()} order, its doc wrapped so that no line of the page is long (a table row would hold the
+     * whole doc on one line).
      */
     static String markdown(List<ConfigKey<?>> keys) {
         StringBuilder b = new StringBuilder();
@@ -80,7 +86,10 @@ final class ConfigCommand implements Callable<Integer> {
         for (ConfigKey<?> k : keys) {
             if (!k.component().equals(component)) {
                 component = k.component();
-                b.append(b.isEmpty() ? "" : "\n").append("### ").append(component).append("\n\n");
+                b.append(b.isEmpty() ? "" : "\n")
+                        .append("### ")
+                        .append(component)
+                        .append("\n\n");
             }
             String dflt = k.defaultValue().isEmpty() ? "empty" : "`" + k.defaultValue() + "`";
             wrap(b, "- `" + k.name() + "` (" + k.type() + ", default " + dflt + "):", markdownText(k.doc()));
@@ -89,9 +98,8 @@ final class ConfigCommand implements Callable<Integer> {
     }
 
     /**
-     * Appends {@code head}, whole on its first line (what a reader looks for: the key, its type and
-     * default), then the words of {@code text} in lines of at most {@link #WIDTH} characters,
-     * continued indented.
+     * Appends {@code head}, whole on its first line (what a reader looks for: the key, its type and default), then the
+     * words of {@code text} in lines of at most {@link #WIDTH} characters, continued indented.
      */
     private static void wrap(StringBuilder b, String head, String text) {
         StringBuilder line = new StringBuilder(head);
@@ -120,9 +128,17 @@ final class ConfigCommand implements Callable<Integer> {
     private static String text(List<ConfigKey<?>> keys) {
         StringBuilder b = new StringBuilder();
         for (ConfigKey<?> k : keys) {
-            b.append(k.name()).append(" (").append(k.type()).append(", default ")
-                    .append(k.defaultValue().isEmpty() ? "empty" : k.defaultValue()).append("; ").append(k.component()).append(")\n")
-                    .append("    ").append(k.doc()).append('\n');
+            b.append(k.name())
+                    .append(" (")
+                    .append(k.type())
+                    .append(", default ")
+                    .append(k.defaultValue().isEmpty() ? "empty" : k.defaultValue())
+                    .append("; ")
+                    .append(k.component())
+                    .append(")\n")
+                    .append("    ")
+                    .append(k.doc())
+                    .append('\n');
         }
         return b.toString();
     }

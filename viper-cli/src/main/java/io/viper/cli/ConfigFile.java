@@ -18,18 +18,17 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * Reads a {@code --config} file: UTF-8 text in Java properties form, one {@code key=value} (or
- * {@code key: value}) per line, {@code #} and {@code !} comments, blank lines. Anything else is
- * refused with one line naming the file (and the line): a file that is not regular (a device such as
- * {@code /dev/zero}, a FIFO; refused before any read), one over {@value #MAX_BYTES} bytes, bytes that
- * are not UTF-8, control characters, a line that is not {@code key=value}. Stateless.
+ * Reads a {@code --config} file: UTF-8 text in Java properties form, one {@code key=value} (or {@code key: value}) per
+ * line, {@code #} and {@code !} comments, blank lines. Anything else is refused with one line naming the file (and the
+ * line): a file that is not regular (a device such as {@code /dev/zero}, a FIFO; refused before any read), one over
+ * {@value #MAX_BYTES} bytes, bytes that are not UTF-8, control characters, a line that is not {@code key=value}.
+ * Stateless.
  */
 final class ConfigFile {
     /** Largest config file read; a real one is a few hundred bytes. */
     static final int MAX_BYTES = 1 << 20;
 
-    private ConfigFile() {
-    }
+    private ConfigFile() {}
 
     /** The settings of {@code file}, in file order; the keys themselves are checked by {@link io.viper.ViperConfig}. */
     static Map<String, String> read(Path file) {
@@ -37,7 +36,8 @@ final class ConfigFile {
         byte[] bytes;
         try {
             if (!Files.isRegularFile(file)) {
-                throw new ViperConfigException(what + (Files.exists(file) ? " is not a regular file" : " does not exist"));
+                throw new ViperConfigException(
+                        what + (Files.exists(file) ? " is not a regular file" : " does not exist"));
             }
             if (Files.size(file) > MAX_BYTES) {
                 throw new ViperConfigException(what + " is larger than " + MAX_BYTES + " bytes; is it the right file?");
@@ -65,8 +65,10 @@ final class ConfigFile {
     }
 
     private static String decode(byte[] bytes, String what) {
-        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
-                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
         ByteBuffer in = ByteBuffer.wrap(bytes);
         CharBuffer out = CharBuffer.allocate(bytes.length);
         CoderResult r = decoder.decode(in, out, true);
@@ -97,7 +99,8 @@ final class ConfigFile {
             for (int c = 0; c < line.length(); c++) {
                 char ch = line.charAt(c);
                 if (Character.isISOControl(ch) && ch != '\t' && ch != '\f') {
-                    throw new ViperConfigException(where + ": control character U+" + String.format("%04X", (int) ch) + " (is it a text file?)");
+                    throw new ViperConfigException(where + ": control character U+" + String.format("%04X", (int) ch)
+                            + " (is it a text file?)");
                 }
             }
             String s = line.stripLeading();

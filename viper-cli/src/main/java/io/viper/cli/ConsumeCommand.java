@@ -29,16 +29,20 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code viper consume}: follows a model and prints one JSON line per update. */
-@Command(name = "consume", mixinStandardHelpOptions = true,
-        description = {"Follow a model like an inference server would: pull and verify every newer version.",
+@Command(
+        name = "consume",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Follow a model like an inference server would: pull and verify every newer version.",
             "Prints one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
-            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."})
+            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."
+        })
 final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -48,16 +52,28 @@ final class ConsumeCommand implements Callable<Integer> {
     @Option(names = "--once", description = "Exit after the first update")
     boolean once;
 
-    @Option(names = "--out", paramLabel = "DIR", description = "Write each version to DIR/<model>-v<version>.safetensors")
+    @Option(
+            names = "--out",
+            paramLabel = "DIR",
+            description = "Write each version to DIR/<model>-v<version>.safetensors")
     Path out;
 
-    @Option(names = "--tensors", paramLabel = "GLOB", description = "Pull only the tensors whose names match GLOB (e.g. 'dense.*'), not the whole model")
+    @Option(
+            names = "--tensors",
+            paramLabel = "GLOB",
+            description = "Pull only the tensors whose names match GLOB (e.g. 'dense.*'), not the whole model")
     String tensors;
 
-    @Option(names = "--paths", paramLabel = "SCHEMES", description = "Transports this consumer may use, e.g. tcp,file (default: any available)")
+    @Option(
+            names = "--paths",
+            paramLabel = "SCHEMES",
+            description = "Transports this consumer may use, e.g. tcp,file (default: any available)")
     String paths;
 
-    @Option(names = "--timeout", paramLabel = "DURATION", converter = Durations.class,
+    @Option(
+            names = "--timeout",
+            paramLabel = "DURATION",
+            converter = Durations.class,
             description = "Give up (exit 3) when no update arrived for this long (default: wait forever)")
     Duration timeout;
 
@@ -70,7 +86,8 @@ final class ConsumeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (paths != null && paths.isBlank()) {
-            throw new ViperConfigException("--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for any available");
+            throw new ViperConfigException(
+                    "--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for any available");
         }
         common.config.refuseConflict("--paths", paths, ViperConfig.CONSUMER_PATHS);
         PathMatcher matcher = tensors == null ? null : glob(tensors); // checked before --out's directory is made
@@ -89,7 +106,8 @@ final class ConsumeCommand implements Callable<Integer> {
             createOutDirectory(out);
         }
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-        try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
+        try (Viper viper = b.build();
+                ViperConsumer consumer = viper.consumer(model)) {
             if (matcher == null) {
                 consumer.onUpdate(events::add);
             } else {
@@ -100,12 +118,15 @@ final class ConsumeCommand implements Callable<Integer> {
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
-                    spec.commandLine().getErr().println("viper: no update of " + model + " within "
-                            + Durations.words(timeout) + whyNoUpdate(consumer));
+                    spec.commandLine()
+                            .getErr()
+                            .println("viper: no update of " + model + " within " + Durations.words(timeout)
+                                    + whyNoUpdate(consumer));
                     return ViperMain.EXIT_NO_UPDATE;
                 }
                 if (e instanceof ViperException failure) {
-                    throw failure; // no update will come: the broker or the producers refused this consumer's credentials or TLS trust
+                    throw failure; // no update will come: the broker or the producers refused this consumer's
+                    // credentials or TLS trust
                 }
                 long v;
                 if (e instanceof ModelUpdate u) {
@@ -113,7 +134,8 @@ final class ConsumeCommand implements Callable<Integer> {
                     if (out != null) {
                         try (ModelLease lease = consumer.current()) {
                             if (lease.version() == v) {
-                                SafetensorsWriter.write(out.resolve(model + "-v" + v + ".safetensors"), lease.checkpoint());
+                                SafetensorsWriter.write(
+                                        out.resolve(model + "-v" + v + ".safetensors"), lease.checkpoint());
                             }
                         }
                     }
@@ -131,13 +153,21 @@ final class ConsumeCommand implements Callable<Integer> {
                         }
                     }
                     if (names.isEmpty()) {
-                        throw new ViperConfigException("no tensor of " + model + " v" + v + " matches --tensors '" + tensors + "'");
+                        throw new ViperConfigException(
+                                "no tensor of " + model + " v" + v + " matches --tensors '" + tensors + "'");
                     }
                     try (TensorSet set = fetchWithRetry(consumer, v, names)) {
                         if (out != null) {
-                            SafetensorsWriter.write(out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
+                            SafetensorsWriter.write(
+                                    out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
                         }
-                        print(model, v, set.location().scheme(), set.bytes(), set.reusedBytes(), m.millisSincePublished());
+                        print(
+                                model,
+                                v,
+                                set.location().scheme(),
+                                set.bytes(),
+                                set.reusedBytes(),
+                                m.millisSincePublished());
                     }
                 }
                 lastVersion = Math.max(lastVersion, v);
@@ -148,12 +178,16 @@ final class ConsumeCommand implements Callable<Integer> {
         }
     }
 
-    /** Refuses an {@code --out} that names a file, or a path below one, before anything is consumed; creates a missing one. */
+    /**
+     * Refuses an {@code --out} that names a file, or a path below one, before anything is consumed; creates a missing
+     * one.
+     */
     private static void createOutDirectory(Path dir) {
         for (Path p = dir.toAbsolutePath(); p != null; p = p.getParent()) {
             if (Files.exists(p)) {
                 if (!Files.isDirectory(p)) {
-                    throw new ViperConfigException("--out " + dir + ": not a directory" + (p.endsWith(dir) ? "" : " (" + p + " is a file)"));
+                    throw new ViperConfigException(
+                            "--out " + dir + ": not a directory" + (p.endsWith(dir) ? "" : " (" + p + " is a file)"));
                 }
                 break;
             }
@@ -161,15 +195,18 @@ final class ConsumeCommand implements Callable<Integer> {
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            String reason = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
-            throw new ViperException(ViperException.Reason.IO, "--out " + dir + ": cannot create the directory: " + reason, e);
+            String reason =
+                    e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
+            throw new ViperException(
+                    ViperException.Reason.IO, "--out " + dir + ": cannot create the directory: " + reason, e);
         }
     }
 
     private static PathMatcher glob(String pattern) {
         if (pattern.isBlank()) {
             // It would match no tensor of any version: the consumer would wait out --timeout for nothing.
-            throw new ViperConfigException("--tensors is empty: give a glob of tensor names (e.g. 'dense.*'), or leave it out for the whole model");
+            throw new ViperConfigException(
+                    "--tensors is empty: give a glob of tensor names (e.g. 'dense.*'), or leave it out for the whole model");
         }
         try {
             return FileSystems.getDefault().getPathMatcher("glob:" + pattern);
@@ -180,8 +217,8 @@ final class ConsumeCommand implements Callable<Integer> {
     }
 
     /**
-     * ": " and why no newer version serves, where one announced failed to load (its producer gone, say):
-     * the consumer's wait, given no time, names that failure as its cause. Else "".
+     * ": " and why no newer version serves, where one announced failed to load (its producer gone, say): the consumer's
+     * wait, given no time, names that failure as its cause. Else "".
      */
     private static String whyNoUpdate(ViperConsumer consumer) {
         try {
@@ -193,7 +230,8 @@ final class ConsumeCommand implements Callable<Integer> {
     }
 
     /** The PFS location may be announced a moment after the first manifest: retry briefly. */
-    private static TensorSet fetchWithRetry(ViperConsumer consumer, long v, Set<String> names) throws InterruptedException {
+    private static TensorSet fetchWithRetry(ViperConsumer consumer, long v, Set<String> names)
+            throws InterruptedException {
         ViperException last = null;
         for (int i = 0; i < 20; i++) {
             try {

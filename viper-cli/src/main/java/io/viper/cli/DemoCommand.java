@@ -1,6 +1,5 @@
 package io.viper.cli;
 
-import io.viper.errors.ViperUnsupportedException;
 import io.viper.demo.DemoPlot;
 import io.viper.demo.DemoPolicy;
 import io.viper.demo.DemoReport;
@@ -11,7 +10,7 @@ import io.viper.demo.DemoTransport;
 import io.viper.demo.DemoWorkload;
 import io.viper.demo.StatusLine;
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperException;
+import io.viper.errors.ViperUnsupportedException;
 import io.viper.scheduler.Objective;
 import java.io.Console;
 import java.io.PrintWriter;
@@ -33,20 +32,24 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code viper demo}: the whole product on one machine. A producer process trains the digits network
- * on a continual stream and publishes through Viper; a consumer process answers a fixed-rate stream of
- * requests with the model it holds and measures their real loss. The same run is repeated under
- * several checkpoint policies (each in fresh processes, same seed, same requests, the same budget of
- * checkpoints), and a table says which policy served the lowest cumulative inference loss (CIL), over
- * several request replicas, next to what was predicted and to the best schedule in hindsight.
+ * {@code viper demo}: the whole product on one machine. A producer process trains the digits network on a continual
+ * stream and publishes through Viper; a consumer process answers a fixed-rate stream of requests with the model it
+ * holds and measures their real loss. The same run is repeated under several checkpoint policies (each in fresh
+ * processes, same seed, same requests, the same budget of checkpoints), and a table says which policy served the lowest
+ * cumulative inference loss (CIL), over several request replicas, next to what was predicted and to the best schedule
+ * in hindsight.
  *
- * <p>This command checks the options and prints the result; planning, the processes and the report
- * are module viper-demo's ({@link DemoRunner}, {@link DemoReport}, {@link DemoPlot}).
+ * <p>This command checks the options and prints the result; planning, the processes and the report are module
+ * viper-demo's ({@link DemoRunner}, {@link DemoReport}, {@link DemoPlot}).
  */
-@Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Runs a continual-learning workload (a producer process training, a consumer process serving) under "
-                + "several checkpoint policies with the same budget of checkpoints and shows which served the lowest cumulative "
-                + "inference loss (CIL).")
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description =
+                "Runs a continual-learning workload (a producer process training, a consumer process serving) under "
+                        + "several checkpoint policies with the same budget of checkpoints and shows which served the lowest cumulative "
+                        + "inference loss (CIL).")
 public final class DemoCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");
@@ -54,59 +57,100 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--policies", paramLabel = "LIST", completionCandidates = PolicyNames.class,
-            description = "Policies to run, comma-separated, from ${COMPLETION-CANDIDATES} (default: all, in that order)")
+    @Option(
+            names = "--policies",
+            paramLabel = "LIST",
+            completionCandidates = PolicyNames.class,
+            description =
+                    "Policies to run, comma-separated, from ${COMPLETION-CANDIDATES} (default: all, in that order)")
     String policies;
 
-    @Option(names = "--workload", paramLabel = "NAME", defaultValue = "stages",
-            description = "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start) (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--workload",
+            paramLabel = "NAME",
+            defaultValue = "stages",
+            description =
+                    "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start) (default: ${DEFAULT-VALUE})")
     String workload;
 
-    @Option(names = "--budget", paramLabel = "K",
+    @Option(
+            names = "--budget",
+            paramLabel = "K",
             description = "Checkpoints every scheduled policy may take (default: as many as epoch takes)")
     Integer budget;
 
-    @Option(names = "--objective", paramLabel = "NAME", defaultValue = "staleness",
-            description = "What the scheduler charges a request: staleness (the loss grows with the version's age) or viper (its training loss) "
-                    + "(default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--objective",
+            paramLabel = "NAME",
+            defaultValue = "staleness",
+            description =
+                    "What the scheduler charges a request: staleness (the loss grows with the version's age) or viper (its training loss) "
+                            + "(default: ${DEFAULT-VALUE})")
     String objective;
 
-    @Option(names = "--replicas", paramLabel = "R", defaultValue = "" + DemoSettings.DEFAULT_REPLICAS,
+    @Option(
+            names = "--replicas",
+            paramLabel = "R",
+            defaultValue = "" + DemoSettings.DEFAULT_REPLICAS,
             description = "Independent request sets each run is scored on (default: ${DEFAULT-VALUE})")
     int replicas;
 
-    @Option(names = "--iterations", paramLabel = "E", defaultValue = "2000",
+    @Option(
+            names = "--iterations",
+            paramLabel = "E",
+            defaultValue = "2000",
             description = "Training iterations e; the stream changes over them (default: ${DEFAULT-VALUE})")
     long iterations;
 
-    @Option(names = "--warmup", paramLabel = "S",
-            description = "Warm-up iterations s before the consumer starts; the curve is fitted on them (default: e / 10)")
+    @Option(
+            names = "--warmup",
+            paramLabel = "S",
+            description =
+                    "Warm-up iterations s before the consumer starts; the curve is fitted on them (default: e / 10)")
     Long warmup;
 
-    @Option(names = "--pace", paramLabel = "DURATION", defaultValue = "5ms",
-            description = "Training time per iteration (the producer sleeps when ahead); also t_train (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--pace",
+            paramLabel = "DURATION",
+            defaultValue = "5ms",
+            description =
+                    "Training time per iteration (the producer sleeps when ahead); also t_train (default: ${DEFAULT-VALUE})")
     String pace;
 
-    @Option(names = "--rate", paramLabel = "PER_S", defaultValue = "400",
+    @Option(
+            names = "--rate",
+            paramLabel = "PER_S",
+            defaultValue = "400",
             description = "Inference requests per second (default: ${DEFAULT-VALUE})")
     double rate;
 
-    @Option(names = "--transport", paramLabel = "NAME",
-            description = "inline (inside the announcement), host (or ucx), tcp or pfs (or file): how checkpoints travel (default: inline)")
+    @Option(
+            names = "--transport",
+            paramLabel = "NAME",
+            description =
+                    "inline (inside the announcement), host (or ucx), tcp or pfs (or file): how checkpoints travel (default: inline)")
     String transport;
 
-    @Option(names = "--notifier", paramLabel = "URI",
+    @Option(
+            names = "--notifier",
+            paramLabel = "URI",
             description = "Notifier both processes use (default: an embedded broker the producer hosts on a free port)")
     String notifier;
 
-    @Option(names = "--seed", paramLabel = "N", defaultValue = "42",
+    @Option(
+            names = "--seed",
+            paramLabel = "N",
+            defaultValue = "42",
             description = "Seed of the data, the weights and the requests (default: ${DEFAULT-VALUE})")
     long seed;
 
     @Option(names = "--json", description = "Print one JSON object instead of the table")
     boolean json;
 
-    @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw the loss of served requests over time per policy, checkpoints marked")
+    @Option(
+            names = "--plot",
+            paramLabel = "FILE.png",
+            description = "Draw the loss of served requests over time per policy, checkpoints marked")
     Path plot;
 
     /** The names {@code --policies} takes, in the default order. */
@@ -123,7 +167,8 @@ public final class DemoCommand implements Callable<Integer> {
         DemoSettings s = validate();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        DemoResult result = new DemoRunner(s, new StatusLine(err, liveTerminal())).run(System.getenv("VIPER_DEBUG") != null);
+        DemoResult result =
+                new DemoRunner(s, new StatusLine(err, liveTerminal())).run(System.getenv("VIPER_DEBUG") != null);
         if (json) {
             out.println(DemoReport.json(result));
         } else {
@@ -148,7 +193,8 @@ public final class DemoCommand implements Callable<Integer> {
         }
         long s = warmup != null ? warmup : Math.max(10, iterations / 10);
         if (s < 10 || s >= iterations) {
-            throw new ViperConfigException("--warmup " + s + " must be at least 10 (the curve is fitted on it) and less than --iterations " + iterations);
+            throw new ViperConfigException("--warmup " + s
+                    + " must be at least 10 (the curve is fitted on it) and less than --iterations " + iterations);
         }
         long paceNanos = Durations.parse(pace).toNanos();
         if (paceNanos < 100_000 || paceNanos > 1_000_000_000) {
@@ -160,26 +206,42 @@ public final class DemoCommand implements Callable<Integer> {
         DemoTransport t = parseTransport();
         String n = parseNotifier();
         if (plot != null) {
-            String name = plot.getFileName() == null ? "" : plot.getFileName().toString().toLowerCase(Locale.ROOT);
+            String name = plot.getFileName() == null
+                    ? ""
+                    : plot.getFileName().toString().toLowerCase(Locale.ROOT);
             if (!name.endsWith(".png")) {
                 throw new ViperConfigException("--plot " + plot + ": the file name must end in .png");
             }
             SchedulePlot.checkPath(plot);
         }
         if (budget != null && (budget < 1 || budget > iterations - s)) {
-            throw new ViperConfigException("--budget " + budget + " is outside 1.." + (iterations - s) + " (one checkpoint per iteration after the warm-up at most)");
+            throw new ViperConfigException("--budget " + budget + " is outside 1.." + (iterations - s)
+                    + " (one checkpoint per iteration after the warm-up at most)");
         }
         if (replicas < 1 || replicas > 64) {
             throw new ViperConfigException("--replicas " + replicas + " is outside 1..64");
         }
-        DemoSettings st = new DemoSettings(wanted, iterations, s, paceNanos, rate, t, n, seed, DemoWorkload.parse(workload),
-                budget == null ? OptionalInt.empty() : OptionalInt.of(budget), parseObjective(), replicas);
+        DemoSettings st = new DemoSettings(
+                wanted,
+                iterations,
+                s,
+                paceNanos,
+                rate,
+                t,
+                n,
+                seed,
+                DemoWorkload.parse(workload),
+                budget == null ? OptionalInt.empty() : OptionalInt.of(budget),
+                parseObjective(),
+                replicas);
         if (st.requests() < 1) {
             throw new ViperConfigException("--rate " + rate + " with --pace " + pace + " over " + (iterations - s)
                     + " iterations serves no request; raise --rate or --iterations");
         }
         if (st.runSeconds() * wanted.size() > 3600) {
-            throw new ViperConfigException(String.format(Locale.ROOT, "the runs would take %.0f s (--iterations x --pace x policies); keep it under an hour",
+            throw new ViperConfigException(String.format(
+                    Locale.ROOT,
+                    "the runs would take %.0f s (--iterations x --pace x policies); keep it under an hour",
                     st.runSeconds() * wanted.size()));
         }
         return st;
@@ -219,10 +281,12 @@ public final class DemoCommand implements Callable<Integer> {
             return DemoTransport.preferred();
         }
         DemoTransport t = DemoTransport.byName(transport)
-                .orElseThrow(() -> new ViperConfigException("--transport '" + transport + "': expected " + DemoTransport.names()));
+                .orElseThrow(() ->
+                        new ViperConfigException("--transport '" + transport + "': expected " + DemoTransport.names()));
         Optional<String> why = t.unavailableReason();
         if (why.isPresent()) {
-            throw new ViperUnsupportedException("--transport " + t.displayName() + ": " + why.get() + " (use --transport tcp)");
+            throw new ViperUnsupportedException(
+                    "--transport " + t.displayName() + ": " + why.get() + " (use --transport tcp)");
         }
         return t;
     }
@@ -238,7 +302,8 @@ public final class DemoCommand implements Callable<Integer> {
                 throw new URISyntaxException(n, "an embedded notifier needs a port (0 picks a free one)");
             }
         } catch (URISyntaxException e) {
-            throw new ViperConfigException("--notifier '" + n + "' is not a notifier address: " + e.getReason() + " (e.g. embedded://127.0.0.1:0, kafka://host:9092)");
+            throw new ViperConfigException("--notifier '" + n + "' is not a notifier address: " + e.getReason()
+                    + " (e.g. embedded://127.0.0.1:0, kafka://host:9092)");
         }
         return n;
     }

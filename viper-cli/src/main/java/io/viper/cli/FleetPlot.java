@@ -17,8 +17,8 @@ import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * The chart of {@code viper bench fleet --plot}: the last consumer's swap against the number of consumers, with
- * the links' bounds.
+ * The chart of {@code viper bench fleet --plot}: the last consumer's swap against the number of consumers, with the
+ * links' bounds.
  */
 final class FleetPlot {
     private FleetPlot() {}

@@ -24,21 +24,21 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code viper inspect FILE [--json] [--stats]}: validates a safetensors file and prints its
- * tensors (in data order) and metadata, as a table or as one JSON object.
+ * {@code viper inspect FILE [--json] [--stats]}: validates a safetensors file and prints its tensors (in data order)
+ * and metadata, as a table or as one JSON object.
  *
- * <p>The JSON object has the fields {@code file} (the path as given), {@code header_bytes},
- * {@code data_bytes}, {@code metadata} and {@code tensors} (each with {@code name}, {@code dtype},
- * {@code shape}, {@code offset}, {@code length}); {@code --stats} adds {@code min}, {@code max} and
- * {@code mean} to every tensor that has elements (see {@link TensorStats}). Non-finite statistics
- * are written as the strings {@code "NaN"}, {@code "Infinity"} and {@code "-Infinity"}, so that the
- * output stays strict JSON.
+ * <p>The JSON object has the fields {@code file} (the path as given), {@code header_bytes}, {@code data_bytes},
+ * {@code metadata} and {@code tensors} (each with {@code name}, {@code dtype}, {@code shape}, {@code offset},
+ * {@code length}); {@code --stats} adds {@code min}, {@code max} and {@code mean} to every tensor that has elements
+ * (see {@link TensorStats}). Non-finite statistics are written as the strings {@code "NaN"}, {@code "Infinity"} and
+ * {@code "-Infinity"}, so that the output stays strict JSON.
  *
- * <p>A refused file fails with the reader's {@link io.viper.errors.ViperFormatException}, which
- * {@link ViperMain} prints as one line {@code viper: FILE: REASON} with exit code 2. One instance
- * per command line; not shared between threads.
+ * <p>A refused file fails with the reader's {@link io.viper.errors.ViperFormatException}, which {@link ViperMain}
+ * prints as one line {@code viper: FILE: REASON} with exit code 2. One instance per command line; not shared between
+ * threads.
  */
-@Command(name = "inspect",
+@Command(
+        name = "inspect",
         mixinStandardHelpOptions = true,
         description = {
             "Validates a safetensors file and prints its tensors (in data order) and metadata.",
@@ -115,19 +115,35 @@ public final class InspectCommand implements Callable<Integer> {
 
     private void printTable(PrintWriter out, SafetensorsFile f, List<Optional<TensorStats>> all) {
         int count = f.tensors().size();
-        out.printf("%s: %d %s, %d data bytes (%s), header %d bytes%n", printable(file.toString()), count,
-                count == 1 ? "tensor" : "tensors", f.dataBytes(), humanBytes(f.dataBytes()), f.headerBytes());
+        out.printf(
+                "%s: %d %s, %d data bytes (%s), header %d bytes%n",
+                printable(file.toString()),
+                count,
+                count == 1 ? "tensor" : "tensors",
+                f.dataBytes(),
+                humanBytes(f.dataBytes()),
+                f.headerBytes());
         List<String[]> rows = new ArrayList<>();
-        rows.add(stats ? new String[] {"NAME", "DTYPE", "SHAPE", "SIZE", "MIN", "MAX", "MEAN"}
-                : new String[] {"NAME", "DTYPE", "SHAPE", "SIZE"});
+        rows.add(
+                stats
+                        ? new String[] {"NAME", "DTYPE", "SHAPE", "SIZE", "MIN", "MAX", "MEAN"}
+                        : new String[] {"NAME", "DTYPE", "SHAPE", "SIZE"});
         for (int i = 0; i < f.tensors().size(); i++) {
             Tensor t = f.tensors().get(i);
-            String[] base = {printable(t.name()), t.dtype().safetensorsName(), Arrays.toString(t.shape()), humanBytes(t.byteSize())};
+            String[] base = {
+                printable(t.name()), t.dtype().safetensorsName(), Arrays.toString(t.shape()), humanBytes(t.byteSize())
+            };
             if (stats) {
                 Optional<TensorStats> s = all.get(i);
-                rows.add(new String[] {base[0], base[1], base[2], base[3],
-                    s.map(x -> number(x.min())).orElse("-"), s.map(x -> number(x.max())).orElse("-"),
-                    s.map(x -> number(x.mean())).orElse("-")});
+                rows.add(new String[] {
+                    base[0],
+                    base[1],
+                    base[2],
+                    base[3],
+                    s.map(x -> number(x.min())).orElse("-"),
+                    s.map(x -> number(x.max())).orElse("-"),
+                    s.map(x -> number(x.mean())).orElse("-")
+                });
             } else {
                 rows.add(base);
             }

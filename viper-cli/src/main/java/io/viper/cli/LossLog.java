@@ -14,10 +14,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * A training-loss log read from CSV: one {@code iteration,loss} pair per line, iterations strictly
- * increasing, an optional header line first, blank lines and lines starting with {@code #} ignored. A
- * line may add {@code ,deployed_iteration,deployed_loss}: the iteration of the version consumers held
- * then and its loss on the same batch, from which the staleness-aware objective takes the drift.
+ * A training-loss log read from CSV: one {@code iteration,loss} pair per line, iterations strictly increasing, an
+ * optional header line first, blank lines and lines starting with {@code #} ignored. A line may add
+ * {@code ,deployed_iteration,deployed_loss}: the iteration of the version consumers held then and its loss on the same
+ * batch, from which the staleness-aware objective takes the drift.
  *
  * @param iterations the iterations, as doubles for fitting
  * @param losses the losses
@@ -29,8 +29,8 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
     /**
      * Reads {@code file}.
      *
-     * @throws ViperConfigException naming the file and line for anything unreadable, and for a path that
-     *     is not a regular file (a directory, a FIFO, a device), which is refused without being opened
+     * @throws ViperConfigException naming the file and line for anything unreadable, and for a path that is not a
+     *     regular file (a directory, a FIFO, a device), which is refused without being opened
      */
     static LossLog read(Path file) {
         IoProblems.notARegularFile(file).ifPresent(problem -> {
@@ -56,8 +56,9 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
                 boolean wasFirst = first;
                 first = false;
                 if (parts.length != 2 && parts.length != 4) {
-                    throw new ViperConfigException("loss log " + file + " line " + no + ": expected 'iteration,loss[,deployed_iteration,deployed_loss]', got '"
-                            + abbreviate(t) + "'");
+                    throw new ViperConfigException("loss log " + file + " line " + no
+                            + ": expected 'iteration,loss[,deployed_iteration,deployed_loss]', got '" + abbreviate(t)
+                            + "'");
                 }
                 long it;
                 double loss;
@@ -74,21 +75,25 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
                     if (wasFirst) {
                         continue; // a header
                     }
-                    throw new ViperConfigException("loss log " + file + " line " + no + ": expected 'iteration,loss' as an integer and a number, got '"
-                            + abbreviate(t) + "'");
+                    throw new ViperConfigException("loss log " + file + " line " + no
+                            + ": expected 'iteration,loss' as an integer and a number, got '" + abbreviate(t) + "'");
                 }
                 if (it < 0) {
-                    throw new ViperConfigException("loss log " + file + " line " + no + ": iteration must be at least 0, got " + it);
+                    throw new ViperConfigException(
+                            "loss log " + file + " line " + no + ": iteration must be at least 0, got " + it);
                 }
                 if (!Double.isFinite(loss)) {
-                    throw new ViperConfigException("loss log " + file + " line " + no + ": loss must be a finite number, got " + parts[1].strip());
+                    throw new ViperConfigException("loss log " + file + " line " + no
+                            + ": loss must be a finite number, got " + parts[1].strip());
                 }
                 if (parts.length == 4 && (!Double.isFinite(deployedLoss) || deployedIt > it || deployedIt < 0)) {
-                    throw new ViperConfigException("loss log " + file + " line " + no + ": the deployed version must be of an iteration 0.." + it
-                            + " with a finite loss, got " + parts[2].strip() + "," + parts[3].strip());
+                    throw new ViperConfigException(
+                            "loss log " + file + " line " + no + ": the deployed version must be of an iteration 0.."
+                                    + it + " with a finite loss, got " + parts[2].strip() + "," + parts[3].strip());
                 }
                 if (it <= prev) {
-                    throw new ViperConfigException("loss log " + file + " line " + no + ": iteration " + it + " does not follow " + prev + " (iterations must increase)");
+                    throw new ViperConfigException("loss log " + file + " line " + no + ": iteration " + it
+                            + " does not follow " + prev + " (iterations must increase)");
                 }
                 prev = it;
                 if (n == x.length) {
@@ -118,8 +123,8 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
     }
 
     /**
-     * The drift measured by the deployed-version columns of the lines up to iteration {@code s}, given
-     * the curve fitted on them ({@link StalenessModel#fit}); {@link StalenessModel#NONE} without such lines.
+     * The drift measured by the deployed-version columns of the lines up to iteration {@code s}, given the curve fitted
+     * on them ({@link StalenessModel#fit}); {@link StalenessModel#NONE} without such lines.
      */
     StalenessModel drift(LossCurve curve, long s) {
         int n = countUpTo(s);
@@ -134,7 +139,12 @@ record LossLog(double[] iterations, double[] losses, double[] deployedIterations
                 m++;
             }
         }
-        return StalenessModel.fit(curve, Arrays.copyOf(cols[0], m), Arrays.copyOf(cols[1], m), Arrays.copyOf(cols[2], m), Arrays.copyOf(cols[3], m));
+        return StalenessModel.fit(
+                curve,
+                Arrays.copyOf(cols[0], m),
+                Arrays.copyOf(cols[1], m),
+                Arrays.copyOf(cols[2], m),
+                Arrays.copyOf(cols[3], m));
     }
 
     /** How many points have {@code iteration <= s}. */

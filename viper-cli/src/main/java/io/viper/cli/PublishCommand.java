@@ -24,9 +24,13 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code viper publish}: publishes a safetensors file written by any tool as the next version of a model. */
-@Command(name = "publish", mixinStandardHelpOptions = true,
-        description = {"Publish a safetensors checkpoint (from PyTorch, JAX, ...) as the next version of a model.",
-            "Announces it and serves it to consumers for --linger; prints one JSON line when announced."})
+@Command(
+        name = "publish",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Publish a safetensors checkpoint (from PyTorch, JAX, ...) as the next version of a model.",
+            "Announces it and serves it to consumers for --linger; prints one JSON line when announced."
+        })
 final class PublishCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, paramLabel = "NAME", description = "Model name")
     String model;
@@ -34,14 +38,27 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--file", required = true, paramLabel = "FILE", description = "The .safetensors file to publish")
     Path file;
 
-    @Option(names = "--linger", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
-            description = "How long to keep serving the staged model before exiting (default: ${DEFAULT-VALUE}; 0 exits once announced and flushed)")
+    @Option(
+            names = "--linger",
+            paramLabel = "DURATION",
+            defaultValue = "30s",
+            converter = Durations.class,
+            description =
+                    "How long to keep serving the staged model before exiting (default: ${DEFAULT-VALUE}; 0 exits once announced and flushed)")
     Duration linger;
 
-    @Option(names = "--transports", paramLabel = "URIS", description = "Transports to serve on, e.g. ucx://127.0.0.1:0,tcp://127.0.0.1:0 (default: every available one)")
+    @Option(
+            names = "--transports",
+            paramLabel = "URIS",
+            description =
+                    "Transports to serve on, e.g. ucx://127.0.0.1:0,tcp://127.0.0.1:0 (default: every available one)")
     String transports;
 
-    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", converter = Durations.class,
+    @Option(
+            names = "--timeout",
+            paramLabel = "DURATION",
+            defaultValue = "60s",
+            converter = Durations.class,
             description = "How long to wait for the notifier and the PFS flush (default: ${DEFAULT-VALUE})")
     Duration timeout;
 
@@ -59,8 +76,8 @@ final class PublishCommand implements Callable<Integer> {
         // The notifier's own waits (the newest version at start, then the announcement) end within --timeout together.
         common.boundNotifierWaits(b, timeout);
         try (SafetensorsFile f = SafetensorsFile.open(file);
-             Viper viper = b.build();
-             ViperProducer producer = viper.producer(model, CheckpointPolicy.never())) {
+                Viper viper = b.build();
+                ViperProducer producer = viper.producer(model, CheckpointPolicy.never())) {
             PublishHandle h = producer.publish(f.checkpoint(model, 0));
             Manifest announced = await(h.announced(), "announcing", deadline);
             Manifest durable = await(h.durable(), "flushing to the PFS", System.nanoTime() + timeout.toNanos());
@@ -83,17 +100,24 @@ final class PublishCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Waits for {@code f} until {@code deadline} (announcing: {@code --timeout} after the command started, opening the producer included). */
+    /**
+     * Waits for {@code f} until {@code deadline} (announcing: {@code --timeout} after the command started, opening the
+     * producer included).
+     */
     private Manifest await(CompletableFuture<Manifest> f, String what, long deadline) throws InterruptedException {
         try {
             return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new ViperTimeoutException("publishing " + model + ": " + what + " took longer than " + Durations.words(timeout));
+            throw new ViperTimeoutException(
+                    "publishing " + model + ": " + what + " took longer than " + Durations.words(timeout));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;
             }
-            throw new ViperException(ViperException.Reason.INTERNAL, "publishing " + model + ": " + what + " failed: " + e.getCause(), e.getCause());
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL,
+                    "publishing " + model + ": " + what + " failed: " + e.getCause(),
+                    e.getCause());
         }
     }
 }

@@ -3,15 +3,15 @@ package io.viper.cli;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.sun.management.OperatingSystemMXBean;
 import io.viper.errors.ViperConfigException;
+import io.viper.predictor.CurveFamily;
 import io.viper.predictor.CurveFitter;
 import io.viper.predictor.FitResult;
 import io.viper.predictor.LossCurve;
-import io.viper.predictor.CurveFamily;
 import io.viper.predictor.StalenessModel;
+import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import io.viper.scheduler.Objective;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
-import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import io.viper.scheduler.WarmupPlan;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -28,23 +27,23 @@ import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * {@code viper schedule}: fits the warm-up losses of a loss log (or takes {@code --curve}), then
- * prints the checkpoint schedule of the chosen algorithm with its predicted cumulative inference
- * loss and training overhead, next to those of the other algorithms (the online policy's among them:
- * what it would publish on the predicted losses); as JSON with {@code --json}, and as a chart with
- * {@code --plot}. Under the staleness-aware objective (the default) the drift comes from
- * {@code --drift}, else from the log's deployed-version columns, else it is 0 and the objective is
- * Viper's.
+ * {@code viper schedule}: fits the warm-up losses of a loss log (or takes {@code --curve}), then prints the checkpoint
+ * schedule of the chosen algorithm with its predicted cumulative inference loss and training overhead, next to those of
+ * the other algorithms (the online policy's among them: what it would publish on the predicted losses); as JSON with
+ * {@code --json}, and as a chart with {@code --plot}. Under the staleness-aware objective (the default) the drift comes
+ * from {@code --drift}, else from the log's deployed-version columns, else it is 0 and the objective is Viper's.
  */
-@Command(name = "schedule",
+@Command(
+        name = "schedule",
         mixinStandardHelpOptions = true,
-        description = "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that "
-                + "minimise the cumulative inference loss (CIL); compares the schedules of every algorithm that places checkpoints.")
+        description =
+                "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that "
+                        + "minimise the cumulative inference loss (CIL); compares the schedules of every algorithm that places checkpoints.")
 public final class ScheduleCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");
@@ -52,55 +51,99 @@ public final class ScheduleCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--loss-log", paramLabel = "FILE.csv", description = "CSV of iteration,loss (header optional); required unless --curve is given. "
-            + "For the staleness objective, held-out losses (what a request sees) predict better than training-batch losses.")
+    @Option(
+            names = "--loss-log",
+            paramLabel = "FILE.csv",
+            description =
+                    "CSV of iteration,loss (header optional); required unless --curve is given. "
+                            + "For the staleness objective, held-out losses (what a request sees) predict better than training-batch losses.")
     Path lossLog;
 
-    @Option(names = "--warmup", required = true, paramLabel = "S", description = "Warm-up end s: the consumer starts with the model of iteration s.")
+    @Option(
+            names = "--warmup",
+            required = true,
+            paramLabel = "S",
+            description = "Warm-up end s: the consumer starts with the model of iteration s.")
     long warmup;
 
     @Option(names = "--end", required = true, paramLabel = "E", description = "Last training iteration e.")
     long end;
 
-    @Option(names = "--inferences", required = true, paramLabel = "N", description = "Total inference requests of the run.")
+    @Option(
+            names = "--inferences",
+            required = true,
+            paramLabel = "N",
+            description = "Total inference requests of the run.")
     double inferences;
 
     @Option(names = "--t-train", required = true, paramLabel = "S", description = "Seconds per training iteration.")
     double tTrain;
 
-    @Option(names = "--t-save", required = true, paramLabel = "S", description = "Producer stall per checkpoint, seconds.")
+    @Option(
+            names = "--t-save",
+            required = true,
+            paramLabel = "S",
+            description = "Producer stall per checkpoint, seconds.")
     double tSave;
 
-    @Option(names = "--t-load", required = true, paramLabel = "S", description = "Consumer load time per checkpoint, seconds.")
+    @Option(
+            names = "--t-load",
+            required = true,
+            paramLabel = "S",
+            description = "Consumer load time per checkpoint, seconds.")
     double tLoad;
 
     @Option(names = "--t-infer", required = true, paramLabel = "S", description = "Seconds per inference request.")
     double tInfer;
 
-    @Option(names = "--algorithm", defaultValue = "optimal", paramLabel = "NAME", completionCandidates = AlgorithmNames.class,
+    @Option(
+            names = "--algorithm",
+            defaultValue = "optimal",
+            paramLabel = "NAME",
+            completionCandidates = AlgorithmNames.class,
             description = "One of ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
-    @Option(names = "--epoch-iters", paramLabel = "K", description = "Iterations per epoch for the epoch schedule (default: (e - s) / 10).")
+    @Option(
+            names = "--epoch-iters",
+            paramLabel = "K",
+            description = "Iterations per epoch for the epoch schedule (default: (e - s) / 10).")
     Long epochIters;
 
-    @Option(names = "--max-checkpoints", defaultValue = "200", paramLabel = "K",
-            description = "At most K checkpoints for fixed, adaptive and optimal, the budget of online (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-checkpoints",
+            defaultValue = "200",
+            paramLabel = "K",
+            description =
+                    "At most K checkpoints for fixed, adaptive and optimal, the budget of online (default: ${DEFAULT-VALUE}).")
     int maxCheckpoints;
 
-    @Option(names = "--objective", defaultValue = "staleness", paramLabel = "NAME",
-            description = "staleness (a version's loss grows with its age) or viper (a version serves with its training loss) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--objective",
+            defaultValue = "staleness",
+            paramLabel = "NAME",
+            description =
+                    "staleness (a version's loss grows with its age) or viper (a version serves with its training loss) (default: ${DEFAULT-VALUE}).")
     String objective;
 
-    @Option(names = "--drift", paramLabel = "RATE",
-            description = "Loss a serving version gains per iteration of age, for the staleness objective (default: fitted on the loss log's "
-                    + "deployed_iteration,deployed_loss columns, else 0).")
+    @Option(
+            names = "--drift",
+            paramLabel = "RATE",
+            description =
+                    "Loss a serving version gains per iteration of age, for the staleness objective (default: fitted on the loss log's "
+                            + "deployed_iteration,deployed_loss columns, else 0).")
     Double drift;
 
-    @Option(names = "--curve", paramLabel = "NAME:p1,p2,...", description = "Skip fitting and use this curve, e.g. exp3:2,0.001,0.3 (exp2, exp3, lin2, expd3, pow3).")
+    @Option(
+            names = "--curve",
+            paramLabel = "NAME:p1,p2,...",
+            description = "Skip fitting and use this curve, e.g. exp3:2,0.001,0.3 (exp2, exp3, lin2, expd3, pow3).")
     String curveSpec;
 
-    @Option(names = "--plot", paramLabel = "FILE.png|.svg", description = "Write a chart of the losses, the curve and the checkpoints.")
+    @Option(
+            names = "--plot",
+            paramLabel = "FILE.png|.svg",
+            description = "Write a chart of the losses, the curve and the checkpoints.")
     Path plot;
 
     @Option(names = "--json", description = "Print JSON instead of text.")
@@ -120,8 +163,10 @@ public final class ScheduleCommand implements Callable<Integer> {
         Algorithm algo = Algorithm.parse(algorithm);
         Objective obj = Objective.parse(objective);
         if (drift != null && (obj == Objective.VIPER || !(drift >= 0) || !Double.isFinite(drift))) {
-            throw new ViperConfigException(obj == Objective.VIPER ? "--drift goes with --objective staleness"
-                    : "--drift must be a non-negative number, got " + drift);
+            throw new ViperConfigException(
+                    obj == Objective.VIPER
+                            ? "--drift goes with --objective staleness"
+                            : "--drift must be a non-negative number, got " + drift);
         }
         if (maxCheckpoints < 1) {
             throw new ViperConfigException("--max-checkpoints must be at least 1, got " + maxCheckpoints);
@@ -138,7 +183,8 @@ public final class ScheduleCommand implements Callable<Integer> {
         // the numbers before reading or fitting anything, each named by its flag
         ScheduleInput.checkNumbers(warmup, end, inferences, tTrain, tSave, tLoad, tInfer, "", n -> "--" + n);
         if (algo == Algorithm.ADAPTIVE && (warmup < 2 || warmup > ScheduleInput.MAX_SPAN)) {
-            throw new ViperConfigException("--warmup must be 2.." + ScheduleInput.MAX_SPAN + " for --algorithm adaptive (its threshold comes from "
+            throw new ViperConfigException("--warmup must be 2.." + ScheduleInput.MAX_SPAN
+                    + " for --algorithm adaptive (its threshold comes from "
                     + "the curve's drops over iterations 1..S), got " + warmup);
         }
         LossCurve fixedCurve = curveSpec == null ? null : CurveFamily.parseSpec(curveSpec);
@@ -152,7 +198,8 @@ public final class ScheduleCommand implements Callable<Integer> {
                     + " (the warm-up); need at least 5 to fit a curve");
         }
         WarmupPlan.Run run = new WarmupPlan.Run(warmup, end, inferences, tTrain, tSave, tLoad, tInfer);
-        Function<LossCurve, StalenessModel> driftOf = c -> obj == Objective.VIPER ? StalenessModel.NONE
+        Function<LossCurve, StalenessModel> driftOf = c -> obj == Objective.VIPER
+                ? StalenessModel.NONE
                 : drift != null ? new StalenessModel(drift) : log != null ? log.drift(c, warmup) : StalenessModel.NONE;
         WarmupPlan plan = fixedCurve == null
                 ? WarmupPlan.fit(Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm), run, driftOf)
@@ -161,9 +208,12 @@ public final class ScheduleCommand implements Callable<Integer> {
         LossCurve curve = plan.curve();
         ScheduleInput in = plan.input();
         StalenessModel staleness = in.staleness();
-        Double rmse = fit != null ? Double.valueOf(fit.rmse())
-                : warm > 0 ? Double.valueOf(CurveFitter.rmse(curve, Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm)))
-                : null;
+        Double rmse = fit != null
+                ? Double.valueOf(fit.rmse())
+                : warm > 0
+                        ? Double.valueOf(CurveFitter.rmse(
+                                curve, Arrays.copyOf(log.iterations(), warm), Arrays.copyOf(log.losses(), warm)))
+                        : null;
         long epoch = epochIters != null ? epochIters : Math.max(1, (end - warmup) / 10);
         // every algorithm that places checkpoints; the no-checkpoint baseline only when it is the one asked for
         Set<Algorithm> compared = EnumSet.allOf(Algorithm.class);
@@ -178,14 +228,23 @@ public final class ScheduleCommand implements Callable<Integer> {
         long t4 = System.nanoTime();
         Schedule chosen = all.get(algo);
         if (System.getenv("VIPER_DEBUG") != null) {
-            spec.commandLine().getErr().printf(Locale.ROOT,
-                    "viper: timing (ms): jvm up to command %d, read %.0f, fit and curve %.0f, schedules %.0f%n",
-                    ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
-                    (t1 - t0) / 1e6, (t3 - t1) / 1e6, (t4 - t3) / 1e6);
-            spec.commandLine().getErr().printf(Locale.ROOT, "viper: CPU (ms): main thread %d, whole process %d%n",
-                    ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
-                    ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                            .getProcessCpuTime() / 1_000_000);
+            spec.commandLine()
+                    .getErr()
+                    .printf(
+                            Locale.ROOT,
+                            "viper: timing (ms): jvm up to command %d, read %.0f, fit and curve %.0f, schedules %.0f%n",
+                            ManagementFactory.getRuntimeMXBean().getUptime() - (System.nanoTime() - t0) / 1_000_000,
+                            (t1 - t0) / 1e6,
+                            (t3 - t1) / 1e6,
+                            (t4 - t3) / 1e6);
+            spec.commandLine()
+                    .getErr()
+                    .printf(
+                            Locale.ROOT,
+                            "viper: CPU (ms): main thread %d, whole process %d%n",
+                            ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000,
+                            ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime()
+                                    / 1_000_000);
         }
 
         PrintWriter out = spec.commandLine().getOut();
@@ -193,9 +252,23 @@ public final class ScheduleCommand implements Callable<Integer> {
             out.println(json(curve, rmse, algo, chosen, all, skipped, in));
         } else {
             String from = drift != null ? "given with --drift" : "fitted on the loss log's deployed-version columns";
-            printText(out, curve, fit, rmse, warm, algo, chosen, all, skipped, obj == Objective.VIPER
-                    ? "viper (a request costs the training loss of the version serving it)"
-                    : "staleness (" + (staleness.isNone() ? "no drift measured: the same as viper" : staleness.describe() + ", " + from) + ")");
+            printText(
+                    out,
+                    curve,
+                    fit,
+                    rmse,
+                    warm,
+                    algo,
+                    chosen,
+                    all,
+                    skipped,
+                    obj == Objective.VIPER
+                            ? "viper (a request costs the training loss of the version serving it)"
+                            : "staleness ("
+                                    + (staleness.isNone()
+                                            ? "no drift measured: the same as viper"
+                                            : staleness.describe() + ", " + from)
+                                    + ")");
         }
         if (plot != null) {
             SchedulePlot.write(plot, log, curve, in, chosen, fixedCurve == null ? "fitted " : "given ", rmse);
@@ -207,10 +280,20 @@ public final class ScheduleCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void printText(PrintWriter out, LossCurve curve, FitResult fit, Double rmse, int warm,
-            Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all, Map<Algorithm, String> skipped, String objectiveLine) {
+    private void printText(
+            PrintWriter out,
+            LossCurve curve,
+            FitResult fit,
+            Double rmse,
+            int warm,
+            Algorithm algo,
+            Schedule chosen,
+            Map<Algorithm, Schedule> all,
+            Map<Algorithm, String> skipped,
+            String objectiveLine) {
         CurveFamily family = CurveFamily.parse(curve.name());
-        out.println("curve        " + curve.name() + " = " + family.formula() + "   " + curve.describe().substring(curve.name().length()).strip());
+        out.println("curve        " + curve.name() + " = " + family.formula() + "   "
+                + curve.describe().substring(curve.name().length()).strip());
         if (fit != null) {
             StringBuilder cands = new StringBuilder();
             for (FitResult.Candidate c : fit.candidates()) {
@@ -222,22 +305,43 @@ public final class ScheduleCommand implements Callable<Integer> {
             out.println("fit error    RMSE " + fmt(fit.rmse()) + " over " + warm + " warm-up losses; held-back RMSE "
                     + fmt(fit.holdoutError()) + " (" + cands + ")");
         } else {
-            out.println("fit error    " + (rmse == null ? "none (curve given with --curve)" : "RMSE " + fmt(rmse)
-                    + " over " + warm + " warm-up losses (curve given with --curve)"));
+            out.println("fit error    "
+                    + (rmse == null
+                            ? "none (curve given with --curve)"
+                            : "RMSE " + fmt(rmse) + " over " + warm + " warm-up losses (curve given with --curve)"));
         }
         out.println("objective    " + objectiveLine);
         out.println("algorithm    " + algo.displayName() + " (" + chosen.detail() + ")");
         out.println("checkpoints  " + chosen.count() + ": " + chosen.checkpointsText(12));
-        out.println(String.format(Locale.ROOT, "CIL          %s   training overhead %.6g s", cil(chosen.cil()), chosen.overheadSeconds()));
+        out.println(String.format(
+                Locale.ROOT,
+                "CIL          %s   training overhead %.6g s",
+                cil(chosen.cil()),
+                chosen.overheadSeconds()));
         out.println();
-        out.println(String.format(Locale.ROOT, "%-10s %11s  %-20s %12s  %s", "algorithm", "checkpoints", "CIL", "overhead_s", "schedule"));
+        out.println(String.format(
+                Locale.ROOT,
+                "%-10s %11s  %-20s %12s  %s",
+                "algorithm",
+                "checkpoints",
+                "CIL",
+                "overhead_s",
+                "schedule"));
         for (Map.Entry<Algorithm, Schedule> e : all.entrySet()) {
             Schedule s = e.getValue();
-            out.println(String.format(Locale.ROOT, "%-10s %11d  %-20s %12.6g  %s%s", e.getKey().displayName(), s.count(),
-                    cil(s.cil()), s.overheadSeconds(), s.detail(), e.getKey() == algo ? "  <- chosen" : ""));
+            out.println(String.format(
+                    Locale.ROOT,
+                    "%-10s %11d  %-20s %12.6g  %s%s",
+                    e.getKey().displayName(),
+                    s.count(),
+                    cil(s.cil()),
+                    s.overheadSeconds(),
+                    s.detail(),
+                    e.getKey() == algo ? "  <- chosen" : ""));
         }
         for (Map.Entry<Algorithm, String> e : skipped.entrySet()) {
-            out.println(String.format(Locale.ROOT, "%-10s %11s  not compared: %s", e.getKey().displayName(), "-", e.getValue()));
+            out.println(String.format(
+                    Locale.ROOT, "%-10s %11s  not compared: %s", e.getKey().displayName(), "-", e.getValue()));
         }
     }
 
@@ -250,8 +354,14 @@ public final class ScheduleCommand implements Callable<Integer> {
     }
 
     /** The result as JSON; {@code skipped} (the algorithms that could not run, and why) only when there are some. */
-    static String json(LossCurve curve, Double rmse, Algorithm algo, Schedule chosen, Map<Algorithm, Schedule> all,
-            Map<Algorithm, String> skipped, ScheduleInput in) {
+    static String json(
+            LossCurve curve,
+            Double rmse,
+            Algorithm algo,
+            Schedule chosen,
+            Map<Algorithm, Schedule> all,
+            Map<Algorithm, String> skipped,
+            ScheduleInput in) {
         StringBuilder sb = new StringBuilder(64 + 8 * chosen.count());
         sb.append("{\"curve\":{\"name\":\"").append(curve.name()).append("\",\"params\":");
         doubles(sb, curve.params());
@@ -271,8 +381,13 @@ public final class ScheduleCommand implements Callable<Integer> {
             }
             first = false;
             Schedule s = e.getValue();
-            sb.append('"').append(e.getKey().displayName()).append("\":{\"cil\":").append(num(s.cil()))
-                    .append(",\"overhead_s\":").append(num(s.overheadSeconds())).append(",\"checkpoints\":");
+            sb.append('"')
+                    .append(e.getKey().displayName())
+                    .append("\":{\"cil\":")
+                    .append(num(s.cil()))
+                    .append(",\"overhead_s\":")
+                    .append(num(s.overheadSeconds()))
+                    .append(",\"checkpoints\":");
             longs(sb, s.checkpoints());
             sb.append('}');
         }
@@ -285,7 +400,11 @@ public final class ScheduleCommand implements Callable<Integer> {
                     sb.append(',');
                 }
                 first = false;
-                sb.append('"').append(e.getKey().displayName()).append("\":\"").append(JsonStringEncoder.getInstance().quoteAsString(e.getValue())).append('"');
+                sb.append('"')
+                        .append(e.getKey().displayName())
+                        .append("\":\"")
+                        .append(JsonStringEncoder.getInstance().quoteAsString(e.getValue()))
+                        .append('"');
             }
             sb.append('}');
         }

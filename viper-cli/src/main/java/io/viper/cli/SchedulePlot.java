@@ -14,28 +14,39 @@ import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * The chart of {@code viper schedule --plot}: observed losses, the curve, the warm-up end and the
- * checkpoints (a rug of iterations along the bottom and the predicted loss at each).
+ * The chart of {@code viper schedule --plot}: observed losses, the curve, the warm-up end and the checkpoints (a rug of
+ * iterations along the bottom and the predicted loss at each).
  */
 final class SchedulePlot {
     private static final int MAX_POINTS = 4000;
 
-    private SchedulePlot() {
-    }
+    private SchedulePlot() {}
 
     /** Fails early for an extension other than .png or .svg, or a missing directory. */
     static void checkPath(Path file) {
         ChartFiles.checkPath(file);
     }
 
-    static void write(Path file, LossLog log, LossCurve curve, ScheduleInput in, Schedule schedule, String curveLabel, Double rmse) {
+    static void write(
+            Path file,
+            LossLog log,
+            LossCurve curve,
+            ScheduleInput in,
+            Schedule schedule,
+            String curveLabel,
+            Double rmse) {
         System.setProperty("java.awt.headless", "true");
-        XYChart chart = new XYChartBuilder().width(1100).height(620)
+        XYChart chart = new XYChartBuilder()
+                .width(1100)
+                .height(620)
                 .title(schedule.algorithm() + " schedule: " + schedule.count() + " checkpoints, predicted CIL "
                         + String.format(Locale.ROOT, "%.6g", schedule.cil()) + ", overhead "
-                        + String.format(Locale.ROOT, "%.4g", schedule.overheadSeconds()) + " s;  " + curveLabel + curve.name()
+                        + String.format(Locale.ROOT, "%.4g", schedule.overheadSeconds()) + " s;  " + curveLabel
+                        + curve.name()
                         + (rmse == null ? "" : String.format(Locale.ROOT, " RMSE %.3g", rmse)))
-                .xAxisTitle("training iteration").yAxisTitle("training loss").build();
+                .xAxisTitle("training iteration")
+                .yAxisTitle("training loss")
+                .build();
         org.knowm.xchart.style.XYStyler st = chart.getStyler();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
@@ -88,12 +99,15 @@ final class SchedulePlot {
         double pad = (yMax - yMin) * 0.05 + 1e-12;
         double lo = yMin - 2.5 * pad;
         double hi = yMax + pad;
-        XYSeries warm = chart.addSeries("warm-up end (iteration " + in.warmup() + ")",
-                new double[] {in.warmup(), in.warmup()}, new double[] {lo, hi});
+        XYSeries warm = chart.addSeries(
+                "warm-up end (iteration " + in.warmup() + ")",
+                new double[] {in.warmup(), in.warmup()},
+                new double[] {lo, hi});
         warm.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
         warm.setMarker(SeriesMarkers.NONE);
         warm.setLineColor(new Color(60, 60, 60));
-        warm.setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+        warm.setLineStyle(
+                new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
 
         long[] c = schedule.checkpoints();
         if (c.length > 0) {

@@ -13,17 +13,27 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code viper secret}: makes the shared secret file, or the consumer token derived from it. */
-@Command(name = "secret", mixinStandardHelpOptions = true,
-        description = {"Make a new shared secret file (mode 600) for viper.auth.secret.file.",
-            "With --consumer, derive the consumer token from one instead: it lets consumers subscribe and read, but not publish."})
+@Command(
+        name = "secret",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Make a new shared secret file (mode 600) for viper.auth.secret.file.",
+            "With --consumer, derive the consumer token from one instead: it lets consumers subscribe and read, but not publish."
+        })
 final class SecretCommand implements Callable<Integer> {
-    @Option(names = "--out", paramLabel = "FILE", description = "Write to this new file (mode 600); without it the token is printed (--consumer only)")
+    @Option(
+            names = "--out",
+            paramLabel = "FILE",
+            description = "Write to this new file (mode 600); without it the token is printed (--consumer only)")
     Path out;
 
     @Option(names = "--consumer", description = "Derive the consumer token from the producer secret in --from")
     boolean consumer;
 
-    @Option(names = "--from", paramLabel = "FILE", description = "The producer secret file to derive the consumer token from")
+    @Option(
+            names = "--from",
+            paramLabel = "FILE",
+            description = "The producer secret file to derive the consumer token from")
     Path from;
 
     @Override
@@ -31,7 +41,8 @@ final class SecretCommand implements Callable<Integer> {
         String text;
         if (consumer) {
             if (from == null) {
-                throw new ViperConfigException("--consumer needs --from FILE, the producer secret to derive the token from");
+                throw new ViperConfigException(
+                        "--consumer needs --from FILE, the producer secret to derive the token from");
             }
             text = Secret.load(from, "--from " + from).consumerToken(); // the flag the user gave, not the key
             if (out == null) {
@@ -43,7 +54,8 @@ final class SecretCommand implements Callable<Integer> {
                 throw new ViperConfigException("--from goes with --consumer");
             }
             if (out == null) {
-                throw new ViperConfigException("a new secret needs --out FILE (it is never printed, so that it stays out of terminals and logs)");
+                throw new ViperConfigException(
+                        "a new secret needs --out FILE (it is never printed, so that it stays out of terminals and logs)");
             }
             text = Secret.generate();
         }
@@ -53,7 +65,8 @@ final class SecretCommand implements Callable<Integer> {
             throw new ViperConfigException("--out " + out + ": exists already; not overwriting a secret");
         }
         Files.writeString(out, text + "\n", StandardCharsets.UTF_8);
-        System.out.println("wrote " + (consumer ? "a consumer token" : "a new secret") + " to " + out + " (mode 600); set viper.auth.secret.file to it");
+        System.out.println("wrote " + (consumer ? "a consumer token" : "a new secret") + " to " + out
+                + " (mode 600); set viper.auth.secret.file to it");
         return 0;
     }
 }

@@ -8,12 +8,13 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * Entry point of the {@code viper} command. Every failure prints one line {@code viper: <problem>}
- * on stderr, no usage and no stack trace unless {@code VIPER_DEBUG=1}, and exits with the code
- * {@link #exitCode(Throwable)} picks: {@link #EXIT_USAGE} for refused input, {@link #EXIT_FAILURE}
- * for an operational failure; {@code consume --timeout} adds {@link #EXIT_NO_UPDATE}.
+ * Entry point of the {@code viper} command. Every failure prints one line {@code viper: <problem>} on stderr, no usage
+ * and no stack trace unless {@code VIPER_DEBUG=1}, and exits with the code {@link #exitCode(Throwable)} picks:
+ * {@link #EXIT_USAGE} for refused input, {@link #EXIT_FAILURE} for an operational failure; {@code consume --timeout}
+ * adds {@link #EXIT_NO_UPDATE}.
  */
-@Command(name = "viper",
+@Command(
+        name = "viper",
         mixinStandardHelpOptions = true,
         versionProvider = ViperMain.Version.class,
         description = "Moves freshly trained models from a training job to inference servers, and decides when.",
@@ -32,7 +33,9 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
         })
 public final class ViperMain implements Runnable {
-    /** Exit code for refused input: a flag, configuration or file, an unknown model or version, what this machine lacks. */
+    /**
+     * Exit code for refused input: a flag, configuration or file, an unknown model or version, what this machine lacks.
+     */
     public static final int EXIT_USAGE = 2;
     /** Exit code for an operational failure: a timeout, I/O (a full disk), an unreachable peer, a bug. */
     public static final int EXIT_FAILURE = 1;
@@ -48,7 +51,9 @@ public final class ViperMain implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(execute(args, new PrintWriter(System.out, true, System.out.charset()),
+        System.exit(execute(
+                args,
+                new PrintWriter(System.out, true, System.out.charset()),
                 new PrintWriter(System.err, true, System.err.charset())));
     }
 
@@ -70,7 +75,9 @@ public final class ViperMain implements Runnable {
             // One line and where to look, not the whole usage: the problem stays on the screen.
             // picocli words a map option's format error "Value for option option '--set' ...".
             String problem = IoProblems.oneLine(e).replace("option option '", "option '");
-            c.getErr().println("viper: " + problem + " (see '" + c.getCommandSpec().qualifiedName() + " --help')");
+            c.getErr()
+                    .println(
+                            "viper: " + problem + " (see '" + c.getCommandSpec().qualifiedName() + " --help')");
             return exitCode(e);
         });
         cl.setExecutionExceptionHandler((e, c, parseResult) -> {
@@ -92,7 +99,8 @@ public final class ViperMain implements Runnable {
             if (System.getenv("VIPER_DEBUG") != null) {
                 e.printStackTrace(err);
             }
-            err.println("viper: out of memory: " + IoProblems.oneLine(e) + " (ask for less, or give the JVM more with VIPER_JAVA_OPTS, e.g. -Xmx8g)");
+            err.println("viper: out of memory: " + IoProblems.oneLine(e)
+                    + " (ask for less, or give the JVM more with VIPER_JAVA_OPTS, e.g. -Xmx8g)");
             err.flush();
             return EXIT_FAILURE;
         }
@@ -107,12 +115,11 @@ public final class ViperMain implements Runnable {
     }
 
     /**
-     * The exit code for a failure: {@link #EXIT_USAGE} for refused input (a bad flag, and the reasons
-     * CONFIG, FORMAT, NOT_FOUND and UNSUPPORTED: the command line, a file or this machine has to
-     * change; also any failure caused by a missing file or directory, a permission, a path that is
-     * not a directory or a port in use: {@link IoProblems#isCallersToFix}), {@link #EXIT_FAILURE} for
-     * everything else (timeouts, transfers, unreachable peers, I/O, use after close, bugs, exceptions
-     * that are not Viper's).
+     * The exit code for a failure: {@link #EXIT_USAGE} for refused input (a bad flag, and the reasons CONFIG, FORMAT,
+     * NOT_FOUND and UNSUPPORTED: the command line, a file or this machine has to change; also any failure caused by a
+     * missing file or directory, a permission, a path that is not a directory or a port in use:
+     * {@link IoProblems#isCallersToFix}), {@link #EXIT_FAILURE} for everything else (timeouts, transfers, unreachable
+     * peers, I/O, use after close, bugs, exceptions that are not Viper's).
      */
     static int exitCode(Throwable e) {
         if (e instanceof CommandLine.ParameterException || IoProblems.isCallersToFix(e)) {
@@ -132,8 +139,10 @@ public final class ViperMain implements Runnable {
         @Override
         public String[] getVersion() {
             String v = ViperMain.class.getPackage().getImplementationVersion();
-            return new String[] {"viper " + (v == null ? "dev" : v),
-                "Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")"};
+            return new String[] {
+                "viper " + (v == null ? "dev" : v),
+                "Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")"
+            };
         }
     }
 }

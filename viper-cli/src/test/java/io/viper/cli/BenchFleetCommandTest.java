@@ -6,8 +6,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code viper bench fleet} refuses bad flags with one line and exit code 2, before it makes a namespace or
- * starts a process.
+ * {@code viper bench fleet} refuses bad flags with one line and exit code 2, before it makes a namespace or starts a
+ * process.
  */
 class BenchFleetCommandTest {
     private static void refused(String expected, String... flags) {

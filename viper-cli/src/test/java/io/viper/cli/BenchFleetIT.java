@@ -14,11 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code viper bench fleet} with a small fleet: two consumers, each a process of its own, swap in a
- * version byte-identical to the published one, then a delta of which they move only the changed
- * blocks. With root and {@code ip netns} (CI) in network namespaces with capped links, which are gone
- * afterwards; elsewhere on loopback, the output saying the links are not capped. Checks what came out,
- * not how fast.
+ * {@code viper bench fleet} with a small fleet: two consumers, each a process of its own, swap in a version
+ * byte-identical to the published one, then a delta of which they move only the changed blocks. With root and {@code ip
+ * netns} (CI) in network namespaces with capped links, which are gone afterwards; elsewhere on loopback, the output
+ * saying the links are not capped. Checks what came out, not how fast.
  */
 class BenchFleetIT {
     @TempDir

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Commands that do not configure logging themselves log in {@link CliLogging}'s one-line records
- * too, warnings only: not the JDK's two-line default with its INFO records.
+ * Commands that do not configure logging themselves log in {@link CliLogging}'s one-line records too, warnings only:
+ * not the JDK's two-line default with its INFO records.
  */
 class CliLoggingTest {
     @TempDir
@@ -44,7 +44,14 @@ class CliLoggingTest {
 
     @Test
     void benchRepositoryLogsNothingWhenAllGoesWell() {
-        InspectCommandTest.Run r = InspectCommandTest.run("bench", "repository", "--size", "16k", "--versions", "1", "--dir",
+        InspectCommandTest.Run r = InspectCommandTest.run(
+                "bench",
+                "repository",
+                "--size",
+                "16k",
+                "--versions",
+                "1",
+                "--dir",
                 dir.resolve("repo").toString());
         assertEquals(0, r.exit(), r.err());
         assertEquals("", stderr.text());
@@ -56,10 +63,22 @@ class CliLoggingTest {
         Files.writeString(version.resolve("manifest.json"), "not json");
         Files.writeString(dir.resolve("pfs/m/LATEST"), "garbage");
         StringWriter err = new StringWriter();
-        int exit = ViperMain.execute(new String[] {"export", "--pfs", dir.resolve("pfs").toString(), "--model", "m", "--out",
-            dir.resolve("m.safetensors").toString()}, new PrintWriter(new StringWriter(), true), new PrintWriter(err, true));
+        int exit = ViperMain.execute(
+                new String[] {
+                    "export",
+                    "--pfs",
+                    dir.resolve("pfs").toString(),
+                    "--model",
+                    "m",
+                    "--out",
+                    dir.resolve("m.safetensors").toString()
+                },
+                new PrintWriter(new StringWriter(), true),
+                new PrintWriter(err, true));
         assertEquals(2, exit, err.toString());
-        assertEquals(List.of("viper: model m has no version in " + dir.resolve("pfs")), err.toString().lines().toList());
+        assertEquals(
+                List.of("viper: model m has no version in " + dir.resolve("pfs")),
+                err.toString().lines().toList());
         List<String> records = stderr.text().lines().toList();
         assertTrue(records.stream().anyMatch(l -> l.contains("manifest is not valid JSON")), stderr.text());
         assertTrue(records.stream().allMatch(l -> l.startsWith("viper warning PfsRepository: ")), stderr.text());

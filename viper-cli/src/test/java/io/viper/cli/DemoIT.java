@@ -16,21 +16,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalDouble;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs a short {@code viper demo} (real producer and consumer processes, seven policies) and checks the
- * invariants of its JSON: every policy present, {@code none} publishes nothing, every policy but online
- * published exactly its schedule and online no more than the budget, CIL and accuracy are sane, every
- * replica was scored, update latencies exist where checkpoints were published, and the planned
- * schedules are those the same seed plans again with the update latency the run reports.
+ * Runs a short {@code viper demo} (real producer and consumer processes, seven policies) and checks the invariants of
+ * its JSON: every policy present, {@code none} publishes nothing, every policy but online published exactly its
+ * schedule and online no more than the budget, CIL and accuracy are sane, every replica was scored, update latencies
+ * exist where checkpoints were published, and the planned schedules are those the same seed plans again with the update
+ * latency the run reports.
  */
 class DemoIT {
-    private static final String[] ARGS = {"demo", "--iterations", "300", "--pace", "3ms", "--rate", "300", "--seed", "7", "--transport", "tcp"};
+    private static final String[] ARGS = {
+        "demo", "--iterations", "300", "--pace", "3ms", "--rate", "300", "--seed", "7", "--transport", "tcp"
+    };
 
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -40,7 +41,8 @@ class DemoIT {
         args.addAll(List.of("--json", "--plot", png.toString()));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = ViperMain.execute(args.toArray(String[]::new), new PrintWriter(out, true), new PrintWriter(err, true));
+        int code =
+                ViperMain.execute(args.toArray(String[]::new), new PrintWriter(out, true), new PrintWriter(err, true));
         assertEquals(0, code, "stderr: " + err);
         JsonNode root = new ObjectMapper().readTree(out.toString());
         JsonNode policies = root.path("policies");
@@ -48,8 +50,10 @@ class DemoIT {
         policies.forEach(p -> names.add(p.path("name").asText()));
         assertEquals(List.of("epoch", "fixed", "adaptive", "optimal", "online", "hindsight", "none"), names);
 
-        DemoSettings settings = DemoSettings.of(DemoPolicy.ALL, 300, 30, 3_000_000, 300, DemoTransport.TCP, "embedded://127.0.0.1:0", 7);
-        // t_s was measured before the runs (TransferCalibration) and t_load by the runs before each: plan with the figures used
+        DemoSettings settings = DemoSettings.of(
+                DemoPolicy.ALL, 300, 30, 3_000_000, 300, DemoTransport.TCP, "embedded://127.0.0.1:0", 7);
+        // t_s was measured before the runs (TransferCalibration) and t_load by the runs before each: plan with the
+        // figures used
         double tSave = root.path("predictor").path("t_save_s").asDouble();
         int requests = settings.requests();
         int budget = root.path("run").path("budget").asInt();
@@ -62,12 +66,17 @@ class DemoIT {
             if (policy.planner().isPresent() && policy.followsItsPlan()) {
                 // the same seed and the same measured costs plan the same schedule
                 DemoPlan again = DemoPlan.of(settings, tSave, p.path("t_load_s").asDouble(), true);
-                assertArrayEquals(again.schedules().get(policy).checkpoints(), schedule, name + ": schedule differs from a fresh plan");
+                assertArrayEquals(
+                        again.schedules().get(policy).checkpoints(),
+                        schedule,
+                        name + ": schedule differs from a fresh plan");
             }
             if (policy.followsItsPlan()) {
                 assertArrayEquals(schedule, published, name + ": published iterations differ from the schedule");
             }
-            assertTrue(published.length <= Math.max(budget, policy == DemoPolicy.EPOCH ? published.length : 0), name + " exceeds the budget");
+            assertTrue(
+                    published.length <= Math.max(budget, policy == DemoPolicy.EPOCH ? published.length : 0),
+                    name + " exceeds the budget");
             assertEquals(published.length, p.path("checkpoints").asInt(), name);
             assertEquals(requests, p.path("requests").asInt(), name);
             assertEquals(DemoSettings.DEFAULT_REPLICAS, p.path("cils").size(), name);
@@ -91,7 +100,9 @@ class DemoIT {
         assertTrue(policies.get(0).path("vs_hindsight").path("mean").isNumber());
         assertTrue(policies.get(4).path("predicted_cil").asDouble() > 0, "online predicts its CIL from its probes");
         assertEquals(0, none.path("checkpoints").asInt());
-        assertTrue(root.path("verdict").asText().startsWith("winner: "), root.path("verdict").asText());
+        assertTrue(
+                root.path("verdict").asText().startsWith("winner: "),
+                root.path("verdict").asText());
         assertTrue(Files.size(png) > 10_000, "plot written");
     }
 

@@ -63,13 +63,18 @@ class ExitCodeTest {
     @Test
     void anOperationalFailureOfACommandExitsOneWithOneLine() {
         // publish's flush timing out, a transfer failing, a full disk: thrown from a command, one line, exit 1
-        for (ViperException.Reason reason : EnumSet.complementOf(EnumSet.of(ViperException.Reason.CONFIG, ViperException.Reason.FORMAT,
-                ViperException.Reason.NOT_FOUND, ViperException.Reason.UNSUPPORTED))) {
-            InspectCommandTest.Run r = Throwing.run(ViperException.of(reason, "m v1: " + reason.name().toLowerCase(Locale.ROOT) + " failed"));
+        for (ViperException.Reason reason : EnumSet.complementOf(EnumSet.of(
+                ViperException.Reason.CONFIG,
+                ViperException.Reason.FORMAT,
+                ViperException.Reason.NOT_FOUND,
+                ViperException.Reason.UNSUPPORTED))) {
+            InspectCommandTest.Run r = Throwing.run(
+                    ViperException.of(reason, "m v1: " + reason.name().toLowerCase(Locale.ROOT) + " failed"));
             assertEquals(1, r.exit(), reason + ": " + r.err());
             assertEquals(List.of("viper: m v1: " + reason.name().toLowerCase(Locale.ROOT) + " failed"), r.errLines());
         }
-        InspectCommandTest.Run refused = Throwing.run(ViperException.of(ViperException.Reason.NOT_FOUND, "model m v9 is not known"));
+        InspectCommandTest.Run refused =
+                Throwing.run(ViperException.of(ViperException.Reason.NOT_FOUND, "model m v9 is not known"));
         assertEquals(2, refused.exit());
         assertTrue(refused.err().startsWith("viper: model m v9 is not known"), refused.err());
     }
@@ -77,10 +82,19 @@ class ExitCodeTest {
     @Test
     void aPathOrPortTheUserGaveIsRefusedInputWhateverWrapsIt() {
         // inspect of a file one may not read exited 1 while --config of the same file exited 2
-        assertEquals(2, ViperMain.exitCode(ViperException.of(ViperException.Reason.IO, "x: permission denied", new AccessDeniedException("/x"))));
+        assertEquals(
+                2,
+                ViperMain.exitCode(ViperException.of(
+                        ViperException.Reason.IO, "x: permission denied", new AccessDeniedException("/x"))));
         assertEquals(2, ViperMain.exitCode(new UncheckedIOException(new NoSuchFileException("/no/dir/x"))));
-        assertEquals(2, ViperMain.exitCode(ViperException.of(ViperException.Reason.UNAVAILABLE, "bind", new BindException("Address already in use"))));
-        assertEquals(1, ViperMain.exitCode(ViperException.of(ViperException.Reason.IO, "x", new IOException("No space left on device"))));
+        assertEquals(
+                2,
+                ViperMain.exitCode(ViperException.of(
+                        ViperException.Reason.UNAVAILABLE, "bind", new BindException("Address already in use"))));
+        assertEquals(
+                1,
+                ViperMain.exitCode(
+                        ViperException.of(ViperException.Reason.IO, "x", new IOException("No space left on device"))));
     }
 
     @Test
@@ -102,8 +116,10 @@ class ExitCodeTest {
     @Test
     void anEmptyPathIsRefusedNamingTheFlag() {
         StringWriter err = new StringWriter();
-        int exit = ViperMain.execute(new String[] {"export", "--pfs", "", "--model", "m", "--out", "/tmp/x.safetensors"},
-                new PrintWriter(new StringWriter(), true), new PrintWriter(err, true));
+        int exit = ViperMain.execute(
+                new String[] {"export", "--pfs", "", "--model", "m", "--out", "/tmp/x.safetensors"},
+                new PrintWriter(new StringWriter(), true),
+                new PrintWriter(err, true));
         assertEquals(2, exit);
         assertEquals(1, err.toString().lines().count(), err.toString());
         assertTrue(err.toString().contains("'--pfs'") && err.toString().contains("an empty path"), err.toString());
@@ -112,7 +128,9 @@ class ExitCodeTest {
     @Test
     void aMapOptionsFormatErrorNamesTheOptionOnce() {
         StringWriter err = new StringWriter();
-        int exit = ViperMain.execute(new String[] {"publish", "--set", "noequals"}, new PrintWriter(new StringWriter(), true),
+        int exit = ViperMain.execute(
+                new String[] {"publish", "--set", "noequals"},
+                new PrintWriter(new StringWriter(), true),
                 new PrintWriter(err, true));
         assertEquals(2, exit);
         assertTrue(err.toString().contains("option '--set'"), err.toString());
@@ -139,8 +157,11 @@ class ExitCodeTest {
         static InspectCommandTest.Run run(Throwable failure) {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
-            int exit = ViperMain.execute(new CommandLine(new Throwing(failure)), new String[0],
-                    new PrintWriter(out, true), new PrintWriter(err, true));
+            int exit = ViperMain.execute(
+                    new CommandLine(new Throwing(failure)),
+                    new String[0],
+                    new PrintWriter(out, true),
+                    new PrintWriter(err, true));
             return new InspectCommandTest.Run(exit, out.toString(), err.toString());
         }
     }

@@ -26,12 +26,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code viper export}: a version the PFS repository keeps as blocks comes out as a standard
- * safetensors file, which viper's own reader and an independent Python reader (json, struct and
- * numpy, no Viper code) read with the published bytes.
+ * {@code viper export}: a version the PFS repository keeps as blocks comes out as a standard safetensors file, which
+ * viper's own reader and an independent Python reader (json, struct and numpy, no Viper code) read with the published
+ * bytes.
  */
 class ExportCommandTest {
-    /** Reads a safetensors file by the format's definition and prints name, dtype, shape and the SHA-256 of each tensor's bytes. */
+    /**
+     * Reads a safetensors file by the format's definition and prints name, dtype, shape and the SHA-256 of each
+     * tensor's bytes.
+     */
     private static final String READER = """
             import hashlib, json, struct, sys
             import numpy as np
@@ -68,30 +71,44 @@ class ExportCommandTest {
         MemorySegment weights;
         MemorySegment bias;
         try (Arena arena = Arena.ofConfined();
-             Viper viper = Viper.builder().notifier("embedded://127.0.0.1:0").config("viper.transports", "").pfsRoot(pfs)
-                     .config("viper.block.bytes", "4k").build();
-             ViperProducer producer = viper.producer("net", CheckpointPolicy.never())) {
+                Viper viper = Viper.builder()
+                        .notifier("embedded://127.0.0.1:0")
+                        .config("viper.transports", "")
+                        .pfsRoot(pfs)
+                        .config("viper.block.bytes", "4k")
+                        .build();
+                ViperProducer producer = viper.producer("net", CheckpointPolicy.never())) {
             weights = Arena.ofAuto().allocate(3 * 4096 + 40);
             bias = Arena.ofAuto().allocate(64 * 4);
             for (long i = 0; i < weights.byteSize() / 4; i++) {
                 weights.setAtIndex(ValueLayout.JAVA_FLOAT, i, i * 0.5f);
             }
-            producer.publish(sink -> {
-                sink.add("dense.weight", DType.F32, new long[] {weights.byteSize() / 4}, weights);
-                sink.add("dense.bias", DType.F32, new long[] {64}, bias);
-            }, Map.of()).durable().join();
+            producer.publish(
+                            sink -> {
+                                sink.add("dense.weight", DType.F32, new long[] {weights.byteSize() / 4}, weights);
+                                sink.add("dense.bias", DType.F32, new long[] {64}, bias);
+                            },
+                            Map.of())
+                    .durable()
+                    .join();
             weights.setAtIndex(ValueLayout.JAVA_FLOAT, 5, -1f); // v2: one block of dense.weight changes
-            producer.publish(sink -> {
-                sink.add("dense.weight", DType.F32, new long[] {weights.byteSize() / 4}, weights);
-                sink.add("dense.bias", DType.F32, new long[] {64}, bias);
-            }, Map.of("note", "v2")).durable().join();
+            producer.publish(
+                            sink -> {
+                                sink.add("dense.weight", DType.F32, new long[] {weights.byteSize() / 4}, weights);
+                                sink.add("dense.bias", DType.F32, new long[] {64}, bias);
+                            },
+                            Map.of("note", "v2"))
+                    .durable()
+                    .join();
         }
         assertFalse(Files.exists(pfs.resolve("net/2/model.safetensors")), "the repository keeps v2 as blocks");
 
         Path out = Files.writeString(dir.resolve("net-v2.safetensors"), "an earlier export, replaced whole");
         StringWriter err = new StringWriter();
-        int code = ViperMain.execute(new String[] {"export", "--pfs", pfs.toString(), "--model", "net", "--out", out.toString()},
-                new PrintWriter(new StringWriter()), new PrintWriter(err));
+        int code = ViperMain.execute(
+                new String[] {"export", "--pfs", pfs.toString(), "--model", "net", "--out", out.toString()},
+                new PrintWriter(new StringWriter()),
+                new PrintWriter(err));
         assertEquals(0, code, err.toString());
         try (SafetensorsFile f = SafetensorsFile.open(out)) {
             assertEquals(-1, weights.mismatch(f.tensor("dense.weight").data()));
@@ -102,16 +119,37 @@ class ExportCommandTest {
         Path script = Files.writeString(dir.resolve("read_safetensors.py"), READER);
         PythonRuntime.Result r = PythonRuntime.run(List.of(python, script.toString(), out.toString()), Map.of(), 120);
         assertEquals(0, r.exit(), r.output());
-        assertTrue(r.output().contains("dense.weight F32 [" + weights.byteSize() / 4 + "] " + sha256(weights)), r.output());
+        assertTrue(
+                r.output().contains("dense.weight F32 [" + weights.byteSize() / 4 + "] " + sha256(weights)),
+                r.output());
         assertTrue(r.output().contains("dense.bias F32 [64] " + sha256(bias)), r.output());
         assertTrue(r.output().contains("\"note\": \"v2\""), r.output());
 
         try (var left = Files.list(dir)) {
-            assertEquals(List.of(), left.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList(), "no temporary file left");
+            assertEquals(
+                    List.of(),
+                    left.filter(p -> p.getFileName().toString().endsWith(".tmp"))
+                            .toList(),
+                    "no temporary file left");
         }
         byte[] exported = Files.readAllBytes(out);
-        assertEquals(2, ViperMain.execute(new String[] {"export", "--pfs", pfs.toString(), "--model", "net", "--version", "9", "--out", out.toString()},
-                new PrintWriter(new StringWriter()), new PrintWriter(err)), "an unknown version is refused");
+        assertEquals(
+                2,
+                ViperMain.execute(
+                        new String[] {
+                            "export",
+                            "--pfs",
+                            pfs.toString(),
+                            "--model",
+                            "net",
+                            "--version",
+                            "9",
+                            "--out",
+                            out.toString()
+                        },
+                        new PrintWriter(new StringWriter()),
+                        new PrintWriter(err)),
+                "an unknown version is refused");
         assertArrayEquals(exported, Files.readAllBytes(out), "a failed export leaves the file at --out as it was");
     }
 
@@ -120,9 +158,11 @@ class ExportCommandTest {
         Path pfs = Files.createDirectories(dir.resolve("pfs"));
         Path file = Files.writeString(dir.resolve("file"), "x");
         for (Path out : List.of(dir.resolve("missing/m.safetensors"), file.resolve("m.safetensors"))) {
-            InspectCommandTest.Run r = InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", out.toString());
+            InspectCommandTest.Run r =
+                    InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", out.toString());
             assertEquals(2, r.exit(), r.err());
-            String why = out.getParent().equals(file) ? file + " is not a directory" : "no directory " + out.getParent();
+            String why =
+                    out.getParent().equals(file) ? file + " is not a directory" : "no directory " + out.getParent();
             assertEquals(List.of("viper: --out " + out + ": " + why), r.errLines());
         }
     }
@@ -131,12 +171,21 @@ class ExportCommandTest {
     void anOutputThatIsNoRegularFileIsRefusedAndLeftAlone() throws Exception {
         Path pfs = Files.createDirectories(dir.resolve("pfs"));
         Path fifo = dir.resolve("pipe.safetensors");
-        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor(),
+                "mkfifo");
         Path directory = Files.createDirectories(dir.resolve("a-directory"));
         // Refused before the model is looked up: the repository is empty, and the flag is what to change.
-        InspectCommandTest.Run r = InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", fifo.toString());
+        InspectCommandTest.Run r =
+                InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", fifo.toString());
         assertEquals(2, r.exit(), r.err());
-        assertEquals(List.of("viper: --out " + fifo + ": is not a regular file (a pipe, socket or device), not a file"), r.errLines());
+        assertEquals(
+                List.of("viper: --out " + fifo + ": is not a regular file (a pipe, socket or device), not a file"),
+                r.errLines());
         assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the FIFO is left in place");
         r = InspectCommandTest.run("export", "--pfs", pfs.toString(), "--model", "m", "--out", directory.toString());
         assertEquals(2, r.exit(), r.err());

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
- * Every command's {@code --help} renders cleanly: picocli formats descriptions with
- * {@code String.format}, so a bare {@code %} in one makes it print warnings and the raw text; and the
- * summary a command gets in its parent's list, the first line of its description, is a whole sentence.
+ * Every command's {@code --help} renders cleanly: picocli formats descriptions with {@code String.format}, so a bare
+ * {@code %} in one makes it print warnings and the raw text; and the summary a command gets in its parent's list, the
+ * first line of its description, is a whole sentence.
  */
 class HelpTextTest {
     @Test
@@ -37,9 +37,9 @@ class HelpTextTest {
     }
 
     /**
-     * {@code --help} and {@code -h} print the usage and exit 0 for every command, whatever it requires:
-     * picocli leaves out the whole standard help mixin of a command that declares one of its names
-     * itself (export's {@code --version}), and then {@code --help} fails on the missing required options.
+     * {@code --help} and {@code -h} print the usage and exit 0 for every command, whatever it requires: picocli leaves
+     * out the whole standard help mixin of a command that declares one of its names itself (export's
+     * {@code --version}), and then {@code --help} fails on the missing required options.
      */
     @Test
     void everyCommandsHelpFlagPrintsItsUsage() {
@@ -53,9 +53,13 @@ class HelpTextTest {
                 args.add(flag);
                 StringWriter out = new StringWriter();
                 StringWriter err = new StringWriter();
-                int exit = ViperMain.execute(args.toArray(String[]::new), new PrintWriter(out, true), new PrintWriter(err, true));
-                if (exit != 0 || !out.toString().contains("Usage: " + name) || !err.toString().isEmpty()) {
-                    problems.add(name + " " + flag + ": exit " + exit + ", " + err.toString().strip());
+                int exit = ViperMain.execute(
+                        args.toArray(String[]::new), new PrintWriter(out, true), new PrintWriter(err, true));
+                if (exit != 0
+                        || !out.toString().contains("Usage: " + name)
+                        || !err.toString().isEmpty()) {
+                    problems.add(name + " " + flag + ": exit " + exit + ", "
+                            + err.toString().strip());
                 }
             }
         }
@@ -77,8 +81,9 @@ class HelpTextTest {
         // The parent's list of commands shows only the first line of each description.
         String[] description = cl.getCommandSpec().usageMessage().description();
         if (description.length == 0 || !description[0].strip().endsWith(".")) {
-            problems.add(name + ": the first line of the description, the summary in the command list, is not a sentence: "
-                    + (description.length == 0 ? "(none)" : description[0]));
+            problems.add(
+                    name + ": the first line of the description, the summary in the command list, is not a sentence: "
+                            + (description.length == 0 ? "(none)" : description[0]));
         }
         for (CommandLine sub : cl.getSubcommands().values()) {
             if (sub.getCommandSpec().qualifiedName().equals(name)) {

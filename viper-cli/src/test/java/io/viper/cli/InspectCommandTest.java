@@ -46,7 +46,9 @@ class InspectCommandTest {
 
     static List<Path> safetensorsIn(Path folder) {
         try (Stream<Path> s = Files.list(folder)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).sorted().toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".safetensors"))
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -56,18 +58,23 @@ class InspectCommandTest {
     Stream<DynamicTest> jsonStatsReproduceTheExpectedFiles() {
         List<Path> files = safetensorsIn(CliProcesses.testdata().resolve("safetensors"));
         assertFalse(files.isEmpty());
-        return files.stream().map(file -> dynamicTest(file.getFileName().toString(), () -> {
-            Run r = run("inspect", "--json", "--stats", file.toString());
-            assertEquals(0, r.exit(), r.err());
-            assertEquals("", r.err());
-            JsonNode actual = JSON.readTree(r.out()); // exactly one JSON value, nothing after it
-            assertTrue(actual.isObject());
-            assertEquals(file.toString(), actual.get("file").textValue(), "file is the path as given");
-            ((ObjectNode) actual).remove("file");
-            JsonNode expected = JSON.readTree(file.resolveSibling(file.getFileName() + ".expected.json").toFile());
-            assertJsonEquals(expected, actual, "$");
-            assertEquals(List.of("header_bytes", "data_bytes", "metadata", "tensors"), fieldNames(actual), "field order");
-        }));
+        return files.stream()
+                .map(file -> dynamicTest(file.getFileName().toString(), () -> {
+                    Run r = run("inspect", "--json", "--stats", file.toString());
+                    assertEquals(0, r.exit(), r.err());
+                    assertEquals("", r.err());
+                    JsonNode actual = JSON.readTree(r.out()); // exactly one JSON value, nothing after it
+                    assertTrue(actual.isObject());
+                    assertEquals(file.toString(), actual.get("file").textValue(), "file is the path as given");
+                    ((ObjectNode) actual).remove("file");
+                    JsonNode expected = JSON.readTree(file.resolveSibling(file.getFileName() + ".expected.json")
+                            .toFile());
+                    assertJsonEquals(expected, actual, "$");
+                    assertEquals(
+                            List.of("header_bytes", "data_bytes", "metadata", "tensors"),
+                            fieldNames(actual),
+                            "field order");
+                }));
     }
 
     @Test
@@ -84,19 +91,24 @@ class InspectCommandTest {
 
     @TestFactory
     Stream<DynamicTest> badFilesExitTwoWithOneLine() {
-        List<Path> files = safetensorsIn(CliProcesses.testdata().resolve("safetensors").resolve("bad"));
+        List<Path> files =
+                safetensorsIn(CliProcesses.testdata().resolve("safetensors").resolve("bad"));
         assertFalse(files.isEmpty());
-        return files.stream().map(file -> dynamicTest(file.getFileName().toString(), () -> {
-            for (String[] args : List.of(new String[] {"inspect", file.toString()},
-                    new String[] {"inspect", "--json", "--stats", file.toString()})) {
-                Run r = run(args);
-                assertEquals(2, r.exit(), r.err());
-                assertEquals(1, r.errLines().size(), "exactly one line: " + r.err());
-                assertTrue(r.err().startsWith("viper: " + file + ": "), r.err());
-                assertTrue(r.err().length() > ("viper: " + file + ": ").length() + 5, "names a reason: " + r.err());
-                assertEquals("", r.out());
-            }
-        }));
+        return files.stream()
+                .map(file -> dynamicTest(file.getFileName().toString(), () -> {
+                    for (String[] args : List.of(
+                            new String[] {"inspect", file.toString()},
+                            new String[] {"inspect", "--json", "--stats", file.toString()})) {
+                        Run r = run(args);
+                        assertEquals(2, r.exit(), r.err());
+                        assertEquals(1, r.errLines().size(), "exactly one line: " + r.err());
+                        assertTrue(r.err().startsWith("viper: " + file + ": "), r.err());
+                        assertTrue(
+                                r.err().length() > ("viper: " + file + ": ").length() + 5,
+                                "names a reason: " + r.err());
+                        assertEquals("", r.out());
+                    }
+                }));
     }
 
     @Test
@@ -152,11 +164,18 @@ class InspectCommandTest {
         assertTrue(lines.contains("  iteration = 120"), r.out());
         assertTrue(lines.contains("  loss = 0.4375"), r.out());
 
-        Run stats = run("inspect", "--stats", CliProcesses.testdata().resolve("safetensors").resolve("scalar_and_empty.safetensors").toString());
+        Run stats = run(
+                "inspect",
+                "--stats",
+                CliProcesses.testdata()
+                        .resolve("safetensors")
+                        .resolve("scalar_and_empty.safetensors")
+                        .toString());
         assertEquals(0, stats.exit(), stats.err());
         assertTrue(stats.out().contains("MIN"), stats.out());
         assertTrue(stats.out().lines().anyMatch(l -> l.startsWith("scalar") && l.contains("-3.32478")), stats.out());
-        assertTrue(stats.out().lines().anyMatch(l -> l.startsWith("empty") && l.matches(".*-\\s+-\\s+-$")), stats.out());
+        assertTrue(
+                stats.out().lines().anyMatch(l -> l.startsWith("empty") && l.matches(".*-\\s+-\\s+-$")), stats.out());
         assertTrue(stats.out().contains("metadata: none"), stats.out());
     }
 
@@ -190,7 +209,10 @@ class InspectCommandTest {
             }
         } else if (expected.isObject()) {
             assertTrue(actual.isObject(), path + ": expected an object, got " + actual);
-            assertEquals(fieldNames(expected).stream().sorted().toList(), fieldNames(actual).stream().sorted().toList(), path + " keys");
+            assertEquals(
+                    fieldNames(expected).stream().sorted().toList(),
+                    fieldNames(actual).stream().sorted().toList(),
+                    path + " keys");
             for (Iterator<String> it = expected.fieldNames(); it.hasNext(); ) {
                 String k = it.next();
                 assertJsonEquals(expected.get(k), actual.get(k), path + "." + k);

@@ -23,10 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * A producer process killed (SIGKILL) the moment a large version is announced, while the consumer
- * in this JVM starts fetching it (its receive buffer, the connection, the transfer; where exactly the
- * kill lands is up to the scheduler, and {@code PipelinedIntegrityTest} covers a death after some
- * pieces arrived): the consumer keeps serving the version it had, intact, and never swaps in v2.
+ * A producer process killed (SIGKILL) the moment a large version is announced, while the consumer in this JVM starts
+ * fetching it (its receive buffer, the connection, the transfer; where exactly the kill lands is up to the scheduler,
+ * and {@code PipelinedIntegrityTest} covers a death after some pieces arrived): the consumer keeps serving the version
+ * it had, intact, and never swaps in v2.
  */
 class KilledProducerIT {
     private static final long BIG = 256L << 20;
@@ -34,17 +34,32 @@ class KilledProducerIT {
     @Test
     void aProducerKilledMidPipelineLeavesTheOldModelServing() throws Exception {
         List<String> cmd = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                KilledProducerMain.class.getName(), "tcp", Long.toString(BIG)));
-        Process producer = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                ProcessHandle.current()
+                        .info()
+                        .command()
+                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
+                                .toString()),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                KilledProducerMain.class.getName(),
+                "tcp",
+                Long.toString(BIG)));
+        Process producer = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(producer.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(producer.getInputStream(), StandardCharsets.UTF_8));
             String line = out.readLine();
             assertTrue(line != null && line.startsWith("NOTIFIER "), "the producer printed " + line);
-            try (Viper viper = Viper.builder().notifier(line.substring("NOTIFIER ".length())).consumerPaths("tcp")
-                    .config("viper.consumer.retry.backoff.ms", "50").build();
-                 ViperConsumer consumer = viper.consumer("killed")) {
+            try (Viper viper = Viper.builder()
+                            .notifier(line.substring("NOTIFIER ".length()))
+                            .consumerPaths("tcp")
+                            .config("viper.consumer.retry.backoff.ms", "50")
+                            .build();
+                    ViperConsumer consumer = viper.consumer("killed")) {
                 assertEquals(1, consumer.awaitVersion(1, Duration.ofSeconds(60)));
                 AtomicBoolean killed = new AtomicBoolean();
                 consumer.onManifest(m -> {

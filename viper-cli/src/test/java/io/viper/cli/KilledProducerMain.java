@@ -13,21 +13,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
- * The producer of {@link KilledProducerIT}, run as its own JVM: hosts the notifier, publishes v1
- * (1 MiB of bytes 1) and prints {@code NOTIFIER <uri>}; on the line {@code publish} from stdin
- * publishes v2 ({@code args[1]} bytes of 2) and then waits to be killed.
+ * The producer of {@link KilledProducerIT}, run as its own JVM: hosts the notifier, publishes v1 (1 MiB of bytes 1) and
+ * prints {@code NOTIFIER <uri>}; on the line {@code publish} from stdin publishes v2 ({@code args[1]} bytes of 2) and
+ * then waits to be killed.
  */
 public final class KilledProducerMain {
-    private KilledProducerMain() {
-    }
+    private KilledProducerMain() {}
 
     public static void main(String[] args) throws Exception {
         String scheme = args[0];
         long big = Long.parseLong(args[1]);
         try (Arena arena = Arena.ofShared();
-             Viper viper = Viper.builder().notifier("embedded://127.0.0.1:0").transports(scheme + "://127.0.0.1:0")
-                     .config("viper.producer.staging.budget.bytes", Long.toString(2 * big + (8 << 20))).build();
-             ViperProducer producer = viper.producer("killed", CheckpointPolicy.never())) {
+                Viper viper = Viper.builder()
+                        .notifier("embedded://127.0.0.1:0")
+                        .transports(scheme + "://127.0.0.1:0")
+                        .config("viper.producer.staging.budget.bytes", Long.toString(2 * big + (8 << 20)))
+                        .build();
+                ViperProducer producer = viper.producer("killed", CheckpointPolicy.never())) {
             producer.publish(model(arena, 1 << 20, (byte) 1), Map.of());
             producer.flush();
             System.out.println("NOTIFIER " + viper.notifierUri());

@@ -26,11 +26,24 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class ScheduleCommandTest {
-    static final String[] COSTS = {"--warmup", "1000", "--end", "6000", "--inferences", "200000",
-        "--t-train", "0.05", "--t-save", "0.4", "--t-load", "1.5", "--t-infer", "0.002"};
+    static final String[] COSTS = {
+        "--warmup",
+        "1000",
+        "--end",
+        "6000",
+        "--inferences",
+        "200000",
+        "--t-train",
+        "0.05",
+        "--t-save",
+        "0.4",
+        "--t-load",
+        "1.5",
+        "--t-infer",
+        "0.002"
+    };
 
-    record Run(int code, String out, String err) {
-    }
+    record Run(int code, String out, String err) {}
 
     static Run run(String... args) {
         StringWriter out = new StringWriter();
@@ -59,7 +72,10 @@ class ScheduleCommandTest {
         StringBuilder sb = new StringBuilder("iteration,loss\n");
         for (int i = 1; i <= 1000; i++) {
             double l = 2.0 * Math.exp(-i / 800.0) + 0.3;
-            sb.append(i).append(',').append(String.format(Locale.ROOT, "%.6f", l * (1 + 0.03 * r.nextGaussian()))).append('\n');
+            sb.append(i)
+                    .append(',')
+                    .append(String.format(Locale.ROOT, "%.6f", l * (1 + 0.03 * r.nextGaussian())))
+                    .append('\n');
         }
         Path f = dir.resolve("loss.csv");
         Files.writeString(f, sb);
@@ -79,7 +95,8 @@ class ScheduleCommandTest {
         for (int i = 0; i < c.length; i++) {
             c[i] = j.get("checkpoints").get(i).asLong();
         }
-        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.00125, 0.3), 1000, 6000, 200000, 0.05, 0.4, 1.5, 0.002);
+        ScheduleInput in =
+                new ScheduleInput(CurveFamily.EXP3.curve(2, 0.00125, 0.3), 1000, 6000, 200000, 0.05, 0.4, 1.5, 0.002);
         assertEquals(new CilSimulator(in).cil(c), j.get("cil").asDouble(), 0.0);
         assertEquals(0.4 * c.length, j.get("overhead_s").asDouble(), 1e-9);
         assertEquals("viper", j.get("objective").asText(), "no drift measured: the same as Viper's");
@@ -91,8 +108,10 @@ class ScheduleCommandTest {
             }
             assertEquals(new CilSimulator(in).cil(sc), s.get("cil").asDouble(), 0.0, a);
         }
-        assertArrayEquals(c, new ObjectMapper().convertValue(j.get("compare").get("fixed").get("checkpoints"), long[].class));
-        assertTrue(j.get("compare").get("optimal").get("cil").asDouble() <= j.get("cil").asDouble());
+        assertArrayEquals(
+                c, new ObjectMapper().convertValue(j.get("compare").get("fixed").get("checkpoints"), long[].class));
+        assertTrue(j.get("compare").get("optimal").get("cil").asDouble()
+                <= j.get("cil").asDouble());
     }
 
     @Test
@@ -108,25 +127,41 @@ class ScheduleCommandTest {
         byte[] img = Files.readAllBytes(png);
         assertTrue(img.length > 10_000 && img[1] == 'P' && img[2] == 'N' && img[3] == 'G', "not a PNG");
         Path svg = dir.resolve("s.svg");
-        assertEquals(0, run(args("--loss-log", log.toString(), "--plot", svg.toString(), "--json")).code());
+        assertEquals(
+                0,
+                run(args("--loss-log", log.toString(), "--plot", svg.toString(), "--json"))
+                        .code());
         assertTrue(Files.readString(svg).contains("<svg"));
     }
 
     @Test
     void theStalenessObjectiveTakesTheDriftFromTheOptionOrTheLogsDeployedColumns(@TempDir Path dir) throws Exception {
         String[] curve = {"--curve", "exp3:2,0.00125,0.3", "--json", "--algorithm", "online"};
-        JsonNode given = new ObjectMapper().readTree(run(args(concat(curve, "--drift", "0.0001"))).out());
+        JsonNode given = new ObjectMapper()
+                .readTree(run(args(concat(curve, "--drift", "0.0001"))).out());
         assertEquals("staleness", given.get("objective").asText());
         assertEquals(1e-4, given.get("drift").asDouble(), 0.0);
-        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.00125, 0.3), 1000, 6000, 200000, 0.05, 0.4, 1.5, 0.002,
+        ScheduleInput in = new ScheduleInput(
+                CurveFamily.EXP3.curve(2, 0.00125, 0.3),
+                1000,
+                6000,
+                200000,
+                0.05,
+                0.4,
+                1.5,
+                0.002,
                 new StalenessModel(1e-4));
         long[] c = new ObjectMapper().convertValue(given.get("checkpoints"), long[].class);
         assertTrue(c.length > 0 && c.length <= 200, given.toString());
         assertEquals(new CilSimulator(in).cil(c), given.get("cil").asDouble(), 0.0);
-        JsonNode viper = new ObjectMapper().readTree(run(args(concat(curve, "--objective", "viper"))).out());
+        JsonNode viper = new ObjectMapper()
+                .readTree(run(args(concat(curve, "--objective", "viper"))).out());
         assertEquals(0.0, viper.get("drift").asDouble());
-        assertTrue(given.get("compare").get("none") == null && given.get("compare").get("optimal").get("cil").asDouble()
-                > viper.get("compare").get("optimal").get("cil").asDouble(), "drift adds loss");
+        assertTrue(
+                given.get("compare").get("none") == null
+                        && given.get("compare").get("optimal").get("cil").asDouble()
+                                > viper.get("compare").get("optimal").get("cil").asDouble(),
+                "drift adds loss");
 
         // a log whose deployed versions lose 0.001 per iteration of age more than the curve explains
         StringBuilder sb = new StringBuilder("iteration,loss,deployed_iteration,deployed_loss\n");
@@ -134,23 +169,44 @@ class ScheduleCommandTest {
             double l = 2.0 * Math.exp(-i / 800.0) + 0.3;
             long deployed = (long) i - i % 50;
             double stale = 2.0 * Math.exp(-deployed / 800.0) + 0.3 + 0.001 * (i - deployed);
-            sb.append(i).append(',').append(l).append(',').append(deployed).append(',').append(stale).append('\n');
+            sb.append(i)
+                    .append(',')
+                    .append(l)
+                    .append(',')
+                    .append(deployed)
+                    .append(',')
+                    .append(stale)
+                    .append('\n');
         }
         Path log = dir.resolve("stale.csv");
         Files.writeString(log, sb);
         Run fitted = run(args("--loss-log", log.toString(), "--json"));
         assertEquals(0, fitted.code(), fitted.err());
-        assertEquals(0.001, new ObjectMapper().readTree(fitted.out()).get("drift").asDouble(), 2e-4);
+        assertEquals(
+                0.001, new ObjectMapper().readTree(fitted.out()).get("drift").asDouble(), 2e-4);
         Run text = run(args("--loss-log", log.toString()));
-        assertTrue(text.out().contains("objective    staleness (drift ") && text.out().contains("deployed-version columns"), text.out());
+        assertTrue(
+                text.out().contains("objective    staleness (drift ")
+                        && text.out().contains("deployed-version columns"),
+                text.out());
     }
 
     @Test
     void aScheduleThatWouldNotFitInMemoryIsRefusedInOneLine() {
-        Run r = run(args("--curve", "exp3:2,0.0001,0.3", "--end", "101000", "--max-checkpoints", "3999", "--inferences", "5000000"));
+        Run r = run(args(
+                "--curve",
+                "exp3:2,0.0001,0.3",
+                "--end",
+                "101000",
+                "--max-checkpoints",
+                "3999",
+                "--inferences",
+                "5000000"));
         assertEquals(2, r.code(), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
-        assertTrue(r.err().startsWith("viper: optimal: (e - s) x max-checkpoints = 399,903,999 back-pointers") && r.err().contains("do not fit"),
+        assertTrue(
+                r.err().startsWith("viper: optimal: (e - s) x max-checkpoints = 399,903,999 back-pointers")
+                        && r.err().contains("do not fit"),
                 r.err());
     }
 
@@ -166,20 +222,32 @@ class ScheduleCommandTest {
     @Test
     void aLossLogThatIsNotARegularFileIsRefusedWithoutReadingIt(@TempDir Path dir) throws Exception {
         Path fifo = dir.resolve("pipe.csv");
-        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
-        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> assertEquals(
-                "loss log " + fifo + ": is not a regular file (a pipe, socket or device), not a CSV file", refused("--loss-log", fifo.toString())));
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor(),
+                "mkfifo");
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(30),
+                () -> assertEquals(
+                        "loss log " + fifo + ": is not a regular file (a pipe, socket or device), not a CSV file",
+                        refused("--loss-log", fifo.toString())));
         assertEquals("loss log " + dir + ": is a directory, not a CSV file", refused("--loss-log", dir.toString()));
     }
 
     @Test
     void aLossLogThatIsNotTextOrNotReadableSaysSo(@TempDir Path dir) throws Exception {
         Path bin = Files.write(dir.resolve("bin.csv"), new byte[] {'1', ',', (byte) 0xff, (byte) 0xfe, 0, 7, '\n'});
-        assertEquals("loss log " + bin + ": not UTF-8 text; is it the right file?", refused("--loss-log", bin.toString()));
+        assertEquals(
+                "loss log " + bin + ": not UTF-8 text; is it the right file?", refused("--loss-log", bin.toString()));
         Path locked = noisyLog(dir);
         Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
         if (!Files.isReadable(locked)) { // root reads a file of mode 000; IoProblemsTest checks the wording either way
-            assertEquals("loss log " + locked + ": cannot read: permission denied", refused("--loss-log", locked.toString()));
+            assertEquals(
+                    "loss log " + locked + ": cannot read: permission denied",
+                    refused("--loss-log", locked.toString()));
         }
     }
 
@@ -187,11 +255,22 @@ class ScheduleCommandTest {
     void aPlotDestinationThatCannotBeWrittenIsRefusedBeforeAnythingIsPrinted(@TempDir Path dir) throws Exception {
         Path isDir = Files.createDirectory(dir.resolve("d.png"));
         Path fifo = dir.resolve("pipe.svg");
-        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor(),
+                "mkfifo");
         Path notDir = Files.writeString(dir.resolve("file"), "x");
-        String[][] cases = {{isDir.toString(), "--plot " + isDir + ": is a directory"},
+        String[][] cases = {
+            {isDir.toString(), "--plot " + isDir + ": is a directory"},
             {fifo.toString(), "--plot " + fifo + ": is not a regular file (a pipe, socket or device)"},
-            {notDir.resolve("s.png").toString(), "--plot " + notDir.resolve("s.png") + ": " + notDir + " is not a directory"}};
+            {
+                notDir.resolve("s.png").toString(),
+                "--plot " + notDir.resolve("s.png") + ": " + notDir + " is not a directory"
+            }
+        };
         for (String[] c : cases) {
             Run r = run(args("--curve", "exp3:2,0.001,0.3", "--plot", c[0]));
             assertEquals(2, r.code(), r.err());
@@ -206,13 +285,26 @@ class ScheduleCommandTest {
         Run text = run(args("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--algorithm", "fixed"));
         assertEquals(0, text.code(), text.err());
         assertTrue(text.out().startsWith("curve ") && text.out().contains("algorithm    fixed (every "), text.out());
-        assertTrue(text.out().lines().anyMatch(l -> l.matches("adaptive +- +not compared: the warm-up end must be at least 2 .*")), text.out());
-        JsonNode j = new ObjectMapper().readTree(run(args("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--json")).out());
+        assertTrue(
+                text.out()
+                        .lines()
+                        .anyMatch(l -> l.matches("adaptive +- +not compared: the warm-up end must be at least 2 .*")),
+                text.out());
+        JsonNode j = new ObjectMapper()
+                .readTree(run(args("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--json"))
+                        .out());
         assertEquals("optimal", j.get("algorithm").asText());
         assertTrue(j.get("compare").get("adaptive") == null && j.get("compare").get("fixed") != null, j.toString());
-        assertTrue(j.get("skipped").get("adaptive").asText().startsWith("the warm-up end must be at least 2"), j.toString());
-        assertTrue(new ObjectMapper().readTree(run(args("--curve", "exp3:2,0.001,0.3", "--json")).out()).get("skipped") == null);
-        assertEquals("--warmup must be 2..50000000 for --algorithm adaptive (its threshold comes from the curve's drops over iterations 1..S), got 1",
+        assertTrue(
+                j.get("skipped").get("adaptive").asText().startsWith("the warm-up end must be at least 2"),
+                j.toString());
+        assertTrue(new ObjectMapper()
+                        .readTree(run(args("--curve", "exp3:2,0.001,0.3", "--json"))
+                                .out())
+                        .get("skipped")
+                == null);
+        assertEquals(
+                "--warmup must be 2..50000000 for --algorithm adaptive (its threshold comes from the curve's drops over iterations 1..S), got 1",
                 refused("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--algorithm", "adaptive"));
     }
 
@@ -248,13 +340,27 @@ class ScheduleCommandTest {
             {"--curve", "exp3:2,0.001,0.3", "--t-train", "1e-308", "--t-infer", "1e308"},
             {"--loss-log", dir.resolve("missing.csv").toString(), "--warmup", "-1"},
         };
-        String[] expect = {"--t-save must be a non-negative number", "--end (1000) must be greater than --warmup (1000)",
-            "--inferences must be a positive number", "line 3", "unknown curve 'exp9'", "takes 3 parameters, got 2",
-            "unknown algorithm 'greedy'", ".png or .svg", "no such file", "need at least 5", "--loss-log",
-            "unknown objective 'fresh'; known: viper, staleness", "--drift goes with --objective staleness", "--drift must be a non-negative number",
-            "the cumulative inference loss would pass the range of a double", "--t-train must be a positive number, got 0.0",
-            "--t-infer must be a positive number, got -1.0", "--t-train / --t-infer (requests per training iteration) = 1.0E-308 / 1.0E308",
-            "--warmup must be at least 0, got -1"};
+        String[] expect = {
+            "--t-save must be a non-negative number",
+            "--end (1000) must be greater than --warmup (1000)",
+            "--inferences must be a positive number",
+            "line 3",
+            "unknown curve 'exp9'",
+            "takes 3 parameters, got 2",
+            "unknown algorithm 'greedy'",
+            ".png or .svg",
+            "no such file",
+            "need at least 5",
+            "--loss-log",
+            "unknown objective 'fresh'; known: viper, staleness",
+            "--drift goes with --objective staleness",
+            "--drift must be a non-negative number",
+            "the cumulative inference loss would pass the range of a double",
+            "--t-train must be a positive number, got 0.0",
+            "--t-infer must be a positive number, got -1.0",
+            "--t-train / --t-infer (requests per training iteration) = 1.0E-308 / 1.0E308",
+            "--warmup must be at least 0, got -1"
+        };
         for (int i = 0; i < cases.length; i++) {
             Run r = run(args(cases[i]));
             assertEquals(2, r.code(), String.join(" ", cases[i]) + ": " + r.err());

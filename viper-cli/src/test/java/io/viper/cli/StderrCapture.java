@@ -9,10 +9,10 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * What a command writes to {@code System.err} itself, outside the writer {@link ViperMain#execute}
- * is given: log records and progress lines. Starts with the JDK's default logging, which the viper
- * command starts with (INFO records to stderr; the test JVM's is quieter), and puts System.err and
- * the logging back on close: the log handler a command installs writes to the System.err of then.
+ * What a command writes to {@code System.err} itself, outside the writer {@link ViperMain#execute} is given: log
+ * records and progress lines. Starts with the JDK's default logging, which the viper command starts with (INFO records
+ * to stderr; the test JVM's is quieter), and puts System.err and the logging back on close: the log handler a command
+ * installs writes to the System.err of then.
  */
 final class StderrCapture implements AutoCloseable {
     private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();

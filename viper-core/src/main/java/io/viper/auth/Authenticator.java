@@ -9,15 +9,14 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * A server's side of the {@link Handshake}: every server that accepts connections (the embedded
- * broker, the {@code tcp://} server, the ucx and GPU control channels, the agent) makes one when it
- * starts, with {@link #forServer}, and runs one {@link Exchange} at the start of each connection,
- * before it reads anything else.
+ * A server's side of the {@link Handshake}: every server that accepts connections (the embedded broker, the
+ * {@code tcp://} server, the ucx and GPU control channels, the agent) makes one when it starts, with
+ * {@link #forServer}, and runs one {@link Exchange} at the start of each connection, before it reads anything else.
  *
- * <p>Policy: a server authenticates its peers whenever it has a secret ({@code viper.auth.secret.file}).
- * Without one it refuses to start where {@code viper.auth.required} says so: {@code auto} (the
- * default) on any address but loopback, {@code true} everywhere; {@code false} lets it serve every
- * peer that can connect. Thread-safe; an exchange belongs to one connection.
+ * <p>Policy: a server authenticates its peers whenever it has a secret ({@code viper.auth.secret.file}). Without one it
+ * refuses to start where {@code viper.auth.required} says so: {@code auto} (the default) on any address but loopback,
+ * {@code true} everywhere; {@code false} lets it serve every peer that can connect. Thread-safe; an exchange belongs to
+ * one connection.
  */
 public final class Authenticator {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -32,19 +31,21 @@ public final class Authenticator {
     }
 
     /**
-     * The authenticator of a {@code protocol} server (its scheme: {@code tcp}, {@code embedded},
-     * {@code ucx}, ...) bound to {@code bind}.
+     * The authenticator of a {@code protocol} server (its scheme: {@code tcp}, {@code embedded}, {@code ucx}, ...)
+     * bound to {@code bind}.
      *
-     * @throws ViperConfigException when the policy above refuses to start the server, naming the
-     *     address and the key to set; or when the secret file is unusable
+     * @throws ViperConfigException when the policy above refuses to start the server, naming the address and the key to
+     *     set; or when the secret file is unusable
      */
     public static Authenticator forServer(ViperConfig config, String protocol, InetAddress bind) {
         Optional<Secret> secret = Secret.fromConfig(config);
         String required = config.get(ViperConfig.AUTH_REQUIRED);
         if (secret.isEmpty() && (required.equals("true") || (required.equals("auto") && !bind.isLoopbackAddress()))) {
-            throw new ViperConfigException(protocol + " server on " + bind.getHostAddress() + ": " + ViperConfig.AUTH_SECRET_FILE.name()
+            throw new ViperConfigException(protocol + " server on " + bind.getHostAddress() + ": "
+                    + ViperConfig.AUTH_SECRET_FILE.name()
                     + " is not set; a server " + (required.equals("true") ? "" : "on an address other than loopback ")
-                    + "must authenticate its peers (viper secret --out FILE makes a secret; " + ViperConfig.AUTH_REQUIRED.name()
+                    + "must authenticate its peers (viper secret --out FILE makes a secret; "
+                    + ViperConfig.AUTH_REQUIRED.name()
                     + "=false serves everyone who can connect)");
         }
         return new Authenticator(protocol, secret);
@@ -86,8 +87,8 @@ public final class Authenticator {
         }
 
         /**
-         * Checks the client's PROOF frame body and returns the role it proved: without a secret,
-         * every peer is let in with every right ({@link Role#PRODUCER}).
+         * Checks the client's PROOF frame body and returns the role it proved: without a secret, every peer is let in
+         * with every right ({@link Role#PRODUCER}).
          *
          * @throws Handshake.Refused naming {@code peer} and the reason; send {@link #refusal} and close
          */
@@ -102,11 +103,16 @@ public final class Authenticator {
             }
             Role claimed = Role.ofCode(code);
             if (claimed == null) {
-                throw new Handshake.Refused(peer + " sent no credentials; this " + protocol + " server requires them", true);
+                throw new Handshake.Refused(
+                        peer + " sent no credentials; this " + protocol + " server requires them", true);
             }
             Optional<byte[]> key = secret.get().key(claimed);
-            if (key.isEmpty() || !Handshake.same(mac, Handshake.mac(key.get(), "client", protocol, code, serverNonce, clientNonce))) {
-                throw new Handshake.Refused(peer + ": wrong credentials for the " + claimed.name().toLowerCase(Locale.ROOT) + " role", true);
+            if (key.isEmpty()
+                    || !Handshake.same(
+                            mac, Handshake.mac(key.get(), "client", protocol, code, serverNonce, clientNonce))) {
+                throw new Handshake.Refused(
+                        peer + ": wrong credentials for the " + claimed.name().toLowerCase(Locale.ROOT) + " role",
+                        true);
             }
             role = claimed;
             return role;
@@ -117,8 +123,15 @@ public final class Authenticator {
             if (role == null) {
                 throw new IllegalStateException("verify first");
             }
-            byte[] mac = secret.isEmpty() ? NO_MAC
-                    : Handshake.mac(secret.get().key(role).orElseThrow(), "server", protocol, role.code(), serverNonce, clientNonce);
+            byte[] mac = secret.isEmpty()
+                    ? NO_MAC
+                    : Handshake.mac(
+                            secret.get().key(role).orElseThrow(),
+                            "server",
+                            protocol,
+                            role.code(),
+                            serverNonce,
+                            clientNonce);
             return Handshake.verdict(Handshake.ACCEPTED, mac, "");
         }
 

@@ -9,15 +9,14 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What a plain-NIO server of Viper (the ucx and GPU control channels; the agent) does with each
- * connection before and while it serves it, made once per server from its configuration and bind
- * address: at most {@code viper.limits.connections.per.peer} connections per peer address
- * ({@link #peers}), the authentication handshake within {@code viper.limits.handshake.ms}
- * ({@link #handshake}, with an {@link Authenticator} that refuses to start a server beyond loopback
- * without a secret), frames no longer than the protocol's limit or {@code viper.limits.frame.bytes}
- * ({@link #frames}), and each request whole within {@code viper.limits.idle.ms}
- * ({@link #requestDeadline}), so that a silent or trickling peer is closed. The Netty servers get the
- * same from viper-netty's {@code ServerSecurity}. Thread-safe.
+ * What a plain-NIO server of Viper (the ucx and GPU control channels; the agent) does with each connection before and
+ * while it serves it, made once per server from its configuration and bind address: at most
+ * {@code viper.limits.connections.per.peer} connections per peer address ({@link #peers}), the authentication handshake
+ * within {@code viper.limits.handshake.ms} ({@link #handshake}, with an {@link Authenticator} that refuses to start a
+ * server beyond loopback without a secret), frames no longer than the protocol's limit or
+ * {@code viper.limits.frame.bytes} ({@link #frames}), and each request whole within {@code viper.limits.idle.ms}
+ * ({@link #requestDeadline}), so that a silent or trickling peer is closed. The Netty servers get the same from
+ * viper-netty's {@code ServerSecurity}. Thread-safe.
  */
 public final class ConnectionGate {
     private final Authenticator authenticator;
@@ -39,14 +38,22 @@ public final class ConnectionGate {
      *
      * @throws io.viper.errors.ViperConfigException when the server must not start (no secret beyond loopback)
      */
-    public static ConnectionGate forServer(ViperConfig config, String protocol, InetAddress bind, int protocolMaxFrame) {
-        return new ConnectionGate(Authenticator.forServer(config, protocol, bind),
-                new PeerLimit(protocol + " server on " + bind.getHostAddress(), config.get(ViperConfig.LIMIT_CONNECTIONS_PER_PEER)),
+    public static ConnectionGate forServer(
+            ViperConfig config, String protocol, InetAddress bind, int protocolMaxFrame) {
+        return new ConnectionGate(
+                Authenticator.forServer(config, protocol, bind),
+                new PeerLimit(
+                        protocol + " server on " + bind.getHostAddress(),
+                        config.get(ViperConfig.LIMIT_CONNECTIONS_PER_PEER)),
                 (int) Math.min(protocolMaxFrame, config.get(ViperConfig.LIMIT_FRAME_BYTES)),
-                config.get(ViperConfig.LIMIT_IDLE_MS), config.get(ViperConfig.LIMIT_HANDSHAKE_MS));
+                config.get(ViperConfig.LIMIT_IDLE_MS),
+                config.get(ViperConfig.LIMIT_HANDSHAKE_MS));
     }
 
-    /** The per-peer connection count: {@link PeerLimit#admit} each accepted connection, {@link PeerLimit#release} it when it closes. */
+    /**
+     * The per-peer connection count: {@link PeerLimit#admit} each accepted connection, {@link PeerLimit#release} it
+     * when it closes.
+     */
     public PeerLimit peers() {
         return peers;
     }

@@ -5,18 +5,16 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * Runs the {@link Handshake} over a {@link FrameChannel}, for the servers and clients that speak
- * plain NIO (the {@code tcp://} client, the ucx and GPU control channels). Both calls block the
- * calling thread until the handshake is done or {@code deadline} ({@link System#nanoTime()} based)
- * passes. Stateless.
+ * Runs the {@link Handshake} over a {@link FrameChannel}, for the servers and clients that speak plain NIO (the
+ * {@code tcp://} client, the ucx and GPU control channels). Both calls block the calling thread until the handshake is
+ * done or {@code deadline} ({@link System#nanoTime()} based) passes. Stateless.
  */
 public final class FrameAuth {
-    private FrameAuth() {
-    }
+    private FrameAuth() {}
 
     /**
-     * The server's side: sends the challenge, checks the proof, sends the verdict; returns the
-     * peer's role. A refused peer has been told why; close the channel.
+     * The server's side: sends the challenge, checks the proof, sends the verdict; returns the peer's role. A refused
+     * peer has been told why; close the channel.
      */
     public static Role serve(FrameChannel channel, Authenticator.Exchange exchange, String peer, long deadline)
             throws IOException, Handshake.Refused {
@@ -33,7 +31,8 @@ public final class FrameAuth {
     }
 
     /** The client's side: answers the challenge and checks the verdict. */
-    public static void connect(FrameChannel channel, ClientAuth.Attempt attempt, long deadline) throws IOException, Handshake.Refused {
+    public static void connect(FrameChannel channel, ClientAuth.Attempt attempt, long deadline)
+            throws IOException, Handshake.Refused {
         byte[] proof = attempt.proof(receive(channel, deadline));
         channel.writeFrame(ByteBuffer.wrap(proof), deadline);
         attempt.verdict(receive(channel, deadline));

@@ -7,11 +7,11 @@ import java.security.MessageDigest;
 import java.util.Arrays;
 
 /**
- * The handshake that opens every connection to a Viper server, whatever it serves (the embedded
- * broker, {@code tcp://}, the ucx control channel, the GPU transports' control channel; not the
- * agent's Unix socket, which the file system's permissions guard):
- * three frames, each the body of a length-prefixed frame (a 4-byte big-endian length first), before
+ * The handshake that opens every connection to a Viper server, whatever it serves (the embedded broker, {@code tcp://},
+ * the ucx control channel, the GPU transports' control channel; not the agent's Unix socket, which the file system's
+ * permissions guard): three frames, each the body of a length-prefixed frame (a 4-byte big-endian length first), before
  * the protocol's own first byte.
+ *
  * <pre>
  * server -&gt; client  CHALLENGE  magic:i32 flags:u8 serverNonce:32
  *                               flags bit 0: the server requires credentials
@@ -21,35 +21,35 @@ import java.util.Arrays;
  *                               status 0 accepted (mac: the server's proof, zero without credentials),
  *                               1 refused (reason says why; the server closes)
  * </pre>
- * {@code magic} is {@value #MAGIC_TEXT}; {@code str} a 2-byte length and UTF-8. The client's
- * {@code mac} is HMAC-SHA256 under the key of the role it claims of
- * {@code "viper-auth-v1 client " + protocol}, the role byte, the server's nonce and its own; the
- * server's {@code mac} the same with {@code server}. Nonces are 32 random bytes from
- * {@link java.security.SecureRandom}, fresh on both sides, so a recorded exchange is worth nothing
- * on another connection, and binding the protocol name keeps a proof made for one port from
- * answering another. A server sends nothing else before the verdict: a peer without the key learns
- * no model name, version or address. Stateless.
+ *
+ * {@code magic} is {@value #MAGIC_TEXT}; {@code str} a 2-byte length and UTF-8. The client's {@code mac} is HMAC-SHA256
+ * under the key of the role it claims of {@code "viper-auth-v1 client " + protocol}, the role byte, the server's nonce
+ * and its own; the server's {@code mac} the same with {@code server}. Nonces are 32 random bytes from
+ * {@link java.security.SecureRandom}, fresh on both sides, so a recorded exchange is worth nothing on another
+ * connection, and binding the protocol name keeps a proof made for one port from answering another. A server sends
+ * nothing else before the verdict: a peer without the key learns no model name, version or address. Stateless.
  */
 public final class Handshake {
     /** "VAU1": Viper authentication, version 1. */
     public static final int MAGIC = 0x56415531;
+
     static final String MAGIC_TEXT = "VAU1";
     /** Bytes of each nonce and each MAC. */
     public static final int NONCE_BYTES = 32;
     /** Largest handshake frame body; a peer announcing a longer one is refused before anything is allocated. */
     public static final int MAX_FRAME = 1024;
+
     static final int FLAG_REQUIRED = 1;
     static final int ACCEPTED = 0;
     static final int REFUSED = 1;
     private static final int MAX_REASON_BYTES = 500;
 
-    private Handshake() {
-    }
+    private Handshake() {}
 
     /**
-     * The handshake failed; the message is one line naming the peer and why. {@link #credentials()}
-     * tells a refusal on credentials, which trying again cannot change, from a peer that speaks no
-     * Viper handshake (a stranger on the port, which a restarted server may yet take back).
+     * The handshake failed; the message is one line naming the peer and why. {@link #credentials()} tells a refusal on
+     * credentials, which trying again cannot change, from a peer that speaks no Viper handshake (a stranger on the
+     * port, which a restarted server may yet take back).
      */
     public static final class Refused extends Exception {
         private static final long serialVersionUID = 1L;
@@ -62,26 +62,38 @@ public final class Handshake {
         }
 
         /**
-         * @param credentials whether the handshake failed on credentials: one side refused the other's
-         *     proof, required one the other has none of, or did not prove the same key back
+         * @param credentials whether the handshake failed on credentials: one side refused the other's proof, required
+         *     one the other has none of, or did not prove the same key back
          */
         public Refused(String message, boolean credentials) {
             super(message, null, false, false);
             this.credentials = credentials;
         }
 
-        /** Whether the handshake failed on credentials (see {@link #Refused(String, boolean)}): the same credentials fail again. */
+        /**
+         * Whether the handshake failed on credentials (see {@link #Refused(String, boolean)}): the same credentials
+         * fail again.
+         */
         public boolean credentials() {
             return credentials;
         }
     }
 
     static byte[] challenge(boolean required, byte[] serverNonce) {
-        return ByteBuffer.allocate(5 + NONCE_BYTES).putInt(MAGIC).put((byte) (required ? FLAG_REQUIRED : 0)).put(serverNonce).array();
+        return ByteBuffer.allocate(5 + NONCE_BYTES)
+                .putInt(MAGIC)
+                .put((byte) (required ? FLAG_REQUIRED : 0))
+                .put(serverNonce)
+                .array();
     }
 
     static byte[] proof(int role, byte[] clientNonce, byte[] mac) {
-        return ByteBuffer.allocate(5 + 2 * NONCE_BYTES).putInt(MAGIC).put((byte) role).put(clientNonce).put(mac).array();
+        return ByteBuffer.allocate(5 + 2 * NONCE_BYTES)
+                .putInt(MAGIC)
+                .put((byte) role)
+                .put(clientNonce)
+                .put(mac)
+                .array();
     }
 
     static byte[] verdict(int status, byte[] mac, String reason) {
@@ -89,7 +101,13 @@ public final class Handshake {
         if (r.length > MAX_REASON_BYTES) {
             r = Arrays.copyOf(r, MAX_REASON_BYTES);
         }
-        return ByteBuffer.allocate(5 + NONCE_BYTES + 2 + r.length).putInt(MAGIC).put((byte) status).put(mac).putShort((short) r.length).put(r).array();
+        return ByteBuffer.allocate(5 + NONCE_BYTES + 2 + r.length)
+                .putInt(MAGIC)
+                .put((byte) status)
+                .put(mac)
+                .putShort((short) r.length)
+                .put(r)
+                .array();
     }
 
     /** A frame body opened past its magic, or a {@link Refused} naming what is wrong with it. */

@@ -1,8 +1,8 @@
 package io.viper.auth;
 
 /**
- * What an authenticated peer may do. A producer's secret grants both roles (it derives the consumer
- * key); a consumer token only {@link #CONSUMER}.
+ * What an authenticated peer may do. A producer's secret grants both roles (it derives the consumer key); a consumer
+ * token only {@link #CONSUMER}.
  */
 public enum Role {
     /** Publishes manifests, subscribes, reads; runs servers and brokers. */

@@ -27,16 +27,15 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The credentials of this process, read from the file {@code viper.auth.secret.file} names (never
- * from the command line, where other users could read them in the process list).
+ * The credentials of this process, read from the file {@code viper.auth.secret.file} names (never from the command
+ * line, where other users could read them in the process list).
  *
- * <p>The file holds either a producer secret (any text of at least {@value #MIN_SECRET_CHARS}
- * characters, such as {@code openssl rand -hex 32}, or what {@code viper secret --out FILE} writes),
- * which grants both roles, or a consumer token ({@value #CONSUMER_TOKEN_PREFIX} and the consumer key
- * in base64, what {@code viper secret --consumer} prints), which grants only {@link Role#CONSUMER}.
- * The key of each role is derived from the producer secret with HKDF-SHA256, so a consumer token
- * reveals nothing that lets its holder publish. Like ssh with private keys, a file that its group or
- * other users may read or write is refused.
+ * <p>The file holds either a producer secret (any text of at least {@value #MIN_SECRET_CHARS} characters, such as
+ * {@code openssl rand -hex 32}, or what {@code viper secret --out FILE} writes), which grants both roles, or a consumer
+ * token ({@value #CONSUMER_TOKEN_PREFIX} and the consumer key in base64, what {@code viper secret --consumer} prints),
+ * which grants only {@link Role#CONSUMER}. The key of each role is derived from the producer secret with HKDF-SHA256,
+ * so a consumer token reveals nothing that lets its holder publish. Like ssh with private keys, a file that its group
+ * or other users may read or write is refused.
  *
  * <p>Immutable and thread-safe; {@link #toString()} never shows a key.
  */
@@ -45,10 +44,11 @@ public final class Secret {
     public static final String CONSUMER_TOKEN_PREFIX = "viper-consumer-token:";
     /** The shortest producer secret accepted, in characters. */
     public static final int MIN_SECRET_CHARS = 16;
+
     private static final int MAX_FILE_BYTES = 4096;
     private static final byte[] SALT = "viper-auth-v1".getBytes(StandardCharsets.US_ASCII);
-    private static final Set<PosixFilePermission> PRIVATE_ONLY = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
-            PosixFilePermission.OWNER_EXECUTE);
+    private static final Set<PosixFilePermission> PRIVATE_ONLY = EnumSet.of(
+            PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
 
     private final String source;
     private final Role role;
@@ -70,8 +70,8 @@ public final class Secret {
     /**
      * Reads a secret file, the one {@code viper.auth.secret.file} names.
      *
-     * @throws ViperConfigException naming the key, the file and the problem: missing, not a regular
-     *     file, readable or writable by group or others, too large, not UTF-8, too short, a malformed token
+     * @throws ViperConfigException naming the key, the file and the problem: missing, not a regular file, readable or
+     *     writable by group or others, too large, not UTF-8, too short, a malformed token
      */
     public static Secret load(Path file) {
         return load(file, ViperConfig.AUTH_SECRET_FILE.name() + " " + file);
@@ -87,7 +87,8 @@ public final class Secret {
         try {
             requirePrivate(file, what);
             if (Files.size(file) > MAX_FILE_BYTES) {
-                throw new ViperConfigException(what + ": larger than " + MAX_FILE_BYTES + " bytes; it should hold one secret");
+                throw new ViperConfigException(
+                        what + ": larger than " + MAX_FILE_BYTES + " bytes; it should hold one secret");
             }
             bytes = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
@@ -97,8 +98,12 @@ public final class Secret {
         }
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString().strip();
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString()
+                    .strip();
         } catch (CharacterCodingException e) {
             throw new ViperConfigException(what + ": not UTF-8 text");
         } finally {
@@ -108,21 +113,23 @@ public final class Secret {
     }
 
     /**
-     * Refuses {@code file} unless it is a regular file that only its owner may access, as ssh does
-     * with private keys; {@code what} names it in the message (the key and the path).
+     * Refuses {@code file} unless it is a regular file that only its owner may access, as ssh does with private keys;
+     * {@code what} names it in the message (the key and the path).
      *
      * @throws ViperConfigException naming the problem
      */
     public static void requirePrivate(Path file, String what) {
         try {
             if (!Files.isRegularFile(file)) {
-                throw new ViperConfigException(what + ": " + (Files.exists(file) ? "not a regular file" : "no such file"));
+                throw new ViperConfigException(
+                        what + ": " + (Files.exists(file) ? "not a regular file" : "no such file"));
             }
             if (Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS) != null) {
                 Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
                 if (!PRIVATE_ONLY.containsAll(perms)) {
-                    throw new ViperConfigException(what + ": group or other users may access it (mode " + PosixFilePermissions.toString(perms)
-                            + "); chmod 600 it, as ssh requires of private keys");
+                    throw new ViperConfigException(
+                            what + ": group or other users may access it (mode " + PosixFilePermissions.toString(perms)
+                                    + "); chmod 600 it, as ssh requires of private keys");
                 }
             }
         } catch (IOException e) {
@@ -131,8 +138,8 @@ public final class Secret {
     }
 
     /**
-     * A secret from its text (what a secret file holds: a producer secret or a consumer token), for
-     * callers that keep it elsewhere than in a file; {@code what} names its source in messages.
+     * A secret from its text (what a secret file holds: a producer secret or a consumer token), for callers that keep
+     * it elsewhere than in a file; {@code what} names its source in messages.
      *
      * @throws ViperConfigException when it is too short or a malformed token
      */
@@ -145,13 +152,14 @@ public final class Secret {
                 throw new ViperConfigException(what + ": the consumer token is not base64 (" + e.getMessage() + ")");
             }
             if (key.length != 32) {
-                throw new ViperConfigException(what + ": the consumer token holds " + key.length + " bytes, expected 32");
+                throw new ViperConfigException(
+                        what + ": the consumer token holds " + key.length + " bytes, expected 32");
             }
             return new Secret(what, Role.CONSUMER, null, key);
         }
         if (text.length() < MIN_SECRET_CHARS) {
-            throw new ViperConfigException(what + ": the secret has " + text.length() + " characters, at least " + MIN_SECRET_CHARS
-                    + " are needed (viper secret --out FILE makes one)");
+            throw new ViperConfigException(what + ": the secret has " + text.length() + " characters, at least "
+                    + MIN_SECRET_CHARS + " are needed (viper secret --out FILE makes one)");
         }
         byte[] master = text.getBytes(StandardCharsets.UTF_8);
         byte[] prk = hmac(SALT, master);

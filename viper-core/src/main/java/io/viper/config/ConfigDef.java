@@ -8,8 +8,8 @@ import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
- * A set of declared keys, each name once, in declaration order: what {@link io.viper.ViperConfig}
- * checks a configuration against, and what {@code viper config} lists. Immutable; thread-safe.
+ * A set of declared keys, each name once, in declaration order: what {@link io.viper.ViperConfig} checks a
+ * configuration against, and what {@code viper config} lists. Immutable; thread-safe.
  */
 public final class ConfigDef {
     private final SequencedMap<String, ConfigKey<?>> keys = new LinkedHashMap<>();
@@ -19,8 +19,8 @@ public final class ConfigDef {
             ConfigKey<?> before = keys.putIfAbsent(k.name(), k);
             // Two providers of one module (ucx and ucx-cuda) hand out the same constants: that is one declaration.
             if (before != null && !before.equals(k)) {
-                throw new ViperConfigException("configuration key " + k.name() + " is declared twice, by " + before.component()
-                        + " and by " + k.component());
+                throw new ViperConfigException("configuration key " + k.name() + " is declared twice, by "
+                        + before.component() + " and by " + k.component());
             }
         }
     }

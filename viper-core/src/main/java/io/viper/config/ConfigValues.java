@@ -8,12 +8,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The parsers behind {@link ConfigKey}s: each takes a trimmed string and returns the value or throws
- * a {@link ViperConfigException} saying what is wrong (the key adds its name). Stateless.
+ * The parsers behind {@link ConfigKey}s: each takes a trimmed string and returns the value or throws a
+ * {@link ViperConfigException} saying what is wrong (the key adds its name). Stateless.
  */
 public final class ConfigValues {
-    private ConfigValues() {
-    }
+    private ConfigValues() {}
 
     /** An int in {@code [min, max]}. */
     public static int parseInt(String v, int min, int max) {
@@ -84,9 +83,8 @@ public final class ConfigValues {
     }
 
     /**
-     * The trimmed entries of a comma-separated list; none for a blank value. A blank entry (two commas
-     * in a row, one at either end) is refused naming its position: dropping it would hide a typo, such
-     * as a transport left out.
+     * The trimmed entries of a comma-separated list; none for a blank value. A blank entry (two commas in a row, one at
+     * either end) is refused naming its position: dropping it would hide a typo, such as a transport left out.
      */
     private static List<String> entries(String v) {
         if (v.isBlank()) {
@@ -104,8 +102,8 @@ public final class ConfigValues {
     }
 
     /**
-     * Parses a byte size: a plain number of bytes or a number with a suffix k, m, g, t (powers of
-     * 1024, optionally followed by "b" or "ib"), e.g. {@code 1g}, {@code 512MiB}, {@code 1.5g}.
+     * Parses a byte size: a plain number of bytes or a number with a suffix k, m, g, t (powers of 1024, optionally
+     * followed by "b" or "ib"), e.g. {@code 1g}, {@code 512MiB}, {@code 1.5g}.
      */
     public static long parseSize(String v) {
         String s = v.trim().toLowerCase(Locale.ROOT).replace("_", "");

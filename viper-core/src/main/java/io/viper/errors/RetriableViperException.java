@@ -1,10 +1,9 @@
 package io.viper.errors;
 
 /**
- * A failure that may go away when the operation is tried again: a peer that went away mid-transfer,
- * a broker that is restarting, a timeout. Callers typically fall back to the next location or retry
- * with backoff. Thrown as this class for {@code TRANSFER} and {@code UNAVAILABLE}; {@code TIMEOUT} and
- * {@code CORRUPT} have subtypes.
+ * A failure that may go away when the operation is tried again: a peer that went away mid-transfer, a broker that is
+ * restarting, a timeout. Callers typically fall back to the next location or retry with backoff. Thrown as this class
+ * for {@code TRANSFER} and {@code UNAVAILABLE}; {@code TIMEOUT} and {@code CORRUPT} have subtypes.
  */
 public class RetriableViperException extends ViperException {
     private static final long serialVersionUID = 1L;

@@ -1,9 +1,8 @@
 package io.viper.errors;
 
 /**
- * An invalid configuration value, URI or argument, or a request a peer refuses as configured
- * (credentials, permissions, limits). The message names the key and the value. Not retriable:
- * the input has to change.
+ * An invalid configuration value, URI or argument, or a request a peer refuses as configured (credentials, permissions,
+ * limits). The message names the key and the value. Not retriable: the input has to change.
  */
 public class ViperConfigException extends ViperException {
     private static final long serialVersionUID = 1L;

@@ -3,18 +3,17 @@ package io.viper.errors;
 import java.util.Objects;
 
 /**
- * Root of every error Viper reports through its API. Unchecked, like Kafka's {@code KafkaException}:
- * callers catch the subtype they can act on. {@link #reason()} classifies the failure for logs,
- * metrics and the CLI's exit code; whether trying again may help follows from the reason alone
- * ({@link Reason#isRetriable()}), and the retriable reasons are exactly those thrown as a
- * {@link RetriableViperException}.
+ * Root of every error Viper reports through its API. Unchecked, like Kafka's {@code KafkaException}: callers catch the
+ * subtype they can act on. {@link #reason()} classifies the failure for logs, metrics and the CLI's exit code; whether
+ * trying again may help follows from the reason alone ({@link Reason#isRetriable()}), and the retriable reasons are
+ * exactly those thrown as a {@link RetriableViperException}.
  *
- * <p>Each reason is thrown as one type, the one {@link #of(Reason, String, Throwable)} returns (the
- * table is in the {@link io.viper.errors package documentation}); the subtypes' constructors fix their
- * reason, so that a throw site cannot contradict it.
+ * <p>Each reason is thrown as one type, the one {@link #of(Reason, String, Throwable)} returns (the table is in the
+ * {@link io.viper.errors package documentation}); the subtypes' constructors fix their reason, so that a throw site
+ * cannot contradict it.
  *
- * <p>Messages are one line that name the thing (file, tensor, URI, config key) and the problem, so
- * that the CLI can print them to a user as they are.
+ * <p>Messages are one line that name the thing (file, tensor, URI, config key) and the problem, so that the CLI can
+ * print them to a user as they are.
  */
 public class ViperException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -24,8 +23,8 @@ public class ViperException extends RuntimeException {
         /** A file, header or message is malformed. */
         FORMAT(false),
         /**
-         * A configuration key, URI or argument is invalid, or a peer refuses the request as configured
-         * (credentials, permissions, limits).
+         * A configuration key, URI or argument is invalid, or a peer refuses the request as configured (credentials,
+         * permissions, limits).
          */
         CONFIG(false),
         /** Bytes arrived but did not match their content hash; another location may hold good ones. */
@@ -43,8 +42,8 @@ public class ViperException extends RuntimeException {
         /** The object was used after {@code close()}. */
         CLOSED(false),
         /**
-         * Local I/O failed (disk full, permission denied). Not retriable: the same write to the same disk
-         * fails the same way until someone frees space or fixes permissions.
+         * Local I/O failed (disk full, permission denied). Not retriable: the same write to the same disk fails the
+         * same way until someone frees space or fixes permissions.
          */
         IO(false),
         /** A bug or an unexpected state. */
@@ -56,7 +55,10 @@ public class ViperException extends RuntimeException {
             this.retriable = retriable;
         }
 
-        /** Whether trying the same operation again may succeed; a failure of this reason is a {@link RetriableViperException} exactly when true. */
+        /**
+         * Whether trying the same operation again may succeed; a failure of this reason is a
+         * {@link RetriableViperException} exactly when true.
+         */
         public boolean isRetriable() {
             return retriable;
         }
@@ -65,8 +67,8 @@ public class ViperException extends RuntimeException {
     private final Reason reason;
 
     /**
-     * For the reasons thrown as this class itself ({@code IO}, {@code INTERNAL}) and for subclasses;
-     * prefer {@link #of(Reason, String)} or a subtype's constructor, which pick the type for the reason.
+     * For the reasons thrown as this class itself ({@code IO}, {@code INTERNAL}) and for subclasses; prefer
+     * {@link #of(Reason, String)} or a subtype's constructor, which pick the type for the reason.
      */
     public ViperException(Reason reason, String message) {
         super(message);

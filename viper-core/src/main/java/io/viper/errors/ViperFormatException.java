@@ -1,9 +1,9 @@
 package io.viper.errors;
 
 /**
- * A file or message that does not follow its format: a malformed safetensors header, a manifest
- * that does not parse, a path that is not a regular file. The message names the source (file or
- * peer), the tensor where one applies, and the problem. Not retriable: the same bytes fail the same way.
+ * A file or message that does not follow its format: a malformed safetensors header, a manifest that does not parse, a
+ * path that is not a regular file. The message names the source (file or peer), the tensor where one applies, and the
+ * problem. Not retriable: the same bytes fail the same way.
  */
 public class ViperFormatException extends ViperException {
     private static final long serialVersionUID = 1L;

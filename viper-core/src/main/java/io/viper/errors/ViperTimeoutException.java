@@ -1,8 +1,8 @@
 package io.viper.errors;
 
 /**
- * An operation did not complete in time: a transfer without progress, a broker that did not
- * acknowledge, a version that did not arrive. Retriable.
+ * An operation did not complete in time: a transfer without progress, a broker that did not acknowledge, a version that
+ * did not arrive. Retriable.
  */
 public class ViperTimeoutException extends RetriableViperException {
     private static final long serialVersionUID = 1L;

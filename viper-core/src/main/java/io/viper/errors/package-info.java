@@ -1,9 +1,8 @@
 /**
  * The exception hierarchy of Viper: one unchecked root, {@link io.viper.errors.ViperException}, whose
- * {@link io.viper.errors.ViperException.Reason reason} decides both the type it is thrown as and
- * whether trying again may help. As in Kafka's clients, a caller can tell from the type alone:
- * catch {@link io.viper.errors.RetriableViperException} to retry or fall back, a subtype to act on
- * one kind of failure.
+ * {@link io.viper.errors.ViperException.Reason reason} decides both the type it is thrown as and whether trying again
+ * may help. As in Kafka's clients, a caller can tell from the type alone: catch
+ * {@link io.viper.errors.RetriableViperException} to retry or fall back, a subtype to act on one kind of failure.
  *
  * <table>
  * <caption>Reason, type, retriable</caption>
@@ -23,8 +22,8 @@
  * </table>
  *
  * <p>Build an exception with a subtype's constructor, which fixes the reason, or with
- * {@link io.viper.errors.ViperException#of(io.viper.errors.ViperException.Reason, String, Throwable)}
- * where the reason is a value; {@code RetriableViperException} refuses a reason that is not retriable.
- * A consumer falls back to a version's next location on any failure of a transport, retriable or not.
+ * {@link io.viper.errors.ViperException#of(io.viper.errors.ViperException.Reason, String, Throwable)} where the reason
+ * is a value; {@code RetriableViperException} refuses a reason that is not retriable. A consumer falls back to a
+ * version's next location on any failure of a transport, retriable or not.
  */
 package io.viper.errors;

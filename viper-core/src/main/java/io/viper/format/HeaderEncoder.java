@@ -21,16 +21,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Writes the length prefix and JSON header of a safetensors file the way the reference
- * implementation does: compact JSON, {@code __metadata__} first, tensors in data order, padded
- * with spaces to a multiple of 8 bytes so that the data section starts 8-byte aligned. Stateless;
- * thread-safe.
+ * Writes the length prefix and JSON header of a safetensors file the way the reference implementation does: compact
+ * JSON, {@code __metadata__} first, tensors in data order, padded with spaces to a multiple of 8 bytes so that the data
+ * section starts 8-byte aligned. Stateless; thread-safe.
  */
 final class HeaderEncoder {
     private static final JsonFactory JSON = new JsonFactory();
 
-    private HeaderEncoder() {
-    }
+    private HeaderEncoder() {}
 
     static byte[] encode(List<TensorInfo> tensors, Map<String, String> metadata) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(256 + 96 * tensors.size());
@@ -81,7 +79,8 @@ final class HeaderEncoder {
         out.writeBytes(spaces);
         long headerLength = (long) jsonLength + padding;
         if (headerLength > MAX_HEADER_BYTES) {
-            throw new IllegalArgumentException("header of " + headerLength + " bytes exceeds the limit of " + MAX_HEADER_BYTES + " bytes");
+            throw new IllegalArgumentException(
+                    "header of " + headerLength + " bytes exceeds the limit of " + MAX_HEADER_BYTES + " bytes");
         }
         byte[] bytes = out.toByteArray();
         ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putLong(0, headerLength);

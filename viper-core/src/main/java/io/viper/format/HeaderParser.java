@@ -35,12 +35,12 @@ import java.util.Map;
 import java.util.SequencedMap;
 
 /**
- * Validates a safetensors file image like the reference implementation's
- * {@code SafeTensors::read_metadata} and {@code Metadata::validate}, with one message per failure.
- * Stateless; thread-safe.
+ * Validates a safetensors file image like the reference implementation's {@code SafeTensors::read_metadata} and
+ * {@code Metadata::validate}, with one message per failure. Stateless; thread-safe.
  */
 final class HeaderParser {
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+            ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final BigInteger MAX_LONG = BigInteger.valueOf(Long.MAX_VALUE);
 
     /** Jackson's default string and name limits are far below what a 100 MB header may hold. */
@@ -51,8 +51,7 @@ final class HeaderParser {
                     .build())
             .build();
 
-    private HeaderParser() {
-    }
+    private HeaderParser() {}
 
     /** One tensor entry as read from the JSON, before the layout checks. */
     private record Entry(String name, DType dtype, long[] shape, String shapeText, long begin, long end) {
@@ -68,7 +67,10 @@ final class HeaderParser {
         }
         long n = file.get(LE_LONG, 0);
         if (Long.compareUnsigned(n, MAX_HEADER_BYTES) > 0) {
-            throw fail(source, "header length " + Long.toUnsignedString(n) + " exceeds the limit of " + MAX_HEADER_BYTES + " bytes");
+            throw fail(
+                    source,
+                    "header length " + Long.toUnsignedString(n) + " exceeds the limit of " + MAX_HEADER_BYTES
+                            + " bytes");
         }
         if (n > size - LENGTH_PREFIX_BYTES) {
             throw fail(source, "header length " + n + " points past the end of the file (" + size + " bytes)");
@@ -76,7 +78,8 @@ final class HeaderParser {
         byte[] raw = file.asSlice(LENGTH_PREFIX_BYTES, n).toArray(ValueLayout.JAVA_BYTE);
         String json;
         try {
-            json = StandardCharsets.UTF_8.newDecoder()
+            json = StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(raw))
@@ -88,7 +91,9 @@ final class HeaderParser {
             throw fail(source, "header is empty, not a JSON object");
         }
         if (json.charAt(0) != '{') {
-            throw fail(source, "header is not a JSON object: it starts with " + describeChar(json.codePointAt(0)) + ", not '{'");
+            throw fail(
+                    source,
+                    "header is not a JSON object: it starts with " + describeChar(json.codePointAt(0)) + ", not '{'");
         }
         ObjectNode root = readJson(source, json);
 
@@ -113,35 +118,49 @@ final class HeaderParser {
                 throw fail(source, tensor(e.name) + "data_offsets " + e.offsets() + " end before they begin");
             }
             if (e.begin < end) {
-                throw fail(source, tensor(e.name) + "data_offsets " + e.offsets() + " overlap tensor " + quote(previous.name)
-                        + ", which ends at " + end);
+                throw fail(
+                        source,
+                        tensor(e.name) + "data_offsets " + e.offsets() + " overlap tensor " + quote(previous.name)
+                                + ", which ends at " + end);
             }
             if (e.begin > end) {
-                throw fail(source, tensor(e.name) + "data_offsets " + e.offsets() + " leave a hole of " + (e.begin - end)
-                        + " bytes after " + (previous == null ? "the start of the data" : "tensor " + quote(previous.name)));
+                throw fail(
+                        source,
+                        tensor(e.name) + "data_offsets " + e.offsets() + " leave a hole of " + (e.begin - end)
+                                + " bytes after "
+                                + (previous == null ? "the start of the data" : "tensor " + quote(previous.name)));
             }
             long expected;
             try {
                 expected = TensorInfo.byteSize(e.dtype, e.shape);
             } catch (ArithmeticException overflow) {
-                throw fail(source, tensor(e.name) + "the byte size of " + e.dtype + " x " + e.shapeText + " overflows 64 bits");
+                throw fail(
+                        source,
+                        tensor(e.name) + "the byte size of " + e.dtype + " x " + e.shapeText + " overflows 64 bits");
             }
             long length = e.end - e.begin;
             if (length != expected) {
-                throw fail(source, tensor(e.name) + "data_offsets " + e.offsets() + " hold " + length + " bytes, which does not match "
-                        + e.dtype + " x " + e.shapeText + " = " + expected + " bytes");
+                throw fail(
+                        source,
+                        tensor(e.name) + "data_offsets " + e.offsets() + " hold " + length
+                                + " bytes, which does not match " + e.dtype + " x " + e.shapeText + " = " + expected
+                                + " bytes");
             }
             tensors.add(new TensorInfo(e.name, e.dtype, e.shape, e.begin, length));
             end = e.end;
             previous = e;
         }
         if (end > dataBytes) {
-            throw fail(source, tensor(previous.name) + "data is truncated: the tensor ends at byte " + end
-                    + " of the data section but the file holds only " + dataBytes + " data bytes");
+            throw fail(
+                    source,
+                    tensor(previous.name) + "data is truncated: the tensor ends at byte " + end
+                            + " of the data section but the file holds only " + dataBytes + " data bytes");
         }
         if (end < dataBytes) {
-            throw fail(source, (dataBytes - end) + " trailing bytes after the last tensor (the data section holds " + dataBytes
-                    + " bytes, the tensors end at " + end + ")");
+            throw fail(
+                    source,
+                    (dataBytes - end) + " trailing bytes after the last tensor (the data section holds " + dataBytes
+                            + " bytes, the tensors end at " + end + ")");
         }
         return new SafetensorsHeader(n, dataBytes, metadata, tensors);
     }
@@ -151,7 +170,10 @@ final class HeaderParser {
             JsonNode root = readValue(source, p, p.nextToken(), 0, null);
             JsonToken extra = p.nextToken();
             if (extra != null) {
-                throw fail(source, "header is not valid JSON: unexpected " + extra.asString() + " after the object" + at(p.currentTokenLocation()));
+                throw fail(
+                        source,
+                        "header is not valid JSON: unexpected " + extra.asString() + " after the object"
+                                + at(p.currentTokenLocation()));
             }
             return (ObjectNode) root; // the first character is '{', so the root is an object
         } catch (JsonProcessingException e) {
@@ -162,10 +184,11 @@ final class HeaderParser {
     }
 
     /**
-     * Builds a tree from the parser's tokens, refusing duplicate keys (Jackson's tree model would
-     * keep the last one silently). {@code owner} is the top-level key the value belongs to.
+     * Builds a tree from the parser's tokens, refusing duplicate keys (Jackson's tree model would keep the last one
+     * silently). {@code owner} is the top-level key the value belongs to.
      */
-    private static JsonNode readValue(String source, JsonParser p, JsonToken token, int depth, String owner) throws IOException {
+    private static JsonNode readValue(String source, JsonParser p, JsonToken token, int depth, String owner)
+            throws IOException {
         JsonNodeFactory nodes = JsonNodeFactory.instance;
         if (token == null) {
             throw fail(source, "header is not valid JSON: unexpected end of input");
@@ -192,20 +215,26 @@ final class HeaderParser {
                 yield array;
             }
             case VALUE_STRING -> nodes.textNode(p.getText());
-            case VALUE_NUMBER_INT -> switch (p.getNumberType()) {
+            case VALUE_NUMBER_INT ->
+                switch (p.getNumberType()) {
                     case INT, LONG -> nodes.numberNode(p.getLongValue());
                     default -> nodes.numberNode(p.getBigIntegerValue());
                 };
             case VALUE_NUMBER_FLOAT -> nodes.numberNode(p.getDoubleValue());
             case VALUE_TRUE, VALUE_FALSE -> nodes.booleanNode(token == JsonToken.VALUE_TRUE);
             case VALUE_NULL -> nodes.nullNode();
-            default -> throw fail(source, "header is not valid JSON: unexpected " + token.asString() + at(p.currentTokenLocation()));
+            default ->
+                throw fail(
+                        source,
+                        "header is not valid JSON: unexpected " + token.asString() + at(p.currentTokenLocation()));
         };
     }
 
     private static String duplicate(int depth, String owner, String key) {
         if (depth == 0) {
-            return key.equals(METADATA_KEY) ? "duplicate " + METADATA_KEY + " entry" : "duplicate tensor name " + quote(key);
+            return key.equals(METADATA_KEY)
+                    ? "duplicate " + METADATA_KEY + " entry"
+                    : "duplicate tensor name " + quote(key);
         }
         String where = METADATA_KEY.equals(owner) ? METADATA_KEY + ": " : tensor(owner);
         return where + "duplicate key " + quote(key);
@@ -220,7 +249,10 @@ final class HeaderParser {
         }
         for (Map.Entry<String, JsonNode> e : value.properties()) {
             if (!e.getValue().isTextual()) {
-                throw fail(source, METADATA_KEY + " value of " + quote(e.getKey()) + " is " + article(e.getValue()) + ", not a string");
+                throw fail(
+                        source,
+                        METADATA_KEY + " value of " + quote(e.getKey()) + " is " + article(e.getValue())
+                                + ", not a string");
             }
             metadata.put(e.getKey(), e.getValue().textValue());
         }
@@ -269,9 +301,16 @@ final class HeaderParser {
         if (offsets == null) {
             throw fail(source, t + "missing data_offsets");
         }
-        if (!offsets.isArray() || offsets.size() != 2 || !offsets.get(0).isIntegralNumber() || !offsets.get(1).isIntegralNumber()
-                || offsets.get(0).bigIntegerValue().signum() < 0 || offsets.get(1).bigIntegerValue().signum() < 0) {
-            throw fail(source, t + "data_offsets " + printable(offsets.toString()) + " are not two non-negative integers [begin, end]");
+        if (!offsets.isArray()
+                || offsets.size() != 2
+                || !offsets.get(0).isIntegralNumber()
+                || !offsets.get(1).isIntegralNumber()
+                || offsets.get(0).bigIntegerValue().signum() < 0
+                || offsets.get(1).bigIntegerValue().signum() < 0) {
+            throw fail(
+                    source,
+                    t + "data_offsets " + printable(offsets.toString())
+                            + " are not two non-negative integers [begin, end]");
         }
         BigInteger begin = offsets.get(0).bigIntegerValue();
         BigInteger end = offsets.get(1).bigIntegerValue();

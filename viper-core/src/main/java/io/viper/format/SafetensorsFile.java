@@ -29,27 +29,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A safetensors file, memory-mapped read-only and validated.
  *
- * <p>{@link #open} maps the whole file with {@link FileChannel#map(FileChannel.MapMode, long, long, Arena)}
- * into a shared {@link Arena} (no copy into the Java heap; offsets are {@code long}, so files and
- * tensors larger than 2 GiB work) and validates it as the reference implementation
- * (huggingface/safetensors) does: the header length (at most 100,000,000 bytes, inside the file),
- * a UTF-8 JSON object header, known dtypes, non-negative shapes whose byte size fits 64 bits,
- * {@code data_offsets} that cover the data section exactly (no overlap, no hole, no truncation, no
- * trailing bytes) with lengths equal to dtype size x element count, a {@code __metadata__} object
- * of strings, and no duplicate keys. A file that breaks a rule is refused with a
- * {@link io.viper.errors.ViperFormatException} whose source is the path as given and whose problem
- * names the tensor where one applies.
+ * <p>{@link #open} maps the whole file with {@link FileChannel#map(FileChannel.MapMode, long, long, Arena)} into a
+ * shared {@link Arena} (no copy into the Java heap; offsets are {@code long}, so files and tensors larger than 2 GiB
+ * work) and validates it as the reference implementation (huggingface/safetensors) does: the header length (at most
+ * 100,000,000 bytes, inside the file), a UTF-8 JSON object header, known dtypes, non-negative shapes whose byte size
+ * fits 64 bits, {@code data_offsets} that cover the data section exactly (no overlap, no hole, no truncation, no
+ * trailing bytes) with lengths equal to dtype size x element count, a {@code __metadata__} object of strings, and no
+ * duplicate keys. A file that breaks a rule is refused with a {@link io.viper.errors.ViperFormatException} whose source
+ * is the path as given and whose problem names the tensor where one applies.
  *
- * <p>Memory ownership: this object owns the mapping. The {@link Tensor}s it returns (and the
- * {@link Checkpoint} from {@link #checkpoint}) are read-only views of the mapped memory; they are
- * valid until {@link #close()}, which unmaps the file. Touching their bytes afterwards throws
- * {@link IllegalStateException}; their {@link TensorInfo}s stay usable. The file must not be
- * truncated or rewritten in place while it is mapped (publish new versions under a new name and
- * rename, as the PFS repository does).
+ * <p>Memory ownership: this object owns the mapping. The {@link Tensor}s it returns (and the {@link Checkpoint} from
+ * {@link #checkpoint}) are read-only views of the mapped memory; they are valid until {@link #close()}, which unmaps
+ * the file. Touching their bytes afterwards throws {@link IllegalStateException}; their {@link TensorInfo}s stay
+ * usable. The file must not be truncated or rewritten in place while it is mapped (publish new versions under a new
+ * name and rename, as the PFS repository does).
  *
- * <p>Threads: any thread may read the tensors while the file is open; the accessors are immutable
- * views. {@link #close()} may be called from any thread and more than once; close only after
- * every reader is done, since a reader racing with close gets {@link IllegalStateException}.
+ * <p>Threads: any thread may read the tensors while the file is open; the accessors are immutable views.
+ * {@link #close()} may be called from any thread and more than once; close only after every reader is done, since a
+ * reader racing with close gets {@link IllegalStateException}.
  */
 public final class SafetensorsFile implements AutoCloseable {
     private final Path path;
@@ -78,8 +75,8 @@ public final class SafetensorsFile implements AutoCloseable {
     /**
      * Maps and validates the safetensors file at {@code path}.
      *
-     * @throws ViperFormatException when the file is not a valid safetensors file, or not a regular
-     *     file at all (a directory, a FIFO); such a path is refused without being opened
+     * @throws ViperFormatException when the file is not a valid safetensors file, or not a regular file at all (a
+     *     directory, a FIFO); such a path is refused without being opened
      * @throws io.viper.errors.ViperNotFoundException when there is no such file
      * @throws ViperException with reason {@link ViperException.Reason#IO} when it cannot be read or mapped
      */
@@ -105,7 +102,8 @@ public final class SafetensorsFile implements AutoCloseable {
             throw new ViperException(ViperException.Reason.IO, source + ": permission denied", e);
         } catch (IOException e) {
             arena.close();
-            String reason = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
+            String reason =
+                    e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
             throw new ViperException(ViperException.Reason.IO, source + ": cannot read: " + reason, e);
         } catch (RuntimeException | Error e) {
             arena.close();
@@ -144,9 +142,8 @@ public final class SafetensorsFile implements AutoCloseable {
     }
 
     /**
-     * The tensors in data order (sorted by start offset, whatever order the JSON lists them in);
-     * offsets are relative to the data section. Their bytes are views of the mapping, valid until
-     * {@link #close()}.
+     * The tensors in data order (sorted by start offset, whatever order the JSON lists them in); offsets are relative
+     * to the data section. Their bytes are views of the mapping, valid until {@link #close()}.
      */
     public List<Tensor> tensors() {
         return tensors;
@@ -158,8 +155,8 @@ public final class SafetensorsFile implements AutoCloseable {
     }
 
     /**
-     * A checkpoint of {@code model} at {@code version} that views this file's tensors and metadata
-     * (no copy). Like the tensors, its bytes are valid until {@link #close()}.
+     * A checkpoint of {@code model} at {@code version} that views this file's tensors and metadata (no copy). Like the
+     * tensors, its bytes are valid until {@link #close()}.
      *
      * @throws ViperException with reason {@link ViperException.Reason#CLOSED} after close
      */

@@ -25,27 +25,25 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Writes checkpoints as standard safetensors files, readable by the reference implementation and
- * by {@link SafetensorsFile}.
+ * Writes checkpoints as standard safetensors files, readable by the reference implementation and by
+ * {@link SafetensorsFile}.
  *
- * <p>The header is compact JSON with {@code __metadata__} first (omitted when there is no
- * metadata) and the tensors in data order, padded with spaces to a multiple of 8 bytes like the
- * reference writer. The tensor bytes are then streamed from their {@link MemorySegment}s through a
- * {@link FileChannel} in chunks of at most 16 MiB (native and mapped segments
- * are written without any copy; heap segments go through one reused chunk-sized buffer), and the
- * file is forced to storage before it is closed.
+ * <p>The header is compact JSON with {@code __metadata__} first (omitted when there is no metadata) and the tensors in
+ * data order, padded with spaces to a multiple of 8 bytes like the reference writer. The tensor bytes are then streamed
+ * from their {@link MemorySegment}s through a {@link FileChannel} in chunks of at most 16 MiB (native and mapped
+ * segments are written without any copy; heap segments go through one reused chunk-sized buffer), and the file is
+ * forced to storage before it is closed.
  *
- * <p>{@link #write} writes the file in place at the given path: a reader that opens it while it is
- * being written sees a partial file (which {@link SafetensorsFile} refuses), and on failure the
- * partial file is deleted, so no file is left where one may have been; a device is written to but
- * never deleted ({@code /dev/null} took a short write and lost its node). {@link #replace} writes to
- * a temporary name in the same directory and renames it over the path: readers see the old file or
- * the whole new one, and a failure leaves the old one as it was. Both refuse a directory, a FIFO or
- * a socket before opening it (opening a FIFO for writing blocks until a reader comes), and
- * {@code replace} a device too. Never write over a file whose mapping backs the tensors being written.
+ * <p>{@link #write} writes the file in place at the given path: a reader that opens it while it is being written sees a
+ * partial file (which {@link SafetensorsFile} refuses), and on failure the partial file is deleted, so no file is left
+ * where one may have been; a device is written to but never deleted ({@code /dev/null} took a short write and lost its
+ * node). {@link #replace} writes to a temporary name in the same directory and renames it over the path: readers see
+ * the old file or the whole new one, and a failure leaves the old one as it was. Both refuse a directory, a FIFO or a
+ * socket before opening it (opening a FIFO for writing blocks until a reader comes), and {@code replace} a device too.
+ * Never write over a file whose mapping backs the tensors being written.
  *
- * <p>Threads: stateless; concurrent calls for different paths are safe. The tensors' memory must
- * stay valid and unchanged until the call returns; the writer does not take ownership of it.
+ * <p>Threads: stateless; concurrent calls for different paths are safe. The tensors' memory must stay valid and
+ * unchanged until the call returns; the writer does not take ownership of it.
  */
 public final class SafetensorsWriter {
     /** The largest slice of a tensor handed to the channel in one write. */
@@ -53,18 +51,18 @@ public final class SafetensorsWriter {
 
     /** The file type bits of {@code st_mode} (stat(2)), and the types of a character and a block device. */
     private static final int S_IFMT = 0170000;
+
     private static final int S_IFCHR = 0020000;
     private static final int S_IFBLK = 0060000;
 
     /** Numbers the temporary files of {@link #replace} within this process. */
     private static final AtomicLong TEMPORARIES = new AtomicLong();
 
-    private SafetensorsWriter() {
-    }
+    private SafetensorsWriter() {}
 
     /**
-     * Writes {@code checkpoint}'s tensors (in its data order) and metadata to {@code path},
-     * replacing any file there, and returns the number of bytes written (the file size).
+     * Writes {@code checkpoint}'s tensors (in its data order) and metadata to {@code path}, replacing any file there,
+     * and returns the number of bytes written (the file size).
      *
      * @throws ViperConfigException when the tensors cannot form a safetensors header (a tensor named
      *     {@code __metadata__}, a header above 100,000,000 bytes)
@@ -77,12 +75,12 @@ public final class SafetensorsWriter {
     }
 
     /**
-     * Writes {@code tensors} in list order (their offsets are laid out contiguously from 0; the
-     * offsets in their infos are ignored) and {@code metadata} (in its iteration order) to
-     * {@code path}, replacing any file there, and returns the file size.
+     * Writes {@code tensors} in list order (their offsets are laid out contiguously from 0; the offsets in their infos
+     * are ignored) and {@code metadata} (in its iteration order) to {@code path}, replacing any file there, and returns
+     * the file size.
      *
-     * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header
-     *     exceeds 100,000,000 bytes
+     * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header exceeds 100,000,000
+     *     bytes
      * @throws ViperFormatException when {@code path} is a directory, a FIFO or a socket
      * @throws ViperException with reason {@link ViperException.Reason#IO} when writing fails
      */
@@ -104,14 +102,13 @@ public final class SafetensorsWriter {
     }
 
     /**
-     * Writes as {@link #write(Path, List, Map)} does, but to a new file beside {@code path}
-     * ({@code .NAME.PID.N.tmp}) that is forced to storage and then renamed over {@code path} in one
-     * step: a reader sees the file that was there or the whole new one, and a failure (a full disk,
-     * tensors that cannot form a header, memory that went away) leaves the file that was there
-     * untouched and no temporary file behind. Returns the file size.
+     * Writes as {@link #write(Path, List, Map)} does, but to a new file beside {@code path} ({@code .NAME.PID.N.tmp})
+     * that is forced to storage and then renamed over {@code path} in one step: a reader sees the file that was there
+     * or the whole new one, and a failure (a full disk, tensors that cannot form a header, memory that went away)
+     * leaves the file that was there untouched and no temporary file behind. Returns the file size.
      *
-     * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header
-     *     exceeds 100,000,000 bytes
+     * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header exceeds 100,000,000
+     *     bytes
      * @throws ViperFormatException when {@code path} is a directory, a FIFO, a socket or a device
      * @throws ViperException with reason {@link ViperException.Reason#IO} when writing or renaming fails
      */
@@ -119,11 +116,12 @@ public final class SafetensorsWriter {
         Objects.requireNonNull(path, "path");
         // A rename would put a regular file where a device or a FIFO was: refused, as write refuses most of them.
         IoProblems.notARegularFile(path).ifPresent(problem -> {
-            throw new ViperFormatException(path.toString(), problem + ", not a file to replace with a safetensors file");
+            throw new ViperFormatException(
+                    path.toString(), problem + ", not a file to replace with a safetensors file");
         });
         Path target = path.toAbsolutePath();
-        Path temporary = target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
-                + TEMPORARIES.incrementAndGet() + ".tmp");
+        Path temporary = target.resolveSibling("." + target.getFileName() + "."
+                + ProcessHandle.current().pid() + "." + TEMPORARIES.incrementAndGet() + ".tmp");
         boolean renamed = false;
         try {
             long size = writeFile(temporary, path, tensors, metadata);
@@ -146,7 +144,8 @@ public final class SafetensorsWriter {
         boolean device = isDevice(path);
         if (!device) {
             IoProblems.notARegularFile(path).ifPresent(problem -> {
-                throw new ViperFormatException(shown.toString(), problem + ", not a file to write a safetensors file over");
+                throw new ViperFormatException(
+                        shown.toString(), problem + ", not a file to write a safetensors file over");
             });
         }
         List<TensorInfo> layout = new ArrayList<>(tensors.size());
@@ -164,7 +163,8 @@ public final class SafetensorsWriter {
         long expected = head.length + offset;
         FileChannel channel;
         try {
-            channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+            channel = FileChannel.open(
+                    path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
         } catch (IOException e) {
             throw failure(shown, e); // nothing was created or changed: nothing to clean up
         }
@@ -227,8 +227,8 @@ public final class SafetensorsWriter {
     }
 
     /**
-     * Whether {@code path} (links followed) is a character or block device, by its file type bits;
-     * false where the file system has no unix attributes.
+     * Whether {@code path} (links followed) is a character or block device, by its file type bits; false where the file
+     * system has no unix attributes.
      */
     private static boolean isDevice(Path path) {
         if (!Files.exists(path) || Files.isRegularFile(path) || Files.isDirectory(path)) {

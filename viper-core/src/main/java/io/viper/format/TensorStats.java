@@ -7,13 +7,11 @@ import java.util.Optional;
 
 /**
  * Minimum, maximum and mean of a tensor's elements, each element converted to {@code double} with
- * {@link DType#toDouble} (BOOL as 0/1, F8_E4M3 as the "fn" variant), as {@code viper inspect --stats}
- * prints them.
+ * {@link DType#toDouble} (BOOL as 0/1, F8_E4M3 as the "fn" variant), as {@code viper inspect --stats} prints them.
  *
- * <p>Semantics follow NumPy's {@code min}, {@code max} and {@code mean} on a float64 copy: a NaN
- * element makes all three NaN; infinities take part as ordinary values. {@code min} and
- * {@code max} are exact; {@code mean} is a compensated (Neumaier) sum divided by the count, so it
- * agrees with other implementations to rounding. Immutable.
+ * <p>Semantics follow NumPy's {@code min}, {@code max} and {@code mean} on a float64 copy: a NaN element makes all
+ * three NaN; infinities take part as ordinary values. {@code min} and {@code max} are exact; {@code mean} is a
+ * compensated (Neumaier) sum divided by the count, so it agrees with other implementations to rounding. Immutable.
  *
  * @param count the number of elements (at least 1)
  * @param min the smallest element
@@ -23,8 +21,8 @@ import java.util.Optional;
 public record TensorStats(long count, double min, double max, double mean) {
 
     /**
-     * Reads every element of {@code tensor} once; empty when it has no elements. The tensor's
-     * memory must be valid (its owner open) for the duration of the call.
+     * Reads every element of {@code tensor} once; empty when it has no elements. The tensor's memory must be valid (its
+     * owner open) for the duration of the call.
      */
     public static Optional<TensorStats> of(Tensor tensor) {
         long n = tensor.info().elementCount();

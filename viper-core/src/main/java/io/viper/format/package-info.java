@@ -1,5 +1,5 @@
 /**
- * The safetensors file format: a memory-mapping reader that validates like the reference
- * implementation, and a streaming writer.
+ * The safetensors file format: a memory-mapping reader that validates like the reference implementation, and a
+ * streaming writer.
  */
 package io.viper.format;

@@ -4,15 +4,14 @@ import io.viper.errors.ViperFormatException;
 import java.util.Objects;
 
 /**
- * The hash of a tensor's bytes, by the {@link HashAlgorithm} that computed it: an XXH3-128 value
- * ({@link Xxh3#hash128}) with its {@linkplain #high() high} and {@linkplain #low() low} 64-bit
- * halves ({@code XXH128_hash_t.high64} and {@code low64} in xxHash's C API), or a CRC32C
- * ({@link Crc32c}) in the low 32 bits of {@link #low()}.
+ * The hash of a tensor's bytes, by the {@link HashAlgorithm} that computed it: an XXH3-128 value ({@link Xxh3#hash128})
+ * with its {@linkplain #high() high} and {@linkplain #low() low} 64-bit halves ({@code XXH128_hash_t.high64} and
+ * {@code low64} in xxHash's C API), or a CRC32C ({@link Crc32c}) in the low 32 bits of {@link #low()}.
  *
- * <p>The text form ({@link #toHex()}, {@link #parseHex(String)}) of XXH3-128 is xxHash's canonical
- * one, the form {@code xxhsum -H2} prints: 32 lowercase hex digits, big-endian, high half first. For
- * example the hash of no bytes is {@code 99aa06d3014798d86001c324468d497f}. A CRC32C is 8 lowercase
- * hex digits, the form {@code crc32c} tools print (the CRC of {@code "123456789"} is {@code e3069283}).
+ * <p>The text form ({@link #toHex()}, {@link #parseHex(String)}) of XXH3-128 is xxHash's canonical one, the form
+ * {@code xxhsum -H2} prints: 32 lowercase hex digits, big-endian, high half first. For example the hash of no bytes is
+ * {@code 99aa06d3014798d86001c324468d497f}. A CRC32C is 8 lowercase hex digits, the form {@code crc32c} tools print
+ * (the CRC of {@code "123456789"} is {@code e3069283}).
  *
  * <p>Immutable and thread-safe.
  *
@@ -45,8 +44,8 @@ public record ContentHash(HashAlgorithm algorithm, long high, long low) {
     }
 
     /**
-     * The canonical text form: for XXH3-128 32 lowercase hex digits, big-endian (the high half
-     * first), exactly as {@code xxhsum -H2} prints the hash; for CRC32C 8 lowercase hex digits.
+     * The canonical text form: for XXH3-128 32 lowercase hex digits, big-endian (the high half first), exactly as
+     * {@code xxhsum -H2} prints the hash; for CRC32C 8 lowercase hex digits.
      *
      * @return {@link HashAlgorithm#hexLength()} lowercase hex digits
      */
@@ -67,13 +66,12 @@ public record ContentHash(HashAlgorithm algorithm, long high, long low) {
     }
 
     /**
-     * Parses the canonical text form, as {@link #toHex()} writes it and {@code xxhsum -H2} prints it.
-     * Upper-case hex digits are accepted too.
+     * Parses the canonical text form, as {@link #toHex()} writes it and {@code xxhsum -H2} prints it. Upper-case hex
+     * digits are accepted too.
      *
      * @param hex exactly 32 ASCII hex digits, nothing around them
      * @return the hash
-     * @throws ViperFormatException if {@code hex} is not exactly 32 ASCII hex digits; the message is
-     *     one line
+     * @throws ViperFormatException if {@code hex} is not exactly 32 ASCII hex digits; the message is one line
      * @throws NullPointerException if {@code hex} is null
      */
     public static ContentHash parseHex(String hex) {
@@ -81,25 +79,25 @@ public record ContentHash(HashAlgorithm algorithm, long high, long low) {
     }
 
     /**
-     * Parses the text form of a hash of {@code algorithm}, as {@link #toHex()} writes it. Upper-case
-     * hex digits are accepted too.
+     * Parses the text form of a hash of {@code algorithm}, as {@link #toHex()} writes it. Upper-case hex digits are
+     * accepted too.
      *
-     * @throws ViperFormatException if {@code hex} is not exactly {@link HashAlgorithm#hexLength()}
-     *     ASCII hex digits; the message is one line
+     * @throws ViperFormatException if {@code hex} is not exactly {@link HashAlgorithm#hexLength()} ASCII hex digits;
+     *     the message is one line
      */
     public static ContentHash parseHex(HashAlgorithm algorithm, String hex) {
         int digits = algorithm.hexLength();
         if (hex.length() != digits) {
-            throw new ViperFormatException("content hash", "expected " + digits + " hex digits, got "
-                    + hex.length() + " characters: " + quote(hex));
+            throw new ViperFormatException(
+                    "content hash",
+                    "expected " + digits + " hex digits, got " + hex.length() + " characters: " + quote(hex));
         }
         long high = 0;
         long low = 0;
         for (int i = 0; i < digits; i++) {
             int d = digit(hex.charAt(i));
             if (d < 0) {
-                throw new ViperFormatException("content hash", "not a hex digit at index " + i + ": "
-                        + quote(hex));
+                throw new ViperFormatException("content hash", "not a hex digit at index " + i + ": " + quote(hex));
             }
             if (i < digits - 16) {
                 high = (high << 4) | d;

@@ -5,12 +5,11 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
 /**
- * CRC32C (Castagnoli, the CRC of iSCSI and ext4: reflected polynomial {@code 0x82F63B78}, initial
- * value and final xor {@code 0xFFFFFFFF}) over {@link MemorySegment}s of any size, on or off the
- * heap. The bytes go through {@link CRC32C}, which the JVM computes with the processor's CRC
- * instructions. {@link #combine} gives the CRC of two concatenated pieces from theirs, so that the
- * pieces of one tensor can be checked on several threads (zlib's {@code crc32_combine}, for this
- * polynomial).
+ * CRC32C (Castagnoli, the CRC of iSCSI and ext4: reflected polynomial {@code 0x82F63B78}, initial value and final xor
+ * {@code 0xFFFFFFFF}) over {@link MemorySegment}s of any size, on or off the heap. The bytes go through {@link CRC32C},
+ * which the JVM computes with the processor's CRC instructions. {@link #combine} gives the CRC of two concatenated
+ * pieces from theirs, so that the pieces of one tensor can be checked on several threads (zlib's {@code crc32_combine},
+ * for this polynomial).
  *
  * <p>Stateless and thread-safe; a segment must not be written while it is read.
  */
@@ -31,8 +30,7 @@ public final class Crc32c {
         }
     }
 
-    private Crc32c() {
-    }
+    private Crc32c() {}
 
     /** The CRC32C of {@code data}. */
     public static int compute(MemorySegment data) {
@@ -44,7 +42,8 @@ public final class Crc32c {
     /** Feeds {@code data} to {@code crc}. */
     public static void update(CRC32C crc, MemorySegment data) {
         long n = data.byteSize();
-        boolean viewable = data.isNative() || data.heapBase().map(b -> b instanceof byte[]).orElse(false);
+        boolean viewable =
+                data.isNative() || data.heapBase().map(b -> b instanceof byte[]).orElse(false);
         if (viewable) {
             // ByteBuffer capacities are ints: views of at most 1 GiB.
             for (long off = 0; off < n; off += 1L << 30) {
@@ -61,8 +60,7 @@ public final class Crc32c {
     }
 
     /**
-     * The CRC32C of a piece with CRC {@code first} followed by {@code lengthOfSecond} bytes with CRC
-     * {@code second}.
+     * The CRC32C of a piece with CRC {@code first} followed by {@code lengthOfSecond} bytes with CRC {@code second}.
      */
     public static int combine(int first, int second, long lengthOfSecond) {
         if (lengthOfSecond <= 0) {

@@ -5,18 +5,17 @@ import java.lang.foreign.MemorySegment;
 import java.util.Locale;
 
 /**
- * The algorithms a manifest may name for a tensor's {@link ContentHash}, each with its field name
- * in the manifest and the length of its text form.
+ * The algorithms a manifest may name for a tensor's {@link ContentHash}, each with its field name in the manifest and
+ * the length of its text form.
  *
  * <ul>
- *   <li>{@link #CRC32C}: the Castagnoli CRC ({@link Crc32c}), what producers write by default. The
- *       JDK computes it with the processor's CRC instructions at about the speed of a memory copy,
- *       and the CRCs of pieces combine into the CRC of the whole, so a large tensor is checked by
- *       several threads at once, while it arrives. It detects transfer corruption, as CRC32C does
- *       for iSCSI, ext4 and Kafka's record batches.</li>
- *   <li>{@link #XXH3_128}: XXH3-128 ({@link Xxh3}), what manifests of format 1 carry. Sequential per
- *       tensor and about a quarter of CRC32C's speed here; still written on request
- *       ({@code viper.hash.algorithm=xxh3_128}) for consumers that only read format 1.</li>
+ *   <li>{@link #CRC32C}: the Castagnoli CRC ({@link Crc32c}), what producers write by default. The JDK computes it with
+ *       the processor's CRC instructions at about the speed of a memory copy, and the CRCs of pieces combine into the
+ *       CRC of the whole, so a large tensor is checked by several threads at once, while it arrives. It detects
+ *       transfer corruption, as CRC32C does for iSCSI, ext4 and Kafka's record batches.
+ *   <li>{@link #XXH3_128}: XXH3-128 ({@link Xxh3}), what manifests of format 1 carry. Sequential per tensor and about a
+ *       quarter of CRC32C's speed here; still written on request ({@code viper.hash.algorithm=xxh3_128}) for consumers
+ *       that only read format 1.
  * </ul>
  */
 public enum HashAlgorithm {

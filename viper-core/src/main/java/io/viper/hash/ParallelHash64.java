@@ -5,22 +5,24 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * Viper's GPU-friendly 64-bit check hash ("phash64"), carried per tensor in manifests next to the
- * tensor's hash (CRC32C or XXH3-128) so that a consumer can verify a model in GPU memory without copying it back
- * to the host. XXH3 is sequential per tensor; this hash is a sum of independent terms, so a GPU
- * computes it with one thread per 8-byte word and an atomic add.
+ * Viper's GPU-friendly 64-bit check hash ("phash64"), carried per tensor in manifests next to the tensor's hash (CRC32C
+ * or XXH3-128) so that a consumer can verify a model in GPU memory without copying it back to the host. XXH3 is
+ * sequential per tensor; this hash is a sum of independent terms, so a GPU computes it with one thread per 8-byte word
+ * and an atomic add.
  *
- * <p>Definition, over {@code n} bytes: split them into little-endian 64-bit words
- * {@code w[0..ceil(n/8))}, the last one zero-padded. Then
+ * <p>Definition, over {@code n} bytes: split them into little-endian 64-bit words {@code w[0..ceil(n/8))}, the last one
+ * zero-padded. Then
+ *
  * <pre>
  *   term(i, w) = fmix64(w XOR (K1 * (i + 1)))         (mod 2^64)
  *   acc        = sum over i of term(i, w[i])          (mod 2^64)
  *   phash64    = fmix64(acc XOR fmix64(n XOR K2))
  * </pre>
- * with {@code fmix64} the MurmurHash3 64-bit finaliser, {@code K1 = 0x9E3779B97F4A7C15} and
- * {@code K2 = 0xC2B2AE3D27D4EB4F}. The word index enters every term, so moved or swapped words
- * change the sum; the length enters the final mix. It detects transfer corruption (torn, shifted,
- * zeroed or flipped data); like XXH3 it is not a cryptographic hash.
+ *
+ * with {@code fmix64} the MurmurHash3 64-bit finaliser, {@code K1 = 0x9E3779B97F4A7C15} and {@code K2 =
+ * 0xC2B2AE3D27D4EB4F}. The word index enters every term, so moved or swapped words change the sum; the length enters
+ * the final mix. It detects transfer corruption (torn, shifted, zeroed or flipped data); like XXH3 it is not a
+ * cryptographic hash.
  *
  * <p>Stateless and thread-safe.
  */
@@ -34,10 +36,10 @@ public final class ParallelHash64 {
     /** Second multiplier of {@link #fmix64}. */
     public static final long M2 = 0xc4ceb9fe1a85ec53L;
 
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+            ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private ParallelHash64() {
-    }
+    private ParallelHash64() {}
 
     /** The MurmurHash3 64-bit finaliser. */
     public static long fmix64(long k) {

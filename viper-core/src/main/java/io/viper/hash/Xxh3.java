@@ -16,25 +16,26 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * XXH3-128: xxHash's {@code XXH3_128bits} with seed 0 and the default secret, over
- * {@link MemorySegment}s of any size, on or off the Java heap (memory-mapped files included). The
- * results equal those of xxHash 0.8 ({@code xxhsum -H2}) bit for bit.
+ * XXH3-128: xxHash's {@code XXH3_128bits} with seed 0 and the default secret, over {@link MemorySegment}s of any size,
+ * on or off the Java heap (memory-mapped files included). The results equal those of xxHash 0.8 ({@code xxhsum -H2})
+ * bit for bit.
  *
- * <p>{@link #hash128(MemorySegment)} hashes one segment, {@link Hasher} hashes data that arrives in
- * pieces, and {@link #hashAll(List, int)} hashes several segments on several threads (one segment
- * is always hashed by one thread: XXH3 is sequential within an input).
+ * <p>{@link #hash128(MemorySegment)} hashes one segment, {@link Hasher} hashes data that arrives in pieces, and
+ * {@link #hashAll(List, int)} hashes several segments on several threads (one segment is always hashed by one thread:
+ * XXH3 is sequential within an input).
  *
- * <p>XXH3 is a fast non-cryptographic hash: it detects corruption (bit flips, truncation, reordered
- * chunks), not tampering.
+ * <p>XXH3 is a fast non-cryptographic hash: it detects corruption (bit flips, truncation, reordered chunks), not
+ * tampering.
  *
- * <p>Thread-safety: the static methods are thread-safe and keep no state. A segment must not be
- * written while it is being hashed. A {@link Hasher} is for one thread at a time.
+ * <p>Thread-safety: the static methods are thread-safe and keep no state. A segment must not be written while it is
+ * being hashed. A {@link Hasher} is for one thread at a time.
  */
 public final class Xxh3 {
     private Xxh3() {}
 
     /** Little-endian unaligned views, as xxHash reads its input on any platform. */
     static final ValueLayout.OfLong LE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
     static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     static final long P32_1 = 0x9E3779B1L;
@@ -54,14 +55,14 @@ public final class Xxh3 {
 
     /** Secret offsets used by the algorithm (see xxhash.h). */
     private static final int SECRET_LAST_STRIPE = 192 - STRIPE - 7; // XXH_SECRET_LASTACC_START
+
     private static final int SECRET_MERGE_LOW = 11; // XXH_SECRET_MERGEACCS_START
     private static final int SECRET_MERGE_HIGH = 192 - 64 - 11;
     static final int SECRET_MID_START = 3; // XXH3_MIDSIZE_STARTOFFSET
     static final int SECRET_MID_LAST = 136 - 17 - 16; // SECRET_SIZE_MIN - MIDSIZE_LASTOFFSET - 16
 
     /** xxHash's default secret, {@code XXH3_kSecret} (192 bytes, taken from FARSH). */
-    private static final String SECRET_HEX =
-            "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
+    private static final String SECRET_HEX = "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
             + "cb79e64eccc0e578825ad07dccff7221b8084674f743248ee03590e6813a264c"
             + "3c2852bb91c300cb88d0658b1b532ea371644897a20df94e3819ef46a9deacd8"
             + "a8fa763fe39c343ff9dcbbc7c70b4f1d8a51e04bcdb45931c89f7ec9d9787364"
@@ -101,9 +102,8 @@ public final class Xxh3 {
     // ------------------------------------------------------------------ public API
 
     /**
-     * The XXH3-128 hash (seed 0, default secret) of all bytes of {@code data}, equal to
-     * {@code XXH3_128bits(data, size)} in xxHash and to what {@code xxhsum -H2} prints for a file
-     * with these bytes.
+     * The XXH3-128 hash (seed 0, default secret) of all bytes of {@code data}, equal to {@code XXH3_128bits(data,
+     * size)} in xxHash and to what {@code xxhsum -H2} prints for a file with these bytes.
      *
      * @param data the bytes to hash, any size, heap or native (for example a mapped file region)
      * @return the hash
@@ -122,17 +122,17 @@ public final class Xxh3 {
     }
 
     /**
-     * Hashes each segment with {@link #hash128(MemorySegment)}, one task per segment on
-     * {@code executor}, largest segments first; waits for all of them. A segment that is confined to
-     * the calling thread is hashed by the calling thread.
+     * Hashes each segment with {@link #hash128(MemorySegment)}, one task per segment on {@code executor}, largest
+     * segments first; waits for all of them. A segment that is confined to the calling thread is hashed by the calling
+     * thread.
      *
      * @param segments the segments; not modified
      * @param executor runs the hashing tasks; not shut down
      * @return the hashes, {@code result[i]} of {@code segments.get(i)}
-     * @throws CancellationException if the calling thread is interrupted while waiting (its interrupt
-     *     status is set again and the tasks not yet started are cancelled)
-     * @throws RuntimeException the first exception a hashing task threw, such as
-     *     {@link IllegalStateException} for a segment of a closed arena
+     * @throws CancellationException if the calling thread is interrupted while waiting (its interrupt status is set
+     *     again and the tasks not yet started are cancelled)
+     * @throws RuntimeException the first exception a hashing task threw, such as {@link IllegalStateException} for a
+     *     segment of a closed arena
      */
     public static ContentHash[] hashAll(List<MemorySegment> segments, ExecutorService executor) {
         Objects.requireNonNull(executor, "executor");
@@ -143,7 +143,9 @@ public final class Xxh3 {
         ContentHash[] out = new ContentHash[segs.length];
         Integer[] order = new Integer[segs.length];
         Arrays.setAll(order, i -> i);
-        Arrays.sort(order, Comparator.comparingLong((Integer i) -> segs[i].byteSize()).reversed());
+        Arrays.sort(
+                order,
+                Comparator.comparingLong((Integer i) -> segs[i].byteSize()).reversed());
         List<Future<?>> futures = new ArrayList<>(segs.length);
         for (int i : order) {
             MemorySegment seg = segs[i];
@@ -166,7 +168,8 @@ public final class Xxh3 {
                     g.cancel(false);
                 }
                 Thread.currentThread().interrupt();
-                CancellationException c = new CancellationException("interrupted while hashing " + segs.length + " segments");
+                CancellationException c =
+                        new CancellationException("interrupted while hashing " + segs.length + " segments");
                 c.initCause(e);
                 throw c;
             }
@@ -189,9 +192,9 @@ public final class Xxh3 {
     }
 
     /**
-     * Hashes each segment with {@link #hash128(MemorySegment)} on up to {@code parallelism} threads
-     * that live for this call only, largest segments first. With {@code parallelism == 1}, or one
-     * segment, everything runs on the calling thread.
+     * Hashes each segment with {@link #hash128(MemorySegment)} on up to {@code parallelism} threads that live for this
+     * call only, largest segments first. With {@code parallelism == 1}, or one segment, everything runs on the calling
+     * thread.
      *
      * @param segments the segments; not modified
      * @param parallelism the most threads to use, at least 1
@@ -211,28 +214,29 @@ public final class Xxh3 {
             }
             return out;
         }
-        try (ExecutorService pool = Executors.newFixedThreadPool(threads,
-                Thread.ofPlatform().name("viper-hash-", 0).daemon(true).factory())) {
+        try (ExecutorService pool = Executors.newFixedThreadPool(
+                threads, Thread.ofPlatform().name("viper-hash-", 0).daemon(true).factory())) {
             return hashAll(segments, pool);
         }
     }
 
     /**
-     * Incremental XXH3-128: feed the bytes with {@link #update(MemorySegment)} in any number of
-     * pieces of any sizes, then {@link #digest()} gives the same hash as {@link Xxh3#hash128} of all
-     * the pieces concatenated. Handy for verifying a tensor chunk by chunk as it arrives.
+     * Incremental XXH3-128: feed the bytes with {@link #update(MemorySegment)} in any number of pieces of any sizes,
+     * then {@link #digest()} gives the same hash as {@link Xxh3#hash128} of all the pieces concatenated. Handy for
+     * verifying a tensor chunk by chunk as it arrives.
      *
-     * <p>Not thread-safe: use a hasher from one thread at a time. Keeps a copy of at most 256 bytes
-     * of the input, never a reference to a segment.
+     * <p>Not thread-safe: use a hasher from one thread at a time. Keeps a copy of at most 256 bytes of the input, never
+     * a reference to a segment.
      */
     public static final class Hasher {
         private static final int BUFFER = 256; // four stripes, as XXH3_INTERNALBUFFER_SIZE
 
         /**
-         * The bytes not yet accumulated, at [0, buffered); once stripes have been accumulated, its
-         * last stripe holds the 64 bytes before the buffered ones (while buffered is below 64).
+         * The bytes not yet accumulated, at [0, buffered); once stripes have been accumulated, its last stripe holds
+         * the 64 bytes before the buffered ones (while buffered is below 64).
          */
         private final byte[] buf = new byte[BUFFER];
+
         private final MemorySegment bufSeg = MemorySegment.ofArray(buf);
         private final long[] acc = new long[8];
         private int stripeInBlock;
@@ -306,8 +310,7 @@ public final class Xxh3 {
         }
 
         /**
-         * The hash of all bytes added so far. Does not change the hasher: more bytes may be added
-         * afterwards.
+         * The hash of all bytes added so far. Does not change the hasher: more bytes may be added afterwards.
          *
          * @return the same as {@link Xxh3#hash128} of the bytes added so far
          */
@@ -337,15 +340,14 @@ public final class Xxh3 {
     }
 
     /**
-     * Accumulates {@code stripes} whole 64-byte stripes of {@code seg} from {@code off}, the first
-     * being stripe {@code stripeInBlock} (0..15) of its block, and scrambles the accumulators after
-     * the 16th stripe of every block. Only for stripes followed by at least one more input byte.
+     * Accumulates {@code stripes} whole 64-byte stripes of {@code seg} from {@code off}, the first being stripe
+     * {@code stripeInBlock} (0..15) of its block, and scrambles the accumulators after the 16th stripe of every block.
+     * Only for stripes followed by at least one more input byte.
      *
-     * <p>Native (including mapped) and heap segments go to two copies of the same loop
-     * ({@link Xxh3NativeLoop}, {@link Xxh3HeapLoop}): HotSpot
-     * profiles the segment classes per method, and a loop that has seen both kinds (the Hasher's
-     * heap buffer and a tensor off-heap, say) no longer inlines the memory accesses and runs
-     * several times slower.
+     * <p>Native (including mapped) and heap segments go to two copies of the same loop ({@link Xxh3NativeLoop},
+     * {@link Xxh3HeapLoop}): HotSpot profiles the segment classes per method, and a loop that has seen both kinds (the
+     * Hasher's heap buffer and a tensor off-heap, say) no longer inlines the memory accesses and runs several times
+     * slower.
      *
      * @return the stripe position in the block after the last stripe
      */

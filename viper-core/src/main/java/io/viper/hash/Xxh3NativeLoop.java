@@ -19,9 +19,9 @@ import static io.viper.hash.Xxh3.scramble;
 import java.lang.foreign.MemorySegment;
 
 /**
- * XXH3's stripe loop for native segments (off-heap and memory-mapped). {@link Xxh3HeapLoop} is the
- * same code for heap segments: the copy is deliberate, see {@link Xxh3#accumulate}. A change here
- * must be made there too. Stateless; called by any thread.
+ * XXH3's stripe loop for native segments (off-heap and memory-mapped). {@link Xxh3HeapLoop} is the same code for heap
+ * segments: the copy is deliberate, see {@link Xxh3#accumulate}. A change here must be made there too. Stateless;
+ * called by any thread.
  */
 final class Xxh3NativeLoop {
     private Xxh3NativeLoop() {}
@@ -124,8 +124,14 @@ final class Xxh3NativeLoop {
                 pos = 0;
             }
         }
-        acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-        acc[4] = a4; acc[5] = a5; acc[6] = a6; acc[7] = a7;
+        acc[0] = a0;
+        acc[1] = a1;
+        acc[2] = a2;
+        acc[3] = a3;
+        acc[4] = a4;
+        acc[5] = a5;
+        acc[6] = a6;
+        acc[7] = a7;
         return pos;
     }
 }

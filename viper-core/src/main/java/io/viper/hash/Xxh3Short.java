@@ -18,8 +18,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * XXH3-128 of short inputs (0 to 240 bytes), which xxHash hashes without the stripe loop, in four
- * size classes. Stateless; called by any thread.
+ * XXH3-128 of short inputs (0 to 240 bytes), which xxHash hashes without the stripe loop, in four size classes.
+ * Stateless; called by any thread.
  */
 final class Xxh3Short {
     private Xxh3Short() {}

@@ -12,16 +12,15 @@ import java.util.function.IntConsumer;
 /**
  * Threads of the hash pool that help a thread copy: the training thread a large snapshot into staging
  * ({@code viper.producer.copy.threads}), a consumer's reading thread a version it copies and checks
- * ({@code consumer.Verifier.Overlapped#copy}). One core cannot use the memory's bandwidth: here two
- * threads copied 1 GiB in 53 ms where one took 67 (medians of 15). Its threads take pieces of
- * {@link #pieceBytes()} from a shared counter beside the calling thread: {@link #STAGING_PIECE} for
- * the producer, whose pool is idle during the copy (it hashes what was copied once the copy ended);
- * {@link TensorHashes#PIECE} for the consumer, whose pool may still be hashing bytes left in place. A
- * helper that starts late, behind other hashing, finds nothing left, and the copy never waits for it
- * to start.
+ * ({@code consumer.Verifier.Overlapped#copy}). One core cannot use the memory's bandwidth: here two threads copied 1
+ * GiB in 53 ms where one took 67 (medians of 15). Its threads take pieces of {@link #pieceBytes()} from a shared
+ * counter beside the calling thread: {@link #STAGING_PIECE} for the producer, whose pool is idle during the copy (it
+ * hashes what was copied once the copy ended); {@link TensorHashes#PIECE} for the consumer, whose pool may still be
+ * hashing bytes left in place. A helper that starts late, behind other hashing, finds nothing left, and the copy never
+ * waits for it to start.
  *
- * <p>Called by the thread that copies (one at a time per call). Every piece has ended, copied or
- * failed, when {@link #run} returns, so the source's memory is not read after the call.
+ * <p>Called by the thread that copies (one at a time per call). Every piece has ended, copied or failed, when
+ * {@link #run} returns, so the source's memory is not read after the call.
  */
 public final class CopyHelpers {
     /** No helpers: the training thread copies alone. */
@@ -30,12 +29,14 @@ public final class CopyHelpers {
     /** The producer's piece, {@code StagingCopy}'s chunk (why that size: its class comment). */
     public static final long STAGING_PIECE = 16L << 20;
 
-    /** Smallest copy that is shared: two pieces, so that waking a helper (tens of microseconds) is small against a piece. */
+    /**
+     * Smallest copy that is shared: two pieces, so that waking a helper (tens of microseconds) is small against a
+     * piece.
+     */
     static final long MIN_BYTES = 2 * STAGING_PIECE;
 
     /** A thread other than any caller's, to ask whether a snapshot's memory may be read off the training thread. */
-    private static final Thread ANOTHER_THREAD = Thread.ofVirtual().unstarted(() -> {
-    });
+    private static final Thread ANOTHER_THREAD = Thread.ofVirtual().unstarted(() -> {});
 
     private final ExecutorService pool;
     private final int helpers;
@@ -45,21 +46,23 @@ public final class CopyHelpers {
     /**
      * Helpers for copies of {@link #MIN_BYTES} and more, in pieces of {@link #STAGING_PIECE}.
      *
-     * @param pool    the hash pool
-     * @param helpers pool threads that may help each copy ({@code viper.producer.copy.threads} - 1, at most the pool's threads)
+     * @param pool the hash pool
+     * @param helpers pool threads that may help each copy ({@code viper.producer.copy.threads} - 1, at most the pool's
+     *     threads)
      */
     public CopyHelpers(ExecutorService pool, int helpers) {
         this(pool, helpers, MIN_BYTES, STAGING_PIECE);
     }
 
     /**
-     * @param minBytes   the smallest copy that is shared
-     * @param pieceBytes the most bytes one piece moves: a multiple of {@link TensorHashes#PIECE}, so that a piece
-     *                   never splits a compared unit
+     * @param minBytes the smallest copy that is shared
+     * @param pieceBytes the most bytes one piece moves: a multiple of {@link TensorHashes#PIECE}, so that a piece never
+     *     splits a compared unit
      */
     public CopyHelpers(ExecutorService pool, int helpers, long minBytes, long pieceBytes) {
         if (helpers < 0 || pieceBytes <= 0 || pieceBytes % TensorHashes.PIECE != 0) {
-            throw new IllegalArgumentException("copy helpers: " + helpers + " threads, pieces of " + pieceBytes + " bytes");
+            throw new IllegalArgumentException(
+                    "copy helpers: " + helpers + " threads, pieces of " + pieceBytes + " bytes");
         }
         this.pool = pool;
         this.helpers = helpers;
@@ -73,8 +76,8 @@ public final class CopyHelpers {
     }
 
     /**
-     * Whether a copy of {@code bytes} from {@code sources} is shared: large enough, and the memory of
-     * every source ({@code memory}: null for none, such as a heap array) readable from another thread.
+     * Whether a copy of {@code bytes} from {@code sources} is shared: large enough, and the memory of every source
+     * ({@code memory}: null for none, such as a heap array) readable from another thread.
      */
     public <T> boolean shares(long bytes, Iterable<T> sources, Function<T, MemorySegment> memory) {
         if (helpers == 0 || bytes < minBytes) {
@@ -91,18 +94,18 @@ public final class CopyHelpers {
     }
 
     /**
-     * Runs {@code piece} for 0 to {@code pieces - 1}, each once, on the calling thread and the helpers, and
-     * returns when every one has ended. After a failure the pieces not begun are skipped.
+     * Runs {@code piece} for 0 to {@code pieces - 1}, each once, on the calling thread and the helpers, and returns
+     * when every one has ended. After a failure the pieces not begun are skipped.
      *
      * @throws RuntimeException the first piece's failure (an {@link Error} is rethrown as such)
      */
     public void run(int pieces, IntConsumer piece) {
-        run(pieces, piece, () -> { });
+        run(pieces, piece, () -> {});
     }
 
     /**
-     * As {@link #run(int, IntConsumer)}, and {@code afterOwnPiece} runs on the calling thread after each
-     * piece that thread ran (to report what the pieces ended so far from one thread).
+     * As {@link #run(int, IntConsumer)}, and {@code afterOwnPiece} runs on the calling thread after each piece that
+     * thread ran (to report what the pieces ended so far from one thread).
      */
     public void run(int pieces, IntConsumer piece, Runnable afterOwnPiece) {
         Thread caller = Thread.currentThread();

@@ -14,34 +14,32 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
- * The hashes of a model's tensors, computed piece by piece as the model's bytes arrive: on the
- * producer once the training thread copied them into staging ({@code producer.StagingCopy} reports them when
- * its copy ended, so that the stall has the memory to itself), on a consumer while the transport
- * receives them. Whoever moves the bytes calls {@link #arrived} for each range that is final; every
- * piece whose bytes are all in is queued for at most {@code workers} tasks on the hash pool, so
- * hashing overlaps the transfer, or the training that follows the stall, instead of following it
- * (one core is left to the thread that moves the bytes). {@link #await()} then hashes what is left on the calling thread (small
- * pieces never leave it: no hand-off to the pool for a few kilobytes) and combines the pieces of
- * each tensor.
+ * The hashes of a model's tensors, computed piece by piece as the model's bytes arrive: on the producer once the
+ * training thread copied them into staging ({@code producer.StagingCopy} reports them when its copy ended, so that the
+ * stall has the memory to itself), on a consumer while the transport receives them. Whoever moves the bytes calls
+ * {@link #arrived} for each range that is final; every piece whose bytes are all in is queued for at most
+ * {@code workers} tasks on the hash pool, so hashing overlaps the transfer, or the training that follows the stall,
+ * instead of following it (one core is left to the thread that moves the bytes). {@link #await()} then hashes what is
+ * left on the calling thread (small pieces never leave it: no hand-off to the pool for a few kilobytes) and combines
+ * the pieces of each tensor.
  *
- * <p>Pieces: with a {@linkplain HashAlgorithm#combinable() combinable} algorithm (CRC32C) each
- * tensor is cut into pieces of {@link #PIECE} bytes, so one large tensor is hashed by several
- * threads; XXH3-128 is sequential within a tensor, so there a piece is a whole tensor.
+ * <p>Pieces: with a {@linkplain HashAlgorithm#combinable() combinable} algorithm (CRC32C) each tensor is cut into
+ * pieces of {@link #PIECE} bytes, so one large tensor is hashed by several threads; XXH3-128 is sequential within a
+ * tensor, so there a piece is a whole tensor.
  *
- * <p>Unchanged bytes: built with the piece hashes of an earlier version of the same layout, a
- * piece all of whose bytes were reported {@link #known} (equal to that version's) takes the earlier
- * hash and is not hashed; a piece with any byte reported {@link #arrived} is hashed.
+ * <p>Unchanged bytes: built with the piece hashes of an earlier version of the same layout, a piece all of whose bytes
+ * were reported {@link #known} (equal to that version's) takes the earlier hash and is not hashed; a piece with any
+ * byte reported {@link #arrived} is hashed.
  *
  * <p>Threads: {@link #arrived} and {@link #known} may be called from any thread (a transport's completion thread
- * included), {@link #await()} and {@link #close()} by the owner, once. The memory must stay
- * allocated and unchanged until {@link #close()} returned, which waits for the pool's tasks.
+ * included), {@link #await()} and {@link #close()} by the owner, once. The memory must stay allocated and unchanged
+ * until {@link #close()} returned, which waits for the pool's tasks.
  */
 public final class TensorHashes implements AutoCloseable {
     /**
-     * Piece size of combinable algorithms: large enough that hashing one costs far more than handing
-     * it over, small enough that a consumer hashes it from the processor's cache right after it
-     * arrived (4 MiB pieces, hashed from memory, measured slower here), and that several threads
-     * share a large tensor.
+     * Piece size of combinable algorithms: large enough that hashing one costs far more than handing it over, small
+     * enough that a consumer hashes it from the processor's cache right after it arrived (4 MiB pieces, hashed from
+     * memory, measured slower here), and that several threads share a large tensor.
      */
     public static final long PIECE = 1L << 20;
     /** Pieces smaller than this are left to the thread that awaits the result. */
@@ -59,9 +57,11 @@ public final class TensorHashes implements AutoCloseable {
     private final AtomicInteger workers = new AtomicInteger();
     /** Pieces whose bytes are in, for the pool's workers. */
     private final ConcurrentLinkedQueue<Integer> ready = new ConcurrentLinkedQueue<>();
+
     private final int tensors;
     /** Per piece, in data order: its tensor, offset in the data, length, bytes still to arrive. */
     private final int[] tensorOf;
+
     private final long[] offset;
     private final long[] length;
     private final long[] missing;
@@ -69,6 +69,7 @@ public final class TensorHashes implements AutoCloseable {
     private final boolean[] changed;
     /** The pieces' hashes in the earlier version whose unchanged bytes are reported {@link #known}; null: none. */
     private final ContentHash[] before;
+
     private final ContentHash[] result;
     private final AtomicIntegerArray state;
     private final CountDownLatch done;
@@ -76,20 +77,31 @@ public final class TensorHashes implements AutoCloseable {
     private volatile boolean cancelled;
 
     /**
-     * @param infos      the tensors, contiguous and in data order (as manifests and staging lay them out)
+     * @param infos the tensors, contiguous and in data order (as manifests and staging lay them out)
      * @param algorithms the algorithm of each tensor's hash
-     * @param data       the data section the offsets refer to
-     * @param workers    most pool tasks hashing at once
+     * @param data the data section the offsets refer to
+     * @param workers most pool tasks hashing at once
      */
-    public TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers) {
+    public TensorHashes(
+            List<TensorInfo> infos,
+            List<HashAlgorithm> algorithms,
+            MemorySegment data,
+            ExecutorService pool,
+            int workers) {
         this(infos, algorithms, data, pool, workers, null);
     }
 
     /**
-     * @param before the {@link #pieces()} of an earlier version laid out as {@code infos} with the same
-     *               algorithms, for the pieces reported {@link #known}; null: none
+     * @param before the {@link #pieces()} of an earlier version laid out as {@code infos} with the same algorithms, for
+     *     the pieces reported {@link #known}; null: none
      */
-    public TensorHashes(List<TensorInfo> infos, List<HashAlgorithm> algorithms, MemorySegment data, ExecutorService pool, int workers, ContentHash[] before) {
+    public TensorHashes(
+            List<TensorInfo> infos,
+            List<HashAlgorithm> algorithms,
+            MemorySegment data,
+            ExecutorService pool,
+            int workers,
+            ContentHash[] before) {
         this.algorithm = algorithms.toArray(HashAlgorithm[]::new);
         this.data = data;
         this.pool = pool;
@@ -136,17 +148,17 @@ public final class TensorHashes implements AutoCloseable {
     }
 
     /**
-     * As {@link #arrived}, but the pieces these bytes complete are hashed here, on the calling thread,
-     * before it returns: for a thread that just copied them, so that they are read from its cache.
+     * As {@link #arrived}, but the pieces these bytes complete are hashed here, on the calling thread, before it
+     * returns: for a thread that just copied them, so that they are read from its cache.
      */
     public void arrivedAndHashHere(long from, long len) {
         report(from, len, true, true);
     }
 
     /**
-     * Bytes {@code [from, from + len)} of the data are final and equal to the earlier version's: a
-     * piece they complete whose bytes were all reported so takes its earlier hash. Without an earlier
-     * version, the same as {@link #arrived}.
+     * Bytes {@code [from, from + len)} of the data are final and equal to the earlier version's: a piece they complete
+     * whose bytes were all reported so takes its earlier hash. Without an earlier version, the same as
+     * {@link #arrived}.
      */
     public void known(long from, long len) {
         report(from, len, before == null, false);
@@ -261,8 +273,8 @@ public final class TensorHashes implements AutoCloseable {
     }
 
     /**
-     * Every byte is final: hashes the pieces not yet started on this thread, waits for the others,
-     * and returns each tensor's hash, in the order of the tensors given.
+     * Every byte is final: hashes the pieces not yet started on this thread, waits for the others, and returns each
+     * tensor's hash, in the order of the tensors given.
      */
     public ContentHash[] await() {
         // Large pieces not reported (a GPU-staged version, a mapped file) go to the pool too.
@@ -302,9 +314,9 @@ public final class TensorHashes implements AutoCloseable {
     }
 
     /**
-     * Waits until {@code latch} is open, even when interrupted: here every piece is done, since the
-     * pool's tasks read memory the caller is about to reuse ({@link CopyHelpers} likewise). Returns
-     * whether the thread was interrupted meanwhile; the caller decides what that means.
+     * Waits until {@code latch} is open, even when interrupted: here every piece is done, since the pool's tasks read
+     * memory the caller is about to reuse ({@link CopyHelpers} likewise). Returns whether the thread was interrupted
+     * meanwhile; the caller decides what that means.
      */
     static boolean awaitUninterruptibly(CountDownLatch latch) {
         boolean interrupted = false;

@@ -71,7 +71,8 @@ public final class ViperInstances implements AutoCloseable {
             try {
                 toClose.get(i).close();
             } catch (Exception e) {
-                System.getLogger(ViperInstances.class.getName()).log(System.Logger.Level.WARNING, "closing failed: " + e.getMessage());
+                System.getLogger(ViperInstances.class.getName())
+                        .log(System.Logger.Level.WARNING, "closing failed: " + e.getMessage());
             }
         }
     }

@@ -1,13 +1,13 @@
 package io.viper.internal;
 
-import io.viper.errors.ViperClosedException;
-import io.viper.spi.Providers;
 import io.viper.ViperConfig;
+import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.internal.memory.MemoryBudget;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import io.viper.spi.Providers;
 import io.viper.spi.ReceiveAllocator;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
@@ -25,12 +25,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Everything one {@code Viper} instance shares between its producers and consumers: the notifier,
- * transport servers (opened on the first producer) and clients (on the first consumer), the PFS
- * repository, the hashing pool, and the memory budgets its models' buffers count against (one for
- * host memory, one for GPU memory, each with a child per model). Opened lazily, closed in reverse
- * order of opening.
- * Thread-safe (synchronized lazy initialisation).
+ * Everything one {@code Viper} instance shares between its producers and consumers: the notifier, transport servers
+ * (opened on the first producer) and clients (on the first consumer), the PFS repository, the hashing pool, and the
+ * memory budgets its models' buffers count against (one for host memory, one for GPU memory, each with a child per
+ * model). Opened lazily, closed in reverse order of opening. Thread-safe (synchronized lazy initialisation).
  */
 public final class ViperRuntime implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ViperRuntime.class.getName());
@@ -62,11 +60,19 @@ public final class ViperRuntime implements AutoCloseable {
         String id = config.get(ViperConfig.PRODUCER_ID);
         this.producerId = id.isEmpty() ? defaultProducerId() : id;
         AtomicInteger n = new AtomicInteger();
-        this.hashPool = Executors.newFixedThreadPool(config.get(ViperConfig.HASH_THREADS),
-                r -> Thread.ofPlatform().daemon().name("viper-hash-" + n.incrementAndGet()).unstarted(r));
-        this.hostMemory = MemoryBudget.root("host memory of this Viper instance",
-                ViperConfig.MEMORY_HOST_BUDGET.name(), config.get(ViperConfig.MEMORY_HOST_BUDGET));
-        this.gpuMemory = MemoryBudget.root("GPU memory of this Viper instance", ViperConfig.MEMORY_GPU_BUDGET.name(),
+        this.hashPool = Executors.newFixedThreadPool(
+                config.get(ViperConfig.HASH_THREADS),
+                r -> Thread.ofPlatform()
+                        .daemon()
+                        .name("viper-hash-" + n.incrementAndGet())
+                        .unstarted(r));
+        this.hostMemory = MemoryBudget.root(
+                "host memory of this Viper instance",
+                ViperConfig.MEMORY_HOST_BUDGET.name(),
+                config.get(ViperConfig.MEMORY_HOST_BUDGET));
+        this.gpuMemory = MemoryBudget.root(
+                "GPU memory of this Viper instance",
+                ViperConfig.MEMORY_GPU_BUDGET.name(),
                 config.get(ViperConfig.MEMORY_GPU_BUDGET));
     }
 
@@ -112,11 +118,15 @@ public final class ViperRuntime implements AutoCloseable {
     }
 
     /**
-     * How many pool threads hash one model at once while its bytes are still being copied or received:
-     * one core fewer than the machine has (the copy or the transfer runs on one), at least one.
+     * How many pool threads hash one model at once while its bytes are still being copied or received: one core fewer
+     * than the machine has (the copy or the transfer runs on one), at least one.
      */
     public int hashWorkers() {
-        return Math.max(1, Math.min(config.get(ViperConfig.HASH_THREADS), Runtime.getRuntime().availableProcessors() - 1));
+        return Math.max(
+                1,
+                Math.min(
+                        config.get(ViperConfig.HASH_THREADS),
+                        Runtime.getRuntime().availableProcessors() - 1));
     }
 
     /** See {@link io.viper.Viper#checkSettings()}. */
@@ -127,8 +137,8 @@ public final class ViperRuntime implements AutoCloseable {
     }
 
     /**
-     * The notifier, opened for {@code role} on first use. A producer-role notifier also serves this
-     * instance's consumers (so one process can host the embedded broker and follow it).
+     * The notifier, opened for {@code role} on first use. A producer-role notifier also serves this instance's
+     * consumers (so one process can host the embedded broker and follow it).
      */
     public synchronized Notifier notifier(NotifierProvider.Role role) {
         ensureOpen();
@@ -139,9 +149,12 @@ public final class ViperRuntime implements AutoCloseable {
         if (notifier != null) {
             // A consumer-role notifier is open; a producer needs its own (it may host the broker).
             uri = notifier.uri();
-        } else if (role == NotifierProvider.Role.CONSUMER && "embedded".equalsIgnoreCase(uri.getScheme()) && uri.getPort() == 0) {
-            throw new ViperConfigException("viper.notifier " + uri + " has no port: a consumer must be given the producer's broker address "
-                    + "(embedded://host:PORT, printed by the producer or set with a fixed port)");
+        } else if (role == NotifierProvider.Role.CONSUMER
+                && "embedded".equalsIgnoreCase(uri.getScheme())
+                && uri.getPort() == 0) {
+            throw new ViperConfigException(
+                    "viper.notifier " + uri + " has no port: a consumer must be given the producer's broker address "
+                            + "(embedded://host:PORT, printed by the producer or set with a fixed port)");
         }
         Notifier n = Providers.notifier(uri.getScheme()).open(uri, role, config);
         opened.add(n);
@@ -157,27 +170,37 @@ public final class ViperRuntime implements AutoCloseable {
         return notifier != null ? notifier.uri() : config.get(ViperConfig.NOTIFIER);
     }
 
-    /** The transport servers of the producers, opened on first use; unavailable transports are skipped with a log line. */
+    /**
+     * The transport servers of the producers, opened on first use; unavailable transports are skipped with a log line.
+     */
     public synchronized List<TransportServer> servers() {
         ensureOpen();
         if (servers == null) {
-            if (config.get(ViperConfig.TRANSPORTS).isEmpty() && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
-                throw new ViperConfigException("viper.transports is empty and viper.pfs.root is not set: no consumer could reach a published model");
+            if (config.get(ViperConfig.TRANSPORTS).isEmpty()
+                    && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
+                throw new ViperConfigException(
+                        "viper.transports is empty and viper.pfs.root is not set: no consumer could reach a published model");
             }
             List<TransportServer> list = new ArrayList<>();
             List<String> skipped = new ArrayList<>();
             for (URI bind : config.get(ViperConfig.TRANSPORTS)) {
                 String scheme = bind.getScheme().toLowerCase(Locale.ROOT);
                 if (scheme.equals("file")) {
-                    throw new ViperConfigException("viper.transports: file:// is not a serving transport; set viper.pfs.root for the PFS");
+                    throw new ViperConfigException(
+                            "viper.transports: file:// is not a serving transport; set viper.pfs.root for the PFS");
                 }
                 Optional<TransportProvider> found = Providers.transport(scheme);
-                Optional<String> why = found.isEmpty() ? Optional.of("no " + scheme + ":// transport installed") : found.get().unavailableReason();
+                Optional<String> why = found.isEmpty()
+                        ? Optional.of("no " + scheme + ":// transport installed")
+                        : found.get().unavailableReason();
                 if (why.isPresent()) {
                     // The default lists the GPU transports too: on a machine without CUDA that is expected, not news.
                     boolean explicit = config.originals().containsKey(ViperConfig.TRANSPORTS.name());
-                    LOG.log(explicit ? System.Logger.Level.INFO : System.Logger.Level.DEBUG, "{0} transport unavailable ({1}); producers serve without it",
-                            scheme, why.get());
+                    LOG.log(
+                            explicit ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                            "{0} transport unavailable ({1}); producers serve without it",
+                            scheme,
+                            why.get());
                     skipped.add(scheme + ": " + why.get());
                     continue;
                 }
@@ -187,9 +210,11 @@ public final class ViperRuntime implements AutoCloseable {
                 list.add(s);
                 LOG.log(System.Logger.Level.DEBUG, "serving staged checkpoints at {0}", s.location());
             }
-            if (list.isEmpty() && !skipped.isEmpty() && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
-                throw new ViperConfigException("no usable transport in viper.transports ("
-                        + String.join("; ", skipped) + ") and no viper.pfs.root to fall back to");
+            if (list.isEmpty()
+                    && !skipped.isEmpty()
+                    && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
+                throw new ViperConfigException("no usable transport in viper.transports (" + String.join("; ", skipped)
+                        + ") and no viper.pfs.root to fall back to");
             }
             servers = List.copyOf(list);
         }

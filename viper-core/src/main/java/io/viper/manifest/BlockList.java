@@ -9,22 +9,20 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A tensor cut into content-addressed blocks: every {@code blockBytes} bytes from the tensor's
- * start (the last block shorter), each named by the XXH3-128 of its bytes. Equal bytes give equal
- * ids in every version and model, so a consumer that holds a block with an id need not fetch it
- * again, and the PFS repository stores it once.
+ * A tensor cut into content-addressed blocks: every {@code blockBytes} bytes from the tensor's start (the last block
+ * shorter), each named by the XXH3-128 of its bytes. Equal bytes give equal ids in every version and model, so a
+ * consumer that holds a block with an id need not fetch it again, and the PFS repository stores it once.
  *
- * <p>Why XXH3-128 and not CRC32C: a consumer copies a block it already holds by its id without
- * reading the wire, so two different blocks must never share one. 128 bits make an accidental
- * collision among even 10^12 blocks about 10^-15 likely (CRC32C's 32 bits collide among 10^5); SHA-256
- * would also resist a producer crafting collisions on purpose, but hashes about three times slower
- * here, and a producer can publish any bytes it likes anyway. The tensor hash is still checked over
- * the assembled bytes before a swap, whatever the blocks say.
+ * <p>Why XXH3-128 and not CRC32C: a consumer copies a block it already holds by its id without reading the wire, so two
+ * different blocks must never share one. 128 bits make an accidental collision among even 10^12 blocks about 10^-15
+ * likely (CRC32C's 32 bits collide among 10^5); SHA-256 would also resist a producer crafting collisions on purpose,
+ * but hashes about three times slower here, and a producer can publish any bytes it likes anyway. The tensor hash is
+ * still checked over the assembled bytes before a swap, whatever the blocks say.
  *
  * <p>Immutable and thread-safe.
  *
  * @param blockBytes the block size; 0 for a tensor without blocks ({@link #NONE})
- * @param ids        the id of each block, in order
+ * @param ids the id of each block, in order
  */
 public record BlockList(long blockBytes, List<ContentHash> ids) {
     /** The algorithm of block ids. */
@@ -40,7 +38,8 @@ public record BlockList(long blockBytes, List<ContentHash> ids) {
         }
         for (ContentHash id : ids) {
             if (Objects.requireNonNull(id, "block id").algorithm() != ID_ALGORITHM) {
-                throw new ViperConfigException("block ids are " + ID_ALGORITHM.fieldName() + ", not " + id.algorithm().fieldName());
+                throw new ViperConfigException("block ids are " + ID_ALGORITHM.fieldName() + ", not "
+                        + id.algorithm().fieldName());
             }
         }
     }

@@ -6,9 +6,8 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * One place a checkpoint's bytes can be read from: a URI whose scheme names the transport
- * ({@code ucx://host:port}, {@code tcp://host:port}, {@code file:///pfs/path}, {@code cuda-ipc://...})
- * and the tier it lives in. Immutable.
+ * One place a checkpoint's bytes can be read from: a URI whose scheme names the transport ({@code ucx://host:port},
+ * {@code tcp://host:port}, {@code file:///pfs/path}, {@code cuda-ipc://...}) and the tier it lives in. Immutable.
  */
 public record Location(URI uri, Tier tier) {
     public Location {

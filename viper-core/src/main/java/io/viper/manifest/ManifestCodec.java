@@ -40,26 +40,25 @@ import java.util.OptionalLong;
  *                {"uri": "file:///pfs/nt3/7/model.safetensors", "tier": "PFS"}]}
  * }</pre>
  *
- * <p>Each tensor carries its hash in the field its {@link HashAlgorithm} names: {@code crc32c} (8
- * hex digits) or {@code xxh3_128} (32 hex digits). A manifest whose tensors all carry XXH3-128 is
- * written as format 1, byte for byte what earlier versions wrote and read; one with a CRC32C is
- * format 2, which readers of format 1 refuse by its number rather than misread.
+ * <p>Each tensor carries its hash in the field its {@link HashAlgorithm} names: {@code crc32c} (8 hex digits) or
+ * {@code xxh3_128} (32 hex digits). A manifest whose tensors all carry XXH3-128 is written as format 1, byte for byte
+ * what earlier versions wrote and read; one with a CRC32C is format 2, which readers of format 1 refuse by its number
+ * rather than misread.
  *
- * <p>Format 3 adds content-addressed blocks ({@link BlockList}): {@code "block_bytes": 1048576} at
- * the top and per tensor {@code "blocks": ["32 hex", ...]}, one XXH3-128 per block. A manifest with
- * blocks is written as format 3, so that readers before it refuse it by number (a PFS version of
- * format 3 keeps its bytes in the block store, where they would not look); one without blocks is
- * written as before. A reader sees a manifest without {@code block_bytes} as one without blocks.
+ * <p>Format 3 adds content-addressed blocks ({@link BlockList}): {@code "block_bytes": 1048576} at the top and per
+ * tensor {@code "blocks": ["32 hex", ...]}, one XXH3-128 per block. A manifest with blocks is written as format 3, so
+ * that readers before it refuse it by number (a PFS version of format 3 keeps its bytes in the block store, where they
+ * would not look); one without blocks is written as before. A reader sees a manifest without {@code block_bytes} as one
+ * without blocks.
  *
- * <p>{@code published_at_us} is the publish time in microseconds, {@code published_at_ms} the same
- * in whole milliseconds for readers before it. A reader takes the microseconds when they are there
- * (they must fall within that millisecond) and the millisecond otherwise.
+ * <p>{@code published_at_us} is the publish time in microseconds, {@code published_at_ms} the same in whole
+ * milliseconds for readers before it. A reader takes the microseconds when they are there (they must fall within that
+ * millisecond) and the millisecond otherwise.
  *
- * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with
- * a {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that
- * later minor additions stay readable. The per-tensor {@code phash64} (the GPU-side check hash,
- * {@link ParallelHash64}) is optional: producers without GPU locations leave it out, and readers of
- * older manifests see it empty. Thread-safe.
+ * <p>Readers refuse a newer {@code format} than they know, and any missing or mistyped field, with a
+ * {@link ViperFormatException} naming the source. Unknown extra fields are ignored so that later minor additions stay
+ * readable. The per-tensor {@code phash64} (the GPU-side check hash, {@link ParallelHash64}) is optional: producers
+ * without GPU locations leave it out, and readers of older manifests see it empty. Thread-safe.
  */
 public final class ManifestCodec {
     /** The newest format version this codec writes and reads (3: content-addressed blocks). */
@@ -73,16 +72,18 @@ public final class ManifestCodec {
 
     /** Encoded manifests start in a buffer of this size: a model of a few tensors fits. */
     private static final int ESTIMATED_BYTES = 2048;
+
     private static final ObjectMapper MAPPER = JsonMapper.builder()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .build();
 
     static {
-        MAPPER.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(16).build());
+        MAPPER.getFactory()
+                .setStreamReadConstraints(
+                        StreamReadConstraints.builder().maxNestingDepth(16).build());
     }
 
-    private ManifestCodec() {
-    }
+    private ManifestCodec() {}
 
     /** Encodes {@code m} as compact UTF-8 JSON. */
     public static byte[] encode(Manifest m) {
@@ -119,7 +120,8 @@ public final class ManifestCodec {
                 g.writeNumberField("length", i.length());
                 g.writeStringField(t.hash().algorithm().fieldName(), t.hash().toHex());
                 if (t.phash64().isPresent()) {
-                    g.writeStringField("phash64", ParallelHash64.toHex(t.phash64().getAsLong()));
+                    g.writeStringField(
+                            "phash64", ParallelHash64.toHex(t.phash64().getAsLong()));
                 }
                 if (blocks) {
                     g.writeArrayFieldStart("blocks");
@@ -145,7 +147,8 @@ public final class ManifestCodec {
             g.writeEndArray();
             g.writeEndObject();
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.INTERNAL, "cannot encode manifest " + m.model() + " v" + m.version(), e);
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL, "cannot encode manifest " + m.model() + " v" + m.version(), e);
         }
         return out.toByteArray();
     }
@@ -153,7 +156,8 @@ public final class ManifestCodec {
     /** Decodes a manifest; {@code source} names where the bytes came from, for error messages. */
     public static Manifest decode(byte[] bytes, String source) {
         if (bytes.length > MAX_ENCODED_BYTES) {
-            throw new ViperFormatException(source, "manifest of " + bytes.length + " bytes exceeds the limit of " + MAX_ENCODED_BYTES);
+            throw new ViperFormatException(
+                    source, "manifest of " + bytes.length + " bytes exceeds the limit of " + MAX_ENCODED_BYTES);
         }
         JsonNode root;
         try {
@@ -166,7 +170,9 @@ public final class ManifestCodec {
         }
         long format = integer(root, "format", source);
         if (format < 1 || format > FORMAT_VERSION) {
-            throw new ViperFormatException(source, "manifest format " + format + " is not supported (this reader knows 1.." + FORMAT_VERSION + ")");
+            throw new ViperFormatException(
+                    source,
+                    "manifest format " + format + " is not supported (this reader knows 1.." + FORMAT_VERSION + ")");
         }
         try {
             String model = text(root, "model", source);
@@ -178,7 +184,9 @@ public final class ManifestCodec {
             if (!metaNode.isObject()) {
                 throw new ViperFormatException(source, "manifest field 'metadata' is not an object");
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = metaNode.properties().iterator(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> it =
+                            metaNode.properties().iterator();
+                    it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
                 if (!e.getValue().isTextual()) {
                     throw new ViperFormatException(source, "manifest metadata '" + e.getKey() + "' is not a string");
@@ -197,11 +205,14 @@ public final class ManifestCodec {
                 String name = text(t, "name", source);
                 String dtypeName = text(t, "dtype", source);
                 DType dtype = DType.fromSafetensorsName(dtypeName)
-                        .orElseThrow(() -> new ViperFormatException(source, "tensor '" + name + "': unknown dtype " + dtypeName));
+                        .orElseThrow(() ->
+                                new ViperFormatException(source, "tensor '" + name + "': unknown dtype " + dtypeName));
                 List<Long> dims = new ArrayList<>();
                 for (JsonNode d : array(t, "shape", source)) {
                     if (!d.canConvertToLong() || !d.isIntegralNumber() || d.longValue() < 0) {
-                        throw new ViperFormatException(source, "tensor '" + name + "': shape holds a value that is not a non-negative integer");
+                        throw new ViperFormatException(
+                                source,
+                                "tensor '" + name + "': shape holds a value that is not a non-negative integer");
                     }
                     dims.add(d.longValue());
                 }
@@ -224,7 +235,11 @@ public final class ManifestCodec {
                         throw new ViperFormatException(source, "tensor '" + name + "': " + e.getMessage());
                     }
                 }
-                tensors.add(new TensorEntry(new TensorInfo(name, dtype, shape, offset, length), hash, phash, blocks(t, name, blockBytes, source)));
+                tensors.add(new TensorEntry(
+                        new TensorInfo(name, dtype, shape, offset, length),
+                        hash,
+                        phash,
+                        blocks(t, name, blockBytes, source)));
             }
             List<Location> locations = new ArrayList<>();
             for (JsonNode l : array(root, "locations", source)) {
@@ -245,7 +260,8 @@ public final class ManifestCodec {
             Manifest m = new Manifest(model, version, producer, publishedAt, meta, tensors, locations);
             JsonNode total = root.get("total_bytes");
             if (total != null && (!total.canConvertToLong() || total.longValue() != m.totalBytes())) {
-                throw new ViperFormatException(source, "manifest total_bytes " + total + " does not match the tensors' " + m.totalBytes());
+                throw new ViperFormatException(
+                        source, "manifest total_bytes " + total + " does not match the tensors' " + m.totalBytes());
             }
             return m;
         } catch (ViperFormatException e) {
@@ -259,7 +275,8 @@ public final class ManifestCodec {
     private static ContentHash tensorHash(JsonNode t, String name, long format, String source) {
         boolean crc = format >= 2 && t.has(HashAlgorithm.CRC32C.fieldName());
         if (crc && t.has(HashAlgorithm.XXH3_128.fieldName())) {
-            throw new ViperFormatException(source, "tensor '" + name + "' carries both crc32c and xxh3_128; one hash per tensor");
+            throw new ViperFormatException(
+                    source, "tensor '" + name + "' carries both crc32c and xxh3_128; one hash per tensor");
         }
         HashAlgorithm a = crc ? HashAlgorithm.CRC32C : HashAlgorithm.XXH3_128;
         String hex = text(t, a.fieldName(), source);
@@ -283,7 +300,8 @@ public final class ManifestCodec {
             try {
                 ids.add(ContentHash.parseHex(BlockList.ID_ALGORITHM, id.textValue()));
             } catch (ViperFormatException e) {
-                throw new ViperFormatException(source, "tensor '" + name + "': block " + ids.size() + ": " + e.getMessage());
+                throw new ViperFormatException(
+                        source, "tensor '" + name + "': block " + ids.size() + ": " + e.getMessage());
             }
         }
         return new BlockList(blockBytes, ids);
@@ -310,7 +328,10 @@ public final class ManifestCodec {
         return n.textValue();
     }
 
-    /** The publish time in microseconds: {@code published_at_us}, checked against {@code published_at_ms}, or the latter alone. */
+    /**
+     * The publish time in microseconds: {@code published_at_us}, checked against {@code published_at_ms}, or the latter
+     * alone.
+     */
     private static long publishedAtMicros(JsonNode root, String source) {
         long ms = integer(root, "published_at_ms", source);
         if (root.get("published_at_us") == null) {
@@ -322,7 +343,9 @@ public final class ManifestCodec {
         }
         long us = integer(root, "published_at_us", source);
         if (Math.floorDiv(us, 1_000L) != ms) {
-            throw new ViperFormatException(source, "manifest field 'published_at_us' (" + us + ") is not within 'published_at_ms' (" + ms + ")");
+            throw new ViperFormatException(
+                    source,
+                    "manifest field 'published_at_us' (" + us + ") is not within 'published_at_ms' (" + ms + ")");
         }
         return us;
     }

@@ -15,22 +15,20 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Finds resources that were garbage-collected without {@code close()}, after Netty's
- * {@code ResourceLeakDetector}: a {@link io.viper.ModelLease} left open keeps its version's memory
- * held for good (the consumer can never reuse that buffer), and this names it. Each tracked
- * resource has a phantom reference; when the collector finds the resource unreachable while still
- * open, a daemon thread ({@code viper-leak-detector}) logs an ERROR naming it (model and version)
- * and, at {@link Level#PARANOID}, the stack that acquired it. It releases nothing: tensors read from
- * the lease, or a device pointer, may still be in use, so freeing the memory under them would be
- * unsafe.
+ * Finds resources that were garbage-collected without {@code close()}, after Netty's {@code ResourceLeakDetector}: a
+ * {@link io.viper.ModelLease} left open keeps its version's memory held for good (the consumer can never reuse that
+ * buffer), and this names it. Each tracked resource has a phantom reference; when the collector finds the resource
+ * unreachable while still open, a daemon thread ({@code viper-leak-detector}) logs an ERROR naming it (model and
+ * version) and, at {@link Level#PARANOID}, the stack that acquired it. It releases nothing: tensors read from the
+ * lease, or a device pointer, may still be in use, so freeing the memory under them would be unsafe.
  *
- * <p>The level is the system property {@value #LEVEL_PROPERTY}: {@code disabled}, {@code simple}
- * (the default: every lease tracked, no stack) or {@code paranoid} (every lease with the stack
- * where it was taken; for tests, where the parent pom sets it). Tests fail on a report through
- * {@link #collectLeaks()}, which a JUnit extension calls after each test class.
+ * <p>The level is the system property {@value #LEVEL_PROPERTY}: {@code disabled}, {@code simple} (the default: every
+ * lease tracked, no stack) or {@code paranoid} (every lease with the stack where it was taken; for tests, where the
+ * parent pom sets it). Tests fail on a report through {@link #collectLeaks()}, which a JUnit extension calls after each
+ * test class.
  *
- * <p>Thread-safe: any thread may track and close; reports come from the detector's thread or the
- * thread calling {@link #collectLeaks()}.
+ * <p>Thread-safe: any thread may track and close; reports come from the detector's thread or the thread calling
+ * {@link #collectLeaks()}.
  */
 public final class LeakDetector {
     /** The system property that sets the level, read once when the class loads. */
@@ -42,13 +40,15 @@ public final class LeakDetector {
     private static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<>();
     /** Open tracked resources: keeps their phantom references reachable until closed or reported. */
     private static final Set<Tracked> OPEN = ConcurrentHashMap.newKeySet();
+
     private static final Queue<String> UNCOLLECTED = new ConcurrentLinkedQueue<>();
     private static final AtomicInteger DROPPED = new AtomicInteger();
     /**
-     * Held from taking a resource out of {@link #OPEN} to keeping its report, so that
-     * {@link #collectLeaks()} misses none.
+     * Held from taking a resource out of {@link #OPEN} to keeping its report, so that {@link #collectLeaks()} misses
+     * none.
      */
     private static final Object REPORTING = new Object();
+
     private static volatile Level level = Level.parse(System.getProperty(LEVEL_PROPERTY));
     private static volatile boolean started;
 
@@ -61,10 +61,7 @@ public final class LeakDetector {
         /** Every resource is tracked with the stack that acquired it; a report shows the stack. */
         PARANOID;
 
-        /**
-         * {@code value}, case-insensitive; null or blank: {@link #SIMPLE}; anything else is
-         * refused with a warning.
-         */
+        /** {@code value}, case-insensitive; null or blank: {@link #SIMPLE}; anything else is refused with a warning. */
         static Level parse(String value) {
             if (value == null || value.isBlank()) {
                 return SIMPLE;
@@ -72,8 +69,11 @@ public final class LeakDetector {
             try {
                 return valueOf(value.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                LOG.log(System.Logger.Level.WARNING, "{0}={1} is not disabled, simple or paranoid; using simple",
-                        LEVEL_PROPERTY, value);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0}={1} is not disabled, simple or paranoid; using simple",
+                        LEVEL_PROPERTY,
+                        value);
                 return SIMPLE;
             }
         }
@@ -85,8 +85,7 @@ public final class LeakDetector {
         void close();
     }
 
-    private LeakDetector() {
-    }
+    private LeakDetector() {}
 
     public static Level level() {
         return level;
@@ -99,9 +98,9 @@ public final class LeakDetector {
 
     /**
      * Tracks {@code resource} until {@link Tracker#close()}; null when the level is {@link Level#DISABLED}.
-     * {@code what} names it in a report ("ModelLease on nt3 v4") and must not refer to the resource.
-     * The owner calls {@link Tracker#close()} when the resource closes, and keeps the resource
-     * reachable until then ({@link Reference#reachabilityFence}), or it may be reported while it closes.
+     * {@code what} names it in a report ("ModelLease on nt3 v4") and must not refer to the resource. The owner calls
+     * {@link Tracker#close()} when the resource closes, and keeps the resource reachable until then
+     * ({@link Reference#reachabilityFence}), or it may be reported while it closes.
      */
     public static Tracker track(Object resource, String what) {
         Level l = level;
@@ -117,9 +116,9 @@ public final class LeakDetector {
     }
 
     /**
-     * Collects garbage, reports what was collected while open, and returns the reports no earlier
-     * call returned (for tests: a JUnit extension fails the test class with them). A leak found
-     * after this returns is returned by the next call.
+     * Collects garbage, reports what was collected while open, and returns the reports no earlier call returned (for
+     * tests: a JUnit extension fails the test class with them). A leak found after this returns is returned by the next
+     * call.
      */
     public static List<String> collectLeaks() throws InterruptedException {
         for (int i = 0; i < 3; i++) {
@@ -154,8 +153,8 @@ public final class LeakDetector {
     }
 
     /**
-     * For tests: {@link #collectLeaks()}, and an {@link AssertionError} naming the first report when
-     * there is one ({@code during} says what ran meanwhile: "ViperSdkTest").
+     * For tests: {@link #collectLeaks()}, and an {@link AssertionError} naming the first report when there is one
+     * ({@code during} says what ran meanwhile: "ViperSdkTest").
      */
     public static void assertNoLeaks(String during) throws InterruptedException {
         List<String> leaks = collectLeaks();
@@ -193,7 +192,8 @@ public final class LeakDetector {
     }
 
     private static String describe(Tracked t) {
-        StringBuilder b = new StringBuilder("LEAK: ").append(t.what)
+        StringBuilder b = new StringBuilder("LEAK: ")
+                .append(t.what)
                 .append(" was garbage-collected without close(); what it held stays held")
                 .append(" (nothing is released under tensors that may still be read).");
         if (t.acquired == null) {

@@ -20,34 +20,32 @@ import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLContext;
 
 /**
- * A TCP connection that carries length-prefixed frames (a 4-byte big-endian length, then that many
- * bytes) and raw bytes between them, with every wait bounded. The control channels of the socket
- * transports use it: the {@code tcp://} client, the {@code ucx://} control connection and the GPU
- * transports' control channel; each puts its own header (version, type) inside the frames.
+ * A TCP connection that carries length-prefixed frames (a 4-byte big-endian length, then that many bytes) and raw bytes
+ * between them, with every wait bounded. The control channels of the socket transports use it: the {@code tcp://}
+ * client, the {@code ucx://} control connection and the GPU transports' control channel; each puts its own header
+ * (version, type) inside the frames.
  *
- * <p>Bounds: each call takes a deadline ({@link System#nanoTime()} based, or {@link #NO_DEADLINE}),
- * and {@link Limits#stallTimeout()}, when set, also fails a wait in which no byte moved for that
- * long, which bounds a transfer of any size by the peer's progress rather than by its length. A
- * frame whose length lies outside {@link Limits#minFrame()}..{@link Limits#maxFrame()} is refused
- * before anything is allocated for it.
+ * <p>Bounds: each call takes a deadline ({@link System#nanoTime()} based, or {@link #NO_DEADLINE}), and
+ * {@link Limits#stallTimeout()}, when set, also fails a wait in which no byte moved for that long, which bounds a
+ * transfer of any size by the peer's progress rather than by its length. A frame whose length lies outside
+ * {@link Limits#minFrame()}..{@link Limits#maxFrame()} is refused before anything is allocated for it.
  *
- * <p>Reads take exactly the bytes asked for, never more, so the raw bytes that follow a frame can be
- * read straight into the caller's memory (a native {@link java.lang.foreign.MemorySegment} viewed as
- * a {@link ByteBuffer}) without an intermediate copy. Buffers stay owned by the caller; a frame
- * returned by {@link #readFrame} is a new heap buffer owned by the caller.
+ * <p>Reads take exactly the bytes asked for, never more, so the raw bytes that follow a frame can be read straight into
+ * the caller's memory (a native {@link java.lang.foreign.MemorySegment} viewed as a {@link ByteBuffer}) without an
+ * intermediate copy. Buffers stay owned by the caller; a frame returned by {@link #readFrame} is a new heap buffer
+ * owned by the caller.
  *
- * <p>Errors are {@link IOException}s the caller turns into its own: {@link SocketTimeoutException}
- * when a bound passes, {@link EOFException} when the peer closed the connection,
- * {@link ProtocolException} for a frame length out of bounds or bytes that arrive when none may,
- * {@link AsynchronousCloseException} after {@link #close()}.
+ * <p>Errors are {@link IOException}s the caller turns into its own: {@link SocketTimeoutException} when a bound passes,
+ * {@link EOFException} when the peer closed the connection, {@link ProtocolException} for a frame length out of bounds
+ * or bytes that arrive when none may, {@link AsynchronousCloseException} after {@link #close()}.
  *
- * <p>TLS, when {@link #connect(InetSocketAddress, long, Limits, SSLContext) connected} with it,
- * sits below the frames: every call works the same, and bytes read into the caller's memory arrive
- * there through one record-sized buffer instead of straight from the socket.
+ * <p>TLS, when {@link #connect(InetSocketAddress, long, Limits, SSLContext) connected} with it, sits below the frames:
+ * every call works the same, and bytes read into the caller's memory arrive there through one record-sized buffer
+ * instead of straight from the socket.
  *
- * <p>Threads: one thread at a time reads and writes (a non-blocking channel driven by its own
- * {@link Selector}); {@link #wakeup()} and {@link #close()} may be called from any thread, and close
- * wakes the thread blocked in a call, which then fails.
+ * <p>Threads: one thread at a time reads and writes (a non-blocking channel driven by its own {@link Selector});
+ * {@link #wakeup()} and {@link #close()} may be called from any thread, and close wakes the thread blocked in a call,
+ * which then fails.
  */
 public final class FrameChannel implements AutoCloseable {
     /** Bytes of the length that starts every frame. */
@@ -60,8 +58,8 @@ public final class FrameChannel implements AutoCloseable {
      *
      * @param minFrame the shortest frame body accepted, in bytes (0 or more)
      * @param maxFrame the longest frame body accepted, in bytes
-     * @param stallTimeout how long a wait may see no byte move before it fails; {@link Duration#ZERO}
-     *     when only the deadlines bound the waits
+     * @param stallTimeout how long a wait may see no byte move before it fails; {@link Duration#ZERO} when only the
+     *     deadlines bound the waits
      */
     public record Limits(int minFrame, int maxFrame, Duration stallTimeout) {
         public Limits {
@@ -78,6 +76,7 @@ public final class FrameChannel implements AutoCloseable {
     private final SocketChannel channel;
     /** TLS over {@link #channel}, or null for plain TCP. */
     private TlsSession tls;
+
     private final Selector selector;
     private final SelectionKey key;
     private final Limits limits;
@@ -104,13 +103,14 @@ public final class FrameChannel implements AutoCloseable {
     }
 
     /**
-     * As {@link #connect(InetSocketAddress, long, Limits)}, then, with {@code tls} (not null), a TLS
-     * handshake before the deadline: the server must present a certificate {@code tls} trusts, for
-     * the host {@code address} names ({@link Tls#clientEngine}). Every byte after it is encrypted.
+     * As {@link #connect(InetSocketAddress, long, Limits)}, then, with {@code tls} (not null), a TLS handshake before
+     * the deadline: the server must present a certificate {@code tls} trusts, for the host {@code address} names
+     * ({@link Tls#clientEngine}). Every byte after it is encrypted.
      *
      * @throws javax.net.ssl.SSLException when the handshake fails (an untrusted certificate, another host's)
      */
-    public static FrameChannel connect(InetSocketAddress address, long deadline, Limits limits, SSLContext tls) throws IOException {
+    public static FrameChannel connect(InetSocketAddress address, long deadline, Limits limits, SSLContext tls)
+            throws IOException {
         SocketChannel ch = SocketChannel.open();
         try {
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -159,8 +159,8 @@ public final class FrameChannel implements AutoCloseable {
     }
 
     /**
-     * Writes all of {@code buffers}, in order, before {@code deadline}: gathered into as few system
-     * calls (and so TCP segments) as the socket takes, so that pipelined requests arrive together.
+     * Writes all of {@code buffers}, in order, before {@code deadline}: gathered into as few system calls (and so TCP
+     * segments) as the socket takes, so that pipelined requests arrive together.
      */
     public void write(long deadline, ByteBuffer... buffers) throws IOException {
         long progress = System.nanoTime();
@@ -189,7 +189,8 @@ public final class FrameChannel implements AutoCloseable {
     public void writeFrame(ByteBuffer body, long deadline) throws IOException {
         int n = body.remaining();
         if (n < limits.minFrame() || n > limits.maxFrame()) {
-            throw new IllegalArgumentException("frame of " + n + " bytes is outside " + limits.minFrame() + ".." + limits.maxFrame());
+            throw new IllegalArgumentException(
+                    "frame of " + n + " bytes is outside " + limits.minFrame() + ".." + limits.maxFrame());
         }
         write(deadline, ByteBuffer.allocate(LENGTH_BYTES).putInt(0, n), body);
     }
@@ -215,8 +216,7 @@ public final class FrameChannel implements AutoCloseable {
     }
 
     /**
-     * Reads one frame and returns its body (the bytes after the length) in a new buffer, ready to
-     * read.
+     * Reads one frame and returns its body (the bytes after the length) in a new buffer, ready to read.
      *
      * @throws ProtocolException when the length lies outside the limits
      */
@@ -239,9 +239,9 @@ public final class FrameChannel implements AutoCloseable {
     }
 
     /**
-     * Checks, without waiting, that the peer has neither closed the connection nor sent anything:
-     * a connection that is idle between requests. A byte that arrived is consumed, so a connection
-     * that fails this check is of no further use.
+     * Checks, without waiting, that the peer has neither closed the connection nor sent anything: a connection that is
+     * idle between requests. A byte that arrived is consumed, so a connection that fails this check is of no further
+     * use.
      *
      * @throws EOFException when the peer closed the connection
      * @throws ProtocolException when the peer sent data
@@ -259,10 +259,9 @@ public final class FrameChannel implements AutoCloseable {
     }
 
     /**
-     * Waits while {@code waiting} holds, for work that happens elsewhere (call {@link #wakeup()}
-     * when it may have stopped holding); fails as soon as the peer closes the connection or sends
-     * anything, since it must be quiet meanwhile. The stall timeout does not apply: only
-     * {@code deadline} bounds the wait.
+     * Waits while {@code waiting} holds, for work that happens elsewhere (call {@link #wakeup()} when it may have
+     * stopped holding); fails as soon as the peer closes the connection or sends anything, since it must be quiet
+     * meanwhile. The stall timeout does not apply: only {@code deadline} bounds the wait.
      *
      * @throws SocketTimeoutException when {@code deadline} passes while {@code waiting} still holds
      * @throws EOFException when the peer closed the connection
@@ -293,7 +292,10 @@ public final class FrameChannel implements AutoCloseable {
         return !closed && channel.isOpen();
     }
 
-    /** Closes the connection; a thread blocked in a call fails with {@link AsynchronousCloseException}. Idempotent; any thread. */
+    /**
+     * Closes the connection; a thread blocked in a call fails with {@link AsynchronousCloseException}. Idempotent; any
+     * thread.
+     */
     @Override
     public void close() {
         closed = true;
@@ -319,9 +321,10 @@ public final class FrameChannel implements AutoCloseable {
             stalled = true;
         }
         if (left <= 0) {
-            throw new SocketTimeoutException(stalled
-                    ? "no progress for " + TimeUnit.NANOSECONDS.toMillis(stallNanos) + " ms while " + what
-                    : "deadline passed while " + what);
+            throw new SocketTimeoutException(
+                    stalled
+                            ? "no progress for " + TimeUnit.NANOSECONDS.toMillis(stallNanos) + " ms while " + what
+                            : "deadline passed while " + what);
         }
         select(ops, left == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
     }

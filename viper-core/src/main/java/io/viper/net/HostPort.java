@@ -9,8 +9,8 @@ import java.net.UnknownHostException;
 import java.util.Locale;
 
 /**
- * The host and port of a {@code scheme://host:port} URI, the address form every socket-based
- * transport and notifier uses for binding and for locations. Immutable; thread-safe.
+ * The host and port of a {@code scheme://host:port} URI, the address form every socket-based transport and notifier
+ * uses for binding and for locations. Immutable; thread-safe.
  *
  * @param host a host name or address literal; an IPv6 literal without its brackets
  * @param port 0 to 65535 (0 only where {@link #parse} allowed it: bind to any free port)
@@ -27,13 +27,14 @@ public record HostPort(String host, int port) {
     }
 
     /**
-     * Parses and checks {@code uri}: scheme {@code scheme} (any case), a host, a port in 1-65535
-     * (0-65535 when {@code allowZeroPort}: a bind address whose port 0 picks a free one), and nothing
-     * else (no user, path, query or fragment; not even a trailing {@code /}). Every refusal is a
-     * {@link ViperConfigException} of one line that quotes the URI and says what form was expected.
+     * Parses and checks {@code uri}: scheme {@code scheme} (any case), a host, a port in 1-65535 (0-65535 when
+     * {@code allowZeroPort}: a bind address whose port 0 picks a free one), and nothing else (no user, path, query or
+     * fragment; not even a trailing {@code /}). Every refusal is a {@link ViperConfigException} of one line that quotes
+     * the URI and says what form was expected.
      */
     public static HostPort parse(URI uri, String scheme, boolean allowZeroPort) {
-        String expected = " (expected " + scheme + "://host:port" + (allowZeroPort ? "; port 0 picks a free one)" : ")");
+        String expected =
+                " (expected " + scheme + "://host:port" + (allowZeroPort ? "; port 0 picks a free one)" : ")");
         if (uri == null) {
             throw new ViperConfigException(scheme + ":// URI is missing" + expected);
         }
@@ -44,7 +45,9 @@ public record HostPort(String host, int port) {
         if (uri.isOpaque() || uri.getHost() == null || uri.getHost().isEmpty()) {
             throw new ViperConfigException(quoted + noHost(uri, allowZeroPort) + expected);
         }
-        if (uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null
+        if (uri.getRawUserInfo() != null
+                || uri.getRawQuery() != null
+                || uri.getRawFragment() != null
                 || (uri.getRawPath() != null && !uri.getRawPath().isEmpty())) {
             throw new ViperConfigException(quoted + " has a user, path, query or fragment" + expected);
         }
@@ -53,7 +56,8 @@ public record HostPort(String host, int port) {
             throw new ViperConfigException(quoted + " has no port" + expected);
         }
         if (port > 65_535 || (port == 0 && !allowZeroPort)) {
-            throw new ViperConfigException(quoted + " has port " + port + " out of range " + (allowZeroPort ? "0" : "1") + "-65535" + expected);
+            throw new ViperConfigException(quoted + " has port " + port + " out of range " + (allowZeroPort ? "0" : "1")
+                    + "-65535" + expected);
         }
         String host = uri.getHost();
         if (host.startsWith("[") && host.endsWith("]")) {
@@ -63,9 +67,8 @@ public record HostPort(String host, int port) {
     }
 
     /**
-     * Why {@code uri} has no host: {@link URI} finds none when any part of the authority is not
-     * well-formed (a port {@code -1} or {@code x} as much as a host {@code a_b}), so the part at
-     * fault is named here.
+     * Why {@code uri} has no host: {@link URI} finds none when any part of the authority is not well-formed (a port
+     * {@code -1} or {@code x} as much as a host {@code a_b}), so the part at fault is named here.
      */
     private static String noHost(URI uri, boolean allowZeroPort) {
         String authority = uri.isOpaque() ? null : uri.getRawAuthority();
@@ -76,7 +79,8 @@ public record HostPort(String host, int port) {
         if (colon > 0 && colon > authority.lastIndexOf(']')) {
             String port = authority.substring(colon + 1);
             if (port.matches("-?[0-9]+")) {
-                return port.startsWith("-") ? " has port " + port + " out of range " + (allowZeroPort ? "0" : "1") + "-65535"
+                return port.startsWith("-")
+                        ? " has port " + port + " out of range " + (allowZeroPort ? "0" : "1") + "-65535"
                         : " has no valid host name ('" + authority.substring(0, colon) + "')";
             }
             return port.isEmpty() ? " has no port" : " has port '" + port + "', which is not a number";
@@ -104,8 +108,8 @@ public record HostPort(String host, int port) {
     }
 
     /**
-     * Where peers on other hosts reach a server bound here: a wildcard host ({@code 0.0.0.0},
-     * {@code ::}) is replaced by this machine's address, other hosts stay as given.
+     * Where peers on other hosts reach a server bound here: a wildcard host ({@code 0.0.0.0}, {@code ::}) is replaced
+     * by this machine's address, other hosts stay as given.
      */
     public HostPort advertised() {
         try {

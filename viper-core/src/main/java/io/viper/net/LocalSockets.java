@@ -17,21 +17,18 @@ import java.util.regex.Pattern;
 
 /**
  * The TCP sockets listening on this host and who owns them, from Linux's {@code /proc/net/tcp} and
- * {@code /proc/net/tcp6}: which user runs a server on a loopback port (so that a consumer trusts an
- * unauthenticated producer only when it is its own user's), and which listeners this process opened
- * (including those a native library opens behind Java's back). Elsewhere than Linux the tables are
- * empty. Stateless.
+ * {@code /proc/net/tcp6}: which user runs a server on a loopback port (so that a consumer trusts an unauthenticated
+ * producer only when it is its own user's), and which listeners this process opened (including those a native library
+ * opens behind Java's back). Elsewhere than Linux the tables are empty. Stateless.
  */
 public final class LocalSockets {
     private static final Pattern SOCKET_LINK = Pattern.compile("socket:\\[(\\d+)]");
     private static final String LISTEN = "0A";
 
     /** One listening socket: its address, the user that opened it, and its inode. */
-    public record Listener(InetSocketAddress address, int uid, String inode) {
-    }
+    public record Listener(InetSocketAddress address, int uid, String inode) {}
 
-    private LocalSockets() {
-    }
+    private LocalSockets() {}
 
     /** Every TCP socket listening on this host now. */
     public static List<Listener> listening() throws IOException {
@@ -57,7 +54,10 @@ public final class LocalSockets {
         return out;
     }
 
-    /** The user listening on {@code port} of {@code address} (or of a wildcard address); empty when no listener is found. */
+    /**
+     * The user listening on {@code port} of {@code address} (or of a wildcard address); empty when no listener is
+     * found.
+     */
     public static OptionalInt ownerOf(InetAddress address, int port) throws IOException {
         return ownerOf(listening(), address, port);
     }
@@ -87,7 +87,10 @@ public final class LocalSockets {
                 }
             }
         }
-        return listening().stream().filter(l -> mine.contains(l.inode())).map(Listener::address).toList();
+        return listening().stream()
+                .filter(l -> mine.contains(l.inode()))
+                .map(Listener::address)
+                .toList();
     }
 
     /** This process's user id, or -1 where {@code /proc} does not say. */

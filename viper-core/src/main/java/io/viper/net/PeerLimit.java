@@ -6,10 +6,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Counts one server's open connections per peer address, so that the server can close at once, before
- * reading anything, each connection beyond {@code viper.limits.connections.per.peer}: one peer then
- * cannot take every file descriptor and lock everyone else out. The first refusal per peer is logged
- * as a warning. Thread-safe; every {@link #admit} that returned true is paired with one {@link #release}.
+ * Counts one server's open connections per peer address, so that the server can close at once, before reading anything,
+ * each connection beyond {@code viper.limits.connections.per.peer}: one peer then cannot take every file descriptor and
+ * lock everyone else out. The first refusal per peer is logged as a warning. Thread-safe; every {@link #admit} that
+ * returned true is paired with one {@link #release}.
  */
 public final class PeerLimit {
     private static final System.Logger LOG = System.getLogger(PeerLimit.class.getName());
@@ -34,8 +34,10 @@ public final class PeerLimit {
             return admitted[0] ? now + 1 : n;
         });
         if (!admitted[0] && warned.size() < 1_000 && warned.putIfAbsent(peer, Boolean.TRUE) == null) {
-            LOG.log(Level.WARNING, server + ": " + peer.getHostAddress() + " holds " + limit
-                    + " connections, the most one peer may (viper.limits.connections.per.peer); closing its next ones");
+            LOG.log(
+                    Level.WARNING,
+                    server + ": " + peer.getHostAddress() + " holds " + limit
+                            + " connections, the most one peer may (viper.limits.connections.per.peer); closing its next ones");
         }
         return admitted[0];
     }

@@ -21,17 +21,15 @@ import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The client side of TLS for the connections Viper makes with plain NIO ({@code tcp://} reads, over
- * {@link FrameChannel}): which certificates to trust and how to check the server. With
- * {@code viper.tls.enabled}, clients trust the PEM certificates of {@code viper.tls.trust.file} (or
- * the JDK's default trust store) and require the server's certificate to name the host they dialled,
- * as HTTPS clients do. Stateless.
+ * {@link FrameChannel}): which certificates to trust and how to check the server. With {@code viper.tls.enabled},
+ * clients trust the PEM certificates of {@code viper.tls.trust.file} (or the JDK's default trust store) and require the
+ * server's certificate to name the host they dialled, as HTTPS clients do. Stateless.
  */
 public final class Tls {
     /** "sun.security.provider.certpath.SunCertPathBuilderException: " inside a JDK message. */
     private static final Pattern QUOTED_CLASS = Pattern.compile("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z]\\w*: ");
 
-    private Tls() {
-    }
+    private Tls() {}
 
     /**
      * The context clients connect with, or empty when {@code viper.tls.enabled} is false.
@@ -43,7 +41,8 @@ public final class Tls {
             return Optional.empty();
         }
         Optional<Path> trust = config.get(ViperConfig.TLS_TRUST_FILE);
-        String what = ViperConfig.TLS_TRUST_FILE.name() + " " + trust.map(Path::toString).orElse("");
+        String what = ViperConfig.TLS_TRUST_FILE.name() + " "
+                + trust.map(Path::toString).orElse("");
         try {
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             if (trust.isEmpty()) {
@@ -70,7 +69,8 @@ public final class Tls {
         } catch (IOException e) {
             throw new ViperConfigException(what + ": cannot read: " + e.getMessage());
         } catch (GeneralSecurityException e) {
-            throw new ViperConfigException(what + ": not PEM certificates: " + innermost(e).getMessage());
+            throw new ViperConfigException(
+                    what + ": not PEM certificates: " + innermost(e).getMessage());
         }
     }
 
@@ -84,10 +84,10 @@ public final class Tls {
     }
 
     /**
-     * Why this client refused the server's certificate (not trusted, expired, or naming another host)
-     * when {@code failure}, a TLS handshake's or one it caused, is such a refusal, in the JDK's words
-     * without the class names it quotes; else empty. Trying again with the same trust fails the same
-     * way, unlike a connection that broke during the handshake.
+     * Why this client refused the server's certificate (not trusted, expired, or naming another host) when
+     * {@code failure}, a TLS handshake's or one it caused, is such a refusal, in the JDK's words without the class
+     * names it quotes; else empty. Trying again with the same trust fails the same way, unlike a connection that broke
+     * during the handshake.
      */
     public static Optional<String> certificateRefused(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {

@@ -10,10 +10,9 @@ import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
 
 /**
- * TLS over a non-blocking {@link SocketChannel}, for {@link FrameChannel}: reads and writes return
- * at once like the channel's own, and say what to wait for when they cannot go on. Decrypted bytes
- * pass through a buffer of one TLS record; encrypted ones through one of one packet. Used by one
- * thread at a time, as its {@link FrameChannel}.
+ * TLS over a non-blocking {@link SocketChannel}, for {@link FrameChannel}: reads and writes return at once like the
+ * channel's own, and say what to wait for when they cannot go on. Decrypted bytes pass through a buffer of one TLS
+ * record; encrypted ones through one of one packet. Used by one thread at a time, as its {@link FrameChannel}.
  */
 final class TlsSession {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
@@ -34,7 +33,8 @@ final class TlsSession {
         int packet = engine.getSession().getPacketBufferSize();
         this.netIn = ByteBuffer.allocate(packet);
         this.netOut = ByteBuffer.allocate(packet).flip();
-        this.appIn = ByteBuffer.allocate(engine.getSession().getApplicationBufferSize()).flip();
+        this.appIn = ByteBuffer.allocate(engine.getSession().getApplicationBufferSize())
+                .flip();
     }
 
     /**
@@ -133,7 +133,10 @@ final class TlsSession {
         }
     }
 
-    /** Unwraps one record from {@code netIn} into {@code appIn} (which must be drained); answers what the session needs on the way. */
+    /**
+     * Unwraps one record from {@code netIn} into {@code appIn} (which must be drained); answers what the session needs
+     * on the way.
+     */
     private SSLEngineResult.Status unwrap() throws IOException {
         appIn.compact();
         netIn.flip();
@@ -153,8 +156,7 @@ final class TlsSession {
                     netIn = grow(netIn, engine.getSession().getPacketBufferSize(), false);
                 }
             }
-            default -> {
-            }
+            default -> {}
         }
         switch (r.getHandshakeStatus()) {
             case NEED_TASK -> runTasks();
@@ -165,11 +167,11 @@ final class TlsSession {
                     flush();
                 }
             }
-            default -> {
-            }
+            default -> {}
         }
         return r.getStatus() == SSLEngineResult.Status.OK && !appIn.hasRemaining() && r.bytesConsumed() == 0
-                ? SSLEngineResult.Status.BUFFER_UNDERFLOW : r.getStatus();
+                ? SSLEngineResult.Status.BUFFER_UNDERFLOW
+                : r.getStatus();
     }
 
     private static ByteBuffer grow(ByteBuffer b, int atLeast, boolean readMode) {

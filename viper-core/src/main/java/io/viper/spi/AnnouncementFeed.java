@@ -17,47 +17,47 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * The subscriber half of the {@link Notifier} contract, written once for every notifier: a notifier
- * feeds it the announcements it receives (an encoded manifest per model, with the version's bytes
- * where they travelled along), and the feed decodes each, checks it belongs to the model it was
- * announced for, keeps the newest per model and delivers it to that model's subscriptions.
+ * The subscriber half of the {@link Notifier} contract, written once for every notifier: a notifier feeds it the
+ * announcements it receives (an encoded manifest per model, with the version's bytes where they travelled along), and
+ * the feed decodes each, checks it belongs to the model it was announced for, keeps the newest per model and delivers
+ * it to that model's subscriptions.
  *
  * <p>Delivery rules:
+ *
  * <ul>
- *   <li>A subscription gets the newest manifest of its model at once, if the feed holds one, then every
- *       newer one in the order offered. An older version is dropped (a debug line); the same version
- *       again is delivered only when it changed (a republication with more locations).</li>
- *   <li>An announcement that does not decode, or names another model, is logged on one line (WARNING),
- *       told to the model's subscriptions through {@code onProblem} and skipped. Bytes whose length is
- *       not the manifest's {@code totalBytes()} are not the version's: the manifest is delivered without
- *       them (consumers fetch the version), and that is logged and told likewise.</li>
- *   <li>A listener that throws is logged; the subscription goes on. A closed subscription gets nothing
- *       more, and nothing reaches a listener once the feed is closed.</li>
- *   <li>{@link #trouble}, remembered until {@link #recovered}, and {@link #failed}, remembered for
- *       good, are told to every subscription, and to each later one when it starts.</li>
+ *   <li>A subscription gets the newest manifest of its model at once, if the feed holds one, then every newer one in
+ *       the order offered. An older version is dropped (a debug line); the same version again is delivered only when it
+ *       changed (a republication with more locations).
+ *   <li>An announcement that does not decode, or names another model, is logged on one line (WARNING), told to the
+ *       model's subscriptions through {@code onProblem} and skipped. Bytes whose length is not the manifest's
+ *       {@code totalBytes()} are not the version's: the manifest is delivered without them (consumers fetch the
+ *       version), and that is logged and told likewise.
+ *   <li>A listener that throws is logged; the subscription goes on. A closed subscription gets nothing more, and
+ *       nothing reaches a listener once the feed is closed.
+ *   <li>{@link #trouble}, remembered until {@link #recovered}, and {@link #failed}, remembered for good, are told to
+ *       every subscription, and to each later one when it starts.
  * </ul>
  *
- * <p>What the feed keeps depends on its source. A source that sends every model (a Kafka topic read
- * from the start) keeps the newest of each, for subscriptions to come. A source that sends only the
- * models someone follows (a broker told SUBSCRIBE and UNSUBSCRIBE) is given a {@link Demand}: the feed
- * tells it when a model gains its first subscription and loses its last, and forgets that model then.
+ * <p>What the feed keeps depends on its source. A source that sends every model (a Kafka topic read from the start)
+ * keeps the newest of each, for subscriptions to come. A source that sends only the models someone follows (a broker
+ * told SUBSCRIBE and UNSUBSCRIBE) is given a {@link Demand}: the feed tells it when a model gains its first
+ * subscription and loses its last, and forgets that model then.
  *
- * <p>Threads. One thread, the feed's (the notifier's I/O loop or polling thread, reached through the
- * {@code feedThread} executor given to the constructor), owns the feed's state: {@link #offer},
- * {@link #hold}, {@link #release}, {@link #problem}, {@link #problemToAll}, {@link #trouble},
- * {@link #recovered}, {@link #failed} and {@link #models} are called on it only, and so are the
- * {@link Demand}'s methods. {@link #subscribe}, {@link Subscription#close()} and {@link #close()} may be
- * called from any thread: they hand their work to the feed's thread. {@linkplain ManifestListener#quick()
- * Quick} listeners get manifests on the feed's thread, as they are offered (one hand-off less before a
- * consumer fetches); other listeners get them, and every listener its problems and failures, through the
- * {@code dispatcher}, which must run tasks one at a time in the order given (a single thread, or the
- * feed's thread itself where listeners may run there). The feed holds no buffer of the caller's: the
- * arrays offered to it are kept, never written, and handed to listeners as read-only segments.
+ * <p>Threads. One thread, the feed's (the notifier's I/O loop or polling thread, reached through the {@code feedThread}
+ * executor given to the constructor), owns the feed's state: {@link #offer}, {@link #hold}, {@link #release},
+ * {@link #problem}, {@link #problemToAll}, {@link #trouble}, {@link #recovered}, {@link #failed} and {@link #models}
+ * are called on it only, and so are the {@link Demand}'s methods. {@link #subscribe}, {@link Subscription#close()} and
+ * {@link #close()} may be called from any thread: they hand their work to the feed's thread.
+ * {@linkplain ManifestListener#quick() Quick} listeners get manifests on the feed's thread, as they are offered (one
+ * hand-off less before a consumer fetches); other listeners get them, and every listener its problems and failures,
+ * through the {@code dispatcher}, which must run tasks one at a time in the order given (a single thread, or the feed's
+ * thread itself where listeners may run there). The feed holds no buffer of the caller's: the arrays offered to it are
+ * kept, never written, and handed to listeners as read-only segments.
  */
 public final class AnnouncementFeed {
     /**
-     * The source of a feed that sends only the models someone follows. Called on the feed's thread: the
-     * notifier starts or stops receiving the model (and, on starting, the source sends its newest).
+     * The source of a feed that sends only the models someone follows. Called on the feed's thread: the notifier starts
+     * or stops receiving the model (and, on starting, the source sends its newest).
      */
     public interface Demand {
         /** {@code model} has its first subscription: start receiving it. */
@@ -89,8 +89,8 @@ public final class AnnouncementFeed {
     }
 
     /**
-     * A feed whose source sends every model: it keeps the newest of each. {@code name} starts the
-     * lines it logs to {@code log}; the executors are described on the class.
+     * A feed whose source sends every model: it keeps the newest of each. {@code name} starts the lines it logs to
+     * {@code log}; the executors are described on the class.
      */
     public AnnouncementFeed(String name, Logger log, Executor feedThread, Executor dispatcher) {
         this(name, log, feedThread, dispatcher, null);
@@ -106,8 +106,8 @@ public final class AnnouncementFeed {
     }
 
     /**
-     * Subscribes {@code listener} to {@code model} (both already checked by the notifier). Any thread;
-     * the subscription starts on the feed's thread, where it gets the newest manifest held, if any.
+     * Subscribes {@code listener} to {@code model} (both already checked by the notifier). Any thread; the subscription
+     * starts on the feed's thread, where it gets the newest manifest held, if any.
      */
     public Subscription subscribe(String model, ManifestListener listener) {
         Sub sub = new Sub(Objects.requireNonNull(model, "model"), Objects.requireNonNull(listener, "listener"));
@@ -116,9 +116,9 @@ public final class AnnouncementFeed {
     }
 
     /**
-     * Offers an announcement of {@code model}: {@code encoded} is the manifest as it arrived,
-     * {@code data} the version's bytes that came with it (null or empty: none). {@code where} names
-     * its origin in log lines and problems ("Kafka record t/0@5"). Feed's thread only.
+     * Offers an announcement of {@code model}: {@code encoded} is the manifest as it arrived, {@code data} the
+     * version's bytes that came with it (null or empty: none). {@code where} names its origin in log lines and problems
+     * ("Kafka record t/0@5"). Feed's thread only.
      */
     public void offer(String model, byte[] encoded, byte[] data, String where) {
         if (demand != null && !models.containsKey(model)) {
@@ -135,7 +135,10 @@ public final class AnnouncementFeed {
             return;
         }
         if (!m.model().equals(model)) {
-            skip(model, where + ": announced as '" + model + "', which does not match the manifest's model '" + m.model() + "'");
+            skip(
+                    model,
+                    where + ": announced as '" + model + "', which does not match the manifest's model '" + m.model()
+                            + "'");
             return;
         }
         byte[] bytes = data == null || data.length == 0 ? null : data;
@@ -153,7 +156,10 @@ public final class AnnouncementFeed {
         Model state = models.computeIfAbsent(model, k -> new Model());
         Manifest held = state.latest;
         if (held != null && m.version() < held.version()) {
-            log.log(Level.DEBUG, () -> name + ": ignoring " + model + " v" + m.version() + ": v" + held.version() + " is already known");
+            log.log(
+                    Level.DEBUG,
+                    () -> name + ": ignoring " + model + " v" + m.version() + ": v" + held.version()
+                            + " is already known");
             return;
         }
         if (m.equals(held)) {
@@ -175,9 +181,8 @@ public final class AnnouncementFeed {
     }
 
     /**
-     * Keeps what is offered from now on without delivering it, while the source replays history
-     * (a Kafka topic read from the start): subscriptions get only the newest, at {@link #release()}.
-     * Feed's thread only.
+     * Keeps what is offered from now on without delivering it, while the source replays history (a Kafka topic read
+     * from the start): subscriptions get only the newest, at {@link #release()}. Feed's thread only.
      */
     public void hold() {
         holding = true;
@@ -217,8 +222,8 @@ public final class AnnouncementFeed {
     }
 
     /**
-     * The source is in trouble (unreachable, retrying): tells every subscription, and each one that
-     * starts before {@link #recovered()}. Feed's thread only.
+     * The source is in trouble (unreachable, retrying): tells every subscription, and each one that starts before
+     * {@link #recovered()}. Feed's thread only.
      */
     public void trouble(String problem) {
         trouble = Objects.requireNonNull(problem, "problem");
@@ -231,8 +236,8 @@ public final class AnnouncementFeed {
     }
 
     /**
-     * The source is gone for a reason trying again cannot fix: tells every subscription through
-     * {@code onFailure}, and each that starts later. Feed's thread only.
+     * The source is gone for a reason trying again cannot fix: tells every subscription through {@code onFailure}, and
+     * each that starts later. Feed's thread only.
      */
     public void failed(ViperException reason) {
         failure = Objects.requireNonNull(reason, "reason");
@@ -343,7 +348,11 @@ public final class AnnouncementFeed {
                     listener.onManifest(m, MemorySegment.ofArray(data).asReadOnly());
                 }
             } catch (RuntimeException e) {
-                log.log(Level.WARNING, name + ": listener of " + model + " failed on v" + m.version() + "; the subscription goes on: " + e, e);
+                log.log(
+                        Level.WARNING,
+                        name + ": listener of " + model + " failed on v" + m.version() + "; the subscription goes on: "
+                                + e,
+                        e);
             }
         }
 

@@ -7,24 +7,23 @@ import java.util.Optional;
 
 /**
  * Durable store of checkpoint versions (the PFS repository; docs/architecture.md#pfs-repository):
- * {@code <root>/<model>/<version>/model.safetensors} plus {@code manifest.json}, written to temporary
- * names, fsynced and renamed, with {@code <root>/<model>/LATEST} replaced atomically afterwards.
+ * {@code <root>/<model>/<version>/model.safetensors} plus {@code manifest.json}, written to temporary names, fsynced
+ * and renamed, with {@code <root>/<model>/LATEST} replaced atomically afterwards.
  *
  * <p>Thread-safe. A failed store leaves earlier versions and {@code LATEST} untouched.
  */
 public interface CheckpointRepository extends AutoCloseable {
     /**
-     * Stores {@code staged} as version {@code manifest.version()} and returns its file location. The
-     * caller holds a read lease on {@code staged} for the duration.
+     * Stores {@code staged} as version {@code manifest.version()} and returns its file location. The caller holds a
+     * read lease on {@code staged} for the duration.
      */
     Location store(Manifest manifest, StagedCheckpoint staged);
 
     /**
-     * Called once when a producer of {@code model} starts, before its first store: removes what an
-     * interrupted writer left (temporary files of a crashed store) and repairs the pointer to the
-     * newest version (a complete version that a crash or a full disk kept {@code LATEST} from naming),
-     * so that readers and the producer agree on it. Returns the newest complete version stored, 0
-     * when none, which the producer numbers after. The default only reads.
+     * Called once when a producer of {@code model} starts, before its first store: removes what an interrupted writer
+     * left (temporary files of a crashed store) and repairs the pointer to the newest version (a complete version that
+     * a crash or a full disk kept {@code LATEST} from naming), so that readers and the producer agree on it. Returns
+     * the newest complete version stored, 0 when none, which the producer numbers after. The default only reads.
      */
     default long recover(String model) {
         return versions(model).stream().mapToLong(Long::longValue).max().orElse(0L);
@@ -37,9 +36,9 @@ public interface CheckpointRepository extends AutoCloseable {
     Optional<Manifest> find(String model, long version);
 
     /**
-     * The location this repository keeps {@code model} v{@code version} at, stored or not: the only
-     * {@code file://} location of that version a consumer reads (a manifest naming another file, of
-     * another model or outside the repository, is not followed). Default: none.
+     * The location this repository keeps {@code model} v{@code version} at, stored or not: the only {@code file://}
+     * location of that version a consumer reads (a manifest naming another file, of another model or outside the
+     * repository, is not followed). Default: none.
      */
     default Optional<Location> locate(String model, long version) {
         return Optional.empty();

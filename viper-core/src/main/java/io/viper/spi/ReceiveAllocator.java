@@ -4,19 +4,19 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Where a consumer's host receive buffers come from. The default, {@link #offHeap()}, is native
- * memory private to this process; a process that hands the models it receives to other processes
- * installs its own with {@code Viper.Builder.receiveAllocator} (the viper agent allocates them in
- * files under {@code /dev/shm} that its clients map, so that they read a model without a copy).
+ * Where a consumer's host receive buffers come from. The default, {@link #offHeap()}, is native memory private to this
+ * process; a process that hands the models it receives to other processes installs its own with
+ * {@code Viper.Builder.receiveAllocator} (the viper agent allocates them in files under {@code /dev/shm} that its
+ * clients map, so that they read a model without a copy).
  *
- * <p>Called on a consumer's fetch thread ({@link #allocate}); a buffer is closed by whichever thread
- * hands it back last (an inference thread closing its lease, the fetch thread, or the thread closing
- * the consumer). Implementations are thread-safe.
+ * <p>Called on a consumer's fetch thread ({@link #allocate}); a buffer is closed by whichever thread hands it back last
+ * (an inference thread closing its lease, the fetch thread, or the thread closing the consumer). Implementations are
+ * thread-safe.
  */
 public interface ReceiveAllocator {
     /**
-     * At least {@code bytes} of native memory, zeroed or not, aligned to 4096 bytes, readable and
-     * writable from any thread until the buffer is closed.
+     * At least {@code bytes} of native memory, zeroed or not, aligned to 4096 bytes, readable and writable from any
+     * thread until the buffer is closed.
      */
     Buffer allocate(long bytes);
 

@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A transport implementation, found with {@link java.util.ServiceLoader} and chosen by URI scheme
- * ({@code ucx}, {@code tcp}, {@code file}, {@code cuda-ipc}, ...). Implementations must be cheap to
- * construct: native libraries are probed in {@link #unavailableReason()}, not in the constructor.
+ * A transport implementation, found with {@link java.util.ServiceLoader} and chosen by URI scheme ({@code ucx},
+ * {@code tcp}, {@code file}, {@code cuda-ipc}, ...). Implementations must be cheap to construct: native libraries are
+ * probed in {@link #unavailableReason()}, not in the constructor.
  */
 public interface TransportProvider {
     /** The URI scheme this transport serves, lower case. */
@@ -26,9 +26,9 @@ public interface TransportProvider {
     Optional<String> unavailableReason();
 
     /**
-     * The configuration keys this transport declares (its own {@code viper.<scheme>.*} settings), so
-     * that {@link ViperConfig} accepts and validates them and {@code viper config} lists them. Keys core
-     * declares (such as {@link ViperConfig#TRANSFER_TIMEOUT_MS}) are read from there, not declared again.
+     * The configuration keys this transport declares (its own {@code viper.<scheme>.*} settings), so that
+     * {@link ViperConfig} accepts and validates them and {@code viper config} lists them. Keys core declares (such as
+     * {@link ViperConfig#TRANSFER_TIMEOUT_MS}) are read from there, not declared again.
      */
     default List<ConfigKey<?>> configKeys() {
         return List.of();

@@ -6,9 +6,9 @@ import java.util.Optional;
 /**
  * Producer side of a transport: serves staged checkpoints to consumers that hold a read lease.
  *
- * <p>Created by {@link TransportProvider#openServer}; owned and closed by the producer. {@code expose}
- * is called from the producer's background thread, {@code withdraw} from its withdrawal thread;
- * implementations serve requests on their own threads.
+ * <p>Created by {@link TransportProvider#openServer}; owned and closed by the producer. {@code expose} is called from
+ * the producer's background thread, {@code withdraw} from its withdrawal thread; implementations serve requests on
+ * their own threads.
  */
 public interface TransportServer extends AutoCloseable {
     /** Where consumers reach this server (the bound port resolved), e.g. {@code ucx://127.0.0.1:40123}. */
@@ -18,16 +18,16 @@ public interface TransportServer extends AutoCloseable {
     void expose(StagedCheckpoint staged);
 
     /**
-     * Stops serving that version and frees what {@link #expose} allocated or registered for it. Called
-     * once the version retired and every read lease on it is closed, before the staging cache
-     * recycles the buffer; from the moment it retired, {@link StagedCheckpoint#tryLease()} already
-     * refuses new leases, so no read can be running when this is called.
+     * Stops serving that version and frees what {@link #expose} allocated or registered for it. Called once the version
+     * retired and every read lease on it is closed, before the staging cache recycles the buffer; from the moment it
+     * retired, {@link StagedCheckpoint#tryLease()} already refuses new leases, so no read can be running when this is
+     * called.
      */
     void withdraw(StagedCheckpoint staged);
 
     /**
-     * Where this transport wants the producer's staging buffers to live, if anywhere special (UCX:
-     * memory it allocated and registered once). Default: none, the producer allocates its own.
+     * Where this transport wants the producer's staging buffers to live, if anywhere special (UCX: memory it allocated
+     * and registered once). Default: none, the producer allocates its own.
      */
     default Optional<StagingAllocator> stagingAllocator() {
         return Optional.empty();

@@ -15,9 +15,8 @@ import java.util.SequencedMap;
  * One version of a model: an ordered list of named tensors and string metadata.
  *
  * <p>Tensor order is data order: offsets are laid out contiguously in list order (each tensor's
- * {@link TensorInfo#offset()} is the sum of the lengths before it), as a safetensors file stores
- * them. A checkpoint does not own tensor memory (see {@link Tensor}); it is immutable and may be
- * shared between threads.
+ * {@link TensorInfo#offset()} is the sum of the lengths before it), as a safetensors file stores them. A checkpoint
+ * does not own tensor memory (see {@link Tensor}); it is immutable and may be shared between threads.
  */
 public final class Checkpoint {
     /** Metadata key for the training iteration that produced the checkpoint. */
@@ -46,7 +45,8 @@ public final class Checkpoint {
         Map<String, Tensor> index = new HashMap<>();
         long offset = 0;
         for (Tensor t : tensors) {
-            Tensor placed = t.info().offset() == offset ? t : new Tensor(t.info().withOffset(offset), t.data());
+            Tensor placed =
+                    t.info().offset() == offset ? t : new Tensor(t.info().withOffset(offset), t.data());
             if (index.putIfAbsent(t.name(), placed) != null) {
                 throw new ViperConfigException("checkpoint " + model + ": duplicate tensor name " + t.name());
             }
@@ -56,7 +56,8 @@ public final class Checkpoint {
         this.tensors = Collections.unmodifiableList(laidOut);
         this.byName = Collections.unmodifiableMap(index);
         LinkedHashMap<String, String> meta = new LinkedHashMap<>();
-        metadata.forEach((k, v) -> meta.put(Objects.requireNonNull(k, "metadata key"), Objects.requireNonNull(v, "metadata value of " + k)));
+        metadata.forEach((k, v) -> meta.put(
+                Objects.requireNonNull(k, "metadata key"), Objects.requireNonNull(v, "metadata value of " + k)));
         this.metadata = Collections.unmodifiableSequencedMap(meta);
         this.totalBytes = offset;
     }

@@ -6,23 +6,38 @@ import java.nio.ByteOrder;
 import java.util.Optional;
 
 /**
- * The element types of the safetensors format, with their byte size and an exact conversion of
- * one little-endian element to {@code double}.
+ * The element types of the safetensors format, with their byte size and an exact conversion of one little-endian
+ * element to {@code double}.
  *
- * <p>{@link #F8_E4M3} is the "fn" variant used by PyTorch's {@code float8_e4m3fn}: no infinities,
- * and S.1111.111 is NaN. {@link #F8_E5M2} follows IEEE rules (infinities and NaNs).
+ * <p>{@link #F8_E4M3} is the "fn" variant used by PyTorch's {@code float8_e4m3fn}: no infinities, and S.1111.111 is
+ * NaN. {@link #F8_E5M2} follows IEEE rules (infinities and NaNs).
  */
 public enum DType {
-    F64(8), F32(4), F16(2), BF16(2), F8_E4M3(1), F8_E5M2(1),
-    I64(8), I32(4), I16(2), I8(1),
-    U64(8), U32(4), U16(2), U8(1),
+    F64(8),
+    F32(4),
+    F16(2),
+    BF16(2),
+    F8_E4M3(1),
+    F8_E5M2(1),
+    I64(8),
+    I32(4),
+    I16(2),
+    I8(1),
+    U64(8),
+    U32(4),
+    U16(2),
+    U8(1),
     BOOL(1);
 
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+            ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfDouble LE_DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort LE_SHORT =
+            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfDouble LE_DOUBLE =
+            ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat LE_FLOAT =
+            ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int byteSize;
 
@@ -51,9 +66,9 @@ public enum DType {
     }
 
     /**
-     * Reads the element that starts at {@code byteOffset} in {@code segment} (little-endian) and
-     * returns its exact value as a double (U64 and I64 values above 2^53 are rounded to nearest).
-     * BOOL is 1 for any non-zero byte, else 0.
+     * Reads the element that starts at {@code byteOffset} in {@code segment} (little-endian) and returns its exact
+     * value as a double (U64 and I64 values above 2^53 are rounded to nearest). BOOL is 1 for any non-zero byte, else
+     * 0.
      */
     public double toDouble(MemorySegment segment, long byteOffset) {
         return switch (this) {

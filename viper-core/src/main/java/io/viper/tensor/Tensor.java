@@ -10,20 +10,20 @@ import java.util.Objects;
 /**
  * A named tensor: its {@link TensorInfo} and a read-only view of its little-endian bytes.
  *
- * <p>Ownership: a {@code Tensor} does not own its memory. The segment stays valid as long as its
- * owner does (the {@code SafetensorsFile} it was read from, the {@code ModelLease} it was taken
- * from, or the arena the caller allocated it in); using it afterwards throws
- * {@link IllegalStateException}. Any thread may read it while the owner is open.
+ * <p>Ownership: a {@code Tensor} does not own its memory. The segment stays valid as long as its owner does (the
+ * {@code SafetensorsFile} it was read from, the {@code ModelLease} it was taken from, or the arena the caller allocated
+ * it in); using it afterwards throws {@link IllegalStateException}. Any thread may read it while the owner is open.
  */
 public record Tensor(TensorInfo info, MemorySegment data) {
-    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat LE_FLOAT =
+            ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     public Tensor {
         Objects.requireNonNull(info, "info");
         Objects.requireNonNull(data, "data");
         if (data.byteSize() != info.length()) {
-            throw new ViperConfigException("tensor " + info.name() + ": segment has " + data.byteSize()
-                    + " bytes but " + info.dtype() + " x shape needs " + info.length());
+            throw new ViperConfigException("tensor " + info.name() + ": segment has " + data.byteSize() + " bytes but "
+                    + info.dtype() + " x shape needs " + info.length());
         }
         data = data.asReadOnly();
     }
@@ -34,13 +34,14 @@ public record Tensor(TensorInfo info, MemorySegment data) {
     }
 
     /**
-     * Copies {@code values} into a new off-heap F32 tensor allocated in {@code arena} (the arena owns
-     * the memory; close it to free it).
+     * Copies {@code values} into a new off-heap F32 tensor allocated in {@code arena} (the arena owns the memory; close
+     * it to free it).
      */
     public static Tensor ofFloats(String name, long[] shape, float[] values, Arena arena) {
         long n = TensorInfo.elementCount(shape);
         if (n != values.length) {
-            throw new ViperConfigException("tensor " + name + ": shape holds " + n + " elements but " + values.length + " values were given");
+            throw new ViperConfigException(
+                    "tensor " + name + ": shape holds " + n + " elements but " + values.length + " values were given");
         }
         MemorySegment seg = arena.allocate((long) values.length * 4, 8);
         MemorySegment.copy(values, 0, seg, LE_FLOAT, 0, values.length);

@@ -5,9 +5,9 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * A tensor without its bytes: name, element type, shape, and the byte range it occupies in the
- * data section of its checkpoint ({@code offset} from the start of the data, {@code length} bytes).
- * Immutable; the shape array is copied in and out.
+ * A tensor without its bytes: name, element type, shape, and the byte range it occupies in the data section of its
+ * checkpoint ({@code offset} from the start of the data, {@code length} bytes). Immutable; the shape array is copied in
+ * and out.
  */
 public record TensorInfo(String name, DType dtype, long[] shape, long offset, long length) {
 
@@ -18,11 +18,13 @@ public record TensorInfo(String name, DType dtype, long[] shape, long offset, lo
         shape = shape.clone();
         for (long d : shape) {
             if (d < 0) {
-                throw new ViperConfigException("tensor " + name + ": negative dimension in shape " + Arrays.toString(shape));
+                throw new ViperConfigException(
+                        "tensor " + name + ": negative dimension in shape " + Arrays.toString(shape));
             }
         }
         if (offset < 0 || length < 0) {
-            throw new ViperConfigException("tensor " + name + ": negative offset or length (" + offset + ", " + length + ")");
+            throw new ViperConfigException(
+                    "tensor " + name + ": negative offset or length (" + offset + ", " + length + ")");
         }
         long expected = byteSize(dtype, shape);
         if (expected != length) {
@@ -72,8 +74,12 @@ public record TensorInfo(String name, DType dtype, long[] shape, long offset, lo
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof TensorInfo t && name.equals(t.name) && dtype == t.dtype && Arrays.equals(shape, t.shape)
-                && offset == t.offset && length == t.length;
+        return o instanceof TensorInfo t
+                && name.equals(t.name)
+                && dtype == t.dtype
+                && Arrays.equals(shape, t.shape)
+                && offset == t.offset
+                && length == t.length;
     }
 
     @Override

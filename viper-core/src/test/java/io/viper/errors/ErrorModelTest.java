@@ -19,8 +19,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** The error model: each reason has one type, and the reason alone says whether to retry. */
 class ErrorModelTest {
     /** Reason, the type it is thrown as, and whether it is retriable; one row per reason. */
-    record Row(ViperException.Reason reason, Class<? extends ViperException> type, boolean retriable) {
-    }
+    record Row(ViperException.Reason reason, Class<? extends ViperException> type, boolean retriable) {}
 
     static final List<Row> TABLE = List.of(
             new Row(ViperException.Reason.FORMAT, ViperFormatException.class, false),
@@ -36,7 +35,10 @@ class ErrorModelTest {
             new Row(ViperException.Reason.CORRUPT, ViperCorruptDataException.class, true));
 
     static Row row(ViperException.Reason reason) {
-        return TABLE.stream().filter(r -> r.reason() == reason).findFirst().orElseThrow(() -> new AssertionError("no row for " + reason));
+        return TABLE.stream()
+                .filter(r -> r.reason() == reason)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no row for " + reason));
     }
 
     @Test
@@ -88,14 +90,16 @@ class ErrorModelTest {
         if (reason.isRetriable()) {
             assertTrue(new RetriableViperException(reason, "x").isRetriable());
         } else {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new RetriableViperException(reason, "x"));
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> new RetriableViperException(reason, "x"));
             assertTrue(e.getMessage().contains(reason.name()), e.getMessage());
         }
     }
 
     @Test
     void aFormatErrorBuiltFromAReasonKeepsItsWholeMessageAsTheProblem() {
-        ViperFormatException e = (ViperFormatException) ViperException.of(ViperException.Reason.FORMAT, "peer 1: manifest does not parse");
+        ViperFormatException e = (ViperFormatException)
+                ViperException.of(ViperException.Reason.FORMAT, "peer 1: manifest does not parse");
         assertEquals("", e.source());
         assertEquals("peer 1: manifest does not parse", e.problem());
         ViperFormatException named = new ViperFormatException("peer 1", "manifest does not parse");

@@ -17,20 +17,21 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Reads the main sources of every module: an exception built with a reason must be of the type
- * that reason is thrown as ({@link ViperException#of}), so that no throw site contradicts the model,
- * e.g. {@code new ViperException(Reason.CONFIG, ...)} that {@code catch (ViperConfigException)} misses.
+ * Reads the main sources of every module: an exception built with a reason must be of the type that reason is thrown as
+ * ({@link ViperException#of}), so that no throw site contradicts the model, e.g. {@code new
+ * ViperException(Reason.CONFIG, ...)} that {@code catch (ViperConfigException)} misses.
  */
 class ThrowSitesTest {
     /** {@code new ViperException(} or {@code new RetriableViperException(}, and its first argument. */
-    private static final Pattern CONSTRUCTION =
-            Pattern.compile("new\\s+(?:io\\.viper\\.errors\\.)?(ViperException|RetriableViperException)\\s*\\(\\s*([^,]*),");
+    private static final Pattern CONSTRUCTION = Pattern.compile(
+            "new\\s+(?:io\\.viper\\.errors\\.)?(ViperException|RetriableViperException)\\s*\\(\\s*([^,]*),");
+
     private static final Pattern REASON_CONSTANT =
             Pattern.compile("(?:(?:io\\.viper\\.errors\\.)?ViperException\\.)?Reason\\.([A-Z_]+)");
 
     /**
-     * Sites left on purpose, by file and count; the test fails when a count no longer matches, so that
-     * an entry goes once its file is fixed. None today.
+     * Sites left on purpose, by file and count; the test fails when a count no longer matches, so that an entry goes
+     * once its file is fixed. None today.
      */
     private static final Map<String, Integer> KNOWN = Map.of();
 
@@ -68,11 +69,14 @@ class ThrowSitesTest {
     private static String problem(String type, String firstArgument) {
         Matcher r = REASON_CONSTANT.matcher(firstArgument);
         if (!r.matches()) {
-            return "new " + type + "(" + firstArgument + ", ...): a reason that is not a constant goes through ViperException.of";
+            return "new " + type + "(" + firstArgument
+                    + ", ...): a reason that is not a constant goes through ViperException.of";
         }
         ViperException.Reason reason = ViperException.Reason.valueOf(r.group(1));
         String expected = ViperException.of(reason, "").getClass().getSimpleName();
-        return expected.equals(type) ? null : "new " + type + "(Reason." + reason + ", ...): " + reason + " is thrown as " + expected;
+        return expected.equals(type)
+                ? null
+                : "new " + type + "(Reason." + reason + ", ...): " + reason + " is thrown as " + expected;
     }
 
     private static int line(String text, int offset) {
@@ -83,7 +87,10 @@ class ThrowSitesTest {
         try (Stream<Path> all = Files.walk(root)) {
             return all.filter(p -> p.toString().endsWith(".java"))
                     .filter(p -> p.toString().replace('\\', '/').contains("/src/main/java/"))
-                    .filter(p -> !root.relativize(p).toString().replace('\\', '/').matches("(.*/)?(target|\\.git|node_modules)/.*"))
+                    .filter(p -> !root.relativize(p)
+                            .toString()
+                            .replace('\\', '/')
+                            .matches("(.*/)?(target|\\.git|node_modules)/.*"))
                     .sorted()
                     .toList();
         }
@@ -96,6 +103,7 @@ class ThrowSitesTest {
                 return p;
             }
         }
-        throw new UncheckedIOException(new IOException("no repository root above " + Path.of("").toAbsolutePath()));
+        throw new UncheckedIOException(
+                new IOException("no repository root above " + Path.of("").toAbsolutePath()));
     }
 }

@@ -30,18 +30,33 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Interoperability with an independent implementation: DJL 0.38.0's safetensors codec
- * ({@code NDList.encode(Encoding.SAFETENSORS)} and {@code NDList.decode}). DJL needs an
- * {@code NDManager} to hold arrays; no native engine is available in unit tests, so this uses DJL's
- * pure-Java {@link PassthroughNDManager}, whose arrays wrap a {@link ByteBuffer} as is. DJL's codec
- * supports F64, F32, F16, BF16, I64, I32, I8, U8 and BOOL, so those are the dtypes exchanged.
+ * ({@code NDList.encode(Encoding.SAFETENSORS)} and {@code NDList.decode}). DJL needs an {@code NDManager} to hold
+ * arrays; no native engine is available in unit tests, so this uses DJL's pure-Java {@link PassthroughNDManager}, whose
+ * arrays wrap a {@link ByteBuffer} as is. DJL's codec supports F64, F32, F16, BF16, I64, I32, I8, U8 and BOOL, so those
+ * are the dtypes exchanged.
  */
 class DjlInteropTest {
     private static final Map<DType, DataType> DJL_TYPES = Map.of(
-            DType.F64, DataType.FLOAT64, DType.F32, DataType.FLOAT32, DType.F16, DataType.FLOAT16,
-            DType.BF16, DataType.BFLOAT16, DType.I64, DataType.INT64, DType.I32, DataType.INT32,
-            DType.I8, DataType.INT8, DType.U8, DataType.UINT8, DType.BOOL, DataType.BOOLEAN);
-    private static final List<DType> SHARED = List.of(DType.F64, DType.F32, DType.F16, DType.BF16, DType.I64,
-            DType.I32, DType.I8, DType.U8, DType.BOOL);
+            DType.F64,
+            DataType.FLOAT64,
+            DType.F32,
+            DataType.FLOAT32,
+            DType.F16,
+            DataType.FLOAT16,
+            DType.BF16,
+            DataType.BFLOAT16,
+            DType.I64,
+            DataType.INT64,
+            DType.I32,
+            DataType.INT32,
+            DType.I8,
+            DataType.INT8,
+            DType.U8,
+            DataType.UINT8,
+            DType.BOOL,
+            DataType.BOOLEAN);
+    private static final List<DType> SHARED =
+            List.of(DType.F64, DType.F32, DType.F16, DType.BF16, DType.I64, DType.I32, DType.I8, DType.U8, DType.BOOL);
 
     @TempDir
     Path dir;

@@ -25,7 +25,9 @@ class SafetensorsFileLifecycleTest {
     private Path sample() {
         Path p = dir.resolve("s.safetensors");
         try (Arena arena = Arena.ofConfined()) {
-            SafetensorsWriter.write(p, List.of(Tensor.ofFloats("w", new long[] {2, 2}, new float[] {1, 2, 3, 4}, arena)),
+            SafetensorsWriter.write(
+                    p,
+                    List.of(Tensor.ofFloats("w", new long[] {2, 2}, new float[] {1, 2, 3, 4}, arena)),
                     Map.of("k", "v"));
         }
         return p;

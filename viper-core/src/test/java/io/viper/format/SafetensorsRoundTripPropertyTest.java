@@ -28,14 +28,43 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Random checkpoints (every dtype, scalars, zero-size dimensions, unicode names and metadata)
- * written then read back must be equal. Fixed seeds: a failure names its seed and replays exactly.
+ * Random checkpoints (every dtype, scalars, zero-size dimensions, unicode names and metadata) written then read back
+ * must be equal. Fixed seeds: a failure names its seed and replays exactly.
  */
 class SafetensorsRoundTripPropertyTest {
     private static final int CASES = 300;
     private static final String[] PIECES = {
-        "a", "b", "z", "0", "9", ".", "_", "-", "/", " ", "é", "ß", "中文", "Ω", "😀", "𝔘", "\"", "\\", "'", "\n", "\t",
-        "\u0000", "\u001f", "\u007f", "\u2028", "{", "}", "[", ":", ",", "__metadata__"
+        "a",
+        "b",
+        "z",
+        "0",
+        "9",
+        ".",
+        "_",
+        "-",
+        "/",
+        " ",
+        "é",
+        "ß",
+        "中文",
+        "Ω",
+        "😀",
+        "𝔘",
+        "\"",
+        "\\",
+        "'",
+        "\n",
+        "\t",
+        "\u0000",
+        "\u001f",
+        "\u007f",
+        "\u2028",
+        "{",
+        "}",
+        "[",
+        ":",
+        ",",
+        "__metadata__"
     };
 
     @TempDir
@@ -52,7 +81,8 @@ class SafetensorsRoundTripPropertyTest {
 
     @SuppressWarnings("EnumOrdinal") // a random dtype: any constant will do
     static Checkpoint randomCheckpoint(Random r, Arena arena) {
-        Checkpoint.Builder builder = Checkpoint.builder("model-" + r.nextInt(10)).version(r.nextInt(1000));
+        Checkpoint.Builder builder =
+                Checkpoint.builder("model-" + r.nextInt(10)).version(r.nextInt(1000));
         Set<String> names = new HashSet<>();
         int count = r.nextInt(7);
         while (names.size() < count) {
@@ -92,7 +122,10 @@ class SafetensorsRoundTripPropertyTest {
                 try (SafetensorsFile f = SafetensorsFile.open(p)) {
                     assertEquals(0, f.headerBytes() % 8, at + "header padding");
                     assertEquals(cp.totalBytes(), f.dataBytes(), at + "data bytes");
-                    assertEquals(List.copyOf(cp.metadata().entrySet()), List.copyOf(f.metadata().entrySet()), at + "metadata in order");
+                    assertEquals(
+                            List.copyOf(cp.metadata().entrySet()),
+                            List.copyOf(f.metadata().entrySet()),
+                            at + "metadata in order");
                     assertEquals(cp.tensors().size(), f.tensors().size(), at + "tensor count");
                     for (int i = 0; i < cp.tensors().size(); i++) {
                         Tensor want = cp.tensors().get(i);
@@ -104,7 +137,8 @@ class SafetensorsRoundTripPropertyTest {
                         // Writing what was read gives the same file, byte for byte.
                         Path again = dir.resolve("again-" + seed + ".safetensors");
                         SafetensorsWriter.write(again, f.checkpoint(cp.model(), cp.version()));
-                        assertArrayEquals(Files.readAllBytes(p), Files.readAllBytes(again), at + "rewrite is identical");
+                        assertArrayEquals(
+                                Files.readAllBytes(p), Files.readAllBytes(again), at + "rewrite is identical");
                     }
                 }
                 Files.delete(p);
@@ -136,7 +170,8 @@ class SafetensorsRoundTripPropertyTest {
                 Map<String, Object> header = new LinkedHashMap<>();
                 entries.forEach(e -> header.put(e.getKey(), e.getValue()));
                 byte[] head = json.writeValueAsBytes(header);
-                ByteBuffer file = ByteBuffer.allocate((int) (8 + head.length + cp.totalBytes())).order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer file = ByteBuffer.allocate((int) (8 + head.length + cp.totalBytes()))
+                        .order(ByteOrder.LITTLE_ENDIAN);
                 file.putLong(head.length).put(head);
                 for (Tensor t : cp.tensors()) {
                     file.put(t.data().asByteBuffer());
@@ -145,8 +180,16 @@ class SafetensorsRoundTripPropertyTest {
                 Files.write(p, file.array());
                 try (SafetensorsFile f = SafetensorsFile.open(p)) {
                     String at = "seed " + (1000 + seed) + " header " + new String(head, StandardCharsets.UTF_8) + ": ";
-                    assertEquals(cp.tensors().stream().filter(t -> t.byteSize() > 0).map(Tensor::name).toList(),
-                            f.tensors().stream().filter(t -> t.byteSize() > 0).map(Tensor::name).toList(), at + "data order");
+                    assertEquals(
+                            cp.tensors().stream()
+                                    .filter(t -> t.byteSize() > 0)
+                                    .map(Tensor::name)
+                                    .toList(),
+                            f.tensors().stream()
+                                    .filter(t -> t.byteSize() > 0)
+                                    .map(Tensor::name)
+                                    .toList(),
+                            at + "data order");
                     for (Tensor want : cp.tensors()) {
                         Tensor got = f.tensor(want.name());
                         assertEquals(want.info(), got.info(), at + want.name());

@@ -50,8 +50,22 @@ class SafetensorsTestdataTest {
 
     /** Bad files whose problem concerns one tensor: the message must name it. */
     static final Map<String, String> BAD_TENSOR = Map.of(
-            "truncated_data", "x", "overlap", "y", "hole", "y", "shape_mismatch", "x", "unknown_dtype", "x",
-            "negative_dim", "x", "missing_offsets", "x", "shape_overflow", "x");
+            "truncated_data",
+            "x",
+            "overlap",
+            "y",
+            "hole",
+            "y",
+            "shape_mismatch",
+            "x",
+            "unknown_dtype",
+            "x",
+            "negative_dim",
+            "x",
+            "missing_offsets",
+            "x",
+            "shape_overflow",
+            "x");
 
     @TestFactory
     Stream<DynamicTest> goodFilesMatchTheirExpectedJson() {
@@ -62,13 +76,16 @@ class SafetensorsTestdataTest {
     }
 
     private static void checkAgainstExpected(Path file) throws IOException {
-        JsonNode expected = JSON.readTree(file.resolveSibling(file.getFileName() + ".expected.json").toFile());
+        JsonNode expected = JSON.readTree(
+                file.resolveSibling(file.getFileName() + ".expected.json").toFile());
         try (SafetensorsFile f = SafetensorsFile.open(file)) {
             assertEquals(expected.get("header_bytes").longValue(), f.headerBytes(), "header_bytes");
             assertEquals(expected.get("data_bytes").longValue(), f.dataBytes(), "data_bytes");
             assertEquals(Files.size(file), f.fileBytes(), "file size");
             Map<String, String> meta = new LinkedHashMap<>();
-            expected.get("metadata").properties().forEach(e -> meta.put(e.getKey(), e.getValue().textValue()));
+            expected.get("metadata")
+                    .properties()
+                    .forEach(e -> meta.put(e.getKey(), e.getValue().textValue()));
             assertEquals(meta, f.metadata(), "metadata");
             JsonNode tensors = expected.get("tensors");
             assertEquals(tensors.size(), f.tensors().size(), "tensor count");
@@ -102,20 +119,28 @@ class SafetensorsTestdataTest {
         List<Path> files = TestData.safetensorsIn(dir);
         TreeSet<String> names = new TreeSet<>();
         files.forEach(p -> names.add(stem(p)));
-        assertEquals(new TreeSet<>(BAD_REASONS.keySet()), names, "every bad file has an expected reason and vice versa");
-        return files.stream().map(file -> dynamicTest(stem(file), () -> {
-            ViperFormatException e = assertThrows(ViperFormatException.class, () -> SafetensorsFile.open(file).close());
-            assertEquals(ViperException.Reason.FORMAT, e.reason());
-            assertEquals(file.toString(), e.source());
-            assertEquals(file + ": " + e.problem(), e.getMessage());
-            String problem = e.problem().toLowerCase(Locale.ROOT);
-            assertTrue(problem.contains(BAD_REASONS.get(stem(file))), "reason for " + stem(file) + ": " + e.problem());
-            assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
-            String tensor = BAD_TENSOR.get(stem(file));
-            if (tensor != null) {
-                assertTrue(e.problem().startsWith("tensor '" + tensor + "': "), "names the tensor: " + e.problem());
-            }
-        }));
+        assertEquals(
+                new TreeSet<>(BAD_REASONS.keySet()), names, "every bad file has an expected reason and vice versa");
+        return files.stream()
+                .map(file -> dynamicTest(stem(file), () -> {
+                    ViperFormatException e = assertThrows(
+                            ViperFormatException.class,
+                            () -> SafetensorsFile.open(file).close());
+                    assertEquals(ViperException.Reason.FORMAT, e.reason());
+                    assertEquals(file.toString(), e.source());
+                    assertEquals(file + ": " + e.problem(), e.getMessage());
+                    String problem = e.problem().toLowerCase(Locale.ROOT);
+                    assertTrue(
+                            problem.contains(BAD_REASONS.get(stem(file))),
+                            "reason for " + stem(file) + ": " + e.problem());
+                    assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+                    String tensor = BAD_TENSOR.get(stem(file));
+                    if (tensor != null) {
+                        assertTrue(
+                                e.problem().startsWith("tensor '" + tensor + "': "),
+                                "names the tensor: " + e.problem());
+                    }
+                }));
     }
 
     @Test
@@ -123,11 +148,15 @@ class SafetensorsTestdataTest {
         // Each keyword must identify its case: no keyword may appear in the message of another bad file.
         Path dir = TestData.root().resolve("safetensors").resolve("bad");
         for (Path file : TestData.safetensorsIn(dir)) {
-            String problem = assertThrows(ViperFormatException.class, () -> SafetensorsFile.open(file).close())
-                    .problem().toLowerCase(Locale.ROOT);
+            String problem = assertThrows(
+                            ViperFormatException.class,
+                            () -> SafetensorsFile.open(file).close())
+                    .problem()
+                    .toLowerCase(Locale.ROOT);
             BAD_REASONS.forEach((other, keyword) -> {
                 if (!other.equals(stem(file))) {
-                    assertFalse(problem.contains(keyword), stem(file) + " message also matches " + other + ": " + problem);
+                    assertFalse(
+                            problem.contains(keyword), stem(file) + " message also matches " + other + ": " + problem);
                 }
             });
         }

@@ -55,7 +55,8 @@ class SafetensorsValidationTest {
     }
 
     String refusal(Path p) {
-        ViperFormatException e = assertThrows(ViperFormatException.class, () -> SafetensorsFile.open(p).close());
+        ViperFormatException e = assertThrows(
+                ViperFormatException.class, () -> SafetensorsFile.open(p).close());
         assertEquals(p.toString(), e.source());
         assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
         return e.problem();
@@ -72,14 +73,23 @@ class SafetensorsValidationTest {
                 + "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[2,10]},"
                 + "\"b\":{\"dtype\":\"I16\",\"shape\":[],\"data_offsets\":[0,2]}}";
         try (SafetensorsFile f = SafetensorsFile.open(write(header, 12))) {
-            assertEquals(List.of("b", "a", "c"), f.tensors().stream().map(Tensor::name).toList());
-            assertEquals(List.of(0L, 2L, 10L), f.tensors().stream().map(t -> t.info().offset()).toList());
+            assertEquals(
+                    List.of("b", "a", "c"),
+                    f.tensors().stream().map(Tensor::name).toList());
+            assertEquals(
+                    List.of(0L, 2L, 10L),
+                    f.tensors().stream().map(t -> t.info().offset()).toList());
             assertEquals(List.of("z", "a"), List.copyOf(f.metadata().keySet()), "metadata keeps file order");
-            assertEquals((byte) 10, f.tensor("c").data().get(ValueLayout.JAVA_BYTE, 0), "c's bytes start at data offset 10");
-            assertEquals(2 | (3 << 8), f.tensor("a").data().get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0));
+            assertEquals(
+                    (byte) 10, f.tensor("c").data().get(ValueLayout.JAVA_BYTE, 0), "c's bytes start at data offset 10");
+            assertEquals(
+                    2 | (3 << 8),
+                    f.tensor("a").data().get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0));
             assertNull(f.tensor("missing"));
             Checkpoint cp = f.checkpoint("m", 3);
-            assertEquals(List.of("b", "a", "c"), cp.tensors().stream().map(Tensor::name).toList());
+            assertEquals(
+                    List.of("b", "a", "c"),
+                    cp.tensors().stream().map(Tensor::name).toList());
             assertEquals(12, cp.totalBytes());
             assertEquals(Map.of("z", "1", "a", "2"), cp.metadata());
             assertEquals(f.tensor("a").info(), cp.tensor("a").info());
@@ -92,7 +102,9 @@ class SafetensorsValidationTest {
                 + "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                 + "\"e1\":{\"dtype\":\"F64\",\"shape\":[3,0],\"data_offsets\":[4,4]}}";
         try (SafetensorsFile f = SafetensorsFile.open(write(header, 4))) {
-            assertEquals(List.of("x", "e2", "e1"), f.tensors().stream().map(Tensor::name).toList());
+            assertEquals(
+                    List.of("x", "e2", "e1"),
+                    f.tensors().stream().map(Tensor::name).toList());
         }
     }
 
@@ -107,47 +119,54 @@ class SafetensorsValidationTest {
             assertTrue(f.metadata().isEmpty());
         }
         // a zero dimension first keeps the running product at 0: no overflow, like the reference's checked fold
-        try (SafetensorsFile f = SafetensorsFile.open(write("{\"x\":{\"dtype\":\"U8\",\"shape\":[0,9223372036854775807,9223372036854775807],\"data_offsets\":[0,0]}}", 0))) {
+        try (SafetensorsFile f = SafetensorsFile.open(write(
+                "{\"x\":{\"dtype\":\"U8\",\"shape\":[0,9223372036854775807,9223372036854775807],\"data_offsets\":[0,0]}}",
+                0))) {
             assertEquals(0, f.tensor("x").info().elementCount());
         }
         // unknown fields in a tensor entry are ignored, as the reference's serde structs do
-        try (SafetensorsFile f = SafetensorsFile.open(write("{\"x\":{\"dtype\":\"BOOL\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":[1]}}", 1))) {
+        try (SafetensorsFile f = SafetensorsFile.open(
+                write("{\"x\":{\"dtype\":\"BOOL\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":[1]}}", 1))) {
             assertEquals(DType.BOOL, f.tensor("x").dtype());
         }
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
-        "leading space          | ` {}`                                        | not a json object",
-        "empty header           | ``                                           | header is empty",
-        "trailing content       | `{} x`                                       | not valid json",
-        "two objects            | `{}{}`                                       | not valid json",
-        "cut short              | `{\"x\": `                                  | not valid json",
-        "duplicate tensor       | `{\"x\":{},\"x\":{}}`                      | duplicate tensor name 'x'",
-        "duplicate key          | `{\"x\":{\"dtype\":\"F32\",\"dtype\":\"F32\"}}` | tensor 'x': duplicate key 'dtype'",
-        "duplicate meta key     | `{\"__metadata__\":{\"a\":\"1\",\"a\":\"2\"}}` | __metadata__: duplicate key 'a'",
-        "duplicate meta         | `{\"__metadata__\":{},\"__metadata__\":{}}` | duplicate __metadata__ entry",
-        "metadata array         | `{\"__metadata__\":[]}`                     | __metadata__ is an array, not an object of strings",
-        "entry not object       | `{\"x\":3}`                                  | tensor 'x': entry is a number",
-        "missing dtype          | `{\"x\":{\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': missing dtype",
-        "dtype number           | `{\"x\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': dtype is a number, not a string",
-        "lower-case dtype       | `{\"x\":{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': unknown dtype f32",
-        "missing shape          | `{\"x\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}` | tensor 'x': missing shape",
-        "fractional dim         | `{\"x\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,4]}}` | not a list of integers",
-        "shape string           | `{\"x\":{\"dtype\":\"F32\",\"shape\":\"1\",\"data_offsets\":[0,4]}}` | not a list of integers",
-        "huge dim               | `{\"x\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,4]}}` | overflows 64 bits",
-        "one offset             | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}` | not two non-negative integers",
-        "three offsets          | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}` | not two non-negative integers",
-        "negative offset        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}` | not two non-negative integers",
-        "float offset           | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.0]}}` | not two non-negative integers",
-        "huge offset            | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}` | past the end of any file",
-        "begin after end        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}}` | end before they begin",
-        "hole at start          | `{\"x\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}` | hole of 4 bytes after the start of the data",
-        "overflow before a zero  | `{\"x\":{\"dtype\":\"F32\",\"shape\":[9223372036854775807,9223372036854775807,0],\"data_offsets\":[0,0]}}` | overflows 64 bits",
-    })
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '`',
+            value = {
+                "leading space          | ` {}`                                        | not a json object",
+                "empty header           | ``                                           | header is empty",
+                "trailing content       | `{} x`                                       | not valid json",
+                "two objects            | `{}{}`                                       | not valid json",
+                "cut short              | `{\"x\": `                                  | not valid json",
+                "duplicate tensor       | `{\"x\":{},\"x\":{}}`                      | duplicate tensor name 'x'",
+                "duplicate key          | `{\"x\":{\"dtype\":\"F32\",\"dtype\":\"F32\"}}` | tensor 'x': duplicate key 'dtype'",
+                "duplicate meta key     | `{\"__metadata__\":{\"a\":\"1\",\"a\":\"2\"}}` | __metadata__: duplicate key 'a'",
+                "duplicate meta         | `{\"__metadata__\":{},\"__metadata__\":{}}` | duplicate __metadata__ entry",
+                "metadata array         | `{\"__metadata__\":[]}`                     | __metadata__ is an array, not an object of strings",
+                "entry not object       | `{\"x\":3}`                                  | tensor 'x': entry is a number",
+                "missing dtype          | `{\"x\":{\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': missing dtype",
+                "dtype number           | `{\"x\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': dtype is a number, not a string",
+                "lower-case dtype       | `{\"x\":{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': unknown dtype f32",
+                "missing shape          | `{\"x\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}` | tensor 'x': missing shape",
+                "fractional dim         | `{\"x\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,4]}}` | not a list of integers",
+                "shape string           | `{\"x\":{\"dtype\":\"F32\",\"shape\":\"1\",\"data_offsets\":[0,4]}}` | not a list of integers",
+                "huge dim               | `{\"x\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,4]}}` | overflows 64 bits",
+                "one offset             | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}` | not two non-negative integers",
+                "three offsets          | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}` | not two non-negative integers",
+                "negative offset        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}` | not two non-negative integers",
+                "float offset           | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.0]}}` | not two non-negative integers",
+                "huge offset            | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}` | past the end of any file",
+                "begin after end        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}}` | end before they begin",
+                "hole at start          | `{\"x\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}` | hole of 4 bytes after the start of the data",
+                "overflow before a zero  | `{\"x\":{\"dtype\":\"F32\",\"shape\":[9223372036854775807,9223372036854775807,0],\"data_offsets\":[0,0]}}` | overflows 64 bits",
+            })
     void refusesMalformedHeaders(String caseName, String header, String reason) throws IOException {
         String problem = refusal(header, 8);
-        assertTrue(problem.toLowerCase(Locale.ROOT).contains(reason.toLowerCase(Locale.ROOT)),
+        assertTrue(
+                problem.toLowerCase(Locale.ROOT).contains(reason.toLowerCase(Locale.ROOT)),
                 caseName + ": expected '" + reason + "' in: " + problem);
     }
 
@@ -164,9 +183,13 @@ class SafetensorsValidationTest {
         b.putLong(0, SafetensorsHeader.MAX_HEADER_BYTES);
         assertTrue(refusal(write("a.safetensors", b.array())).contains("points past the end"));
         b.putLong(0, SafetensorsHeader.MAX_HEADER_BYTES + 1);
-        assertEquals("header length 100000001 exceeds the limit of 100000000 bytes", refusal(write("b.safetensors", b.array())));
+        assertEquals(
+                "header length 100000001 exceeds the limit of 100000000 bytes",
+                refusal(write("b.safetensors", b.array())));
         b.putLong(0, -1L);
-        assertEquals("header length 18446744073709551615 exceeds the limit of 100000000 bytes", refusal(write("c.safetensors", b.array())));
+        assertEquals(
+                "header length 18446744073709551615 exceeds the limit of 100000000 bytes",
+                refusal(write("c.safetensors", b.array())));
         assertTrue(refusal(write("d.safetensors", new byte[0])).contains("too short: 0 bytes"));
     }
 
@@ -189,11 +212,19 @@ class SafetensorsValidationTest {
     @Test
     void aFifoIsRefusedWithoutBeingOpened() throws Exception {
         Path fifo = dir.resolve("pipe.safetensors");
-        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor(),
+                "mkfifo");
         // Opening a FIFO for reading blocks until a writer comes: a refusal that returns proves it was not opened.
-        ViperFormatException e = assertTimeoutPreemptively(Duration.ofSeconds(30),
+        ViperFormatException e = assertTimeoutPreemptively(
+                Duration.ofSeconds(30),
                 () -> assertThrows(ViperFormatException.class, () -> SafetensorsFile.open(fifo)));
-        assertEquals(fifo + ": is not a regular file (a pipe, socket or device), not a safetensors file", e.getMessage());
+        assertEquals(
+                fifo + ": is not a regular file (a pipe, socket or device), not a safetensors file", e.getMessage());
     }
 
     @Test

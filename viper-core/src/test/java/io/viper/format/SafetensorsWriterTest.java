@@ -47,42 +47,56 @@ class SafetensorsWriterTest {
         try (Arena arena = Arena.ofConfined()) {
             float[] values = {0, 1, 2, 3, 4, 5};
             Path p = dir.resolve("attn.safetensors");
-            SafetensorsWriter.write(p, List.of(Tensor.ofFloats("attn.0", new long[] {1, 2, 3}, values, arena)), Map.of());
-            assertArrayEquals(new int[] {
-                64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100,
-                116, 121, 112, 101, 34, 58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34,
-                58, 91, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102, 115,
-                101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0, 128, 63,
-                0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64}, unsigned(Files.readAllBytes(p)));
+            SafetensorsWriter.write(
+                    p, List.of(Tensor.ofFloats("attn.0", new long[] {1, 2, 3}, values, arena)), Map.of());
+            assertArrayEquals(
+                    new int[] {
+                        64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100, 116, 121,
+                        112, 101, 34, 58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 50,
+                        44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102, 115, 101, 116, 115, 34, 58, 91, 48, 44,
+                        50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0,
+                        160, 64
+                    },
+                    unsigned(Files.readAllBytes(p)));
 
             Path q = dir.resolve("aligned.safetensors");
-            SafetensorsWriter.write(q, List.of(Tensor.ofFloats("attn0", new long[] {1, 1, 2, 3}, values, arena)), Map.of());
-            assertArrayEquals(new int[] {
-                72, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 48, 34, 58, 123, 34, 100, 116,
-                121, 112, 101, 34, 58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58,
-                91, 49, 44, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102,
-                115, 101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 32, 32, 32, 32, 32,
-                32, 32, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0,
-                160, 64}, unsigned(Files.readAllBytes(q)));
+            SafetensorsWriter.write(
+                    q, List.of(Tensor.ofFloats("attn0", new long[] {1, 1, 2, 3}, values, arena)), Map.of());
+            assertArrayEquals(
+                    new int[] {
+                        72, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 48, 34, 58, 123, 34, 100, 116, 121, 112,
+                        101, 34, 58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 49, 44, 50,
+                        44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102, 115, 101, 116, 115, 34, 58, 91, 48, 44,
+                        50, 52, 93, 125, 125, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0,
+                        64, 64, 0, 0, 128, 64, 0, 0, 160, 64
+                    },
+                    unsigned(Files.readAllBytes(q)));
         }
         Path empty = dir.resolve("empty.safetensors");
         assertEquals(16, SafetensorsWriter.write(empty, List.of(), Map.of()));
-        assertArrayEquals(new int[] {8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32}, unsigned(Files.readAllBytes(empty)));
+        assertArrayEquals(
+                new int[] {8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32},
+                unsigned(Files.readAllBytes(empty)));
         Path meta = dir.resolve("meta.safetensors");
         SafetensorsWriter.write(meta, List.of(), Map.of("framework", "pt"));
-        assertArrayEquals(new int[] {
-            40, 0, 0, 0, 0, 0, 0, 0, 123, 34, 95, 95, 109, 101, 116, 97, 100, 97, 116, 97, 95,
-            95, 34, 58, 123, 34, 102, 114, 97, 109, 101, 119, 111, 114, 107, 34, 58, 34, 112,
-            116, 34, 125, 125, 32, 32, 32, 32, 32}, unsigned(Files.readAllBytes(meta)));
+        assertArrayEquals(
+                new int[] {
+                    40, 0, 0, 0, 0, 0, 0, 0, 123, 34, 95, 95, 109, 101, 116, 97, 100, 97, 116, 97, 95, 95, 34, 58, 123,
+                    34, 102, 114, 97, 109, 101, 119, 111, 114, 107, 34, 58, 34, 112, 116, 34, 125, 125, 32, 32, 32, 32,
+                    32
+                },
+                unsigned(Files.readAllBytes(meta)));
     }
 
     @Test
     void writesMetadataFirstTensorsInDataOrderAndPadsWithSpaces() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            Checkpoint cp = Checkpoint.builder("m").version(7)
+            Checkpoint cp = Checkpoint.builder("m")
+                    .version(7)
                     .add(Tensor.ofFloats("z.last-name-first", new long[] {3}, new float[] {1, 2, 3}, arena))
                     .add("a", DType.U8, new long[] {5}, arena.allocate(5))
-                    .metadata("viper.iteration", "120").metadata("ünï\"code\\", "✓ 𝔘")
+                    .metadata("viper.iteration", "120")
+                    .metadata("ünï\"code\\", "✓ 𝔘")
                     .build();
             Path p = dir.resolve("m.safetensors");
             long size = SafetensorsWriter.write(p, cp);
@@ -97,9 +111,12 @@ class SafetensorsWriterTest {
                 String trimmed = json.stripTrailing();
                 assertTrue(trimmed.endsWith("}"));
                 assertTrue(json.substring(trimmed.length()).chars().allMatch(c -> c == ' '), "padding is spaces");
-                assertEquals(List.of("z.last-name-first", "a"), f.tensors().stream().map(Tensor::name).toList());
+                assertEquals(
+                        List.of("z.last-name-first", "a"),
+                        f.tensors().stream().map(Tensor::name).toList());
                 assertEquals(cp.metadata(), f.metadata());
-                assertArrayEquals(new float[] {1, 2, 3}, f.tensor("z.last-name-first").toFloatArray());
+                assertArrayEquals(
+                        new float[] {1, 2, 3}, f.tensor("z.last-name-first").toFloatArray());
             }
         }
     }
@@ -115,7 +132,8 @@ class SafetensorsWriterTest {
             large.set(ValueLayout.JAVA_BYTE, big - 1, (byte) 0x5A);
             int[] ints = {1, -2, 3, Integer.MIN_VALUE};
             Tensor heapInts = Tensor.of("heap", DType.I32, new long[] {4}, MemorySegment.ofArray(ints));
-            Tensor heapBytes = Tensor.of("bytes", DType.I8, new long[] {3}, MemorySegment.ofArray(new byte[] {7, 8, 9}));
+            Tensor heapBytes =
+                    Tensor.of("bytes", DType.I8, new long[] {3}, MemorySegment.ofArray(new byte[] {7, 8, 9}));
             Tensor native_ = Tensor.of("large", DType.U8, new long[] {big}, large);
             double[] doubles = new double[100];
             Arrays.setAll(doubles, i -> i * 0.5 - 7);
@@ -127,7 +145,10 @@ class SafetensorsWriterTest {
                 assertEquals(-1L, f.tensor("heap").data().mismatch(MemorySegment.ofArray(ints)));
                 assertEquals(Integer.MIN_VALUE, (int) f.tensor("heap").getDouble(3));
                 assertEquals(9, (int) f.tensor("bytes").getDouble(2));
-                assertEquals(-1L, f.tensor("doubles").data().mismatch(MemorySegment.ofArray(doubles)), "a larger heap tensor after a small one");
+                assertEquals(
+                        -1L,
+                        f.tensor("doubles").data().mismatch(MemorySegment.ofArray(doubles)),
+                        "a larger heap tensor after a small one");
             }
         }
     }
@@ -144,15 +165,24 @@ class SafetensorsWriterTest {
     void refusesNamesTheFormatCannotHold() {
         Path p = dir.resolve("bad.safetensors");
         MemorySegment four = MemorySegment.ofArray(new byte[4]);
-        ViperConfigException reserved = assertThrows(ViperConfigException.class, () -> SafetensorsWriter.write(p,
-                List.of(Tensor.of("__metadata__", DType.U8, new long[] {4}, four)), Map.of()));
+        ViperConfigException reserved = assertThrows(
+                ViperConfigException.class,
+                () -> SafetensorsWriter.write(
+                        p, List.of(Tensor.of("__metadata__", DType.U8, new long[] {4}, four)), Map.of()));
         assertTrue(reserved.getMessage().contains("reserved"), reserved.getMessage());
-        ViperConfigException dup = assertThrows(ViperConfigException.class, () -> SafetensorsWriter.write(p,
-                List.of(Tensor.of("x", DType.U8, new long[] {4}, four), Tensor.of("x", DType.I32, new long[] {1}, four)), Map.of()));
+        ViperConfigException dup = assertThrows(
+                ViperConfigException.class,
+                () -> SafetensorsWriter.write(
+                        p,
+                        List.of(
+                                Tensor.of("x", DType.U8, new long[] {4}, four),
+                                Tensor.of("x", DType.I32, new long[] {1}, four)),
+                        Map.of()));
         assertTrue(dup.getMessage().contains("duplicate tensor name 'x'"), dup.getMessage());
         Map<String, String> huge = new LinkedHashMap<>();
         huge.put("k", "v".repeat((int) SafetensorsHeader.MAX_HEADER_BYTES));
-        ViperConfigException tooBig = assertThrows(ViperConfigException.class, () -> SafetensorsWriter.write(p, List.of(), huge));
+        ViperConfigException tooBig =
+                assertThrows(ViperConfigException.class, () -> SafetensorsWriter.write(p, List.of(), huge));
         assertTrue(tooBig.getMessage().contains("exceeds the limit"), tooBig.getMessage());
         assertFalse(Files.exists(p), "nothing written");
     }
@@ -160,11 +190,22 @@ class SafetensorsWriterTest {
     @Test
     void aFifoIsRefusedWithoutBeingOpenedAndLeftInPlace() throws Exception {
         Path fifo = dir.resolve("pipe.safetensors");
-        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor(),
+                "mkfifo");
         // Opening a FIFO for writing blocks until a reader comes: refused before opening.
-        ViperFormatException e = assertTimeoutPreemptively(Duration.ofSeconds(30),
-                () -> assertThrows(ViperFormatException.class, () -> SafetensorsWriter.write(fifo, List.of(), Map.of())));
-        assertEquals(fifo + ": is not a regular file (a pipe, socket or device), not a file to write a safetensors file over", e.getMessage());
+        ViperFormatException e = assertTimeoutPreemptively(
+                Duration.ofSeconds(30),
+                () -> assertThrows(
+                        ViperFormatException.class, () -> SafetensorsWriter.write(fifo, List.of(), Map.of())));
+        assertEquals(
+                fifo
+                        + ": is not a regular file (a pipe, socket or device), not a file to write a safetensors file over",
+                e.getMessage());
         assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the FIFO is left in place");
     }
 
@@ -184,14 +225,16 @@ class SafetensorsWriterTest {
     @Test
     void ioFailuresAreTypedAndLeaveNoPartialFile() {
         Path nowhere = dir.resolve("missing-dir").resolve("x.safetensors");
-        ViperException e = assertThrows(ViperException.class, () -> SafetensorsWriter.write(nowhere, List.of(), Map.of()));
+        ViperException e =
+                assertThrows(ViperException.class, () -> SafetensorsWriter.write(nowhere, List.of(), Map.of()));
         assertEquals(ViperException.Reason.IO, e.reason());
         assertTrue(e.getMessage().startsWith(nowhere.toString()), e.getMessage());
 
         // A path that is a directory: refused as no file to write over, and the directory is left alone.
         Path directory = dir.resolve("a-directory");
         assertDoesNotThrow(() -> Files.createDirectory(directory));
-        ViperException d = assertThrows(ViperFormatException.class, () -> SafetensorsWriter.write(directory, List.of(), Map.of()));
+        ViperException d =
+                assertThrows(ViperFormatException.class, () -> SafetensorsWriter.write(directory, List.of(), Map.of()));
         assertEquals(directory + ": is a directory, not a file to write a safetensors file over", d.getMessage());
         assertTrue(Files.isDirectory(directory), "not deleted");
 
@@ -231,15 +274,22 @@ class SafetensorsWriterTest {
         arena.close();
         assertThrows(IllegalStateException.class, () -> SafetensorsWriter.replace(p, List.of(ok, gone), Map.of()));
         assertArrayEquals(before, Files.readAllBytes(p), "memory gone midway");
-        ViperConfigException header = assertThrows(ViperConfigException.class,
-                () -> SafetensorsWriter.replace(p, List.of(Tensor.of("__metadata__", DType.U8, new long[] {8}, MemorySegment.ofArray(new byte[8]))),
+        ViperConfigException header = assertThrows(
+                ViperConfigException.class,
+                () -> SafetensorsWriter.replace(
+                        p,
+                        List.of(Tensor.of(
+                                "__metadata__", DType.U8, new long[] {8}, MemorySegment.ofArray(new byte[8]))),
                         Map.of()));
-        assertTrue(header.getMessage().startsWith(p + ": "), "names the file asked for, not the temporary one: " + header.getMessage());
+        assertTrue(
+                header.getMessage().startsWith(p + ": "),
+                "names the file asked for, not the temporary one: " + header.getMessage());
         assertArrayEquals(before, Files.readAllBytes(p), "a header refused");
         assertEquals(List.of(p), filesIn(dir), "no temporary file left");
 
         Path nowhere = dir.resolve("missing-dir").resolve("x.safetensors");
-        ViperException io = assertThrows(ViperException.class, () -> SafetensorsWriter.replace(nowhere, List.of(), Map.of()));
+        ViperException io =
+                assertThrows(ViperException.class, () -> SafetensorsWriter.replace(nowhere, List.of(), Map.of()));
         assertEquals(ViperException.Reason.IO, io.reason());
         assertTrue(io.getMessage().startsWith(nowhere + ": cannot write: "), io.getMessage());
     }
@@ -247,7 +297,8 @@ class SafetensorsWriterTest {
     @Test
     void replaceRefusesWhatIsNoRegularFile() throws Exception {
         Path directory = Files.createDirectory(dir.resolve("a-directory"));
-        ViperFormatException d = assertThrows(ViperFormatException.class, () -> SafetensorsWriter.replace(directory, List.of(), Map.of()));
+        ViperFormatException d = assertThrows(
+                ViperFormatException.class, () -> SafetensorsWriter.replace(directory, List.of(), Map.of()));
         assertEquals(directory + ": is a directory, not a file to replace with a safetensors file", d.getMessage());
         // A rename would put a file where the device was: /dev/full stands for any device.
         Path device = Files.createSymbolicLink(dir.resolve("device.safetensors"), Path.of("/dev/full"));

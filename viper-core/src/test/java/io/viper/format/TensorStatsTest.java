@@ -24,12 +24,15 @@ class TensorStatsTest {
 
     @Test
     void emptyTensorsHaveNoStats() {
-        assertTrue(TensorStats.of(Tensor.of("e", DType.F32, new long[] {3, 0}, MemorySegment.ofArray(new byte[0]))).isEmpty());
+        assertTrue(TensorStats.of(Tensor.of("e", DType.F32, new long[] {3, 0}, MemorySegment.ofArray(new byte[0])))
+                .isEmpty());
     }
 
     @Test
     void scalarsHaveOneElement() {
-        TensorStats s = TensorStats.of(Tensor.of("s", DType.I16, new long[] {}, MemorySegment.ofArray(new short[] {-7}))).orElseThrow();
+        TensorStats s = TensorStats.of(
+                        Tensor.of("s", DType.I16, new long[] {}, MemorySegment.ofArray(new short[] {-7})))
+                .orElseThrow();
         assertEquals(new TensorStats(1, -7, -7, -7), s);
     }
 
@@ -45,17 +48,22 @@ class TensorStatsTest {
         assertEquals(-3, s.min());
         assertEquals(Double.POSITIVE_INFINITY, s.max());
         assertEquals(Double.POSITIVE_INFINITY, s.mean());
-        TensorStats both = TensorStats.of(f64(Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY)).orElseThrow();
+        TensorStats both = TensorStats.of(f64(Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY))
+                .orElseThrow();
         assertTrue(Double.isNaN(both.mean()), "inf - inf is NaN, as in NumPy");
         assertEquals(Double.NEGATIVE_INFINITY, both.min());
     }
 
     @Test
     void unsignedAndBoolElements() {
-        TensorStats u64 = TensorStats.of(Tensor.of("u", DType.U64, new long[] {2}, MemorySegment.ofArray(new long[] {-1L, 0}))).orElseThrow();
+        TensorStats u64 = TensorStats.of(
+                        Tensor.of("u", DType.U64, new long[] {2}, MemorySegment.ofArray(new long[] {-1L, 0})))
+                .orElseThrow();
         assertEquals(0x1p64, u64.max());
         assertEquals(0.0, u64.min());
-        TensorStats bool = TensorStats.of(Tensor.of("b", DType.BOOL, new long[] {4}, MemorySegment.ofArray(new byte[] {0, 5, 1, 0}))).orElseThrow();
+        TensorStats bool = TensorStats.of(
+                        Tensor.of("b", DType.BOOL, new long[] {4}, MemorySegment.ofArray(new byte[] {0, 5, 1, 0})))
+                .orElseThrow();
         assertEquals(new TensorStats(4, 0, 1, 0.5), bool);
     }
 }

@@ -34,10 +34,16 @@ class ContentHashTest {
     @Test
     void parseHexRejectsMalformedTextWithAOneLineMessage() {
         String[] bad = {
-            "", "99aa06d3014798d86001c324468d497", "99aa06d3014798d86001c324468d497f0",
-            "99aa06d3014798d86001c324468d497g", " 99aa06d3014798d86001c324468d497", "0x9aa06d3014798d86001c324468d497f",
-            "99aa06d3014798d86001c324468d497\n", "99aa06d3014798d86001c324468d49\u0663\u0663", // Arabic-Indic digits
-            "99aa06d3014798d8-6001c324468d497", "line one\nline two\r\n and a very long tail that goes on and on and on"
+            "",
+            "99aa06d3014798d86001c324468d497",
+            "99aa06d3014798d86001c324468d497f0",
+            "99aa06d3014798d86001c324468d497g",
+            " 99aa06d3014798d86001c324468d497",
+            "0x9aa06d3014798d86001c324468d497f",
+            "99aa06d3014798d86001c324468d497\n",
+            "99aa06d3014798d86001c324468d49\u0663\u0663", // Arabic-Indic digits
+            "99aa06d3014798d8-6001c324468d497",
+            "line one\nline two\r\n and a very long tail that goes on and on and on"
         };
         for (String s : bad) {
             ViperFormatException e = assertThrows(ViperFormatException.class, () -> ContentHash.parseHex(s), s);

@@ -25,7 +25,8 @@ class Crc32cTest {
     @Test
     void knownValues() {
         // The check value of CRC-32C (RFC 3720's polynomial): "123456789".
-        assertEquals(0xe3069283, Crc32c.compute(MemorySegment.ofArray("123456789".getBytes(StandardCharsets.US_ASCII))));
+        assertEquals(
+                0xe3069283, Crc32c.compute(MemorySegment.ofArray("123456789".getBytes(StandardCharsets.US_ASCII))));
         assertEquals(0, Crc32c.compute(MemorySegment.ofArray(new byte[0])));
         assertEquals("e3069283", ContentHash.crc32c(0xe3069283).toHex());
         assertEquals(ContentHash.crc32c(0xe3069283), ContentHash.parseHex(HashAlgorithm.CRC32C, "E3069283"));
@@ -60,7 +61,10 @@ class Crc32cTest {
         for (int i = 0; i < 200; i++) {
             int cut = rnd.nextInt(b.length + 1);
             int end = cut + rnd.nextInt(b.length - cut + 1);
-            assertEquals(jdk(b, 0, end), Crc32c.combine(jdk(b, 0, cut), jdk(b, cut, end), end - cut), "cut at " + cut + " of " + end);
+            assertEquals(
+                    jdk(b, 0, end),
+                    Crc32c.combine(jdk(b, 0, cut), jdk(b, cut, end), end - cut),
+                    "cut at " + cut + " of " + end);
         }
         // Three pieces, and an empty second piece.
         int a = jdk(b, 0, 1000);
@@ -71,8 +75,12 @@ class Crc32cTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment zeros = arena.allocate(5L << 20);
             int z = Crc32c.compute(zeros);
-            assertEquals(Crc32c.compute(zeros), Crc32c.combine(Crc32c.compute(zeros.asSlice(0, 3L << 20)), Crc32c.compute(zeros.asSlice(3L << 20)),
-                    2L << 20));
+            assertEquals(
+                    Crc32c.compute(zeros),
+                    Crc32c.combine(
+                            Crc32c.compute(zeros.asSlice(0, 3L << 20)),
+                            Crc32c.compute(zeros.asSlice(3L << 20)),
+                            2L << 20));
             assertNotEquals(0, z);
         }
     }
@@ -81,12 +89,16 @@ class Crc32cTest {
     void algorithmsByName() {
         assertEquals(HashAlgorithm.CRC32C, HashAlgorithm.named("crc32c"));
         assertEquals(HashAlgorithm.XXH3_128, HashAlgorithm.named(" XXH3_128 "));
-        assertEquals("unknown hash algorithm 'md5' (use crc32c or xxh3_128)",
-                assertThrows(ViperConfigException.class, () -> HashAlgorithm.named("md5")).getMessage());
+        assertEquals(
+                "unknown hash algorithm 'md5' (use crc32c or xxh3_128)",
+                assertThrows(ViperConfigException.class, () -> HashAlgorithm.named("md5"))
+                        .getMessage());
         MemorySegment data = MemorySegment.ofArray("123456789".getBytes(StandardCharsets.US_ASCII));
         assertEquals(ContentHash.crc32c(0xe3069283), HashAlgorithm.CRC32C.hash(data));
         assertEquals(Xxh3.hash128(data), HashAlgorithm.XXH3_128.hash(data));
-        assertThrows(UnsupportedOperationException.class, () -> HashAlgorithm.XXH3_128.combine(Xxh3.hash128(data), Xxh3.hash128(data), 9));
+        assertThrows(
+                UnsupportedOperationException.class,
+                () -> HashAlgorithm.XXH3_128.combine(Xxh3.hash128(data), Xxh3.hash128(data), 9));
     }
 
     @Test

@@ -25,10 +25,14 @@ class ParallelHash64Test {
     @Test
     void matchesReferenceVectors() {
         try (Arena arena = Arena.ofConfined()) {
-            assertEquals("f290399b2f63a5a1", ParallelHash64.toHex(ParallelHash64.hash(MemorySegment.ofArray(new byte[0]))));
-            assertEquals("e985955b4e56a39e", ParallelHash64.toHex(ParallelHash64.hash(MemorySegment.ofArray(new byte[] {'a', 'b', 'c'}))));
+            assertEquals(
+                    "f290399b2f63a5a1", ParallelHash64.toHex(ParallelHash64.hash(MemorySegment.ofArray(new byte[0]))));
+            assertEquals(
+                    "e985955b4e56a39e",
+                    ParallelHash64.toHex(ParallelHash64.hash(MemorySegment.ofArray(new byte[] {'a', 'b', 'c'}))));
             assertEquals("2d9c53629b8b77ff", ParallelHash64.toHex(ParallelHash64.hash(bytes(arena, 100, i -> i))));
-            assertEquals("bbc7c389b771d984", ParallelHash64.toHex(ParallelHash64.hash(bytes(arena, 4101, i -> i % 251))));
+            assertEquals(
+                    "bbc7c389b771d984", ParallelHash64.toHex(ParallelHash64.hash(bytes(arena, 4101, i -> i % 251))));
         }
     }
 
@@ -40,7 +44,8 @@ class ParallelHash64Test {
             long acc = 0;
             // Any order of terms gives the same sum: what lets a GPU add them atomically.
             for (long i = 999; i >= 0; i--) {
-                acc += ParallelHash64.term(i, data.get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * 8));
+                acc += ParallelHash64.term(
+                        i, data.get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * 8));
             }
             acc += ParallelHash64.tailTerm(data.byteSize(), data.asSlice(8000));
             assertEquals(ParallelHash64.hash(data), ParallelHash64.finish(acc, data.byteSize()));

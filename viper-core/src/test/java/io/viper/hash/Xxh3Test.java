@@ -31,16 +31,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Checks {@link Xxh3} against hashes computed by xxHash's own {@code xxhsum -H2} (see
- * {@code gen-xxh128-vectors.sh} next to {@code xxh128-vectors.txt}), for every length class.
+ * Checks {@link Xxh3} against hashes computed by xxHash's own {@code xxhsum -H2} (see {@code gen-xxh128-vectors.sh}
+ * next to {@code xxh128-vectors.txt}), for every length class.
  */
 class Xxh3Test {
     /** length -> expected hash, in file order. */
     private static final Map<Integer, ContentHash> VECTORS = new LinkedHashMap<>();
+
     private static int maxLength;
     private static Arena arena;
     /** The test pattern at offset 0 (aligned) and at offset 3 (unaligned). */
     private static MemorySegment aligned;
+
     private static MemorySegment unaligned;
 
     @BeforeAll
@@ -106,8 +108,10 @@ class Xxh3Test {
     @Test
     void everyLengthClassIsCovered() {
         // 0, 1-3, 4-8, 9-16, 17-128, 129-240, and > 240 with partial stripes and blocks
-        for (int n : new int[] {0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 255, 256, 257, 1023, 1024, 1025,
-                1088, 1089, 4097, 65537, 1_000_003}) {
+        for (int n : new int[] {
+            0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 255, 256, 257, 1023, 1024, 1025, 1088, 1089, 4097, 65537,
+            1_000_003
+        }) {
             assertTrue(VECTORS.containsKey(n), "no vector for length " + n);
         }
     }
@@ -206,7 +210,8 @@ class Xxh3Test {
         new Random(7).nextBytes(contents);
         System.arraycopy(patternBytes(n), 0, contents, prefix, n);
         Files.write(file, contents);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); Arena a = Arena.ofConfined()) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                Arena a = Arena.ofConfined()) {
             MemorySegment region = ch.map(FileChannel.MapMode.READ_ONLY, prefix, n, a);
             assertEquals(VECTORS.get(n), Xxh3.hash128(region));
             Xxh3.Hasher h = new Xxh3.Hasher();

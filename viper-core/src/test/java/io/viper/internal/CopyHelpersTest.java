@@ -95,14 +95,18 @@ class CopyHelpersTest {
             AtomicInteger own = new AtomicInteger();
             AtomicInteger after = new AtomicInteger();
             AtomicBoolean offCaller = new AtomicBoolean();
-            new CopyHelpers(POOL, 2, 0, MIB).run(50, i -> {
-                if (Thread.currentThread() == caller) {
-                    own.incrementAndGet();
-                }
-            }, () -> {
-                offCaller.compareAndSet(false, Thread.currentThread() != caller);
-                after.incrementAndGet();
-            });
+            new CopyHelpers(POOL, 2, 0, MIB)
+                    .run(
+                            50,
+                            i -> {
+                                if (Thread.currentThread() == caller) {
+                                    own.incrementAndGet();
+                                }
+                            },
+                            () -> {
+                                offCaller.compareAndSet(false, Thread.currentThread() != caller);
+                                after.incrementAndGet();
+                            });
             assertFalse(offCaller.get());
             assertEquals(own.get(), after.get());
         }
@@ -114,12 +118,14 @@ class CopyHelpersTest {
         AtomicIntegerArray runs = new AtomicIntegerArray(10);
         IllegalStateException failure = new IllegalStateException("piece 3 failed");
         CopyHelpers alone = new CopyHelpers(POOL, 0, 0, MIB);
-        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> alone.run(10, i -> {
-            runs.incrementAndGet(i);
-            if (i == 3) {
-                throw failure;
-            }
-        }));
+        IllegalStateException thrown = assertThrows(
+                IllegalStateException.class,
+                () -> alone.run(10, i -> {
+                    runs.incrementAndGet(i);
+                    if (i == 3) {
+                        throw failure;
+                    }
+                }));
         assertSame(failure, thrown);
         for (int i = 0; i < 10; i++) {
             assertEquals(i <= 3 ? 1 : 0, runs.get(i), "piece " + i);
@@ -129,11 +135,13 @@ class CopyHelpersTest {
         IllegalStateException onHelper = new IllegalStateException("a helper's piece failed");
         CopyHelpers shared = new CopyHelpers(POOL, 1, 0, MIB);
         for (int round = 0; round < 20; round++) {
-            RuntimeException e = assertThrows(RuntimeException.class, () -> shared.run(4, i -> {
-                if (Thread.currentThread() != caller || i == 3) {
-                    throw onHelper;
-                }
-            }));
+            RuntimeException e = assertThrows(
+                    RuntimeException.class,
+                    () -> shared.run(4, i -> {
+                        if (Thread.currentThread() != caller || i == 3) {
+                            throw onHelper;
+                        }
+                    }));
             assertSame(onHelper, e);
         }
     }
@@ -153,7 +161,8 @@ class CopyHelpersTest {
     void onlyLargeCopiesOfMemoryOtherThreadsMayReadAreShared() {
         // Each source is its own memory; null stands for a source without any (a heap array).
         Function<MemorySegment, MemorySegment> memory = s -> s;
-        try (Arena shared = Arena.ofShared(); Arena confined = Arena.ofConfined()) {
+        try (Arena shared = Arena.ofShared();
+                Arena confined = Arena.ofConfined()) {
             List<MemorySegment> sharedTensors = List.of(shared.allocate(4 * MIB));
             List<MemorySegment> heapTensors = Collections.singletonList(null);
             List<MemorySegment> withConfined = List.of(shared.allocate(MIB), confined.allocate(MIB));
@@ -161,7 +170,9 @@ class CopyHelpersTest {
             assertTrue(helpers.shares(4 * MIB, sharedTensors, memory));
             assertTrue(helpers.shares(4 * MIB, heapTensors, memory));
             assertFalse(helpers.shares(MIB, sharedTensors, memory), "smaller than the least shared copy");
-            assertFalse(helpers.shares(4 * MIB, withConfined, memory), "a confined arena's memory is read by its owner only");
+            assertFalse(
+                    helpers.shares(4 * MIB, withConfined, memory),
+                    "a confined arena's memory is read by its owner only");
             assertFalse(CopyHelpers.NONE.shares(1L << 40, sharedTensors, memory), "no helpers");
             assertFalse(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES - 1, sharedTensors, memory));
             assertTrue(new CopyHelpers(POOL, 1).shares(CopyHelpers.MIN_BYTES, sharedTensors, memory));

@@ -46,13 +46,16 @@ class TensorHashesTest {
     }
 
     private static ContentHash[] sequential(List<TensorInfo> infos, HashAlgorithm a, MemorySegment data) {
-        return infos.stream().map(i -> a.hash(data.asSlice(i.offset(), i.length()))).toArray(ContentHash[]::new);
+        return infos.stream()
+                .map(i -> a.hash(data.asSlice(i.offset(), i.length())))
+                .toArray(ContentHash[]::new);
     }
 
     @ParameterizedTest
     @EnumSource(HashAlgorithm.class)
     void arrivalsInAnyOrderGiveTheHashesOfTheWholeTensors(HashAlgorithm a) {
-        List<TensorInfo> infos = layout(0, 100, TensorHashes.PIECE + 17, 3 * TensorHashes.PIECE, 5000, TensorHashes.PIECE);
+        List<TensorInfo> infos =
+                layout(0, 100, TensorHashes.PIECE + 17, 3 * TensorHashes.PIECE, 5000, TensorHashes.PIECE);
         long total = infos.getLast().offset() + infos.getLast().length();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment data = arena.allocate(total);
@@ -70,12 +73,14 @@ class TensorHashesTest {
             }
             Collections.shuffle(ranges, new Random(9));
             for (int workers = 1; workers <= 3; workers++) {
-                try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
+                try (TensorHashes h =
+                        new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
                     ranges.forEach(r -> h.arrived(r[0], r[1]));
                     assertArrayEquals(expected, h.await());
                 }
                 // Nothing reported: await hashes everything (with the pool's help).
-                try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
+                try (TensorHashes h =
+                        new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, workers)) {
                     assertArrayEquals(expected, h.await());
                 }
             }
@@ -83,9 +88,8 @@ class TensorHashesTest {
     }
 
     /**
-     * With the pieces of an earlier version, a piece reported known entirely takes its earlier hash
-     * (it is not hashed: the earlier version here has other bytes), and a piece with any byte
-     * reported arrived is hashed from the data.
+     * With the pieces of an earlier version, a piece reported known entirely takes its earlier hash (it is not hashed:
+     * the earlier version here has other bytes), and a piece with any byte reported arrived is hashed from the data.
      */
     @ParameterizedTest
     @EnumSource(HashAlgorithm.class)
@@ -107,14 +111,17 @@ class TensorHashesTest {
                 before = h.pieces();
             }
             // Everything known: the earlier hashes, although the bytes differ (nothing was hashed).
-            try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, 2, before)) {
+            try (TensorHashes h =
+                    new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, 2, before)) {
                 h.known(0, total);
                 assertArrayEquals(sequential(infos, a, earlier), h.await());
             }
-            // One byte in the second piece of t3 reported arrived, the rest known: t3 is hashed, the others keep theirs.
+            // One byte in the second piece of t3 reported arrived, the rest known: t3 is hashed, the others keep
+            // theirs.
             long t3 = infos.get(3).offset();
             long changed = t3 + TensorHashes.PIECE + 5;
-            try (TensorHashes h = new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, 2, before)) {
+            try (TensorHashes h =
+                    new TensorHashes(infos, Collections.nCopies(infos.size(), a), data, POOL, 2, before)) {
                 h.known(0, changed);
                 h.arrived(changed, 1);
                 h.known(changed + 1, total - changed - 1);
@@ -122,7 +129,10 @@ class TensorHashesTest {
                 ContentHash[] old = sequential(infos, a, earlier);
                 for (int t = 0; t < infos.size(); t++) {
                     if (t == 3 && !a.combinable()) {
-                        assertEquals(a.hash(data.asSlice(t3, infos.get(3).length())), got[t], "xxh3_128 hashes the whole tensor again");
+                        assertEquals(
+                                a.hash(data.asSlice(t3, infos.get(3).length())),
+                                got[t],
+                                "xxh3_128 hashes the whole tensor again");
                     } else if (t != 3) {
                         assertEquals(old[t], got[t], "tensor " + t + " keeps its earlier hash");
                     }
@@ -130,8 +140,13 @@ class TensorHashesTest {
                 if (a.combinable()) {
                     // Piece 1 of t3 is hashed from the data, pieces 0 and 2 keep the earlier hashes.
                     // (pieces in data order: t0, t1, t2's two, then t3's three at 4, 5, 6)
-                    ContentHash expected = a.combine(a.combine(before[4], a.hash(data.asSlice(t3 + TensorHashes.PIECE, TensorHashes.PIECE)),
-                            TensorHashes.PIECE), before[6], TensorHashes.PIECE);
+                    ContentHash expected = a.combine(
+                            a.combine(
+                                    before[4],
+                                    a.hash(data.asSlice(t3 + TensorHashes.PIECE, TensorHashes.PIECE)),
+                                    TensorHashes.PIECE),
+                            before[6],
+                            TensorHashes.PIECE);
                     assertEquals(expected, got[3]);
                 }
             }
@@ -148,7 +163,8 @@ class TensorHashesTest {
         List<TensorInfo> infos = layout(16_384, 4096);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocate(20_480);
-            try (TensorHashes h = new TensorHashes(infos, List.of(HashAlgorithm.CRC32C, HashAlgorithm.CRC32C), data, counting, 2)) {
+            try (TensorHashes h =
+                    new TensorHashes(infos, List.of(HashAlgorithm.CRC32C, HashAlgorithm.CRC32C), data, counting, 2)) {
                 h.arrived(0, 20_480);
                 assertArrayEquals(sequential(infos, HashAlgorithm.CRC32C, data), h.await());
             }

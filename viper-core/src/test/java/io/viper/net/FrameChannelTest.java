@@ -29,7 +29,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Both ends of a loopback connection, one a {@link FrameChannel} and the other a plain blocking socket playing the peer. */
+/**
+ * Both ends of a loopback connection, one a {@link FrameChannel} and the other a plain blocking socket playing the
+ * peer.
+ */
 class FrameChannelTest {
     private static final FrameChannel.Limits LIMITS = new FrameChannel.Limits(1, 64, Duration.ofMillis(300));
 
@@ -80,7 +83,8 @@ class FrameChannelTest {
         for (int i = 0; i < raw.length; i++) {
             raw[i] = (byte) i;
         }
-        ByteBuffer reply = ByteBuffer.allocate(9 + raw.length).put(frame("GRANT")).put(raw).flip();
+        ByteBuffer reply =
+                ByteBuffer.allocate(9 + raw.length).put(frame("GRANT")).put(raw).flip();
         while (reply.hasRemaining()) {
             peer.write(reply);
         }
@@ -89,25 +93,31 @@ class FrameChannelTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dst = arena.allocate(raw.length);
             channel.readFully(dst.asByteBuffer(), FrameChannel.NO_DEADLINE);
-            assertArrayEquals(raw, dst.toArray(ValueLayout.JAVA_BYTE), "no byte of the raw part was read ahead with the frame");
+            assertArrayEquals(
+                    raw, dst.toArray(ValueLayout.JAVA_BYTE), "no byte of the raw part was read ahead with the frame");
         }
     }
 
     @Test
     void framesOutsideTheLimitsAreRefusedBeforeTheirBody() throws IOException {
         peerWrites(ByteBuffer.allocate(4).putInt(65).array());
-        assertEquals("frame length 65 outside 1..64",
-                assertThrows(ProtocolException.class, () -> channel.readFrame(FrameChannel.NO_DEADLINE)).getMessage());
-        assertThrows(IllegalArgumentException.class, () -> channel.writeFrame(ByteBuffer.allocate(0), FrameChannel.NO_DEADLINE));
+        assertEquals(
+                "frame length 65 outside 1..64",
+                assertThrows(ProtocolException.class, () -> channel.readFrame(FrameChannel.NO_DEADLINE))
+                        .getMessage());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> channel.writeFrame(ByteBuffer.allocate(0), FrameChannel.NO_DEADLINE));
     }
 
     @Test
     void aPeerThatStallsOrMissesTheDeadlineFailsTheRead() throws IOException {
         peerWrites(new byte[] {0, 0, 0, 8, 1, 2}); // six of the twelve bytes of a frame, then nothing
-        SocketTimeoutException stall = assertThrows(SocketTimeoutException.class, () -> channel.readFrame(FrameChannel.NO_DEADLINE));
+        SocketTimeoutException stall =
+                assertThrows(SocketTimeoutException.class, () -> channel.readFrame(FrameChannel.NO_DEADLINE));
         assertEquals("no progress for 300 ms while receiving", stall.getMessage());
-        SocketTimeoutException late = assertThrows(SocketTimeoutException.class,
-                () -> channel.readFully(ByteBuffer.allocate(1), System.nanoTime()));
+        SocketTimeoutException late = assertThrows(
+                SocketTimeoutException.class, () -> channel.readFully(ByteBuffer.allocate(1), System.nanoTime()));
         assertEquals("deadline passed while receiving", late.getMessage());
     }
 
@@ -154,10 +164,12 @@ class FrameChannelTest {
     @Test
     void awaitWhileReturnsWhenWokenAfterTheWorkIsDone() throws Exception {
         AtomicBoolean busy = new AtomicBoolean(true);
-        CompletableFuture<Void> worker = CompletableFuture.runAsync(() -> {
-            busy.set(false);
-            channel.wakeup();
-        }, CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+        CompletableFuture<Void> worker = CompletableFuture.runAsync(
+                () -> {
+                    busy.set(false);
+                    channel.wakeup();
+                },
+                CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
         channel.awaitWhile(busy::get, deadlineIn(30_000));
         assertFalse(busy.get());
         worker.join();
@@ -165,8 +177,10 @@ class FrameChannelTest {
 
     @Test
     void awaitWhileFailsWhenThePeerSpeaksClosesOrTheDeadlinePasses() throws IOException {
-        assertEquals("deadline passed while waiting",
-                assertThrows(SocketTimeoutException.class, () -> channel.awaitWhile(() -> true, deadlineIn(50))).getMessage());
+        assertEquals(
+                "deadline passed while waiting",
+                assertThrows(SocketTimeoutException.class, () -> channel.awaitWhile(() -> true, deadlineIn(50)))
+                        .getMessage());
         peerWrites(new byte[] {1});
         assertThrows(ProtocolException.class, () -> channel.awaitWhile(() -> true, FrameChannel.NO_DEADLINE));
     }
@@ -187,7 +201,8 @@ class FrameChannelTest {
     @Test
     void connectingWhereNobodyListensFails() throws IOException {
         InetSocketAddress free;
-        try (ServerSocketChannel s = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        try (ServerSocketChannel s =
+                ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
             free = (InetSocketAddress) s.getLocalAddress();
         }
         assertThrows(ConnectException.class, () -> FrameChannel.connect(free, deadlineIn(10_000), LIMITS));
@@ -199,7 +214,10 @@ class FrameChannelTest {
             channel.writeFrame(ByteBuffer.wrap(new byte[] {42}), deadlineIn(10_000));
             assertEquals(42, server.readFrame(FrameChannel.NO_DEADLINE).get());
             server.writeFrame(ByteBuffer.allocate(0), FrameChannel.NO_DEADLINE);
-            assertThrows(ProtocolException.class, () -> channel.readFrame(deadlineIn(10_000)), "an empty frame is below this side's minimum");
+            assertThrows(
+                    ProtocolException.class,
+                    () -> channel.readFrame(deadlineIn(10_000)),
+                    "an empty frame is below this side's minimum");
         }
     }
 }

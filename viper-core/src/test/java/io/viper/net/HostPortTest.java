@@ -15,24 +15,38 @@ class HostPortTest {
     @Test
     void parsesHostAndPort() {
         assertEquals(new HostPort("127.0.0.1", 7000), HostPort.parse(URI.create("tcp://127.0.0.1:7000"), "tcp", false));
-        assertEquals(new HostPort("node-3.cluster", 1), HostPort.parse(URI.create("UCX://node-3.cluster:1"), "ucx", false));
+        assertEquals(
+                new HostPort("node-3.cluster", 1), HostPort.parse(URI.create("UCX://node-3.cluster:1"), "ucx", false));
         assertEquals(new HostPort("::1", 0), HostPort.parse(URI.create("embedded://[::1]:0"), "embedded", true));
     }
 
     @Test
     void refusesEverythingButSchemeHostPortInOneLineQuotingTheUri() {
-        for (String bad : List.of("tcp://127.0.0.1:0", "ucx://127.0.0.1", "ucx://127.0.0.1:70000", "ucx://127.0.0.1:1/",
-                "ucx://127.0.0.1:1/path", "ucx://user@127.0.0.1:1", "ucx:opaque", "ucx://127.0.0.1:1?x=1", "ucx://127.0.0.1:1#f",
-                "ucx:///just/a/path", "ucx://127.0.0.1:0")) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create(bad), "ucx", false), bad);
+        for (String bad : List.of(
+                "tcp://127.0.0.1:0",
+                "ucx://127.0.0.1",
+                "ucx://127.0.0.1:70000",
+                "ucx://127.0.0.1:1/",
+                "ucx://127.0.0.1:1/path",
+                "ucx://user@127.0.0.1:1",
+                "ucx:opaque",
+                "ucx://127.0.0.1:1?x=1",
+                "ucx://127.0.0.1:1#f",
+                "ucx:///just/a/path",
+                "ucx://127.0.0.1:0")) {
+            ViperConfigException e =
+                    assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create(bad), "ucx", false), bad);
             assertTrue(e.getMessage().startsWith("'" + bad + "' "), e.getMessage());
             assertTrue(e.getMessage().endsWith("(expected ucx://host:port)"), e.getMessage());
             assertFalse(e.getMessage().contains("\n"), e.getMessage());
         }
-        ViperConfigException missing = assertThrows(ViperConfigException.class, () -> HostPort.parse(null, "tcp", true));
+        ViperConfigException missing =
+                assertThrows(ViperConfigException.class, () -> HostPort.parse(null, "tcp", true));
         assertEquals("tcp:// URI is missing (expected tcp://host:port; port 0 picks a free one)", missing.getMessage());
-        assertEquals("'tcp://h:70000' has port 70000 out of range 0-65535 (expected tcp://host:port; port 0 picks a free one)",
-                assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create("tcp://h:70000"), "tcp", true)).getMessage());
+        assertEquals(
+                "'tcp://h:70000' has port 70000 out of range 0-65535 (expected tcp://host:port; port 0 picks a free one)",
+                assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create("tcp://h:70000"), "tcp", true))
+                        .getMessage());
     }
 
     @Test
@@ -45,11 +59,16 @@ class HostPortTest {
             {"embedded://bad_host", "has no valid host name ('bad_host')"},
             {"embedded://:7800", "has no host"},
         }) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create(c[0]), "embedded", true), c[0]);
-            assertEquals("'" + c[0] + "' " + c[1] + " (expected embedded://host:port; port 0 picks a free one)", e.getMessage());
+            ViperConfigException e = assertThrows(
+                    ViperConfigException.class, () -> HostPort.parse(URI.create(c[0]), "embedded", true), c[0]);
+            assertEquals(
+                    "'" + c[0] + "' " + c[1] + " (expected embedded://host:port; port 0 picks a free one)",
+                    e.getMessage());
         }
-        assertEquals("'tcp://h:-1' has port -1 out of range 1-65535 (expected tcp://host:port)",
-                assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create("tcp://h:-1"), "tcp", false)).getMessage());
+        assertEquals(
+                "'tcp://h:-1' has port -1 out of range 1-65535 (expected tcp://host:port)",
+                assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create("tcp://h:-1"), "tcp", false))
+                        .getMessage());
     }
 
     @Test
@@ -63,7 +82,8 @@ class HostPortTest {
         assertEquals("[::1]:9", new HostPort("::1", 9).toString());
         assertEquals(loop, loop.advertised(), "a concrete host stays as given");
         assertFalse(new HostPort("0.0.0.0", 5).advertised().host().equals("0.0.0.0"));
-        ViperConfigException unknown = assertThrows(ViperConfigException.class, () -> new HostPort("no-such-host.invalid", 1).resolve());
+        ViperConfigException unknown =
+                assertThrows(ViperConfigException.class, () -> new HostPort("no-such-host.invalid", 1).resolve());
         assertTrue(unknown.getMessage().contains("no-such-host.invalid"), unknown.getMessage());
     }
 }

@@ -14,18 +14,18 @@ import io.viper.manifest.TensorEntry;
 import io.viper.manifest.Tier;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
-import java.nio.charset.StandardCharsets;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The delivery rules every notifier shares, on a feed whose threads are the test's own: what a
- * subscription gets, what is skipped and told, what a source that sends only followed models is told.
+ * The delivery rules every notifier shares, on a feed whose threads are the test's own: what a subscription gets, what
+ * is skipped and told, what a source that sends only followed models is told.
  */
 class AnnouncementFeedTest {
     private static final System.Logger LOG = System.getLogger(AnnouncementFeedTest.class.getName());
@@ -34,7 +34,8 @@ class AnnouncementFeedTest {
     private final List<Runnable> dispatched = new ArrayList<>();
 
     private AnnouncementFeed feed(AnnouncementFeed.Demand demand) {
-        return demand == null ? new AnnouncementFeed("feed", LOG, Runnable::run, Runnable::run)
+        return demand == null
+                ? new AnnouncementFeed("feed", LOG, Runnable::run, Runnable::run)
                 : new AnnouncementFeed("feed", LOG, Runnable::run, Runnable::run, demand);
     }
 
@@ -43,8 +44,15 @@ class AnnouncementFeedTest {
         for (String l : locations) {
             locs.add(new Location(URI.create(l), Tier.HOST));
         }
-        return new Manifest(model, version, "feed-test", 1L, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2}, 0, 8), new ContentHash(version, 7))), locs);
+        return new Manifest(
+                model,
+                version,
+                "feed-test",
+                1L,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(
+                        new TensorInfo("w", DType.F32, new long[] {2}, 0, 8), new ContentHash(version, 7))),
+                locs);
     }
 
     private static byte[] encoded(String model, long version, String... locations) {
@@ -63,7 +71,8 @@ class AnnouncementFeedTest {
 
         @Override
         public void onManifest(Manifest m) {
-            events.add("v" + m.version() + (m.locations().size() > 1 ? " with " + m.locations().size() + " locations" : ""));
+            events.add("v" + m.version()
+                    + (m.locations().size() > 1 ? " with " + m.locations().size() + " locations" : ""));
         }
 
         @Override
@@ -113,8 +122,12 @@ class AnnouncementFeedTest {
         feed.offer("m", encoded("x", 4, "tcp://h:1"), null, "record 6");
         feed.offer("m", encoded("m", 1, "tcp://h:1"), null, "record 7");
         assertEquals(3, heard.events.size(), heard.events.toString());
-        assertTrue(heard.events.get(0).startsWith("problem: feed: skipped record 5: manifest is not valid JSON"), heard.events.get(0));
-        assertTrue(heard.events.get(1).contains("record 6") && heard.events.get(1).contains("does not match"), heard.events.get(1));
+        assertTrue(
+                heard.events.get(0).startsWith("problem: feed: skipped record 5: manifest is not valid JSON"),
+                heard.events.get(0));
+        assertTrue(
+                heard.events.get(1).contains("record 6") && heard.events.get(1).contains("does not match"),
+                heard.events.get(1));
         assertEquals("v1", heard.events.get(2));
     }
 

@@ -13,7 +13,9 @@ import org.junit.jupiter.api.Test;
 class ProvidersTest {
     @Test
     void providersAreLoadedOnceAndShared() {
-        assertSame(Providers.transport("mem").orElseThrow(), Providers.transport("MEM").orElseThrow());
+        assertSame(
+                Providers.transport("mem").orElseThrow(),
+                Providers.transport("MEM").orElseThrow());
         assertSame(Providers.notifier("mem"), Providers.notifier("mem"));
         assertSame(Providers.gpu().orElseThrow(), Providers.gpu().orElseThrow());
         assertSame(Providers.transports(), Providers.transports());
@@ -26,7 +28,9 @@ class ProvidersTest {
             assertTrue(Providers.gpu().orElseThrow().unavailableReason().isPresent());
             FakeGpuProvider.enable(1 << 20);
             assertEquals("fake", Providers.gpu().orElseThrow().name());
-            assertTrue(Providers.gpu().orElseThrow().unavailableReason().isEmpty(), "the cached provider reports the new state");
+            assertTrue(
+                    Providers.gpu().orElseThrow().unavailableReason().isEmpty(),
+                    "the cached provider reports the new state");
         } finally {
             FakeGpuProvider.disable();
         }
@@ -38,7 +42,9 @@ class ProvidersTest {
         for (int i = 1; i < all.size(); i++) {
             TransportProvider a = all.get(i - 1);
             TransportProvider b = all.get(i);
-            assertTrue(a.tier().compareTo(b.tier()) < 0 || (a.tier() == b.tier() && a.priority() <= b.priority()), a.scheme() + " before " + b.scheme());
+            assertTrue(
+                    a.tier().compareTo(b.tier()) < 0 || (a.tier() == b.tier() && a.priority() <= b.priority()),
+                    a.scheme() + " before " + b.scheme());
         }
         assertThrows(UnsupportedOperationException.class, () -> all.remove(0));
     }

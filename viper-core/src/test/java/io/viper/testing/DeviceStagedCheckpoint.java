@@ -8,15 +8,15 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
 /**
- * A {@link TestStagedCheckpoint} whose version is also staged in GPU memory, as the producer's GPU
- * staging leaves it: {@link #device()} is {@code deviceCopy}. Owns both and closes them, the device
- * buffer first. The device bytes are whatever the caller put there (a test may make them differ
- * from the host bytes to see which copy a transport served).
+ * A {@link TestStagedCheckpoint} whose version is also staged in GPU memory, as the producer's GPU staging leaves it:
+ * {@link #device()} is {@code deviceCopy}. Owns both and closes them, the device buffer first. The device bytes are
+ * whatever the caller put there (a test may make them differ from the host bytes to see which copy a transport served).
  *
- * @param host       the host copy, leases and manifest
+ * @param host the host copy, leases and manifest
  * @param deviceCopy the GPU staging copy
  */
-public record DeviceStagedCheckpoint(TestStagedCheckpoint host, DeviceBuffer deviceCopy) implements StagedCheckpoint, AutoCloseable {
+public record DeviceStagedCheckpoint(TestStagedCheckpoint host, DeviceBuffer deviceCopy)
+        implements StagedCheckpoint, AutoCloseable {
     @Override
     public String model() {
         return host.model();

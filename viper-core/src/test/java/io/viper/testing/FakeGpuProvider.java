@@ -16,10 +16,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A GPU provider whose "device memory" is native host memory (a device pointer is the address), for
- * testing the GPU paths of the producer and consumer without a GPU. Disabled by default (then it
- * reports "no CUDA driver/device: fake GPU disabled", so real providers win); tests call
- * {@link #enable(long)} and {@link #disable()}. One device, 0.
+ * A GPU provider whose "device memory" is native host memory (a device pointer is the address), for testing the GPU
+ * paths of the producer and consumer without a GPU. Disabled by default (then it reports "no CUDA driver/device: fake
+ * GPU disabled", so real providers win); tests call {@link #enable(long)} and {@link #disable()}. One device, 0.
  */
 public final class FakeGpuProvider implements GpuProvider {
     private static final AtomicBoolean ENABLED = new AtomicBoolean();
@@ -96,7 +95,8 @@ public final class FakeGpuProvider implements GpuProvider {
         }
         if (USED.addAndGet(bytes) > CAPACITY.get()) {
             USED.addAndGet(-bytes);
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cuMemAlloc of " + bytes + " bytes failed: out of memory");
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, "cuMemAlloc of " + bytes + " bytes failed: out of memory");
         }
         Arena arena = Arena.ofShared();
         long address = arena.allocate(bytes, 256).address();
@@ -159,7 +159,9 @@ public final class FakeGpuProvider implements GpuProvider {
             throw new IllegalArgumentException("only native memory can be pinned, not a heap segment");
         }
         if (REFUSE_PINNING.get()) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cuMemHostRegister of " + host.byteSize() + " bytes failed: CUDA_ERROR_OUT_OF_MEMORY");
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    "cuMemHostRegister of " + host.byteSize() + " bytes failed: CUDA_ERROR_OUT_OF_MEMORY");
         }
         PINNED.addAndGet(host.byteSize());
         return PinnedHost.of(host, () -> PINNED.addAndGet(-host.byteSize()));

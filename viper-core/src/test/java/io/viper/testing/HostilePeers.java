@@ -19,37 +19,46 @@ import java.util.Optional;
 import java.util.Random;
 
 /**
- * What hostile or broken peers try on a Viper server's port, and what each must get: garbage, a huge
- * length prefix, a truncated frame, a silent connection, a peer that trickles its bytes, and more
- * connections than one peer may hold, before and after the authentication handshake. The server
- * closes each such connection (at once, or when {@code viper.limits.handshake.ms} or
- * {@code viper.limits.idle.ms} pass, which the server under test sets short) and goes on serving:
- * after every case the target's check that a good client is served runs. Each case adds one line to
+ * What hostile or broken peers try on a Viper server's port, and what each must get: garbage, a huge length prefix, a
+ * truncated frame, a silent connection, a peer that trickles its bytes, and more connections than one peer may hold,
+ * before and after the authentication handshake. The server closes each such connection (at once, or when
+ * {@code viper.limits.handshake.ms} or {@code viper.limits.idle.ms} pass, which the server under test sets short) and
+ * goes on serving: after every case the target's check that a good client is served runs. Each case adds one line to
  * the returned list ("fault: what happened"), for test reports.
  */
 public final class HostilePeers {
     /**
      * A server under test.
      *
-     * @param host          where it listens
-     * @param port          its port
-     * @param protocol      its handshake's protocol name ({@code tcp}, {@code embedded}, {@code ucx}, {@code cuda-pipe})
-     * @param prelude       bytes a client sends right after the handshake (the ucx and GPU magic), or none
-     * @param goodClient    reads from the server as a real client would, failing the test if it cannot
-     * @param perPeerLimit  the server's {@code viper.limits.connections.per.peer}
+     * @param host where it listens
+     * @param port its port
+     * @param protocol its handshake's protocol name ({@code tcp}, {@code embedded}, {@code ucx}, {@code cuda-pipe})
+     * @param prelude bytes a client sends right after the handshake (the ucx and GPU magic), or none
+     * @param goodClient reads from the server as a real client would, failing the test if it cannot
+     * @param perPeerLimit the server's {@code viper.limits.connections.per.peer}
      */
-    public record Target(String host, int port, String protocol, byte[] prelude, Runnable goodClient, int perPeerLimit) {
-    }
+    public record Target(
+            String host, int port, String protocol, byte[] prelude, Runnable goodClient, int perPeerLimit) {}
 
     /** Limits short enough for tests: the handshake and each frame within 1 s, 8 connections per peer. */
-    public static final Map<String, String> SHORT_LIMITS = Map.of("viper.limits.handshake.ms", "1000",
-            "viper.limits.idle.ms", "1000", "viper.limits.connections.per.peer", "8", "viper.transfer.timeout.ms", "10000");
+    public static final Map<String, String> SHORT_LIMITS = Map.of(
+            "viper.limits.handshake.ms",
+            "1000",
+            "viper.limits.idle.ms",
+            "1000",
+            "viper.limits.connections.per.peer",
+            "8",
+            "viper.transfer.timeout.ms",
+            "10000");
 
-    private HostilePeers() {
-    }
+    private HostilePeers() {}
 
-    /** Reads all of {@code staged} from {@code at} through {@code client} and checks every byte: a good client being served. */
-    public static void readsExactly(io.viper.spi.TransportClient client, io.viper.manifest.Location at, TestStagedCheckpoint staged) {
+    /**
+     * Reads all of {@code staged} from {@code at} through {@code client} and checks every byte: a good client being
+     * served.
+     */
+    public static void readsExactly(
+            io.viper.spi.TransportClient client, io.viper.manifest.Location at, TestStagedCheckpoint staged) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
             client.read(staged.manifest(), at, List.of(new io.viper.spi.ByteRange(0, dst.byteSize(), 0)), dst);
@@ -65,17 +74,30 @@ public final class HostilePeers {
         garbage[0] = 0; // a plausible length, then noise
 
         report.add(closed(t, "garbage instead of the handshake", p -> p.send(garbage)));
-        report.add(closed(t, "a 2 GiB length prefix instead of the handshake proof", p -> p.send(new byte[] {0x7f, -1, -1, -1, 1, 2, 3})));
-        report.add(closed(t, "a truncated handshake proof, then silence", p -> p.send(new byte[] {0, 0, 0, 69, 0x56, 0x41})));
-        report.add(closed(t, "a silent connection that never answers the challenge", p -> { }));
-        report.add(closed(t, "a handshake proof trickled a byte at a time", p -> trickle(p, new byte[] {0, 0, 0, 69, 0x56, 0x41, 0x55, 0x31, 0, 0, 0})));
+        report.add(closed(
+                t,
+                "a 2 GiB length prefix instead of the handshake proof",
+                p -> p.send(new byte[] {0x7f, -1, -1, -1, 1, 2, 3})));
+        report.add(closed(
+                t, "a truncated handshake proof, then silence", p -> p.send(new byte[] {0, 0, 0, 69, 0x56, 0x41})));
+        report.add(closed(t, "a silent connection that never answers the challenge", p -> {}));
+        report.add(closed(
+                t,
+                "a handshake proof trickled a byte at a time",
+                p -> trickle(p, new byte[] {0, 0, 0, 69, 0x56, 0x41, 0x55, 0x31, 0, 0, 0})));
 
         report.add(closedAfterHandshake(t, "garbage after the handshake", p -> p.send(garbage)));
-        report.add(closedAfterHandshake(t, "a 2 GiB length prefix after the handshake", p -> p.send(new byte[] {0x7f, -1, -1, -1, 1, 2, 3})));
-        report.add(closedAfterHandshake(t, "a frame of -1 bytes after the handshake", p -> p.send(new byte[] {-1, -1, -1, -1})));
-        report.add(closedAfterHandshake(t, "a truncated frame, then silence", p -> p.send(new byte[] {0, 0, 0, 100, 1, 2, 3})));
-        report.add(closedAfterHandshake(t, "a silent connection after the handshake", p -> { }));
-        report.add(closedAfterHandshake(t, "a frame trickled a byte at a time", p -> trickle(p, new byte[] {0, 0, 0, 40, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 3})));
+        report.add(closedAfterHandshake(
+                t, "a 2 GiB length prefix after the handshake", p -> p.send(new byte[] {0x7f, -1, -1, -1, 1, 2, 3})));
+        report.add(closedAfterHandshake(
+                t, "a frame of -1 bytes after the handshake", p -> p.send(new byte[] {-1, -1, -1, -1})));
+        report.add(closedAfterHandshake(
+                t, "a truncated frame, then silence", p -> p.send(new byte[] {0, 0, 0, 100, 1, 2, 3})));
+        report.add(closedAfterHandshake(t, "a silent connection after the handshake", p -> {}));
+        report.add(closedAfterHandshake(
+                t,
+                "a frame trickled a byte at a time",
+                p -> trickle(p, new byte[] {0, 0, 0, 40, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 3})));
         report.add(tooManyConnections(t));
         return report;
     }
@@ -91,7 +113,8 @@ public final class HostilePeers {
             p.send(protocolRequest);
             byte[] rest = drain(p);
             // At most a refusal verdict (magic, status 1, zero MAC, the reason), never a byte of the protocol.
-            assertTrue(rest.length == 0 || (ByteBuffer.wrap(rest).getInt(4) == Handshake.MAGIC && rest[8] == 1),
+            assertTrue(
+                    rest.length == 0 || (ByteBuffer.wrap(rest).getInt(4) == Handshake.MAGIC && rest[8] == 1),
                     "after the challenge the server sent " + rest.length + " bytes that are not a refusal");
             report.add(t.protocol() + ": a request without the handshake: the challenge, then "
                     + (rest.length == 0 ? "the connection closed" : "a refusal and the close") + ", nothing else");
@@ -105,7 +128,9 @@ public final class HostilePeers {
             } catch (Handshake.Refused e) {
                 refused = e.getMessage();
             }
-            assertTrue(refused != null && refused.contains("refused this client"), "a wrong secret is refused: " + refused);
+            assertTrue(
+                    refused != null && refused.contains("refused this client"),
+                    "a wrong secret is refused: " + refused);
             assertTrue(p.closedByPeer(), "and the connection closed");
             report.add(t.protocol() + ": a wrong secret: refused (" + refused + ")");
         }
@@ -166,8 +191,10 @@ public final class HostilePeers {
                     refused++;
                 }
             }
-            assertTrue(refused >= 5, t.protocol() + ": " + (t.perPeerLimit() + 5) + " connections from one peer, limit " + t.perPeerLimit()
-                    + ": only " + refused + " closed at once");
+            assertTrue(
+                    refused >= 5,
+                    t.protocol() + ": " + (t.perPeerLimit() + 5) + " connections from one peer, limit "
+                            + t.perPeerLimit() + ": only " + refused + " closed at once");
         } finally {
             for (RawPeer p : held) {
                 p.close();
@@ -186,8 +213,8 @@ public final class HostilePeers {
                 Thread.sleep(100);
             }
         }
-        return t.protocol() + ": " + (t.perPeerLimit() + 5) + " connections from one address (limit " + t.perPeerLimit() + "): "
-                + refused + " closed at once, a good client served once they closed";
+        return t.protocol() + ": " + (t.perPeerLimit() + 5) + " connections from one address (limit " + t.perPeerLimit()
+                + "): " + refused + " closed at once, a good client served once they closed";
     }
 
     private static void trickle(RawPeer p, byte[] bytes) throws IOException, InterruptedException {

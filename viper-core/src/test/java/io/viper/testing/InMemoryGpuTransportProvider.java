@@ -1,8 +1,6 @@
 package io.viper.testing;
 
 import io.viper.ViperConfig;
-import io.viper.errors.RetriableViperException;
-import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
@@ -24,10 +22,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A GPU-tier transport {@code memgpu://name} over {@link FakeGpuProvider} memory, like cuda-ipc within
- * one process: reads copy from the producer's device staging (or its host data when it staged on the
- * host) under a lease. Available only while the fake GPU is enabled. Records, per server, whether
- * exposed versions came with device memory, and can corrupt reads.
+ * A GPU-tier transport {@code memgpu://name} over {@link FakeGpuProvider} memory, like cuda-ipc within one process:
+ * reads copy from the producer's device staging (or its host data when it staged on the host) under a lease. Available
+ * only while the fake GPU is enabled. Records, per server, whether exposed versions came with device memory, and can
+ * corrupt reads.
  */
 public final class InMemoryGpuTransportProvider implements TransportProvider {
     private static final Map<String, Server> SERVERS = new ConcurrentHashMap<>();
@@ -115,7 +113,10 @@ public final class InMemoryGpuTransportProvider implements TransportProvider {
             }
             try (lease) {
                 Optional<DeviceBuffer> dev = staged.device();
-                MemorySegment src = dev.isPresent() ? FakeGpuProvider.at(dev.get().devicePointer(), staged.data().byteSize()) : staged.data();
+                MemorySegment src = dev.isPresent()
+                        ? FakeGpuProvider.at(
+                                dev.get().devicePointer(), staged.data().byteSize())
+                        : staged.data();
                 for (ByteRange r : ranges) {
                     copy.copy(src, r);
                 }
@@ -127,20 +128,30 @@ public final class InMemoryGpuTransportProvider implements TransportProvider {
 
         @Override
         public void read(Manifest m, Location loc, List<ByteRange> ranges, MemorySegment destination) {
-            transfer(m, loc, ranges, (src, r) -> MemorySegment.copy(src, r.sourceOffset(), destination, r.destinationOffset(), r.length()), () -> { });
+            transfer(
+                    m,
+                    loc,
+                    ranges,
+                    (src, r) ->
+                            MemorySegment.copy(src, r.sourceOffset(), destination, r.destinationOffset(), r.length()),
+                    () -> {});
         }
 
         @Override
         public void readToDevice(Manifest m, Location loc, List<ByteRange> ranges, DeviceBuffer destination) {
             MemorySegment dst = FakeGpuProvider.at(destination.devicePointer(), destination.byteSize());
-            transfer(m, loc, ranges, (src, r) -> MemorySegment.copy(src, r.sourceOffset(), dst, r.destinationOffset(), r.length()), () -> {
-                long at = dst.byteSize() / 2;
-                dst.set(ValueLayout.JAVA_BYTE, at, (byte) ~dst.get(ValueLayout.JAVA_BYTE, at));
-            });
+            transfer(
+                    m,
+                    loc,
+                    ranges,
+                    (src, r) -> MemorySegment.copy(src, r.sourceOffset(), dst, r.destinationOffset(), r.length()),
+                    () -> {
+                        long at = dst.byteSize() / 2;
+                        dst.set(ValueLayout.JAVA_BYTE, at, (byte) ~dst.get(ValueLayout.JAVA_BYTE, at));
+                    });
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

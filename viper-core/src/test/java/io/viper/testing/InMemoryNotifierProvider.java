@@ -20,11 +20,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * A test double notifier within one JVM ({@code mem://name}): its broker keeps the latest manifest per
- * model (encoded, as a real wire carries it) and sends it to the notifiers that follow the model; each
- * notifier feeds what it gets to an {@link AnnouncementFeed} on its single delivery thread, which also
- * calls the listeners. It announces manifests alone, as a notifier that cannot carry bytes, unless a test
- * asks it to carry them ({@link #carryData}).
+ * A test double notifier within one JVM ({@code mem://name}): its broker keeps the latest manifest per model (encoded,
+ * as a real wire carries it) and sends it to the notifiers that follow the model; each notifier feeds what it gets to
+ * an {@link AnnouncementFeed} on its single delivery thread, which also calls the listeners. It announces manifests
+ * alone, as a notifier that cannot carry bytes, unless a test asks it to carry them ({@link #carryData}).
  */
 public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final Map<String, Broker> BROKERS = new ConcurrentHashMap<>();
@@ -38,9 +37,8 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     }
 
     /**
-     * Makes {@code publishLocally} on notifier {@code mem://name} hand back a future that completes
-     * (and delivers) only when the returned {@code Runnable} runs, as a broker's loop that has not
-     * got to the publication yet.
+     * Makes {@code publishLocally} on notifier {@code mem://name} hand back a future that completes (and delivers) only
+     * when the returned {@code Runnable} runs, as a broker's loop that has not got to the publication yet.
      */
     public static Runnable holdLocalAnswers(String name) {
         Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
@@ -51,8 +49,8 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
 
     /**
      * The notifier {@code mem://name} carries the bytes producers attach to small versions
-     * ({@link Notifier#publish(Manifest, MemorySegment)}); with {@code corrupt}, it flips the first
-     * byte of what it delivers, as a broken broker would.
+     * ({@link Notifier#publish(Manifest, MemorySegment)}); with {@code corrupt}, it flips the first byte of what it
+     * delivers, as a broken broker would.
      */
     public static void carryData(String name, boolean corrupt) {
         Broker b = BROKERS.computeIfAbsent(name, n -> new Broker());
@@ -76,9 +74,11 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         private final Map<String, byte[]> latestData = new ConcurrentHashMap<>();
         /** Per model, the notifiers that follow it. */
         private final Map<String, List<Client>> followers = new ConcurrentHashMap<>();
+
         volatile boolean carriesData;
         /** While set and not counted down, local publications wait for it on a thread of their own. */
         volatile CountDownLatch localAnswers;
+
         volatile boolean corruptsData;
 
         synchronized void publishRaw(String model, byte[] raw) {
@@ -120,15 +120,20 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
     private static final class Client implements Notifier, AnnouncementFeed.Demand {
         private final URI uri;
         private final Broker broker;
-        private final ExecutorService delivery = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name(DELIVERY_THREAD).unstarted(r));
+        private final ExecutorService delivery = Executors.newSingleThreadExecutor(
+                r -> Thread.ofPlatform().daemon().name(DELIVERY_THREAD).unstarted(r));
         /** Listeners run on the delivery thread, which is the feed's. */
         private final AnnouncementFeed feed;
 
         Client(URI uri, Broker broker) {
             this.uri = uri;
             this.broker = broker;
-            this.feed = new AnnouncementFeed("mem notifier " + uri, System.getLogger(InMemoryNotifierProvider.class.getName()),
-                    delivery, Runnable::run, this);
+            this.feed = new AnnouncementFeed(
+                    "mem notifier " + uri,
+                    System.getLogger(InMemoryNotifierProvider.class.getName()),
+                    delivery,
+                    Runnable::run,
+                    this);
         }
 
         /** From the broker: hands an announcement to the feed on the delivery thread. */
@@ -173,15 +178,21 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
                     return CompletableFuture.failedFuture(e);
                 }
             }
-            MemorySegment copy = MemorySegment.ofArray(data.toArray(ValueLayout.JAVA_BYTE)); // read before returning, as the contract says
-            return CompletableFuture.runAsync(() -> {
-                try {
-                    hold.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                publish(manifest, copy);
-            }, r -> Thread.ofPlatform().daemon().name("viper-mem-local-answer").start(r)); // not the common pool, which may have one thread
+            MemorySegment copy = MemorySegment.ofArray(
+                    data.toArray(ValueLayout.JAVA_BYTE)); // read before returning, as the contract says
+            return CompletableFuture.runAsync(
+                    () -> {
+                        try {
+                            hold.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        publish(manifest, copy);
+                    },
+                    r -> Thread.ofPlatform()
+                            .daemon()
+                            .name("viper-mem-local-answer")
+                            .start(r)); // not the common pool, which may have one thread
         }
 
         @Override
@@ -206,7 +217,8 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         @Override
         public OptionalLong latestVersion(String model) {
             byte[] last = broker.latest.get(model);
-            return OptionalLong.of(last == null ? 0 : ManifestCodec.decode(last, "mem broker").version());
+            return OptionalLong.of(
+                    last == null ? 0 : ManifestCodec.decode(last, "mem broker").version());
         }
 
         @Override

@@ -28,12 +28,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A test double for SDK tests in viper-core: a transport within one JVM ({@code mem://name}) with
- * fault injection. Servers register in a static map; clients copy under a lease, in pieces of
- * {@link #PIECE} bytes from the last to the first, reporting each piece as it lands (as a transport
- * with several GETs in flight does), so that the consumer verifies out of order while the rest
- * arrives. Each bind URI {@code mem://name} is one server; {@link #faults(String)} corrupts or fails
- * reads from it.
+ * A test double for SDK tests in viper-core: a transport within one JVM ({@code mem://name}) with fault injection.
+ * Servers register in a static map; clients copy under a lease, in pieces of {@link #PIECE} bytes from the last to the
+ * first, reporting each piece as it lands (as a transport with several GETs in flight does), so that the consumer
+ * verifies out of order while the rest arrives. Each bind URI {@code mem://name} is one server; {@link #faults(String)}
+ * corrupts or fails reads from it.
  */
 public final class InMemoryTransportProvider implements TransportProvider {
     private static final Map<String, Server> SERVERS = new ConcurrentHashMap<>();
@@ -46,7 +45,10 @@ public final class InMemoryTransportProvider implements TransportProvider {
         return FAULTS.computeIfAbsent(name, n -> new Faults());
     }
 
-    /** Takes a read lease on {@code model} v{@code version} as a consumer's read on server {@code name} would; null when refused. */
+    /**
+     * Takes a read lease on {@code model} v{@code version} as a consumer's read on server {@code name} would; null when
+     * refused.
+     */
     public static ReadLease lease(String name, String model, long version) {
         StagedCheckpoint staged = SERVERS.get(name).exposed.get(model + "/" + version);
         return staged == null ? null : staged.tryLease();
@@ -66,17 +68,25 @@ public final class InMemoryTransportProvider implements TransportProvider {
     public static final class Faults {
         /** Reads that flip the byte in the middle of the destination. */
         public final AtomicInteger corruptReads = new AtomicInteger();
+
         public final AtomicInteger failReads = new AtomicInteger();
         /** Reads that throw an {@link Error}, as a transport whose native library is missing does. */
         public final AtomicInteger errorReads = new AtomicInteger();
+
         public final AtomicInteger reads = new AtomicInteger();
-        /** While not negative, every read flips the byte at this destination offset in flight (before its piece is reported). */
+        /**
+         * While not negative, every read flips the byte at this destination offset in flight (before its piece is
+         * reported).
+         */
         public final AtomicLong corruptAt = new AtomicLong(-1);
         /** While not negative, every read fails as a producer that died after this many pieces arrived. */
         public final AtomicInteger dieAfterPieces = new AtomicInteger(-1);
         /** Reads to refuse in the handshake, as the tcp, ucx and GPU clients report it. */
         public final AtomicInteger refuseReads = new AtomicInteger();
-        /** Whether those refusals are of the consumer's credentials (final for it), else a stranger on the port's (retried). */
+        /**
+         * Whether those refusals are of the consumer's credentials (final for it), else a stranger on the port's
+         * (retried).
+         */
         public volatile boolean refuseCredentials = true;
     }
 
@@ -149,7 +159,12 @@ public final class InMemoryTransportProvider implements TransportProvider {
 
     private static final class Client implements TransportClient.ArrivalReporting {
         @Override
-        public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
+        public void read(
+                Manifest manifest,
+                Location location,
+                List<ByteRange> ranges,
+                MemorySegment destination,
+                Arrivals arrivals) {
             String name = location.uri().getAuthority();
             Faults f = faults(name);
             f.reads.incrementAndGet();
@@ -158,9 +173,12 @@ public final class InMemoryTransportProvider implements TransportProvider {
                 throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "mem://" + name + " is gone");
             }
             if (f.refuseReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-                Handshake.Refused r = f.refuseCredentials ? new Handshake.Refused("mem://" + name + " refused this client: authentication failed", true)
-                        : new Handshake.Refused("mem://" + name + ": not a Viper server (wrong magic): is it a Viper server of this version?");
-                throw new ViperConfigException("mem read of " + manifest.model() + " v" + manifest.version() + ": " + r.getMessage(), r);
+                Handshake.Refused r = f.refuseCredentials
+                        ? new Handshake.Refused("mem://" + name + " refused this client: authentication failed", true)
+                        : new Handshake.Refused("mem://" + name
+                                + ": not a Viper server (wrong magic): is it a Viper server of this version?");
+                throw new ViperConfigException(
+                        "mem read of " + manifest.model() + " v" + manifest.version() + ": " + r.getMessage(), r);
             }
             if (f.errorReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new UnsatisfiedLinkError("injected: no native library for mem://" + name);
@@ -168,24 +186,32 @@ public final class InMemoryTransportProvider implements TransportProvider {
             StagedCheckpoint staged = s.exposed.get(manifest.model() + "/" + manifest.version());
             ReadLease lease = staged == null ? null : staged.tryLease();
             if (lease == null) {
-                throw new ViperNotFoundException(manifest.model() + " v" + manifest.version() + " is not staged at mem://" + name);
+                throw new ViperNotFoundException(
+                        manifest.model() + " v" + manifest.version() + " is not staged at mem://" + name);
             }
             try (lease) {
                 if (f.failReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-                    throw new RetriableViperException(ViperException.Reason.TRANSFER, "injected failure reading from mem://" + name);
+                    throw new RetriableViperException(
+                            ViperException.Reason.TRANSFER, "injected failure reading from mem://" + name);
                 }
-                long flipMiddle = f.corruptReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0 ? destination.byteSize() / 2 : -1;
+                long flipMiddle =
+                        f.corruptReads.getAndUpdate(n -> Math.max(0, n - 1)) > 0 ? destination.byteSize() / 2 : -1;
                 long flipAt = f.corruptAt.get();
                 List<ByteRange> pieces = new ArrayList<>();
                 for (ByteRange r : ranges) {
                     for (long done = 0; done < r.length(); done += PIECE) {
-                        pieces.add(new ByteRange(r.sourceOffset() + done, Math.min(PIECE, r.length() - done), r.destinationOffset() + done));
+                        pieces.add(new ByteRange(
+                                r.sourceOffset() + done,
+                                Math.min(PIECE, r.length() - done),
+                                r.destinationOffset() + done));
                     }
                 }
                 int arrived = 0;
                 for (ByteRange p : pieces.reversed()) {
                     if (arrived++ == f.dieAfterPieces.get()) {
-                        throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "mem://" + name + ": the producer died mid-transfer");
+                        throw new RetriableViperException(
+                                ViperException.Reason.UNAVAILABLE,
+                                "mem://" + name + ": the producer died mid-transfer");
                     }
                     MemorySegment.copy(staged.data(), p.sourceOffset(), destination, p.destinationOffset(), p.length());
                     flipIfInside(destination, p, flipMiddle);
@@ -202,7 +228,6 @@ public final class InMemoryTransportProvider implements TransportProvider {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

@@ -14,16 +14,15 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
- * Runs a fixture test class through the JUnit launcher with extension autodetection on, as surefire
- * does, so that a test can see what the registered extensions make of it. Fixtures carry
- * {@code @EnabledIf("io.viper.testing.LaunchedFixtures#launching")}: found on their own (an IDE,
- * {@code -Dtest}), they are disabled. One launch at a time.
+ * Runs a fixture test class through the JUnit launcher with extension autodetection on, as surefire does, so that a
+ * test can see what the registered extensions make of it. Fixtures carry
+ * {@code @EnabledIf("io.viper.testing.LaunchedFixtures#launching")}: found on their own (an IDE, {@code -Dtest}), they
+ * are disabled. One launch at a time.
  */
 public final class LaunchedFixtures {
     private static volatile boolean launching;
 
-    private LaunchedFixtures() {
-    }
+    private LaunchedFixtures() {}
 
     /** Whether {@link #run} is launching a fixture now. */
     public static boolean launching() {
@@ -42,7 +41,9 @@ public final class LaunchedFixtures {
             LauncherFactory.create().execute(request, new TestExecutionListener() {
                 @Override
                 public void executionFinished(TestIdentifier id, TestExecutionResult result) {
-                    id.getSource().filter(ClassSource.class::isInstance).ifPresent(s -> results.put(((ClassSource) s).getClassName(), result));
+                    id.getSource()
+                            .filter(ClassSource.class::isInstance)
+                            .ifPresent(s -> results.put(((ClassSource) s).getClassName(), result));
                 }
             });
         } finally {

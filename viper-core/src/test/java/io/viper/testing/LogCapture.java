@@ -24,12 +24,10 @@ public final class LogCapture implements AutoCloseable {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     /** Starts capturing warnings of {@code loggerName} and its children. */

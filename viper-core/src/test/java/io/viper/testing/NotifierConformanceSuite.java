@@ -28,9 +28,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The conformance suite every notifier passes: latest on subscribe, ordering, late joiners,
- * republished versions, model isolation and malformed input. Subclasses provide the URI of a
- * running notifier and a way to inject raw bytes as if a broken or hostile client had sent them.
+ * The conformance suite every notifier passes: latest on subscribe, ordering, late joiners, republished versions, model
+ * isolation and malformed input. Subclasses provide the URI of a running notifier and a way to inject raw bytes as if a
+ * broken or hostile client had sent them.
  */
 public abstract class NotifierConformanceSuite {
     protected static final long WAIT_SECONDS = 30;
@@ -75,8 +75,15 @@ public abstract class NotifierConformanceSuite {
         }
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", Long.toString(version * 10));
-        return new Manifest(model, version, "conformance", Manifest.nowMicros(), meta,
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2, 3}, 0, 24), new ContentHash(version, 42))), locs);
+        return new Manifest(
+                model,
+                version,
+                "conformance",
+                Manifest.nowMicros(),
+                meta,
+                List.of(new TensorEntry(
+                        new TensorInfo("w", DType.F32, new long[] {2, 3}, 0, 24), new ContentHash(version, 42))),
+                locs);
     }
 
     protected BlockingQueue<Manifest> subscribe(Notifier n, String model) {
@@ -105,7 +112,10 @@ public abstract class NotifierConformanceSuite {
             first = next(q);
         }
         assertEquals(2, first.version());
-        assertEquals(manifest(model, 2, "tcp://127.0.0.1:1").tensors(), first.tensors(), "manifest content survives the trip");
+        assertEquals(
+                manifest(model, 2, "tcp://127.0.0.1:1").tensors(),
+                first.tensors(),
+                "manifest content survives the trip");
         producer.publish(manifest(model, 3, "tcp://127.0.0.1:1"));
         assertEquals(3, next(q).version());
     }

@@ -17,9 +17,9 @@ import java.net.SocketTimeoutException;
 import java.util.Optional;
 
 /**
- * A plain blocking socket to a Viper server for tests that speak, or break, its protocol by hand:
- * it can run the authentication handshake first ({@link #handshake}), with or without a secret,
- * then send raw bytes and read raw frames.
+ * A plain blocking socket to a Viper server for tests that speak, or break, its protocol by hand: it can run the
+ * authentication handshake first ({@link #handshake}), with or without a secret, then send raw bytes and read raw
+ * frames.
  */
 public final class RawPeer implements AutoCloseable {
     private final Socket socket;
@@ -35,7 +35,10 @@ public final class RawPeer implements AutoCloseable {
         out = new DataOutputStream(socket.getOutputStream());
     }
 
-    /** Connects and completes the handshake of {@code protocol} without credentials (a server without a secret lets it in). */
+    /**
+     * Connects and completes the handshake of {@code protocol} without credentials (a server without a secret lets it
+     * in).
+     */
     public static RawPeer authenticated(String host, int port, String protocol) throws IOException, Handshake.Refused {
         RawPeer p = new RawPeer(host, port, 10_000);
         p.handshake(protocol, Optional.empty(), Role.CONSUMER);
@@ -44,17 +47,20 @@ public final class RawPeer implements AutoCloseable {
 
     /** Runs the client's side of the handshake with {@code secret} (or none) acting as {@code role}. */
     public void handshake(String protocol, Optional<Secret> secret, Role role) throws IOException, Handshake.Refused {
-        ClientAuth.Attempt attempt = ClientAuth.of(secret, role).attempt(protocol, protocol + "://" + socket.getInetAddress().getHostAddress() + ":" + socket.getPort());
+        ClientAuth.Attempt attempt = ClientAuth.of(secret, role)
+                .attempt(
+                        protocol, protocol + "://" + socket.getInetAddress().getHostAddress() + ":" + socket.getPort());
         byte[] proof = attempt.proof(readFrame());
         writeFrame(proof);
         attempt.verdict(readFrame());
     }
 
     /**
-     * The server's side of the handshake without a secret on a raw stream, for fake servers in tests:
-     * challenge, read the proof, accept.
+     * The server's side of the handshake without a secret on a raw stream, for fake servers in tests: challenge, read
+     * the proof, accept.
      */
-    public static void acceptHandshake(DataInputStream in, DataOutputStream out, String protocol) throws IOException, Handshake.Refused {
+    public static void acceptHandshake(DataInputStream in, DataOutputStream out, String protocol)
+            throws IOException, Handshake.Refused {
         Authenticator.Exchange ex = Authenticator.of(protocol, Optional.empty()).exchange();
         byte[] challenge = ex.challenge();
         out.writeInt(challenge.length);

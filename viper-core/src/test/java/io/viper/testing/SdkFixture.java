@@ -17,9 +17,9 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * What SDK tests over the in-memory notifier and transport share: Viper instances named after the
- * test (notifier {@code mem://NAME}, transport {@code mem://NAME-t}), models of random U8 tensors
- * {@code t0, t1, ...}, and closing everything in reverse order. One per test; not thread-safe.
+ * What SDK tests over the in-memory notifier and transport share: Viper instances named after the test (notifier
+ * {@code mem://NAME}, transport {@code mem://NAME-t}), models of random U8 tensors {@code t0, t1, ...}, and closing
+ * everything in reverse order. One per test; not thread-safe.
  */
 public final class SdkFixture implements AutoCloseable {
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -48,7 +48,10 @@ public final class SdkFixture implements AutoCloseable {
 
     /** A Viper instance on this test's notifier and transport, with {@code config} as key, value pairs. */
     public Viper viper(MeterRegistry registry, String... config) {
-        Viper.Builder b = Viper.builder().notifier("mem://" + name).transports("mem://" + transport()).meterRegistry(registry)
+        Viper.Builder b = Viper.builder()
+                .notifier("mem://" + name)
+                .transports("mem://" + transport())
+                .meterRegistry(registry)
                 .config("viper.consumer.retry.backoff.ms", "20");
         for (int i = 0; i < config.length; i += 2) {
             b.config(config[i], config[i + 1]);
@@ -89,7 +92,10 @@ public final class SdkFixture implements AutoCloseable {
             assertEquals(version, m.version());
             for (int i = 0; i < expected.size(); i++) {
                 Tensor t = m.tensor("t" + i);
-                assertEquals(-1, expected.get(i).mismatch(t.data()), "tensor t" + i + " of v" + version + " is byte for byte the published one");
+                assertEquals(
+                        -1,
+                        expected.get(i).mismatch(t.data()),
+                        "tensor t" + i + " of v" + version + " is byte for byte the published one");
             }
         }
     }

@@ -8,8 +8,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 
 /**
- * A producer secret and the consumer token derived from it, written as the files
- * {@code viper.auth.secret.file} names (mode 600), made fresh per test.
+ * A producer secret and the consumer token derived from it, written as the files {@code viper.auth.secret.file} names
+ * (mode 600), made fresh per test.
  *
  * @param producer the producer secret's file
  * @param consumer the consumer token's file
@@ -19,7 +19,8 @@ public record TestSecrets(Path producer, Path consumer) {
     public static TestSecrets make(Path dir) throws IOException {
         String secret = Secret.generate();
         Path producer = write(dir.resolve("producer.secret"), secret);
-        Path consumer = write(dir.resolve("consumer.token"), Secret.parse(secret, "test").consumerToken());
+        Path consumer = write(
+                dir.resolve("consumer.token"), Secret.parse(secret, "test").consumerToken());
         return new TestSecrets(producer, consumer);
     }
 

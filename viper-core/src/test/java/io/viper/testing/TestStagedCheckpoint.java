@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A staged checkpoint for transport tests: random bytes split into U8 tensors, with lease counting
- * and a hook that runs when a lease is taken. Owns its arena; close it after the test.
+ * A staged checkpoint for transport tests: random bytes split into U8 tensors, with lease counting and a hook that runs
+ * when a lease is taken. Owns its arena; close it after the test.
  */
 public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseable {
     private final Arena arena = Arena.ofShared();
@@ -33,9 +33,11 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
     private final AtomicInteger maxOpenLeases = new AtomicInteger();
     private final AtomicBoolean recycled = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile Runnable onLease = () -> { };
+    private volatile Runnable onLease = () -> {};
 
-    /** {@code tensorSizes} bytes each, filled from {@code seed}; hashes are placeholders (transports do not check them). */
+    /**
+     * {@code tensorSizes} bytes each, filled from {@code seed}; hashes are placeholders (transports do not check them).
+     */
     public TestStagedCheckpoint(String model, long version, long seed, long... tensorSizes) {
         this(u8Manifest(model, version, tensorSizes), seed);
     }
@@ -51,7 +53,8 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
         long total = 0;
         List<TensorEntry> entries = new ArrayList<>();
         for (int i = 0; i < tensorSizes.length; i++) {
-            entries.add(new TensorEntry(new TensorInfo("t" + i, DType.U8, new long[] {tensorSizes[i]}, total, tensorSizes[i]),
+            entries.add(new TensorEntry(
+                    new TensorInfo("t" + i, DType.U8, new long[] {tensorSizes[i]}, total, tensorSizes[i]),
                     new ContentHash(0, i)));
             total += tensorSizes[i];
         }
@@ -59,8 +62,8 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
     }
 
     /**
-     * This checkpoint's manifest with real hashes of its data as it is now: each tensor's CRC32C and
-     * its blocks of {@code blockBytes} (what a producer with {@code viper.block.bytes} announces).
+     * This checkpoint's manifest with real hashes of its data as it is now: each tensor's CRC32C and its blocks of
+     * {@code blockBytes} (what a producer with {@code viper.block.bytes} announces).
      */
     public Manifest manifestWithBlocks(long blockBytes) {
         List<TensorEntry> entries = new ArrayList<>();
@@ -70,9 +73,16 @@ public final class TestStagedCheckpoint implements StagedCheckpoint, AutoCloseab
             for (long at = 0; at < bytes.byteSize(); at += blockBytes) {
                 ids.add(BlockList.idOf(bytes.asSlice(at, Math.min(blockBytes, bytes.byteSize() - at))));
             }
-            entries.add(new TensorEntry(e.info(), HashAlgorithm.CRC32C.hash(bytes), OptionalLong.empty(), new BlockList(blockBytes, ids)));
+            entries.add(new TensorEntry(
+                    e.info(), HashAlgorithm.CRC32C.hash(bytes), OptionalLong.empty(), new BlockList(blockBytes, ids)));
         }
-        return new Manifest(manifest.model(), manifest.version(), manifest.producerId(), manifest.publishedAtMicros(), manifest.metadata(), entries,
+        return new Manifest(
+                manifest.model(),
+                manifest.version(),
+                manifest.producerId(),
+                manifest.publishedAtMicros(),
+                manifest.metadata(),
+                entries,
                 manifest.locations());
     }
 

@@ -33,12 +33,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The conformance suite every transport passes (Netty-style): subclasses name the provider and,
- * where the producer side is not a {@link TransportServer} (the PFS), override {@link #serve},
- * {@link #withdraw} and {@link #killProducer}.
+ * The conformance suite every transport passes (Netty-style): subclasses name the provider and, where the producer side
+ * is not a {@link TransportServer} (the PFS), override {@link #serve}, {@link #withdraw} and {@link #killProducer}.
  *
- * <p>Hash verification happens above the transport (the consumer checks every tensor); here the
- * suite checks that bytes arrive exactly, leases are honoured, and failures are retriable and fast.
+ * <p>Hash verification happens above the transport (the consumer checks every tensor); here the suite checks that bytes
+ * arrive exactly, leases are honoured, and failures are retriable and fast.
  */
 public abstract class TransportConformanceSuite {
     protected static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -63,8 +62,10 @@ public abstract class TransportConformanceSuite {
     @BeforeEach
     void openTransport() {
         provider = provider();
-        Assumptions.assumeTrue(provider.unavailableReason().isEmpty(),
-                () -> provider.scheme() + " transport unavailable here: " + provider.unavailableReason().orElse(""));
+        Assumptions.assumeTrue(
+                provider.unavailableReason().isEmpty(),
+                () -> provider.scheme() + " transport unavailable here: "
+                        + provider.unavailableReason().orElse(""));
         client = provider.openClient(config());
     }
 
@@ -140,8 +141,14 @@ public abstract class TransportConformanceSuite {
         long total = s.manifest().totalBytes();
         MemorySegment dst = buffer(total);
         List<long[]> arrived = Collections.synchronizedList(new ArrayList<>());
-        assertTimeoutPreemptively(TIMEOUT, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst,
-                (offset, length) -> arrived.add(new long[] {offset, length})));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> client.read(
+                        s.manifest(),
+                        loc,
+                        whole(s.manifest()),
+                        dst,
+                        (offset, length) -> arrived.add(new long[] {offset, length})));
         assertSameBytes(s.data(), dst, "checkpoint read with arrivals");
         List<long[]> sorted = new ArrayList<>(arrived);
         sorted.sort(Comparator.comparingLong(a -> a[0]));
@@ -163,9 +170,8 @@ public abstract class TransportConformanceSuite {
     }
 
     /**
-     * A delta update's read: scattered 1 MiB blocks and a short tail, each to its own offset in a
-     * buffer that already holds the other bytes; those must stay untouched, and arrivals cover the
-     * ranges only.
+     * A delta update's read: scattered 1 MiB blocks and a short tail, each to its own offset in a buffer that already
+     * holds the other bytes; those must stay untouched, and arrivals cover the ranges only.
      */
     @Test
     protected void scatteredBlocksLandInPlaceAndNothingElseIsWritten() {
@@ -173,28 +179,46 @@ public abstract class TransportConformanceSuite {
         TestStagedCheckpoint s = staged(1, 17, 5 * mib + 3, 7 * mib + 100);
         Location loc = serve(s);
         long total = s.manifest().totalBytes();
-        List<ByteRange> ranges = List.of(new ByteRange(mib, mib, mib), new ByteRange(4 * mib, 2 * mib, 4 * mib),
-                new ByteRange(9 * mib, mib, 9 * mib), new ByteRange(12 * mib, total - 12 * mib, 12 * mib));
+        List<ByteRange> ranges = List.of(
+                new ByteRange(mib, mib, mib),
+                new ByteRange(4 * mib, 2 * mib, 4 * mib),
+                new ByteRange(9 * mib, mib, 9 * mib),
+                new ByteRange(12 * mib, total - 12 * mib, 12 * mib));
         MemorySegment dst = buffer(total);
         dst.fill((byte) 0x5a);
         List<long[]> arrived = Collections.synchronizedList(new ArrayList<>());
-        assertTimeoutPreemptively(TIMEOUT, () -> client.read(s.manifest(), loc, ranges, dst, (offset, length) -> arrived.add(new long[] {offset, length})));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> client.read(
+                        s.manifest(), loc, ranges, dst, (offset, length) -> arrived.add(new long[] {offset, length})));
         long next = 0;
         for (ByteRange r : ranges) {
             for (long b = next; b < r.destinationOffset(); b += mib) {
                 long n = Math.min(mib, r.destinationOffset() - b);
-                assertEquals(-1, dst.asSlice(b, n).mismatch(buffer(n).fill((byte) 0x5a)), "bytes outside the ranges at " + b + " are untouched");
+                assertEquals(
+                        -1,
+                        dst.asSlice(b, n).mismatch(buffer(n).fill((byte) 0x5a)),
+                        "bytes outside the ranges at " + b + " are untouched");
             }
-            assertSameBytes(s.data().asSlice(r.sourceOffset(), r.length()), dst.asSlice(r.destinationOffset(), r.length()), "range " + r);
+            assertSameBytes(
+                    s.data().asSlice(r.sourceOffset(), r.length()),
+                    dst.asSlice(r.destinationOffset(), r.length()),
+                    "range " + r);
             next = r.destinationOffset() + r.length();
         }
         long reported = 0;
         for (long[] a : arrived) {
-            assertTrue(ranges.stream().anyMatch(r -> a[0] >= r.destinationOffset() && a[0] + a[1] <= r.destinationOffset() + r.length()),
+            assertTrue(
+                    ranges.stream()
+                            .anyMatch(r ->
+                                    a[0] >= r.destinationOffset() && a[0] + a[1] <= r.destinationOffset() + r.length()),
                     "arrival " + a[0] + "+" + a[1] + " lies inside a range");
             reported += a[1];
         }
-        assertEquals(ranges.stream().mapToLong(ByteRange::length).sum(), reported, "every byte of the ranges was reported once");
+        assertEquals(
+                ranges.stream().mapToLong(ByteRange::length).sum(),
+                reported,
+                "every byte of the ranges was reported once");
     }
 
     @Test
@@ -203,7 +227,8 @@ public abstract class TransportConformanceSuite {
         Location loc = serve(s);
         var t1 = s.manifest().tensors().get(1).info();
         var t3 = s.manifest().tensors().get(3).info();
-        List<ByteRange> ranges = List.of(new ByteRange(t3.offset(), t3.length(), 0), new ByteRange(t1.offset(), t1.length(), t3.length()));
+        List<ByteRange> ranges = List.of(
+                new ByteRange(t3.offset(), t3.length(), 0), new ByteRange(t1.offset(), t1.length(), t3.length()));
         MemorySegment dst = buffer(t1.length() + t3.length());
         assertTimeoutPreemptively(TIMEOUT, () -> client.read(s.manifest(), loc, ranges, dst));
         assertSameBytes(s.data().asSlice(t3.offset(), t3.length()), dst.asSlice(0, t3.length()), "tensor t3");
@@ -254,8 +279,10 @@ public abstract class TransportConformanceSuite {
         // Recycled (the staging cache refuses new leases): NOT_FOUND, and the consumer falls back to the next location.
         s.recycle();
         MemorySegment dst2 = buffer(s.manifest().totalBytes());
-        assertTimeoutPreemptively(TIMEOUT, () ->
-                assertThrows(ViperNotFoundException.class, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2)));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> assertThrows(
+                        ViperNotFoundException.class, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2)));
     }
 
     @Test
@@ -266,8 +293,11 @@ public abstract class TransportConformanceSuite {
         Location loc2 = serve(v2);
         withdraw(v1);
         MemorySegment dst = buffer(4096);
-        assertTimeoutPreemptively(TIMEOUT, () ->
-                assertThrows(ViperNotFoundException.class, () -> client.read(v1.manifest(), loc1, whole(v1.manifest()), dst)));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> assertThrows(
+                        ViperNotFoundException.class,
+                        () -> client.read(v1.manifest(), loc1, whole(v1.manifest()), dst)));
         assertTimeoutPreemptively(TIMEOUT, () -> client.read(v2.manifest(), loc2, whole(v2.manifest()), dst));
         assertSameBytes(v2.data(), dst, "version 2 still served");
     }
@@ -292,8 +322,11 @@ public abstract class TransportConformanceSuite {
         });
         // Afterwards the producer is gone for sure: the next read fails retriably and quickly.
         MemorySegment dst2 = buffer(s.manifest().totalBytes());
-        assertTimeoutPreemptively(TIMEOUT, () ->
-                assertThrows(RetriableViperException.class, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2)));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> assertThrows(
+                        RetriableViperException.class,
+                        () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2)));
     }
 
     @Test
@@ -301,7 +334,9 @@ public abstract class TransportConformanceSuite {
         TestStagedCheckpoint s = staged(1, 19, 0, 10);
         Location loc = serve(s);
         MemorySegment dst = buffer(10);
-        assertTimeoutPreemptively(TIMEOUT, () -> client.read(s.manifest(), loc, List.of(new ByteRange(0, 0, 0), new ByteRange(0, 10, 0)), dst));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> client.read(s.manifest(), loc, List.of(new ByteRange(0, 0, 0), new ByteRange(0, 10, 0)), dst));
         assertSameBytes(s.data(), dst, "checkpoint with an empty tensor");
     }
 }

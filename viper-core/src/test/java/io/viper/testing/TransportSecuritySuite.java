@@ -17,10 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What every transport's port does with credentials and limits: with a secret, a peer without it
- * gets the challenge and nothing else while a consumer token reads byte-identical; without one,
- * the {@link HostilePeers} are closed while good clients are served; a server beyond loopback needs
- * a secret. Subclasses name the transport.
+ * What every transport's port does with credentials and limits: with a secret, a peer without it gets the challenge and
+ * nothing else while a consumer token reads byte-identical; without one, the {@link HostilePeers} are closed while good
+ * clients are served; a server beyond loopback needs a secret. Subclasses name the transport.
  */
 public abstract class TransportSecuritySuite {
     @TempDir
@@ -34,7 +33,10 @@ public abstract class TransportSecuritySuite {
         return new byte[0];
     }
 
-    /** A request of the transport's protocol naming {@code model} v1, as a stranger would send it instead of the handshake. */
+    /**
+     * A request of the transport's protocol naming {@code model} v1, as a stranger would send it instead of the
+     * handshake.
+     */
     protected abstract byte[] leaseRequest(String model);
 
     private URI bind(String host) {
@@ -45,17 +47,28 @@ public abstract class TransportSecuritySuite {
     protected void withASecretAPeerWithoutItGetsNothingAndAConsumerTokenReads() throws Exception {
         TestSecrets secrets = TestSecrets.make(dir);
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("secret-model", 1, 5, 300_000);
-             TransportServer server = provider().openServer(bind("127.0.0.1"), ViperConfig.of(secrets.producerSetting()));
-             TransportClient withToken = provider().openClient(ViperConfig.of(secrets.consumerSetting()));
-             TransportClient without = provider().openClient(ViperConfig.defaults())) {
+                TransportServer server =
+                        provider().openServer(bind("127.0.0.1"), ViperConfig.of(secrets.producerSetting()));
+                TransportClient withToken = provider().openClient(ViperConfig.of(secrets.consumerSetting()));
+                TransportClient without = provider().openClient(ViperConfig.defaults())) {
             server.expose(staged);
             readsExactly(withToken, server.location(), staged);
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> readsExactly(without, server.location(), staged));
+            ViperConfigException e =
+                    assertThrows(ViperConfigException.class, () -> readsExactly(without, server.location(), staged));
             assertTrue(e.getMessage().contains("requires credentials: set viper.auth.secret.file"), e.getMessage());
-            assertTrue(TransportClient.refusesConsumer(e), "a refusal of credentials, which a consumer does not retry: " + e);
+            assertTrue(
+                    TransportClient.refusesConsumer(e),
+                    "a refusal of credentials, which a consumer does not retry: " + e);
             URI u = server.location().uri();
-            List<String> report = HostilePeers.strangerGetsOnlyTheChallenge(new HostilePeers.Target(u.getHost(), u.getPort(), provider().scheme(),
-                    prelude(), () -> readsExactly(withToken, server.location(), staged), 64), leaseRequest("secret-model"));
+            List<String> report = HostilePeers.strangerGetsOnlyTheChallenge(
+                    new HostilePeers.Target(
+                            u.getHost(),
+                            u.getPort(),
+                            provider().scheme(),
+                            prelude(),
+                            () -> readsExactly(withToken, server.location(), staged),
+                            64),
+                    leaseRequest("secret-model"));
             assertEquals(3, report.size(), report.toString());
         }
     }
@@ -63,12 +76,18 @@ public abstract class TransportSecuritySuite {
     @Test
     protected void hostilePeersAreClosedAndGoodClientsServed() throws Exception {
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("hostile", 1, 6, 100_000);
-             TransportServer server = provider().openServer(bind("127.0.0.1"), ViperConfig.of(HostilePeers.SHORT_LIMITS));
-             TransportClient client = provider().openClient(ViperConfig.of(HostilePeers.SHORT_LIMITS))) {
+                TransportServer server =
+                        provider().openServer(bind("127.0.0.1"), ViperConfig.of(HostilePeers.SHORT_LIMITS));
+                TransportClient client = provider().openClient(ViperConfig.of(HostilePeers.SHORT_LIMITS))) {
             server.expose(staged);
             URI u = server.location().uri();
-            List<String> report = HostilePeers.tryAll(new HostilePeers.Target(u.getHost(), u.getPort(), provider().scheme(), prelude(),
-                    () -> readsExactly(client, server.location(), staged), 8));
+            List<String> report = HostilePeers.tryAll(new HostilePeers.Target(
+                    u.getHost(),
+                    u.getPort(),
+                    provider().scheme(),
+                    prelude(),
+                    () -> readsExactly(client, server.location(), staged),
+                    8));
             assertEquals(12, report.size(), report.toString());
             assertEquals(0, staged.openLeases());
         }
@@ -76,7 +95,14 @@ public abstract class TransportSecuritySuite {
 
     @Test
     protected void aServerBeyondLoopbackNeedsASecret() {
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> provider().openServer(bind("0.0.0.0"), ViperConfig.defaults()).close());
-        assertTrue(e.getMessage().startsWith(provider().scheme() + " server on 0.0.0.0: viper.auth.secret.file is not set"), e.getMessage());
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class,
+                () -> provider()
+                        .openServer(bind("0.0.0.0"), ViperConfig.defaults())
+                        .close());
+        assertTrue(
+                e.getMessage()
+                        .startsWith(provider().scheme() + " server on 0.0.0.0: viper.auth.secret.file is not set"),
+                e.getMessage());
     }
 }

@@ -23,17 +23,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * A child JVM driven over its standard streams: the one harness of {@code viper demo}'s producer and
- * consumer processes and of {@code viper bench transfer}'s consumer. It runs a main class on this
- * JVM's class path ({@link #command}), reads the child's standard output line by line on a thread of
- * its own (each line goes to the caller's handler, or without one into a queue that
- * {@link #awaitLine} reads), writes commands to its standard input ({@link #send}), and ends it on
- * {@link #close}, or from a shutdown hook should this JVM be interrupted (Ctrl-C). Its standard error
- * goes to a log file, or to this JVM's.
+ * A child JVM driven over its standard streams: the one harness of {@code viper demo}'s producer and consumer processes
+ * and of {@code viper bench transfer}'s consumer. It runs a main class on this JVM's class path ({@link #command}),
+ * reads the child's standard output line by line on a thread of its own (each line goes to the caller's handler, or
+ * without one into a queue that {@link #awaitLine} reads), writes commands to its standard input ({@link #send}), and
+ * ends it on {@link #close}, or from a shutdown hook should this JVM be interrupted (Ctrl-C). Its standard error goes
+ * to a log file, or to this JVM's.
  *
- * <p>Threads: the driver's thread calls {@link #awaitLine}, {@link #send}, {@link #finish} and
- * {@link #close}; a handler runs on the reader thread; {@link #isAlive} and {@link #exited} may be
- * called from any thread.
+ * <p>Threads: the driver's thread calls {@link #awaitLine}, {@link #send}, {@link #finish} and {@link #close}; a
+ * handler runs on the reader thread; {@link #isAlive} and {@link #exited} may be called from any thread.
  */
 public final class ChildJvm implements AutoCloseable {
     /** Processes still running, ended by a shutdown hook if this JVM is interrupted. */
@@ -62,11 +60,13 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
-     * The command that runs {@code mainClass} with {@code args} in a JVM like this one: the same
-     * {@code java}, native access allowed, {@code jvmOptions}, this JVM's class path.
+     * The command that runs {@code mainClass} with {@code args} in a JVM like this one: the same {@code java}, native
+     * access allowed, {@code jvmOptions}, this JVM's class path.
      */
     public static List<String> command(List<String> jvmOptions, String mainClass, List<String> args) {
-        String java = ProcessHandle.current().info().command()
+        String java = ProcessHandle.current()
+                .info()
+                .command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(jvmOptions);
@@ -110,11 +110,11 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
-     * The next output line that starts with {@code prefix} (or is {@code prefix} without its trailing
-     * blank); the lines before it are skipped.
+     * The next output line that starts with {@code prefix} (or is {@code prefix} without its trailing blank); the lines
+     * before it are skipped.
      *
-     * @throws ViperException with reason INTERNAL when the child ends first ({@link #exited}), TIMEOUT
-     *     after {@code timeout}
+     * @throws ViperException with reason INTERNAL when the child ends first ({@link #exited}), TIMEOUT after
+     *     {@code timeout}
      */
     public String awaitLine(String prefix, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -145,15 +145,17 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
-     * The error to report for a child that ended when it should not have: its exit status, the last
-     * telling line of its log, and where the log is. Waits up to 1 s for the exit status.
+     * The error to report for a child that ended when it should not have: its exit status, the last telling line of its
+     * log, and where the log is. Waits up to 1 s for the exit status.
      *
      * @param when what it had not done yet, or empty
      */
     public ViperException exited(String when) throws InterruptedException {
         String status = process.waitFor(1, TimeUnit.SECONDS) ? Integer.toString(process.exitValue()) : "unknown";
-        return new ViperException(ViperException.Reason.INTERNAL, name + " exited with status " + status
-                + (when.isEmpty() ? "" : " " + when) + log.map(p -> ": " + lastLine(p)).orElse("") + logNote());
+        return new ViperException(
+                ViperException.Reason.INTERNAL,
+                name + " exited with status " + status + (when.isEmpty() ? "" : " " + when)
+                        + log.map(p -> ": " + lastLine(p)).orElse("") + logNote());
     }
 
     private String logNote() {

@@ -5,6 +5,10 @@ import io.viper.ModelUpdate;
 import io.viper.Snapshot;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
+import io.viper.demo.digits.ContinualDigitsStream;
+import io.viper.demo.digits.DigitClassifier;
+import io.viper.demo.digits.InferenceModel;
+import io.viper.demo.digits.Mlp;
 import io.viper.demo.internal.ChildIo;
 import io.viper.demo.internal.DemoArgs;
 import io.viper.demo.internal.DemoEvents;
@@ -12,10 +16,6 @@ import io.viper.demo.internal.DemoEvents.ConsumerProgress;
 import io.viper.demo.internal.DemoEvents.ConsumerReady;
 import io.viper.demo.internal.DemoEvents.ConsumerResult;
 import io.viper.demo.internal.ProcessOptions;
-import io.viper.demo.digits.ContinualDigitsStream;
-import io.viper.demo.digits.DigitClassifier;
-import io.viper.demo.digits.InferenceModel;
-import io.viper.demo.digits.Mlp;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportProvider;
 import io.viper.tensor.Tensor;
@@ -28,32 +28,30 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The demo's inference server: one process that follows the {@value DemoProducer#MODEL} model through
- * Viper and answers a fixed-rate stream of requests with whatever model it holds at that moment.
+ * The demo's inference server: one process that follows the {@value DemoProducer#MODEL} model through Viper and answers
+ * a fixed-rate stream of requests with whatever model it holds at that moment.
  *
  * <ol>
- *   <li>Warms its serving path up with an untrained model of the same shape, reads the notifier from
- *       the driver when told to ({@code --notifier -}: the driver starts it beside the producer, before
- *       the producer's notifier exists), subscribes, waits for version 1 (the warm-up model), reports
- *       {@code ready}.</li>
- *   <li>On {@code start EPOCH_MS}: request k is due at {@code start + k / rate}; it is drawn from the
- *       stream at position {@code s + floor(k / rate / pace)} (the training iteration the shared clock
- *       says it is) once per replica, each replica with its own generator seeded by (seed, replica, k)
- *       ({@link Requests}), so every run serves the same requests. Each request takes a lease on the
- *       model serving now ({@link ViperConsumer#current()}); that model answers every replica's request,
- *       and their real cross-entropy and correctness are recorded with the version that answered.</li>
- *   <li>Reports {@code progress}, then one {@code result}: each replica's CIL (the sum of its request
- *       losses), the accuracy over all replicas, every request's loss (mean over the replicas), and every
- *       model update Viper reported (version, latency from publish to swap, path).</li>
+ *   <li>Warms its serving path up with an untrained model of the same shape, reads the notifier from the driver when
+ *       told to ({@code --notifier -}: the driver starts it beside the producer, before the producer's notifier
+ *       exists), subscribes, waits for version 1 (the warm-up model), reports {@code ready}.
+ *   <li>On {@code start EPOCH_MS}: request k is due at {@code start + k / rate}; it is drawn from the stream at
+ *       position {@code s + floor(k / rate / pace)} (the training iteration the shared clock says it is) once per
+ *       replica, each replica with its own generator seeded by (seed, replica, k) ({@link Requests}), so every run
+ *       serves the same requests. Each request takes a lease on the model serving now
+ *       ({@link ViperConsumer#current()}); that model answers every replica's request, and their real cross-entropy and
+ *       correctness are recorded with the version that answered.
+ *   <li>Reports {@code progress}, then one {@code result}: each replica's CIL (the sum of its request losses), the
+ *       accuracy over all replicas, every request's loss (mean over the replicas), and every model update Viper
+ *       reported (version, latency from publish to swap, path).
  * </ol>
  *
- * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --workload stages|stationary --rate R
- * --replicas R --notifier URI --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from standard
- * input as {@code DemoEvents} says. Exit status 2 for a bad option, 1 for any other failure.
+ * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --workload stages|stationary --rate R --replicas R
+ * --notifier URI --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from standard input
+ * as {@code DemoEvents} says. Exit status 2 for a bad option, 1 for any other failure.
  */
 public final class DemoConsumer {
-    private DemoConsumer() {
-    }
+    private DemoConsumer() {}
 
     /** Runs the demo's consumer with the options above; exits with 0, 1 or 2. */
     public static void main(String[] args) {
@@ -97,12 +95,17 @@ public final class DemoConsumer {
         // is not ready yet: the run uses it a few dozen times, too few for the JIT to get to it otherwise
         Providers.transports().forEach(TransportProvider::unavailableReason);
         Providers.gpuUnavailableReason();
-        TransferCalibration.warmUp(o.transport(), Snapshot.ofFloats(sameShape.parameters(), sameShape.shapes()), TransferCalibration.PROCESS_WARMUP);
+        TransferCalibration.warmUp(
+                o.transport(),
+                Snapshot.ofFloats(sameShape.parameters(), sameShape.shapes()),
+                TransferCalibration.PROCESS_WARMUP);
         String notifier = o.notifier().equals(ProcessOptions.NOTIFIER_FROM_DRIVER) ? io.awaitNotifier() : o.notifier();
-        Viper.Builder builder = Viper.builder().notifier(notifier).consumerPaths(options.paths().toArray(String[]::new));
+        Viper.Builder builder =
+                Viper.builder().notifier(notifier).consumerPaths(options.paths().toArray(String[]::new));
         o.pfs().ifPresent(builder::pfsRoot);
         List<ModelUpdate> updates = new ArrayList<>();
-        try (Viper viper = builder.build(); ViperConsumer consumer = viper.consumer(DemoProducer.MODEL)) {
+        try (Viper viper = builder.build();
+                ViperConsumer consumer = viper.consumer(DemoProducer.MODEL)) {
             consumer.onUpdate(u -> {
                 synchronized (updates) {
                     updates.add(u);
@@ -133,7 +136,8 @@ public final class DemoConsumer {
                     }
                     double sum = 0;
                     for (int r = 0; r < replicas; r++) {
-                        ContinualDigitsStream.Example request = stream.sampleRequest(Math.min(position, end), Requests.generator(seed, r, k));
+                        ContinualDigitsStream.Example request =
+                                stream.sampleRequest(Math.min(position, end), Requests.generator(seed, r, k));
                         float[] p = served.model().predictProba(request.x());
                         double loss = DigitClassifier.crossEntropy(p, request.label());
                         cils[r] += loss;

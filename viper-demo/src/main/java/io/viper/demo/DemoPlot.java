@@ -16,19 +16,22 @@ import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * The chart of {@code viper demo --plot}: the mean loss of the requests served in each window of
- * training iterations, one line per policy, and each policy's checkpoint moments as ticks in a strip
- * of its own below the lines.
+ * The chart of {@code viper demo --plot}: the mean loss of the requests served in each window of training iterations,
+ * one line per policy, and each policy's checkpoint moments as ticks in a strip of its own below the lines.
  */
 public final class DemoPlot {
     private static final Color[] COLORS = {
-        new Color(200, 80, 30), new Color(30, 110, 200), new Color(20, 150, 70), new Color(140, 60, 170), new Color(210, 160, 0),
-        new Color(0, 160, 160), new Color(110, 110, 110),
+        new Color(200, 80, 30),
+        new Color(30, 110, 200),
+        new Color(20, 150, 70),
+        new Color(140, 60, 170),
+        new Color(210, 160, 0),
+        new Color(0, 160, 160),
+        new Color(110, 110, 110),
     };
     private static final int WINDOWS = 90;
 
-    private DemoPlot() {
-    }
+    private DemoPlot() {}
 
     /**
      * Draws {@code result} into the PNG {@code file}.
@@ -39,11 +42,20 @@ public final class DemoPlot {
         DemoSettings s = result.settings();
         List<PolicyOutcome> outcomes = result.outcomes();
         System.setProperty("java.awt.headless", "true");
-        XYChart chart = new XYChartBuilder().width(1400).height(700)
-                .title(String.format(Locale.ROOT, "viper demo: loss of the served requests (mean per %d iterations, over %d replicas), %s workload, seed %d, %s",
-                        window(s), s.replicas(), s.workload().displayName(), s.seed(), s.transport().displayName()))
+        XYChart chart = new XYChartBuilder()
+                .width(1400)
+                .height(700)
+                .title(String.format(
+                        Locale.ROOT,
+                        "viper demo: loss of the served requests (mean per %d iterations, over %d replicas), %s workload, seed %d, %s",
+                        window(s),
+                        s.replicas(),
+                        s.workload().displayName(),
+                        s.seed(),
+                        s.transport().displayName()))
                 .xAxisTitle("training iteration (the stream position requests are drawn at)")
-                .yAxisTitle("cross-entropy of served requests (below 0: checkpoint moments)").build();
+                .yAxisTitle("cross-entropy of served requests (below 0: checkpoint moments)")
+                .build();
         var st = chart.getStyler();
         st.setLegendPosition(Styler.LegendPosition.OutsideE);
         st.setChartBackgroundColor(Color.WHITE);
@@ -72,9 +84,11 @@ public final class DemoPlot {
             line.setMarker(SeriesMarkers.NONE);
             line.setLineColor(color);
             // none is drawn dashed so that a policy with the same losses (e.g. no checkpoints) shows through
-            line.setLineStyle(o.policy() == DemoPolicy.NONE
-                    ? new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {7f, 5f}, 0f)
-                    : new BasicStroke(2.0f));
+            line.setLineStyle(
+                    o.policy() == DemoPolicy.NONE
+                            ? new BasicStroke(
+                                    1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {7f, 5f}, 0f)
+                            : new BasicStroke(2.0f));
             long[] cp = o.publishedIterations();
             if (cp.length > 0) {
                 double[] x = new double[cp.length];
@@ -83,7 +97,8 @@ public final class DemoPlot {
                     x[k] = cp[k];
                     y[k] = -band * (i + 1);
                 }
-                XYSeries ticks = chart.addSeries(String.format(Locale.ROOT, "%s: %d checkpoints", o.name(), cp.length), x, y);
+                XYSeries ticks =
+                        chart.addSeries(String.format(Locale.ROOT, "%s: %d checkpoints", o.name(), cp.length), x, y);
                 ticks.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
                 ticks.setMarker(SeriesMarkers.TRIANGLE_UP);
                 ticks.setMarkerColor(color);

@@ -9,8 +9,8 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * The checkpoint policies {@code viper demo} compares, in the order it runs them by default. Every
- * policy that places checkpoints gets the same budget ({@link DemoPlan#budget()}).
+ * The checkpoint policies {@code viper demo} compares, in the order it runs them by default. Every policy that places
+ * checkpoints gets the same budget ({@link DemoPlan#budget()}).
  */
 public enum DemoPolicy {
     /** One checkpoint per pass over the training images, the usual baseline. */
@@ -21,7 +21,9 @@ public enum DemoPolicy {
     ADAPTIVE(Algorithm.ADAPTIVE),
     /** The minimum predicted CIL. */
     OPTIMAL(Algorithm.OPTIMAL),
-    /** The online policy in the producer: publishes when its probes say the deployed version has become stale enough. */
+    /**
+     * The online policy in the producer: publishes when its probes say the deployed version has become stale enough.
+     */
     ONLINE(Algorithm.ONLINE),
     /** The best schedule given what the runs recorded, chosen on other request replicas than those it is scored on. */
     HINDSIGHT(null),
@@ -42,7 +44,10 @@ public enum DemoPolicy {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** The scheduler's algorithm that plans it before the run (for online: the plan it would follow on predicted losses); none for hindsight. */
+    /**
+     * The scheduler's algorithm that plans it before the run (for online: the plan it would follow on predicted
+     * losses); none for hindsight.
+     */
     public Optional<Algorithm> planner() {
         return Optional.ofNullable(planned);
     }

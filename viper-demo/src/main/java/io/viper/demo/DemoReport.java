@@ -12,14 +12,13 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * What {@code viper demo} prints about a {@link DemoResult}: the table with the verdict line, or one
- * JSON object ({@code --json}). Every CIL is the mean over the request replicas with its spread (the
- * replicas' standard deviation); comparisons between policies are paired by replica, and a difference
- * smaller than twice its standard error is called noise. Stateless.
+ * What {@code viper demo} prints about a {@link DemoResult}: the table with the verdict line, or one JSON object
+ * ({@code --json}). Every CIL is the mean over the request replicas with its spread (the replicas' standard deviation);
+ * comparisons between policies are paired by replica, and a difference smaller than twice its standard error is called
+ * noise. Stateless.
  */
 public final class DemoReport {
-    private DemoReport() {
-    }
+    private DemoReport() {}
 
     /** The table: the workload, run, predictor and budget lines, one row per policy, the verdict. */
     public static void table(PrintWriter out, DemoResult r) {
@@ -27,38 +26,90 @@ public final class DemoReport {
         DemoPlan plan = r.plan();
         ScheduleInput in = plan.input();
         out.println();
-        out.printf(Locale.ROOT, "workload   %s: digits MLP 64-32-10 (%d bytes), %s%n", s.workload().displayName(), plan.modelBytes(),
+        out.printf(
+                Locale.ROOT,
+                "workload   %s: digits MLP 64-32-10 (%d bytes), %s%n",
+                s.workload().displayName(),
+                plan.modelBytes(),
                 s.workload().description());
-        out.printf(Locale.ROOT, "run        iterations %d..%d at %s each (%.1f s), %d requests at %.0f/s per policy, each asked of %d replicas, seed %d%n",
-                s.warmup() + 1, s.end(), duration(s.paceNanos()), s.runSeconds(), s.requests(), s.rate(), s.replicas(), s.seed());
-        out.printf(Locale.ROOT, "predictor  %s fitted on the %d warm-up %s (RMSE %.3g), %s (%s objective); t_train %s, t_infer %s, t_s %s (%s cost model), "
+        out.printf(
+                Locale.ROOT,
+                "run        iterations %d..%d at %s each (%.1f s), %d requests at %.0f/s per policy, each asked of %d replicas, seed %d%n",
+                s.warmup() + 1,
+                s.end(),
+                duration(s.paceNanos()),
+                s.runSeconds(),
+                s.requests(),
+                s.rate(),
+                s.replicas(),
+                s.seed());
+        out.printf(
+                Locale.ROOT,
+                "predictor  %s fitted on the %d warm-up %s (RMSE %.3g), %s (%s objective); t_train %s, t_infer %s, t_s %s (%s cost model), "
                         + "t_load %s (%s)%n",
-                plan.fit().curve().describe(), s.warmup(), s.curveOnHeldOutLosses() ? "held-out losses" : "batch losses", plan.fit().rmse(),
-                in.staleness().describe(), s.objective().displayName(),
-                secs(in.tTrain()), secs(in.tInfer()), secs(in.tSave()), s.transport().path().costLine(), secs(in.tLoad()),
-                plan.latencyMeasured() ? "p90 of the update latency the runs measured" : "cost model, no run had measured one");
-        out.printf(Locale.ROOT, "budget     %d checkpoints for every policy (%s); epoch = every %d iterations (one pass over the %,d training images)%n",
-                plan.budget(), s.budget().isPresent() ? "--budget" : "as many as epoch takes", plan.epochIters(), plan.trainImages());
+                plan.fit().curve().describe(),
+                s.warmup(),
+                s.curveOnHeldOutLosses() ? "held-out losses" : "batch losses",
+                plan.fit().rmse(),
+                in.staleness().describe(),
+                s.objective().displayName(),
+                secs(in.tTrain()),
+                secs(in.tInfer()),
+                secs(in.tSave()),
+                s.transport().path().costLine(),
+                secs(in.tLoad()),
+                plan.latencyMeasured()
+                        ? "p90 of the update latency the runs measured"
+                        : "cost model, no run had measured one");
+        out.printf(
+                Locale.ROOT,
+                "budget     %d checkpoints for every policy (%s); epoch = every %d iterations (one pass over the %,d training images)%n",
+                plan.budget(),
+                s.budget().isPresent() ? "--budget" : "as many as epoch takes",
+                plan.epochIters(),
+                plan.trainImages());
         out.println();
         Optional<PolicyOutcome> hindsight = find(r.outcomes(), DemoPolicy.HINDSIGHT);
-        out.printf(Locale.ROOT, "%-9s %11s %18s %22s %13s %9s %10s %9s  %s%n", "policy", "checkpoints", "CIL (mean +- sd)", "vs hindsight",
-                "predicted CIL", "accuracy", "update ms", "stall ms", "path");
+        out.printf(
+                Locale.ROOT,
+                "%-9s %11s %18s %22s %13s %9s %10s %9s  %s%n",
+                "policy",
+                "checkpoints",
+                "CIL (mean +- sd)",
+                "vs hindsight",
+                "predicted CIL",
+                "accuracy",
+                "update ms",
+                "stall ms",
+                "path");
         for (PolicyOutcome o : r.outcomes()) {
-            out.printf(Locale.ROOT, "%-9s %11d %18s %22s %13.2f %8.1f%% %10s %9.2f  %s%n", o.name(), o.checkpoints(),
+            out.printf(
+                    Locale.ROOT,
+                    "%-9s %11d %18s %22s %13.2f %8.1f%% %10s %9.2f  %s%n",
+                    o.name(),
+                    o.checkpoints(),
                     String.format(Locale.ROOT, "%.2f +- %.2f", o.cil(), o.cilSpread()),
-                    hindsight.map(h -> o == h ? "-" : relative(o, h)).orElse("-"), o.predictedCil(), 100 * o.accuracy(), ms(o.updateMsMean()),
-                    o.stallMs(), o.path());
+                    hindsight.map(h -> o == h ? "-" : relative(o, h)).orElse("-"),
+                    o.predictedCil(),
+                    100 * o.accuracy(),
+                    ms(o.updateMsMean()),
+                    o.stallMs(),
+                    o.path());
         }
         out.println();
         out.println(verdict(r.outcomes()));
-        out.printf(Locale.ROOT, "(%d requests per policy and replica, the same ones in every run; CIL = sum of their cross-entropy losses, measured; "
-                + "vs hindsight = paired by replica, mean +- sd; predicted CIL = the scheduler's simulation, for online what its probes "
-                + "predicted, for hindsight its CIL on the replicas it was chosen on; %.0f s in all)%n", s.requests(), r.seconds());
+        out.printf(
+                Locale.ROOT,
+                "(%d requests per policy and replica, the same ones in every run; CIL = sum of their cross-entropy losses, measured; "
+                        + "vs hindsight = paired by replica, mean +- sd; predicted CIL = the scheduler's simulation, for online what its probes "
+                        + "predicted, for hindsight its CIL on the replicas it was chosen on; %.0f s in all)%n",
+                s.requests(),
+                r.seconds());
     }
 
     /**
-     * The line naming the policy with the lowest mean CIL (hindsight aside) and what it saved against
-     * {@code epoch} and {@code fixed}, each paired by replica; a difference within noise is said to be.
+     * The line naming the policy with the lowest mean CIL (hindsight aside) and what it saved against {@code epoch} and
+     * {@code fixed}, each paired by replica; a difference within noise is said to be.
      */
     public static String verdict(List<PolicyOutcome> outcomes) {
         PolicyOutcome best = null;
@@ -70,13 +121,19 @@ public final class DemoReport {
         if (best == null) {
             return "winner: none (only hindsight was run)";
         }
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "winner: %s with CIL %.2f", best.name(), best.cil()));
+        StringBuilder sb =
+                new StringBuilder(String.format(Locale.ROOT, "winner: %s with CIL %.2f", best.name(), best.cil()));
         List<String> against = new ArrayList<>();
         for (DemoPolicy p : List.of(DemoPolicy.EPOCH, DemoPolicy.FIXED)) {
             Optional<PolicyOutcome> other = find(outcomes, p);
             if (other.isPresent() && other.get() != best) {
                 double[] d = best.relativeTo(other.get());
-                against.add(String.format(Locale.ROOT, "%.1f%% less loss than %s (%.2f)%s", -100 * d[0], p.displayName(), other.get().cil(),
+                against.add(String.format(
+                        Locale.ROOT,
+                        "%.1f%% less loss than %s (%.2f)%s",
+                        -100 * d[0],
+                        p.displayName(),
+                        other.get().cil(),
                         noise(d, best.cils().length) ? ", within request noise" : ""));
             }
         }
@@ -84,14 +141,18 @@ public final class DemoReport {
             sb.append(", ").append(String.join(", ", against));
         }
         find(outcomes, DemoPolicy.HINDSIGHT).ifPresent(h -> {
-            double[] d = h.relativeTo(outcomes.stream().filter(o -> o.policy() != DemoPolicy.HINDSIGHT)
-                    .min(Comparator.comparingDouble(PolicyOutcome::cil)).orElseThrow());
+            double[] d = h.relativeTo(outcomes.stream()
+                    .filter(o -> o.policy() != DemoPolicy.HINDSIGHT)
+                    .min(Comparator.comparingDouble(PolicyOutcome::cil))
+                    .orElseThrow());
             sb.append(String.format(Locale.ROOT, "; hindsight %.2f (%+.1f%%)", h.cil(), 100 * d[0]));
         });
         return sb.toString();
     }
 
-    /** The {@code --json} object: {@code policies} (one object each), {@code verdict}, {@code run}, {@code predictor}. */
+    /**
+     * The {@code --json} object: {@code policies} (one object each), {@code verdict}, {@code run}, {@code predictor}.
+     */
     public static String json(DemoResult r) {
         DemoSettings s = r.settings();
         DemoPlan plan = r.plan();
@@ -157,7 +218,8 @@ public final class DemoReport {
     /** {@code +3.2% +- 0.4}, with {@code (noise)} when within request noise. */
     static String relative(PolicyOutcome o, PolicyOutcome base) {
         double[] d = o.relativeTo(base);
-        return String.format(Locale.ROOT, "%+.1f%% +- %.1f%s", 100 * d[0], 100 * d[1], noise(d, o.cils().length) ? " (noise)" : "");
+        return String.format(
+                Locale.ROOT, "%+.1f%% +- %.1f%s", 100 * d[0], 100 * d[1], noise(d, o.cils().length) ? " (noise)" : "");
     }
 
     /** Whether a paired mean difference is within two standard errors of 0. */
@@ -195,7 +257,9 @@ public final class DemoReport {
 
     /** Seconds as {@code 5 ms} or {@code 500 us}, three significant digits. */
     static String secs(double v) {
-        return v >= 1e-3 ? String.format(Locale.ROOT, "%.3g ms", v * 1e3) : String.format(Locale.ROOT, "%.3g us", v * 1e6);
+        return v >= 1e-3
+                ? String.format(Locale.ROOT, "%.3g ms", v * 1e3)
+                : String.format(Locale.ROOT, "%.3g us", v * 1e6);
     }
 
     /** A duration in nanoseconds, as {@link #secs}. */

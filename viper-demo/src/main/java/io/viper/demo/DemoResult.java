@@ -13,7 +13,8 @@ import java.util.Optional;
  * @param seconds the wall time of planning and every run
  * @param logs where the processes' logs were kept, when asked to keep them
  */
-public record DemoResult(DemoSettings settings, DemoPlan plan, List<PolicyOutcome> outcomes, double seconds, Optional<Path> logs) {
+public record DemoResult(
+        DemoSettings settings, DemoPlan plan, List<PolicyOutcome> outcomes, double seconds, Optional<Path> logs) {
     /** Copies the outcomes. */
     public DemoResult {
         outcomes = List.copyOf(outcomes);

@@ -20,8 +20,19 @@ import java.util.OptionalInt;
  * @param objective what the scheduler's plans and predictions charge a request
  * @param replicas how many independent sets of requests each run is scored on (at least 1)
  */
-public record DemoSettings(List<DemoPolicy> policies, long end, long warmup, long paceNanos, double rate, DemoTransport transport,
-                           String notifier, long seed, DemoWorkload workload, OptionalInt budget, Objective objective, int replicas) {
+public record DemoSettings(
+        List<DemoPolicy> policies,
+        long end,
+        long warmup,
+        long paceNanos,
+        double rate,
+        DemoTransport transport,
+        String notifier,
+        long seed,
+        DemoWorkload workload,
+        OptionalInt budget,
+        Objective objective,
+        int replicas) {
     /** The default number of request replicas. */
     public static final int DEFAULT_REPLICAS = 8;
 
@@ -30,16 +41,38 @@ public record DemoSettings(List<DemoPolicy> policies, long end, long warmup, lon
         policies = List.copyOf(policies);
     }
 
-    /** The defaults for everything but the run's shape: staged digits, the epoch budget, the staleness-aware objective, {@value #DEFAULT_REPLICAS} replicas. */
-    public static DemoSettings of(List<DemoPolicy> policies, long end, long warmup, long paceNanos, double rate, DemoTransport transport,
-            String notifier, long seed) {
-        return new DemoSettings(policies, end, warmup, paceNanos, rate, transport, notifier, seed, DemoWorkload.STAGES, OptionalInt.empty(),
-                Objective.STALENESS, DEFAULT_REPLICAS);
+    /**
+     * The defaults for everything but the run's shape: staged digits, the epoch budget, the staleness-aware objective,
+     * {@value #DEFAULT_REPLICAS} replicas.
+     */
+    public static DemoSettings of(
+            List<DemoPolicy> policies,
+            long end,
+            long warmup,
+            long paceNanos,
+            double rate,
+            DemoTransport transport,
+            String notifier,
+            long seed) {
+        return new DemoSettings(
+                policies,
+                end,
+                warmup,
+                paceNanos,
+                rate,
+                transport,
+                notifier,
+                seed,
+                DemoWorkload.STAGES,
+                OptionalInt.empty(),
+                Objective.STALENESS,
+                DEFAULT_REPLICAS);
     }
 
     /** These settings on another workload. */
     public DemoSettings withWorkload(DemoWorkload w) {
-        return new DemoSettings(policies, end, warmup, paceNanos, rate, transport, notifier, seed, w, budget, objective, replicas);
+        return new DemoSettings(
+                policies, end, warmup, paceNanos, rate, transport, notifier, seed, w, budget, objective, replicas);
     }
 
     /** The requests each run serves per replica, {@code floor((e - s) * pace * rate)}. */
@@ -48,8 +81,8 @@ public record DemoSettings(List<DemoPolicy> policies, long end, long warmup, lon
     }
 
     /**
-     * Whether the predictor's curve is of held-out losses (the staleness-aware objective: the loss a
-     * request sees, on the scale its drift is measured on) rather than of batch losses (Viper's).
+     * Whether the predictor's curve is of held-out losses (the staleness-aware objective: the loss a request sees, on
+     * the scale its drift is measured on) rather than of batch losses (Viper's).
      */
     public boolean curveOnHeldOutLosses() {
         return objective == Objective.STALENESS;

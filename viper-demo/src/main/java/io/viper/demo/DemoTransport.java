@@ -9,14 +9,13 @@ import java.util.Optional;
 import java.util.ServiceLoader;
 
 /**
- * How the demo's checkpoints travel from the producer process to the consumer process, and what that
- * means for each side: one per {@link TransferPath} the demo runs, named, and priced by the cost model,
- * as that path.
+ * How the demo's checkpoints travel from the producer process to the consumer process, and what that means for each
+ * side: one per {@link TransferPath} the demo runs, named, and priced by the cost model, as that path.
  */
 public enum DemoTransport {
     /**
-     * The model's bytes inside its announcement ({@code viper.producer.inline.bytes}; the demo's model
-     * is 9.6 KB), with {@code tcp://} beside it for what does not travel inline.
+     * The model's bytes inside its announcement ({@code viper.producer.inline.bytes}; the demo's model is 9.6 KB), with
+     * {@code tcp://} beside it for what does not travel inline.
      */
     INLINE(TransferPath.INLINE, List.of("tcp://127.0.0.1:0"), List.of("tcp")),
     /** {@code ucx://}, with {@code tcp://} as the fallback (the table's path column says which served). */
@@ -37,8 +36,7 @@ public enum DemoTransport {
     }
 
     /**
-     * The name of the command line and the JSON, the path's: {@code inline}, {@code host}, {@code tcp}
-     * or {@code pfs}.
+     * The name of the command line and the JSON, the path's: {@code inline}, {@code host}, {@code tcp} or {@code pfs}.
      */
     public String displayName() {
         return path.displayName();
@@ -50,8 +48,8 @@ public enum DemoTransport {
     }
 
     /**
-     * The producer's {@code viper.producer.inline.bytes}: the default for {@link #INLINE}, 0 for the
-     * others, so that their checkpoints take the transport they name.
+     * The producer's {@code viper.producer.inline.bytes}: the default for {@link #INLINE}, 0 for the others, so that
+     * their checkpoints take the transport they name.
      */
     public String inlineBytes() {
         return this == INLINE ? ViperConfig.PRODUCER_INLINE_BYTES.defaultValue() : "0";
@@ -87,11 +85,13 @@ public enum DemoTransport {
 
     /** The transport of the path named {@code name} ({@link TransferPath#find}: aliases too), if the demo runs it. */
     public static Optional<DemoTransport> byName(String name) {
-        return TransferPath.find(name).flatMap(p -> Arrays.stream(values()).filter(t -> t.path == p).findFirst());
+        return TransferPath.find(name)
+                .flatMap(p -> Arrays.stream(values()).filter(t -> t.path == p).findFirst());
     }
 
     /** Every name the demo accepts, for messages: {@code inline, host (or ucx), tcp, pfs (or file)}. */
     public static String names() {
-        return TransferPath.names(Arrays.stream(values()).map(DemoTransport::path).toList());
+        return TransferPath.names(
+                Arrays.stream(values()).map(DemoTransport::path).toList());
     }
 }

@@ -1,19 +1,25 @@
 package io.viper.demo;
 
-import io.viper.errors.ViperConfigException;
 import io.viper.demo.digits.ContinualDigitsStream;
 import io.viper.demo.digits.Mlp;
 import io.viper.demo.digits.StreamConfig;
 import io.viper.demo.digits.Trainer;
+import io.viper.errors.ViperConfigException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
 /** What the demo's producer trains on and its consumer is asked about. */
 public enum DemoWorkload {
-    /** Digits arrive in four stages and images rotate slowly ({@link StreamConfig#defaults}): a stale model gets new digits wrong. */
+    /**
+     * Digits arrive in four stages and images rotate slowly ({@link StreamConfig#defaults}): a stale model gets new
+     * digits wrong.
+     */
     STAGES("digits arrive in 4 stages, images rotate up to 30 deg"),
-    /** Every digit from the start, nothing moves ({@link StreamConfig#stationary}): only training makes a fresher model better. */
+    /**
+     * Every digit from the start, nothing moves ({@link StreamConfig#stationary}): only training makes a fresher model
+     * better.
+     */
     STATIONARY("all digits from the start, no drift");
 
     private final String description;
@@ -34,8 +40,8 @@ public enum DemoWorkload {
 
     /** The stream over {@code horizon} iterations, seeded by {@code seed}. */
     public ContinualDigitsStream stream(long horizon, long seed) {
-        return new ContinualDigitsStream(this == STAGES ? StreamConfig.defaults(horizon, seed)
-                : StreamConfig.stationary(horizon, seed));
+        return new ContinualDigitsStream(
+                this == STAGES ? StreamConfig.defaults(horizon, seed) : StreamConfig.stationary(horizon, seed));
     }
 
     /** The producer's training loop over this workload: the same losses and parameters in every process. */

@@ -6,14 +6,13 @@ import io.viper.demo.digits.Trainer;
 import io.viper.scheduler.HindsightPlanner;
 
 /**
- * The demo's {@code hindsight} policy: the best schedule given what the runs recorded. The training is
- * deterministic, so the driver replays it and keeps every candidate version (every {@code grid}-th
- * iteration); it scores each of them on the requests it would answer, from the moment it would arrive
- * (its iteration's time on the clock plus the update latency the runs measured) until at most
- * {@code span} iterations later, on {@link #SELECTION_REPLICAS} request replicas that the consumer is
- * never scored on; and {@link HindsightPlanner} picks the cheapest schedule within the budget. The
- * schedule is then run like any other, and scored on the consumer's replicas, so it cannot have
- * overfitted the requests it is judged on.
+ * The demo's {@code hindsight} policy: the best schedule given what the runs recorded. The training is deterministic,
+ * so the driver replays it and keeps every candidate version (every {@code grid}-th iteration); it scores each of them
+ * on the requests it would answer, from the moment it would arrive (its iteration's time on the clock plus the update
+ * latency the runs measured) until at most {@code span} iterations later, on {@link #SELECTION_REPLICAS} request
+ * replicas that the consumer is never scored on; and {@link HindsightPlanner} picks the cheapest schedule within the
+ * budget. The schedule is then run like any other, and scored on the consumer's replicas, so it cannot have overfitted
+ * the requests it is judged on.
  *
  * @param checkpoints the chosen iterations
  * @param selectedCil its mean CIL over the selection replicas (what it expects to serve)
@@ -38,7 +37,10 @@ public record Hindsight(long[] checkpoints, double selectedCil, int grid, int sp
         return checkpoints.clone();
     }
 
-    /** The best schedule of at most {@code plan.budget()} checkpoints for the run of {@code s}, versions arriving {@code latencySeconds} after their iteration. */
+    /**
+     * The best schedule of at most {@code plan.budget()} checkpoints for the run of {@code s}, versions arriving
+     * {@code latencySeconds} after their iteration.
+     */
     public static Hindsight choose(DemoSettings s, DemoPlan plan, double latencySeconds) {
         int m = (int) (s.end() - s.warmup());
         int grid = Math.max(1, Math.ceilDiv(m, MAX_CANDIDATES));
@@ -60,7 +62,8 @@ public record Hindsight(long[] checkpoints, double selectedCil, int grid, int sp
         for (int r = 0; r < SELECTION_REPLICAS; r++) {
             for (int k = 0; k < requests; k++) {
                 long pos = Math.min(Requests.position(s.warmup(), k, s.rate(), s.paceNanos()), s.end());
-                ContinualDigitsStream.Example e = stream.sampleRequest(pos, Requests.generator(s.seed(), s.replicas() + r, k));
+                ContinualDigitsStream.Example e =
+                        stream.sampleRequest(pos, Requests.generator(s.seed(), s.replicas() + r, k));
                 x[r][k] = e.x();
                 label[r][k] = e.label();
             }
@@ -90,22 +93,25 @@ public record Hindsight(long[] checkpoints, double selectedCil, int grid, int sp
             }
             prefix[i] = p;
         }
-        HindsightPlanner.Result best = HindsightPlanner.plan(new HindsightPlanner.ServingCosts() {
-            @Override
-            public int candidates() {
-                return candidates;
-            }
+        HindsightPlanner.Result best = HindsightPlanner.plan(
+                new HindsightPlanner.ServingCosts() {
+                    @Override
+                    public int candidates() {
+                        return candidates;
+                    }
 
-            @Override
-            public long iteration(int i) {
-                return s.warmup() + (long) i * grid;
-            }
+                    @Override
+                    public long iteration(int i) {
+                        return s.warmup() + (long) i * grid;
+                    }
 
-            @Override
-            public double cost(int from, int to) {
-                return prefix[from][arrival[to] - arrival[from]];
-            }
-        }, budget, gap);
+                    @Override
+                    public double cost(int from, int to) {
+                        return prefix[from][arrival[to] - arrival[from]];
+                    }
+                },
+                budget,
+                gap);
         return new Hindsight(best.checkpoints(), best.cost(), grid, span, latencySeconds);
     }
 }

@@ -13,8 +13,8 @@ import java.util.List;
  *
  * @param policy the policy
  * @param schedule what was planned for it before the run (online: what it would do on the predicted losses)
- * @param predictedCil the CIL predicted for it: the scheduler's simulation of its schedule; for online the
- *     CIL its staleness probes predicted during the run; for hindsight its mean CIL on the replicas it was chosen on
+ * @param predictedCil the CIL predicted for it: the scheduler's simulation of its schedule; for online the CIL its
+ *     staleness probes predicted during the run; for hindsight its mean CIL on the replicas it was chosen on
  * @param tLoadSeconds the update latency its plan assumed
  * @param checkpoints the checkpoints the producer published
  * @param publishedIterations their iterations
@@ -31,30 +31,71 @@ import java.util.List;
  * @param changes the changes the online policy detected (none for the others)
  * @param seconds the wall time of the run, processes included
  */
-public record PolicyOutcome(DemoPolicy policy, Schedule schedule, double predictedCil, double tLoadSeconds, int checkpoints,
-                            long[] publishedIterations, double[] cils, int requests, double accuracy, int swaps, double updateMsMean,
-                            double updateMsP90, double stallMs, String path, double maxLateMs, double[] losses, long[] changes, double seconds) {
+public record PolicyOutcome(
+        DemoPolicy policy,
+        Schedule schedule,
+        double predictedCil,
+        double tLoadSeconds,
+        int checkpoints,
+        long[] publishedIterations,
+        double[] cils,
+        int requests,
+        double accuracy,
+        int swaps,
+        double updateMsMean,
+        double updateMsP90,
+        double stallMs,
+        String path,
+        double maxLateMs,
+        double[] losses,
+        long[] changes,
+        double seconds) {
     /** The outcome from the two processes' results. */
-    static PolicyOutcome of(DemoPolicy policy, Schedule schedule, double predictedCil, double tLoadSeconds, ProducerResult producer,
-            ConsumerResult consumer, double seconds) {
+    static PolicyOutcome of(
+            DemoPolicy policy,
+            Schedule schedule,
+            double predictedCil,
+            double tLoadSeconds,
+            ProducerResult producer,
+            ConsumerResult consumer,
+            double seconds) {
         int requests = consumer.requests();
         List<Double> latencies = new ArrayList<>();
         LinkedHashSet<String> paths = new LinkedHashSet<>();
         // The first update is the warm-up model, loaded before the clock starts (its version is 1, or the clock
         // when the producer hosts the broker on a fixed port: docs/architecture.md#versions).
-        long warmup = consumer.updates().isEmpty() ? 0 : consumer.updates().getFirst().version();
+        long warmup =
+                consumer.updates().isEmpty() ? 0 : consumer.updates().getFirst().version();
         for (Update u : consumer.updates()) {
             paths.add(u.path());
             if (u.version() > warmup) {
                 latencies.add(u.latencyMs());
             }
         }
-        double mean = latencies.isEmpty() ? Double.NaN : latencies.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+        double mean = latencies.isEmpty()
+                ? Double.NaN
+                : latencies.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
         double p90 = latencies.isEmpty() ? Double.NaN : percentile(latencies, 0.9);
         double answers = (double) requests * consumer.cils().length;
-        return new PolicyOutcome(policy, schedule, predictedCil, tLoadSeconds, producer.checkpoints(), producer.iterations(), consumer.cils(),
-                requests, answers == 0 ? Double.NaN : consumer.correct() / answers, latencies.size(), mean, p90, producer.stallMs(),
-                String.join("+", paths), producer.maxLateMs(), consumer.losses(), producer.changes(), seconds);
+        return new PolicyOutcome(
+                policy,
+                schedule,
+                predictedCil,
+                tLoadSeconds,
+                producer.checkpoints(),
+                producer.iterations(),
+                consumer.cils(),
+                requests,
+                answers == 0 ? Double.NaN : consumer.correct() / answers,
+                latencies.size(),
+                mean,
+                p90,
+                producer.stallMs(),
+                String.join("+", paths),
+                producer.maxLateMs(),
+                consumer.losses(),
+                producer.changes(),
+                seconds);
     }
 
     /** The policy's name, as the table and the JSON show it. */
@@ -73,9 +114,9 @@ public record PolicyOutcome(DemoPolicy policy, Schedule schedule, double predict
     }
 
     /**
-     * This policy's CIL relative to {@code other}'s on the same replicas: {@code {mean, sd}} over the
-     * replicas of {@code cil_r / other_r - 1}. Pairing by replica takes out most of the request noise,
-     * so a mean within about two sd of 0 is no difference.
+     * This policy's CIL relative to {@code other}'s on the same replicas: {@code {mean, sd}} over the replicas of
+     * {@code cil_r / other_r - 1}. Pairing by replica takes out most of the request noise, so a mean within about two
+     * sd of 0 is no difference.
      */
     public double[] relativeTo(PolicyOutcome other) {
         int n = Math.min(cils.length, other.cils.length);

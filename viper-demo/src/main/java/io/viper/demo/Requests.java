@@ -4,15 +4,14 @@ import java.util.SplittableRandom;
 
 /**
  * Where and how the demo's requests are drawn, in one place for the consumer that serves them and for
- * {@link Hindsight}, which scores versions on other replicas of them. Request k of a run is due
- * {@code k / rate} seconds after the clock starts and drawn at the stream position training has reached
- * then, {@code s + floor(k / rate / pace)}. A <em>replica</em> is an independent set of requests at the
- * same moments and positions: replica r draws request k with its own generator, seeded by
- * (seed, r, k), so every run answers the same requests of every replica. Stateless.
+ * {@link Hindsight}, which scores versions on other replicas of them. Request k of a run is due {@code k / rate}
+ * seconds after the clock starts and drawn at the stream position training has reached then, {@code s + floor(k / rate
+ * / pace)}. A <em>replica</em> is an independent set of requests at the same moments and positions: replica r draws
+ * request k with its own generator, seeded by (seed, r, k), so every run answers the same requests of every replica.
+ * Stateless.
  */
 public final class Requests {
-    private Requests() {
-    }
+    private Requests() {}
 
     /** How many requests a run serves: {@code floor((e - s) * pace * rate)}. */
     public static int count(long end, long warmup, long paceNanos, double rate) {

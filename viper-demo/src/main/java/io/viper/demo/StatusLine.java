@@ -3,8 +3,8 @@ package io.viper.demo;
 import java.io.PrintWriter;
 
 /**
- * The demo's status on stderr: a live line rewritten in place on a terminal, and permanent lines.
- * Off a terminal only the permanent lines are written. Any thread may call it.
+ * The demo's status on stderr: a live line rewritten in place on a terminal, and permanent lines. Off a terminal only
+ * the permanent lines are written. Any thread may call it.
  */
 public final class StatusLine {
     private final PrintWriter err;

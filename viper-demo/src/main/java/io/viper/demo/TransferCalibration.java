@@ -24,16 +24,16 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What one checkpoint of the demo's model costs over its transport on this machine, measured before
- * the run so that the plan's {@code t_s} and {@code t_load} are measured figures rather than assumed
- * ones: a producer and a consumer in this process publish and swap the model {@link #WARMUP} times
- * (the JIT compiles the data path), then {@link #MEASURED} times, each measured as the producer's
- * stall ({@code t_s}) and the time from the end of the stall to the consumer's swap ({@code t_load}),
- * and the {@link CostModel} is fitted on those samples. Not thread-safe; takes a second or two.
+ * What one checkpoint of the demo's model costs over its transport on this machine, measured before the run so that the
+ * plan's {@code t_s} and {@code t_load} are measured figures rather than assumed ones: a producer and a consumer in
+ * this process publish and swap the model {@link #WARMUP} times (the JIT compiles the data path), then
+ * {@link #MEASURED} times, each measured as the producer's stall ({@code t_s}) and the time from the end of the stall
+ * to the consumer's swap ({@code t_load}), and the {@link CostModel} is fitted on those samples. Not thread-safe; takes
+ * a second or two.
  *
- * <p>{@link #warmUp} runs the same updates unmeasured: the demo's producer and consumer processes
- * call it before their run, so that the data path they use a few dozen times in the run is loaded and
- * compiled in each of them, not interpreted during the first updates the run measures.
+ * <p>{@link #warmUp} runs the same updates unmeasured: the demo's producer and consumer processes call it before their
+ * run, so that the data path they use a few dozen times in the run is loaded and compiled in each of them, not
+ * interpreted during the first updates the run measures.
  */
 public final class TransferCalibration {
     /** Updates before measuring. */
@@ -43,12 +43,11 @@ public final class TransferCalibration {
     /** Updates each of the demo's processes runs ({@link #warmUp}) before its run. */
     public static final int PROCESS_WARMUP = 3000;
 
-    private TransferCalibration() {
-    }
+    private TransferCalibration() {}
 
     /**
-     * The cost model of {@code transport}'s path fitted on measured updates of a {@code modelBytes}
-     * model; {@code scratch} holds the PFS repository of the {@code file} transport.
+     * The cost model of {@code transport}'s path fitted on measured updates of a {@code modelBytes} model;
+     * {@code scratch} holds the PFS repository of the {@code file} transport.
      */
     public static CostModel measure(DemoTransport transport, long modelBytes, Path scratch) throws Exception {
         try (Arena arena = Arena.ofConfined()) {
@@ -59,9 +58,9 @@ public final class TransferCalibration {
     }
 
     /**
-     * Publishes and swaps {@code model} {@code updates} times over {@code transport} in this process,
-     * unmeasured, in a temporary directory it removes after. The run's own snapshot (its tensors, their
-     * types and shapes) warms the very code the run will call, not only a path like it.
+     * Publishes and swaps {@code model} {@code updates} times over {@code transport} in this process, unmeasured, in a
+     * temporary directory it removes after. The run's own snapshot (its tensors, their types and shapes) warms the very
+     * code the run will call, not only a path like it.
      */
     public static void warmUp(DemoTransport transport, Snapshot model, int updates) throws Exception {
         Path scratch = Files.createTempDirectory("viper-demo-warm-up");
@@ -73,22 +72,29 @@ public final class TransferCalibration {
     }
 
     /** {@code warmup} updates, then {@code measured} ones whose stall and load times it returns. */
-    private static List<CostModel.Sample> updates(DemoTransport transport, Snapshot snapshot, long modelBytes, Path scratch, int warmup,
-                                                  int measured) throws Exception {
+    private static List<CostModel.Sample> updates(
+            DemoTransport transport, Snapshot snapshot, long modelBytes, Path scratch, int warmup, int measured)
+            throws Exception {
         TransferPath path = transport.path();
-        Viper.Builder producerSide = Viper.builder().notifier("embedded://127.0.0.1:0").transports(transport.producerTransports().toArray(String[]::new))
+        Viper.Builder producerSide = Viper.builder()
+                .notifier("embedded://127.0.0.1:0")
+                .transports(transport.producerTransports().toArray(String[]::new))
                 .config(ViperConfig.PRODUCER_INLINE_BYTES.name(), transport.inlineBytes());
         Path pfs = Files.createDirectories(scratch.resolve("calibration-pfs"));
         if (transport == DemoTransport.PFS) {
             producerSide.pfsRoot(pfs);
         }
         List<CostModel.Sample> samples = new ArrayList<>();
-        try (Viper p = producerSide.build(); ViperProducer producer = p.producer("calibration", CheckpointPolicy.never())) {
-            Viper.Builder consumerSide = Viper.builder().notifier(p.notifierUri().toString()).consumerPaths(transport.consumerPaths().toArray(String[]::new));
+        try (Viper p = producerSide.build();
+                ViperProducer producer = p.producer("calibration", CheckpointPolicy.never())) {
+            Viper.Builder consumerSide = Viper.builder()
+                    .notifier(p.notifierUri().toString())
+                    .consumerPaths(transport.consumerPaths().toArray(String[]::new));
             if (transport == DemoTransport.PFS) {
                 consumerSide.pfsRoot(pfs);
             }
-            try (Viper c = consumerSide.build(); ViperConsumer consumer = c.consumer("calibration")) {
+            try (Viper c = consumerSide.build();
+                    ViperConsumer consumer = c.consumer("calibration")) {
                 BlockingQueue<Long> swapped = new LinkedBlockingQueue<>();
                 consumer.onUpdate((ModelUpdate u) -> swapped.add(System.nanoTime()));
                 for (int i = 0; i < warmup + measured; i++) {
@@ -96,14 +102,15 @@ public final class TransferCalibration {
                     PublishHandle h = producer.publish(snapshot, Map.of());
                     Long at = swapped.poll(60, TimeUnit.SECONDS);
                     if (at == null) {
-                        throw new ViperTimeoutException("demo: calibrating " + transport.displayName() + ": update " + h.version()
-                                + " did not arrive within 60 s");
+                        throw new ViperTimeoutException("demo: calibrating " + transport.displayName() + ": update "
+                                + h.version() + " did not arrive within 60 s");
                     }
                     h.durable().get(60, TimeUnit.SECONDS);
                     if (i >= warmup) {
                         double stall = h.stallNanos() / 1e9;
                         samples.add(new CostModel.Sample(CostModel.Phase.SAVE, path, modelBytes, stall));
-                        samples.add(new CostModel.Sample(CostModel.Phase.LOAD, path, modelBytes, Math.max(0, (at - t0) / 1e9 - stall)));
+                        samples.add(new CostModel.Sample(
+                                CostModel.Phase.LOAD, path, modelBytes, Math.max(0, (at - t0) / 1e9 - stall)));
                     }
                 }
             }

@@ -7,14 +7,15 @@ import io.viper.scheduler.StalenessProbe;
 import java.util.List;
 
 /**
- * The demo producer's {@link StalenessProbe}: at iteration t it draws a validation batch of held-out
- * images where the stream is at t (never trained on, like the requests, but other draws than theirs)
- * and scores on it the version the consumers hold and the model being trained. The training loop tells
- * it which version it deployed ({@link #deployed}). Owned by the training thread.
+ * The demo producer's {@link StalenessProbe}: at iteration t it draws a validation batch of held-out images where the
+ * stream is at t (never trained on, like the requests, but other draws than theirs) and scores on it the version the
+ * consumers hold and the model being trained. The training loop tells it which version it deployed ({@link #deployed}).
+ * Owned by the training thread.
  */
 final class ValidationProbe implements StalenessProbe {
     /** Images per validation batch. */
     static final int BATCH = 64;
+
     private static final long SALT = 0x5EEDL;
 
     private final ContinualDigitsStream stream;
@@ -44,13 +45,16 @@ final class ValidationProbe implements StalenessProbe {
         return new Measurement(meanLoss(deployed, batch), meanLoss(current, batch));
     }
 
-    /** The model being trained, scored on the validation batch of {@code iteration} (the batch {@link #measure} scores). */
+    /**
+     * The model being trained, scored on the validation batch of {@code iteration} (the batch {@link #measure} scores).
+     */
     double currentLoss(long iteration) {
         return meanLoss(current, batch(iteration));
     }
 
     private List<ContinualDigitsStream.Example> batch(long iteration) {
-        return stream.sampleRequests(Math.min(iteration, stream.horizon()), BATCH, Requests.mix(seed ^ SALT, iteration));
+        return stream.sampleRequests(
+                Math.min(iteration, stream.horizon()), BATCH, Requests.mix(seed ^ SALT, iteration));
     }
 
     static double meanLoss(DigitClassifier model, List<ContinualDigitsStream.Example> batch) {

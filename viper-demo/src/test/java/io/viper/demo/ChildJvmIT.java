@@ -29,8 +29,8 @@ class ChildJvmIT {
     Path dir;
 
     /**
-     * The child: says hello, echoes each line of stdin as {@code got LINE}; {@code exit N} logs a line
-     * to stderr and exits with N.
+     * The child: says hello, echoes each line of stdin as {@code got LINE}; {@code exit N} logs a line to stderr and
+     * exits with N.
      */
     public static final class Echo {
         public static void main(String[] args) throws Exception {
@@ -76,8 +76,10 @@ class ChildJvmIT {
             child.send("exit 3");
             ViperException e = assertThrows(ViperException.class, () -> child.awaitLine("never", WAIT));
             assertEquals(ViperException.Reason.INTERNAL, e.reason());
-            assertEquals("the echo child exited with status 3 before printing 'never': "
-                    + "Exception: asked to exit (log: " + log + ")", e.getMessage());
+            assertEquals(
+                    "the echo child exited with status 3 before printing 'never': " + "Exception: asked to exit (log: "
+                            + log + ")",
+                    e.getMessage());
         }
     }
 
@@ -85,8 +87,8 @@ class ChildJvmIT {
     void waitingEndsAtTheTimeout() throws Exception {
         try (ChildJvm child = ChildJvm.start("echo", echo(), Optional.of(dir.resolve("echo.log")))) {
             child.awaitLine("hello", WAIT);
-            ViperTimeoutException e = assertThrows(ViperTimeoutException.class,
-                    () -> child.awaitLine("never", Duration.ofMillis(300)));
+            ViperTimeoutException e =
+                    assertThrows(ViperTimeoutException.class, () -> child.awaitLine("never", Duration.ofMillis(300)));
             assertTrue(e.getMessage().startsWith("echo printed no 'never' within 0 s"), e.getMessage());
             assertTrue(child.isAlive());
         }

@@ -24,10 +24,15 @@ class TransferCalibrationTest {
         }
         assertTrue(costs.loadSeconds(TransferPath.TCP, 9640) > 0, "an update takes time");
         // The plan takes its costs from the model it is given.
-        DemoSettings s = DemoSettings.of(DemoPolicy.ALL, 300, 30, 3_000_000, 300, DemoTransport.TCP, "embedded://127.0.0.1:0", 7);
+        DemoSettings s = DemoSettings.of(
+                DemoPolicy.ALL, 300, 30, 3_000_000, 300, DemoTransport.TCP, "embedded://127.0.0.1:0", 7);
         DemoPlan plan = DemoPlan.of(s, costs);
-        assertEquals(costs.loadSeconds(TransferPath.TCP, plan.modelBytes()), plan.input().tLoad());
-        assertEquals(costs.saveSeconds(TransferPath.TCP, plan.modelBytes()), plan.input().tSave());
+        assertEquals(
+                costs.loadSeconds(TransferPath.TCP, plan.modelBytes()),
+                plan.input().tLoad());
+        assertEquals(
+                costs.saveSeconds(TransferPath.TCP, plan.modelBytes()),
+                plan.input().tSave());
         assertEquals(DemoPlan.modelBytes(s), plan.modelBytes());
     }
 }

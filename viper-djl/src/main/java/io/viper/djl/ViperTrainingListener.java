@@ -14,17 +14,16 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The Java twin of Viper's Keras callback: a DJL training listener that reports every training
- * batch to a {@link ViperProducer} as one iteration, with the batch's loss, so that the producer's
- * checkpoint policy decides when the model's parameters ({@link BlockParameters#snapshot}) are
- * published. Iterations count training batches from 1, across epochs.
+ * The Java twin of Viper's Keras callback: a DJL training listener that reports every training batch to a
+ * {@link ViperProducer} as one iteration, with the batch's loss, so that the producer's checkpoint policy decides when
+ * the model's parameters ({@link BlockParameters#snapshot}) are published. Iterations count training batches from 1,
+ * across epochs.
  *
- * <p>DJL calls {@code onTrainingBatch} before {@code trainer.step()} updates the parameters, so a
- * batch is reported to the producer once its update is done: at the next batch (whose forward and
- * backward passes leave the parameters alone), at the end of its epoch, or at the end of training;
- * a version of iteration {@code n} holds the parameters after {@code n} updates. At the end of
- * training (when the trainer closes) it publishes the final parameters, whatever the policy, unless
- * the last iteration's version holds them already, and flushes the producer, so that the last
+ * <p>DJL calls {@code onTrainingBatch} before {@code trainer.step()} updates the parameters, so a batch is reported to
+ * the producer once its update is done: at the next batch (whose forward and backward passes leave the parameters
+ * alone), at the end of its epoch, or at the end of training; a version of iteration {@code n} holds the parameters
+ * after {@code n} updates. At the end of training (when the trainer closes) it publishes the final parameters, whatever
+ * the policy, unless the last iteration's version holds them already, and flushes the producer, so that the last
  * version is announced.
  *
  * <pre>{@code
@@ -37,17 +36,19 @@ import java.util.Optional;
  * }
  * }</pre>
  *
- * <p>DJL calls it on the training thread; the producer's copy into staging, when the policy
- * publishes, is the only stall it adds. The caller owns the producer (and closes it).
+ * <p>DJL calls it on the training thread; the producer's copy into staging, when the policy publishes, is the only
+ * stall it adds. The caller owns the producer (and closes it).
  */
 public final class ViperTrainingListener extends TrainingListenerAdapter {
     private final ViperProducer producer;
     private long iteration;
     /** The loss of {@link #iteration}, not yet reported to the producer when {@link #pending}. */
     private double loss;
+
     private boolean pending;
     /** The iteration whose parameters the last version holds (0: none). */
     private long publishedIteration;
+
     private PublishHandle last;
 
     public ViperTrainingListener(ViperProducer producer) {
@@ -71,8 +72,13 @@ public final class ViperTrainingListener extends TrainingListenerAdapter {
     public void onTrainingEnd(Trainer trainer) {
         report(trainer);
         if (iteration > publishedIteration) {
-            last = producer.publish(BlockParameters.snapshot(trainer.getModel().getBlock()), Map.of(
-                    Checkpoint.META_ITERATION, Long.toString(iteration), Checkpoint.META_LOSS, Double.toString(loss)));
+            last = producer.publish(
+                    BlockParameters.snapshot(trainer.getModel().getBlock()),
+                    Map.of(
+                            Checkpoint.META_ITERATION,
+                            Long.toString(iteration),
+                            Checkpoint.META_LOSS,
+                            Double.toString(loss)));
             publishedIteration = iteration;
         }
         producer.flush();
@@ -84,10 +90,14 @@ public final class ViperTrainingListener extends TrainingListenerAdapter {
             return;
         }
         pending = false;
-        producer.step(iteration, loss, BlockParameters.snapshot(trainer.getModel().getBlock())).ifPresent(h -> {
-            last = h;
-            publishedIteration = iteration;
-        });
+        producer.step(
+                        iteration,
+                        loss,
+                        BlockParameters.snapshot(trainer.getModel().getBlock()))
+                .ifPresent(h -> {
+                    last = h;
+                    publishedIteration = iteration;
+                });
     }
 
     /** Training batches seen so far (the last iteration, reported to the producer once its update is done). */

@@ -32,10 +32,10 @@ import io.viper.ModelLease;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
+import io.viper.demo.digits.DigitsDataset;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperFormatException;
 import io.viper.errors.ViperNotFoundException;
-import io.viper.demo.digits.DigitsDataset;
 import io.viper.tensor.Checkpoint;
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.ValueLayout;
@@ -50,21 +50,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * DJL with its PyTorch engine (natives from the Maven Central jars, nothing downloaded): a network
- * trained on the digits with {@link ViperTrainingListener} publishes per the policy, with the batch
- * losses; a consumer loads a leased version into a fresh block with {@link BlockParameters}, which
- * then holds the same bytes and predicts the same.
+ * DJL with its PyTorch engine (natives from the Maven Central jars, nothing downloaded): a network trained on the
+ * digits with {@link ViperTrainingListener} publishes per the policy, with the batch losses; a consumer loads a leased
+ * version into a fresh block with {@link BlockParameters}, which then holds the same bytes and predicts the same.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ViperTrainingListenerTest {
     private static final int BATCH = 64;
 
     private static SequentialBlock mlp() {
-        return new SequentialBlock().add(Linear.builder().setUnits(32).build()).add(Activation::relu).add(Linear.builder().setUnits(10).build());
+        return new SequentialBlock()
+                .add(Linear.builder().setUnits(32).build())
+                .add(Activation::relu)
+                .add(Linear.builder().setUnits(10).build());
     }
 
     private static Viper viper() {
-        return Viper.builder().notifier("embedded://127.0.0.1:0").transports("tcp://127.0.0.1:0").build();
+        return Viper.builder()
+                .notifier("embedded://127.0.0.1:0")
+                .transports("tcp://127.0.0.1:0")
+                .build();
     }
 
     private static ArrayDataset digits(NDManager manager) {
@@ -78,8 +83,11 @@ class ViperTrainingListenerTest {
             }
             y[i] = d.label(i);
         }
-        return new ArrayDataset.Builder().setData(manager.create(x, new Shape(d.size(), DigitsDataset.PIXELS)))
-                .optLabels(manager.create(y, new Shape(d.size()))).setSampling(BATCH, true).build();
+        return new ArrayDataset.Builder()
+                .setData(manager.create(x, new Shape(d.size(), DigitsDataset.PIXELS)))
+                .optLabels(manager.create(y, new Shape(d.size())))
+                .setSampling(BATCH, true)
+                .build();
     }
 
     private static Model model(String name, Block block) {
@@ -98,10 +106,10 @@ class ViperTrainingListenerTest {
     @Test
     void trainingPublishesPerThePolicyAndALeasedVersionLoadsIntoAFreshBlockExactly() throws Exception {
         try (Viper viper = viper();
-             ViperProducer producer = viper.producer("mlp", CheckpointPolicy.every(10));
-             ViperConsumer consumer = viper.consumer("mlp");
-             Model trained = model("mlp", mlp());
-             Model served = model("served", mlp())) {
+                ViperProducer producer = viper.producer("mlp", CheckpointPolicy.every(10));
+                ViperConsumer consumer = viper.consumer("mlp");
+                Model trained = model("mlp", mlp());
+                Model served = model("served", mlp())) {
             Map<Long, Double> losses = new ConcurrentSkipListMap<>();
             consumer.onManifest(m -> {
                 String loss = m.metadata().get(Checkpoint.META_LOSS); // explicit publishes carry none
@@ -111,7 +119,9 @@ class ViperTrainingListenerTest {
             });
             ViperTrainingListener listener = new ViperTrainingListener(producer);
             DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-                    .optOptimizer(Optimizer.adam().optLearningRateTracker(Tracker.fixed(0.01f)).build())
+                    .optOptimizer(Optimizer.adam()
+                            .optLearningRateTracker(Tracker.fixed(0.01f))
+                            .build())
                     .addTrainingListeners(listener);
             int batchesPerEpoch = (DigitsDataset.load().size() + BATCH - 1) / BATCH;
             try (Trainer trainer = trained.newTrainer(config)) {
@@ -134,48 +144,61 @@ class ViperTrainingListenerTest {
             served.getBlock().initialize(served.getNDManager(), DataType.FLOAT32, new Shape(1, DigitsDataset.PIXELS));
             try (ModelLease lease = consumer.current()) {
                 assertEquals(versions, lease.version());
-                assertEquals(Long.toString(iterations), lease.manifest().metadata().get(Checkpoint.META_ITERATION));
+                assertEquals(
+                        Long.toString(iterations), lease.manifest().metadata().get(Checkpoint.META_ITERATION));
                 BlockParameters.load(lease, served);
             }
-            List<Pair<String, Parameter>> a = trained.getBlock().getParameters().stream().toList();
-            List<Pair<String, Parameter>> b = served.getBlock().getParameters().stream().toList();
+            List<Pair<String, Parameter>> a =
+                    trained.getBlock().getParameters().stream().toList();
+            List<Pair<String, Parameter>> b =
+                    served.getBlock().getParameters().stream().toList();
             assertEquals(a.size(), b.size());
             for (int i = 0; i < a.size(); i++) {
                 assertEquals(a.get(i).getKey(), b.get(i).getKey());
-                assertArrayEquals(bytes(a.get(i).getValue().getArray()), bytes(b.get(i).getValue().getArray()), a.get(i).getKey());
+                assertArrayEquals(
+                        bytes(a.get(i).getValue().getArray()),
+                        bytes(b.get(i).getValue().getArray()),
+                        a.get(i).getKey());
             }
             try (NDManager m = NDManager.newBaseManager("PyTorch")) {
                 NDArray x = m.randomUniform(0, 1, new Shape(5, DigitsDataset.PIXELS));
-                NDArray want = trained.getBlock().forward(new ParameterStore(m, false), new NDList(x), false).singletonOrThrow();
-                NDArray got = served.getBlock().forward(new ParameterStore(m, false), new NDList(x), false).singletonOrThrow();
+                NDArray want = trained.getBlock()
+                        .forward(new ParameterStore(m, false), new NDList(x), false)
+                        .singletonOrThrow();
+                NDArray got = served.getBlock()
+                        .forward(new ParameterStore(m, false), new NDList(x), false)
+                        .singletonOrThrow();
                 assertArrayEquals(bytes(want), bytes(got), "the loaded block predicts exactly as the trained one");
             }
         }
     }
 
     /**
-     * DJL calls the listener before {@code trainer.step()}: each version must hold the parameters after
-     * its iteration's update, and the last the final ones. A loop of the user's own (no {@code onEpoch})
-     * records the parameters after each update; every version the consumer swapped in is compared.
+     * DJL calls the listener before {@code trainer.step()}: each version must hold the parameters after its iteration's
+     * update, and the last the final ones. A loop of the user's own (no {@code onEpoch}) records the parameters after
+     * each update; every version the consumer swapped in is compared.
      */
     @Test
     void eachVersionHoldsTheParametersAfterItsUpdateAndTheLastTheFinalOnes() throws Exception {
         try (Viper viper = viper();
-             ViperProducer producer = viper.producer("steps", CheckpointPolicy.every(5));
-             ViperConsumer consumer = viper.consumer("steps");
-             Model trained = model("steps", mlp())) {
+                ViperProducer producer = viper.producer("steps", CheckpointPolicy.every(5));
+                ViperConsumer consumer = viper.consumer("steps");
+                Model trained = model("steps", mlp())) {
             ConcurrentSkipListMap<Long, byte[]> served = new ConcurrentSkipListMap<>(); // by iteration
             List<byte[]> afterUpdate = new ArrayList<>(); // [i]: after iteration i + 1's update
             ViperTrainingListener listener = new ViperTrainingListener(producer);
             DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-                    .optOptimizer(Optimizer.adam().optLearningRateTracker(Tracker.fixed(0.01f)).build())
+                    .optOptimizer(Optimizer.adam()
+                            .optLearningRateTracker(Tracker.fixed(0.01f))
+                            .build())
                     .addTrainingListeners(listener);
             try (Trainer trainer = trained.newTrainer(config)) {
                 trainer.initialize(new Shape(1, DigitsDataset.PIXELS));
                 List<String> names = trained.getBlock().getParameters().keys();
                 consumer.onUpdate(u -> {
                     try (ModelLease lease = consumer.current()) {
-                        long iteration = Long.parseLong(lease.manifest().metadata().get(Checkpoint.META_ITERATION));
+                        long iteration =
+                                Long.parseLong(lease.manifest().metadata().get(Checkpoint.META_ITERATION));
                         served.put(iteration, leased(lease, names));
                     }
                 });
@@ -195,7 +218,9 @@ class ViperTrainingListenerTest {
             assertEquals(iterations, served.lastKey(), served.keySet().toString());
             assertArrayEquals(parameters(trained.getBlock()), served.get(iterations), "the final parameters serve");
             for (Map.Entry<Long, byte[]> e : served.entrySet()) {
-                assertArrayEquals(afterUpdate.get((int) (e.getKey() - 1)), e.getValue(),
+                assertArrayEquals(
+                        afterUpdate.get((int) (e.getKey() - 1)),
+                        e.getValue(),
                         "iteration " + e.getKey() + " of " + served.keySet());
             }
         }
@@ -222,23 +247,39 @@ class ViperTrainingListenerTest {
     @Test
     void loadingRefusesATensorMissingOrOfAnotherShapeAndABlockNotInitialized() throws Exception {
         try (Viper viper = viper();
-             ViperProducer producer = viper.producer("other", CheckpointPolicy.never());
-             ViperConsumer consumer = viper.consumer("other");
-             Model small = model("small", new SequentialBlock().add(Linear.builder().setUnits(3).build()));
-             Model wide = model("wide", new SequentialBlock().add(Linear.builder().setUnits(4).build()));
-             Model deeper = model("deeper", new SequentialBlock().add(Linear.builder().setUnits(3).build()).add(Linear.builder().setUnits(5).build()))) {
+                ViperProducer producer = viper.producer("other", CheckpointPolicy.never());
+                ViperConsumer consumer = viper.consumer("other");
+                Model small = model(
+                        "small",
+                        new SequentialBlock().add(Linear.builder().setUnits(3).build()));
+                Model wide = model(
+                        "wide",
+                        new SequentialBlock().add(Linear.builder().setUnits(4).build()));
+                Model deeper = model(
+                        "deeper",
+                        new SequentialBlock()
+                                .add(Linear.builder().setUnits(3).build())
+                                .add(Linear.builder().setUnits(5).build()))) {
             small.getBlock().initialize(small.getNDManager(), DataType.FLOAT32, new Shape(1, 2));
             wide.getBlock().initialize(wide.getNDManager(), DataType.FLOAT32, new Shape(1, 2));
             producer.publish(BlockParameters.snapshot(small.getBlock()), Map.of());
             consumer.awaitVersion(1, Duration.ofSeconds(60));
             try (ModelLease lease = consumer.current()) {
-                ViperFormatException shape = assertThrows(ViperFormatException.class, () -> BlockParameters.load(lease, wide));
-                assertTrue(shape.getMessage().startsWith("other v1: tensor 01Linear_weight is F32[3, 2] but the block's parameter is F32[4, 2]"),
+                ViperFormatException shape =
+                        assertThrows(ViperFormatException.class, () -> BlockParameters.load(lease, wide));
+                assertTrue(
+                        shape.getMessage()
+                                .startsWith(
+                                        "other v1: tensor 01Linear_weight is F32[3, 2] but the block's parameter is F32[4, 2]"),
                         shape.getMessage());
-                ViperConfigException uninitialized = assertThrows(ViperConfigException.class, () -> BlockParameters.load(lease, deeper));
-                assertTrue(uninitialized.getMessage().startsWith("the block is not initialized"), uninitialized.getMessage());
+                ViperConfigException uninitialized =
+                        assertThrows(ViperConfigException.class, () -> BlockParameters.load(lease, deeper));
+                assertTrue(
+                        uninitialized.getMessage().startsWith("the block is not initialized"),
+                        uninitialized.getMessage());
                 deeper.getBlock().initialize(deeper.getNDManager(), DataType.FLOAT32, new Shape(1, 2));
-                ViperNotFoundException missing = assertThrows(ViperNotFoundException.class, () -> BlockParameters.load(lease, deeper));
+                ViperNotFoundException missing =
+                        assertThrows(ViperNotFoundException.class, () -> BlockParameters.load(lease, deeper));
                 assertTrue(missing.getMessage().contains("02Linear_weight"), missing.getMessage());
             }
         }

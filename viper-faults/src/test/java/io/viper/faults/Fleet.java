@@ -31,14 +31,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The {@code viper} processes of one fault test, each a JVM of its own: started with
- * {@link #start}, their stdout lines queued for the test, their stderr in a file, and every one
- * killed when the fleet closes. Also writes the models they publish and compares what consumers wrote.
+ * The {@code viper} processes of one fault test, each a JVM of its own: started with {@link #start}, their stdout lines
+ * queued for the test, their stderr in a file, and every one killed when the fleet closes. Also writes the models they
+ * publish and compares what consumers wrote.
  */
 final class Fleet implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The test class path without test classes and test jars. */
-    private static final String CLASS_PATH = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+    private static final String CLASS_PATH = Arrays.stream(
+                    System.getProperty("java.class.path").split(File.pathSeparator))
             .filter(e -> !e.endsWith("test-classes") && !e.endsWith("-tests.jar"))
             .collect(Collectors.joining(File.pathSeparator));
 
@@ -61,7 +62,8 @@ final class Fleet implements AutoCloseable {
             this.process = process;
             this.stderr = stderr;
             Thread.ofVirtual().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String l; (l = r.readLine()) != null; ) {
                         lines.add(l);
                     }
@@ -74,7 +76,10 @@ final class Fleet implements AutoCloseable {
         /** The next line it printed, within {@code wait}; fails naming its stderr when none came. */
         String line(Duration wait) throws InterruptedException {
             String l = lines.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
-            assertNotNull(l, () -> name + " printed nothing within " + wait + "; alive " + process.isAlive() + "; stderr: " + stderr());
+            assertNotNull(
+                    l,
+                    () -> name + " printed nothing within " + wait + "; alive " + process.isAlive() + "; stderr: "
+                            + stderr());
             return l;
         }
 
@@ -84,8 +89,8 @@ final class Fleet implements AutoCloseable {
         }
 
         /**
-         * The version the next line reports ({@code viper publish} and {@code viper consume} print one
-         * JSON object per version); a line that is not such an object fails naming it and the stderr.
+         * The version the next line reports ({@code viper publish} and {@code viper consume} print one JSON object per
+         * version); a line that is not such an object fails naming it and the stderr.
          */
         long version(Duration wait) throws Exception {
             String l = line(wait);
@@ -126,29 +131,36 @@ final class Fleet implements AutoCloseable {
     }
 
     /**
-     * Starts {@code viper args...} in a JVM of its own, on the command line tool's class path (this
-     * module's, without the test jars: their fake providers must not join a real process); {@code name}
-     * names its stderr file.
+     * Starts {@code viper args...} in a JVM of its own, on the command line tool's class path (this module's, without
+     * the test jars: their fake providers must not join a real process); {@code name} names its stderr file.
      */
     Member start(String name, String... args) throws IOException {
         Path err = dir.resolve(name + "-" + members.size() + ".err");
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(), "--enable-native-access=ALL-UNNAMED",
-                "-Xmx512m", "-cp", CLASS_PATH, "io.viper.cli.ViperMain"));
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElseThrow(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Xmx512m",
+                "-cp",
+                CLASS_PATH,
+                "io.viper.cli.ViperMain"));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectError(err.toFile()).start();
+        Process p = new ProcessBuilder(cmd)
+                .directory(dir.toFile())
+                .redirectError(err.toFile())
+                .start();
         Member m = new Member(name, p, err);
         members.add(m);
         return m;
     }
 
     /**
-     * Runs {@code viper consume --model m --once} with {@code args} (notifier, paths, settings) and
-     * fails unless it exits 0 having written v{@code version} of {@code source}, byte-identical: a
-     * normal consumer holding the model.
+     * Runs {@code viper consume --model m --once} with {@code args} (notifier, paths, settings) and fails unless it
+     * exits 0 having written v{@code version} of {@code source}, byte-identical: a normal consumer holding the model.
      */
     void consumesExactly(Path source, long version, String... args) throws Exception {
         Path out = dir.resolve("read-" + members.size());
-        List<String> cmd = new ArrayList<>(List.of("consume", "--model", "m", "--once", "--out", out.toString(), "--timeout", "60s"));
+        List<String> cmd = new ArrayList<>(
+                List.of("consume", "--model", "m", "--once", "--out", out.toString(), "--timeout", "60s"));
         cmd.addAll(List.of(args));
         Member reader = start("consume", cmd.toArray(String[]::new));
         assertEquals(0, reader.exit(Duration.ofSeconds(90)), reader.stderr());
@@ -157,7 +169,8 @@ final class Fleet implements AutoCloseable {
 
     /** Writes a safetensors file of one U8 tensor of {@code bytes} bytes whose content depends on {@code seed}. */
     static Path model(Path file, long bytes, int seed) throws IOException {
-        byte[] header = ("{\"w\":{\"dtype\":\"U8\",\"shape\":[" + bytes + "],\"data_offsets\":[0," + bytes + "]}}").getBytes(StandardCharsets.US_ASCII);
+        byte[] header = ("{\"w\":{\"dtype\":\"U8\",\"shape\":[" + bytes + "],\"data_offsets\":[0," + bytes + "]}}")
+                .getBytes(StandardCharsets.US_ASCII);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, header.length));
             ch.write(ByteBuffer.wrap(header));
@@ -183,10 +196,12 @@ final class Fleet implements AutoCloseable {
 
     /** Fails unless {@code written} holds the same tensors as {@code source}, byte for byte. */
     static void assertSameTensors(Path source, Path written) {
-        try (SafetensorsFile a = SafetensorsFile.open(source); SafetensorsFile b = SafetensorsFile.open(written)) {
+        try (SafetensorsFile a = SafetensorsFile.open(source);
+                SafetensorsFile b = SafetensorsFile.open(written)) {
             assertEquals(a.tensors().size(), b.tensors().size());
             for (Tensor t : a.tensors()) {
-                assertEquals(-1, t.data().mismatch(b.tensor(t.name()).data()), "bytes of " + t.name() + " in " + written);
+                assertEquals(
+                        -1, t.data().mismatch(b.tensor(t.name()).data()), "bytes of " + t.name() + " in " + written);
             }
         }
     }

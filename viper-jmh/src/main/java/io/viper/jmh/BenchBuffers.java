@@ -7,8 +7,7 @@ import java.util.Random;
 
 /** Off-heap buffers the benchmarks move and hash, set up before timing. */
 final class BenchBuffers {
-    private BenchBuffers() {
-    }
+    private BenchBuffers() {}
 
     /** {@code size} bytes of seeded random data in {@code arena}, page-aligned, every page written. */
     static MemorySegment randomSource(Arena arena, long size) {

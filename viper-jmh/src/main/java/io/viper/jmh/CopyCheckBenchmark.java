@@ -25,17 +25,17 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * A consumer's copy of a version from memory it can read in place (ucx from a producer's mapped
- * memory, a delta's blocks from the version it holds) together with the CRC32C check of every byte,
- * the two ways a consumer can do it, against a memcpy of the same bytes:
+ * A consumer's copy of a version from memory it can read in place (ucx from a producer's mapped memory, a delta's
+ * blocks from the version it holds) together with the CRC32C check of every byte, the two ways a consumer can do it,
+ * against a memcpy of the same bytes:
+ *
  * <ul>
- *   <li>{@link #copyThenCheck}: one thread copies {@code chunk} bytes at a time and hands each 1 MiB
- *       piece to another thread, which hashes it (what consumers did before 0180afa): the hash reads
- *       the bytes from memory again;</li>
- *   <li>{@link #copyAndCheckInOnePass}: {@code threads} threads take 1 MiB units from a shared
- *       counter and each hashes the unit it just copied, from its cache (what
- *       {@code Verifier.Overlapped.copy} does now).</li>
+ *   <li>{@link #copyThenCheck}: one thread copies {@code chunk} bytes at a time and hands each 1 MiB piece to another
+ *       thread, which hashes it (what consumers did before 0180afa): the hash reads the bytes from memory again;
+ *   <li>{@link #copyAndCheckInOnePass}: {@code threads} threads take 1 MiB units from a shared counter and each hashes
+ *       the unit it just copied, from its cache (what {@code Verifier.Overlapped.copy} does now).
  * </ul>
+ *
  * Each operation moves and checks {@code size} bytes.
  *
  * <pre>java -jar viper-jmh/target/benchmarks.jar CopyCheckBenchmark -f 1 -wi 3 -i 5</pre>
@@ -45,7 +45,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx2g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx2g"})
 public class CopyCheckBenchmark {
     /** The unit one thread copies and then hashes, and the piece a hash covers. */
     private static final long PIECE = 1L << 20;
@@ -70,8 +72,9 @@ public class CopyCheckBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         if (size <= 0 || size % PIECE != 0 || chunk <= 0 || chunk % PIECE != 0 || threads < 1) {
-            throw new IllegalArgumentException("size and chunk must be positive multiples of 1 MiB and threads at least 1: size "
-                    + size + ", chunk " + chunk + ", threads " + threads);
+            throw new IllegalArgumentException(
+                    "size and chunk must be positive multiples of 1 MiB and threads at least 1: size " + size
+                            + ", chunk " + chunk + ", threads " + threads);
         }
         arena = Arena.ofShared();
         src = BenchBuffers.randomSource(arena, size);

@@ -22,8 +22,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The two tensor hashes, XXH3-128 and CRC32C (the JDK's hardware CRC), against a plain copy
- * ({@link MemorySegment#copy}, a memcpy) of the same off-heap buffer, single-threaded. Each
- * operation processes {@code size} bytes, so GB/s = size / (ms/op) / 1e6.
+ * ({@link MemorySegment#copy}, a memcpy) of the same off-heap buffer, single-threaded. Each operation processes
+ * {@code size} bytes, so GB/s = size / (ms/op) / 1e6.
  *
  * <pre>java -jar viper-jmh/target/benchmarks.jar HashBenchmark -f 1 -wi 2 -i 3</pre>
  */
@@ -43,8 +43,8 @@ public class HashBenchmark {
     public long chunk;
 
     /**
-     * Before timing, hash heap segments (byte[] and float[] backed) and stream through a Hasher, as
-     * an application does, so that the JIT's profiles are not those of a single-purpose benchmark.
+     * Before timing, hash heap segments (byte[] and float[] backed) and stream through a Hasher, as an application
+     * does, so that the JIT's profiles are not those of a single-purpose benchmark.
      */
     @Param("true")
     public boolean mixedUse;

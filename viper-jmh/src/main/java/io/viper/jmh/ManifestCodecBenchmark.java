@@ -29,9 +29,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Encoding and decoding a manifest, which every update does once on each side (the producer
- * encodes the announcement, each consumer decodes it). {@code tensors} tensors of one 1 MiB block
- * each, five metadata entries and two locations; 4 tensors is the demo's model.
+ * Encoding and decoding a manifest, which every update does once on each side (the producer encodes the announcement,
+ * each consumer decodes it). {@code tensors} tensors of one 1 MiB block each, five metadata entries and two locations;
+ * 4 tensors is the demo's model.
  *
  * <pre>java -jar viper-jmh/target/benchmarks.jar ManifestCodecBenchmark -f 1 -wi 3 -i 5</pre>
  */
@@ -62,13 +62,26 @@ public class ManifestCodecBenchmark {
         for (int i = 0; i < tensors; i++) {
             long[] shape = i % 2 == 0 ? new long[] {64, 32} : new long[] {32};
             long bytes = (i % 2 == 0 ? 64 * 32 : 32) * 4L;
-            ContentHash block = new ContentHash(HashAlgorithm.XXH3_128, 0x1234567890abcdefL * (i + 1), 0x0fedcba987654321L + i);
-            entries.add(new TensorEntry(new TensorInfo("layer" + i / 2 + (i % 2 == 0 ? ".weight" : ".bias"), DType.F32, shape, offset, bytes),
-                    new ContentHash(HashAlgorithm.CRC32C, 0, 0x12345678L + i), OptionalLong.empty(), new BlockList(1 << 20, List.of(block))));
+            ContentHash block =
+                    new ContentHash(HashAlgorithm.XXH3_128, 0x1234567890abcdefL * (i + 1), 0x0fedcba987654321L + i);
+            entries.add(new TensorEntry(
+                    new TensorInfo(
+                            "layer" + i / 2 + (i % 2 == 0 ? ".weight" : ".bias"), DType.F32, shape, offset, bytes),
+                    new ContentHash(HashAlgorithm.CRC32C, 0, 0x12345678L + i),
+                    OptionalLong.empty(),
+                    new BlockList(1 << 20, List.of(block))));
             offset += bytes;
         }
-        manifest = new Manifest("digits", 7, "host:4242/0f3a", 1_763_795_000_000_123L, meta, entries,
-                List.of(new Location(URI.create("ucx://127.0.0.1:40123"), Tier.HOST), new Location(URI.create("tcp://127.0.0.1:40124"), Tier.HOST)));
+        manifest = new Manifest(
+                "digits",
+                7,
+                "host:4242/0f3a",
+                1_763_795_000_000_123L,
+                meta,
+                entries,
+                List.of(
+                        new Location(URI.create("ucx://127.0.0.1:40123"), Tier.HOST),
+                        new Location(URI.create("tcp://127.0.0.1:40124"), Tier.HOST)));
         encoded = ManifestCodec.encode(manifest);
     }
 

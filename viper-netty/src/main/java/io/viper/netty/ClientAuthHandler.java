@@ -9,11 +9,10 @@ import io.viper.auth.Handshake;
 import java.util.List;
 
 /**
- * The client's side of the {@link Handshake} at the head of a Netty pipeline (after TLS): answers
- * the server's challenge, checks its verdict, then steps out of the pipeline and fires
- * {@link ClientSecurity#AUTHENTICATED}, after which the client may speak its protocol. A failed
- * handshake raises a {@link ClientSecurity.HandshakeFailed} whose message is the one-line reason.
- * One instance per connection, on its event loop.
+ * The client's side of the {@link Handshake} at the head of a Netty pipeline (after TLS): answers the server's
+ * challenge, checks its verdict, then steps out of the pipeline and fires {@link ClientSecurity#AUTHENTICATED}, after
+ * which the client may speak its protocol. A failed handshake raises a {@link ClientSecurity.HandshakeFailed} whose
+ * message is the one-line reason. One instance per connection, on its event loop.
  */
 final class ClientAuthHandler extends ByteToMessageDecoder {
     private final ClientAuth.Attempt attempt;
@@ -31,7 +30,8 @@ final class ClientAuthHandler extends ByteToMessageDecoder {
         int n = in.getInt(in.readerIndex());
         if (n < 1 || n > Handshake.MAX_FRAME) {
             in.skipBytes(in.readableBytes());
-            throw new ClientSecurity.HandshakeFailed(ctx.channel().remoteAddress() + " is not a Viper server of this version (no handshake)");
+            throw new ClientSecurity.HandshakeFailed(
+                    ctx.channel().remoteAddress() + " is not a Viper server of this version (no handshake)");
         }
         if (in.readableBytes() < 4 + n) {
             return;
@@ -42,7 +42,8 @@ final class ClientAuthHandler extends ByteToMessageDecoder {
         try {
             if (!proved) {
                 proved = true;
-                ctx.writeAndFlush(ServerAuthHandler.frame(attempt.proof(frame))).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                ctx.writeAndFlush(ServerAuthHandler.frame(attempt.proof(frame)))
+                        .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                 return;
             }
             attempt.verdict(frame);

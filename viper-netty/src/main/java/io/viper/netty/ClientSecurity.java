@@ -13,19 +13,18 @@ import io.viper.net.Tls;
 import java.util.Optional;
 
 /**
- * What a Netty client of Viper (the embedded notifier) does when its connection opens, made once per
- * client: {@link #install} puts TLS ({@code viper.tls.*}) and the client's side of the
- * authentication handshake at the head of the pipeline. The protocol handler behind them starts
- * speaking when it sees {@link #AUTHENTICATED}; a failed handshake reaches its
- * {@code exceptionCaught} as a {@link HandshakeFailed} whose message says why. So does a TLS
- * handshake that failed because this client refused the server's certificate or the server answered
- * without TLS, which trying again cannot change either; any other TLS failure (a connection that
- * broke during the handshake, a timeout) passes as it came. Thread-safe.
+ * What a Netty client of Viper (the embedded notifier) does when its connection opens, made once per client:
+ * {@link #install} puts TLS ({@code viper.tls.*}) and the client's side of the authentication handshake at the head of
+ * the pipeline. The protocol handler behind them starts speaking when it sees {@link #AUTHENTICATED}; a failed
+ * handshake reaches its {@code exceptionCaught} as a {@link HandshakeFailed} whose message says why. So does a TLS
+ * handshake that failed because this client refused the server's certificate or the server answered without TLS, which
+ * trying again cannot change either; any other TLS failure (a connection that broke during the handshake, a timeout)
+ * passes as it came. Thread-safe.
  */
 public final class ClientSecurity {
     /**
-     * The handshake failed: the server refused this client, is no Viper server of this version, could
-     * not prove it holds the secret, presented a TLS certificate this client refuses, or does not speak TLS.
+     * The handshake failed: the server refused this client, is no Viper server of this version, could not prove it
+     * holds the secret, presented a TLS certificate this client refuses, or does not speak TLS.
      */
     public static final class HandshakeFailed extends DecoderException {
         private static final long serialVersionUID = 1L;
@@ -67,14 +66,21 @@ public final class ClientSecurity {
         return new ClientSecurity(ClientAuth.of(config, role), NettyTls.client(config), protocol);
     }
 
-    /** Adds TLS (checking the certificate names {@code host}) and the handshake to a new connection to {@code host:port}. */
+    /**
+     * Adds TLS (checking the certificate names {@code host}) and the handshake to a new connection to
+     * {@code host:port}.
+     */
     public void install(SocketChannel ch, String host, int port) {
         String peer = protocol + "://" + host + ":" + port;
-        tls.ifPresent(ctx -> ch.pipeline().addLast(NettyTls.clientHandler(ctx, ch.alloc(), host, port), new TlsRefusal(peer)));
+        tls.ifPresent(ctx ->
+                ch.pipeline().addLast(NettyTls.clientHandler(ctx, ch.alloc(), host, port), new TlsRefusal(peer)));
         ch.pipeline().addLast(new ClientAuthHandler(auth.attempt(protocol, peer)));
     }
 
-    /** Right behind the {@code SslHandler}: passes a TLS failure that trying again cannot change on as a {@link HandshakeFailed}. */
+    /**
+     * Right behind the {@code SslHandler}: passes a TLS failure that trying again cannot change on as a
+     * {@link HandshakeFailed}.
+     */
     private static final class TlsRefusal extends ChannelInboundHandlerAdapter {
         private final String peer;
 
@@ -86,10 +92,11 @@ public final class ClientSecurity {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             Optional<String> untrusted = Tls.certificateRefused(cause);
             if (untrusted.isPresent()) {
-                ctx.fireExceptionCaught(new HandshakeFailed(peer + " presents a TLS certificate this client refuses: " + untrusted.get()));
+                ctx.fireExceptionCaught(new HandshakeFailed(
+                        peer + " presents a TLS certificate this client refuses: " + untrusted.get()));
             } else if (cause instanceof DecoderException && cause.getCause() instanceof NotSslRecordException) {
-                ctx.fireExceptionCaught(new HandshakeFailed(peer + " answered without TLS, which " + ViperConfig.TLS_ENABLED.name()
-                        + " asks of it"));
+                ctx.fireExceptionCaught(new HandshakeFailed(
+                        peer + " answered without TLS, which " + ViperConfig.TLS_ENABLED.name() + " asks of it"));
             } else {
                 ctx.fireExceptionCaught(cause);
             }

@@ -7,22 +7,23 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Closes a connection that leaves a frame half-sent for {@code viper.limits.idle.ms}: a peer that
- * trickles one byte now and then never looks idle, but its frame never completes, and the frame
- * decoder behind this handler would hold the bytes so far meanwhile. Follows the 4-byte big-endian
- * length prefix of Viper's frames without copying anything and passes every byte on unchanged.
- * One instance per connection, on its event loop.
+ * Closes a connection that leaves a frame half-sent for {@code viper.limits.idle.ms}: a peer that trickles one byte now
+ * and then never looks idle, but its frame never completes, and the frame decoder behind this handler would hold the
+ * bytes so far meanwhile. Follows the 4-byte big-endian length prefix of Viper's frames without copying anything and
+ * passes every byte on unchanged. One instance per connection, on its event loop.
  */
 final class FrameGuard extends ChannelInboundHandlerAdapter {
     private final ServerSecurity security;
     private final long limitNanos;
     /** Bytes of the length prefix still to come (4..1), or 0 inside a frame's body. */
     private int lengthLeft = 4;
+
     private int length;
     /** Body bytes still to come in the current frame. */
     private long bodyLeft;
     /** When the current frame's first byte arrived, or 0 between frames. */
     private long frameStarted;
+
     private ScheduledFuture<?> check;
 
     FrameGuard(ServerSecurity security) {
@@ -33,12 +34,19 @@ final class FrameGuard extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         long period = Math.max(10, security.idleMs() / 4);
-        check = ctx.executor().scheduleAtFixedRate(() -> {
-            if (frameStarted != 0 && System.nanoTime() - frameStarted > limitNanos) {
-                security.refused(ctx.channel(), "left a frame half-sent for more than " + security.idleMs() + " ms");
-                ctx.close();
-            }
-        }, period, period, TimeUnit.MILLISECONDS);
+        check = ctx.executor()
+                .scheduleAtFixedRate(
+                        () -> {
+                            if (frameStarted != 0 && System.nanoTime() - frameStarted > limitNanos) {
+                                security.refused(
+                                        ctx.channel(),
+                                        "left a frame half-sent for more than " + security.idleMs() + " ms");
+                                ctx.close();
+                            }
+                        },
+                        period,
+                        period,
+                        TimeUnit.MILLISECONDS);
     }
 
     @Override

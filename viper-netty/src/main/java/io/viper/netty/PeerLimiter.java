@@ -10,8 +10,8 @@ import java.net.InetSocketAddress;
 
 /**
  * Applies a {@link PeerLimit} at the head of a Netty server's pipelines: a connection beyond
- * {@code viper.limits.connections.per.peer} is closed before anything is read. One instance per
- * server, shared by its connections (on any of its event loops).
+ * {@code viper.limits.connections.per.peer} is closed before anything is read. One instance per server, shared by its
+ * connections (on any of its event loops).
  */
 @ChannelHandler.Sharable
 final class PeerLimiter extends ChannelInboundHandlerAdapter {

@@ -15,12 +15,11 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The server's side of the {@link Handshake} at the head of a Netty pipeline (after TLS): sends the
- * challenge when the connection opens, reads nothing but the proof, and either answers with its
- * verdict and steps out of the pipeline (the bytes after the proof go on to the protocol's decoder),
- * or refuses and closes. A peer that has not proved itself within {@code viper.limits.handshake.ms},
- * or announces a proof longer than a handshake frame, is closed. The role it proved is on the
- * channel ({@link #role}). One instance per connection, on its event loop.
+ * The server's side of the {@link Handshake} at the head of a Netty pipeline (after TLS): sends the challenge when the
+ * connection opens, reads nothing but the proof, and either answers with its verdict and steps out of the pipeline (the
+ * bytes after the proof go on to the protocol's decoder), or refuses and closes. A peer that has not proved itself
+ * within {@code viper.limits.handshake.ms}, or announces a proof longer than a handshake frame, is closed. The role it
+ * proved is on the channel ({@link #role}). One instance per connection, on its event loop.
  */
 final class ServerAuthHandler extends ByteToMessageDecoder {
     private static final AttributeKey<Role> ROLE = AttributeKey.valueOf("viper.auth.role");
@@ -43,12 +42,18 @@ final class ServerAuthHandler extends ByteToMessageDecoder {
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         ctx.writeAndFlush(frame(exchange.challenge())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-        deadline = ctx.executor().schedule(() -> {
-            if (!done) {
-                security.refused(ctx.channel(), "did not complete the handshake within " + security.handshakeMs() + " ms");
-                ctx.close();
-            }
-        }, security.handshakeMs(), TimeUnit.MILLISECONDS);
+        deadline = ctx.executor()
+                .schedule(
+                        () -> {
+                            if (!done) {
+                                security.refused(
+                                        ctx.channel(),
+                                        "did not complete the handshake within " + security.handshakeMs() + " ms");
+                                ctx.close();
+                            }
+                        },
+                        security.handshakeMs(),
+                        TimeUnit.MILLISECONDS);
         super.channelActive(ctx);
     }
 

@@ -13,9 +13,9 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The event loops of one Netty server and every channel it opened (its server channel and the
- * accepted ones), made together and shut down together: {@link #close} closes the channels, then
- * stops the loops. The embedded broker and the tcp transport's server each own one.
+ * The event loops of one Netty server and every channel it opened (its server channel and the accepted ones), made
+ * together and shut down together: {@link #close} closes the channels, then stops the loops. The embedded broker and
+ * the tcp transport's server each own one.
  *
  * <p>Thread-safe; {@link #close} may be called from one of the loops (it then does not wait for them).
  */
@@ -27,11 +27,12 @@ public final class ServerLoops implements AutoCloseable {
     private final ChannelGroup channels;
 
     /**
-     * @param name    the threads' name prefix and the channel group's name
+     * @param name the threads' name prefix and the channel group's name
      * @param threads how many event loops (daemon threads)
      */
     public ServerLoops(String name, int threads) {
-        this.group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), NioIoHandler.newFactory());
+        this.group = new MultiThreadIoEventLoopGroup(
+                threads, new DefaultThreadFactory(name, true), NioIoHandler.newFactory());
         this.channels = new DefaultChannelGroup(name, GlobalEventExecutor.INSTANCE, true);
     }
 

@@ -14,12 +14,11 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What a Netty server of Viper does with a connection before its protocol sees a byte, made once
- * per server from its configuration and bind address: at the head of each new connection's
- * pipeline {@link #install} puts the per-peer connection limit ({@code viper.limits.connections.per.peer}),
- * TLS ({@code viper.tls.*}), the authentication handshake ({@link Authenticator#forServer}: which
- * also refuses to start a server beyond loopback without a secret) and the half-sent-frame guard
- * ({@code viper.limits.idle.ms}). The server then adds its frame decoder, with at most
+ * What a Netty server of Viper does with a connection before its protocol sees a byte, made once per server from its
+ * configuration and bind address: at the head of each new connection's pipeline {@link #install} puts the per-peer
+ * connection limit ({@code viper.limits.connections.per.peer}), TLS ({@code viper.tls.*}), the authentication handshake
+ * ({@link Authenticator#forServer}: which also refuses to start a server beyond loopback without a secret) and the
+ * half-sent-frame guard ({@code viper.limits.idle.ms}). The server then adds its frame decoder, with at most
  * {@link #maxFrame}, and reads the peer's proved role with {@link #role}. Thread-safe.
  */
 public final class ServerSecurity {
@@ -49,23 +48,32 @@ public final class ServerSecurity {
     /**
      * The security of a {@code protocol} server ({@code tcp}, {@code embedded}) bound to {@code bind}.
      *
-     * @throws io.viper.errors.ViperConfigException when it must not start: no secret beyond loopback,
-     *     TLS files missing or unusable
+     * @throws io.viper.errors.ViperConfigException when it must not start: no secret beyond loopback, TLS files missing
+     *     or unusable
      */
     public static ServerSecurity forServer(ViperConfig config, String protocol, InetSocketAddress bind) {
         String name = protocol + " server on " + bind.getAddress().getHostAddress();
-        return new ServerSecurity(protocol + " server", Authenticator.forServer(config, protocol, bind.getAddress()),
-                NettyTls.server(config, name), config);
+        return new ServerSecurity(
+                protocol + " server",
+                Authenticator.forServer(config, protocol, bind.getAddress()),
+                NettyTls.server(config, name),
+                config);
     }
 
-    /** Adds the limit, TLS, the handshake and the frame guard to a new connection, ahead of everything the server adds after. */
+    /**
+     * Adds the limit, TLS, the handshake and the frame guard to a new connection, ahead of everything the server adds
+     * after.
+     */
     public void install(SocketChannel ch) {
         ch.pipeline().addLast(limiter);
         tls.ifPresent(ctx -> ch.pipeline().addLast(ctx.newHandler(ch.alloc())));
         ch.pipeline().addLast(new ServerAuthHandler(this), new FrameGuard(this));
     }
 
-    /** The largest frame the server's decoder may accept: its protocol's own limit or {@code viper.limits.frame.bytes}, the smaller. */
+    /**
+     * The largest frame the server's decoder may accept: its protocol's own limit or {@code viper.limits.frame.bytes},
+     * the smaller.
+     */
     public int maxFrame(int protocolMax) {
         return (int) Math.min(protocolMax, maxFrame);
     }
@@ -93,15 +101,22 @@ public final class ServerSecurity {
         return authenticator.required();
     }
 
-    /** The role the peer of {@code ch} proved (every right when the server does not authenticate); null before the handshake. */
+    /**
+     * The role the peer of {@code ch} proved (every right when the server does not authenticate); null before the
+     * handshake.
+     */
     public static Role role(Channel ch) {
         return ServerAuthHandler.role(ch);
     }
 
-    /** Logs a connection closed for {@code why}: the first time per peer address as a warning, later ones for debugging. */
+    /**
+     * Logs a connection closed for {@code why}: the first time per peer address as a warning, later ones for debugging.
+     */
     void refused(Channel ch, String why) {
         InetAddress peer = ch.remoteAddress() instanceof InetSocketAddress a ? a.getAddress() : null;
         boolean first = peer != null && warned.size() < 1_000 && warned.putIfAbsent(peer, Boolean.TRUE) == null;
-        LOG.log(first ? Level.WARNING : Level.DEBUG, name + ": closing the connection from " + ch.remoteAddress() + ": " + why);
+        LOG.log(
+                first ? Level.WARNING : Level.DEBUG,
+                name + ": closing the connection from " + ch.remoteAddress() + ": " + why);
     }
 }

@@ -18,15 +18,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link FrameGuard} on an {@link EmbeddedChannel} with {@code viper.limits.idle.ms} at its minimum
- * (100 ms): whole frames pass unchanged whatever the pauses between them; a frame left half-sent,
- * or trickled byte by byte, closes the connection.
+ * {@link FrameGuard} on an {@link EmbeddedChannel} with {@code viper.limits.idle.ms} at its minimum (100 ms): whole
+ * frames pass unchanged whatever the pauses between them; a frame left half-sent, or trickled byte by byte, closes the
+ * connection.
  */
 class FrameGuardTest {
     private static final long IDLE_MS = 100;
 
     private final EmbeddedChannel ch = new EmbeddedChannel(new FrameGuard(ServerSecurity.forServer(
-            ViperConfig.of(Map.of("viper.limits.idle.ms", Long.toString(IDLE_MS))), "tcp",
+            ViperConfig.of(Map.of("viper.limits.idle.ms", Long.toString(IDLE_MS))),
+            "tcp",
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))));
 
     @AfterEach

@@ -33,15 +33,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The server's side of the handshake on an {@link EmbeddedChannel}, against core's client side
- * ({@link ClientAuth}): who is let in with which role, who is refused and closed, and what happens
- * to the bytes behind the proof.
+ * The server's side of the handshake on an {@link EmbeddedChannel}, against core's client side ({@link ClientAuth}):
+ * who is let in with which role, who is refused and closed, and what happens to the bytes behind the proof.
  */
 class ServerAuthHandlerTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
 
     @TempDir
     Path dir;
+
     private TestSecrets secrets;
     private final List<EmbeddedChannel> channels = new ArrayList<>();
 
@@ -172,7 +172,10 @@ class ServerAuthHandlerTest {
     void aPeerWithoutCredentialsIsRefusedWhereTheServerHasASecret() {
         EmbeddedChannel ch = server(security(secrets.producerSetting()));
         sent(ch);
-        byte[] none = ByteBuffer.allocate(5 + 2 * Handshake.NONCE_BYTES).putInt(Handshake.MAGIC).put((byte) 0).array();
+        byte[] none = ByteBuffer.allocate(5 + 2 * Handshake.NONCE_BYTES)
+                .putInt(Handshake.MAGIC)
+                .put((byte) 0)
+                .array();
         assertRefusedAndClosed(ch, client(Map.of(), Role.CONSUMER), answer(ch, none));
     }
 
@@ -210,7 +213,8 @@ class ServerAuthHandlerTest {
 
     @Test
     void aServerBeyondLoopbackDoesNotStartWithoutASecret() {
-        ViperConfigException e = assertThrows(ViperConfigException.class,
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class,
                 () -> ServerSecurity.forServer(ViperConfig.defaults(), "tcp", new InetSocketAddress("0.0.0.0", 0)));
         assertTrue(e.getMessage().contains(ViperConfig.AUTH_SECRET_FILE.name()), e.getMessage());
         assertTrue(security(secrets.producerSetting()).authenticates());

@@ -36,13 +36,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link ServerSecurity#install} and {@link ClientSecurity#install} on real loopback connections:
- * TLS and the handshake together, and what a client sees when the two sides disagree about TLS or
- * about the certificate. Each test's server and client run on event loops of their own.
+ * {@link ServerSecurity#install} and {@link ClientSecurity#install} on real loopback connections: TLS and the handshake
+ * together, and what a client sees when the two sides disagree about TLS or about the certificate. Each test's server
+ * and client run on event loops of their own.
  */
 class TlsHandshakeTest {
     @TempDir
     Path dir;
+
     private TestSecrets secrets;
     private TestCertificates cert;
     private final List<ServerLoops> loops = new ArrayList<>();
@@ -78,21 +79,26 @@ class TlsHandshakeTest {
         ServerSecurity security = ServerSecurity.forServer(ViperConfig.of(settings), "tcp", bind);
         ServerLoops l = new ServerLoops("tls-test-server", 1);
         loops.add(l);
-        Channel server = new ServerBootstrap().group(l.group()).channel(NioServerSocketChannel.class)
+        Channel server = new ServerBootstrap()
+                .group(l.group())
+                .channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         l.add(ch);
                         security.install(ch);
                     }
-                }).bind(bind).syncUninterruptibly().channel();
+                })
+                .bind(bind)
+                .syncUninterruptibly()
+                .channel();
         l.add(server);
         return ((InetSocketAddress) server.localAddress()).getPort();
     }
 
     /**
-     * Connects a client with {@code settings}; the future completes with {@link ClientSecurity#AUTHENTICATED},
-     * or exceptionally with what reached the protocol handler, or with "closed" when the server hung up first.
+     * Connects a client with {@code settings}; the future completes with {@link ClientSecurity#AUTHENTICATED}, or
+     * exceptionally with what reached the protocol handler, or with "closed" when the server hung up first.
      */
     private CompletableFuture<Object> connect(Map<String, String> settings, int port) {
         ClientSecurity security = ClientSecurity.of(ViperConfig.of(settings), "tcp", Role.PRODUCER);
@@ -101,30 +107,33 @@ class TlsHandshakeTest {
         CompletableFuture<Object> outcome = new CompletableFuture<>();
         Bootstrap b = new Bootstrap().group(l.group()).channel(NioSocketChannel.class);
         Channel ch = b.handler(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-                security.install(ch, "127.0.0.1", port);
-                ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
                     @Override
-                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                        if (evt == ClientSecurity.AUTHENTICATED) {
-                            outcome.complete(evt);
-                        }
-                    }
+                    protected void initChannel(SocketChannel ch) {
+                        security.install(ch, "127.0.0.1", port);
+                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                                if (evt == ClientSecurity.AUTHENTICATED) {
+                                    outcome.complete(evt);
+                                }
+                            }
 
-                    @Override
-                    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-                        outcome.completeExceptionally(cause);
-                        ctx.close();
-                    }
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                outcome.completeExceptionally(cause);
+                                ctx.close();
+                            }
 
-                    @Override
-                    public void channelInactive(ChannelHandlerContext ctx) {
-                        outcome.complete("closed");
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                outcome.complete("closed");
+                            }
+                        });
                     }
-                });
-            }
-        }).connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port)).syncUninterruptibly().channel();
+                })
+                .connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
+                .syncUninterruptibly()
+                .channel();
         l.add(ch);
         return outcome;
     }
@@ -154,7 +163,8 @@ class TlsHandshakeTest {
         CompletableFuture<Object> outcome = connect(settings(false), port);
         // Neither side speaks first: the server waits for a TLS hello, the client for a challenge,
         // until the server's deadline closes the connection (its TLS alert reads as "no handshake").
-        Object closed = outcome.handle((ok, failed) -> failed != null ? failed : ok).get(20, TimeUnit.SECONDS);
+        Object closed =
+                outcome.handle((ok, failed) -> failed != null ? failed : ok).get(20, TimeUnit.SECONDS);
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         if (closed instanceof Throwable t) {
             assertInstanceOf(ClientSecurity.HandshakeFailed.class, t);
@@ -168,7 +178,8 @@ class TlsHandshakeTest {
     @Test
     void aClientThatDoesNotTrustTheCertificateFailsSayingSo() throws Exception {
         TestCertificates other = TestCertificates.make(Files.createDirectory(dir.resolve("other")), "other");
-        Map<String, String> client = settings(true, "viper.tls.trust.file", other.cert().toString());
+        Map<String, String> client =
+                settings(true, "viper.tls.trust.file", other.cert().toString());
         Throwable t = failure(connect(client, server(settings(true))));
         assertInstanceOf(ClientSecurity.HandshakeFailed.class, t);
         assertTrue(t.getMessage().contains("presents a TLS certificate this client refuses"), t.getMessage());
@@ -176,8 +187,8 @@ class TlsHandshakeTest {
 
     @Test
     void tlsWithoutItsFilesDoesNotStart() {
-        ViperConfigException noCert = assertThrows(ViperConfigException.class,
-                () -> server(Map.of("viper.tls.enabled", "true")));
+        ViperConfigException noCert =
+                assertThrows(ViperConfigException.class, () -> server(Map.of("viper.tls.enabled", "true")));
         assertTrue(noCert.getMessage().contains("viper.tls.cert.file"), noCert.getMessage());
         Map<String, String> noKey = new HashMap<>(settings(true));
         noKey.remove("viper.tls.key.file");

@@ -13,23 +13,23 @@ import smile.regression.LinearModel;
 import smile.regression.OLS;
 
 /**
- * Predicts the producer stall {@code t_s} and the consumer load time {@code t_load} of a model of
- * a given size over a given {@link TransferPath}. Paths priced alike share a line
- * ({@link TransferPath#costLine()}: inline with host, gpu-pipe with tcp), fitted on the samples of all of them.
+ * Predicts the producer stall {@code t_s} and the consumer load time {@code t_load} of a model of a given size over a
+ * given {@link TransferPath}. Paths priced alike share a line ({@link TransferPath#costLine()}: inline with host,
+ * gpu-pipe with tcp), fitted on the samples of all of them.
  *
- * <p>For each (phase, line) the model is {@code seconds = latency + size / bandwidth}, fitted by
- * Smile's ordinary least squares ({@link OLS}) on the measured samples when there are at least three
- * with two distinct sizes; with fewer samples, the mean seconds per byte of the samples is used
- * (zero latency); without samples, the defaults below, taken from the transfer measurements
- * recorded in the design (host-to-host RDMA over shared memory about 15 GB/s, the speed of a
- * memory copy; TCP about 1.3 GB/s):
+ * <p>For each (phase, line) the model is {@code seconds = latency + size / bandwidth}, fitted by Smile's ordinary least
+ * squares ({@link OLS}) on the measured samples when there are at least three with two distinct sizes; with fewer
+ * samples, the mean seconds per byte of the samples is used (zero latency); without samples, the defaults below, taken
+ * from the transfer measurements recorded in the design (host-to-host RDMA over shared memory about 15 GB/s, the speed
+ * of a memory copy; TCP about 1.3 GB/s):
+ *
  * <ul>
- *   <li>{@link Phase#SAVE} (the copy into the staging buffer, the only stall the training loop
- *       sees): 15 GB/s plus 0.5 ms on every path.</li>
- *   <li>{@link Phase#LOAD}: {@code gpu} and {@code host} 15 GB/s, {@code tcp} 1.3 GB/s, each plus
- *       1 ms; {@code pfs} 1 GB/s plus 10 ms (an assumed parallel file system figure, not measured
- *       here).</li>
+ *   <li>{@link Phase#SAVE} (the copy into the staging buffer, the only stall the training loop sees): 15 GB/s plus 0.5
+ *       ms on every path.
+ *   <li>{@link Phase#LOAD}: {@code gpu} and {@code host} 15 GB/s, {@code tcp} 1.3 GB/s, each plus 1 ms; {@code pfs} 1
+ *       GB/s plus 10 ms (an assumed parallel file system figure, not measured here).
  * </ul>
+ *
  * Predictions are never negative. Instances are immutable.
  */
 public final class CostModel {
@@ -116,7 +116,8 @@ public final class CostModel {
             if (s == null) {
                 throw new ViperConfigException("cost model: a sample is null");
             }
-            groups.computeIfAbsent(key(s.phase(), s.path().costLine()), k -> new ArrayList<>()).add(s);
+            groups.computeIfAbsent(key(s.phase(), s.path().costLine()), k -> new ArrayList<>())
+                    .add(s);
         }
         Map<String, Line> lines = new HashMap<>();
         groups.forEach((k, g) -> lines.put(k, fitLine(g)));
@@ -138,7 +139,10 @@ public final class CostModel {
                 return new Line(intercept, slopePerGb / GB, "ols", g.size());
             }
         }
-        double perByte = g.stream().mapToDouble(s -> s.seconds() / s.sizeBytes()).average().orElseThrow();
+        double perByte = g.stream()
+                .mapToDouble(s -> s.seconds() / s.sizeBytes())
+                .average()
+                .orElseThrow();
         return new Line(0.0, perByte, "mean", g.size());
     }
 
@@ -171,8 +175,8 @@ public final class CostModel {
         }
         Line d = DEFAULT_LOAD.get(p);
         if (d == null) {
-            throw new ViperConfigException("cost model: no samples and no default for path '" + path
-                    + "' (cost line " + p + "); known lines: " + String.join(", ", new TreeMap<>(DEFAULT_LOAD).keySet()));
+            throw new ViperConfigException("cost model: no samples and no default for path '" + path + "' (cost line "
+                    + p + "); known lines: " + String.join(", ", new TreeMap<>(DEFAULT_LOAD).keySet()));
         }
         return d;
     }

@@ -9,13 +9,13 @@ import java.util.stream.Collectors;
  * The candidate learning-curve families. Parameters are named {@code a, b, c} in formula order.
  *
  * <ul>
- *   <li>{@link #EXP2}: {@code a*exp(-b*x)}</li>
- *   <li>{@link #EXP3}: {@code a*exp(-b*x)+c}</li>
- *   <li>{@link #LIN2}: {@code max(0, a*x+b)}: a straight line that stops at zero, since a loss is never
- *       negative (a falling line fitted on a short warm-up would otherwise predict negative losses
- *       beyond the warm-up, and negative CILs with them)</li>
- *   <li>{@link #EXPD3}: {@code c-(c-a)*exp(-b*x)}</li>
- *   <li>{@link #POW3}: {@code a*x^(-b)+c} (defined for {@code x > 0})</li>
+ *   <li>{@link #EXP2}: {@code a*exp(-b*x)}
+ *   <li>{@link #EXP3}: {@code a*exp(-b*x)+c}
+ *   <li>{@link #LIN2}: {@code max(0, a*x+b)}: a straight line that stops at zero, since a loss is never negative (a
+ *       falling line fitted on a short warm-up would otherwise predict negative losses beyond the warm-up, and negative
+ *       CILs with them)
+ *   <li>{@link #EXPD3}: {@code c-(c-a)*exp(-b*x)}
+ *   <li>{@link #POW3}: {@code a*x^(-b)+c} (defined for {@code x > 0})
  * </ul>
  */
 public enum CurveFamily {
@@ -70,8 +70,8 @@ public enum CurveFamily {
     }
 
     /**
-     * The value at {@code x}, with the partial derivatives by each parameter written to
-     * {@code grad} (length at least {@link #parameterCount()}).
+     * The value at {@code x}, with the partial derivatives by each parameter written to {@code grad} (length at least
+     * {@link #parameterCount()}).
      */
     public double valueAndGradient(double[] p, double x, double[] grad) {
         return switch (this) {
@@ -170,8 +170,8 @@ public enum CurveFamily {
             try {
                 p[i] = Double.parseDouble(parts[i].strip());
             } catch (NumberFormatException e) {
-                throw new ViperConfigException("curve '" + spec + "': parameter " + (i + 1) + " '" + parts[i].strip()
-                        + "' is not a number");
+                throw new ViperConfigException(
+                        "curve '" + spec + "': parameter " + (i + 1) + " '" + parts[i].strip() + "' is not a number");
             }
         }
         return family.curve(p);

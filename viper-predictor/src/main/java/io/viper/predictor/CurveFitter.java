@@ -11,40 +11,38 @@ import smile.math.LevenbergMarquardt;
 import smile.util.function.DifferentiableMultivariateFunction;
 
 /**
- * Fits observed training losses to the candidate {@link CurveFamily families} with Smile's
- * Levenberg-Marquardt and keeps the family with the lowest error on held-back points.
+ * Fits observed training losses to the candidate {@link CurveFamily families} with Smile's Levenberg-Marquardt and
+ * keeps the family with the lowest error on held-back points.
  *
  * <p>Method:
+ *
  * <ol>
- *   <li>Points are sorted by x; the last {@code holdoutFraction} of them (at least one; by
- *       default half) are held back, because the curve is used to extrapolate far beyond the
- *       warm-up: a family is chosen for predicting the second half from the first, which tells
- *       power laws and exponentials apart much better than a short hold-out does.</li>
- *   <li>Noisy per-iteration losses: when there are more than {@value #MAX_FIT_POINTS} points, consecutive
- *       points are averaged into {@value #MAX_FIT_POINTS} bins before fitting (the least-squares
- *       optimum barely moves, and the fit stays fast); errors are always measured on the raw points.</li>
- *   <li>Least squares are weighted by recency: the weight rises linearly with x from 1/11 at
- *       the first point to 1 at the last, since the curve is used to extrapolate and the first
- *       iterations of a real run are a transient that no family models well.</li>
- *   <li>Starting points come from the data: for the exponential and power families, the rate
- *       {@code b} is scanned over a logarithmic grid and, for each {@code b}, the remaining
- *       parameters (which enter linearly) are solved by least squares; the best two grid points
- *       start Levenberg-Marquardt. {@code lin2} starts from ordinary least squares.</li>
- *   <li>A result with a negative rate {@code b} (a growing "loss") or non-finite parameters is
- *       rejected in favour of the best valid starting point. When every loss is non-negative, the
- *       asymptote {@code c} of exp3, expd3 and pow3 must be too: a fit that wants it below zero
- *       is redone with {@code c} held at 0.</li>
- *   <li>The family with the lowest held-back RMSE wins (ties: declaration order) and is refitted
- *       on all points.</li>
+ *   <li>Points are sorted by x; the last {@code holdoutFraction} of them (at least one; by default half) are held back,
+ *       because the curve is used to extrapolate far beyond the warm-up: a family is chosen for predicting the second
+ *       half from the first, which tells power laws and exponentials apart much better than a short hold-out does.
+ *   <li>Noisy per-iteration losses: when there are more than {@value #MAX_FIT_POINTS} points, consecutive points are
+ *       averaged into {@value #MAX_FIT_POINTS} bins before fitting (the least-squares optimum barely moves, and the fit
+ *       stays fast); errors are always measured on the raw points.
+ *   <li>Least squares are weighted by recency: the weight rises linearly with x from 1/11 at the first point to 1 at
+ *       the last, since the curve is used to extrapolate and the first iterations of a real run are a transient that no
+ *       family models well.
+ *   <li>Starting points come from the data: for the exponential and power families, the rate {@code b} is scanned over
+ *       a logarithmic grid and, for each {@code b}, the remaining parameters (which enter linearly) are solved by least
+ *       squares; the best two grid points start Levenberg-Marquardt. {@code lin2} starts from ordinary least squares.
+ *   <li>A result with a negative rate {@code b} (a growing "loss") or non-finite parameters is rejected in favour of
+ *       the best valid starting point. When every loss is non-negative, the asymptote {@code c} of exp3, expd3 and pow3
+ *       must be too: a fit that wants it below zero is redone with {@code c} held at 0.
+ *   <li>The family with the lowest held-back RMSE wins (ties: declaration order) and is refitted on all points.
  * </ol>
  *
- * <p>Smile's LAPACK binding needs the system library {@code libopenblas.so}
- * ({@code scripts/setup-system.sh} installs it); without it {@link #fit} throws a
- * {@link ViperConfigException} saying so. Instances are immutable and thread-safe.
+ * <p>Smile's LAPACK binding needs the system library {@code libopenblas.so} ({@code scripts/setup-system.sh} installs
+ * it); without it {@link #fit} throws a {@link ViperConfigException} saying so. Instances are immutable and
+ * thread-safe.
  */
 public final class CurveFitter {
     /** Above this many points, consecutive points are averaged into this many bins before fitting. */
     public static final int MAX_FIT_POINTS = 1000;
+
     private static final int GRID = 30;
 
     private final Set<CurveFamily> families;
@@ -69,7 +67,8 @@ public final class CurveFitter {
             throw new ViperConfigException("curve fitter: need at least one curve family");
         }
         if (!(holdoutFraction > 0 && holdoutFraction <= 0.5)) {
-            throw new ViperConfigException("curve fitter: holdout fraction must be in (0, 0.5], got " + holdoutFraction);
+            throw new ViperConfigException(
+                    "curve fitter: holdout fraction must be in (0, 0.5], got " + holdoutFraction);
         }
         this.families = EnumSet.copyOf(families);
         this.holdoutFraction = holdoutFraction;
@@ -78,8 +77,8 @@ public final class CurveFitter {
     /**
      * Fits {@code y} (losses) against {@code x} (iterations) and returns the best curve.
      *
-     * @throws ViperConfigException if the arrays differ in length, hold fewer than 5 points or a
-     *     non-finite value, or if no family could be fitted
+     * @throws ViperConfigException if the arrays differ in length, hold fewer than 5 points or a non-finite value, or
+     *     if no family could be fitted
      */
     public FitResult fit(double[] x, double[] y) {
         if (x == null || y == null || x.length != y.length) {
@@ -92,7 +91,8 @@ public final class CurveFitter {
         }
         for (int i = 0; i < n; i++) {
             if (!Double.isFinite(x[i]) || !Double.isFinite(y[i])) {
-                throw new ViperConfigException("curve fit: point " + (i + 1) + " is not finite (x=" + x[i] + ", y=" + y[i] + ")");
+                throw new ViperConfigException(
+                        "curve fit: point " + (i + 1) + " is not finite (x=" + x[i] + ", y=" + y[i] + ")");
             }
         }
         NativeBlas.singleThreaded();
@@ -110,7 +110,8 @@ public final class CurveFitter {
         List<FitResult.Candidate> candidates = new ArrayList<>();
         for (CurveFamily f : families) {
             if (f.needsPositiveX() && xs[0] <= 0) {
-                candidates.add(new FitResult.Candidate(f, null, Double.NaN, Double.NaN, "needs x > 0, got x = " + xs[0]));
+                candidates.add(
+                        new FitResult.Candidate(f, null, Double.NaN, Double.NaN, "needs x > 0, got x = " + xs[0]));
                 continue;
             }
             double[] p = fitFamily(f, bt[0], bt[1], null);
@@ -149,7 +150,8 @@ public final class CurveFitter {
         double[] w = weights(x);
         boolean floorAtZero = hasAsymptote(f) && min(y) >= 0;
         // a refit starts from the given point only; a first fit from the data-derived points
-        List<double[]> starts = extraStart != null ? new ArrayList<>(List.of(extraStart.clone())) : startingPoints(f, x, y, w);
+        List<double[]> starts =
+                extraStart != null ? new ArrayList<>(List.of(extraStart.clone())) : startingPoints(f, x, y, w);
         double[] best = null;
         double bestSse = Double.POSITIVE_INFINITY;
         for (double[] s : starts) {
@@ -198,11 +200,11 @@ public final class CurveFitter {
     }
 
     /**
-     * Weighted least squares through Smile's unweighted solver: the i-th point is passed as the
-     * index i, and the function returns {@code sqrt(w_i) * f(x_i)} against targets {@code sqrt(w_i) * y_i}.
+     * Weighted least squares through Smile's unweighted solver: the i-th point is passed as the index i, and the
+     * function returns {@code sqrt(w_i) * f(x_i)} against targets {@code sqrt(w_i) * y_i}.
      */
-    private static double[] levenbergMarquardt(CurveFamily f, double[] x, double[] y, double[] wt, double[] start,
-            boolean fixC) {
+    private static double[] levenbergMarquardt(
+            CurveFamily f, double[] x, double[] y, double[] wt, double[] start, boolean fixC) {
         int full = f.parameterCount();
         int d = fixC ? full - 1 : full;
         int n = x.length;
@@ -253,9 +255,11 @@ public final class CurveFitter {
             return out;
         } catch (LinkageError | IllegalArgumentException e) {
             if (isMissingLapack(e)) {
-                throw new ViperConfigException("curve fit: Smile needs the native library libopenblas.so "
-                        + "(Debian: apt-get install libopenblas-dev, or run scripts/setup-system.sh); "
-                        + "or pass --curve NAME:params", e);
+                throw new ViperConfigException(
+                        "curve fit: Smile needs the native library libopenblas.so "
+                                + "(Debian: apt-get install libopenblas-dev, or run scripts/setup-system.sh); "
+                                + "or pass --curve NAME:params",
+                        e);
             }
             return null;
         } catch (ArithmeticException e) {
@@ -265,7 +269,9 @@ public final class CurveFitter {
 
     private static boolean isMissingLapack(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof ExceptionInInitializerError || t instanceof UnsatisfiedLinkError || t instanceof NoClassDefFoundError) {
+            if (t instanceof ExceptionInInitializerError
+                    || t instanceof UnsatisfiedLinkError
+                    || t instanceof NoClassDefFoundError) {
                 return true;
             }
             String m = t.getMessage();
@@ -295,8 +301,8 @@ public final class CurveFitter {
     }
 
     /**
-     * Data-derived starting points: OLS for lin2; for the other families a logarithmic grid over
-     * the rate b with the linear parameters solved exactly, best two kept.
+     * Data-derived starting points: OLS for lin2; for the other families a logarithmic grid over the rate b with the
+     * linear parameters solved exactly, best two kept.
      */
     static List<double[]> startingPoints(CurveFamily f, double[] x, double[] y, double[] w) {
         List<double[]> out = new ArrayList<>();
@@ -388,9 +394,8 @@ public final class CurveFitter {
     }
 
     /**
-     * Recency weights: rising linearly with x from 1/11 at the first point to 1 at the last, so
-     * that the late warm-up, which the curve extrapolates from, counts more than the first
-     * transient iterations.
+     * Recency weights: rising linearly with x from 1/11 at the first point to 1 at the last, so that the late warm-up,
+     * which the curve extrapolates from, counts more than the first transient iterations.
      */
     static double[] weights(double[] x) {
         int n = x.length;
@@ -420,9 +425,9 @@ public final class CurveFitter {
     }
 
     /**
-     * Averages consecutive points into at most {@link #MAX_FIT_POINTS} bins whose sizes grow
-     * geometrically with the index: the first points, where learning curves bend most, stay
-     * (nearly) single, so averaging x and y within a bin adds no visible curvature bias.
+     * Averages consecutive points into at most {@link #MAX_FIT_POINTS} bins whose sizes grow geometrically with the
+     * index: the first points, where learning curves bend most, stay (nearly) single, so averaging x and y within a bin
+     * adds no visible curvature bias.
      */
     static double[][] bin(double[] x, double[] y) {
         int n = x.length;

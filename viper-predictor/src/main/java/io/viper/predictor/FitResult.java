@@ -7,8 +7,8 @@ import java.util.List;
  *
  * @param curve the chosen curve, refitted on all points
  * @param rmse root-mean-square error of {@code curve} over all points
- * @param holdoutError root-mean-square error, on the held-back points, of the chosen family
- *     fitted without them (the selection criterion)
+ * @param holdoutError root-mean-square error, on the held-back points, of the chosen family fitted without them (the
+ *     selection criterion)
  * @param candidates every family tried, best first; failed ones last
  */
 public record FitResult(LossCurve curve, double rmse, double holdoutError, List<Candidate> candidates) {
@@ -27,7 +27,8 @@ public record FitResult(LossCurve curve, double rmse, double holdoutError, List<
      * @param holdoutError RMSE on the held-back points ({@code NaN} if failed)
      * @param failure why the fit failed, or {@code null}
      */
-    public record Candidate(CurveFamily family, LossCurve curve, double trainRmse, double holdoutError, String failure) {
+    public record Candidate(
+            CurveFamily family, LossCurve curve, double trainRmse, double holdoutError, String failure) {
         /** Whether this family produced a usable curve. */
         public boolean ok() {
             return curve != null;

@@ -5,8 +5,8 @@ import java.util.Locale;
 /**
  * A training-loss curve: the predicted loss as a function of the training iteration.
  *
- * <p>Implementations are immutable and thread-safe. {@link CurveFamily#curve(double...)} builds
- * one from parameters; {@link CurveFitter} fits one to observed losses.
+ * <p>Implementations are immutable and thread-safe. {@link CurveFamily#curve(double...)} builds one from parameters;
+ * {@link CurveFitter} fits one to observed losses.
  */
 public interface LossCurve {
 

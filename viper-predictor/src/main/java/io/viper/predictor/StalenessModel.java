@@ -4,15 +4,17 @@ import io.viper.errors.ViperConfigException;
 import java.util.Locale;
 
 /**
- * How the loss of a model version grows while it serves a stream that keeps moving: the version of
- * iteration {@code c}, serving at iteration {@code t >= c}, loses
- * <pre>L(c) + rate * (t - c)</pre>
- * where {@code L} is the training-loss curve. With {@code rate = 0} a version's loss does not change
- * while it serves, which is Viper's assumption ({@link #NONE}).
+ * How the loss of a model version grows while it serves a stream that keeps moving: the version of iteration {@code c},
+ * serving at iteration {@code t >= c}, loses
  *
- * <p>The producer measures the rate cheaply: at some iterations t it scores the deployed version c and
- * the current model on the same sample; the gap between the two is what the curve explains,
- * {@code L(c) - L(t)}, plus the drift, {@code rate * (t - c)} ({@link #fit}).
+ * <pre>L(c) + rate * (t - c)</pre>
+ *
+ * where {@code L} is the training-loss curve. With {@code rate = 0} a version's loss does not change while it serves,
+ * which is Viper's assumption ({@link #NONE}).
+ *
+ * <p>The producer measures the rate cheaply: at some iterations t it scores the deployed version c and the current
+ * model on the same sample; the gap between the two is what the curve explains, {@code L(c) - L(t)}, plus the drift,
+ * {@code rate * (t - c)} ({@link #fit}).
  *
  * @param ratePerIteration the loss a serving version gains per iteration of age (at least 0)
  */
@@ -27,7 +29,8 @@ public record StalenessModel(double ratePerIteration) {
      */
     public StalenessModel {
         if (!(ratePerIteration >= 0) || !Double.isFinite(ratePerIteration)) {
-            throw new ViperConfigException("staleness: the drift rate must be a non-negative number, got " + ratePerIteration);
+            throw new ViperConfigException(
+                    "staleness: the drift rate must be a non-negative number, got " + ratePerIteration);
         }
     }
 
@@ -36,30 +39,36 @@ public record StalenessModel(double ratePerIteration) {
         return ratePerIteration == 0;
     }
 
-    /** The loss of the version of iteration {@code version} serving at iteration {@code at} (no drift before the version). */
+    /**
+     * The loss of the version of iteration {@code version} serving at iteration {@code at} (no drift before the
+     * version).
+     */
     public double servedLoss(LossCurve curve, double version, double at) {
         return curve.value(version) + ratePerIteration * Math.max(0, at - version);
     }
 
     /**
-     * Fits the rate to paired measurements: at iteration {@code at[i]} the version of iteration
-     * {@code version[i]} lost {@code stale[i]} and the current model {@code fresh[i]} on the same sample.
-     * The part of each gap that {@code curve} explains, {@code L(version) - L(at)}, is taken out and the
-     * rest is regressed on the age {@code at - version} through the origin; a negative slope (the
-     * versions lose no more than the curve says) is 0. Without a measurement of positive age, {@link #NONE}.
+     * Fits the rate to paired measurements: at iteration {@code at[i]} the version of iteration {@code version[i]} lost
+     * {@code stale[i]} and the current model {@code fresh[i]} on the same sample. The part of each gap that
+     * {@code curve} explains, {@code L(version) - L(at)}, is taken out and the rest is regressed on the age {@code at -
+     * version} through the origin; a negative slope (the versions lose no more than the curve says) is 0. Without a
+     * measurement of positive age, {@link #NONE}.
      *
      * @throws ViperConfigException if the arrays differ in length or hold a non-finite value
      */
     public static StalenessModel fit(LossCurve curve, double[] version, double[] at, double[] stale, double[] fresh) {
         int n = version.length;
         if (at.length != n || stale.length != n || fresh.length != n) {
-            throw new ViperConfigException("staleness fit: the four arrays must have the same length, got " + n + ", " + at.length + ", "
-                    + stale.length + " and " + fresh.length);
+            throw new ViperConfigException("staleness fit: the four arrays must have the same length, got " + n + ", "
+                    + at.length + ", " + stale.length + " and " + fresh.length);
         }
         double sxy = 0;
         double sxx = 0;
         for (int i = 0; i < n; i++) {
-            if (!Double.isFinite(version[i]) || !Double.isFinite(at[i]) || !Double.isFinite(stale[i]) || !Double.isFinite(fresh[i])) {
+            if (!Double.isFinite(version[i])
+                    || !Double.isFinite(at[i])
+                    || !Double.isFinite(stale[i])
+                    || !Double.isFinite(fresh[i])) {
                 throw new ViperConfigException("staleness fit: measurement " + (i + 1) + " is not finite");
             }
             double age = at[i] - version[i];

@@ -20,8 +20,16 @@ class CostModelTest {
         for (int i = 1; i <= 20; i++) {
             long size = i * 100_000_000L;
             // tcp: 5 ms + size / 1.2 GB/s; host: 1 ms + size / 12 GB/s; 1% noise
-            samples.add(new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.parse("TCP"), size, (0.005 + size / 1.2e9) * (1 + 0.01 * r.nextGaussian())));
-            samples.add(new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.HOST, size, (0.001 + size / 12e9) * (1 + 0.01 * r.nextGaussian())));
+            samples.add(new CostModel.Sample(
+                    CostModel.Phase.LOAD,
+                    TransferPath.parse("TCP"),
+                    size,
+                    (0.005 + size / 1.2e9) * (1 + 0.01 * r.nextGaussian())));
+            samples.add(new CostModel.Sample(
+                    CostModel.Phase.LOAD,
+                    TransferPath.HOST,
+                    size,
+                    (0.001 + size / 12e9) * (1 + 0.01 * r.nextGaussian())));
             samples.add(new CostModel.Sample(CostModel.Phase.SAVE, TransferPath.HOST, size, 0.002 + size / 8e9));
         }
         CostModel m = CostModel.fit(samples);
@@ -47,17 +55,22 @@ class CostModelTest {
 
     @Test
     void fewSamplesUseMeanThroughput() {
-        CostModel m = CostModel.fit(List.of(new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.PFS, 2_000_000_000L, 4.0)));
+        CostModel m = CostModel.fit(
+                List.of(new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.PFS, 2_000_000_000L, 4.0)));
         assertEquals(2.0, m.loadSeconds(TransferPath.PFS, 1_000_000_000L), 1e-12);
         assertEquals("mean", m.line(CostModel.Phase.LOAD, TransferPath.PFS).source());
     }
 
     @Test
     void rejectsBadInput() {
-        assertThrows(ViperConfigException.class, () -> new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.TCP, 0, 1));
-        assertThrows(ViperConfigException.class, () -> new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.TCP, 10, -1));
+        assertThrows(
+                ViperConfigException.class, () -> new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.TCP, 0, 1));
+        assertThrows(
+                ViperConfigException.class, () -> new CostModel.Sample(CostModel.Phase.LOAD, TransferPath.TCP, 10, -1));
         assertThrows(ViperConfigException.class, () -> new CostModel.Sample(CostModel.Phase.LOAD, null, 10, 1));
-        assertThrows(ViperConfigException.class, () -> CostModel.defaults().loadSeconds(TransferPath.parse("carrier-pigeon"), 10));
+        assertThrows(
+                ViperConfigException.class,
+                () -> CostModel.defaults().loadSeconds(TransferPath.parse("carrier-pigeon"), 10));
         assertThrows(ViperConfigException.class, () -> CostModel.defaults().loadSeconds(TransferPath.TCP, -5));
     }
 
@@ -66,7 +79,8 @@ class CostModelTest {
         CostModel d = CostModel.defaults();
         long gb = 1_000_000_000L;
         for (TransferPath p : TransferPath.values()) {
-            for (String name : Stream.concat(Stream.of(p.displayName()), p.aliases().stream()).toList()) {
+            for (String name : Stream.concat(Stream.of(p.displayName()), p.aliases().stream())
+                    .toList()) {
                 TransferPath parsed = TransferPath.parse(name);
                 assertEquals(d.line(CostModel.Phase.LOAD, parsed), d.line(CostModel.Phase.LOAD, p), name);
             }

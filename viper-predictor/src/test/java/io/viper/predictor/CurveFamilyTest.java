@@ -14,10 +14,15 @@ class CurveFamilyTest {
     @Test
     void formulasEvaluateAsDocumented() {
         assertEquals(2 * Math.exp(-0.5 * 3), CurveFamily.EXP2.curve(2, 0.5).value(3), 1e-15);
-        assertEquals(2 * Math.exp(-0.5 * 3) + 1, CurveFamily.EXP3.curve(2, 0.5, 1).value(3), 1e-15);
+        assertEquals(
+                2 * Math.exp(-0.5 * 3) + 1, CurveFamily.EXP3.curve(2, 0.5, 1).value(3), 1e-15);
         assertEquals(2 * 3 + 1, CurveFamily.LIN2.curve(2, 1).value(3), 1e-15);
-        assertEquals(1 - (1 - 2) * Math.exp(-0.5 * 3), CurveFamily.EXPD3.curve(2, 0.5, 1).value(3), 1e-15);
-        assertEquals(2 * Math.pow(3, -0.5) + 1, CurveFamily.POW3.curve(2, 0.5, 1).value(3), 1e-15);
+        assertEquals(
+                1 - (1 - 2) * Math.exp(-0.5 * 3),
+                CurveFamily.EXPD3.curve(2, 0.5, 1).value(3),
+                1e-15);
+        assertEquals(
+                2 * Math.pow(3, -0.5) + 1, CurveFamily.POW3.curve(2, 0.5, 1).value(3), 1e-15);
     }
 
     @Test
@@ -59,7 +64,10 @@ class CurveFamilyTest {
     @Test
     void rejectsBadSpecsWithOneLineMessages() {
         ViperConfigException e = assertThrows(ViperConfigException.class, () -> CurveFamily.parseSpec("exp4:1,2"));
-        assertTrue(e.getMessage().contains("unknown curve 'exp4'") && e.getMessage().contains("pow3"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("unknown curve 'exp4'")
+                        && e.getMessage().contains("pow3"),
+                e.getMessage());
         e = assertThrows(ViperConfigException.class, () -> CurveFamily.parseSpec("exp3:1,2"));
         assertTrue(e.getMessage().contains("takes 3 parameters, got 2"), e.getMessage());
         e = assertThrows(ViperConfigException.class, () -> CurveFamily.parseSpec("lin2:1,x"));
@@ -67,7 +75,8 @@ class CurveFamilyTest {
         assertThrows(ViperConfigException.class, () -> CurveFamily.parseSpec("exp2"));
         assertThrows(ViperConfigException.class, () -> CurveFamily.EXP2.curve(1, Double.NaN));
         for (String bad : new String[] {"exp4:1,2", "exp3:1,2", "lin2:1,x", "exp2"}) {
-            String m = assertThrows(ViperConfigException.class, () -> CurveFamily.parseSpec(bad)).getMessage();
+            String m = assertThrows(ViperConfigException.class, () -> CurveFamily.parseSpec(bad))
+                    .getMessage();
             assertTrue(!m.contains("\n"), m);
         }
     }

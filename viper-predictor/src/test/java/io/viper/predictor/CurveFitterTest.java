@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.viper.errors.ViperConfigException;
 import java.util.EnumSet;
 import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
-import java.util.stream.Stream;
 
 class CurveFitterTest {
 
@@ -45,7 +45,10 @@ class CurveFitterTest {
         double[] p = r.curve().params();
         assertEquals(f.displayName(), r.curve().name());
         for (int i = 0; i < truth.length; i++) {
-            assertEquals(truth[i], p[i], 0.05 * Math.abs(truth[i]) + 0.02,
+            assertEquals(
+                    truth[i],
+                    p[i],
+                    0.05 * Math.abs(truth[i]) + 0.02,
                     f + " parameter " + (char) ('a' + i) + " of " + r.curve());
         }
         // the noise is ~5% of the loss: the fit error must be of that order, not larger
@@ -63,14 +66,16 @@ class CurveFitterTest {
             assertEquals(want, r.curve().value(x), 0.05 * Math.abs(want) + 0.02, "at x=" + x + " with " + r.curve());
         }
         assertEquals(CurveFamily.values().length, r.candidates().size());
-        assertTrue(r.holdoutError() <= r.candidates().get(r.candidates().size() - 1).holdoutError()
+        assertTrue(r.holdoutError()
+                        <= r.candidates().get(r.candidates().size() - 1).holdoutError()
                 || !r.candidates().get(r.candidates().size() - 1).ok());
     }
 
     @Test
     void picksPowerLawOverLineForAPowerLaw() {
         double[][] d = noisy(CurveFamily.POW3, new double[] {3.0, 0.6, 0.2}, 3);
-        FitResult r = new CurveFitter(EnumSet.of(CurveFamily.POW3, CurveFamily.LIN2, CurveFamily.EXP2), 0.2).fit(d[0], d[1]);
+        FitResult r =
+                new CurveFitter(EnumSet.of(CurveFamily.POW3, CurveFamily.LIN2, CurveFamily.EXP2), 0.2).fit(d[0], d[1]);
         assertEquals("pow3", r.curve().name());
     }
 
@@ -79,7 +84,8 @@ class CurveFitterTest {
         CurveFitter f = new CurveFitter();
         assertThrows(ViperConfigException.class, () -> f.fit(new double[] {1, 2, 3}, new double[] {1, 2, 3}));
         assertThrows(ViperConfigException.class, () -> f.fit(new double[] {1, 2, 3, 4, 5}, new double[] {1, 2, 3, 4}));
-        assertThrows(ViperConfigException.class,
+        assertThrows(
+                ViperConfigException.class,
                 () -> f.fit(new double[] {1, 2, 3, 4, 5}, new double[] {1, 2, Double.NaN, 4, 5}));
         assertThrows(ViperConfigException.class, () -> new CurveFitter(EnumSet.noneOf(CurveFamily.class), 0.2));
         assertThrows(ViperConfigException.class, () -> new CurveFitter(EnumSet.allOf(CurveFamily.class), 0.0));
@@ -94,7 +100,10 @@ class CurveFitterTest {
             y[i] = 2 * Math.exp(-0.05 * i) + 0.1;
         }
         FitResult r = new CurveFitter().fit(x, y);
-        FitResult.Candidate pow = r.candidates().stream().filter(c -> c.family() == CurveFamily.POW3).findFirst().orElseThrow();
+        FitResult.Candidate pow = r.candidates().stream()
+                .filter(c -> c.family() == CurveFamily.POW3)
+                .findFirst()
+                .orElseThrow();
         assertTrue(!pow.ok() && pow.failure().contains("x > 0"), pow.toString());
         assertTrue(r.rmse() < 1e-3, r.toString());
     }

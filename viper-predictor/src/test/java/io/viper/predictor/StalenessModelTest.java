@@ -53,9 +53,14 @@ class StalenessModelTest {
     void refusesBadInput() {
         assertThrows(ViperConfigException.class, () -> new StalenessModel(-1));
         assertThrows(ViperConfigException.class, () -> new StalenessModel(Double.NaN));
-        assertThrows(ViperConfigException.class, () -> StalenessModel.fit(CURVE, new double[1], new double[2], new double[1], new double[1]));
-        String m = assertThrows(ViperConfigException.class,
-                () -> StalenessModel.fit(CURVE, new double[] {1}, new double[] {2}, new double[] {Double.NaN}, new double[] {1})).getMessage();
+        assertThrows(
+                ViperConfigException.class,
+                () -> StalenessModel.fit(CURVE, new double[1], new double[2], new double[1], new double[1]));
+        String m = assertThrows(
+                        ViperConfigException.class,
+                        () -> StalenessModel.fit(
+                                CURVE, new double[] {1}, new double[] {2}, new double[] {Double.NaN}, new double[] {1}))
+                .getMessage();
         assertTrue(m.contains("measurement 1") && !m.contains("\n"), m);
     }
 }

@@ -5,12 +5,11 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * {@code adaptive}, Viper's greedy rule: walking {@code i = s+1..e}, checkpoint at i when
- * {@code L(last) - L(i)} exceeds the threshold, where {@code last} is the previous checkpoint
- * (initially s) and L the simulator's serving losses (the predicted curve; less the drift under the
- * staleness-aware objective, so that the drop is the gap between the deployed and a fresh version).
- * The threshold is the mean plus one (population) standard deviation of consecutive drops of the same
- * smooth curve over the warm-up ({@link CheckpointPlanner#curveThreshold()}), not of the noisy batch
+ * {@code adaptive}, Viper's greedy rule: walking {@code i = s+1..e}, checkpoint at i when {@code L(last) - L(i)}
+ * exceeds the threshold, where {@code last} is the previous checkpoint (initially s) and L the simulator's serving
+ * losses (the predicted curve; less the drift under the staleness-aware objective, so that the drop is the gap between
+ * the deployed and a fresh version). The threshold is the mean plus one (population) standard deviation of consecutive
+ * drops of the same smooth curve over the warm-up ({@link CheckpointPlanner#curveThreshold()}), not of the noisy batch
  * losses, which a smooth curve hardly ever matches. At most {@code maxCheckpoints} are taken.
  */
 public final class AdaptiveAlgorithm implements ScheduleAlgorithm {

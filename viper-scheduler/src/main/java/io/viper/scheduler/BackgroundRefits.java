@@ -6,9 +6,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
- * Runs a policy's refits away from the training thread, one at a time: the training thread hands a
- * job over ({@link #submit}) and later picks up the newest finished result ({@link #take}) without ever
- * waiting for a fit. A job submitted while another runs is dropped (the next one will see newer data).
+ * Runs a policy's refits away from the training thread, one at a time: the training thread hands a job over
+ * ({@link #submit}) and later picks up the newest finished result ({@link #take}) without ever waiting for a fit. A job
+ * submitted while another runs is dropped (the next one will see newer data).
  *
  * <p>{@link #submit} and {@link #take} belong to the training thread; the job runs on the executor.
  *
@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  */
 final class BackgroundRefits<T> {
     /** A daemon thread per refit, so that a policy needs no closing. */
-    static final Executor DAEMON = job -> Thread.ofPlatform().daemon().name("viper-refit").start(job);
+    static final Executor DAEMON =
+            job -> Thread.ofPlatform().daemon().name("viper-refit").start(job);
 
     private final Executor executor;
     private final AtomicBoolean running = new AtomicBoolean();

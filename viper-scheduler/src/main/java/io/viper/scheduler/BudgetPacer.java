@@ -1,18 +1,16 @@
 package io.viper.scheduler;
 
 /**
- * Keeps {@link OnlineCheckpointPolicy} on its budget of K checkpoints over {@code s+1..e}: at iteration
- * t at most {@code floor(K * (t - s) / (e - s)) + burst} may have been published (the elapsed share of
- * the budget, plus a few for a burst), never more than K; and the threshold on the accumulated gap is
- * steered toward that pace: each iteration it is multiplied by
- * {@code exp(g * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
- * ({@code g = gain}) and down when it lags ({@code g = }{@value #CATCH_UP}{@code  * gain}: a budget left
- * unspent is lost, while running ahead is already bounded by the allowance), except while held
- * ({@link #hold}): after a change the burst of checkpoints it causes is what the budget saved in quiet
- * stretches is for, and must not raise the threshold for the next change. Lagging the pace, a
- * checkpoint is also {@linkplain #due due} after a long enough gap, so that the budget gets spent;
- * outside a hold, none comes sooner than {@linkplain #quietSpacing half the even spacing} of what is
- * left, so that catching up is not a burst.
+ * Keeps {@link OnlineCheckpointPolicy} on its budget of K checkpoints over {@code s+1..e}: at iteration t at most
+ * {@code floor(K * (t - s) / (e - s)) + burst} may have been published (the elapsed share of the budget, plus a few for
+ * a burst), never more than K; and the threshold on the accumulated gap is steered toward that pace: each iteration it
+ * is multiplied by {@code exp(g * (published - K * (t - s) / (e - s)) / K)}, up when the policy is ahead of the pace
+ * ({@code g = gain}) and down when it lags ({@code g = }{@value #CATCH_UP}{@code * gain}: a budget left unspent is
+ * lost, while running ahead is already bounded by the allowance), except while held ({@link #hold}): after a change the
+ * burst of checkpoints it causes is what the budget saved in quiet stretches is for, and must not raise the threshold
+ * for the next change. Lagging the pace, a checkpoint is also {@linkplain #due due} after a long enough gap, so that
+ * the budget gets spent; outside a hold, none comes sooner than {@linkplain #quietSpacing half the even spacing} of
+ * what is left, so that catching up is not a burst.
  *
  * <p>Not thread-safe: the training thread owns it.
  */
@@ -20,21 +18,21 @@ final class BudgetPacer {
     /** How much faster the threshold falls when the policy lags than it rises when it runs ahead. */
     static final double CATCH_UP = 3;
     /**
-     * How many times the even spacing of the checkpoints left may pass without one before {@link #due}
-     * forces one. At 1 every lag is spent at once, also the budget saved in a quiet stretch for the
-     * burst a change will call for; at 2 only a gap that long (1.5 and 3 served more loss in the demo).
+     * How many times the even spacing of the checkpoints left may pass without one before {@link #due} forces one. At 1
+     * every lag is spent at once, also the budget saved in a quiet stretch for the burst a change will call for; at 2
+     * only a gap that long (1.5 and 3 served more loss in the demo).
      */
     static final double SPEND_SLACK = 2;
     /**
-     * Outside the hold after a change, the fewest iterations between two checkpoints as a share of the
-     * even spacing of the checkpoints left ({@link #quietSpacing}). A policy that lagged its pace
-     * through a quiet stretch otherwise caught up in a burst when the threshold had fallen far enough
-     * (on the demo's stationary stream five checkpoints within ten iterations, twice a run), and on a
-     * steady stream a checkpoint that soon after the last one buys almost nothing. In the demo,
-     * three runs each: stationary 723.2-723.3 against 725.0-725.1 without (-0.25%), seed 42 the same,
-     * seed 7 0.1% more. After a change the burst is what the budget was saved for, so the hold lifts it.
+     * Outside the hold after a change, the fewest iterations between two checkpoints as a share of the even spacing of
+     * the checkpoints left ({@link #quietSpacing}). A policy that lagged its pace through a quiet stretch otherwise
+     * caught up in a burst when the threshold had fallen far enough (on the demo's stationary stream five checkpoints
+     * within ten iterations, twice a run), and on a steady stream a checkpoint that soon after the last one buys almost
+     * nothing. In the demo, three runs each: stationary 723.2-723.3 against 725.0-725.1 without (-0.25%), seed 42 the
+     * same, seed 7 0.1% more. After a change the burst is what the budget was saved for, so the hold lifts it.
      */
     static final double QUIET_SPACING = 0.5;
+
     private final long warmup;
     private final long end;
     private final int budget;
@@ -70,22 +68,22 @@ final class BudgetPacer {
     }
 
     /**
-     * Whether a checkpoint is due at {@code iteration} whatever the threshold says, so that the budget
-     * gets spent: the policy lags the pace by at least one checkpoint, and the last one, at
-     * {@code deployed}, is {@value #SPEND_SLACK} times as far back as the checkpoints left would be
-     * apart if spread evenly from it to the end. The threshold falls too slowly to spend what a quiet
-     * end of the run leaves (the demo's runs ended with 3 or 4 of 45 unspent), and a budget unspent at
-     * the end is lost.
+     * Whether a checkpoint is due at {@code iteration} whatever the threshold says, so that the budget gets spent: the
+     * policy lags the pace by at least one checkpoint, and the last one, at {@code deployed}, is {@value #SPEND_SLACK}
+     * times as far back as the checkpoints left would be apart if spread evenly from it to the end. The threshold falls
+     * too slowly to spend what a quiet end of the run leaves (the demo's runs ended with 3 or 4 of 45 unspent), and a
+     * budget unspent at the end is lost.
      */
     boolean due(long iteration, long deployed, int published) {
-        return published < budget && published + 1 <= paced(iteration) && iteration - deployed >= SPEND_SLACK * evenSpacing(deployed, published);
+        return published < budget
+                && published + 1 <= paced(iteration)
+                && iteration - deployed >= SPEND_SLACK * evenSpacing(deployed, published);
     }
 
     /**
-     * The fewest iterations after the last checkpoint, at {@code deployed}, before the next one at
-     * {@code iteration}: {@value #QUIET_SPACING} times the even spacing of the checkpoints left,
-     * {@code (end - deployed) / (left + 1)}, rounded down; 0 while held (after a change) or with
-     * nothing left.
+     * The fewest iterations after the last checkpoint, at {@code deployed}, before the next one at {@code iteration}:
+     * {@value #QUIET_SPACING} times the even spacing of the checkpoints left, {@code (end - deployed) / (left + 1)},
+     * rounded down; 0 while held (after a change) or with nothing left.
      */
     long quietSpacing(long iteration, long deployed, int published) {
         if (iteration <= heldUntil || published >= budget) {
@@ -94,7 +92,9 @@ final class BudgetPacer {
         return (long) Math.floor(QUIET_SPACING * evenSpacing(deployed, published));
     }
 
-    /** How far apart the checkpoints left would be, spread evenly from the last one, at {@code deployed}, to the end. */
+    /**
+     * How far apart the checkpoints left would be, spread evenly from the last one, at {@code deployed}, to the end.
+     */
     private double evenSpacing(long deployed, int published) {
         return (double) (end - deployed) / (budget - published + 1);
     }
@@ -108,7 +108,8 @@ final class BudgetPacer {
     void adapt(long iteration, int published) {
         if (gain > 0 && iteration > heldUntil) {
             double ahead = published - paced(iteration);
-            threshold = Math.clamp(threshold * Math.exp((ahead > 0 ? gain : CATCH_UP * gain) * ahead / budget), floor, ceiling);
+            threshold = Math.clamp(
+                    threshold * Math.exp((ahead > 0 ? gain : CATCH_UP * gain) * ahead / budget), floor, ceiling);
         }
     }
 

@@ -1,14 +1,13 @@
 package io.viper.scheduler;
 
 /**
- * Detects when a loss stream jumps up and stays up (new data arriving, the stream shifting), with a
- * one-sided CUSUM on standardised losses. The baseline is an exponentially weighted mean and variance
- * ({@value #SMOOTHING} per observation) started from the first {@value #WARM} observations; each
- * observation adds {@code min(z, }{@value #CLIP}{@code ) - k}, with {@code z = (x - mean) / sd}, to a sum
- * that never goes below 0 (the clip keeps one wild loss from being a change by itself), and the sum passing
- * {@code h} is a change, dated to the first observation after the sum last stood at 0. After a change
- * the baseline starts again from the observations that follow it, so the same change is not reported
- * twice. Slow falls (training making progress) and single spikes do not add up to a change.
+ * Detects when a loss stream jumps up and stays up (new data arriving, the stream shifting), with a one-sided CUSUM on
+ * standardised losses. The baseline is an exponentially weighted mean and variance ({@value #SMOOTHING} per
+ * observation) started from the first {@value #WARM} observations; each observation adds {@code min(z,
+ * }{@value #CLIP}{@code ) - k}, with {@code z = (x - mean) / sd}, to a sum that never goes below 0 (the clip keeps one
+ * wild loss from being a change by itself), and the sum passing {@code h} is a change, dated to the first observation
+ * after the sum last stood at 0. After a change the baseline starts again from the observations that follow it, so the
+ * same change is not reported twice. Slow falls (training making progress) and single spikes do not add up to a change.
  *
  * <p>Not thread-safe: the training thread owns it.
  */
@@ -43,8 +42,8 @@ final class ChangeDetector {
     }
 
     /**
-     * Takes the loss of {@code iteration} (increasing from call to call) and says whether a change is
-     * detected now; {@link #lastChange()} then dates it. Non-finite losses are ignored.
+     * Takes the loss of {@code iteration} (increasing from call to call) and says whether a change is detected now;
+     * {@link #lastChange()} then dates it. Non-finite losses are ignored.
      */
     boolean observe(long iteration, double loss) {
         if (!Double.isFinite(loss)) {

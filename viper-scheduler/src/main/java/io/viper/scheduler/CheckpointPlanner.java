@@ -6,13 +6,12 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Plans checkpoint iterations over a {@link ScheduleInput}: the one entry point through which
- * {@code viper schedule}, {@code viper demo} and {@link PredictedCheckpointPolicy} compute schedules.
- * {@link #plan} runs the named {@link Algorithm}s, each a {@link ScheduleAlgorithm} that documents its
- * own rule ({@link FixedAlgorithm}, {@link AdaptiveAlgorithm}, {@link OptimalAlgorithm},
- * {@link OnlineAlgorithm}, {@link EpochAlgorithm}, {@link NoneAlgorithm}), under the objective of the
- * input ({@link Objective}). Every returned {@link Schedule} carries the CIL
- * computed by {@link CilSimulator#cil(long[])}, and every schedule is deterministic.
+ * Plans checkpoint iterations over a {@link ScheduleInput}: the one entry point through which {@code viper schedule},
+ * {@code viper demo} and {@link PredictedCheckpointPolicy} compute schedules. {@link #plan} runs the named
+ * {@link Algorithm}s, each a {@link ScheduleAlgorithm} that documents its own rule ({@link FixedAlgorithm},
+ * {@link AdaptiveAlgorithm}, {@link OptimalAlgorithm}, {@link OnlineAlgorithm}, {@link EpochAlgorithm},
+ * {@link NoneAlgorithm}), under the objective of the input ({@link Objective}). Every returned {@link Schedule} carries
+ * the CIL computed by {@link CilSimulator#cil(long[])}, and every schedule is deterministic.
  *
  * <p>Immutable once built (the curve is evaluated once, by the simulator); any thread may call it.
  */
@@ -68,16 +67,15 @@ public final class CheckpointPlanner {
     }
 
     /**
-     * What the algorithms take besides the input; each algorithm checks the values it uses when it is
-     * created ({@link Algorithm#with}).
+     * What the algorithms take besides the input; each algorithm checks the values it uses when it is created
+     * ({@link Algorithm#with}).
      *
      * @param maxCheckpoints the cap for fixed, adaptive and optimal, the budget of online (at least 1)
      * @param adaptiveThreshold the loss drop that triggers an adaptive checkpoint (see
      *     {@link #adaptiveThreshold(double[])} and {@link #curveThreshold()})
      * @param epochIters the interval of epoch (positive)
      */
-    public record Options(int maxCheckpoints, double adaptiveThreshold, long epochIters) {
-    }
+    public record Options(int maxCheckpoints, double adaptiveThreshold, long epochIters) {}
 
     private final CilSimulator sim;
 
@@ -97,11 +95,11 @@ public final class CheckpointPlanner {
     }
 
     /**
-     * The schedule of every algorithm in {@code algorithms}, in the set's iteration order (an
-     * {@link java.util.EnumSet} gives declaration order, a {@link java.util.LinkedHashSet} the caller's).
+     * The schedule of every algorithm in {@code algorithms}, in the set's iteration order (an {@link java.util.EnumSet}
+     * gives declaration order, a {@link java.util.LinkedHashSet} the caller's).
      *
-     * @throws ViperConfigException if an option an asked-for algorithm uses is out of range, or the
-     *     input is beyond its reach
+     * @throws ViperConfigException if an option an asked-for algorithm uses is out of range, or the input is beyond its
+     *     reach
      */
     public Map<Algorithm, Schedule> plan(Set<Algorithm> algorithms, Options options) {
         Map<Algorithm, Schedule> out = new LinkedHashMap<>();
@@ -117,8 +115,8 @@ public final class CheckpointPlanner {
     }
 
     /**
-     * The threshold of the adaptive rule: mean plus one population standard deviation of the
-     * consecutive drops {@code losses[i-1] - losses[i]}.
+     * The threshold of the adaptive rule: mean plus one population standard deviation of the consecutive drops
+     * {@code losses[i-1] - losses[i]}.
      *
      * @throws ViperConfigException with fewer than two losses or a non-finite one
      */
@@ -151,10 +149,10 @@ public final class CheckpointPlanner {
     }
 
     /**
-     * The adaptive threshold from the smooth curve over iterations {@code 1..s}, the same signal the rule
-     * is applied to: the mean plus one standard deviation of its consecutive drops, each drop plus the
-     * drift per iteration under the staleness-aware objective (a serving version loses that much more
-     * per iteration). Batch losses would give a noise-sized threshold that the curve hardly ever drops by.
+     * The adaptive threshold from the smooth curve over iterations {@code 1..s}, the same signal the rule is applied
+     * to: the mean plus one standard deviation of its consecutive drops, each drop plus the drift per iteration under
+     * the staleness-aware objective (a serving version loses that much more per iteration). Batch losses would give a
+     * noise-sized threshold that the curve hardly ever drops by.
      *
      * @throws ViperConfigException if s &lt; 2 or the curve is not finite there
      */
@@ -162,7 +160,8 @@ public final class CheckpointPlanner {
         ScheduleInput in = sim.input();
         long s = in.warmup();
         if (s < 2) {
-            throw new ViperConfigException("adaptive: the warm-up end must be at least 2 to take the curve's drops, got " + s);
+            throw new ViperConfigException(
+                    "adaptive: the warm-up end must be at least 2 to take the curve's drops, got " + s);
         }
         if (s > ScheduleInput.MAX_SPAN) {
             throw new ViperConfigException("adaptive: warm-up end " + s + " is too long to sample the curve");
@@ -172,8 +171,8 @@ public final class CheckpointPlanner {
         for (int i = 0; i < s; i++) {
             l[i] = in.curve().value(i + 1) - rate * i;
             if (!Double.isFinite(l[i])) {
-                throw new ViperConfigException("adaptive: curve " + in.curve().describe() + " is not finite at iteration " + (i + 1)
-                        + ", in the warm-up its drop threshold comes from");
+                throw new ViperConfigException("adaptive: curve " + in.curve().describe()
+                        + " is not finite at iteration " + (i + 1) + ", in the warm-up its drop threshold comes from");
             }
         }
         return adaptiveThreshold(l);

@@ -4,25 +4,25 @@ import io.viper.errors.ViperConfigException;
 import java.util.Locale;
 
 /**
- * Computes the cumulative inference loss (CIL) of a checkpoint schedule, following Viper's
- * definition with request counts kept as real numbers, under the input's {@link Objective}.
+ * Computes the cumulative inference loss (CIL) of a checkpoint schedule, following Viper's definition with request
+ * counts kept as real numbers, under the input's {@link Objective}.
  *
- * <p>With checkpoints {@code c_1 < ... < c_K} in {@code s+1..e} and {@code c_0 = s}, interval k
- * serves {@code n_k = ((c_k - c_{k-1}) * t_train + t_s + (k == 1 ? t_load : 0)) / t_infer}
- * requests with version {@code c_{k-1}}; once the N requests are used up, later intervals serve
- * none (the last one that serves is capped). The requests left after {@code c_K} are served by
- * {@code c_K}. Under Viper's objective a request served by version c costs {@code L(c)}:
+ * <p>With checkpoints {@code c_1 < ... < c_K} in {@code s+1..e} and {@code c_0 = s}, interval k serves {@code n_k =
+ * ((c_k - c_{k-1}) * t_train + t_s + (k == 1 ? t_load : 0)) / t_infer} requests with version {@code c_{k-1}}; once the
+ * N requests are used up, later intervals serve none (the last one that serves is capped). The requests left after
+ * {@code c_K} are served by {@code c_K}. Under Viper's objective a request served by version c costs {@code L(c)}:
+ *
  * <pre>CIL = sum_k L(c_{k-1}) * n_k + L(c_K) * (N - sum_k n_k)</pre>
+ *
  * and the training overhead is {@code K * t_s}.
  *
- * <p>Under the staleness-aware objective, request number {@code r} (counted from 0 as the run goes) is
- * served at iteration {@code p(r) = s + min(e - s, r * t_infer / t_train)} and costs
- * {@code L(c) + rate * (p(r) - c)}. Summed over an interval that is
- * {@code (L(c) - rate * (c - s)) * n_k} plus a share of {@code rate * sum_r (p(r) - s)}, which is the same
- * for every schedule. So the CIL is Viper's formula over the <em>serving losses</em>
- * {@code L(c) - rate * (c - s)} ({@link #servingLossesUnsafe()}, what every algorithm here minimises) plus
- * that constant, {@code rate * integral_0^N min(e - s, r * t_infer / t_train) dr}. With a rate of 0 the
- * serving losses are the curve and the constant is 0: exactly Viper's CIL.
+ * <p>Under the staleness-aware objective, request number {@code r} (counted from 0 as the run goes) is served at
+ * iteration {@code p(r) = s + min(e - s, r * t_infer / t_train)} and costs {@code L(c) + rate * (p(r) - c)}. Summed
+ * over an interval that is {@code (L(c) - rate * (c - s)) * n_k} plus a share of {@code rate * sum_r (p(r) - s)}, which
+ * is the same for every schedule. So the CIL is Viper's formula over the <em>serving losses</em> {@code L(c) - rate *
+ * (c - s)} ({@link #servingLossesUnsafe()}, what every algorithm here minimises) plus that constant, {@code rate *
+ * integral_0^N min(e - s, r * t_infer / t_train) dr}. With a rate of 0 the serving losses are the curve and the
+ * constant is 0: exactly Viper's CIL.
  *
  * <p>The losses {@code L(s..e)} are evaluated once, at construction. Instances are immutable.
  */
@@ -35,8 +35,8 @@ public final class CilSimulator {
     /**
      * Evaluates the curve over {@code s..e}.
      *
-     * @throws ViperConfigException if the curve is not finite at some iteration of the range, or the CIL
-     *     of a schedule could pass the range of a double (losses near 1e308, or their product with N)
+     * @throws ViperConfigException if the curve is not finite at some iteration of the range, or the CIL of a schedule
+     *     could pass the range of a double (losses near 1e308, or their product with N)
      */
     public CilSimulator(ScheduleInput in) {
         this.in = in;
@@ -48,8 +48,8 @@ public final class CilSimulator {
         for (int j = 0; j <= m; j++) {
             double v = in.curve().value((double) (in.warmup() + j));
             if (!Double.isFinite(v)) {
-                throw new ViperConfigException("schedule: curve " + in.curve().describe() + " is not finite at iteration "
-                        + (in.warmup() + j));
+                throw new ViperConfigException("schedule: curve " + in.curve().describe()
+                        + " is not finite at iteration " + (in.warmup() + j));
             }
             loss[j] = v;
             serving[j] = v - rate * j;
@@ -60,10 +60,16 @@ public final class CilSimulator {
         // this bounds every schedule's (with room for rounding). Past a double's range every CIL would be
         // infinite or NaN, and no algorithm could rank the schedules.
         if (!Double.isFinite(2 * (peak * in.inferences() + Math.abs(driftCost)))) {
-            throw new ViperConfigException(String.format(Locale.ROOT,
+            throw new ViperConfigException(String.format(
+                    Locale.ROOT,
                     "schedule: the cumulative inference loss would pass the range of a double: curve %s predicts %slosses up to %.3g "
-                            + "over iterations %d..%d, for %.3g requests", in.curve().describe(),
-                    rate == 0 ? "" : "(with " + in.staleness().describe() + ") ", peak, in.warmup(), in.end(), in.inferences()));
+                            + "over iterations %d..%d, for %.3g requests",
+                    in.curve().describe(),
+                    rate == 0 ? "" : "(with " + in.staleness().describe() + ") ",
+                    peak,
+                    in.warmup(),
+                    in.end(),
+                    in.inferences()));
         }
     }
 
@@ -91,9 +97,8 @@ public final class CilSimulator {
     }
 
     /**
-     * The serving losses {@code L(c) - rate * (c - s)} of iterations {@code s..e}, index {@code c - s}:
-     * what the schedulers in this package minimise (the curve itself under Viper's objective).
-     * Shared, not copied.
+     * The serving losses {@code L(c) - rate * (c - s)} of iterations {@code s..e}, index {@code c - s}: what the
+     * schedulers in this package minimise (the curve itself under Viper's objective). Shared, not copied.
      */
     double[] servingLossesUnsafe() {
         return serving;
@@ -113,8 +118,8 @@ public final class CilSimulator {
         long prev = in.warmup();
         for (long c : checkpoints) {
             if (c <= prev || c > in.end()) {
-                throw new ViperConfigException("schedule: checkpoints must increase strictly within " + (in.warmup() + 1)
-                        + ".." + in.end() + ", got " + c + " after " + prev);
+                throw new ViperConfigException("schedule: checkpoints must increase strictly within "
+                        + (in.warmup() + 1) + ".." + in.end() + ", got " + c + " after " + prev);
             }
             prev = c;
         }
@@ -133,8 +138,8 @@ public final class CilSimulator {
     }
 
     /**
-     * The CIL of the fixed-interval schedule {@code s+v, s+2v, ...} up to e, with the same
-     * arithmetic as {@link #cil(long[])}; stops as soon as the requests are used up.
+     * The CIL of the fixed-interval schedule {@code s+v, s+2v, ...} up to e, with the same arithmetic as
+     * {@link #cil(long[])}; stops as soon as the requests are used up.
      */
     double cilEvery(int v) {
         int m = in.span();
@@ -171,7 +176,8 @@ public final class CilSimulator {
 
     private int index(long iteration) {
         if (iteration < in.warmup() || iteration > in.end()) {
-            throw new ViperConfigException("schedule: iteration " + iteration + " is outside " + in.warmup() + ".." + in.end());
+            throw new ViperConfigException(
+                    "schedule: iteration " + iteration + " is outside " + in.warmup() + ".." + in.end());
         }
         return (int) (iteration - in.warmup());
     }

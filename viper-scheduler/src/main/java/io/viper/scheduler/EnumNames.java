@@ -7,8 +7,7 @@ import java.util.stream.Collectors;
 
 /** The lower-case names by which the command line and JSON spell this package's enums, and their parsing. */
 final class EnumNames {
-    private EnumNames() {
-    }
+    private EnumNames() {}
 
     /** {@code e}'s name in lower case. */
     static String displayName(Enum<?> e) {

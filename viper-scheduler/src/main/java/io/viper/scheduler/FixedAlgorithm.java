@@ -1,10 +1,10 @@
 package io.viper.scheduler;
 
 /**
- * {@code fixed}: checkpoints at {@code s+v, s+2v, ...} up to e, for the interval v in {@code 1..e-s}
- * with the lowest CIL (ties: the smaller v), among the v giving at most {@code maxCheckpoints}
- * checkpoints. Each v is evaluated directly and the evaluation stops once the N requests are used up,
- * so the search costs at most {@code sum_v (e-s)/v = O((e-s) log(e-s))}.
+ * {@code fixed}: checkpoints at {@code s+v, s+2v, ...} up to e, for the interval v in {@code 1..e-s} with the lowest
+ * CIL (ties: the smaller v), among the v giving at most {@code maxCheckpoints} checkpoints. Each v is evaluated
+ * directly and the evaluation stops once the N requests are used up, so the search costs at most {@code sum_v (e-s)/v =
+ * O((e-s) log(e-s))}.
  */
 public final class FixedAlgorithm implements ScheduleAlgorithm {
     private final int maxCheckpoints;

@@ -4,25 +4,24 @@ import io.viper.errors.ViperConfigException;
 import java.util.Arrays;
 
 /**
- * {@code hindsight}: the best schedule given what a run recorded, no prediction involved. The caller
- * measures, for candidate checkpoint iterations {@code c_1 < ... < c_C} (position 0 is the version
- * serving when the run starts, position {@code C + 1} the end of the run), the loss the requests would
- * have cost if the version of position a served them from its arrival until the version of position b
- * arrives ({@link ServingCosts#cost}); this picks the positions, at most K of them, whose intervals cost
- * least in all, by dynamic programming:
+ * {@code hindsight}: the best schedule given what a run recorded, no prediction involved. The caller measures, for
+ * candidate checkpoint iterations {@code c_1 < ... < c_C} (position 0 is the version serving when the run starts,
+ * position {@code C + 1} the end of the run), the loss the requests would have cost if the version of position a served
+ * them from its arrival until the version of position b arrives ({@link ServingCosts#cost}); this picks the positions,
+ * at most K of them, whose intervals cost least in all, by dynamic programming:
+ *
  * <pre>
  * F(0, 0) = 0,  F(k, b) = min_{b - G <= a < b} F(k-1, a) + cost(a, b),  answer = min_{k <= K, a} F(k, a) + cost(a, C + 1)
  * </pre>
- * where G ({@code maxGap}) bounds how many positions one version may span, so that the caller only has
- * to measure intervals of at most G positions; the end must be reachable within K + 1 such intervals.
- * {@code O(K * C * G)} time and {@code K * C} back-pointers. Among equal costs the fewest checkpoints win,
- * then the earliest positions.
+ *
+ * where G ({@code maxGap}) bounds how many positions one version may span, so that the caller only has to measure
+ * intervals of at most G positions; the end must be reachable within K + 1 such intervals. {@code O(K * C * G)} time
+ * and {@code K * C} back-pointers. Among equal costs the fewest checkpoints win, then the earliest positions.
  *
  * <p>Stateless; any thread may call it.
  */
 public final class HindsightPlanner {
-    private HindsightPlanner() {
-    }
+    private HindsightPlanner() {}
 
     /** What a run recorded, as the cost of each interval a version could have served. */
     public interface ServingCosts {
@@ -33,9 +32,9 @@ public final class HindsightPlanner {
         long iteration(int i);
 
         /**
-         * The loss of the requests the version of position {@code from} (0: the version serving at the
-         * start) answers until the version of position {@code to} (C + 1: the end of the run) arrives;
-         * asked only for {@code 0 <= from < to <= C + 1} and {@code to - from <= maxGap}.
+         * The loss of the requests the version of position {@code from} (0: the version serving at the start) answers
+         * until the version of position {@code to} (C + 1: the end of the run) arrives; asked only for {@code 0 <= from
+         * < to <= C + 1} and {@code to - from <= maxGap}.
          */
         double cost(int from, int to);
     }
@@ -60,20 +59,21 @@ public final class HindsightPlanner {
     }
 
     /**
-     * The cheapest schedule of at most {@code maxCheckpoints} positions, each version spanning at most
-     * {@code maxGap} positions.
+     * The cheapest schedule of at most {@code maxCheckpoints} positions, each version spanning at most {@code maxGap}
+     * positions.
      *
-     * @throws ViperConfigException if {@code maxCheckpoints} is negative, {@code maxGap} below 1, or the end
-     *     cannot be reached within {@code maxCheckpoints + 1} intervals of {@code maxGap}
+     * @throws ViperConfigException if {@code maxCheckpoints} is negative, {@code maxGap} below 1, or the end cannot be
+     *     reached within {@code maxCheckpoints + 1} intervals of {@code maxGap}
      */
     public static Result plan(ServingCosts costs, int maxCheckpoints, int maxGap) {
         int c = costs.candidates();
         if (maxCheckpoints < 0 || maxGap < 1) {
-            throw new ViperConfigException("hindsight: need max-checkpoints >= 0 and a gap of at least 1, got " + maxCheckpoints + " and " + maxGap);
+            throw new ViperConfigException("hindsight: need max-checkpoints >= 0 and a gap of at least 1, got "
+                    + maxCheckpoints + " and " + maxGap);
         }
         if ((long) maxGap * (maxCheckpoints + 1L) < c + 1L) {
-            throw new ViperConfigException("hindsight: " + (maxCheckpoints + 1) + " intervals of at most " + maxGap + " of the " + c
-                    + " candidate positions cannot reach the end");
+            throw new ViperConfigException("hindsight: " + (maxCheckpoints + 1) + " intervals of at most " + maxGap
+                    + " of the " + c + " candidate positions cannot reach the end");
         }
         int kMax = Math.min(maxCheckpoints, c);
         double[] prev = new double[c + 1];

@@ -3,8 +3,8 @@ package io.viper.scheduler;
 import java.util.Arrays;
 
 /**
- * The (iteration, loss) pairs a policy has been shown, in order, in arrays that grow as needed; ranges
- * are handed out as copies, so a refit on another thread never sees them change. Owned by one thread.
+ * The (iteration, loss) pairs a policy has been shown, in order, in arrays that grow as needed; ranges are handed out
+ * as copies, so a refit on another thread never sees them change. Owned by one thread.
  */
 final class LossHistory {
     private double[] xs = new double[1024];

@@ -1,6 +1,8 @@
 package io.viper.scheduler;
 
-/** {@code none}: no checkpoint at all; the consumer serves the warm-up model to the end, the baseline of doing nothing. */
+/**
+ * {@code none}: no checkpoint at all; the consumer serves the warm-up model to the end, the baseline of doing nothing.
+ */
 public final class NoneAlgorithm implements ScheduleAlgorithm {
     /** The {@code none} algorithm; it holds no state. */
     public NoneAlgorithm() {}

@@ -6,39 +6,38 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * {@code online}: a producer's {@link CheckpointPolicy} that publishes when the deployed version has
- * become stale enough to be worth replacing, measured as the run goes rather than predicted from the
- * warm-up. At each iteration t after the warm-up it
+ * {@code online}: a producer's {@link CheckpointPolicy} that publishes when the deployed version has become stale
+ * enough to be worth replacing, measured as the run goes rather than predicted from the warm-up. At each iteration t
+ * after the warm-up it
+ *
  * <ol>
- *   <li>asks the {@link StalenessProbe} for the deployed version's and the current model's loss on the
- *       same sample and adds their gap, times the requests served per iteration, to an accumulated gap:
- *       the loss that serving the deployed version has cost since it was published, beyond what a fresh
- *       version would have lost;</li>
+ *   <li>asks the {@link StalenessProbe} for the deployed version's and the current model's loss on the same sample and
+ *       adds their gap, times the requests served per iteration, to an accumulated gap: the loss that serving the
+ *       deployed version has cost since it was published, beyond what a fresh version would have lost;
  *   <li>publishes when that accumulated gap reaches the threshold (or the pacer finds a checkpoint
  *       {@linkplain BudgetPacer#due due}: lagging the pace after a long gap), the last checkpoint is at least
- *       {@link Config#minSpacing()} iterations back (the measured update latency: a checkpoint sooner
- *       than the path can deliver one is wasted), outside the hold after a change also
- *       {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left, and the
- *       {@link BudgetPacer} allows one more (never
- *       ahead of the elapsed share of the budget by more than {@link Config#burst()}, never more than
- *       {@link Config#budget()} in all); publishing resets the accumulated gap;</li>
- *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});</li>
- *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the
- *       threshold for {@link Config#holdAfterChange()} iterations, so that the burst of checkpoints the
- *       change calls for spends budget saved before it instead of raising the threshold, and at a change
- *       and every {@link Config#refitEvery()} iterations it re-plans off the training thread: the curve
- *       and the drift are refitted on the losses and probes since the latest change only, and the rest
- *       of the run is planned with them ({@link #currentPlan()}).</li>
+ *       {@link Config#minSpacing()} iterations back (the measured update latency: a checkpoint sooner than the path can
+ *       deliver one is wasted), outside the hold after a change also {@linkplain BudgetPacer#quietSpacing half the even
+ *       spacing} of the checkpoints left, and the {@link BudgetPacer} allows one more (never ahead of the elapsed share
+ *       of the budget by more than {@link Config#burst()}, never more than {@link Config#budget()} in all); publishing
+ *       resets the accumulated gap;
+ *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});
+ *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the threshold for
+ *       {@link Config#holdAfterChange()} iterations, so that the burst of checkpoints the change calls for spends
+ *       budget saved before it instead of raising the threshold, and at a change and every {@link Config#refitEvery()}
+ *       iterations it re-plans off the training thread: the curve and the drift are refitted on the losses and probes
+ *       since the latest change only, and the rest of the run is planned with them ({@link #currentPlan()}).
  * </ol>
- * Threshold on the accumulated gap: for a gap that grows linearly with age this publishes at the
- * interval that balances the loss of serving stale against the price of one checkpoint, and a sudden
- * jump in the gap (new data the deployed version never saw) triggers checkpoints at once.
  *
- * <p>{@link #servedLossEstimate()} sums the deployed version's probed loss times the requests per
- * iteration: the CIL the probes predict the consumers served.
+ * Threshold on the accumulated gap: for a gap that grows linearly with age this publishes at the interval that balances
+ * the loss of serving stale against the price of one checkpoint, and a sudden jump in the gap (new data the deployed
+ * version never saw) triggers checkpoints at once.
  *
- * <p>Called on the training thread only ({@link CheckpointPolicy}); refits run on another thread and
- * are picked up at the next call.
+ * <p>{@link #servedLossEstimate()} sums the deployed version's probed loss times the requests per iteration: the CIL
+ * the probes predict the consumers served.
+ *
+ * <p>Called on the training thread only ({@link CheckpointPolicy}); refits run on another thread and are picked up at
+ * the next call.
  */
 public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     /**
@@ -55,8 +54,17 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
      * @param holdAfterChange how many iterations after a detected change the threshold is held (at least 0)
      * @param refitEvery re-plan at least this often, in iterations (positive)
      */
-    public record Config(long warmup, long end, int budget, double requestsPerIteration, long minSpacing, double initialThreshold,
-                         int burst, double gain, long holdAfterChange, long refitEvery) {
+    public record Config(
+            long warmup,
+            long end,
+            int budget,
+            double requestsPerIteration,
+            long minSpacing,
+            double initialThreshold,
+            int burst,
+            double gain,
+            long holdAfterChange,
+            long refitEvery) {
         /** The default gain of the threshold toward the pace. */
         public static final double DEFAULT_GAIN = 0.03;
 
@@ -66,16 +74,20 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
                 throw new ViperConfigException("online policy: need 0 <= warm-up < end, got " + warmup + " and " + end);
             }
             if (budget < 1) {
-                throw new ViperConfigException("online policy: the budget must be at least 1 checkpoint, got " + budget);
+                throw new ViperConfigException(
+                        "online policy: the budget must be at least 1 checkpoint, got " + budget);
             }
             if (!(requestsPerIteration > 0) || !Double.isFinite(requestsPerIteration)) {
-                throw new ViperConfigException("online policy: requests per iteration must be a positive number, got " + requestsPerIteration);
+                throw new ViperConfigException(
+                        "online policy: requests per iteration must be a positive number, got " + requestsPerIteration);
             }
             if (minSpacing < 1) {
-                throw new ViperConfigException("online policy: the minimum spacing must be at least 1 iteration, got " + minSpacing);
+                throw new ViperConfigException(
+                        "online policy: the minimum spacing must be at least 1 iteration, got " + minSpacing);
             }
             if (!(initialThreshold > 0) || !Double.isFinite(initialThreshold)) {
-                throw new ViperConfigException("online policy: the initial threshold must be a positive number, got " + initialThreshold);
+                throw new ViperConfigException(
+                        "online policy: the initial threshold must be a positive number, got " + initialThreshold);
             }
             if (burst < 0) {
                 throw new ViperConfigException("online policy: the burst must be at least 0, got " + burst);
@@ -84,7 +96,8 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
                 throw new ViperConfigException("online policy: the gain must be a non-negative number, got " + gain);
             }
             if (holdAfterChange < 0) {
-                throw new ViperConfigException("online policy: the hold after a change must be at least 0, got " + holdAfterChange);
+                throw new ViperConfigException(
+                        "online policy: the hold after a change must be at least 0, got " + holdAfterChange);
             }
             if (refitEvery < 1) {
                 throw new ViperConfigException("online policy: the refit interval must be positive, got " + refitEvery);
@@ -92,12 +105,11 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         }
 
         /**
-         * The settings for a run described by {@code in} with a budget of {@code budget}: requests per
-         * iteration {@code t_train / t_infer}, minimum spacing {@code ceil(t_load / t_train)} (t_load being
-         * the measured update latency), the initial threshold from the predicted losses
-         * ({@link #initialThreshold(CilSimulator, int)}), a burst of a tenth of the budget, the default
-         * gain, the threshold held for a twentieth of the run after a change, a re-plan every quarter of
-         * the run besides those at changes.
+         * The settings for a run described by {@code in} with a budget of {@code budget}: requests per iteration
+         * {@code t_train / t_infer}, minimum spacing {@code ceil(t_load / t_train)} (t_load being the measured update
+         * latency), the initial threshold from the predicted losses ({@link #initialThreshold(CilSimulator, int)}), a
+         * burst of a tenth of the budget, the default gain, the threshold held for a twentieth of the run after a
+         * change, a re-plan every quarter of the run besides those at changes.
          */
         public static Config of(ScheduleInput in, int budget) {
             return of(new CilSimulator(in), budget);
@@ -107,14 +119,23 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         public static Config of(CilSimulator sim, int budget) {
             ScheduleInput in = sim.input();
             long spacing = in.tTrain() > 0 ? Math.max(1, (long) Math.ceil(in.tLoad() / in.tTrain() - 1e-9)) : 1;
-            return new Config(in.warmup(), in.end(), budget, in.tTrain() / in.tInfer(), spacing, initialThreshold(sim, budget),
-                    Math.max(1, Math.ceilDiv(budget, 10)), DEFAULT_GAIN, in.span() / 20, Math.max(10, in.span() / 4));
+            return new Config(
+                    in.warmup(),
+                    in.end(),
+                    budget,
+                    in.tTrain() / in.tInfer(),
+                    spacing,
+                    initialThreshold(sim, budget),
+                    Math.max(1, Math.ceilDiv(budget, 10)),
+                    DEFAULT_GAIN,
+                    in.span() / 20,
+                    Math.max(10, in.span() / 4));
         }
 
         /**
-         * The gap that the predicted losses accumulate over one even interval {@code h = (e - s) / budget}
-         * right after the warm-up: {@code n * sum_{a=1..h} (L_0 - L_a)} over the serving losses (curve less
-         * drift), at least {@code 1e-9}. Right where the predictor is right; the pace corrects it elsewhere.
+         * The gap that the predicted losses accumulate over one even interval {@code h = (e - s) / budget} right after
+         * the warm-up: {@code n * sum_{a=1..h} (L_0 - L_a)} over the serving losses (curve less drift), at least
+         * {@code 1e-9}. Right where the predictor is right; the pace corrects it elsewhere.
          */
         public static double initialThreshold(CilSimulator sim, int budget) {
             ScheduleInput in = sim.input();
@@ -160,7 +181,12 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         this.cfg = config;
         this.probe = probe;
         this.replanner = replanner;
-        this.pacer = new BudgetPacer(config.warmup(), config.end(), config.budget(), config.burst(), config.initialThreshold(),
+        this.pacer = new BudgetPacer(
+                config.warmup(),
+                config.end(),
+                config.budget(),
+                config.burst(),
+                config.initialThreshold(),
                 config.gain());
         this.deployed = config.warmup();
         this.lastReplan = config.warmup();
@@ -169,7 +195,8 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     @Override
     public boolean shouldPublish(long iteration, double loss) {
         if (iteration <= lastIteration) {
-            throw new ViperConfigException("online policy: iterations must increase, got " + iteration + " after " + lastIteration);
+            throw new ViperConfigException(
+                    "online policy: iterations must increase, got " + iteration + " after " + lastIteration);
         }
         lastIteration = iteration;
         boolean changed = changes.observe(iteration, loss);
@@ -215,7 +242,9 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             accumulated = 0;
         }
         // after a change, as soon as the segment has enough losses to fit
-        if (replanner != null && iteration < cfg.end() && (replanPending || iteration - lastReplan >= cfg.refitEvery())
+        if (replanner != null
+                && iteration < cfg.end()
+                && (replanPending || iteration - lastReplan >= cfg.refitEvery())
                 && replanner.replan(iteration, deployed, cfg.budget() - published)) {
             lastReplan = iteration;
             replanPending = false;
@@ -238,7 +267,10 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         return pacer.threshold();
     }
 
-    /** The CIL the probes predict: the deployed version's probed loss times the requests, summed over the iterations so far. */
+    /**
+     * The CIL the probes predict: the deployed version's probed loss times the requests, summed over the iterations so
+     * far.
+     */
     public double servedLossEstimate() {
         return servedEstimate;
     }
@@ -261,7 +293,13 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     @Override
     public String describe() {
         OnlineReplanner.Plan p = currentPlan();
-        return String.format(Locale.ROOT, "online(budget %d, %d published, threshold %.3g, min spacing %d%s)", cfg.budget(), published,
-                pacer.threshold(), cfg.minSpacing(), p == null ? "" : ", " + p.describe());
+        return String.format(
+                Locale.ROOT,
+                "online(budget %d, %d published, threshold %.3g, min spacing %d%s)",
+                cfg.budget(),
+                published,
+                pacer.threshold(),
+                cfg.minSpacing(),
+                p == null ? "" : ", " + p.describe());
     }
 }

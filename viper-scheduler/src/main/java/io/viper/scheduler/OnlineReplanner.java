@@ -10,15 +10,14 @@ import java.util.Locale;
 import java.util.concurrent.Executor;
 
 /**
- * The re-planning half of {@link OnlineCheckpointPolicy}: it keeps the training losses and the probe
- * measurements of the current segment (everything since the latest change the policy detected; the
- * data before a change describes a stream that is gone) and, when asked, refits on them off the
- * training thread: the loss curve ({@link CurveFitter}), the drift ({@link StalenessModel#fit}) and,
- * with the budget left, the rest of the run planned by {@link OptimalAlgorithm} under the
- * staleness-aware objective. The training thread picks the result up at its next call ({@link #latest()}).
+ * The re-planning half of {@link OnlineCheckpointPolicy}: it keeps the training losses and the probe measurements of
+ * the current segment (everything since the latest change the policy detected; the data before a change describes a
+ * stream that is gone) and, when asked, refits on them off the training thread: the loss curve ({@link CurveFitter}),
+ * the drift ({@link StalenessModel#fit}) and, with the budget left, the rest of the run planned by
+ * {@link OptimalAlgorithm} under the staleness-aware objective. The training thread picks the result up at its next
+ * call ({@link #latest()}).
  *
- * <p>The record and replan methods belong to the training thread; {@link #latest()} may be read from
- * any thread.
+ * <p>The record and replan methods belong to the training thread; {@link #latest()} may be read from any thread.
  */
 public final class OnlineReplanner {
     private static final System.Logger LOG = System.getLogger(OnlineReplanner.class.getName());
@@ -37,8 +36,14 @@ public final class OnlineReplanner {
     public record Plan(long madeAt, long segmentStart, LossCurve curve, StalenessModel staleness, Schedule remaining) {
         /** One line for logs. */
         public String describe() {
-            return String.format(Locale.ROOT, "plan at %d on losses since %d: %s, %s, %d checkpoints planned", madeAt, segmentStart,
-                    curve.describe(), staleness.describe(), remaining.count());
+            return String.format(
+                    Locale.ROOT,
+                    "plan at %d on losses since %d: %s, %s, %d checkpoints planned",
+                    madeAt,
+                    segmentStart,
+                    curve.describe(),
+                    staleness.describe(),
+                    remaining.count());
         }
     }
 
@@ -53,14 +58,16 @@ public final class OnlineReplanner {
     private int probeCount;
     private int segmentFirstProbe;
 
-    /** Re-plans for {@code run} (its end and costs; its curve is not used) with the default fitter on a daemon thread. */
+    /**
+     * Re-plans for {@code run} (its end and costs; its curve is not used) with the default fitter on a daemon thread.
+     */
     public OnlineReplanner(ScheduleInput run) {
         this(run, new CurveFitter(), BackgroundRefits.DAEMON);
     }
 
     /**
-     * Re-plans for {@code run} with {@code fitter}, refits running on {@code executor}
-     * ({@code Runnable::run} runs them on the caller, which tests use to stay deterministic).
+     * Re-plans for {@code run} with {@code fitter}, refits running on {@code executor} ({@code Runnable::run} runs them
+     * on the caller, which tests use to stay deterministic).
      */
     public OnlineReplanner(ScheduleInput run, CurveFitter fitter, Executor executor) {
         this.run = run;
@@ -100,8 +107,8 @@ public final class OnlineReplanner {
     }
 
     /**
-     * Starts a re-plan at {@code now} with {@code budgetLeft} checkpoints on the segment's data, unless one
-     * is running or the segment has fewer than {@link #MIN_POINTS} losses; returns whether it started.
+     * Starts a re-plan at {@code now} with {@code budgetLeft} checkpoints on the segment's data, unless one is running
+     * or the segment has fewer than {@link #MIN_POINTS} losses; returns whether it started.
      */
     boolean replan(long now, long deployed, int budgetLeft) {
         int n = losses.size() - segmentFirstLoss;
@@ -123,17 +130,29 @@ public final class OnlineReplanner {
             FitResult fit = fitter.fit(x, y);
             StalenessModel drift = StalenessModel.fit(fit.curve(), p[0], p[1], p[2], p[3]);
             double requests = (run.end() - now) * run.tTrain() / run.tInfer();
-            ScheduleInput rest = new ScheduleInput(fit.curve(), now, run.end(), requests > 0 ? requests : 1, run.tTrain(), run.tSave(),
-                    run.tLoad(), run.tInfer(), drift);
+            ScheduleInput rest = new ScheduleInput(
+                    fit.curve(),
+                    now,
+                    run.end(),
+                    requests > 0 ? requests : 1,
+                    run.tTrain(),
+                    run.tSave(),
+                    run.tLoad(),
+                    run.tInfer(),
+                    drift);
             CilSimulator sim = new CilSimulator(rest);
-            Schedule remaining = budgetLeft == 0 ? sim.schedule("online", new long[0], "budget spent")
+            Schedule remaining = budgetLeft == 0
+                    ? sim.schedule("online", new long[0], "budget spent")
                     : new OptimalAlgorithm(budgetLeft).schedule(sim);
             Plan plan = new Plan(now, from, fit.curve(), drift, remaining);
             latest = plan;
             return plan;
         } catch (ViperException | ArithmeticException e) {
-            LOG.log(System.Logger.Level.DEBUG, "online re-plan at iteration {0} failed ({1}); keeping the previous plan",
-                    Long.toString(now), e.getMessage());
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "online re-plan at iteration {0} failed ({1}); keeping the previous plan",
+                    Long.toString(now),
+                    e.getMessage());
             return null;
         }
     }

@@ -5,40 +5,40 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * {@code optimal}: the minimum CIL over all checkpoint sets of at most {@code K = maxCheckpoints}
- * iterations in {@code s+1..e}, by dynamic programming over the simulator's serving losses
- * {@code L_j} ({@link CilSimulator}: the curve under Viper's objective, the curve less the drift under
- * the staleness-aware one). Write positions as {@code j = c - s} and let
- * {@code T(k, j) = (j * t_train + k * t_s + t_load) / t_infer} be the requests served up to a k-th
- * checkpoint at j ({@code T(0, 0) = 0}). A checkpoint whose T reaches N serves nothing and can be
- * dropped without changing the CIL, so an optimal set exists with every {@code T(k, c_k - s) < N}; for such
- * sets no request cap is active and
+ * {@code optimal}: the minimum CIL over all checkpoint sets of at most {@code K = maxCheckpoints} iterations in
+ * {@code s+1..e}, by dynamic programming over the simulator's serving losses {@code L_j} ({@link CilSimulator}: the
+ * curve under Viper's objective, the curve less the drift under the staleness-aware one). Write positions as {@code j =
+ * c - s} and let {@code T(k, j) = (j * t_train + k * t_s + t_load) / t_infer} be the requests served up to a k-th
+ * checkpoint at j ({@code T(0, 0) = 0}). A checkpoint whose T reaches N serves nothing and can be dropped without
+ * changing the CIL, so an optimal set exists with every {@code T(k, c_k - s) < N}; for such sets no request cap is
+ * active and
+ *
  * <pre>
  * CIL = sum_{k=1..K} L_{j_{k-1}} * (T(k, j_k) - T(k-1, j_{k-1})) + L_{j_K} * (N - T(K, j_K))   (+ the drift constant)
  * </pre>
  *
- * <p><b>Ties go to even spacing.</b> The CIL is often nearly flat in the checkpoint positions, so a
- * change in the fourth digit of a cost could move the exact optimum to a very different schedule. The
- * program therefore minimises {@code CIL + mu * (sum_k h_k^2 - m^2 / (K + 1))}, where {@code h_k} are the
- * K + 1 gaps between s, the checkpoints and e ({@code m = e - s}); the term is 0 for evenly spaced
- * checkpoints and grows with unevenness, and {@code mu = tolerance * L_0 * N / m^2} bounds it by
- * {@code tolerance} of the no-checkpoint CIL ({@code L_0 * N}, the drift constant aside). Among schedules whose CIL differs by less than that, the
- * more even one wins; with a tolerance of 0 the program is exact. The recurrence, over {@code j} with
- * {@code T(k, j) < N}, is
+ * <p><b>Ties go to even spacing.</b> The CIL is often nearly flat in the checkpoint positions, so a change in the
+ * fourth digit of a cost could move the exact optimum to a very different schedule. The program therefore minimises
+ * {@code CIL + mu * (sum_k h_k^2 - m^2 / (K + 1))}, where {@code h_k} are the K + 1 gaps between s, the checkpoints and
+ * e ({@code m = e - s}); the term is 0 for evenly spaced checkpoints and grows with unevenness, and {@code mu =
+ * tolerance * L_0 * N / m^2} bounds it by {@code tolerance} of the no-checkpoint CIL ({@code L_0 * N}, the drift
+ * constant aside). Among schedules whose CIL differs by less than that, the more even one wins; with a tolerance of 0
+ * the program is exact. The recurrence, over {@code j} with {@code T(k, j) < N}, is
+ *
  * <pre>
  * F(k, j) = min_{j' < j} [ L_{j'} * (T(k, j) - T(k-1, j')) + mu * (j - j')^2 + F(k-1, j') ]
  * answer  = min_{k <= K, j} F(k, j) + L_j * (N - T(k, j)) + mu * ((m - j)^2 - m^2 / (k + 1))   (k = 0: L_0 * N)
  * </pre>
- * Since {@code T(k, j)} is linear in j for fixed k, each candidate j' is a line in {@code x = T(k, j)}
- * (slope {@code L_{j'} - 2 mu j' t_infer / t_train}), and the inner minimum is the lower envelope of
- * those lines queried at increasing x: when the serving losses never increase, a monotone convex-hull
- * trick answers each query in amortised O(1), and otherwise a Li Chao tree in O(log(e-s)), for
- * {@code O(K (e-s))} or {@code O(K (e-s) log(e-s))} in all. Among equal totals the fewest checkpoints
- * win. The reported CIL is recomputed by the simulator.
  *
- * <p>Memory: one back-pointer per (checkpoint count, position), {@code 4 * K * (e - s)} bytes. A plan
- * that needs more than {@link #MAX_CELLS} back-pointers, or more than the heap has free, is refused with
- * one line before anything is allocated.
+ * Since {@code T(k, j)} is linear in j for fixed k, each candidate j' is a line in {@code x = T(k, j)} (slope
+ * {@code L_{j'} - 2 mu j' t_infer / t_train}), and the inner minimum is the lower envelope of those lines queried at
+ * increasing x: when the serving losses never increase, a monotone convex-hull trick answers each query in amortised
+ * O(1), and otherwise a Li Chao tree in O(log(e-s)), for {@code O(K (e-s))} or {@code O(K (e-s) log(e-s))} in all.
+ * Among equal totals the fewest checkpoints win. The reported CIL is recomputed by the simulator.
+ *
+ * <p>Memory: one back-pointer per (checkpoint count, position), {@code 4 * K * (e - s)} bytes. A plan that needs more
+ * than {@link #MAX_CELLS} back-pointers, or more than the heap has free, is refused with one line before anything is
+ * allocated.
  */
 public final class OptimalAlgorithm implements ScheduleAlgorithm {
     /** The largest {@code (e - s) * maxCheckpoints} the dynamic program accepts: 100 million back-pointers, 400 MB. */
@@ -50,8 +50,8 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
     private final double tolerance;
 
     /**
-     * The minimum-CIL schedule with at most {@code maxCheckpoints} checkpoints, ties within
-     * {@link #DEFAULT_TOLERANCE} going to even spacing.
+     * The minimum-CIL schedule with at most {@code maxCheckpoints} checkpoints, ties within {@link #DEFAULT_TOLERANCE}
+     * going to even spacing.
      *
      * @throws ViperConfigException if {@code maxCheckpoints} is below 1
      */
@@ -60,15 +60,16 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
     }
 
     /**
-     * The minimum-CIL schedule with at most {@code maxCheckpoints} checkpoints, schedules within
-     * {@code tolerance} of the no-checkpoint CIL counting as ties that even spacing breaks (0: exact).
+     * The minimum-CIL schedule with at most {@code maxCheckpoints} checkpoints, schedules within {@code tolerance} of
+     * the no-checkpoint CIL counting as ties that even spacing breaks (0: exact).
      *
      * @throws ViperConfigException if {@code maxCheckpoints} is below 1 or the tolerance is negative or not finite
      */
     public OptimalAlgorithm(int maxCheckpoints, double tolerance) {
         this.maxCheckpoints = CheckpointPlanner.checkCap(maxCheckpoints);
         if (!(tolerance >= 0) || !Double.isFinite(tolerance)) {
-            throw new ViperConfigException("optimal: the tie tolerance must be a non-negative number, got " + tolerance);
+            throw new ViperConfigException(
+                    "optimal: the tie tolerance must be a non-negative number, got " + tolerance);
         }
         this.tolerance = tolerance;
     }
@@ -157,16 +158,21 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
         Runtime rt = Runtime.getRuntime();
         long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
         if (cells > MAX_CELLS || bytes > free * 0.8) {
-            throw new ViperConfigException(String.format(Locale.ROOT,
+            throw new ViperConfigException(String.format(
+                    Locale.ROOT,
                     "optimal: (e - s) x max-checkpoints = %,d back-pointers (%,d MB) do not fit (limit %,d MB, heap free %,d MB); "
-                            + "lower --max-checkpoints or shorten the run", cells, bytes >> 20, (4 * MAX_CELLS) >> 20, free >> 20));
+                            + "lower --max-checkpoints or shorten the run",
+                    cells,
+                    bytes >> 20,
+                    (4 * MAX_CELLS) >> 20,
+                    free >> 20));
         }
     }
 
     /**
-     * One layer k of the program: every line of layer k-1 is inserted as its position comes up, and
-     * position j queries the envelope at {@code x = T(k, j)}. For k = 1 the only predecessor is position 0
-     * with T = 0 ({@code basePrev} is then 0 and {@code a[0]} is 0).
+     * One layer k of the program: every line of layer k-1 is inserted as its position comes up, and position j queries
+     * the envelope at {@code x = T(k, j)}. For k = 1 the only predecessor is position 0 with T = 0 ({@code basePrev} is
+     * then 0 and {@code a[0]} is 0).
      */
     private static final class Layer {
         private final int m;
@@ -202,7 +208,9 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
 
         /** The total of ending with the k-th checkpoint at j, given its F, and records it when it is the best. */
         void offer(int k, int j, double f, double x, double[] best) {
-            double total = f + loss[j] * (n - x) + (mu == 0 ? 0 : mu * ((double) (m - j) * (m - j) - (double) m * m / (k + 1)));
+            double total = f
+                    + loss[j] * (n - x)
+                    + (mu == 0 ? 0 : mu * ((double) (m - j) * (m - j) - (double) m * m / (k + 1)));
             // more checkpoints must do better by more than rounding
             if (total < best[0] - 1e-12 * Math.abs(best[0])) {
                 best[0] = total;
@@ -211,7 +219,10 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
             }
         }
 
-        /** The layer with the monotone convex-hull trick (lines arrive with non-increasing slopes, queries with increasing x). */
+        /**
+         * The layer with the monotone convex-hull trick (lines arrive with non-increasing slopes, queries with
+         * increasing x).
+         */
         boolean hull(int k, double base, double basePrev, double[] prevF, double[] curF, int[] arg, double[] best) {
             int size = 0;
             int head = 0;
@@ -270,7 +281,15 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
         }
 
         /** The layer with a Li Chao tree (serving losses in any order). */
-        boolean liChao(int k, double base, double basePrev, double[] prevF, double[] curF, int[] arg, LiChao tree, double[] best) {
+        boolean liChao(
+                int k,
+                double base,
+                double basePrev,
+                double[] prevF,
+                double[] curF,
+                int[] arg,
+                LiChao tree,
+                double[] best) {
             tree.reset(k, m, base);
             boolean any = false;
             for (int j = k; j <= m; j++) {
@@ -298,9 +317,9 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
     }
 
     /**
-     * Li Chao tree over the positions {@code k..m} of one layer, whose coordinate is
-     * {@code x(pos) = a[pos] + base}; a line is identified by its position {@code id}, with slope
-     * {@code loss[id]} and an intercept set on insertion. Accepts lines in any slope order.
+     * Li Chao tree over the positions {@code k..m} of one layer, whose coordinate is {@code x(pos) = a[pos] + base}; a
+     * line is identified by its position {@code id}, with slope {@code loss[id]} and an intercept set on insertion.
+     * Accepts lines in any slope order.
      */
     private static final class LiChao {
         private final int[] tree;

@@ -11,27 +11,25 @@ import java.util.Arrays;
 import java.util.concurrent.Executor;
 
 /**
- * A producer's {@link CheckpointPolicy} driven by the loss predictor: it records every
- * (iteration, loss) it is shown, fits the loss curve at the end of warm-up, plans the checkpoints
- * of {@code s+1..e} with the configured algorithm, and every {@code refitEvery} iterations refits the
- * curve on all losses seen so far and re-plans the rest of the run.
+ * A producer's {@link CheckpointPolicy} driven by the loss predictor: it records every (iteration, loss) it is shown,
+ * fits the loss curve at the end of warm-up, plans the checkpoints of {@code s+1..e} with the configured algorithm, and
+ * every {@code refitEvery} iterations refits the curve on all losses seen so far and re-plans the rest of the run.
  *
- * <p>Re-planning at iteration {@code now} (after deciding about {@code now} itself) schedules
- * {@code now+1..e} with {@code c_0 = now}, the budget left ({@code maxCheckpoints} less those published;
- * none once it is spent) and the requests still to serve, estimated as {@code N} minus the requests
- * served since s by the elapsed time {@code ((now - s) * t_train + published * t_s + t_load) / t_infer}.
- * When {@code now} was just published this matches the simulator exactly; otherwise the consumer still
- * serves an older model until the next checkpoint, which the plan approximates by {@code L(now)}.
+ * <p>Re-planning at iteration {@code now} (after deciding about {@code now} itself) schedules {@code now+1..e} with
+ * {@code c_0 = now}, the budget left ({@code maxCheckpoints} less those published; none once it is spent) and the
+ * requests still to serve, estimated as {@code N} minus the requests served since s by the elapsed time {@code ((now -
+ * s) * t_train + published * t_s + t_load) / t_infer}. When {@code now} was just published this matches the simulator
+ * exactly; otherwise the consumer still serves an older model until the next checkpoint, which the plan approximates by
+ * {@code L(now)}.
  *
- * <p>Fits and plans run off the training thread ({@link BackgroundRefits}): {@code shouldPublish} hands
- * the losses over and returns at once, and picks up the new plan at a later call, whose planned
- * iterations that have already passed are caught up with one checkpoint. {@code shouldPublish} returns
- * true at a planned iteration, or at the first iteration past a planned one when iterations skip, and
- * never more than {@code maxCheckpoints} times in all. A fit or plan that fails (too few losses, no BLAS
- * library) is logged and the previous plan kept; without any plan, the policy falls back to ten evenly
- * spaced checkpoints. {@code optimal} re-plans break near-ties toward even spacing
- * ({@link OptimalAlgorithm}), so that a tiny change in a cost does not swap the plan for a very
- * different one. Called on the training thread only, as {@link CheckpointPolicy} says.
+ * <p>Fits and plans run off the training thread ({@link BackgroundRefits}): {@code shouldPublish} hands the losses over
+ * and returns at once, and picks up the new plan at a later call, whose planned iterations that have already passed are
+ * caught up with one checkpoint. {@code shouldPublish} returns true at a planned iteration, or at the first iteration
+ * past a planned one when iterations skip, and never more than {@code maxCheckpoints} times in all. A fit or plan that
+ * fails (too few losses, no BLAS library) is logged and the previous plan kept; without any plan, the policy falls back
+ * to ten evenly spaced checkpoints. {@code optimal} re-plans break near-ties toward even spacing
+ * ({@link OptimalAlgorithm}), so that a tiny change in a cost does not swap the plan for a very different one. Called
+ * on the training thread only, as {@link CheckpointPolicy} says.
  */
 public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     private static final System.Logger LOG = System.getLogger(PredictedCheckpointPolicy.class.getName());
@@ -51,8 +49,18 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
      * @param maxCheckpoints the most checkpoints it publishes in all; each re-plan gets what is left
      * @param epochIters interval of the epoch algorithm (positive)
      */
-    public record Config(CheckpointPlanner.Algorithm algorithm, long warmup, long end, double inferences, double tTrain,
-            double tSave, double tLoad, double tInfer, long refitEvery, int maxCheckpoints, long epochIters) {
+    public record Config(
+            CheckpointPlanner.Algorithm algorithm,
+            long warmup,
+            long end,
+            double inferences,
+            double tTrain,
+            double tSave,
+            double tLoad,
+            double tInfer,
+            long refitEvery,
+            int maxCheckpoints,
+            long epochIters) {
         /** Validates the values (the cost fields as {@link ScheduleInput} does). */
         public Config {
             if (algorithm == null) {
@@ -62,7 +70,8 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
                 throw new ViperConfigException("predicted policy: refit interval must be positive, got " + refitEvery);
             }
             if (maxCheckpoints < 1) {
-                throw new ViperConfigException("predicted policy: max-checkpoints must be at least 1, got " + maxCheckpoints);
+                throw new ViperConfigException(
+                        "predicted policy: max-checkpoints must be at least 1, got " + maxCheckpoints);
             }
             if (epochIters <= 0) {
                 throw new ViperConfigException("predicted policy: epoch-iters must be positive, got " + epochIters);
@@ -72,8 +81,7 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     }
 
     /** A finished re-plan: the schedule made at {@code madeAt}, or why it failed. */
-    private record Replan(long madeAt, Schedule schedule, LossCurve curve, String failure) {
-    }
+    private record Replan(long madeAt, Schedule schedule, LossCurve curve, String failure) {}
 
     private final Config cfg;
     private final CurveFitter fitter;
@@ -98,8 +106,8 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     }
 
     /**
-     * A policy with the given fitter whose refits run on {@code executor} ({@code Runnable::run}: on the
-     * training thread, which tests use to stay deterministic).
+     * A policy with the given fitter whose refits run on {@code executor} ({@code Runnable::run}: on the training
+     * thread, which tests use to stay deterministic).
      */
     public PredictedCheckpointPolicy(Config config, CurveFitter fitter, Executor executor) {
         this.cfg = config;
@@ -108,8 +116,8 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     }
 
     /**
-     * A policy that starts from an already computed schedule (e.g. by {@code viper schedule}) and
-     * refits from the first refit point after s on.
+     * A policy that starts from an already computed schedule (e.g. by {@code viper schedule}) and refits from the first
+     * refit point after s on.
      */
     public PredictedCheckpointPolicy(Config config, CurveFitter fitter, Schedule initial) {
         this(config, fitter);
@@ -121,7 +129,8 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     @Override
     public boolean shouldPublish(long iteration, double loss) {
         if (iteration <= lastIteration) {
-            throw new ViperConfigException("predicted policy: iterations must increase, got " + iteration + " after " + lastIteration);
+            throw new ViperConfigException(
+                    "predicted policy: iterations must increase, got " + iteration + " after " + lastIteration);
         }
         lastIteration = iteration;
         seen.add(iteration, loss);
@@ -140,7 +149,8 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
         if (publish) {
             published++;
         }
-        if (iteration >= cfg.warmup() && iteration < cfg.end()
+        if (iteration >= cfg.warmup()
+                && iteration < cfg.end()
                 && (lastPlan == Long.MIN_VALUE || iteration - lastPlan >= cfg.refitEvery())) {
             long now = iteration;
             double[] x = seen.iterations(0, seen.size());
@@ -167,11 +177,15 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
             if (!(left > 0) || cap <= 0) {
                 return new Replan(now, null, fit.curve(), null);
             }
-            ScheduleInput in = new ScheduleInput(fit.curve(), now, cfg.end(), left, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer());
+            ScheduleInput in = new ScheduleInput(
+                    fit.curve(), now, cfg.end(), left, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer());
             CheckpointPlanner planner = new CheckpointPlanner(in);
             // only adaptive uses the threshold, taken from the curve it is applied to
-            double threshold = cfg.algorithm() == CheckpointPlanner.Algorithm.ADAPTIVE ? warmupThreshold(fit.curve(), now) : Double.NaN;
-            Schedule sch = planner.schedule(cfg.algorithm(), new CheckpointPlanner.Options(cap, threshold, cfg.epochIters()));
+            double threshold = cfg.algorithm() == CheckpointPlanner.Algorithm.ADAPTIVE
+                    ? warmupThreshold(fit.curve(), now)
+                    : Double.NaN;
+            Schedule sch =
+                    planner.schedule(cfg.algorithm(), new CheckpointPlanner.Options(cap, threshold, cfg.epochIters()));
             return new Replan(now, sch, fit.curve(), null);
         } catch (ViperException | ArithmeticException e) {
             return new Replan(now, null, null, e.getMessage() == null ? e.toString() : e.getMessage());
@@ -181,11 +195,15 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     /** The adaptive threshold from the curve's drops over the warm-up (at least two iterations of it). */
     private double warmupThreshold(LossCurve fitted, long now) {
         long s = Math.max(2, Math.min(cfg.warmup(), now));
-        return new CheckpointPlanner(new ScheduleInput(fitted, s, s + 1, 1, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer()))
+        return new CheckpointPlanner(
+                        new ScheduleInput(fitted, s, s + 1, 1, cfg.tTrain(), cfg.tSave(), cfg.tLoad(), cfg.tInfer()))
                 .curveThreshold();
     }
 
-    /** Takes a finished re-plan on the training thread; its iterations already passed are caught up with the next checkpoint. */
+    /**
+     * Takes a finished re-plan on the training thread; its iterations already passed are caught up with the next
+     * checkpoint.
+     */
     private void adopt(Replan r) {
         if (r.failure() == null) {
             curve = r.curve();
@@ -196,17 +214,22 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
         }
         if (schedule == null) {
             long v = Math.max(1, (cfg.end() - cfg.warmup()) / 10);
-            long[] fallback = new long[(int) Math.min(cfg.maxCheckpoints() - published, Math.max(0, (cfg.end() - r.madeAt()) / v))];
+            long[] fallback = new long
+                    [(int) Math.min(cfg.maxCheckpoints() - published, Math.max(0, (cfg.end() - r.madeAt()) / v))];
             for (int i = 0; i < fallback.length; i++) {
                 fallback[i] = r.madeAt() + (i + 1) * v;
             }
             plan = fallback;
             next = 0;
-            LOG.log(System.Logger.Level.WARNING, "checkpoint plan at iteration " + r.madeAt() + " failed (" + r.failure()
-                    + "); checkpointing every " + v + " iterations until a refit succeeds");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "checkpoint plan at iteration " + r.madeAt() + " failed (" + r.failure() + "); checkpointing every "
+                            + v + " iterations until a refit succeeds");
         } else {
-            LOG.log(System.Logger.Level.WARNING, "checkpoint re-plan at iteration " + r.madeAt() + " failed (" + r.failure()
-                    + "); keeping the previous plan");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "checkpoint re-plan at iteration " + r.madeAt() + " failed (" + r.failure()
+                            + "); keeping the previous plan");
         }
     }
 
@@ -233,6 +256,7 @@ public final class PredictedCheckpointPolicy implements CheckpointPolicy {
     @Override
     public String describe() {
         return "predicted(" + cfg.algorithm().displayName() + ", refit every " + cfg.refitEvery() + ", "
-                + (curve == null ? "no curve yet" : curve.describe()) + ", " + (plan.length - next) + " checkpoints planned)";
+                + (curve == null ? "no curve yet" : curve.describe()) + ", " + (plan.length - next)
+                + " checkpoints planned)";
     }
 }

@@ -57,8 +57,11 @@ public record Schedule(String algorithm, long[] checkpoints, double cil, double 
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Schedule s && s.algorithm.equals(algorithm) && Arrays.equals(s.checkpoints, checkpoints)
-                && Double.compare(s.cil, cil) == 0 && Double.compare(s.overheadSeconds, overheadSeconds) == 0
+        return o instanceof Schedule s
+                && s.algorithm.equals(algorithm)
+                && Arrays.equals(s.checkpoints, checkpoints)
+                && Double.compare(s.cil, cil) == 0
+                && Double.compare(s.overheadSeconds, overheadSeconds) == 0
                 && s.detail.equals(detail);
     }
 
@@ -69,6 +72,7 @@ public record Schedule(String algorithm, long[] checkpoints, double cil, double 
 
     @Override
     public String toString() {
-        return algorithm + "[" + count() + " checkpoints: " + checkpointsText(8) + "; cil=" + cil + ", overhead=" + overheadSeconds + "s]";
+        return algorithm + "[" + count() + " checkpoints: " + checkpointsText(8) + "; cil=" + cil + ", overhead="
+                + overheadSeconds + "s]";
     }
 }

@@ -1,13 +1,13 @@
 package io.viper.scheduler;
 
 /**
- * One way of choosing checkpoint iterations over the input of a {@link CilSimulator}. The
- * implementations here are {@link FixedAlgorithm}, {@link AdaptiveAlgorithm}, {@link OptimalAlgorithm},
- * {@link EpochAlgorithm} and {@link NoneAlgorithm}, one per {@link CheckpointPlanner.Algorithm};
- * {@link CheckpointPlanner#plan} picks them by name.
+ * One way of choosing checkpoint iterations over the input of a {@link CilSimulator}. The implementations here are
+ * {@link FixedAlgorithm}, {@link AdaptiveAlgorithm}, {@link OptimalAlgorithm}, {@link EpochAlgorithm} and
+ * {@link NoneAlgorithm}, one per {@link CheckpointPlanner.Algorithm}; {@link CheckpointPlanner#plan} picks them by
+ * name.
  *
- * <p>Implementations are immutable, deterministic (the same input gives the same schedule) and may be
- * called from any thread.
+ * <p>Implementations are immutable, deterministic (the same input gives the same schedule) and may be called from any
+ * thread.
  */
 public interface ScheduleAlgorithm {
     /** The lower-case name the schedule carries ({@link Schedule#algorithm()}), e.g. {@code fixed}. */

@@ -1,10 +1,10 @@
 package io.viper.scheduler;
 
 /**
- * The training loop's side of {@link OnlineCheckpointPolicy}: scores the version the consumers hold
- * (the last one published) and the current model on one and the same sample, so that their difference
- * is what publishing now would save per request. The sample should look like the requests (a
- * validation batch drawn where the stream is now); pairing both models on it cancels most of its noise.
+ * The training loop's side of {@link OnlineCheckpointPolicy}: scores the version the consumers hold (the last one
+ * published) and the current model on one and the same sample, so that their difference is what publishing now would
+ * save per request. The sample should look like the requests (a validation batch drawn where the stream is now);
+ * pairing both models on it cancels most of its noise.
  *
  * <p>Called on the training thread, from {@code producer.step}, at most once per iteration.
  */

@@ -15,10 +15,10 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Fit, then plan: from a run's warm-up losses (or a curve given as it is) and its costs to the
- * checkpoint schedules of the algorithms asked for. The one assembly of the curve fit, the drift,
- * the {@link ScheduleInput} and the {@link CheckpointPlanner} behind {@code viper schedule} and the
- * plan of {@code viper demo}. Immutable; the same arguments give the same plan.
+ * Fit, then plan: from a run's warm-up losses (or a curve given as it is) and its costs to the checkpoint schedules of
+ * the algorithms asked for. The one assembly of the curve fit, the drift, the {@link ScheduleInput} and the
+ * {@link CheckpointPlanner} behind {@code viper schedule} and the plan of {@code viper demo}. Immutable; the same
+ * arguments give the same plan.
  *
  * @param fit the fit on the warm-up losses; empty when the curve was given
  * @param input the curve, the run's numbers and the drift
@@ -36,9 +36,8 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
      * @param tLoad the consumer's load time per checkpoint, seconds
      * @param tInfer seconds per request
      */
-    public record Run(long warmup, long end, double inferences, double tTrain, double tSave, double tLoad,
-            double tInfer) {
-    }
+    public record Run(
+            long warmup, long end, double inferences, double tTrain, double tSave, double tLoad, double tInfer) {}
 
     /**
      * The schedules of a plan.
@@ -46,12 +45,11 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
      * @param planned each algorithm's schedule, in the order asked
      * @param skipped each algorithm that cannot run on this input, with the reason (without its name)
      */
-    public record Schedules(Map<Algorithm, Schedule> planned, Map<Algorithm, String> skipped) {
-    }
+    public record Schedules(Map<Algorithm, Schedule> planned, Map<Algorithm, String> skipped) {}
 
     /**
-     * Fits the curve on the warm-up losses {@code ys[i]} at iterations {@code xs[i]}, then the drift
-     * ({@code drift} is given the fitted curve), and makes the planner.
+     * Fits the curve on the warm-up losses {@code ys[i]} at iterations {@code xs[i]}, then the drift ({@code drift} is
+     * given the fitted curve), and makes the planner.
      *
      * @throws ViperConfigException if no curve fits, or a number of {@code run} is out of range
      */
@@ -65,10 +63,18 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
         return of(Optional.empty(), curve, run, drift);
     }
 
-    private static WarmupPlan of(Optional<FitResult> fit, LossCurve curve, Run run,
-            Function<LossCurve, StalenessModel> drift) {
-        ScheduleInput in = new ScheduleInput(curve, run.warmup(), run.end(), run.inferences(), run.tTrain(),
-                run.tSave(), run.tLoad(), run.tInfer(), drift.apply(curve));
+    private static WarmupPlan of(
+            Optional<FitResult> fit, LossCurve curve, Run run, Function<LossCurve, StalenessModel> drift) {
+        ScheduleInput in = new ScheduleInput(
+                curve,
+                run.warmup(),
+                run.end(),
+                run.inferences(),
+                run.tTrain(),
+                run.tSave(),
+                run.tLoad(),
+                run.tInfer(),
+                drift.apply(curve));
         return new WarmupPlan(fit, in, new CheckpointPlanner(in));
     }
 
@@ -78,11 +84,10 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
     }
 
     /**
-     * The schedule of each of {@code algorithms}, with at most {@code budget} checkpoints (online's
-     * budget) and {@code epochIters} for epoch; adaptive's threshold is the curve's
-     * ({@link CheckpointPlanner#curveThreshold()}). An algorithm that cannot run on this input (adaptive
-     * with a warm-up of 1, optimal over a span too long for its table) is skipped with the reason,
-     * unless it is in {@code required}: then its failure is thrown.
+     * The schedule of each of {@code algorithms}, with at most {@code budget} checkpoints (online's budget) and
+     * {@code epochIters} for epoch; adaptive's threshold is the curve's ({@link CheckpointPlanner#curveThreshold()}).
+     * An algorithm that cannot run on this input (adaptive with a warm-up of 1, optimal over a span too long for its
+     * table) is skipped with the reason, unless it is in {@code required}: then its failure is thrown.
      *
      * @throws ViperConfigException for a required algorithm that cannot run
      */

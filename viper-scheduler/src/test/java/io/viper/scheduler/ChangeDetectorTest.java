@@ -10,7 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /** The CUSUM on synthetic loss curves whose change points are known. */
 class ChangeDetectorTest {
-    /** A falling learning curve with 3% noise that jumps up by {@code jump} at each of {@code changes} and falls again. */
+    /**
+     * A falling learning curve with 3% noise that jumps up by {@code jump} at each of {@code changes} and falls again.
+     */
     static double loss(long i, long[] changes, double jump, Random r) {
         long since = i;
         int k = 0;
@@ -45,7 +47,9 @@ class ChangeDetectorTest {
             assertEquals(changes.length, found.size(), "seed " + seed + ": " + found);
             for (int i = 0; i < changes.length; i++) {
                 long at = found.get(i);
-                assertTrue(at >= changes[i] - 3 && at <= changes[i] + 10, "seed " + seed + ": change " + changes[i] + " dated " + at);
+                assertTrue(
+                        at >= changes[i] - 3 && at <= changes[i] + 10,
+                        "seed " + seed + ": change " + changes[i] + " dated " + at);
             }
         }
     }

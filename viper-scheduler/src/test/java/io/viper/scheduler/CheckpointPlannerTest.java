@@ -55,12 +55,25 @@ class CheckpointPlannerTest {
             case 1 -> CurveFamily.POW3.curve(1 + r.nextDouble() * 3, 0.2 + r.nextDouble(), r.nextDouble());
             case 2 -> CurveFamily.LIN2.curve(-0.01 - r.nextDouble() * 0.1, 3);
             // not monotone: exercises the Li Chao tree
-            default -> new LossCurve() {
-                final double a = r.nextDouble();
-                @Override public String name() { return "wavy"; }
-                @Override public double[] params() { return new double[] {a}; }
-                @Override public double value(double x) { return 2 + Math.sin(x * (0.7 + a)) - 0.05 * x; }
-            };
+            default ->
+                new LossCurve() {
+                    final double a = r.nextDouble();
+
+                    @Override
+                    public String name() {
+                        return "wavy";
+                    }
+
+                    @Override
+                    public double[] params() {
+                        return new double[] {a};
+                    }
+
+                    @Override
+                    public double value(double x) {
+                        return 2 + Math.sin(x * (0.7 + a)) - 0.05 * x;
+                    }
+                };
         };
     }
 
@@ -96,7 +109,8 @@ class CheckpointPlannerTest {
                 Schedule opt = optimal(s, cap);
                 assertTrue(opt.count() <= cap);
                 double brute = bruteForce(s.simulator(), cap);
-                assertEquals(brute, opt.cil(), 1e-9 * Math.max(1, Math.abs(brute)), "case " + t + " cap " + cap + " " + in);
+                assertEquals(
+                        brute, opt.cil(), 1e-9 * Math.max(1, Math.abs(brute)), "case " + t + " cap " + cap + " " + in);
             }
         }
     }
@@ -140,8 +154,11 @@ class CheckpointPlannerTest {
             CheckpointPlanner s = new CheckpointPlanner(in);
             int cap = 1 + r.nextInt(30);
             Schedule opt = optimal(s, cap);
-            List<Schedule> others = new ArrayList<>(List.of(fixed(s, cap), adaptive(s, s.curveThreshold(), cap),
-                    adaptive(s, 0.01, cap), epoch(s, 1 + r.nextInt(span))));
+            List<Schedule> others = new ArrayList<>(List.of(
+                    fixed(s, cap),
+                    adaptive(s, s.curveThreshold(), cap),
+                    adaptive(s, 0.01, cap),
+                    epoch(s, 1 + r.nextInt(span))));
             for (Schedule o : others) {
                 if (o.count() <= cap) {
                     assertTrue(opt.cil() <= o.cil() + 1e-9 * Math.abs(o.cil()), "case " + t + ": " + opt + " vs " + o);
@@ -155,7 +172,8 @@ class CheckpointPlannerTest {
         // L(i) = 100 - i, threshold 2.5: a checkpoint every 3 iterations after s = 10
         ScheduleInput in = new ScheduleInput(CurveFamily.LIN2.curve(-1, 100), 10, 30, 1e6, 1, 1, 1, 1);
         CheckpointPlanner s = new CheckpointPlanner(in);
-        assertArrayEquals(new long[] {13, 16, 19, 22, 25, 28}, adaptive(s, 2.5, 200).checkpoints());
+        assertArrayEquals(
+                new long[] {13, 16, 19, 22, 25, 28}, adaptive(s, 2.5, 200).checkpoints());
         assertArrayEquals(new long[] {13, 16}, adaptive(s, 2.5, 2).checkpoints());
         // drops 3, 1, 2 -> mean 2, population sd sqrt(2/3)
         assertEquals(2 + Math.sqrt(2.0 / 3), CheckpointPlanner.adaptiveThreshold(new double[] {10, 7, 6, 4}), 1e-12);
@@ -166,7 +184,9 @@ class CheckpointPlannerTest {
     @Test
     void epochUsesMultiplesOfTheEpochLength() {
         ScheduleInput in = new ScheduleInput(CurveFamily.LIN2.curve(-1, 100), 10, 40, 1e6, 1, 1, 1, 1);
-        assertArrayEquals(new long[] {12, 18, 24, 30, 36}, epoch(new CheckpointPlanner(in), 6).checkpoints());
+        assertArrayEquals(
+                new long[] {12, 18, 24, 30, 36},
+                epoch(new CheckpointPlanner(in), 6).checkpoints());
         assertThrows(ViperConfigException.class, () -> epoch(new CheckpointPlanner(in), 0));
         assertThrows(ViperConfigException.class, () -> optimal(new CheckpointPlanner(in), 0));
         assertThrows(ViperConfigException.class, () -> CheckpointPlanner.Algorithm.parse("greedy"));
@@ -174,8 +194,8 @@ class CheckpointPlannerTest {
 
     @Test
     void hundredThousandIterationsScheduleDeterministically() {
-        ScheduleInput in = new ScheduleInput(CurveFamily.POW3.curve(3, 0.5, 0.2), 20_000, 120_000, 5e6,
-                0.05, 0.5, 2.0, 0.002);
+        ScheduleInput in =
+                new ScheduleInput(CurveFamily.POW3.curve(3, 0.5, 0.2), 20_000, 120_000, 5e6, 0.05, 0.5, 2.0, 0.002);
         CheckpointPlanner s = new CheckpointPlanner(in);
         Schedule opt = optimal(s, 200);
         Schedule fix = fixed(s, 200);
@@ -187,11 +207,14 @@ class CheckpointPlannerTest {
 
     @Test
     void planRunsTheAskedAlgorithmsInTheGivenOrder() {
-        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.01, 0.3), 100, 600, 2e5, 0.05, 0.4, 1.5, 0.002);
+        ScheduleInput in =
+                new ScheduleInput(CurveFamily.EXP3.curve(2, 0.01, 0.3), 100, 600, 2e5, 0.05, 0.4, 1.5, 0.002);
         CheckpointPlanner s = new CheckpointPlanner(in);
         CheckpointPlanner.Options o = new CheckpointPlanner.Options(20, s.curveThreshold(), 50);
-        Set<CheckpointPlanner.Algorithm> asked = new LinkedHashSet<>(List.of(CheckpointPlanner.Algorithm.NONE,
-                CheckpointPlanner.Algorithm.EPOCH, CheckpointPlanner.Algorithm.OPTIMAL));
+        Set<CheckpointPlanner.Algorithm> asked = new LinkedHashSet<>(List.of(
+                CheckpointPlanner.Algorithm.NONE,
+                CheckpointPlanner.Algorithm.EPOCH,
+                CheckpointPlanner.Algorithm.OPTIMAL));
         Map<CheckpointPlanner.Algorithm, Schedule> plan = s.plan(asked, o);
         assertEquals(List.copyOf(asked), List.copyOf(plan.keySet()));
         assertEquals(new OptimalAlgorithm(20).schedule(s.simulator()), plan.get(CheckpointPlanner.Algorithm.OPTIMAL));
@@ -202,11 +225,13 @@ class CheckpointPlannerTest {
         assertEquals(s.simulator().cil(new long[0]), none.cil(), 0.0);
         // every algorithm has a name the parser takes back, and the error lists them all
         for (CheckpointPlanner.Algorithm a : CheckpointPlanner.Algorithm.values()) {
-            assertEquals(a, CheckpointPlanner.Algorithm.parse(" " + a.displayName().toUpperCase(Locale.ROOT)));
+            assertEquals(
+                    a, CheckpointPlanner.Algorithm.parse(" " + a.displayName().toUpperCase(Locale.ROOT)));
             assertEquals(a.displayName(), s.schedule(a, o).algorithm());
         }
         assertEquals("fixed, adaptive, optimal, online, epoch, none", CheckpointPlanner.Algorithm.names());
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> CheckpointPlanner.Algorithm.parse("greedy"));
+        ViperConfigException e =
+                assertThrows(ViperConfigException.class, () -> CheckpointPlanner.Algorithm.parse("greedy"));
         assertTrue(e.getMessage().endsWith("known: fixed, adaptive, optimal, online, epoch, none"), e.getMessage());
     }
 
@@ -214,9 +239,20 @@ class CheckpointPlannerTest {
     void nonMonotoneCurveAtScaleMatchesItsOwnBound() {
         // Li Chao path at scale: optimal must beat every fixed interval
         LossCurve wavy = new LossCurve() {
-            @Override public String name() { return "wavy"; }
-            @Override public double[] params() { return new double[0]; }
-            @Override public double value(double x) { return 2 + 0.3 * Math.sin(x / 500.0) - x / 1e5; }
+            @Override
+            public String name() {
+                return "wavy";
+            }
+
+            @Override
+            public double[] params() {
+                return new double[0];
+            }
+
+            @Override
+            public double value(double x) {
+                return 2 + 0.3 * Math.sin(x / 500.0) - x / 1e5;
+            }
         };
         ScheduleInput in = new ScheduleInput(wavy, 1000, 11_000, 1e6, 0.05, 0.3, 1.0, 0.001);
         CheckpointPlanner s = new CheckpointPlanner(in);
@@ -224,6 +260,7 @@ class CheckpointPlannerTest {
         assertTrue(opt.cil() <= fixed(s, 30).cil(), opt.toString());
         assertTrue(opt.count() <= 30);
     }
+
     @Test
     void everyAlgorithmPlansTheSameForLossesScaledNearTheEndsOfADoublesRange() {
         // powers of two scale the curve exactly; the algorithms are linear in the losses, so nothing may move
@@ -232,24 +269,38 @@ class CheckpointPlannerTest {
             Map<CheckpointPlanner.Algorithm, Schedule> scaled = planAll(Math.scalb(2.0, shift), Math.scalb(0.3, shift));
             for (CheckpointPlanner.Algorithm a : unit.keySet()) {
                 assertArrayEquals(unit.get(a).checkpoints(), scaled.get(a).checkpoints(), a + " at 2^" + shift);
-                assertEquals(Math.scalb(unit.get(a).cil(), shift), scaled.get(a).cil(), Math.abs(scaled.get(a).cil()) * 1e-12, a.toString());
+                assertEquals(
+                        Math.scalb(unit.get(a).cil(), shift),
+                        scaled.get(a).cil(),
+                        Math.abs(scaled.get(a).cil()) * 1e-12,
+                        a.toString());
             }
         }
     }
 
     private static Map<CheckpointPlanner.Algorithm, Schedule> planAll(double a, double c) {
-        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(a, 0.001, c), 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001);
+        ScheduleInput in =
+                new ScheduleInput(CurveFamily.EXP3.curve(a, 0.001, c), 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001);
         CheckpointPlanner p = new CheckpointPlanner(in);
-        return p.plan(EnumSet.allOf(CheckpointPlanner.Algorithm.class),
+        return p.plan(
+                EnumSet.allOf(CheckpointPlanner.Algorithm.class),
                 new CheckpointPlanner.Options(200, p.curveThreshold(), 180));
     }
 
     @Test
     void aCurveWhoseCilPassesTheRangeOfADoubleIsRefusedInOneLine() {
-        for (LossCurve curve : new LossCurve[] {CurveFamily.EXP3.curve(1e308, 1e308, 1e308), CurveFamily.EXP3.curve(-2, 0.001, -1e304)}) {
-            String m = assertThrows(ViperConfigException.class,
-                    () -> new CheckpointPlanner(new ScheduleInput(curve, 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001))).getMessage();
-            assertTrue(m.startsWith("schedule: the cumulative inference loss would pass the range of a double: curve " + curve.name()), m);
+        for (LossCurve curve :
+                new LossCurve[] {CurveFamily.EXP3.curve(1e308, 1e308, 1e308), CurveFamily.EXP3.curve(-2, 0.001, -1e304)
+                }) {
+            String m = assertThrows(
+                            ViperConfigException.class,
+                            () -> new CheckpointPlanner(
+                                    new ScheduleInput(curve, 200, 2000, 1e5, 0.01, 0.1, 0.2, 0.001)))
+                    .getMessage();
+            assertTrue(
+                    m.startsWith("schedule: the cumulative inference loss would pass the range of a double: curve "
+                            + curve.name()),
+                    m);
         }
     }
 }

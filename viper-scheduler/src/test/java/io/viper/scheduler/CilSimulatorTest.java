@@ -62,7 +62,10 @@ class CilSimulatorTest {
             CilSimulator aware = new CilSimulator(viper.withStaleness(measured));
             assertEquals(Objective.VIPER, aware.input().objective());
             for (int k = 0; k < 5; k++) {
-                long[] c = r.longs(r.nextInt(6), viper.warmup() + 1, viper.end() + 1).distinct().sorted().toArray();
+                long[] c = r.longs(r.nextInt(6), viper.warmup() + 1, viper.end() + 1)
+                        .distinct()
+                        .sorted()
+                        .toArray();
                 assertEquals(plain.cil(c), aware.cil(c), 0.0, "case " + t);
             }
             assertEquals(new OptimalAlgorithm(5).schedule(plain), new OptimalAlgorithm(5).schedule(aware));
@@ -96,19 +99,33 @@ class CilSimulatorTest {
     void validatesEveryInput() {
         var lin = CurveFamily.LIN2.curve(-1, 100);
         String[] msgs = {
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 10, 10, 5, 1, 1, 1, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, -1, 10, 5, 1, 1, 1, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 0, 1, 1, 1, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, -1, 1, 1, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, -1, 1, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1, Double.NaN, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1, 1, 0)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new ScheduleInput(null, 0, 10, 5, 1, 1, 1, 1)).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new CilSimulator(IN).cil(new long[] {15, 15})).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new CilSimulator(IN).cil(new long[] {10})).getMessage(),
-            assertThrows(ViperConfigException.class, () -> new CilSimulator(IN).cil(new long[] {21})).getMessage(),
-            assertThrows(ViperConfigException.class,
-                    () -> new CilSimulator(new ScheduleInput(CurveFamily.POW3.curve(1, 1, 0), 0, 10, 5, 1, 1, 1, 1))).getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 10, 10, 5, 1, 1, 1, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, -1, 10, 5, 1, 1, 1, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 0, 1, 1, 1, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, -1, 1, 1, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, -1, 1, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1, Double.NaN, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1, 1, 0))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new ScheduleInput(null, 0, 10, 5, 1, 1, 1, 1))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new CilSimulator(IN).cil(new long[] {15, 15}))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new CilSimulator(IN).cil(new long[] {10}))
+                    .getMessage(),
+            assertThrows(ViperConfigException.class, () -> new CilSimulator(IN).cil(new long[] {21}))
+                    .getMessage(),
+            assertThrows(
+                            ViperConfigException.class,
+                            () -> new CilSimulator(
+                                    new ScheduleInput(CurveFamily.POW3.curve(1, 1, 0), 0, 10, 5, 1, 1, 1, 1)))
+                    .getMessage(),
         };
         for (String m : msgs) {
             assertTrue(m != null && !m.isBlank() && !m.contains("\n"), m);
@@ -116,13 +133,20 @@ class CilSimulatorTest {
         assertTrue(msgs[0].contains("end (10) must be greater than the warm-up end (10)"), msgs[0]);
         assertTrue(msgs[11].contains("not finite at iteration 0"), msgs[11]);
         // the online policy serves t_train / t_infer requests per iteration: 0 (or past a double) cannot run
-        assertEquals("schedule: t-train must be a positive number, got 0.0",
-                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 0, 1, 1, 1)).getMessage());
-        assertTrue(assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1e300, 1, 1, 1e-300)).getMessage()
-                .startsWith("schedule: t-train / t-infer (requests per training iteration) = 1.0E300 / 1.0E-300 is beyond the range of a double"));
+        assertEquals(
+                "schedule: t-train must be a positive number, got 0.0",
+                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 0, 1, 1, 1))
+                        .getMessage());
+        assertTrue(
+                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1e300, 1, 1, 1e-300))
+                        .getMessage()
+                        .startsWith(
+                                "schedule: t-train / t-infer (requests per training iteration) = 1.0E300 / 1.0E-300 is beyond the range of a double"));
         // K * t_save is every schedule's overhead: at 1e308 s a checkpoint, ten of them are infinite
-        assertEquals("schedule: t-save (1.0E308) x 10 iterations, the overhead of a checkpoint at every one, is beyond the range of a double",
-                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1e308, 1, 1)).getMessage());
+        assertEquals(
+                "schedule: t-save (1.0E308) x 10 iterations, the overhead of a checkpoint at every one, is beyond the range of a double",
+                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1e308, 1, 1))
+                        .getMessage());
         new ScheduleInput(lin, 0, 10, 5, 1, 1e307, 1, 1); // 1e308 in all: still a number
     }
 }

@@ -110,7 +110,8 @@ class HindsightPlannerTest {
         HindsightPlanner.Result res = HindsightPlanner.plan(flat, 3, 6);
         assertArrayEquals(new long[0], res.checkpoints());
         assertEquals(6.0, res.cost(), 0.0);
-        String m = assertThrows(ViperConfigException.class, () -> HindsightPlanner.plan(flat, 1, 2)).getMessage();
+        String m = assertThrows(ViperConfigException.class, () -> HindsightPlanner.plan(flat, 1, 2))
+                .getMessage();
         assertTrue(m.contains("cannot reach the end") && !m.contains("\n"), m);
     }
 }

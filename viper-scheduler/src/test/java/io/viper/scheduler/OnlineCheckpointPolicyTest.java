@@ -17,12 +17,13 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class OnlineCheckpointPolicyTest {
-    static final ScheduleInput RUN = new ScheduleInput(CurveFamily.EXP3.curve(2, 0.01, 0.1), 200, 2000, 3600, 0.005, 0.0005, 0.02, 0.0025);
+    static final ScheduleInput RUN =
+            new ScheduleInput(CurveFamily.EXP3.curve(2, 0.01, 0.1), 200, 2000, 3600, 0.005, 0.0005, 0.02, 0.0025);
 
     /**
-     * A stream whose deployed version falls behind at {@code drift} per iteration of age, and where new
-     * data arrives at 1000: the training loss jumps, and a version knows the new data the better the
-     * longer after 1000 it was trained (fully after 50 iterations).
+     * A stream whose deployed version falls behind at {@code drift} per iteration of age, and where new data arrives at
+     * 1000: the training loss jumps, and a version knows the new data the better the longer after 1000 it was trained
+     * (fully after 50 iterations).
      */
     static final class Stream implements StalenessProbe {
         final Random r;
@@ -43,7 +44,12 @@ class OnlineCheckpointPolicyTest {
         @Override
         public Measurement measure(long t) {
             double current = loss(t);
-            return new Measurement(current + drift * (t - deployed) + unlearned(deployed, t) - unlearned(t, t) + 0.05 * r.nextGaussian(),
+            return new Measurement(
+                    current
+                            + drift * (t - deployed)
+                            + unlearned(deployed, t)
+                            - unlearned(t, t)
+                            + 0.05 * r.nextGaussian(),
                     current);
         }
 
@@ -73,10 +79,20 @@ class OnlineCheckpointPolicyTest {
             long s = 1L + r.nextInt(100);
             long e = s + 10 + r.nextInt(600);
             double gain = r.nextDouble();
-            OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(s, e, budget, 0.5 + r.nextDouble() * 4, spacing,
-                    r.nextDouble() * 2 + 1e-6, burst, gain, r.nextInt(100), 50);
+            OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(
+                    s,
+                    e,
+                    budget,
+                    0.5 + r.nextDouble() * 4,
+                    spacing,
+                    r.nextDouble() * 2 + 1e-6,
+                    burst,
+                    gain,
+                    r.nextInt(100),
+                    50);
             // anything from silence to huge jumps, even NaN
-            StalenessProbe wild = it -> new StalenessProbe.Measurement(r.nextInt(20) == 0 ? Double.NaN : r.nextDouble() * (r.nextBoolean() ? 100 : 0.01), 0);
+            StalenessProbe wild = it -> new StalenessProbe.Measurement(
+                    r.nextInt(20) == 0 ? Double.NaN : r.nextDouble() * (r.nextBoolean() ? 100 : 0.01), 0);
             OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, wild);
             BudgetPacer pace = new BudgetPacer(s, e, budget, burst, 1, 0);
             long last = s;
@@ -123,7 +139,8 @@ class OnlineCheckpointPolicyTest {
 
     @Test
     void spendsItsWholeBudgetWhereTheThresholdAloneWouldLeaveItUnspent() {
-        // A gap too small ever to reach the threshold, which does not move (gain 0): the threshold alone publishes nothing.
+        // A gap too small ever to reach the threshold, which does not move (gain 0): the threshold alone publishes
+        // nothing.
         OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 10, 2, 4, 1e9, 2, 0, 0, 450);
         StalenessProbe quiet = it -> new StalenessProbe.Measurement(1.0, 0.999);
         OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, quiet);
@@ -169,31 +186,41 @@ class OnlineCheckpointPolicyTest {
         for (int k = 1; k < published.size(); k++) {
             long last = published.get(k - 1);
             long wait = (long) Math.floor(BudgetPacer.QUIET_SPACING * (2000 - last) / (20 - k + 1));
-            assertTrue(published.get(k) - last >= wait, "checkpoint " + k + " only " + (published.get(k) - last) + " after " + last
-                    + ", half the even spacing is " + wait + ": " + published);
+            assertTrue(
+                    published.get(k) - last >= wait,
+                    "checkpoint " + k + " only " + (published.get(k) - last) + " after " + last
+                            + ", half the even spacing is " + wait + ": " + published);
         }
-        long inTheFirstTen = published.stream().filter(i -> i >= 1100 && i < 1110).count();
+        long inTheFirstTen =
+                published.stream().filter(i -> i >= 1100 && i < 1110).count();
         assertTrue(inTheFirstTen <= 1, "no burst as it catches up: " + published);
     }
 
     @Test
     void spendsTheBudgetSavedInQuietStretchesRightAfterAJump() {
-        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
+        OnlineCheckpointPolicy.Config cfg =
+                new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
         Stream s = new Stream(3, 2e-5, 200);
         OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, s);
         List<Long> published = drive(p, s, 2000);
         assertTrue(published.size() <= 30, published.toString());
-        long soonAfter = published.stream().filter(i -> i >= 1000 && i < 1000 + 40).count();
+        long soonAfter =
+                published.stream().filter(i -> i >= 1000 && i < 1000 + 40).count();
         long before = published.stream().filter(i -> i >= 900 && i < 1000).count();
         assertTrue(soonAfter >= 3 && soonAfter > before, published.toString());
-        assertTrue(published.stream().anyMatch(i -> i >= 1000 && i <= 1015), "publishes as the new data is learnt: " + published);
+        assertTrue(
+                published.stream().anyMatch(i -> i >= 1000 && i <= 1015),
+                "publishes as the new data is learnt: " + published);
         // the probes' own estimate of the CIL: the deployed loss times the requests per iteration
-        assertTrue(p.servedLossEstimate() > 0.2 * 2 * 1800 && p.servedLossEstimate() < 3 * 2 * 1800, "" + p.servedLossEstimate());
+        assertTrue(
+                p.servedLossEstimate() > 0.2 * 2 * 1800 && p.servedLossEstimate() < 3 * 2 * 1800,
+                "" + p.servedLossEstimate());
     }
 
     @Test
     void aChangeReplansOnTheLossesSinceTheChangeOnly() {
-        OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 100_000);
+        OnlineCheckpointPolicy.Config cfg =
+                new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 100_000);
         Stream s = new Stream(5, 2e-4, 200);
         OnlineReplanner replanner = new OnlineReplanner(RUN, new CurveFitter(), Runnable::run);
         OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, s, replanner);
@@ -208,9 +235,13 @@ class OnlineCheckpointPolicyTest {
         OnlineReplanner.Plan after = p.currentPlan();
         assertEquals(change, after.segmentStart(), after.describe());
         assertTrue(after.madeAt() > change && after.madeAt() < 1100, after.describe());
-        long spentBefore = Arrays.stream(p.publishedIterations()).filter(i -> i <= after.madeAt()).count();
+        long spentBefore = Arrays.stream(p.publishedIterations())
+                .filter(i -> i <= after.madeAt())
+                .count();
         assertTrue(after.remaining().count() <= 30 - spentBefore, after.describe());
-        assertTrue(after.remaining().checkpoints().length == 0 || after.remaining().checkpoints()[0] > after.madeAt(), after.describe());
+        assertTrue(
+                after.remaining().checkpoints().length == 0 || after.remaining().checkpoints()[0] > after.madeAt(),
+                after.describe());
         assertTrue(p.describe().startsWith("online(budget 30, "), p.describe());
     }
 
@@ -219,8 +250,8 @@ class OnlineCheckpointPolicyTest {
         List<Runnable> handedOver = new ArrayList<>();
         OnlineReplanner replanner = new OnlineReplanner(RUN, new CurveFitter(), handedOver::add);
         Stream s = new Stream(6, 1e-4, 200);
-        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(OnlineCheckpointPolicy.Config.of(RUN.withStaleness(new StalenessModel(1e-4)), 20), s,
-                replanner);
+        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(
+                OnlineCheckpointPolicy.Config.of(RUN.withStaleness(new StalenessModel(1e-4)), 20), s, replanner);
         drive(p, s, 400);
         assertEquals(1, handedOver.size(), "the warm-up end handed one refit over, and a running one blocks the next");
         assertNull(p.currentPlan());
@@ -231,16 +262,22 @@ class OnlineCheckpointPolicyTest {
     @Test
     void theInitialThresholdComesFromThePredictedLosses() {
         OnlineCheckpointPolicy.Config viper = OnlineCheckpointPolicy.Config.of(RUN, 45);
-        OnlineCheckpointPolicy.Config stale = OnlineCheckpointPolicy.Config.of(RUN.withStaleness(new StalenessModel(1e-3)), 45);
+        OnlineCheckpointPolicy.Config stale =
+                OnlineCheckpointPolicy.Config.of(RUN.withStaleness(new StalenessModel(1e-3)), 45);
         assertEquals(2.0, viper.requestsPerIteration(), 1e-12);
         assertEquals(4, viper.minSpacing(), "20 ms of update latency at 5 ms per iteration");
         assertEquals(5, viper.burst());
         // drift adds 1e-3 * a for a = 1..40 iterations of age, times 2 requests per iteration
         assertEquals(viper.initialThreshold() + 2 * 1e-3 * 40 * 41 / 2, stale.initialThreshold(), 1e-9);
-        String m = assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(200, 100, 3, 1, 1, 1, 0, 0, 0, 1)).getMessage();
+        String m = assertThrows(
+                        ViperConfigException.class,
+                        () -> new OnlineCheckpointPolicy.Config(200, 100, 3, 1, 1, 1, 0, 0, 0, 1))
+                .getMessage();
         assertTrue(m.startsWith("online policy: ") && !m.contains("\n"), m);
-        assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 0, 1, 1, 1, 0, 0, 0, 1));
-        assertThrows(ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 3, 1, 0, 1, 0, 0, 0, 1));
+        assertThrows(
+                ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 0, 1, 1, 1, 0, 0, 0, 1));
+        assertThrows(
+                ViperConfigException.class, () -> new OnlineCheckpointPolicy.Config(0, 100, 3, 1, 0, 1, 0, 0, 0, 1));
     }
 
     @Test
@@ -255,8 +292,7 @@ class OnlineCheckpointPolicyTest {
     }
 
     /** Continues driving the same policy from where {@link #drive} stopped. */
-    private record Continue(OnlineCheckpointPolicy p) {
-    }
+    private record Continue(OnlineCheckpointPolicy p) {}
 
     private static void drive(Continue c, Stream s, long end) {
         for (long i = 1000; i <= end; i++) {

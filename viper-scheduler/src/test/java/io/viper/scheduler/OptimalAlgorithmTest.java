@@ -32,7 +32,9 @@ class OptimalAlgorithmTest {
                 // with the default tolerance it stays within that share of the no-checkpoint CIL
                 Schedule even = new OptimalAlgorithm(cap).schedule(sim);
                 double slack = OptimalAlgorithm.DEFAULT_TOLERANCE * Math.abs(sim.cil(new long[0]) - sim.driftCost());
-                assertTrue(even.cil() <= brute + slack + 1e-9 * Math.abs(brute), "case " + t + " cap " + cap + ": " + even.cil() + " vs " + brute);
+                assertTrue(
+                        even.cil() <= brute + slack + 1e-9 * Math.abs(brute),
+                        "case " + t + " cap " + cap + ": " + even.cil() + " vs " + brute);
                 assertTrue(even.count() <= cap);
             }
         }
@@ -45,8 +47,10 @@ class OptimalAlgorithmTest {
         Set<String> plans = new HashSet<>();
         for (int i = 0; i <= 20; i++) {
             double tLoad = 0.001 * (1 + 1e-4 * i);
-            ScheduleInput in = new ScheduleInput(curve, 200, 2000, 3600, 0.005, 0.0005, tLoad, 0.0025, new StalenessModel(1e-4));
-            plans.add(Arrays.toString(new OptimalAlgorithm(45).schedule(new CilSimulator(in)).checkpoints()));
+            ScheduleInput in =
+                    new ScheduleInput(curve, 200, 2000, 3600, 0.005, 0.0005, tLoad, 0.0025, new StalenessModel(1e-4));
+            plans.add(Arrays.toString(
+                    new OptimalAlgorithm(45).schedule(new CilSimulator(in)).checkpoints()));
         }
         assertEquals(1, plans.size(), plans.toString());
     }
@@ -55,7 +59,8 @@ class OptimalAlgorithmTest {
     void evenSpacingWinsWhenEveryScheduleCostsTheSame() {
         // a flat curve without drift: every schedule has the same CIL; the plan is the fewest checkpoints
         ScheduleInput flat = new ScheduleInput(CurveFamily.LIN2.curve(0, 1), 0, 100, 1000, 1, 0, 0, 0.1);
-        assertEquals(0, new OptimalAlgorithm(10).schedule(new CilSimulator(flat)).count());
+        assertEquals(
+                0, new OptimalAlgorithm(10).schedule(new CilSimulator(flat)).count());
         // a steady drift on the flat curve: a version costs more the longer it serves, so the optimum spaces evenly
         ScheduleInput drift = flat.withStaleness(new StalenessModel(0.01));
         long[] c = new OptimalAlgorithm(4).schedule(new CilSimulator(drift)).checkpoints();
@@ -67,9 +72,13 @@ class OptimalAlgorithmTest {
 
     @Test
     void aPlanThatWouldNotFitInMemoryIsRefusedInOneLine() {
-        ScheduleInput in = new ScheduleInput(CurveFamily.EXP3.curve(2, 1e-4, 0.1), 0, 100_000, 1e6, 0.01, 0.001, 0.01, 0.001);
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> new OptimalAlgorithm(3999).schedule(new CilSimulator(in)));
-        assertTrue(e.getMessage().startsWith("optimal: (e - s) x max-checkpoints = 399,903,999 back-pointers") && !e.getMessage().contains("\n"),
+        ScheduleInput in =
+                new ScheduleInput(CurveFamily.EXP3.curve(2, 1e-4, 0.1), 0, 100_000, 1e6, 0.01, 0.001, 0.01, 0.001);
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class, () -> new OptimalAlgorithm(3999).schedule(new CilSimulator(in)));
+        assertTrue(
+                e.getMessage().startsWith("optimal: (e - s) x max-checkpoints = 399,903,999 back-pointers")
+                        && !e.getMessage().contains("\n"),
                 e.getMessage());
         assertThrows(ViperConfigException.class, () -> new OptimalAlgorithm(10, -1));
     }

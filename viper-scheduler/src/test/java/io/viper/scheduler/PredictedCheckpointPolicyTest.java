@@ -89,7 +89,8 @@ class PredictedCheckpointPolicyTest {
         }
         // no refit after s (refit interval beyond e): exactly the fixed schedule of the warm-up fit
         var fit = new CurveFitter().fit(x, y);
-        Schedule s = new FixedAlgorithm(50).schedule(new CilSimulator(new ScheduleInput(fit.curve(), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)));
+        Schedule s = new FixedAlgorithm(50)
+                .schedule(new CilSimulator(new ScheduleInput(fit.curve(), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)));
         assertEquals(s.checkpoints().length, published.size());
         for (int i = 0; i < published.size(); i++) {
             assertEquals(s.checkpoints()[i], published.get(i));
@@ -99,8 +100,10 @@ class PredictedCheckpointPolicyTest {
     @Test
     void startsFromAGivenScheduleAndCatchesUpOnSkippedIterations() {
         Schedule given = new EpochAlgorithm(400)
-                .schedule(new CilSimulator(new ScheduleInput(CurveFamily.EXP3.curve(2, 1 / 700.0, 0.3), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)));
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.EPOCH, 100_000), new CurveFitter(), given);
+                .schedule(new CilSimulator(new ScheduleInput(
+                        CurveFamily.EXP3.curve(2, 1 / 700.0, 0.3), 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001)));
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(
+                config(CheckpointPlanner.Algorithm.EPOCH, 100_000), new CurveFitter(), given);
         assertTrue(!p.shouldPublish(100, 1.0));
         assertTrue(p.shouldPublish(805, 0.9), "800 was planned and skipped over");
         assertTrue(!p.shouldPublish(806, 0.9));
@@ -121,8 +124,10 @@ class PredictedCheckpointPolicyTest {
     @Test
     void neverPublishesMoreThanItsBudgetHoweverOftenItReplans() {
         // every re-plan used to get max(1, K - published): one more than the budget each time
-        for (CheckpointPlanner.Algorithm a : List.of(CheckpointPlanner.Algorithm.OPTIMAL, CheckpointPlanner.Algorithm.FIXED)) {
-            PredictedCheckpointPolicy p = synchronous(new PredictedCheckpointPolicy.Config(a, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 40, 5, 250));
+        for (CheckpointPlanner.Algorithm a :
+                List.of(CheckpointPlanner.Algorithm.OPTIMAL, CheckpointPlanner.Algorithm.FIXED)) {
+            PredictedCheckpointPolicy p = synchronous(
+                    new PredictedCheckpointPolicy.Config(a, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 40, 5, 250));
             List<Long> published = drive(p, 3);
             assertTrue(published.size() <= 5, a + ": " + published);
             assertEquals(published.size(), p.publishedCount());
@@ -132,8 +137,8 @@ class PredictedCheckpointPolicyTest {
     @Test
     void refitsRunOffTheTrainingThread() {
         List<Runnable> handedOver = new ArrayList<>();
-        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(config(CheckpointPlanner.Algorithm.FIXED, 100_000), new CurveFitter(),
-                handedOver::add);
+        PredictedCheckpointPolicy p = new PredictedCheckpointPolicy(
+                config(CheckpointPlanner.Algorithm.FIXED, 100_000), new CurveFitter(), handedOver::add);
         Random r = new Random(2);
         for (long i = 1; i <= 500; i++) {
             assertTrue(!p.shouldPublish(i, 2.0 * Math.exp(-i / 700.0) + 0.3 + 0.01 * r.nextGaussian()));
@@ -150,11 +155,16 @@ class PredictedCheckpointPolicyTest {
 
     @Test
     void rejectsBadConfig() {
-        assertThrows(ViperConfigException.class,
-                () -> new PredictedCheckpointPolicy.Config(CheckpointPlanner.Algorithm.OPTIMAL, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 0, 50, 250));
-        assertThrows(ViperConfigException.class,
-                () -> new PredictedCheckpointPolicy.Config(CheckpointPlanner.Algorithm.OPTIMAL, 500, 400, 3e5, 0.05, 0.4, 1.5, 0.001, 10, 50, 250));
-        assertThrows(ViperConfigException.class,
+        assertThrows(
+                ViperConfigException.class,
+                () -> new PredictedCheckpointPolicy.Config(
+                        CheckpointPlanner.Algorithm.OPTIMAL, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 0, 50, 250));
+        assertThrows(
+                ViperConfigException.class,
+                () -> new PredictedCheckpointPolicy.Config(
+                        CheckpointPlanner.Algorithm.OPTIMAL, 500, 400, 3e5, 0.05, 0.4, 1.5, 0.001, 10, 50, 250));
+        assertThrows(
+                ViperConfigException.class,
                 () -> new PredictedCheckpointPolicy.Config(null, 500, 3000, 3e5, 0.05, 0.4, 1.5, 0.001, 10, 50, 250));
     }
 }

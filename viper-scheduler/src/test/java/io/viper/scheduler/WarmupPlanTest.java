@@ -33,8 +33,10 @@ class WarmupPlanTest {
         ScheduleInput in = plan.input();
         assertSame(CURVE, in.curve());
         assertEquals(0.001, in.staleness().ratePerIteration());
-        assertEquals(RUN, new WarmupPlan.Run(in.warmup(), in.end(), in.inferences(), in.tTrain(), in.tSave(),
-                in.tLoad(), in.tInfer()));
+        assertEquals(
+                RUN,
+                new WarmupPlan.Run(
+                        in.warmup(), in.end(), in.inferences(), in.tTrain(), in.tSave(), in.tLoad(), in.tInfer()));
     }
 
     @Test
@@ -53,8 +55,8 @@ class WarmupPlanTest {
         assertSame(plan.fit().orElseThrow().curve(), plan.curve());
         assertEquals(List.of(plan.curve()), seen);
         assertEquals(CURVE.value(25), plan.curve().value(25), 1e-3, "the fit follows the losses it was given");
-        assertArrayEquals(new CurveFitter().fit(xs, ys).curve().params(), plan.curve().params(),
-                "the fitter's curve, as it is");
+        assertArrayEquals(
+                new CurveFitter().fit(xs, ys).curve().params(), plan.curve().params(), "the fitter's curve, as it is");
     }
 
     @Test
@@ -67,7 +69,9 @@ class WarmupPlanTest {
         CheckpointPlanner direct = new CheckpointPlanner(plan.input());
         CheckpointPlanner.Options options = new CheckpointPlanner.Options(7, direct.curveThreshold(), 40);
         for (Algorithm a : asked) {
-            assertArrayEquals(direct.schedule(a, options).checkpoints(), s.planned().get(a).checkpoints(),
+            assertArrayEquals(
+                    direct.schedule(a, options).checkpoints(),
+                    s.planned().get(a).checkpoints(),
                     a.displayName());
         }
         assertEquals(7, s.planned().get(Algorithm.FIXED).count());
@@ -82,8 +86,8 @@ class WarmupPlanTest {
         assertEquals(Set.of(Algorithm.FIXED), s.planned().keySet());
         String why = s.skipped().get(Algorithm.ADAPTIVE);
         assertTrue(why.startsWith("the warm-up end must be at least 2"), why);
-        ViperConfigException e = assertThrows(ViperConfigException.class,
-                () -> plan.schedules(asked, Set.of(Algorithm.ADAPTIVE), 5, 40));
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class, () -> plan.schedules(asked, Set.of(Algorithm.ADAPTIVE), 5, 40));
         assertTrue(e.getMessage().startsWith("adaptive: "), e.getMessage());
     }
 }

@@ -6,16 +6,16 @@ import io.viper.net.Tls;
 import java.nio.file.Path;
 
 /**
- * What the connections of one agent share: the Viper instance, the shared-memory directory, the
- * producers and consumers it opened for its clients, and how the agent names itself in replies.
+ * What the connections of one agent share: the Viper instance, the shared-memory directory, the producers and consumers
+ * it opened for its clients, and how the agent names itself in replies.
  */
 public record AgentContext(Viper viper, SharedMemory shm, Producers producers, Consumers consumers, String description)
         implements AutoCloseable {
 
     /**
-     * Wires an agent around {@code viper}, built from {@code builder} with its consumers' receive
-     * buffers in {@code shm}'s files. The credentials and TLS trust of its settings are read now, so
-     * that an agent that could not use them is refused at start, not at its clients' first request.
+     * Wires an agent around {@code viper}, built from {@code builder} with its consumers' receive buffers in
+     * {@code shm}'s files. The credentials and TLS trust of its settings are read now, so that an agent that could not
+     * use them is refused at start, not at its clients' first request.
      */
     public static AgentContext open(Viper.Builder builder, Path shmDir, String description) {
         SharedMemory shm = new SharedMemory(shmDir);

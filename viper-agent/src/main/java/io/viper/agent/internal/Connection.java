@@ -14,20 +14,20 @@ import java.util.concurrent.BlockingQueue;
 import jdk.net.ExtendedSocketOptions;
 
 /**
- * One client of the agent. Its thread reads the client's frames in order and answers each (the
- * first must be {@code hello}, which makes it a producer's or a consumer's {@link Session}); a
- * writer thread sends replies and events in the order they were queued. A frame that breaks the
- * framing (garbage, a truncated frame) is refused with an error reply and one log line, and the
- * connection is closed; a bad request within a good frame gets an error reply and the connection
- * goes on. When the client goes away its session releases what it held.
+ * One client of the agent. Its thread reads the client's frames in order and answers each (the first must be
+ * {@code hello}, which makes it a producer's or a consumer's {@link Session}); a writer thread sends replies and events
+ * in the order they were queued. A frame that breaks the framing (garbage, a truncated frame) is refused with an error
+ * reply and one log line, and the connection is closed; a bad request within a good frame gets an error reply and the
+ * connection goes on. When the client goes away its session releases what it held.
  *
- * <p>Threads: {@link #run()} on the connection's own thread; {@link #send} from any thread (the
- * consumers' fetch threads send events); {@link #close()} from any thread.
+ * <p>Threads: {@link #run()} on the connection's own thread; {@link #send} from any thread (the consumers' fetch
+ * threads send events); {@link #close()} from any thread.
  */
 public final class Connection implements Runnable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     /** Replies and events queued for a client that does not read them; beyond this it is disconnected. */
     static final int MAX_QUEUED = 1024;
+
     private static final ByteBuffer END = ByteBuffer.allocate(0);
 
     private final SocketChannel channel;
@@ -82,7 +82,8 @@ public final class Connection implements Runnable {
                 case "ping" -> Frames.message();
                 default -> {
                     if (session == null) {
-                        throw new ViperConfigException(r.op() + ": say hello first (the first request names the protocol, role and model)");
+                        throw new ViperConfigException(
+                                r.op() + ": say hello first (the first request names the protocol, role and model)");
                     }
                     yield session.handle(r);
                 }
@@ -110,8 +111,9 @@ public final class Connection implements Runnable {
         long protocol = r.longValue("protocol");
         if (protocol != AgentProtocol.VERSION) {
             closeAfterReply = true;
-            throw new ViperConfigException("hello: protocol " + protocol + " is not spoken by this agent, which speaks protocol "
-                    + AgentProtocol.VERSION + " (use a client and an agent of the same Viper release)");
+            throw new ViperConfigException(
+                    "hello: protocol " + protocol + " is not spoken by this agent, which speaks protocol "
+                            + AgentProtocol.VERSION + " (use a client and an agent of the same Viper release)");
         }
         String role = r.text("role");
         String model = Manifest.validateModelName(r.text("model"));
@@ -120,20 +122,33 @@ public final class Connection implements Runnable {
             peer = peer + " (" + (client.length() > 100 ? client.substring(0, 100) : client) + ")";
         }
         session = switch (role) {
-            case "producer" -> new ProducerSession(model, peer, agent.producers(), agent.shm(), agent.viper().config());
+            case "producer" ->
+                new ProducerSession(
+                        model,
+                        peer,
+                        agent.producers(),
+                        agent.shm(),
+                        agent.viper().config());
             case "consumer" -> new ConsumerSession(model, peer, this, agent.consumers());
-            default -> throw new ViperFormatException(peer, "hello: role must be \"producer\" or \"consumer\", got \"" + role + "\"");
+            default ->
+                throw new ViperFormatException(
+                        peer, "hello: role must be \"producer\" or \"consumer\", got \"" + role + "\"");
         };
         LOG.log(System.Logger.Level.INFO, peer + ": " + role + " of " + model);
-        return Frames.message().put("protocol", AgentProtocol.VERSION).put("agent", agent.description())
-                .put("version", session.version()).put("shm_dir", agent.shm().dir().toString());
+        return Frames.message()
+                .put("protocol", AgentProtocol.VERSION)
+                .put("agent", agent.description())
+                .put("version", session.version())
+                .put("shm_dir", agent.shm().dir().toString());
     }
 
     /** Queues {@code message} for the client; a client that stopped reading is disconnected. Any thread. */
     void send(ObjectNode message) {
         if (!outbound.offer(Frames.encode(message)) || outbound.size() > MAX_QUEUED) {
-            LOG.log(System.Logger.Level.WARNING, peer + ": does not read what the agent sends (" + MAX_QUEUED
-                    + " messages queued); disconnected it");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    peer + ": does not read what the agent sends (" + MAX_QUEUED
+                            + " messages queued); disconnected it");
             close();
         }
     }
@@ -177,7 +192,10 @@ public final class Connection implements Runnable {
 
     private static String user(SocketChannel channel) {
         try {
-            return ", user " + channel.getOption(ExtendedSocketOptions.SO_PEERCRED).user().getName();
+            return ", user "
+                    + channel.getOption(ExtendedSocketOptions.SO_PEERCRED)
+                            .user()
+                            .getName();
         } catch (IOException | RuntimeException e) {
             return "";
         }

@@ -10,11 +10,11 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * A consumer client's requests: a lease holds the serving version for the client (the Java lease
- * stays open, so the version's buffer is not reused) and tells it where to map the version, or,
- * before the first version, is refused with NOT_FOUND, or with why the agent cannot follow the
- * model once its consumer stopped (no version will come); a release ends it. Update events reach the client through {@link Consumers}. A client that goes away
- * holding leases has them released, with one log line.
+ * A consumer client's requests: a lease holds the serving version for the client (the Java lease stays open, so the
+ * version's buffer is not reused) and tells it where to map the version, or, before the first version, is refused with
+ * NOT_FOUND, or with why the agent cannot follow the model once its consumer stopped (no version will come); a release
+ * ends it. Update events reach the client through {@link Consumers}. A client that goes away holding leases has them
+ * released, with one log line.
  *
  * <p>One connection's thread.
  */
@@ -59,7 +59,9 @@ final class ConsumerSession implements Session {
                 release(r.longValue("lease"));
                 yield null;
             }
-            default -> throw new ViperFormatException(peer, "unknown operation '" + r.op() + "' for a consumer (lease, release, ping)");
+            default ->
+                throw new ViperFormatException(
+                        peer, "unknown operation '" + r.op() + "' for a consumer (lease, release, ping)");
         };
     }
 
@@ -67,8 +69,11 @@ final class ConsumerSession implements Session {
         if (leases.size() >= MAX_LEASES) {
             throw new ViperConfigException("lease: this client holds " + MAX_LEASES + " leases already; release some");
         }
-        ModelLease lease = followed.consumer.currentIfAny().orElseThrow(() -> followed.failure().orElseGet(() ->
-                new ViperNotFoundException("model " + model + " has no version on this agent yet (wait for an update)")));
+        ModelLease lease = followed.consumer
+                .currentIfAny()
+                .orElseThrow(() -> followed.failure()
+                        .orElseGet(() -> new ViperNotFoundException(
+                                "model " + model + " has no version on this agent yet (wait for an update)")));
         ModelFiles.View view;
         try {
             view = followed.files.open(lease);
@@ -78,15 +83,21 @@ final class ConsumerSession implements Session {
         }
         long id = ++nextLease;
         leases.put(id, new Held(lease, view));
-        return Frames.message().put("lease", id).put("version", lease.version()).put("path", view.path().toString())
-                .put("offset", view.offset()).put("bytes", view.bytes());
+        return Frames.message()
+                .put("lease", id)
+                .put("version", lease.version())
+                .put("path", view.path().toString())
+                .put("offset", view.offset())
+                .put("bytes", view.bytes());
     }
 
     private void release(long id) {
         Held h = leases.remove(id);
         if (h == null) {
             // A release wants no reply: the mistake is only logged.
-            LOG.log(System.Logger.Level.WARNING, peer + ": release of lease " + id + ", which it does not hold; ignored");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    peer + ": release of lease " + id + ", which it does not hold; ignored");
             return;
         }
         h.release();
@@ -97,8 +108,10 @@ final class ConsumerSession implements Session {
         if (!leases.isEmpty()) {
             TreeSet<Long> versions = new TreeSet<>();
             leases.values().forEach(h -> versions.add(h.lease.version()));
-            LOG.log(System.Logger.Level.WARNING, peer + " went away holding " + leases.size() + " lease(s) on " + model
-                    + " (versions " + versions + "); released them");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    peer + " went away holding " + leases.size() + " lease(s) on " + model + " (versions " + versions
+                            + "); released them");
             leases.values().forEach(Held::release);
             leases.clear();
         }

@@ -12,11 +12,10 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The agent's consumers, one per model, shared by the clients that follow it: each update is sent
- * to every one of them as an {@code update} event. A consumer that stops following its model (a
- * refusal of its credentials or TLS trust, {@link ViperConsumer#onFailure}) is logged once and its
- * clients, and those that join later, get a {@code failure} event; it keeps serving the version it
- * holds. A consumer is closed when its last client leaves. Thread-safe.
+ * The agent's consumers, one per model, shared by the clients that follow it: each update is sent to every one of them
+ * as an {@code update} event. A consumer that stops following its model (a refusal of its credentials or TLS trust,
+ * {@link ViperConsumer#onFailure}) is logged once and its clients, and those that join later, get a {@code failure}
+ * event; it keeps serving the version it holds. A consumer is closed when its last client leaves. Thread-safe.
  */
 final class Consumers {
     private static final System.Logger LOG = System.getLogger(Consumers.class.getName());
@@ -50,8 +49,11 @@ final class Consumers {
 
         /** The notifier's or the fetch thread, once: the consumer stopped following the model. */
         private synchronized void failed(ViperException f) {
-            failure = ViperException.of(f.reason(), "this agent cannot follow model " + consumer.model() + ": " + f.getMessage(), f);
-            LOG.log(System.Logger.Level.ERROR, failure.getMessage() + " (serving v" + consumer.version() + "; its clients are told)");
+            failure = ViperException.of(
+                    f.reason(), "this agent cannot follow model " + consumer.model() + ": " + f.getMessage(), f);
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    failure.getMessage() + " (serving v" + consumer.version() + "; its clients are told)");
             clients.forEach(c -> c.send(event(consumer.model(), failure)));
         }
 

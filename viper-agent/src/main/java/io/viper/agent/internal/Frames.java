@@ -17,18 +17,18 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * The agent's framing: a 4-byte big-endian length, then that many bytes of one UTF-8 JSON object.
- * Reading refuses, before allocating anything, a length of 0 or above
- * {@link AgentProtocol#MAX_FRAME_BYTES}; it refuses a body that is not one JSON object and a frame
- * the peer cut short. Stateless: each call works on the channel it is given, from one thread.
+ * The agent's framing: a 4-byte big-endian length, then that many bytes of one UTF-8 JSON object. Reading refuses,
+ * before allocating anything, a length of 0 or above {@link AgentProtocol#MAX_FRAME_BYTES}; it refuses a body that is
+ * not one JSON object and a frame the peer cut short. Stateless: each call works on the channel it is given, from one
+ * thread.
  */
 final class Frames {
     /** Bytes of the length that starts every frame. */
     static final int LENGTH_BYTES = 4;
     /**
-     * Also reads the bare NaN and Infinity that Python's json writes: a value the agent can parse is one
-     * it can name in an error reply for that request, with the connection kept (a field that must be
-     * an integer refuses it; {@link Request#optionalDouble} takes it).
+     * Also reads the bare NaN and Infinity that Python's json writes: a value the agent can parse is one it can name in
+     * an error reply for that request, with the connection kept (a field that must be an integer refuses it;
+     * {@link Request#optionalDouble} takes it).
      */
     static final ObjectMapper JSON = JsonMapper.builder()
             .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
@@ -36,8 +36,7 @@ final class Frames {
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();
 
-    private Frames() {
-    }
+    private Frames() {}
 
     /**
      * Reads one frame from {@code channel} (blocking).
@@ -54,18 +53,23 @@ final class Frames {
             return null;
         }
         if (length.hasRemaining()) {
-            throw new ViperFormatException(peer, "truncated frame: the connection closed after " + got + " of the "
-                    + LENGTH_BYTES + " length bytes");
+            throw new ViperFormatException(
+                    peer,
+                    "truncated frame: the connection closed after " + got + " of the " + LENGTH_BYTES
+                            + " length bytes");
         }
         long n = Integer.toUnsignedLong(length.getInt(0));
         if (n == 0 || n > AgentProtocol.MAX_FRAME_BYTES) {
-            throw new ViperFormatException(peer, "frame length " + n + " is outside 1.." + AgentProtocol.MAX_FRAME_BYTES
-                    + " (bytes 0x" + String.format("%08x", length.getInt(0)) + "; not a client of the viper agent protocol?)");
+            throw new ViperFormatException(
+                    peer,
+                    "frame length " + n + " is outside 1.." + AgentProtocol.MAX_FRAME_BYTES + " (bytes 0x"
+                            + String.format("%08x", length.getInt(0)) + "; not a client of the viper agent protocol?)");
         }
         ByteBuffer body = ByteBuffer.allocate((int) n);
         int read = fill(channel, body);
         if (body.hasRemaining()) {
-            throw new ViperFormatException(peer, "truncated frame: the connection closed after " + read + " of " + n + " bytes");
+            throw new ViperFormatException(
+                    peer, "truncated frame: the connection closed after " + read + " of " + n + " bytes");
         }
         return parse(body.array(), peer);
     }
@@ -97,11 +101,21 @@ final class Frames {
             node = JSON.readTree(body);
         } catch (IOException e) {
             String problem = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-            throw new ViperFormatException(peer, "frame is not JSON: " + (problem == null ? "unreadable" : problem.lines().findFirst().orElse("")));
+            throw new ViperFormatException(
+                    peer,
+                    "frame is not JSON: "
+                            + (problem == null
+                                    ? "unreadable"
+                                    : problem.lines().findFirst().orElse("")));
         }
         if (!(node instanceof ObjectNode o)) {
-            throw new ViperFormatException(peer, "frame is not a JSON object but " + (node == null ? "empty" : node.getNodeType().name().toLowerCase(Locale.ROOT))
-                    + " (" + abbreviate(new String(body, StandardCharsets.UTF_8)) + ")");
+            throw new ViperFormatException(
+                    peer,
+                    "frame is not a JSON object but "
+                            + (node == null
+                                    ? "empty"
+                                    : node.getNodeType().name().toLowerCase(Locale.ROOT)) + " ("
+                            + abbreviate(new String(body, StandardCharsets.UTF_8)) + ")");
         }
         return o;
     }

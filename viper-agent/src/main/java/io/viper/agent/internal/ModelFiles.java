@@ -15,11 +15,10 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * Where clients read the versions of one model they lease: a file and the offset of a safetensors
- * image in it. A version the consumer received into one of the {@link SharedReceiveBuffers} is read
- * in place, its header written into the headroom in front of the data. Any other version (mapped
- * from the PFS, received into private memory, or in a file someone deleted) is copied once into a
- * file of its own, kept while a lease reads it or while it is the newest copy.
+ * Where clients read the versions of one model they lease: a file and the offset of a safetensors image in it. A
+ * version the consumer received into one of the {@link SharedReceiveBuffers} is read in place, its header written into
+ * the headroom in front of the data. Any other version (mapped from the PFS, received into private memory, or in a file
+ * someone deleted) is copied once into a file of its own, kept while a lease reads it or while it is the newest copy.
  *
  * <p>Thread-safe; called by the connections of the clients that follow the model.
  */
@@ -38,11 +37,10 @@ final class ModelFiles implements AutoCloseable {
     }
 
     /**
-     * A leased version as clients see it: {@code bytes} of a safetensors image at {@code offset} in
-     * {@code path}. {@code release} runs when the lease ends.
+     * A leased version as clients see it: {@code bytes} of a safetensors image at {@code offset} in {@code path}.
+     * {@code release} runs when the lease ends.
      */
-    record View(Path path, long offset, long bytes, Runnable release) {
-    }
+    record View(Path path, long offset, long bytes, Runnable release) {}
 
     private static final class Copy {
         final ShmFile file;
@@ -64,7 +62,11 @@ final class ModelFiles implements AutoCloseable {
             Optional<SharedReceiveBuffers.Region> region = receive.find(base);
             if (region.isPresent() && writeHeader(region.get(), m.version(), header)) {
                 SharedReceiveBuffers.Region r = region.get();
-                return new View(r.file.path(), SharedReceiveBuffers.HEADROOM - header.length, header.length + m.totalBytes(), () -> { });
+                return new View(
+                        r.file.path(),
+                        SharedReceiveBuffers.HEADROOM - header.length,
+                        header.length + m.totalBytes(),
+                        () -> {});
             }
         }
         return copy(lease, header);
@@ -76,8 +78,10 @@ final class ModelFiles implements AutoCloseable {
             if (!r.file.linked()) {
                 if (!r.reportedDeleted) {
                     r.reportedDeleted = true;
-                    LOG.log(System.Logger.Level.WARNING, "model " + model + ": shared-memory file " + r.file.path()
-                            + " was deleted under the agent; clients get copies of the versions received into it");
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "model " + model + ": shared-memory file " + r.file.path()
+                                    + " was deleted under the agent; clients get copies of the versions received into it");
                 }
                 return false;
             }
@@ -85,7 +89,12 @@ final class ModelFiles implements AutoCloseable {
                 return false; // a header this large is copied with its model instead
             }
             if (r.headerVersion != version || r.headerBytes != header.length) {
-                MemorySegment.copy(MemorySegment.ofArray(header), 0, r.file.segment(), SharedReceiveBuffers.HEADROOM - header.length, header.length);
+                MemorySegment.copy(
+                        MemorySegment.ofArray(header),
+                        0,
+                        r.file.segment(),
+                        SharedReceiveBuffers.HEADROOM - header.length,
+                        header.length);
                 r.headerVersion = version;
                 r.headerBytes = header.length;
             }
@@ -97,8 +106,10 @@ final class ModelFiles implements AutoCloseable {
         long version = lease.version();
         Copy c = copies.get(version);
         if (c != null && !c.file.linked()) {
-            LOG.log(System.Logger.Level.WARNING, "model " + model + ": shared-memory file " + c.file.path()
-                    + " was deleted under the agent; copying v" + version + " again");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "model " + model + ": shared-memory file " + c.file.path()
+                            + " was deleted under the agent; copying v" + version + " again");
             copies.remove(version);
             if (c.readers == 0) {
                 c.file.close();
@@ -141,10 +152,14 @@ final class ModelFiles implements AutoCloseable {
 
     private static byte[] header(Manifest m) {
         try {
-            return SafetensorsHeader.encode(m.tensors().stream().map(TensorEntry::info).toList(), m.metadata());
+            return SafetensorsHeader.encode(
+                    m.tensors().stream().map(TensorEntry::info).toList(), m.metadata());
         } catch (IllegalArgumentException e) {
-            throw new ViperException(ViperException.Reason.INTERNAL, "model " + m.model() + " v" + m.version()
-                    + ": cannot describe it as safetensors: " + e.getMessage(), e);
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL,
+                    "model " + m.model() + " v" + m.version() + ": cannot describe it as safetensors: "
+                            + e.getMessage(),
+                    e);
         }
     }
 

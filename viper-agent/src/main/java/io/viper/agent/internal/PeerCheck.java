@@ -11,10 +11,10 @@ import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
 
 /**
- * Which local users the agent serves: only {@code allowed}, the user it runs as. The socket's mode
- * (0600 in a 0700 directory) keeps others out already; this second check, on the kernel's
- * credentials of the connected process ({@code SO_PEERCRED}), holds even where someone loosened
- * those permissions, and refuses root too. Stateless and thread-safe.
+ * Which local users the agent serves: only {@code allowed}, the user it runs as. The socket's mode (0600 in a 0700
+ * directory) keeps others out already; this second check, on the kernel's credentials of the connected process
+ * ({@code SO_PEERCRED}), holds even where someone loosened those permissions, and refuses root too. Stateless and
+ * thread-safe.
  *
  * @param allowed the one user whose processes may talk to the agent
  */

@@ -19,11 +19,10 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A producer client's requests. The client asks for slots (shared-memory files it maps and writes a
- * safetensors image into), then publishes a slot: the agent parses the image's header, copies the
- * tensors into the producer's staging (the Java SDK's stall, on this connection's thread, while the
- * client goes on training) and replies with the version. A slot whose file was deleted meanwhile is
- * still published from the agent's mapping, then retired with one log line.
+ * A producer client's requests. The client asks for slots (shared-memory files it maps and writes a safetensors image
+ * into), then publishes a slot: the agent parses the image's header, copies the tensors into the producer's staging
+ * (the Java SDK's stall, on this connection's thread, while the client goes on training) and replies with the version.
+ * A slot whose file was deleted meanwhile is still published from the agent's mapping, then retired with one log line.
  *
  * <p>One connection's thread.
  */
@@ -67,7 +66,9 @@ final class ProducerSession implements Session {
                 producer.flush();
                 yield Frames.message().put("version", producer.latestVersion());
             }
-            default -> throw new ViperFormatException(peer, "unknown operation '" + r.op() + "' for a producer (alloc, free, publish, flush, ping)");
+            default ->
+                throw new ViperFormatException(
+                        peer, "unknown operation '" + r.op() + "' for a producer (alloc, free, publish, flush, ping)");
         };
     }
 
@@ -76,8 +77,9 @@ final class ProducerSession implements Session {
             throw new ViperConfigException("alloc: a slot of " + bytes + " bytes cannot hold a safetensors image");
         }
         if (bytes > budget) {
-            throw new ViperConfigException("alloc: a slot of " + bytes + " bytes exceeds the producer's staging budget ("
-                    + ViperConfig.STAGING_BUDGET.name() + " = " + budget + ")");
+            throw new ViperConfigException(
+                    "alloc: a slot of " + bytes + " bytes exceeds the producer's staging budget ("
+                            + ViperConfig.STAGING_BUDGET.name() + " = " + budget + ")");
         }
         if (slots.size() >= MAX_SLOTS) {
             throw new ViperConfigException("alloc: this client holds " + MAX_SLOTS + " slots already; free one first");
@@ -92,7 +94,10 @@ final class ProducerSession implements Session {
         ShmFile f = slot(id);
         slots.remove(id);
         if (!f.linked()) {
-            LOG.log(System.Logger.Level.WARNING, peer + ": shared-memory file " + f.path() + " (slot " + id + ") was deleted under the agent; dropped it");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    peer + ": shared-memory file " + f.path() + " (slot " + id
+                            + ") was deleted under the agent; dropped it");
         }
         f.close();
         return Frames.message();
@@ -113,7 +118,8 @@ final class ProducerSession implements Session {
         ShmFile f = slot(id);
         long bytes = r.count("bytes");
         if (bytes > f.byteSize()) {
-            throw new ViperFormatException(peer, "publish: " + bytes + " bytes do not fit slot " + id + " of " + f.byteSize());
+            throw new ViperFormatException(
+                    peer, "publish: " + bytes + " bytes do not fit slot " + id + " of " + f.byteSize());
         }
         MemorySegment image = f.segment().asSlice(0, bytes);
         SafetensorsHeader header = SafetensorsHeader.parse(peer + " slot " + id, image);
@@ -138,19 +144,26 @@ final class ProducerSession implements Session {
         boolean deleted = !f.linked();
         PublishHandle h = producer.publish(snapshot, meta);
         if (deleted) {
-            LOG.log(System.Logger.Level.WARNING, peer + ": shared-memory file " + f.path() + " (slot " + id
-                    + ") was deleted under the agent; published v" + h.version() + " from the agent's mapping and retired the slot");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    peer + ": shared-memory file " + f.path() + " (slot " + id
+                            + ") was deleted under the agent; published v" + h.version()
+                            + " from the agent's mapping and retired the slot");
             slots.remove(id);
             f.close();
         }
-        return Frames.message().put("version", h.version()).put("copy_ms", h.stallNanos() / 1e6)
-                .put("copied_bytes", h.copiedBytes()).put("unchanged_bytes", h.unchangedBytes()).put("slot_retired", deleted);
+        return Frames.message()
+                .put("version", h.version())
+                .put("copy_ms", h.stallNanos() / 1e6)
+                .put("copied_bytes", h.copiedBytes())
+                .put("unchanged_bytes", h.unchangedBytes())
+                .put("slot_retired", deleted);
     }
 
     /**
-     * The optional {@code changes} of a publish: per tensor of the image, the byte ranges that may
-     * differ from its previous publish, as {@code [start, end, start, end, ...]} relative to the
-     * tensor ({@link Snapshot.Changes}); a tensor it does not name is not declared. Empty without the field.
+     * The optional {@code changes} of a publish: per tensor of the image, the byte ranges that may differ from its
+     * previous publish, as {@code [start, end, start, end, ...]} relative to the tensor ({@link Snapshot.Changes}); a
+     * tensor it does not name is not declared. Empty without the field.
      *
      * @throws ViperFormatException naming the first malformed entry or a tensor the image does not hold
      */
@@ -160,8 +173,10 @@ final class ProducerSession implements Session {
             return Map.of();
         }
         if (!field.isObject()) {
-            throw new ViperFormatException(peer, "publish: field \"changes\" must be an object of tensor name to [start, end, ...], got "
-                    + field.getNodeType().name().toLowerCase(Locale.ROOT));
+            throw new ViperFormatException(
+                    peer,
+                    "publish: field \"changes\" must be an object of tensor name to [start, end, ...], got "
+                            + field.getNodeType().name().toLowerCase(Locale.ROOT));
         }
         Map<String, Long> sizes = new HashMap<>();
         header.tensors().forEach(t -> sizes.put(t.name(), t.length()));
@@ -170,20 +185,29 @@ final class ProducerSession implements Session {
             String name = e.getKey();
             Long size = sizes.get(name);
             if (size == null) {
-                throw new ViperFormatException(peer, "publish: changes name tensor '" + name + "', which the slot's image does not hold");
+                throw new ViperFormatException(
+                        peer, "publish: changes name tensor '" + name + "', which the slot's image does not hold");
             }
             JsonNode bounds = e.getValue();
             if (!bounds.isArray() || bounds.size() % 2 != 0) {
-                throw new ViperFormatException(peer, "publish: changes of '" + name + "' must be an array of start, end pairs");
+                throw new ViperFormatException(
+                        peer, "publish: changes of '" + name + "' must be an array of start, end pairs");
             }
             long[] b = new long[bounds.size()];
             for (int i = 0; i < b.length; i += 2) {
                 JsonNode start = bounds.get(i);
                 JsonNode end = bounds.get(i + 1);
-                if (!start.isIntegralNumber() || !end.isIntegralNumber() || !start.canConvertToLong() || !end.canConvertToLong()
-                        || start.asLong() < 0 || end.asLong() < start.asLong() || end.asLong() > size) {
-                    throw new ViperFormatException(peer, "publish: changes of '" + name + "': [" + start + ", " + end
-                            + ") is not a range of its " + size + " bytes");
+                if (!start.isIntegralNumber()
+                        || !end.isIntegralNumber()
+                        || !start.canConvertToLong()
+                        || !end.canConvertToLong()
+                        || start.asLong() < 0
+                        || end.asLong() < start.asLong()
+                        || end.asLong() > size) {
+                    throw new ViperFormatException(
+                            peer,
+                            "publish: changes of '" + name + "': [" + start + ", " + end + ") is not a range of its "
+                                    + size + " bytes");
                 }
                 b[i] = start.asLong();
                 b[i + 1] = end.asLong();

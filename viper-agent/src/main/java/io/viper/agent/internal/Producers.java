@@ -8,10 +8,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The agent's producers, one per model, each driven by at most one client at a time. A producer
- * outlives its client: the versions a trainer published stay served after it exits, and a trainer
- * that comes back continues the version numbers, until the agent stops. The policy runs in the
- * client ({@code step}), so the Java producer only publishes. Thread-safe.
+ * The agent's producers, one per model, each driven by at most one client at a time. A producer outlives its client:
+ * the versions a trainer published stay served after it exits, and a trainer that comes back continues the version
+ * numbers, until the agent stops. The policy runs in the client ({@code step}), so the Java producer only publishes.
+ * Thread-safe.
  */
 final class Producers {
     private final Viper viper;

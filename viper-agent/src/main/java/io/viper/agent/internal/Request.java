@@ -8,8 +8,8 @@ import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
 /**
- * One request from a client: its operation, its id (echoed in the reply) and typed access to its
- * fields, each refusing a missing or mistyped field as FORMAT naming the field. Immutable.
+ * One request from a client: its operation, its id (echoed in the reply) and typed access to its fields, each refusing
+ * a missing or mistyped field as FORMAT naming the field. Immutable.
  *
  * @param peer names the client in error messages
  */
@@ -78,9 +78,16 @@ record Request(ObjectNode body, String peer) {
     private ViperFormatException bad(String field, String what) {
         String op = body.path("op").isTextual() ? body.get("op").asText() : "request";
         JsonNode v = body.get(field);
-        return new ViperFormatException(peer, op + ": field \"" + field + "\" must be " + what
-                + (v == null ? " and is missing" : ", got " + v.getNodeType().name().toLowerCase(Locale.ROOT) + " "
-                + abbreviate(v.isNumber() ? v.asText() : v.toString()))); // a number as sent: NaN, not "NaN"
+        return new ViperFormatException(
+                peer,
+                op + ": field \"" + field + "\" must be " + what
+                        + (v == null
+                                ? " and is missing"
+                                : ", got " + v.getNodeType().name().toLowerCase(Locale.ROOT) + " "
+                                        + abbreviate(
+                                                v.isNumber()
+                                                        ? v.asText()
+                                                        : v.toString()))); // a number as sent: NaN, not "NaN"
     }
 
     private static String abbreviate(String s) {

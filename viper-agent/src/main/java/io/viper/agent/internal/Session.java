@@ -2,7 +2,10 @@ package io.viper.agent.internal;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-/** What a connection does for its client after {@code hello}: a producer's or a consumer's requests. One connection's thread. */
+/**
+ * What a connection does for its client after {@code hello}: a producer's or a consumer's requests. One connection's
+ * thread.
+ */
 interface Session {
     /** The version the client starts from: the newest published (producer) or serving (consumer), 0 if none. */
     long version();

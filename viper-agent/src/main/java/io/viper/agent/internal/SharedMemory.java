@@ -22,10 +22,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The directory where the agent keeps its shared-memory files ({@code /dev/shm} by default): creates
- * them owner-only (0600) under names that carry the agent's pid, {@code viper-agent-<pid>-<n>-<kind>},
- * and removes the files that agents no longer running left behind. {@link #close()} removes the
- * files still open. Thread-safe.
+ * The directory where the agent keeps its shared-memory files ({@code /dev/shm} by default): creates them owner-only
+ * (0600) under names that carry the agent's pid, {@code viper-agent-<pid>-<n>-<kind>}, and removes the files that
+ * agents no longer running left behind. {@link #close()} removes the files still open. Thread-safe.
  */
 final class SharedMemory implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(SharedMemory.class.getName());
@@ -57,12 +56,16 @@ final class SharedMemory implements AutoCloseable {
     ShmFile create(String kind, long bytes) {
         long usable = usableSpace();
         if (bytes > usable) {
-            throw ViperException.of(ViperException.Reason.UNAVAILABLE, "no room in " + dir + " for " + bytes
-                    + " bytes of shared memory (" + usable + " free); free some or give the agent another --shm-dir");
+            throw ViperException.of(
+                    ViperException.Reason.UNAVAILABLE,
+                    "no room in " + dir + " for " + bytes + " bytes of shared memory (" + usable
+                            + " free); free some or give the agent another --shm-dir");
         }
         Path path = dir.resolve("viper-agent-" + pid + "-" + sequence.incrementAndGet() + "-" + kind);
         Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+        try (FileChannel ch = FileChannel.open(
+                path,
+                Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
             if (bytes > 0) {
                 ch.write(ByteBuffer.allocate(1), bytes - 1); // sets the size; the pages stay unallocated
@@ -80,7 +83,8 @@ final class SharedMemory implements AutoCloseable {
             } catch (IOException ignored) {
                 // it may never have been created
             }
-            throw new ViperException(ViperException.Reason.IO, "cannot create shared-memory file " + path + ": " + e.getMessage(), e);
+            throw new ViperException(
+                    ViperException.Reason.IO, "cannot create shared-memory file " + path + ": " + e.getMessage(), e);
         }
     }
 
@@ -90,7 +94,9 @@ final class SharedMemory implements AutoCloseable {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "viper-agent-*")) {
             for (Path f : files) {
                 Matcher m = NAME.matcher(f.getFileName().toString());
-                if (m.matches() && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty() && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+                if (m.matches()
+                        && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()
+                        && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
                     try {
                         Files.delete(f);
                         removed++;

@@ -8,11 +8,10 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The agent's consumers receive models straight into shared-memory files, so that a client reads a
- * leased version in place, without a copy. Each file keeps {@link #HEADROOM} bytes in front of the
- * data section, where {@link ModelFiles} writes the version's safetensors header: the file then holds
- * a safetensors image that ends with the data. Where {@code /dev/shm} has no room, a buffer falls
- * back to private memory (one log line) and clients get copies.
+ * The agent's consumers receive models straight into shared-memory files, so that a client reads a leased version in
+ * place, without a copy. Each file keeps {@link #HEADROOM} bytes in front of the data section, where {@link ModelFiles}
+ * writes the version's safetensors header: the file then holds a safetensors image that ends with the data. Where
+ * {@code /dev/shm} has no room, a buffer falls back to private memory (one log line) and clients get copies.
  *
  * <p>Thread-safe: the consumers' fetch threads allocate, any thread closes, agent threads look up.
  */
@@ -30,9 +29,8 @@ final class SharedReceiveBuffers implements ReceiveAllocator {
     }
 
     /**
-     * A receive buffer in a shared-memory file, its data section starting at {@link #HEADROOM}.
-     * Owned by the consumer that allocated it; {@link ModelFiles} writes headers into its headroom
-     * while a lease holds the version in it.
+     * A receive buffer in a shared-memory file, its data section starting at {@link #HEADROOM}. Owned by the consumer
+     * that allocated it; {@link ModelFiles} writes headers into its headroom while a lease holds the version in it.
      */
     static final class Region {
         final ShmFile file;
@@ -57,8 +55,10 @@ final class SharedReceiveBuffers implements ReceiveAllocator {
         try {
             file = shm.create("model", HEADROOM + bytes);
         } catch (ViperException e) {
-            LOG.log(System.Logger.Level.WARNING, "receiving a model of " + bytes + " bytes into private memory: " + e.getMessage()
-                    + "; clients get copies of it");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "receiving a model of " + bytes + " bytes into private memory: " + e.getMessage()
+                            + "; clients get copies of it");
             return ReceiveAllocator.offHeap().allocate(bytes);
         }
         Region region = new Region(file, file.segment().asSlice(HEADROOM, bytes));

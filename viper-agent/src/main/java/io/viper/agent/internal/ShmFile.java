@@ -9,13 +9,13 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * One shared-memory file of the agent, mapped read-write into the agent for as long as it is open.
- * Clients map the same file by its path. {@link #close()} unmaps it and unlinks the file, unless
- * another file took its name meanwhile. The mapping stays valid in the agent even when someone
- * deletes the file: {@link #linked()} tells whether clients can still open it.
+ * One shared-memory file of the agent, mapped read-write into the agent for as long as it is open. Clients map the same
+ * file by its path. {@link #close()} unmaps it and unlinks the file, unless another file took its name meanwhile. The
+ * mapping stays valid in the agent even when someone deletes the file: {@link #linked()} tells whether clients can
+ * still open it.
  *
- * <p>Thread-safe: the segment may be read and written from any thread while the file is open;
- * close once no thread uses it.
+ * <p>Thread-safe: the segment may be read and written from any thread while the file is open; close once no thread uses
+ * it.
  */
 final class ShmFile implements AutoCloseable {
     private final Path path;
@@ -69,8 +69,10 @@ final class ShmFile implements AutoCloseable {
             try {
                 Files.deleteIfExists(path);
             } catch (IOException e) {
-                System.getLogger(ShmFile.class.getName()).log(System.Logger.Level.WARNING,
-                        "cannot remove shared-memory file " + path + ": " + e.getMessage());
+                System.getLogger(ShmFile.class.getName())
+                        .log(
+                                System.Logger.Level.WARNING,
+                                "cannot remove shared-memory file " + path + ": " + e.getMessage());
             }
         }
     }

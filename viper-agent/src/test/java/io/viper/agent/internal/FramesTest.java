@@ -44,21 +44,30 @@ class FramesTest {
 
     @Test
     void lengthsOutOfBoundsAreRefusedBeforeAnythingIsAllocated() {
-        ViperFormatException zero = assertThrows(ViperFormatException.class, () -> Frames.read(bytes(frame(0, "")), "client 1"));
-        assertEquals("client 1: frame length 0 is outside 1.." + AgentProtocol.MAX_FRAME_BYTES
-                + " (bytes 0x00000000; not a client of the viper agent protocol?)", zero.getMessage());
+        ViperFormatException zero =
+                assertThrows(ViperFormatException.class, () -> Frames.read(bytes(frame(0, "")), "client 1"));
+        assertEquals(
+                "client 1: frame length 0 is outside 1.." + AgentProtocol.MAX_FRAME_BYTES
+                        + " (bytes 0x00000000; not a client of the viper agent protocol?)",
+                zero.getMessage());
         // An HTTP request read as a frame: "GET " is a length of about 1.2 GB.
-        ViperFormatException http = assertThrows(ViperFormatException.class,
+        ViperFormatException http = assertThrows(
+                ViperFormatException.class,
                 () -> Frames.read(bytes("GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII)), "c"));
         assertTrue(http.getMessage().startsWith("c: frame length 1195725856 is outside"), http.getMessage());
-        assertThrows(ViperFormatException.class, () -> Frames.read(bytes(frame(-1, "")), "c"), "0xffffffff is 4 GiB, not -1");
+        assertThrows(
+                ViperFormatException.class,
+                () -> Frames.read(bytes(frame(-1, "")), "c"),
+                "0xffffffff is 4 GiB, not -1");
     }
 
     @Test
     void aTruncatedFrameIsRefusedSayingHowMuchArrived() {
-        ViperFormatException body = assertThrows(ViperFormatException.class, () -> Frames.read(bytes(frame(100, "{\"op\":")), "c"));
+        ViperFormatException body =
+                assertThrows(ViperFormatException.class, () -> Frames.read(bytes(frame(100, "{\"op\":")), "c"));
         assertEquals("c: truncated frame: the connection closed after 6 of 100 bytes", body.getMessage());
-        ViperFormatException length = assertThrows(ViperFormatException.class, () -> Frames.read(bytes(new byte[] {0, 0}), "c"));
+        ViperFormatException length =
+                assertThrows(ViperFormatException.class, () -> Frames.read(bytes(new byte[] {0, 0}), "c"));
         assertEquals("c: truncated frame: the connection closed after 2 of the 4 length bytes", length.getMessage());
     }
 
@@ -66,8 +75,10 @@ class FramesTest {
     void aBodyThatIsNotOneJsonObjectIsRefused() {
         String[] bodies = {"not json", "[1,2]", "{\"op\":\"ping\"} trailing", "{\"op\":1,\"op\":2}", "\"text\""};
         for (String b : bodies) {
-            ViperFormatException e = assertThrows(ViperFormatException.class,
-                    () -> Frames.read(bytes(frame(b.getBytes(StandardCharsets.UTF_8).length, b)), "c"), b);
+            ViperFormatException e = assertThrows(
+                    ViperFormatException.class,
+                    () -> Frames.read(bytes(frame(b.getBytes(StandardCharsets.UTF_8).length, b)), "c"),
+                    b);
             assertTrue(e.getMessage().startsWith("c: frame is not "), b + " -> " + e.getMessage());
             assertEquals(-1, e.getMessage().indexOf('\n'), "one line: " + e.getMessage());
         }

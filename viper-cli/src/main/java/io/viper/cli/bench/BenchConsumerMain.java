@@ -14,22 +14,20 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The consumer side of {@code viper bench transfer}, run as a separate JVM. Prints {@code ready}
- * once subscribed, then {@code swapped <version> <bytes> <transfer ms> <verify ms> <path> <reused bytes> <swapped ns>} for every
- * version it serves, on stdout (the transfer from the start of the load until the bytes were in, the
- * verification after that until the swap, as {@link io.viper.ModelUpdate} has them; {@code swapped ns}
- * is {@link System#nanoTime()} as the update listener starts, right after the swap). On Linux
- * {@code nanoTime} reads {@code CLOCK_MONOTONIC}, one clock for every process of the machine, so the
- * parent measures publish to swap without the time this line takes to reach it through the pipe.
+ * The consumer side of {@code viper bench transfer}, run as a separate JVM. Prints {@code ready} once subscribed, then
+ * {@code swapped <version> <bytes> <transfer ms> <verify ms> <path> <reused bytes> <swapped ns>} for every version it
+ * serves, on stdout (the transfer from the start of the load until the bytes were in, the verification after that until
+ * the swap, as {@link io.viper.ModelUpdate} has them; {@code swapped ns} is {@link System#nanoTime()} as the update
+ * listener starts, right after the swap). On Linux {@code nanoTime} reads {@code CLOCK_MONOTONIC}, one clock for every
+ * process of the machine, so the parent measures publish to swap without the time this line takes to reach it through
+ * the pipe.
  *
- * <p>Modes: {@code viper NOTIFIER MODEL PATHS [PFS]} uses the Viper SDK restricted to the given
- * transport schemes; {@code poll DIR INTERVAL_MS} is the baseline users have today (Triton's poll
- * mode): look at the repository directory every interval and load a new version by reading its
- * file into memory.
+ * <p>Modes: {@code viper NOTIFIER MODEL PATHS [PFS]} uses the Viper SDK restricted to the given transport schemes;
+ * {@code poll DIR INTERVAL_MS} is the baseline users have today (Triton's poll mode): look at the repository directory
+ * every interval and load a new version by reading its file into memory.
  */
 public final class BenchConsumerMain {
-    private BenchConsumerMain() {
-    }
+    private BenchConsumerMain() {}
 
     public static void main(String[] args) throws Exception {
         // The benchmark's stderr is the user's terminal: the same quiet logging as the parent.
@@ -51,8 +49,11 @@ public final class BenchConsumerMain {
         return config;
     }
 
-    private static void viper(String notifier, String model, String paths, String pfs, Map<String, String> config) throws InterruptedException {
-        Viper.Builder b = Viper.builder().notifier(notifier).consumerPaths(paths.split(","))
+    private static void viper(String notifier, String model, String paths, String pfs, Map<String, String> config)
+            throws InterruptedException {
+        Viper.Builder b = Viper.builder()
+                .notifier(notifier)
+                .consumerPaths(paths.split(","))
                 .config("viper.consumer.host.budget.bytes", "64g");
         config.forEach(b::config);
         if (paths.contains("cuda")) {
@@ -62,11 +63,12 @@ public final class BenchConsumerMain {
         if (pfs != null) {
             b.pfsRoot(Path.of(pfs));
         }
-        try (Viper viper = b.build(); ViperConsumer consumer = viper.consumer(model)) {
+        try (Viper viper = b.build();
+                ViperConsumer consumer = viper.consumer(model)) {
             consumer.onUpdate(u -> {
                 long swappedNs = System.nanoTime();
-                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.transferMs() + " " + u.verifyMs() + " " + u.path() + " " + u.reusedBytes()
-                        + " " + swappedNs);
+                System.out.println("swapped " + u.version() + " " + u.bytes() + " " + u.transferMs() + " "
+                        + u.verifyMs() + " " + u.path() + " " + u.reusedBytes() + " " + swappedNs);
                 System.out.flush();
             });
             System.out.println("ready");

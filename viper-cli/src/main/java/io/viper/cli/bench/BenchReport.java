@@ -9,42 +9,87 @@ import java.util.Locale;
 
 /** How {@code viper bench transfer} prints a {@link TransferBench.Result}: a table, or JSON with every sample. */
 public final class BenchReport {
-    private BenchReport() {
-    }
+    private BenchReport() {}
 
     /** One row per size and path: median, p99, GB/s, and latency and stall against the bound. */
     public static void printTable(TransferBench.Result result, PrintStream out) {
         out.println("update latency: publish called to the consumer's swap (every byte verified), between two processes"
-                + (result.interval().isPositive() ? ", measured updates " + result.interval().toMillis() + " ms apart" : ""));
-        out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7s %8s %9s %10s %11s %7s %9s %7s %7s%n", "size", "path", "transport", "changed",
-                "memcpy ms", "median ms", "p99 ms", "GB/s", "x memcpy", "stall ms", "stall x mc", "announced", "copied", "moved", "reused", "warm-up");
+                + (result.interval().isPositive()
+                        ? ", measured updates " + result.interval().toMillis() + " ms apart"
+                        : ""));
+        out.printf(
+                Locale.ROOT,
+                "%-6s %-9s %-9s %7s %9s %9s %9s %7s %8s %9s %10s %11s %7s %9s %7s %7s%n",
+                "size",
+                "path",
+                "transport",
+                "changed",
+                "memcpy ms",
+                "median ms",
+                "p99 ms",
+                "GB/s",
+                "x memcpy",
+                "stall ms",
+                "stall x mc",
+                "announced",
+                "copied",
+                "moved",
+                "reused",
+                "warm-up");
         for (TransferBench.Row r : result.rows()) {
-            out.printf(Locale.ROOT, "%-6s %-9s %-9s %7s %9s %9s %9s %7.2f %8.2f %9s %10.2f %11s %7s %9s %7s %7d%n", size(r.sizeBytes()), r.path(),
-                    r.transport(), percent(r.changed()), ms(r.boundMs()), ms(r.median()), ms(r.p99()), r.gbps(), r.xBound(), ms(r.stallMedian()),
-                    r.stallXBound(), ms(r.announcedMedian()), percent(r.copiedMedian() / r.sizeBytes()), percent(r.movedMedian() / r.sizeBytes()), percent(r.reusedMedian() / r.sizeBytes()),
+            out.printf(
+                    Locale.ROOT,
+                    "%-6s %-9s %-9s %7s %9s %9s %9s %7.2f %8.2f %9s %10.2f %11s %7s %9s %7s %7d%n",
+                    size(r.sizeBytes()),
+                    r.path(),
+                    r.transport(),
+                    percent(r.changed()),
+                    ms(r.boundMs()),
+                    ms(r.median()),
+                    ms(r.p99()),
+                    r.gbps(),
+                    r.xBound(),
+                    ms(r.stallMedian()),
+                    r.stallXBound(),
+                    ms(r.announcedMedian()),
+                    percent(r.copiedMedian() / r.sizeBytes()),
+                    percent(r.movedMedian() / r.sizeBytes()),
+                    percent(r.reusedMedian() / r.sizeBytes()),
                     r.warmupUpdates());
         }
         for (TransferBench.Row r : result.rows()) {
-            result.ofFullUpdate(r).ifPresent(share -> out.printf(Locale.ROOT, "%s %s, %s of blocks changed: %.1f%% of a full update (x memcpy %.2f against %.2f)%n",
-                    size(r.sizeBytes()), r.path(), percent(r.changed()), 100 * share, r.xBound(), r.xBound() / share));
+            result.ofFullUpdate(r)
+                    .ifPresent(share -> out.printf(
+                            Locale.ROOT,
+                            "%s %s, %s of blocks changed: %.1f%% of a full update (x memcpy %.2f against %.2f)%n",
+                            size(r.sizeBytes()),
+                            r.path(),
+                            percent(r.changed()),
+                            100 * share,
+                            r.xBound(),
+                            r.xBound() / share));
         }
-        out.println("(median over the measured updates; memcpy: an in-process copy of the model right after each update, median (below 1 ms,");
-        out.println(" the fastest copy before the runs); x memcpy: the median of each update's latency (stall) over its memcpy;");
+        out.println(
+                "(median over the measured updates; memcpy: an in-process copy of the model right after each update, median (below 1 ms,");
+        out.println(
+                " the fastest copy before the runs); x memcpy: the median of each update's latency (stall) over its memcpy;");
         out.println(" announced: publish called to the manifest sent, after staging and hashing;");
-        out.println(" changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
-        out.println(" unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left in place or copied from the version it held)");
+        out.println(
+                " changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
+        out.println(
+                " unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left in place or copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {
             out.println("(the gpu rows' bound is one device-to-device copy on GPU 0, not memcpy)");
         }
     }
 
     /**
-     * One JSON object: {@code sizes}, {@code memcpy_ms} per size (the fastest before the paths ran), and
-     * per row its figures and every sample ({@code samples_ms}, {@code stall_samples_ms}, the memcpy
-     * measured with each in {@code bound_samples_ms}; {@code bound_ms} is their median, {@code x_bound}
-     * the median of the per-update ratios, {@code x_full} a delta row's share of the full update).
-     * With one size, {@code size_bytes} and {@code memcpy_ms} are also the top-level numbers, as before
-     * sweeps existed; {@code interval_ms} is the pause before each measured update.
+     * One JSON object: {@code sizes}, {@code memcpy_ms} per size (the fastest before the paths ran), and per row its
+     * figures and every sample ({@code samples_ms}, {@code stall_samples_ms}, the memcpy measured with each in
+     * {@code bound_samples_ms}; {@code bound_ms} is their median, {@code x_bound} the median of the per-update ratios,
+     * {@code x_full} a delta row's share of the full update). With one size, {@code size_bytes} and {@code memcpy_ms}
+     * are also the top-level numbers, as before sweeps existed; {@code interval_ms} is the pause before each measured
+     * update.
      */
     public static ObjectNode json(TransferBench.Result result) {
         ObjectNode out = new ObjectMapper().createObjectNode();
@@ -122,7 +167,11 @@ public final class BenchReport {
     /** A fraction as a percentage: 100%, 2.0%, 0.05%. */
     public static String percent(double fraction) {
         double p = fraction * 100;
-        return Double.isNaN(p) ? "-" : p >= 99.95 ? "100%" : p >= 0.1 ? String.format(Locale.ROOT, "%.1f%%", p) : String.format(Locale.ROOT, "%.2f%%", p);
+        return Double.isNaN(p)
+                ? "-"
+                : p >= 99.95
+                        ? "100%"
+                        : p >= 0.1 ? String.format(Locale.ROOT, "%.1f%%", p) : String.format(Locale.ROOT, "%.2f%%", p);
     }
 
     /** Milliseconds with three significant digits at least (0.123, 12.3, 1234). */
@@ -130,7 +179,11 @@ public final class BenchReport {
         if (Double.isNaN(ms)) {
             return "-";
         }
-        return ms < 0.01 ? String.format(Locale.ROOT, "%.4f", ms) : ms < 10 ? String.format(Locale.ROOT, "%.3f", ms) : ms < 100 ? String.format(Locale.ROOT, "%.2f", ms) : String.format(Locale.ROOT, "%.1f", ms);
+        return ms < 0.01
+                ? String.format(Locale.ROOT, "%.4f", ms)
+                : ms < 10
+                        ? String.format(Locale.ROOT, "%.3f", ms)
+                        : ms < 100 ? String.format(Locale.ROOT, "%.2f", ms) : String.format(Locale.ROOT, "%.1f", ms);
     }
 
     /** Nanosecond resolution, for the bound of small sizes (a 16 KiB memcpy takes about a microsecond). */

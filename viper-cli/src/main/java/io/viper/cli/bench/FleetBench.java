@@ -28,15 +28,14 @@ import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
 /**
- * The measurement behind {@code viper bench fleet}: a simulated cluster on this machine
- * ({@link FleetNetwork}), the embedded broker and a producer ({@code viper broker}, {@code viper publish
- * --transports tcp://NODE0:0}) on node 0 and a consumer ({@code viper consume --paths tcp}) on each of
- * nodes 1 to N, every one a {@code viper} process of its own ({@link ChildJvm}), all with a shared
- * secret ({@code viper secret}; the consumers hold the consumer token). Per consumer: its latency
- * from the producer's {@code publish} call to its swap (the consumer's own {@code latency_ms}, by the
- * wall clock that every process of one machine shares), its bytes moved and reused and its path, and
- * whether the tensors it wrote ({@code --out}) are the published ones, byte for byte. Per round: the
- * bytes node 0 sent on its link (where it has one). One thread; not reusable.
+ * The measurement behind {@code viper bench fleet}: a simulated cluster on this machine ({@link FleetNetwork}), the
+ * embedded broker and a producer ({@code viper broker}, {@code viper publish --transports tcp://NODE0:0}) on node 0 and
+ * a consumer ({@code viper consume --paths tcp}) on each of nodes 1 to N, every one a {@code viper} process of its own
+ * ({@link ChildJvm}), all with a shared secret ({@code viper secret}; the consumers hold the consumer token). Per
+ * consumer: its latency from the producer's {@code publish} call to its swap (the consumer's own {@code latency_ms}, by
+ * the wall clock that every process of one machine shares), its bytes moved and reused and its path, and whether the
+ * tensors it wrote ({@code --out}) are the published ones, byte for byte. Per round: the bytes node 0 sent on its link
+ * (where it has one). One thread; not reusable.
  */
 public final class FleetBench {
     /** The model's name. */
@@ -51,11 +50,11 @@ public final class FleetBench {
     /**
      * One consumer's update.
      *
-     * @param node      its node (1 to N)
+     * @param node its node (1 to N)
      * @param latencyMs the producer's publish call to its swap
-     * @param path      the transport it read from
-     * @param bytes     bytes it moved
-     * @param reused    bytes it did not move (unchanged blocks of the version it held)
+     * @param path the transport it read from
+     * @param bytes bytes it moved
+     * @param reused bytes it did not move (unchanged blocks of the version it held)
      * @param identical whether the tensors it swapped in are the published ones, byte for byte
      */
     public record Swap(
@@ -64,9 +63,9 @@ public final class FleetBench {
     /**
      * One version delivered to one fleet.
      *
-     * @param changed          the share of blocks asked to change (1: the first version, every byte new)
-     * @param newBytes         the bytes of the blocks that did change: what each consumer has to receive
-     * @param producerTxBytes  bytes node 0 sent on its link while the consumers took the version (broker included)
+     * @param changed the share of blocks asked to change (1: the first version, every byte new)
+     * @param newBytes the bytes of the blocks that did change: what each consumer has to receive
+     * @param producerTxBytes bytes node 0 sent on its link while the consumers took the version (broker included)
      */
     public record Round(
             Topology topology,
@@ -104,8 +103,8 @@ public final class FleetBench {
     }
 
     /**
-     * Makes the network, the secret and the model files, then runs every topology over every fleet size; removes
-     * the network after.
+     * Makes the network, the secret and the model files, then runs every topology over every fleet size; removes the
+     * network after.
      */
     public Result run() throws Exception {
         Path dir = Files.createDirectories(settings.dir());
@@ -129,8 +128,8 @@ public final class FleetBench {
     }
 
     /**
-     * A model file, the share of blocks it changed from the one before, the bytes of those blocks, and the hash
-     * of its tensors.
+     * A model file, the share of blocks it changed from the one before, the bytes of those blocks, and the hash of its
+     * tensors.
      */
     private record Version(Path file, double changed, long newBytes, String hash) {}
 
@@ -163,8 +162,8 @@ public final class FleetBench {
     }
 
     /**
-     * The bytes of the blocks (each tensor cut into {@code block} bytes from its start, as the producer cuts it)
-     * that differ.
+     * The bytes of the blocks (each tensor cut into {@code block} bytes from its start, as the producer cuts it) that
+     * differ.
      */
     static long newBytes(List<Tensor> before, List<Tensor> after, long block) {
         long n = 0;
@@ -281,8 +280,8 @@ public final class FleetBench {
     }
 
     /**
-     * What a consumer of topology {@code t} runs: {@code viper consume} over tcp with the consumer token,
-     * writing each version it swaps in to {@code out}; {@code once}: it exits after the first.
+     * What a consumer of topology {@code t} runs: {@code viper consume} over tcp with the consumer token, writing each
+     * version it swaps in to {@code out}; {@code once}: it exits after the first.
      */
     private static List<String> consumerArgs(Topology t, String notifier, Path out, boolean once, Path token) {
         List<String> args = new ArrayList<>(List.of(

@@ -17,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Where the nodes of {@code viper bench fleet} run: network namespaces joined by a bridge with capped
- * links ({@link Namespaces}, with root and a working {@code ip netns}), else processes on loopback
- * with nothing capped ({@link Loopback}). {@link #close} removes what {@link #open} made; a shutdown hook
- * does it too when the JVM is interrupted (Ctrl-C, SIGTERM). One thread uses it; the hook may run on another.
+ * Where the nodes of {@code viper bench fleet} run: network namespaces joined by a bridge with capped links
+ * ({@link Namespaces}, with root and a working {@code ip netns}), else processes on loopback with nothing capped
+ * ({@link Loopback}). {@link #close} removes what {@link #open} made; a shutdown hook does it too when the JVM is
+ * interrupted (Ctrl-C, SIGTERM). One thread uses it; the hook may run on another.
  */
 public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.Namespaces, FleetNetwork.Loopback {
     /** The address node {@code i} serves on. */
@@ -48,9 +48,8 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
     }
 
     /**
-     * The namespaces where {@code ip netns} works here, else loopback; {@code progress} hears which and why.
-     * Before making the namespaces it removes those an earlier run left (a SIGKILLed bench), with the
-     * processes still in them.
+     * The namespaces where {@code ip netns} works here, else loopback; {@code progress} hears which and why. Before
+     * making the namespaces it removes those an earlier run left (a SIGKILLed bench), with the processes still in them.
      */
     static FleetNetwork open(int consumers, LinkRate rate, Consumer<String> progress) {
         NamespacePlan plan = new NamespacePlan(NamespacePlan.PREFIX, consumers + 1, rate);
@@ -64,8 +63,7 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
     }
 
     /**
-     * Runs {@code command} to its end; its output. A failure is an {@link ViperException.Reason#IO} naming the
-     * command.
+     * Runs {@code command} to its end; its output. A failure is an {@link ViperException.Reason#IO} naming the command.
      */
     static String run(List<String> command) {
         try {
@@ -118,8 +116,7 @@ public sealed interface FleetNetwork extends AutoCloseable permits FleetNetwork.
     }
 
     /**
-     * A namespace per node, made from a {@link NamespacePlan}, with one bench at a time on the machine (a lock
-     * file).
+     * A namespace per node, made from a {@link NamespacePlan}, with one bench at a time on the machine (a lock file).
      */
     final class Namespaces implements FleetNetwork {
         /** Held while the namespaces exist: a second bench would remove the first one's as leftovers. */

@@ -7,8 +7,8 @@ import java.io.PrintStream;
 import java.util.Locale;
 
 /**
- * How {@code viper bench fleet} prints a {@link FleetBench.Result}: two tables (per fleet, per consumer), or one
- * JSON object.
+ * How {@code viper bench fleet} prints a {@link FleetBench.Result}: two tables (per fleet, per consumer), or one JSON
+ * object.
  */
 public final class FleetReport {
     private static final double MIB = 1 << 20;

@@ -9,12 +9,12 @@ import java.util.function.Consumer;
  * What {@code viper bench fleet} measures, checked by the command before it starts anything. Immutable.
  *
  * @param topologies who reads from whom, each measured over every fleet size, in this order
- * @param consumers  fleet sizes, smallest first
- * @param sizeBytes  the model
- * @param rate       every node's link, both ways (where it can be capped)
- * @param changed    with a value, a second version where only that share of blocks changed
- * @param dir        where the model files, secrets, logs and the consumers' copies go
- * @param progress   takes a line of progress (stderr, or nothing with --json)
+ * @param consumers fleet sizes, smallest first
+ * @param sizeBytes the model
+ * @param rate every node's link, both ways (where it can be capped)
+ * @param changed with a value, a second version where only that share of blocks changed
+ * @param dir where the model files, secrets, logs and the consumers' copies go
+ * @param progress takes a line of progress (stderr, or nothing with --json)
  */
 public record FleetSettings(
         List<Topology> topologies,
@@ -25,15 +25,14 @@ public record FleetSettings(
         Path dir,
         Consumer<String> progress) {
     /**
-     * The most consumers one run takes: one /24 of addresses, and far beyond what one machine's cores run at
-     * link rate.
+     * The most consumers one run takes: one /24 of addresses, and far beyond what one machine's cores run at link rate.
      */
     public static final int MAX_CONSUMERS = 64;
 
     /**
-     * Who reads from whom. Today there is one shape: the star, every consumer reading every byte from
-     * the producer. Another shape is another constant here, with what its consumers are told in
-     * {@link FleetBench}'s consumer command.
+     * Who reads from whom. Today there is one shape: the star, every consumer reading every byte from the producer.
+     * Another shape is another constant here, with what its consumers are told in {@link FleetBench}'s consumer
+     * command.
      */
     public enum Topology {
         STAR("star", "every consumer reads from the producer");

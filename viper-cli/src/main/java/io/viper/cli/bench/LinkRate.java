@@ -6,8 +6,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A link's rate as {@code tc} writes it ({@code 500mbit}, {@code 1gbit}, {@code 200kbit}, {@code 10000000bit}):
- * what {@code viper bench fleet --link-rate} takes and hands to {@code tc qdisc ... tbf rate}. Immutable.
+ * A link's rate as {@code tc} writes it ({@code 500mbit}, {@code 1gbit}, {@code 200kbit}, {@code 10000000bit}): what
+ * {@code viper bench fleet --link-rate} takes and hands to {@code tc qdisc ... tbf rate}. Immutable.
  *
  * @param bitsPerSecond the rate
  * @param text the rate as given to {@code tc}, lower case
@@ -30,13 +30,12 @@ public record LinkRate(long bitsPerSecond, String text) {
             throw new ViperConfigException(
                     flag + " " + value + ": not a rate (write it as tc does: 500mbit, 1gbit, 200kbit)");
         }
-        long unit =
-                switch (m.group(2)) {
-                    case "kbit" -> 1_000L;
-                    case "mbit" -> 1_000_000L;
-                    case "gbit" -> 1_000_000_000L;
-                    default -> 1L;
-                };
+        long unit = switch (m.group(2)) {
+            case "kbit" -> 1_000L;
+            case "mbit" -> 1_000_000L;
+            case "gbit" -> 1_000_000_000L;
+            default -> 1L;
+        };
         long bits = Long.parseLong(m.group(1)) * unit;
         if (bits < MIN_BITS || bits > MAX_BITS) {
             throw new ViperConfigException(flag + " " + value + ": must be from 1mbit to 100gbit");

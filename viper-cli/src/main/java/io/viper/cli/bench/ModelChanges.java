@@ -7,11 +7,10 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
- * Makes a benchmark model change between versions as training would: a fraction of its blocks
- * gets new bytes (one 8-byte word each, which changes the block's id), the rest stays as it was.
- * Which blocks change is drawn anew for each version, from a fixed seed. It remembers where it wrote
- * since the last snapshot was described, for a snapshot that declares its changes ({@link #writtenIn}).
- * One thread.
+ * Makes a benchmark model change between versions as training would: a fraction of its blocks gets new bytes (one
+ * 8-byte word each, which changes the block's id), the rest stays as it was. Which blocks change is drawn anew for each
+ * version, from a fixed seed. It remembers where it wrote since the last snapshot was described, for a snapshot that
+ * declares its changes ({@link #writtenIn}). One thread.
  */
 final class ModelChanges {
     private static final int WORD = Long.BYTES;
@@ -19,9 +18,12 @@ final class ModelChanges {
     private final SplittableRandom rnd = new SplittableRandom(7);
     /** Where a word was written since {@link #described()}, in the order written. */
     private long[] written = new long[64];
+
     private int writtenCount;
 
-    /** @param blockBytes the producer's {@code viper.block.bytes} (the grid the changes fall on; 0 is taken as 1 MiB) */
+    /**
+     * @param blockBytes the producer's {@code viper.block.bytes} (the grid the changes fall on; 0 is taken as 1 MiB)
+     */
     ModelChanges(long blockBytes) {
         this.blockBytes = blockBytes > 0 ? blockBytes : 1L << 20;
     }
@@ -50,7 +52,10 @@ final class ModelChanges {
         written[writtenCount++] = at;
     }
 
-    /** The words written since {@link #described()} into model bytes {@code [offset, offset + length)}, relative to {@code offset}. */
+    /**
+     * The words written since {@link #described()} into model bytes {@code [offset, offset + length)}, relative to
+     * {@code offset}.
+     */
     Snapshot.Changes writtenIn(long offset, long length) {
         long[] bounds = new long[2 * writtenCount];
         int n = 0;

@@ -14,19 +14,19 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The bench's model as a training job hands it to {@code publish}: 16 U8 tensors (one below 16 MiB)
- * over one block of random bytes, in host memory or a copy in GPU 0's memory. Stateless; the caller
- * owns the memory it passes in, and closes the device buffers it gets back.
+ * The bench's model as a training job hands it to {@code publish}: 16 U8 tensors (one below 16 MiB) over one block of
+ * random bytes, in host memory or a copy in GPU 0's memory. Stateless; the caller owns the memory it passes in, and
+ * closes the device buffers it gets back.
  */
 final class ModelTensors {
-    private ModelTensors() {
-    }
+    private ModelTensors() {}
 
     /** The model as 16 U8 tensors in GPU memory, as a training job on the GPU hands them over. */
     static void splitDevice(Snapshot.TensorSink sink, DeviceBuffer model, long size) {
-        forEachPart(size, (i, off, len) ->
-                sink.addDevice("layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len),
-                        model.device()));
+        forEachPart(
+                size,
+                (i, off, len) -> sink.addDevice(
+                        "layer" + i + ".weight", DType.U8, new long[] {len}, model.pointer(off, len), model.device()));
     }
 
     static GpuProvider gpuProvider() {
@@ -44,29 +44,38 @@ final class ModelTensors {
 
     /** 16 U8 tensors from 16 MiB on (1 below), like the many tensors of a real model. */
     static void split(Snapshot.TensorSink sink, MemorySegment model) {
-        forEachPart(model.byteSize(), (i, off, len) ->
-                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
+        forEachPart(
+                model.byteSize(),
+                (i, off, len) ->
+                        sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len)));
     }
 
     /**
-     * As {@link #split(Snapshot.TensorSink, MemorySegment)}, each tensor with the bytes {@code changes}
-     * wrote since the last snapshot.
+     * As {@link #split(Snapshot.TensorSink, MemorySegment)}, each tensor with the bytes {@code changes} wrote since the
+     * last snapshot.
      */
     static void split(Snapshot.TensorSink sink, MemorySegment model, ModelChanges changes) {
-        forEachPart(model.byteSize(), (i, off, len) ->
-                sink.add("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len),
+        forEachPart(
+                model.byteSize(),
+                (i, off, len) -> sink.add(
+                        "layer" + i + ".weight",
+                        DType.U8,
+                        new long[] {len},
+                        model.asSlice(off, len),
                         changes.writtenIn(off, len)));
         changes.described();
     }
 
     /**
-     * {@code model} as the same 16 U8 tensors, to write into a file; they are views of {@code model}, which the
-     * caller owns.
+     * {@code model} as the same 16 U8 tensors, to write into a file; they are views of {@code model}, which the caller
+     * owns.
      */
     static List<Tensor> tensors(MemorySegment model) {
         List<Tensor> out = new ArrayList<>();
-        forEachPart(model.byteSize(), (i, off, len) ->
-                out.add(Tensor.of("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len))));
+        forEachPart(
+                model.byteSize(),
+                (i, off, len) -> out.add(
+                        Tensor.of("layer" + i + ".weight", DType.U8, new long[] {len}, model.asSlice(off, len))));
         return out;
     }
 

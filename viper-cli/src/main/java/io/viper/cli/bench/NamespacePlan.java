@@ -4,17 +4,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The simulated cluster of {@code viper bench fleet} as the commands that make and remove it, without
- * running them: one network namespace per node ({@code <prefix>n0} the producer's, {@code <prefix>n1}
- * on the consumers'), each with an {@code eth0} whose other end is a port of a bridge in a namespace of
- * its own ({@code <prefix>br}), so that nothing is added to the host's interfaces, and addresses only
- * inside these namespaces ({@code 10.77.0.0/24}). Every node's link is capped both ways with a token
- * bucket at the link rate: on {@code eth0} what the node sends, on its bridge port what it receives.
- * Removing the namespaces removes the veths and the bridge with them. Immutable.
+ * The simulated cluster of {@code viper bench fleet} as the commands that make and remove it, without running them: one
+ * network namespace per node ({@code <prefix>n0} the producer's, {@code <prefix>n1} on the consumers'), each with an
+ * {@code eth0} whose other end is a port of a bridge in a namespace of its own ({@code <prefix>br}), so that nothing is
+ * added to the host's interfaces, and addresses only inside these namespaces ({@code 10.77.0.0/24}). Every node's link
+ * is capped both ways with a token bucket at the link rate: on {@code eth0} what the node sends, on its bridge port
+ * what it receives. Removing the namespaces removes the veths and the bridge with them. Immutable.
  *
  * @param prefix what every namespace's name starts with, so that the leftovers of a killed run are found
- * @param nodes  nodes in all: the producer's and the consumers'
- * @param rate   each node's link, both ways
+ * @param nodes nodes in all: the producer's and the consumers'
+ * @param rate each node's link, both ways
  */
 public record NamespacePlan(String prefix, int nodes, LinkRate rate) {
     /** The prefix the bench uses. */

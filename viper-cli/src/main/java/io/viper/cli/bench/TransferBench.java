@@ -29,25 +29,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongToDoubleFunction;
 
 /**
- * The measurement behind {@code viper bench transfer}: per path, a producer in this process and a
- * consumer in a second JVM ({@link BenchConsumerMain}), and for each model size the update latency
- * from {@code publish} called to the consumer's swap (both timestamps taken here: the consumer
- * reports its swap over a pipe), with the producer's stall, against an in-process memcpy of the
- * same size measured right after each update from {@link #PAIRED_FROM_MS} of copying up
- * ({@link Row#boundSamplesMs}): the ratios are medians of each update against its own memcpy, so that a
- * second in which the machine's memory was slow (a shared host's neighbours) slows both sides of a
- * ratio, not one.
+ * The measurement behind {@code viper bench transfer}: per path, a producer in this process and a consumer in a second
+ * JVM ({@link BenchConsumerMain}), and for each model size the update latency from {@code publish} called to the
+ * consumer's swap (both timestamps taken here: the consumer reports its swap over a pipe), with the producer's stall,
+ * against an in-process memcpy of the same size measured right after each update from {@link #PAIRED_FROM_MS} of
+ * copying up ({@link Row#boundSamplesMs}): the ratios are medians of each update against its own memcpy, so that a
+ * second in which the machine's memory was slow (a shared host's neighbours) slows both sides of a ratio, not one.
  *
- * <p>Each (path, size) is warmed up before it is measured: at least {@link #MIN_WARMUP} updates and
- * for at least the warm-up time ({@link #FIRST_WARMUP_FACTOR} times longer for a path's first size),
- * at most {@link #MAX_WARMUP} updates, the time counted from the end of the first update. The first updates pay for
- * page faults in staging and receive buffers (every buffer is used at least once) and for code the
- * JIT has not compiled yet. The cap is high enough that small models warm up for the whole time:
- * after 5,000 updates of 16 KiB the JIT was still compiling the update path, and 1-5% of the
- * measured updates took 2-5 ms, where after 5 s (17,000 to 50,000 updates) the slowest 1% took
- * 0.2-0.5 ms. The measured updates are the steady state of processes that compiled their update
- * path; updates that come seconds apart find the caches cold and cost more. The first update's
- * latency is kept in the result too. One thread; not reusable.
+ * <p>Each (path, size) is warmed up before it is measured: at least {@link #MIN_WARMUP} updates and for at least the
+ * warm-up time ({@link #FIRST_WARMUP_FACTOR} times longer for a path's first size), at most {@link #MAX_WARMUP}
+ * updates, the time counted from the end of the first update. The first updates pay for page faults in staging and
+ * receive buffers (every buffer is used at least once) and for code the JIT has not compiled yet. The cap is high
+ * enough that small models warm up for the whole time: after 5,000 updates of 16 KiB the JIT was still compiling the
+ * update path, and 1-5% of the measured updates took 2-5 ms, where after 5 s (17,000 to 50,000 updates) the slowest 1%
+ * took 0.2-0.5 ms. The measured updates are the steady state of processes that compiled their update path; updates that
+ * come seconds apart find the caches cold and cost more. The first update's latency is kept in the result too. One
+ * thread; not reusable.
  */
 public final class TransferBench {
     /** Updates before measuring, at least: every staging and receive buffer is used once. */
@@ -57,19 +54,22 @@ public final class TransferBench {
     /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */
     public static final int FIRST_WARMUP_FACTOR = 3;
     /**
-     * Sizes whose fastest memcpy takes less are not paired with a memcpy per update: their updates are
-     * not bound by the memory's speed, and copies between back-to-back updates slowed them (16 KiB over
-     * ucx 0.36-0.58 ms against 0.30-0.31 without, in two runs each); their bound is the fastest copy
-     * before the paths ran, repeated for each update.
+     * Sizes whose fastest memcpy takes less are not paired with a memcpy per update: their updates are not bound by the
+     * memory's speed, and copies between back-to-back updates slowed them (16 KiB over ucx 0.36-0.58 ms against
+     * 0.30-0.31 without, in two runs each); their bound is the fastest copy before the paths ran, repeated for each
+     * update.
      */
     static final double PAIRED_FROM_MS = 1;
     /** The longest pause between measured updates. */
     public static final Duration MAX_INTERVAL = Duration.ofSeconds(60);
-    /** Staging buffers of the largest size the producer's budget holds: two staged versions, the one being filled, one still leased. */
+    /**
+     * Staging buffers of the largest size the producer's budget holds: two staged versions, the one being filled, one
+     * still leased.
+     */
     public static final int STAGING_BUFFERS = 4;
     /**
-     * Copies of the largest model the bench holds at once, in its two processes: the model and its
-     * memcpy's target here, the producer's {@link #STAGING_BUFFERS} and the consumer's two receive buffers.
+     * Copies of the largest model the bench holds at once, in its two processes: the model and its memcpy's target
+     * here, the producer's {@link #STAGING_BUFFERS} and the consumer's two receive buffers.
      */
     public static final int MODEL_COPIES = 2 + STAGING_BUFFERS + 2;
     /** The row's path of the polling baseline: {@link TransferPath#PFS} read by a consumer that polls. */
@@ -80,26 +80,40 @@ public final class TransferBench {
     /**
      * The measurements of one (size, path).
      *
-     * @param boundSamplesMs the bound, per measured update: a memcpy of the model right after it, so that each update is
-     *                       compared with what the machine's memory did at that moment (on this kind of shared machine a
-     *                       memcpy of 1 GiB takes 64 to 127 ms from one second to the next); for sizes under
-     *                       {@link #PAIRED_FROM_MS}, and for gpu (the device-to-device copy), the bound measured before the
-     *                       paths ran
-     * @param warmupUpdates  updates before the measured ones
-     * @param firstMs        the latency of the very first update (cold buffers and code)
-     * @param latencyMs      publish called to the consumer's swap, per measured update
-     * @param stallMs        the producer's stall, per measured update
-     * @param announcedMs    publish called to the manifest announced (staged, hashed, exposed)
-     * @param transferMs     the consumer's load, from its start until the bytes were in (NaN for the polling baseline)
-     * @param verifyMs       the consumer's check after the bytes were in, until the swap
-     * @param changed        the fraction of blocks that changed between versions (1: a full update)
-     * @param movedBytes     bytes the consumer moved, per measured update
-     * @param reusedBytes    bytes the consumer did not move (left in place or copied from the version it held), per measured update
-     * @param copiedBytes    bytes the producer copied into staging and hashed (the rest it found unchanged), per measured update
+     * @param boundSamplesMs the bound, per measured update: a memcpy of the model right after it, so that each update
+     *     is compared with what the machine's memory did at that moment (on this kind of shared machine a memcpy of 1
+     *     GiB takes 64 to 127 ms from one second to the next); for sizes under {@link #PAIRED_FROM_MS}, and for gpu
+     *     (the device-to-device copy), the bound measured before the paths ran
+     * @param warmupUpdates updates before the measured ones
+     * @param firstMs the latency of the very first update (cold buffers and code)
+     * @param latencyMs publish called to the consumer's swap, per measured update
+     * @param stallMs the producer's stall, per measured update
+     * @param announcedMs publish called to the manifest announced (staged, hashed, exposed)
+     * @param transferMs the consumer's load, from its start until the bytes were in (NaN for the polling baseline)
+     * @param verifyMs the consumer's check after the bytes were in, until the swap
+     * @param changed the fraction of blocks that changed between versions (1: a full update)
+     * @param movedBytes bytes the consumer moved, per measured update
+     * @param reusedBytes bytes the consumer did not move (left in place or copied from the version it held), per
+     *     measured update
+     * @param copiedBytes bytes the producer copied into staging and hashed (the rest it found unchanged), per measured
+     *     update
      */
-    public record Row(long sizeBytes, String path, String transport, List<Double> boundSamplesMs, int warmupUpdates, double firstMs,
-                      List<Double> latencyMs, List<Double> stallMs, List<Double> announcedMs, List<Double> transferMs, List<Double> verifyMs,
-                      double changed, List<Double> movedBytes, List<Double> reusedBytes, List<Double> copiedBytes) {
+    public record Row(
+            long sizeBytes,
+            String path,
+            String transport,
+            List<Double> boundSamplesMs,
+            int warmupUpdates,
+            double firstMs,
+            List<Double> latencyMs,
+            List<Double> stallMs,
+            List<Double> announcedMs,
+            List<Double> transferMs,
+            List<Double> verifyMs,
+            double changed,
+            List<Double> movedBytes,
+            List<Double> reusedBytes,
+            List<Double> copiedBytes) {
         public double median() {
             return percentile(latencyMs, 0.5);
         }
@@ -154,18 +168,23 @@ public final class TransferBench {
     }
 
     /** Every row, and the fastest memcpy (and device copy) of each size before the paths ran. */
-    public record Result(Map<Long, Double> memcpyMs, Map<Long, Double> deviceCopyMs, List<Row> rows, Duration interval) {
+    public record Result(
+            Map<Long, Double> memcpyMs, Map<Long, Double> deviceCopyMs, List<Row> rows, Duration interval) {
         /**
-         * A delta row's latency as a share of the full update of the same size and path in this run:
-         * the ratio of their {@linkplain Row#xBound() latencies over the bound}, so that the memory's speed
-         * while each was measured cancels out. Empty for a full row, or without a full row to compare with.
+         * A delta row's latency as a share of the full update of the same size and path in this run: the ratio of their
+         * {@linkplain Row#xBound() latencies over the bound}, so that the memory's speed while each was measured
+         * cancels out. Empty for a full row, or without a full row to compare with.
          */
         public OptionalDouble ofFullUpdate(Row delta) {
             if (delta.changed() >= 1) {
                 return OptionalDouble.empty();
             }
-            return rows.stream().filter(r -> r.changed() >= 1 && r.sizeBytes() == delta.sizeBytes() && r.path().equals(delta.path()))
-                    .mapToDouble(full -> delta.xBound() / full.xBound()).findFirst();
+            return rows.stream()
+                    .filter(r -> r.changed() >= 1
+                            && r.sizeBytes() == delta.sizeBytes()
+                            && r.path().equals(delta.path()))
+                    .mapToDouble(full -> delta.xBound() / full.xBound())
+                    .findFirst();
         }
     }
 
@@ -177,7 +196,8 @@ public final class TransferBench {
 
     /** Runs every path over every size; a path whose transport is unavailable is skipped with a line on stderr. */
     public Result run() throws Exception {
-        long largest = settings.sizes().stream().mapToLong(Long::longValue).max().orElseThrow();
+        long largest =
+                settings.sizes().stream().mapToLong(Long::longValue).max().orElseThrow();
         Map<Long, Double> memcpy = new LinkedHashMap<>();
         Map<Long, Double> d2d = new LinkedHashMap<>();
         List<Row> rows = new ArrayList<>();
@@ -191,7 +211,8 @@ public final class TransferBench {
                     d2d.put(size, CopyBound.deviceCopyMs(model.asSlice(0, size)));
                 }
             }
-            List<Run> runs = new ArrayList<>(settings.paths().stream().map(p -> new Run(p, false)).toList());
+            List<Run> runs = new ArrayList<>(
+                    settings.paths().stream().map(p -> new Run(p, false)).toList());
             if (settings.pollBaseline() && settings.paths().contains(TransferPath.PFS)) {
                 runs.add(new Run(TransferPath.PFS, true));
             }
@@ -211,8 +232,11 @@ public final class TransferBench {
                 Path pfs = settings.dir().resolve(run.label());
                 Files.createDirectories(pfs);
                 // the bound of one measured update of a size, in ms
-                LongToDoubleFunction bound = path.tier() == Tier.GPU ? d2d::get
-                        : size -> memcpy.get(size) < PAIRED_FROM_MS ? memcpy.get(size) : CopyBound.pairedCopyMs(model.asSlice(0, size), scratch);
+                LongToDoubleFunction bound = path.tier() == Tier.GPU
+                        ? d2d::get
+                        : size -> memcpy.get(size) < PAIRED_FROM_MS
+                                ? memcpy.get(size)
+                                : CopyBound.pairedCopyMs(model.asSlice(0, size), scratch);
                 rows.addAll(measure(run, model, largest, pfs, bound));
             }
         }
@@ -227,17 +251,20 @@ public final class TransferBench {
         }
     }
 
-    private List<Row> measure(Run run, MemorySegment model, long largest, Path pfs, LongToDoubleFunction bound) throws Exception {
+    private List<Row> measure(Run run, MemorySegment model, long largest, Path pfs, LongToDoubleFunction bound)
+            throws Exception {
         TransferPath path = run.path();
         String scheme = path.scheme();
         boolean poll = run.poll();
         boolean inline = path == TransferPath.INLINE;
         boolean file = path == TransferPath.PFS;
-        Viper.Builder b = Viper.builder().notifier("embedded://127.0.0.1:0")
+        Viper.Builder b = Viper.builder()
+                .notifier("embedded://127.0.0.1:0")
                 .config("viper.producer.staging.budget.bytes", Long.toString(STAGING_BUFFERS * largest + (4 << 20)))
                 // The polling baseline reads safetensors files, as users' tools do today: no blocks for it.
                 .config("viper.block.bytes", Long.toString(poll ? 0 : settings.blockBytes()));
-        // inline: the bytes ride in the announcement (tcp is there for the rules, never used); elsewhere never, so that the transport is measured.
+        // inline: the bytes ride in the announcement (tcp is there for the rules, never used); elsewhere never, so that
+        // the transport is measured.
         String served = inline ? TransferPath.TCP.scheme() : scheme;
         b.config("viper.transports", file ? "" : served + "://127.0.0.1:0");
         b.config(ViperConfig.PRODUCER_INLINE_BYTES.name(), inline ? Integer.toString(Notifier.MAX_INLINE_BYTES) : "0");
@@ -248,33 +275,48 @@ public final class TransferBench {
         boolean gpu = path.tier() == Tier.GPU;
         List<Row> rows = new ArrayList<>();
         try (DeviceBuffer onGpu = gpu ? ModelTensors.toDevice(model) : null;
-             Viper viper = b.build(); ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
+                Viper viper = b.build();
+                ViperProducer producer = viper.producer("bench", CheckpointPolicy.never())) {
             List<String> cmd = new ArrayList<>();
             if (poll) {
-                cmd.addAll(List.of("poll", pfs.resolve("bench").toString(), Long.toString(settings.pollInterval().toMillis())));
+                cmd.addAll(List.of(
+                        "poll",
+                        pfs.resolve("bench").toString(),
+                        Long.toString(settings.pollInterval().toMillis())));
             } else {
                 cmd.addAll(List.of("viper", viper.notifierUri().toString(), "bench", served));
                 cmd.add(file ? pfs.toString() : "-"); // a consumer reads file:// locations only from its own PFS
                 settings.consumerConfig().forEach((k, v) -> cmd.add(k + "=" + v));
             }
-            try (ChildJvm child = ChildJvm.start("benchmark consumer", ChildJvm.command(List.of("-Xmx512m", "-Dviper.bench.verbose="
-                    + settings.verbose()), BenchConsumerMain.class.getName(), cmd), Optional.empty())) {
+            try (ChildJvm child = ChildJvm.start(
+                    "benchmark consumer",
+                    ChildJvm.command(
+                            List.of("-Xmx512m", "-Dviper.bench.verbose=" + settings.verbose()),
+                            BenchConsumerMain.class.getName(),
+                            cmd),
+                    Optional.empty())) {
                 child.awaitLine("ready", CONSUMER_WAIT);
                 ModelChanges changes = new ModelChanges(settings.blockBytes());
                 for (long size : settings.sizes()) {
                     if (inline && size > Notifier.MAX_INLINE_BYTES) {
                         continue;
                     }
-                    Snapshot snapshot = gpu ? sink -> ModelTensors.splitDevice(sink, onGpu, size)
-                            : settings.declareChanges() ? sink -> ModelTensors.split(sink, model.asSlice(0, size), changes)
-                            : sink -> ModelTensors.split(sink, model.asSlice(0, size));
+                    Snapshot snapshot = gpu
+                            ? sink -> ModelTensors.splitDevice(sink, onGpu, size)
+                            : settings.declareChanges()
+                                    ? sink -> ModelTensors.split(sink, model.asSlice(0, size), changes)
+                                    : sink -> ModelTensors.split(sink, model.asSlice(0, size));
                     for (double changed : settings.changed()) {
                         // The first size of a path also warms up the code of the whole data path: longer.
-                        Duration warmup = size == settings.sizes().getFirst() && changed == settings.changed().getFirst()
-                                ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR) : settings.warmup();
+                        Duration warmup = size == settings.sizes().getFirst()
+                                        && changed == settings.changed().getFirst()
+                                ? settings.warmup().multipliedBy(FIRST_WARMUP_FACTOR)
+                                : settings.warmup();
                         // A GPU model is not changed (it lives on the device): its updates move everything.
-                        Runnable change = gpu || poll ? () -> { } : () -> changes.change(model.asSlice(0, size), changed);
-                        rows.add(measureSize(producer, snapshot, change, child, run.label(), scheme, size, bound, warmup, changed));
+                        Runnable change =
+                                gpu || poll ? () -> {} : () -> changes.change(model.asSlice(0, size), changed);
+                        rows.add(measureSize(
+                                producer, snapshot, change, child, run.label(), scheme, size, bound, warmup, changed));
                     }
                 }
             }
@@ -282,9 +324,21 @@ public final class TransferBench {
         return rows;
     }
 
-    private Row measureSize(ViperProducer producer, Snapshot snapshot, Runnable change, ChildJvm child, String path, String scheme,
-                            long size, LongToDoubleFunction bound, Duration warmup, double changed) throws Exception {
-        settings.progress().accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0 + "% of blocks changed...");
+    private Row measureSize(
+            ViperProducer producer,
+            Snapshot snapshot,
+            Runnable change,
+            ChildJvm child,
+            String path,
+            String scheme,
+            long size,
+            LongToDoubleFunction bound,
+            Duration warmup,
+            double changed)
+            throws Exception {
+        settings.progress()
+                .accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0
+                        + "% of blocks changed...");
         // The warm-up time runs from the end of the first update: that one pays for the first touch of
         // every buffer it uses (seconds at 1 GiB), and a warm-up it used up would leave too few updates.
         change.run();
@@ -296,8 +350,15 @@ public final class TransferBench {
             update(producer, snapshot, child, scheme);
             warmups++;
         }
-        List<List<Double>> m = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
-                new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<List<Double>> m = List.of(
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>());
         List<Double> bounds = new ArrayList<>();
         for (int i = 0; i < settings.repeat(); i++) {
             if (settings.interval().isPositive()) {
@@ -308,17 +369,21 @@ public final class TransferBench {
             for (int k = 0; k < m.size(); k++) {
                 m.get(k).add(one[k]);
             }
-            // after the update, not before: a copy before it would warm the caches an --interval is there to let go cold
+            // after the update, not before: a copy before it would warm the caches an --interval is there to let go
+            // cold
             bounds.add(bound.applyAsDouble(size));
         }
-        return new Row(size, path, scheme, bounds, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed, m.get(5), m.get(6), m.get(7));
+        return new Row(
+                size, path, scheme, bounds, warmups, first, m.get(0), m.get(1), m.get(2), m.get(3), m.get(4), changed,
+                m.get(5), m.get(6), m.get(7));
     }
 
     /**
-     * One update: publish, wait for the consumer's swap (and the PFS flush); in ms {latency, stall,
-     * announced, the consumer's transfer, its verification, bytes moved, bytes reused, bytes the producer copied}.
+     * One update: publish, wait for the consumer's swap (and the PFS flush); in ms {latency, stall, announced, the
+     * consumer's transfer, its verification, bytes moved, bytes reused, bytes the producer copied}.
      */
-    private static double[] update(ViperProducer producer, Snapshot snapshot, ChildJvm child, String scheme) throws Exception {
+    private static double[] update(ViperProducer producer, Snapshot snapshot, ChildJvm child, String scheme)
+            throws Exception {
         long t0 = System.nanoTime();
         PublishHandle h = producer.publish(snapshot, Map.of());
         long[] announcedAt = new long[1];
@@ -327,19 +392,31 @@ public final class TransferBench {
         long receivedNs = System.nanoTime();
         String[] f = line.split(" ");
         if (f.length != 8 || !f[5].equals(scheme)) {
-            throw new ViperException(ViperException.Reason.INTERNAL, "consumer used another path than " + scheme + ": " + line);
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL, "consumer used another path than " + scheme + ": " + line);
         }
         // The consumer's clock reading at the swap: the line's trip through the pipe is not the update's.
         long swappedNs = Long.parseLong(f[7]);
         if (swappedNs < t0 || swappedNs > receivedNs) {
-            throw new ViperException(ViperException.Reason.INTERNAL, "the consumer swapped at " + swappedNs + " ns, outside this process's publish ("
-                    + t0 + ") to reading the line (" + receivedNs + "): System.nanoTime is not one clock for both processes here");
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL,
+                    "the consumer swapped at " + swappedNs + " ns, outside this process's publish (" + t0
+                            + ") to reading the line (" + receivedNs
+                            + "): System.nanoTime is not one clock for both processes here");
         }
         double ms = (swappedNs - t0) / 1e6;
         h.durable().get(120, TimeUnit.SECONDS);
         announced.get(120, TimeUnit.SECONDS);
-        return new double[] {ms, h.stallNanos() / 1e6, (announcedAt[0] - t0) / 1e6, Double.parseDouble(f[3]), Double.parseDouble(f[4]),
-            Double.parseDouble(f[2]), Double.parseDouble(f[6]), h.copiedBytes()};
+        return new double[] {
+            ms,
+            h.stallNanos() / 1e6,
+            (announcedAt[0] - t0) / 1e6,
+            Double.parseDouble(f[3]),
+            Double.parseDouble(f[4]),
+            Double.parseDouble(f[2]),
+            Double.parseDouble(f[6]),
+            h.copiedBytes()
+        };
     }
 
     /** The median of {@code values[i] / bounds[i]}: each sample against the bound measured with it; NaN when empty. */
@@ -363,5 +440,4 @@ public final class TransferBench {
         int idx = (int) Math.ceil(q * v.length) - 1;
         return v[Math.max(0, Math.min(v.length - 1, idx))];
     }
-
 }

@@ -59,7 +59,11 @@ class FleetReportTest {
         FleetReport.printTable(r, new PrintStream(bytes, true, StandardCharsets.UTF_8));
         String table = bytes.toString(StandardCharsets.UTF_8);
         assertTrue(table.contains("links NOT capped: the processes talk over loopback"), table);
-        assertTrue(FleetReport.json(r).get("rounds").get(0).get("producer_tx_bytes").isNull());
+        assertTrue(FleetReport.json(r)
+                .get("rounds")
+                .get(0)
+                .get("producer_tx_bytes")
+                .isNull());
         assertFalse(FleetReport.json(r).get("capped").asBoolean());
     }
 }

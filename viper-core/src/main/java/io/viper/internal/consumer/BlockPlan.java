@@ -14,33 +14,29 @@ import java.util.Map;
 
 /**
  * Where each byte of a version a consumer assembles comes from, in this order of preference:
- * <ol>
- *   <li><b>in place</b>: the destination memory already holds the block (a receive buffer still
- *       holding an older version: the same block id at the same data offset, of the same length),
- *       so nothing is written;</li>
- *   <li><b>copied</b> from a version the consumer holds (its base) that has a block of that id,
- *       wherever it lies there;</li>
- *   <li><b>pulled</b> from a location, every other byte.</li>
- * </ol>
- * Adjacent blocks are merged into one range, copy or ranged read. Without a base or an older
- * version in place, or when the manifests have no blocks, everything is pulled.
  *
- * <p>A plan only says where bytes come from; the caller verifies the assembled bytes, those in
- * place included, against the new manifest's tensor hashes as for a full pull. Immutable; built
- * and used on one thread.
+ * <ol>
+ *   <li><b>in place</b>: the destination memory already holds the block (a receive buffer still holding an older
+ *       version: the same block id at the same data offset, of the same length), so nothing is written;
+ *   <li><b>copied</b> from a version the consumer holds (its base) that has a block of that id, wherever it lies there;
+ *   <li><b>pulled</b> from a location, every other byte.
+ * </ol>
+ *
+ * Adjacent blocks are merged into one range, copy or ranged read. Without a base or an older version in place, or when
+ * the manifests have no blocks, everything is pulled.
+ *
+ * <p>A plan only says where bytes come from; the caller verifies the assembled bytes, those in place included, against
+ * the new manifest's tensor hashes as for a full pull. Immutable; built and used on one thread.
  */
 final class BlockPlan {
     /** {@code length} bytes from {@code from} in the base's data section to {@code to} in the destination. */
-    record Copy(long from, long to, long length) {
-    }
+    record Copy(long from, long to, long length) {}
 
     /** {@code length} bytes at {@code offset} in the destination that already hold what the new version has there. */
-    record InPlace(long offset, long length) {
-    }
+    record InPlace(long offset, long length) {}
 
     /** A block of a version: its id and length. */
-    private record Block(ContentHash id, long length) {
-    }
+    private record Block(ContentHash id, long length) {}
 
     private final List<InPlace> inPlace;
     private final List<Copy> copies;
@@ -64,17 +60,17 @@ final class BlockPlan {
     }
 
     /**
-     * The plan for {@code wanted} tensors of a version, each to its offset in {@code destinations},
-     * copying the blocks {@code base} (the manifest of the version held; null for none) has.
+     * The plan for {@code wanted} tensors of a version, each to its offset in {@code destinations}, copying the blocks
+     * {@code base} (the manifest of the version held; null for none) has.
      */
     static BlockPlan of(List<TensorEntry> wanted, List<Long> destinations, Manifest base) {
         return of(wanted, destinations, base, null);
     }
 
     /**
-     * As {@link #of(List, List, Manifest)}, leaving in place the blocks that {@code inDestination}
-     * (the manifest of the verified version whose data section the destination still holds; null
-     * for none) has at the same destination offset, with the same id and length.
+     * As {@link #of(List, List, Manifest)}, leaving in place the blocks that {@code inDestination} (the manifest of the
+     * verified version whose data section the destination still holds; null for none) has at the same destination
+     * offset, with the same id and length.
      */
     static BlockPlan of(List<TensorEntry> wanted, List<Long> destinations, Manifest base, Manifest inDestination) {
         Map<ContentHash, Long> held = base == null ? Map.of() : firstOffsets(base);
@@ -109,7 +105,9 @@ final class BlockPlan {
         return new BlockPlan(inPlace, copies, pulls);
     }
 
-    /** As {@link #of(List, List, Manifest, Manifest)} for the whole version {@code m}, each tensor at its own offset. */
+    /**
+     * As {@link #of(List, List, Manifest, Manifest)} for the whole version {@code m}, each tensor at its own offset.
+     */
     static BlockPlan of(Manifest m, Manifest base, Manifest inDestination) {
         return of(m.tensors(), m.tensors().stream().map(e -> e.info().offset()).toList(), base, inDestination);
     }
@@ -120,7 +118,9 @@ final class BlockPlan {
         for (TensorEntry e : m.tensors()) {
             BlockList b = e.blocks();
             for (int j = 0; j < b.ids().size(); j++) {
-                at.put(e.info().offset() + b.start(j), new Block(b.ids().get(j), b.length(j, e.info().length())));
+                at.put(
+                        e.info().offset() + b.start(j),
+                        new Block(b.ids().get(j), b.length(j, e.info().length())));
             }
         }
         return at;
@@ -165,7 +165,9 @@ final class BlockPlan {
         if (!pulls.isEmpty()) {
             ByteRange last = pulls.getLast();
             if (last.sourceOffset() + last.length() == src && last.destinationOffset() + last.length() == dst) {
-                pulls.set(pulls.size() - 1, new ByteRange(last.sourceOffset(), last.length() + n, last.destinationOffset()));
+                pulls.set(
+                        pulls.size() - 1,
+                        new ByteRange(last.sourceOffset(), last.length() + n, last.destinationOffset()));
                 return;
             }
         }
@@ -198,8 +200,8 @@ final class BlockPlan {
     }
 
     /**
-     * Tells {@code arrivals} of every range in place, as if it had just landed, so that its bytes
-     * are verified like the others.
+     * Tells {@code arrivals} of every range in place, as if it had just landed, so that its bytes are verified like the
+     * others.
      */
     void reportInPlace(TransportClient.Arrivals arrivals) {
         for (InPlace r : inPlace) {
@@ -213,9 +215,9 @@ final class BlockPlan {
     }
 
     /**
-     * Copies the reused blocks from {@code baseData} (the base's data section, which the caller holds
-     * a reference on) into {@code destination} through {@code arrivals} ({@link TransportClient.Arrivals#copy}:
-     * a verifier checks each piece as it copies it).
+     * Copies the reused blocks from {@code baseData} (the base's data section, which the caller holds a reference on)
+     * into {@code destination} through {@code arrivals} ({@link TransportClient.Arrivals#copy}: a verifier checks each
+     * piece as it copies it).
      */
     void copyFrom(MemorySegment baseData, MemorySegment destination, TransportClient.Arrivals arrivals) {
         for (Copy c : copies) {
@@ -225,7 +227,7 @@ final class BlockPlan {
 
     @Override
     public String toString() {
-        return "BlockPlan[" + inPlace.size() + " ranges of " + inPlaceBytes + " bytes in place, " + copies.size() + " copies of " + copiedBytes
-                + " bytes, " + pulls.size() + " reads of " + pulledBytes + " bytes]";
+        return "BlockPlan[" + inPlace.size() + " ranges of " + inPlaceBytes + " bytes in place, " + copies.size()
+                + " copies of " + copiedBytes + " bytes, " + pulls.size() + " reads of " + pulledBytes + " bytes]";
     }
 }

@@ -25,15 +25,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
- * The consumer of one model: wires the parts of the data path, in the order a manifest passes
- * them. The notifier subscription hands each manifest to the {@link ManifestTracker}; the
- * {@link Fetcher}'s thread takes the newest, tries its locations in the order the
- * {@link PathSelector} gives, with the loader for each ({@link InlineLoader} from the bytes its
- * announcement carried, {@link DeviceLoader} into GPU memory, {@link MappedLoader} for the PFS,
- * {@link HostLoader} into one of the {@link ReceiveSlots}), each
- * checking every tensor with the {@link Verifier}; the {@link ServingModel} swaps the verified
- * version in. Versions only move forward; a failed or corrupt transfer leaves the current version
- * serving and falls back to the next location, then retries with backoff. A refusal that trying
+ * The consumer of one model: wires the parts of the data path, in the order a manifest passes them. The notifier
+ * subscription hands each manifest to the {@link ManifestTracker}; the {@link Fetcher}'s thread takes the newest, tries
+ * its locations in the order the {@link PathSelector} gives, with the loader for each ({@link InlineLoader} from the
+ * bytes its announcement carried, {@link DeviceLoader} into GPU memory, {@link MappedLoader} for the PFS,
+ * {@link HostLoader} into one of the {@link ReceiveSlots}), each checking every tensor with the {@link Verifier}; the
+ * {@link ServingModel} swaps the verified version in. Versions only move forward; a failed or corrupt transfer leaves
+ * the current version serving and falls back to the next location, then retries with backoff. A refusal that trying
  * again cannot change, by the notifier's broker or by the producers
  * ({@link io.viper.spi.TransportClient#refusesConsumer}), stops the consumer following the model
  * ({@link ServingModel#stop}, which holds why).
@@ -61,8 +59,8 @@ public final class ConsumerImpl implements ViperConsumer {
         ViperConfig c = rt.config();
         checkPaths(c);
         Verifier verifier = new Verifier(model, rt.hashPool(), rt.hashWorkers());
-        MemoryBudget hostBudget = rt.hostMemory().child("consumer " + model, ViperConfig.CONSUMER_BUDGET.name(),
-                c.get(ViperConfig.CONSUMER_BUDGET));
+        MemoryBudget hostBudget = rt.hostMemory()
+                .child("consumer " + model, ViperConfig.CONSUMER_BUDGET.name(), c.get(ViperConfig.CONSUMER_BUDGET));
         this.slots = new ReceiveSlots(model, hostBudget, c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
         this.device = new DeviceLoader(model, c, rt.gpuMemory(), verifier, serving::retainCurrent);
@@ -108,11 +106,16 @@ public final class ConsumerImpl implements ViperConsumer {
         LOG.log(System.Logger.Level.INFO, "consumer {0}: following {1}", model, notifier.uri());
     }
 
-    /** Refuses paths that can reach no version: file:// alone without a PFS of its own, which is the only place a consumer reads it from. */
+    /**
+     * Refuses paths that can reach no version: file:// alone without a PFS of its own, which is the only place a
+     * consumer reads it from.
+     */
     private static void checkPaths(ViperConfig c) {
-        if (c.get(ViperConfig.CONSUMER_PATHS).equals(List.of("file")) && c.get(ViperConfig.PFS_ROOT).isEmpty()) {
-            throw new ViperConfigException(ViperConfig.CONSUMER_PATHS.name() + " is file only, but " + ViperConfig.PFS_ROOT.name()
-                    + " is not set: a consumer reads file:// locations only from its own PFS, so it could load no version");
+        if (c.get(ViperConfig.CONSUMER_PATHS).equals(List.of("file"))
+                && c.get(ViperConfig.PFS_ROOT).isEmpty()) {
+            throw new ViperConfigException(
+                    ViperConfig.CONSUMER_PATHS.name() + " is file only, but " + ViperConfig.PFS_ROOT.name()
+                            + " is not set: a consumer reads file:// locations only from its own PFS, so it could load no version");
         }
     }
 
@@ -170,8 +173,10 @@ public final class ConsumerImpl implements ViperConsumer {
     public TensorSet fetch(long v, Set<String> names) {
         Objects.requireNonNull(names, "names");
         ensureOpen();
-        Manifest m = tracker.find(v).or(() -> rt.repository().flatMap(r -> r.find(model, v))).orElseThrow(() ->
-                new ViperNotFoundException("model " + model + " v" + v + " is not known to this consumer"));
+        Manifest m = tracker.find(v)
+                .or(() -> rt.repository().flatMap(r -> r.find(model, v)))
+                .orElseThrow(() ->
+                        new ViperNotFoundException("model " + model + " v" + v + " is not known to this consumer"));
         return fetcher.fetchTensors(m, names);
     }
 
@@ -182,8 +187,8 @@ public final class ConsumerImpl implements ViperConsumer {
     }
 
     /**
-     * Stops following the model: no more swaps, the fetch thread stopped, the serving version
-     * released. Versions still leased stay readable until their leases close (a warning names them).
+     * Stops following the model: no more swaps, the fetch thread stopped, the serving version released. Versions still
+     * leased stay readable until their leases close (a warning names them).
      */
     @Override
     public void close() {

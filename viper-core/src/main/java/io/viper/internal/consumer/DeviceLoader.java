@@ -17,23 +17,21 @@ import java.util.function.Supplier;
 
 /**
  * The GPU part of a consumer. It decides once whether the consumer serves from GPU memory
- * ({@code viper.consumer.device} names a CUDA device that a working {@link GpuProvider} sees) and
- * says why not; counts the GPU memory its models hold against
- * {@code viper.consumer.gpu.budget.bytes} and, with every other consumer of the instance,
- * {@code viper.memory.gpu.budget.bytes} (a child {@link MemoryBudget} of the instance's); and loads
- * a version from a GPU-tier location into a new device buffer, verified on the device. The buffer
- * is freed when the loaded model is released.
+ * ({@code viper.consumer.device} names a CUDA device that a working {@link GpuProvider} sees) and says why not; counts
+ * the GPU memory its models hold against {@code viper.consumer.gpu.budget.bytes} and, with every other consumer of the
+ * instance, {@code viper.memory.gpu.budget.bytes} (a child {@link MemoryBudget} of the instance's); and loads a version
+ * from a GPU-tier location into a new device buffer, verified on the device. The buffer is freed when the loaded model
+ * is released.
  *
- * <p>Delta ({@link BlockPlan}): when the version has blocks and the serving version is in GPU memory
- * on the same device, the blocks it has are copied from it device to device and only the others are
- * read, as ranges, from the location. The assembled model is verified on the device exactly like a
- * pulled one; if that fails, the whole model is read again and verified, so a bad block, copied or
- * pulled, is refetched. A new buffer is allocated per version either way (there are no GPU receive
- * slots), so nothing is left in place.
+ * <p>Delta ({@link BlockPlan}): when the version has blocks and the serving version is in GPU memory on the same
+ * device, the blocks it has are copied from it device to device and only the others are read, as ranges, from the
+ * location. The assembled model is verified on the device exactly like a pulled one; if that fails, the whole model is
+ * read again and verified, so a bad block, copied or pulled, is refetched. A new buffer is allocated per version either
+ * way (there are no GPU receive slots), so nothing is left in place.
  *
- * <p>Threads: created with the consumer; {@link #freeBytes()} and {@link #load} run on the fetch
- * thread; a buffer is freed by whichever thread drops the last reference to its model (an
- * inference thread closing its lease, say); {@link #close()} runs with the consumer's. Thread-safe.
+ * <p>Threads: created with the consumer; {@link #freeBytes()} and {@link #load} run on the fetch thread; a buffer is
+ * freed by whichever thread drops the last reference to its model (an inference thread closing its lease, say);
+ * {@link #close()} runs with the consumer's. Thread-safe.
  */
 final class DeviceLoader implements Loader, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DeviceLoader.class.getName());
@@ -43,16 +41,17 @@ final class DeviceLoader implements Loader, AutoCloseable {
     private final int device;
     /** The consumer's GPU budget; null on host. */
     private final MemoryBudget budget;
+
     private final GpuProvider gpu;
     private final String noGpuReason;
     private final Supplier<LoadedModel> base;
 
     /**
      * @param base the version to copy unchanged blocks from, retained for the caller
-     *             ({@link ServingModel#retainCurrent}), or null when there is none
+     *     ({@link ServingModel#retainCurrent}), or null when there is none
      */
-    DeviceLoader(String model, ViperConfig config, MemoryBudget instanceGpu, Verifier verifier,
-            Supplier<LoadedModel> base) {
+    DeviceLoader(
+            String model, ViperConfig config, MemoryBudget instanceGpu, Verifier verifier, Supplier<LoadedModel> base) {
         this.model = model;
         this.verifier = verifier;
         this.base = base;
@@ -71,8 +70,11 @@ final class DeviceLoader implements Loader, AutoCloseable {
         }
         this.gpu = why.isEmpty() ? p.get() : null;
         this.noGpuReason = why.orElse(null);
-        this.budget = gpu == null ? null
-                : instanceGpu.child("consumer " + model, ViperConfig.CONSUMER_GPU_BUDGET.name(),
+        this.budget = gpu == null
+                ? null
+                : instanceGpu.child(
+                        "consumer " + model,
+                        ViperConfig.CONSUMER_GPU_BUDGET.name(),
                         config.get(ViperConfig.CONSUMER_GPU_BUDGET));
         if (why.isPresent()) {
             LOG.log(System.Logger.Level.WARNING, "consumer {0}: serving on host: {1}", model, why.get());
@@ -128,8 +130,8 @@ final class DeviceLoader implements Loader, AutoCloseable {
     }
 
     /**
-     * Closes the consumer's GPU budget; versions still leased keep counting until they are freed (a
-     * warning names them).
+     * Closes the consumer's GPU budget; versions still leased keep counting until they are freed (a warning names
+     * them).
      */
     @Override
     public void close() {
@@ -139,8 +141,7 @@ final class DeviceLoader implements Loader, AutoCloseable {
     }
 
     /** What a load moved and reused, and {@link System#nanoTime()} when the bytes were in. */
-    private record Received(long movedBytes, long reusedBytes, long transferDoneNs) {
-    }
+    private record Received(long movedBytes, long reusedBytes, long transferDoneNs) {}
 
     /** Fills {@code buf} with the verified version. */
     private Received receive(Manifest m, Location loc, TransportClient client, DeviceBuffer buf) {
@@ -152,9 +153,16 @@ final class DeviceLoader implements Loader, AutoCloseable {
             if (plan == null || plan.copiedBytes() == 0) {
                 return readVerified(m, loc, client, buf);
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1} on GPU {2}: {3}", m.model(), Long.toString(m.version()), Long.toString(device), plan);
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "{0} v{1} on GPU {2}: {3}",
+                    m.model(),
+                    Long.toString(m.version()),
+                    Long.toString(device),
+                    plan);
             for (BlockPlan.Copy c : plan.copies()) {
-                gpu.copyDeviceToDevice(device, from.pointer(c.from(), c.length()), buf.pointer(c.to(), c.length()), c.length());
+                gpu.copyDeviceToDevice(
+                        device, from.pointer(c.from(), c.length()), buf.pointer(c.to(), c.length()), c.length());
             }
         } finally {
             if (held != null) {
@@ -169,8 +177,14 @@ final class DeviceLoader implements Loader, AutoCloseable {
             verifier.verifyOnDevice(m, loc, gpu, device, buf);
             return new Received(plan.pulledBytes(), plan.reusedBytes(), transferDone);
         } catch (ViperCorruptDataException e) {
-            LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks copied on GPU {2} from the version held and pulled from {3}"
-                    + " did not verify ({4}); pulling the whole version", m.model(), Long.toString(m.version()), Long.toString(device), loc.uri(),
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "{0} v{1}: the blocks copied on GPU {2} from the version held and pulled from {3}"
+                            + " did not verify ({4}); pulling the whole version",
+                    m.model(),
+                    Long.toString(m.version()),
+                    Long.toString(device),
+                    loc.uri(),
                     e.getMessage());
             Received full = readVerified(m, loc, client, buf);
             return new Received(plan.pulledBytes() + full.movedBytes(), 0, full.transferDoneNs());

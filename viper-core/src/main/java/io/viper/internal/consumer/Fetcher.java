@@ -11,8 +11,6 @@ import io.viper.internal.ViperRuntime;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
-import io.viper.manifest.Tier;
-import io.viper.spi.ByteRange;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportClient;
 import io.viper.tensor.Tensor;
@@ -28,29 +26,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The consumer's fetch thread and its fallback across locations, on one route ({@link #load}): the
- * thread takes the {@link ManifestTracker}'s target, lets the {@link PathSelector} order its
- * locations by what this consumer can use now (first the bytes its announcement carried, when the
- * tracker has them), and tries them in that order with the {@link Loader} of each location
- * ({@link InlineLoader}, {@link DeviceLoader}, {@link MappedLoader}, {@link HostLoader}) until one
- * delivers a verified version, which the {@link ServingModel} swaps in. When every location failed,
- * the current version keeps serving and the thread retries after a backoff that doubles up to 30 s
- * and starts afresh for each newer version. For a version whose announcement carried its bytes, the
- * notifier's thread takes the same route first ({@link #swapAnnounced}), limited to those bytes and
- * a receive buffer free now, when the fetch thread is not loading: one lock keeps loads and swaps one
- * at a time, so versions still only move forward. The Fetcher makes the tracker, so that the
- * tracker's call to it is there from the start.
+ * The consumer's fetch thread and its fallback across locations, on one route ({@link #load}): the thread takes the
+ * {@link ManifestTracker}'s target, lets the {@link PathSelector} order its locations by what this consumer can use now
+ * (first the bytes its announcement carried, when the tracker has them), and tries them in that order with the
+ * {@link Loader} of each location ({@link InlineLoader}, {@link DeviceLoader}, {@link MappedLoader},
+ * {@link HostLoader}) until one delivers a verified version, which the {@link ServingModel} swaps in. When every
+ * location failed, the current version keeps serving and the thread retries after a backoff that doubles up to 30 s and
+ * starts afresh for each newer version. For a version whose announcement carried its bytes, the notifier's thread takes
+ * the same route first ({@link #swapAnnounced}), limited to those bytes and a receive buffer free now, when the fetch
+ * thread is not loading: one lock keeps loads and swaps one at a time, so versions still only move forward. The Fetcher
+ * makes the tracker, so that the tracker's call to it is there from the start.
  *
  * <p>A location that refuses this consumer's credentials or whose TLS certificate it refuses
- * ({@link TransportClient#refusesConsumer}) is passed over like any failing one. If no location
- * delivers and one refused so, the failure is final, as in Kafka, where an authentication failure
- * is not retried: the same secret and trust fail again. The thread {@linkplain ServingModel#stop stops}
- * the consumer following the model (the current version keeps serving, no newer one is swapped in)
- * and ends. Every other failure, a stranger on a producer's port and a host that does not resolve
- * included, is retried.
+ * ({@link TransportClient#refusesConsumer}) is passed over like any failing one. If no location delivers and one
+ * refused so, the failure is final, as in Kafka, where an authentication failure is not retried: the same secret and
+ * trust fail again. The thread {@linkplain ServingModel#stop stops} the consumer following the model (the current
+ * version keeps serving, no newer one is swapped in) and ends. Every other failure, a stranger on a producer's port and
+ * a host that does not resolve included, is retried.
  *
- * <p>{@link #fetchTensors} runs the same fallback loop on its caller's thread for a few tensors.
- * Thread-safe; {@link #close()} stops the thread and waits for it.
+ * <p>{@link #fetchTensors} runs the same fallback loop on its caller's thread for a few tensors. Thread-safe;
+ * {@link #close()} stops the thread and waits for it.
  */
 final class Fetcher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Fetcher.class.getName());
@@ -69,15 +64,25 @@ final class Fetcher implements AutoCloseable {
     private final List<String> allowedSchemes;
     private final long firstBackoffMs;
     private final Thread thread;
-    /** Held while a version loads and swaps in: by the fetch thread, or by the notifier's thread for a version its announcement carried. */
+    /**
+     * Held while a version loads and swaps in: by the fetch thread, or by the notifier's thread for a version its
+     * announcement carried.
+     */
     private final ReentrantLock loading = new ReentrantLock();
+
     private volatile boolean closed;
     /** Why the newest version announced is not serving: the last load's failure, null once one loads. */
     private volatile RuntimeException behind;
 
     /** @param autoload {@code viper.consumer.autoload}, for the {@link #tracker()} */
-    Fetcher(String model, ViperRuntime rt, boolean autoload, ServingModel serving, ReceiveSlots slots,
-            DeviceLoader device, Verifier verifier) {
+    Fetcher(
+            String model,
+            ViperRuntime rt,
+            boolean autoload,
+            ServingModel serving,
+            ReceiveSlots slots,
+            DeviceLoader device,
+            Verifier verifier) {
         this.model = model;
         this.rt = rt;
         this.tracker = new ManifestTracker(model, autoload, serving::version, this::swapAnnounced);
@@ -85,12 +90,14 @@ final class Fetcher implements AutoCloseable {
         this.slots = slots;
         this.device = device;
         this.verifier = verifier;
-        this.host = new HostLoader(slots, verifier, serving::retainCurrent, rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES));
+        this.host = new HostLoader(
+                slots, verifier, serving::retainCurrent, rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES));
         this.mapped = new MappedLoader(verifier, host);
         this.inline = new InlineLoader(tracker, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);
-        this.thread = Thread.ofPlatform().daemon().name("viper-consumer-" + model).unstarted(this::run);
+        this.thread =
+                Thread.ofPlatform().daemon().name("viper-consumer-" + model).unstarted(this::run);
     }
 
     /** The manifests this consumer heard of, which the fetch thread follows. */
@@ -130,8 +137,13 @@ final class Fetcher implements AutoCloseable {
                     return;
                 }
                 long delay = FetchRetry.jittered(backoff, ThreadLocalRandom.current());
-                LOG.log(System.Logger.Level.WARNING, "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms", model, Long.toString(target.version()),
-                        failure.getMessage(), Long.toString(delay));
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "consumer {0}: v{1} not loaded: {2}; retrying in {3} ms",
+                        model,
+                        Long.toString(target.version()),
+                        failure.getMessage(),
+                        Long.toString(delay));
                 tracker.awaitRetry(target, delay);
                 backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
             }
@@ -142,7 +154,8 @@ final class Fetcher implements AutoCloseable {
             // give): this thread ends, so say so to the waiters and the failure listeners rather than
             // leave them waiting for versions nobody will load. The version serving keeps serving.
             LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": the fetch thread failed: " + e, e);
-            serving.stop(new ViperException(ViperException.Reason.INTERNAL, "consumer " + model + ": the fetch thread failed: " + e, e));
+            serving.stop(new ViperException(
+                    ViperException.Reason.INTERNAL, "consumer " + model + ": the fetch thread failed: " + e, e));
         }
     }
 
@@ -151,7 +164,9 @@ final class Fetcher implements AutoCloseable {
         return Optional.ofNullable(behind);
     }
 
-    /** Fetch thread: loads {@code target} unless it (or a newer version) serves already; returns what failed, or null. */
+    /**
+     * Fetch thread: loads {@code target} unless it (or a newer version) serves already; returns what failed, or null.
+     */
     private RuntimeException loadUnlessServed(Manifest target) {
         loading.lock();
         try {
@@ -168,11 +183,10 @@ final class Fetcher implements AutoCloseable {
     }
 
     /**
-     * The notifier's thread, for a newer version whose announcement carried its bytes: takes the
-     * route of {@link #load} now, limited to what this thread may do without waiting (those bytes,
-     * into a receive buffer free now), unless the fetch thread is loading. Returns whether it swapped
-     * the version in; if not, the fetch thread takes it next as any target (bytes that did not verify
-     * were forgotten, and it fetches the version).
+     * The notifier's thread, for a newer version whose announcement carried its bytes: takes the route of {@link #load}
+     * now, limited to what this thread may do without waiting (those bytes, into a receive buffer free now), unless the
+     * fetch thread is loading. Returns whether it swapped the version in; if not, the fetch thread takes it next as any
+     * target (bytes that did not verify were forgotten, and it fetches the version).
      */
     boolean swapAnnounced(Manifest m) {
         if (closed || serving.stopped() != null || !loading.tryLock()) {
@@ -189,18 +203,23 @@ final class Fetcher implements AutoCloseable {
     }
 
     /**
-     * The one route from a manifest to the swap, on whichever thread holds {@link #loading}: the
-     * {@link PathSelector} orders {@code m}'s locations ({@code inline} says whether the bytes its
-     * announcement carried come first, or alone), the fallback loop tries them in that order with
-     * each one's {@link Loader}, and the {@link ServingModel} swaps the first verified version in.
+     * The one route from a manifest to the swap, on whichever thread holds {@link #loading}: the {@link PathSelector}
+     * orders {@code m}'s locations ({@code inline} says whether the bytes its announcement carried come first, or
+     * alone), the fallback loop tries them in that order with each one's {@link Loader}, and the {@link ServingModel}
+     * swaps the first verified version in.
      *
      * @return whether it swapped; false only when {@code inline} is {@code ONLY} and those bytes are not usable here
      */
     private boolean load(Manifest m, PathSelector.InlineBytes inline) {
-        PathSelector.Capabilities caps = new PathSelector.Capabilities(device.servesOnGpu(), device.freeBytes(),
-                slots.freeBytes(), allowedSchemes, device.noGpuReason(), inline);
-        PathSelector.Selection sel = PathSelector.select(m, caps, Providers::transport, rt::clientUnavailable,
-                this::ownFile);
+        PathSelector.Capabilities caps = new PathSelector.Capabilities(
+                device.servesOnGpu(),
+                device.freeBytes(),
+                slots.freeBytes(),
+                allowedSchemes,
+                device.noGpuReason(),
+                inline);
+        PathSelector.Selection sel =
+                PathSelector.select(m, caps, Providers::transport, rt::clientUnavailable, this::ownFile);
         if (sel.usable().isEmpty() && inline == PathSelector.InlineBytes.ONLY) {
             return false;
         }
@@ -223,7 +242,12 @@ final class Fetcher implements AutoCloseable {
         } finally {
             // Logged after the load, so that formatting the line does not delay the update.
             if (LOG.isLoggable(System.Logger.Level.INFO)) {
-                LOG.log(System.Logger.Level.INFO, "consumer {0} v{1} ({2} bytes): {3}", model, Long.toString(m.version()), Long.toString(m.totalBytes()),
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "consumer {0} v{1} ({2} bytes): {3}",
+                        model,
+                        Long.toString(m.version()),
+                        Long.toString(m.totalBytes()),
                         sel.describe());
             }
         }
@@ -246,9 +270,9 @@ final class Fetcher implements AutoCloseable {
     }
 
     /**
-     * Pulls the named tensors of {@code m} into memory of their own, verified; on the caller's
-     * thread. GPU locations are not used: the tensors arrive in host memory. Blocks the serving
-     * version has are copied from it rather than pulled ({@link BlockPlan}).
+     * Pulls the named tensors of {@code m} into memory of their own, verified; on the caller's thread. GPU locations
+     * are not used: the tensors arrive in host memory. Blocks the serving version has are copied from it rather than
+     * pulled ({@link BlockPlan}).
      *
      * @throws ViperNotFoundException naming the tensors {@code m} does not have
      */
@@ -261,8 +285,8 @@ final class Fetcher implements AutoCloseable {
             }
         }
         if (!missing.isEmpty()) {
-            throw new ViperNotFoundException("model " + model + " v" + m.version() + " has no tensor" + (missing.size() > 1 ? "s " : " ")
-                    + String.join(", ", missing));
+            throw new ViperNotFoundException("model " + model + " v" + m.version() + " has no tensor"
+                    + (missing.size() > 1 ? "s " : " ") + String.join(", ", missing));
         }
         long total = 0;
         List<Long> destinations = new ArrayList<>();
@@ -271,44 +295,60 @@ final class Fetcher implements AutoCloseable {
             total += e.info().length();
         }
         long bytes = total;
-        PathSelector.Selection sel = PathSelector.select(m, new PathSelector.Capabilities(false, 0, Long.MAX_VALUE, allowedSchemes),
-                Providers::transport, rt::clientUnavailable, this::ownFile);
-        return fromFirstWorking(m, sel, names + " of " + model + " v" + m.version(), (loc, client, fallbacks, started) -> {
-            Arena arena = Arena.ofShared();
-            try {
-                MemorySegment dst = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-                long[] movedAndReused = receiveTensors(m, loc, client, wanted, destinations, dst);
-                List<Tensor> tensors = new ArrayList<>();
-                for (int i = 0; i < wanted.size(); i++) {
-                    TensorEntry e = wanted.get(i);
-                    tensors.add(new Tensor(e.info().withOffset(destinations.get(i)), dst.asSlice(destinations.get(i), e.info().length())));
-                }
-                rt.metrics().bytes(model, loc.scheme(), movedAndReused[0]);
-                if (movedAndReused[1] > 0) {
-                    rt.metrics().reused(model, loc.scheme(), movedAndReused[1]);
-                }
-                return new FetchedTensors(m.version(), loc, movedAndReused[0], movedAndReused[1], tensors, arena);
-            } catch (RuntimeException e) {
-                arena.close();
-                throw e;
-            }
-        });
+        PathSelector.Selection sel = PathSelector.select(
+                m,
+                new PathSelector.Capabilities(false, 0, Long.MAX_VALUE, allowedSchemes),
+                Providers::transport,
+                rt::clientUnavailable,
+                this::ownFile);
+        return fromFirstWorking(
+                m, sel, names + " of " + model + " v" + m.version(), (loc, client, fallbacks, started) -> {
+                    Arena arena = Arena.ofShared();
+                    try {
+                        MemorySegment dst =
+                                arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
+                        long[] movedAndReused = receiveTensors(m, loc, client, wanted, destinations, dst);
+                        List<Tensor> tensors = new ArrayList<>();
+                        for (int i = 0; i < wanted.size(); i++) {
+                            TensorEntry e = wanted.get(i);
+                            tensors.add(new Tensor(
+                                    e.info().withOffset(destinations.get(i)),
+                                    dst.asSlice(destinations.get(i), e.info().length())));
+                        }
+                        rt.metrics().bytes(model, loc.scheme(), movedAndReused[0]);
+                        if (movedAndReused[1] > 0) {
+                            rt.metrics().reused(model, loc.scheme(), movedAndReused[1]);
+                        }
+                        return new FetchedTensors(
+                                m.version(), loc, movedAndReused[0], movedAndReused[1], tensors, arena);
+                    } catch (RuntimeException e) {
+                        arena.close();
+                        throw e;
+                    }
+                });
     }
 
     /**
-     * Fills {@code dst} with the verified {@code wanted} tensors, each at its destination offset,
-     * copying the blocks the serving version has and pulling the rest, checked as they land (the
-     * copies in the same pass, {@link Verifier.Overlapped#copy}); when the result does not verify,
-     * pulls them whole once more. Returns the bytes moved and the bytes reused.
+     * Fills {@code dst} with the verified {@code wanted} tensors, each at its destination offset, copying the blocks
+     * the serving version has and pulling the rest, checked as they land (the copies in the same pass,
+     * {@link Verifier.Overlapped#copy}); when the result does not verify, pulls them whole once more. Returns the bytes
+     * moved and the bytes reused.
      */
-    private long[] receiveTensors(Manifest m, Location loc, TransportClient client, List<TensorEntry> wanted, List<Long> destinations,
-                                  MemorySegment dst) {
+    private long[] receiveTensors(
+            Manifest m,
+            Location loc,
+            TransportClient client,
+            List<TensorEntry> wanted,
+            List<Long> destinations,
+            MemorySegment dst) {
         LoadedModel held = m.blockBytes() > 0 ? serving.retainCurrent() : null;
         BlockPlan plan;
         try (Verifier.Overlapped check = verifier.overlapped(m, loc, wanted, destinations, dst)) {
             try {
                 boolean onHost = held != null && held.hostData() != null;
-                plan = onHost ? BlockPlan.of(wanted, destinations, held.manifest()) : BlockPlan.full(wanted, destinations);
+                plan = onHost
+                        ? BlockPlan.of(wanted, destinations, held.manifest())
+                        : BlockPlan.full(wanted, destinations);
                 if (plan.copiedBytes() > 0) {
                     plan.copyFrom(held.hostData(), dst, check);
                 }
@@ -327,8 +367,13 @@ final class Fetcher implements AutoCloseable {
                 if (plan.reusedBytes() == 0) {
                     throw e;
                 }
-                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2});"
-                        + " pulling them whole", model, Long.toString(m.version()), e.getMessage());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2});"
+                                + " pulling them whole",
+                        model,
+                        Long.toString(m.version()),
+                        e.getMessage());
             }
         }
         BlockPlan full = BlockPlan.full(wanted, destinations);
@@ -340,26 +385,28 @@ final class Fetcher implements AutoCloseable {
     }
 
     /**
-     * One try at one location: {@code fallbacks} locations failed before it, and {@code startedNs}
-     * is when it began (before the transport's client was opened, which the first time takes a while).
+     * One try at one location: {@code fallbacks} locations failed before it, and {@code startedNs} is when it began
+     * (before the transport's client was opened, which the first time takes a while).
      */
     private interface Attempt<T> {
         T from(Location loc, TransportClient client, int fallbacks, long startedNs);
     }
 
     /**
-     * The fallback loop: tries the usable locations of {@code sel} in order and returns the first
-     * result; each failure is counted, logged, and passed over for the next location.
+     * The fallback loop: tries the usable locations of {@code sel} in order and returns the first result; each failure
+     * is counted, logged, and passed over for the next location.
      *
      * @param what names what is loaded, for messages ("m v3")
      * @throws RetriableViperException UNAVAILABLE when no location is usable, TRANSFER when all failed
-     * @throws ViperConfigException when all failed and one {@linkplain TransportClient#refusesConsumer refused
-     *     this consumer}: its message, the other failures after it, and it as the cause
+     * @throws ViperConfigException when all failed and one {@linkplain TransportClient#refusesConsumer refused this
+     *     consumer}: its message, the other failures after it, and it as the cause
      */
     private <T> T fromFirstWorking(Manifest m, PathSelector.Selection sel, String what, Attempt<T> attempt) {
         if (sel.usable().isEmpty()) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "no usable location for " + what
-                    + (sel.skipped().isEmpty() ? "" : " (" + String.join("; ", sel.skipped()) + ")"));
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    "no usable location for " + what
+                            + (sel.skipped().isEmpty() ? "" : " (" + String.join("; ", sel.skipped()) + ")"));
         }
         List<String> failures = new ArrayList<>();
         List<String> refusedAt = new ArrayList<>();
@@ -370,15 +417,19 @@ final class Fetcher implements AutoCloseable {
             long started = System.nanoTime();
             try {
                 // The announcement's bytes are read through no transport.
-                TransportClient client = loc.scheme().equals(InlineLoader.SCHEME) ? null
-                        : rt.client(loc.scheme()).orElseThrow(() -> new RetriableViperException(
-                                ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
+                TransportClient client = loc.scheme().equals(InlineLoader.SCHEME)
+                        ? null
+                        : rt.client(loc.scheme())
+                                .orElseThrow(() -> new RetriableViperException(
+                                        ViperException.Reason.UNAVAILABLE, loc.scheme() + ":// transport unavailable"));
                 return attempt.from(loc, client, failures.size(), started);
             } catch (RuntimeException e) {
                 if (closed) {
                     throw e;
                 }
-                String reason = e instanceof ViperException ve ? ve.reason().name() : e.getClass().getSimpleName();
+                String reason = e instanceof ViperException ve
+                        ? ve.reason().name()
+                        : e.getClass().getSimpleName();
                 rt.metrics().failure(model, loc.scheme(), reason);
                 rt.metrics().fallback(model, loc.scheme());
                 if (refusal == null && TransportClient.refusesConsumer(e)) {
@@ -389,19 +440,31 @@ final class Fetcher implements AutoCloseable {
                 if (FetchRetry.refusedConnection(e)) {
                     refusedAt.add(loc.uri().toString());
                 }
-                LOG.log(System.Logger.Level.WARNING, "consumer {0} v{1}: {2} failed ({3}); trying the next location", model, Long.toString(m.version()),
-                        loc.uri(), e.getMessage());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "consumer {0} v{1}: {2} failed ({3}); trying the next location",
+                        model,
+                        Long.toString(m.version()),
+                        loc.uri(),
+                        e.getMessage());
             }
         }
         if (refusal != null) {
             failures.remove(refusalAt);
-            throw new ViperConfigException(refusal.getMessage() + (failures.isEmpty() ? "" : " (every other location of " + what + " failed too: "
-                    + String.join("; ", failures) + ")"), refusal);
+            throw new ViperConfigException(
+                    refusal.getMessage()
+                            + (failures.isEmpty()
+                                    ? ""
+                                    : " (every other location of " + what + " failed too: "
+                                            + String.join("; ", failures) + ")"),
+                    refusal);
         }
         if (refusedAt.size() == failures.size()) {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, FetchRetry.gone(m, refusedAt));
         }
-        throw new RetriableViperException(ViperException.Reason.TRANSFER, "every location of " + what + " failed: " + String.join("; ", failures));
+        throw new RetriableViperException(
+                ViperException.Reason.TRANSFER,
+                "every location of " + what + " failed: " + String.join("; ", failures));
     }
 
     /** Stops the fetch thread (interrupting a transfer in progress) and waits up to 10 s for it. */
@@ -418,9 +481,17 @@ final class Fetcher implements AutoCloseable {
     }
 
     /** Tensors fetched on their own, in an arena this set owns; closing it more than once does nothing. */
-    private record FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena,
-                                  AtomicBoolean closed) implements TensorSet {
-        FetchedTensors(long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena) {
+    private record FetchedTensors(
+            long version,
+            Location location,
+            long bytes,
+            long reusedBytes,
+            List<Tensor> tensors,
+            Arena arena,
+            AtomicBoolean closed)
+            implements TensorSet {
+        FetchedTensors(
+                long version, Location location, long bytes, long reusedBytes, List<Tensor> tensors, Arena arena) {
             this(version, location, bytes, reusedBytes, List.copyOf(tensors), arena, new AtomicBoolean());
         }
 

@@ -12,24 +12,22 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * Loads a version into a free host receive buffer ({@link ReceiveSlots}) and verifies it while it
- * arrives: a transport that {@linkplain TransportClient#reportsArrivals() reports arrivals} reads
- * the whole model in one request and hands each piece to the {@link Verifier} as it lands; others
- * read it in batches, each verified while the next one transfers. Either way verification overlaps
- * the transfer instead of following it. The buffer goes back to the slots when the loaded model is
- * released, or at once when the load fails. Fetch thread only.
+ * Loads a version into a free host receive buffer ({@link ReceiveSlots}) and verifies it while it arrives: a transport
+ * that {@linkplain TransportClient#reportsArrivals() reports arrivals} reads the whole model in one request and hands
+ * each piece to the {@link Verifier} as it lands; others read it in batches, each verified while the next one
+ * transfers. Either way verification overlaps the transfer instead of following it. The buffer goes back to the slots
+ * when the loaded model is released, or at once when the load fails. Fetch thread only.
  *
- * <p>Delta ({@link BlockPlan}): when the version has blocks, those that the claimed buffer still
- * holds at the same place, from the version it held before (with double buffering, usually the one
- * before the serving one), are left where they are; those that the serving version in host memory
- * (its base, in the other receive buffer or a mapped file) has are copied from it; only the others
- * are read, as ranges, from the location. The assembled model is verified exactly like a pulled
- * one, every tensor over every byte, those left in place included; if that fails, the whole model
- * is pulled again from the location and verified, so a bad block, left, copied or pulled, is
- * refetched. Neither a base nor a buffer that still holds a verified version means a full pull.
+ * <p>Delta ({@link BlockPlan}): when the version has blocks, those that the claimed buffer still holds at the same
+ * place, from the version it held before (with double buffering, usually the one before the serving one), are left
+ * where they are; those that the serving version in host memory (its base, in the other receive buffer or a mapped
+ * file) has are copied from it; only the others are read, as ranges, from the location. The assembled model is verified
+ * exactly like a pulled one, every tensor over every byte, those left in place included; if that fails, the whole model
+ * is pulled again from the location and verified, so a bad block, left, copied or pulled, is refetched. Neither a base
+ * nor a buffer that still holds a verified version means a full pull.
  *
- * <p>Inline ({@link #loadInline}, for the {@link InlineLoader}): a small version whose bytes came
- * with its announcement is copied from there and verified the same way, without a transport.
+ * <p>Inline ({@link #loadInline}, for the {@link InlineLoader}): a small version whose bytes came with its announcement
+ * is copied from there and verified the same way, without a transport.
  */
 final class HostLoader implements Loader {
     private static final System.Logger LOG = System.getLogger(HostLoader.class.getName());
@@ -45,15 +43,15 @@ final class HostLoader implements Loader {
 
     /**
      * @param base the version to copy unchanged blocks from, retained for the caller
-     *             ({@link ServingModel#retainCurrent}), or null when there is none
+     *     ({@link ServingModel#retainCurrent}), or null when there is none
      */
     HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base) {
         this(slots, verifier, base, false);
     }
 
     /**
-     * @param reuseHashes {@code viper.consumer.verify.reuse.hashes}: the blocks left in place take the
-     *                    hashes computed when their version was verified instead of being hashed again
+     * @param reuseHashes {@code viper.consumer.verify.reuse.hashes}: the blocks left in place take the hashes computed
+     *     when their version was verified instead of being hashed again
      */
     HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base, boolean reuseHashes) {
         this.slots = slots;
@@ -64,13 +62,16 @@ final class HostLoader implements Loader {
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        return intoSlot(slots.claim(), m, (dst, inBuffer, inBufferPieces) -> receive(m, loc, client, dst, inBuffer, inBufferPieces));
+        return intoSlot(
+                slots.claim(),
+                m,
+                (dst, inBuffer, inBufferPieces) -> receive(m, loc, client, dst, inBuffer, inBufferPieces));
     }
 
     /**
      * Loads {@code m} from {@code data}, the bytes its announcement carried ({@code viper.producer.inline.bytes}):
-     * copies them into a receive buffer and checks every tensor there, on this thread (they are small),
-     * so that what is served is the copy that was verified.
+     * copies them into a receive buffer and checks every tensor there, on this thread (they are small), so that what is
+     * served is the copy that was verified.
      *
      * @throws io.viper.errors.ViperCorruptDataException when a tensor's hash does not match
      */
@@ -82,7 +83,11 @@ final class HostLoader implements Loader {
         return (dst, inBuffer, inBufferPieces) -> {
             MemorySegment.copy(data, 0, dst, 0, m.totalBytes());
             for (TensorEntry e : m.tensors()) {
-                verifier.verify(m, InlineLoader.LOCATION, e, dst.asSlice(e.info().offset(), e.info().length()));
+                verifier.verify(
+                        m,
+                        InlineLoader.LOCATION,
+                        e,
+                        dst.asSlice(e.info().offset(), e.info().length()));
             }
             return new Filled(m.totalBytes(), 0, null);
         };
@@ -98,15 +103,14 @@ final class HostLoader implements Loader {
     }
 
     /**
-     * What a {@link SlotFill} did: the bytes moved and reused, and the hash of every piece of the
-     * version (null when it kept none), for the next load into the same slot.
+     * What a {@link SlotFill} did: the bytes moved and reused, and the hash of every piece of the version (null when it
+     * kept none), for the next load into the same slot.
      */
-    private record Filled(long moved, long reused, ContentHash[] pieces) {
-    }
+    private record Filled(long moved, long reused, ContentHash[] pieces) {}
 
     /**
-     * Lets {@code fill} write and verify {@code m} into the claimed {@code slot}, and hands the slot
-     * over to the loaded model; gives it back at once when {@code fill} throws.
+     * Lets {@code fill} write and verify {@code m} into the claimed {@code slot}, and hands the slot over to the loaded
+     * model; gives it back at once when {@code fill} throws.
      */
     private Loaded intoSlot(ReceiveSlots.Slot slot, Manifest m, SlotFill fill) {
         boolean handedOver = false;
@@ -131,17 +135,26 @@ final class HostLoader implements Loader {
      * @param inBuffer the verified version whose bytes {@code dst} still holds (the slot's), or null
      * @param inBufferPieces the piece hashes {@code inBuffer}'s verification computed, or null
      */
-    private Filled receive(Manifest m, Location loc, TransportClient client, MemorySegment dst, Manifest inBuffer, ContentHash[] inBufferPieces) {
+    private Filled receive(
+            Manifest m,
+            Location loc,
+            TransportClient client,
+            MemorySegment dst,
+            Manifest inBuffer,
+            ContentHash[] inBufferPieces) {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
         try {
             Manifest copyable = held != null && held.hostData() != null ? held.manifest() : null;
-            BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null) ? null : BlockPlan.of(m, copyable, inBuffer);
+            BlockPlan plan = m.blockBytes() == 0 || (copyable == null && inBuffer == null)
+                    ? null
+                    : BlockPlan.of(m, copyable, inBuffer);
             if (plan == null || plan.reusedBytes() == 0) {
                 return new Filled(m.totalBytes(), 0, readVerified(m, loc, client, dst));
             }
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), Long.toString(m.version()), plan);
             // viper.consumer.verify.reuse.hashes: the pieces left in place take the hashes their verification computed.
-            ContentHash[] before = reuseHashes && inBufferPieces != null && Verifier.samePieces(m, inBuffer) ? inBufferPieces : null;
+            ContentHash[] before =
+                    reuseHashes && inBufferPieces != null && Verifier.samePieces(m, inBuffer) ? inBufferPieces : null;
             try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst, before)) {
                 // First, so that the pool hashes the bytes in place while the others are copied and pulled
                 // (without earlier hashes, known bytes are hashed as arrived ones are).
@@ -159,8 +172,14 @@ final class HostLoader implements Loader {
                 check.verify();
                 return new Filled(plan.pulledBytes(), plan.reusedBytes(), check.pieces());
             } catch (ViperCorruptDataException e) {
-                LOG.log(System.Logger.Level.WARNING, "{0} v{1}: the blocks left in place, copied from the version held and pulled from {2}"
-                        + " did not verify ({3}); pulling the whole version", m.model(), Long.toString(m.version()), loc.uri(), e.getMessage());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0} v{1}: the blocks left in place, copied from the version held and pulled from {2}"
+                                + " did not verify ({3}); pulling the whole version",
+                        m.model(),
+                        Long.toString(m.version()),
+                        loc.uri(),
+                        e.getMessage());
                 return new Filled(plan.pulledBytes() + m.totalBytes(), 0, readVerified(m, loc, client, dst));
             }
         } finally {

@@ -10,15 +10,14 @@ import java.lang.foreign.MemorySegment;
 import java.net.URI;
 
 /**
- * Loads a small version from the bytes its announcement carried ({@code viper.producer.inline.bytes}),
- * which the {@link ManifestTracker} keeps for the newest version: the location {@link #LOCATION}, which
- * the {@link PathSelector} puts first when the bytes are there. The {@link HostLoader} copies them into
- * a receive buffer and verifies every tensor there, as any other version, so that what is served is
- * the copy that was verified. Bytes that fail are forgotten: the next location, and any retry,
- * fetches the version over a transport.
+ * Loads a small version from the bytes its announcement carried ({@code viper.producer.inline.bytes}), which the
+ * {@link ManifestTracker} keeps for the newest version: the location {@link #LOCATION}, which the {@link PathSelector}
+ * puts first when the bytes are there. The {@link HostLoader} copies them into a receive buffer and verifies every
+ * tensor there, as any other version, so that what is served is the copy that was verified. Bytes that fail are
+ * forgotten: the next location, and any retry, fetches the version over a transport.
  *
- * <p>Called by whichever thread holds the {@link Fetcher}'s load lock: the fetch thread, or the
- * notifier's thread when a receive buffer is free now (then the claim does not wait).
+ * <p>Called by whichever thread holds the {@link Fetcher}'s load lock: the fetch thread, or the notifier's thread when
+ * a receive buffer is free now (then the claim does not wait).
  */
 final class InlineLoader implements Loader {
     /** The scheme of {@link #LOCATION}: the path {@code inline} of updates and metrics. */
@@ -36,13 +35,15 @@ final class InlineLoader implements Loader {
 
     /**
      * @param client null: no transport is read
-     * @throws ViperException when the bytes are gone (a newer version was announced since) or do not
-     *     verify; its message says the announcement's bytes are not usable
+     * @throws ViperException when the bytes are gone (a newer version was announced since) or do not verify; its
+     *     message says the announcement's bytes are not usable
      */
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        MemorySegment data = tracker.inlineData(m.version()).orElseThrow(() -> new RetriableViperException(
-                ViperException.Reason.UNAVAILABLE, "the bytes its announcement carried were dropped for newer ones"));
+        MemorySegment data = tracker.inlineData(m.version())
+                .orElseThrow(() -> new RetriableViperException(
+                        ViperException.Reason.UNAVAILABLE,
+                        "the bytes its announcement carried were dropped for newer ones"));
         try {
             return host.loadInline(m, data);
         } catch (ViperException e) {

@@ -6,9 +6,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
- * Callbacks registered by the application (manifest and update listeners). {@link #tell} calls
- * each on the calling thread; one that throws, an {@link Error} such as a failed assertion
- * included, is logged and does not stop the others or the data path. Thread-safe.
+ * Callbacks registered by the application (manifest and update listeners). {@link #tell} calls each on the calling
+ * thread; one that throws, an {@link Error} such as a failed assertion included, is logged and does not stop the others
+ * or the data path. Thread-safe.
  */
 final class Listeners<T> {
     private static final System.Logger LOG = System.getLogger(Listeners.class.getName());

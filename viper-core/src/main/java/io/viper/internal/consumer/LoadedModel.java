@@ -19,10 +19,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A verified model version in a consumer's memory (a receive buffer or a mapped PFS file), with a
- * reference count: one reference while it is the serving model, one per open lease. When the count
- * reaches zero the memory is handed back ({@code release}) and may be reused. A lease garbage-collected
- * while open is reported by the {@link LeakDetector}. Thread-safe.
+ * A verified model version in a consumer's memory (a receive buffer or a mapped PFS file), with a reference count: one
+ * reference while it is the serving model, one per open lease. When the count reaches zero the memory is handed back
+ * ({@code release}) and may be reused. A lease garbage-collected while open is reported by the {@link LeakDetector}.
+ * Thread-safe.
  */
 final class LoadedModel {
     private final Manifest manifest;
@@ -30,6 +30,7 @@ final class LoadedModel {
     private final DeviceBuffer device;
     /** The data section in host memory, scoped to this version; null for a model in GPU memory. */
     private final MemorySegment hostData;
+
     private final AtomicInteger refs = new AtomicInteger(1);
     private final Runnable release;
 
@@ -50,7 +51,8 @@ final class LoadedModel {
         MemorySegment data = buffer.reinterpret(view, null);
         List<Tensor> tensors = new ArrayList<>(manifest.tensors().size());
         for (TensorEntry e : manifest.tensors()) {
-            tensors.add(new Tensor(e.info(), data.asSlice(e.info().offset(), e.info().length())));
+            tensors.add(new Tensor(
+                    e.info(), data.asSlice(e.info().offset(), e.info().length())));
         }
         this.checkpoint = Checkpoint.of(manifest.model(), manifest.version(), tensors, manifest.metadata());
         this.device = null;
@@ -70,16 +72,16 @@ final class LoadedModel {
     }
 
     /**
-     * The data section in host memory, read-only by convention, or null for a model in GPU memory.
-     * Valid while the caller holds a reference ({@link #tryRetain}); a delta load copies blocks from it.
+     * The data section in host memory, read-only by convention, or null for a model in GPU memory. Valid while the
+     * caller holds a reference ({@link #tryRetain}); a delta load copies blocks from it.
      */
     MemorySegment hostData() {
         return hostData;
     }
 
     /**
-     * The data section in GPU memory, or null for a model in host memory. Valid while the caller
-     * holds a reference ({@link #tryRetain}); a delta load copies blocks from it on the device.
+     * The data section in GPU memory, or null for a model in host memory. Valid while the caller holds a reference
+     * ({@link #tryRetain}); a delta load copies blocks from it on the device.
      */
     DeviceBuffer deviceData() {
         return device;
@@ -108,7 +110,8 @@ final class LoadedModel {
         if (n == 0) {
             release.run();
         } else if (n < 0) {
-            throw new IllegalStateException("model " + manifest.model() + " v" + manifest.version() + " released too often");
+            throw new IllegalStateException(
+                    "model " + manifest.model() + " v" + manifest.version() + " released too often");
         }
     }
 
@@ -136,8 +139,8 @@ final class LoadedModel {
             check();
             Tensor t = checkpoint.tensor(name);
             if (t == null) {
-                throw new ViperNotFoundException("model " + manifest.model() + " v" + manifest.version()
-                        + " has no tensor '" + name + "'");
+                throw new ViperNotFoundException(
+                        "model " + manifest.model() + " v" + manifest.version() + " has no tensor '" + name + "'");
             }
             return t;
         }
@@ -157,14 +160,16 @@ final class LoadedModel {
         @Override
         public Optional<DeviceBuffer> device() {
             if (closed.get()) {
-                throw new IllegalStateException("lease on " + manifest.model() + " v" + manifest.version() + " is closed");
+                throw new IllegalStateException(
+                        "lease on " + manifest.model() + " v" + manifest.version() + " is closed");
             }
             return Optional.ofNullable(device);
         }
 
         private void check() {
             if (closed.get()) {
-                throw new IllegalStateException("lease on " + manifest.model() + " v" + manifest.version() + " is closed");
+                throw new IllegalStateException(
+                        "lease on " + manifest.model() + " v" + manifest.version() + " is closed");
             }
             if (device != null) {
                 throw new ViperConfigException("model " + manifest.model() + " v" + manifest.version()

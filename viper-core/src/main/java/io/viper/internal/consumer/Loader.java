@@ -5,9 +5,9 @@ import io.viper.manifest.Manifest;
 import io.viper.spi.TransportClient;
 
 /**
- * Receives a version from one location into the memory of that location's tier and verifies it:
- * {@link HostLoader} into a receive buffer, {@link MappedLoader} by mapping the PFS file,
- * {@link DeviceLoader} into GPU memory. Called by the consumer's fetch thread only.
+ * Receives a version from one location into the memory of that location's tier and verifies it: {@link HostLoader} into
+ * a receive buffer, {@link MappedLoader} by mapping the PFS file, {@link DeviceLoader} into GPU memory. Called by the
+ * consumer's fetch thread only.
  */
 interface Loader {
     /**
@@ -22,10 +22,11 @@ interface Loader {
     /**
      * A verified version in memory.
      *
-     * @param model          the version, holding one reference for the serving slot
-     * @param bytesMoved     bytes transferred (0 when mapped in place)
+     * @param model the version, holding one reference for the serving slot
+     * @param bytesMoved bytes transferred (0 when mapped in place)
      * @param transferDoneNs {@link System#nanoTime()} when the bytes were in (verification may follow)
-     * @param bytesReused    bytes not transferred: left in place in the receive buffer or copied from the version the consumer held
+     * @param bytesReused bytes not transferred: left in place in the receive buffer or copied from the version the
+     *     consumer held
      */
     record Loaded(LoadedModel model, long bytesMoved, long transferDoneNs, long bytesReused) {
         /** A version that reused nothing. */

@@ -10,17 +10,16 @@ import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
- * The first step of a consumer's data path: the manifests it has heard of for its model. It keeps
- * the last 16 by version (for {@code fetch}), tells manifest listeners of each newer version, and
- * (with {@code viper.consumer.autoload}) holds the newest version not yet serving as the fetch
- * thread's next target; a newer version whose announcement carried its bytes it first offers to
- * swap in at once on the notifier's thread (the {@link Fetcher}'s, given to the constructor). A
- * repeated announcement of that version adds locations (the PFS one comes after the transports')
- * and makes it a target again; older versions are ignored, so versions only move forward.
+ * The first step of a consumer's data path: the manifests it has heard of for its model. It keeps the last 16 by
+ * version (for {@code fetch}), tells manifest listeners of each newer version, and (with
+ * {@code viper.consumer.autoload}) holds the newest version not yet serving as the fetch thread's next target; a newer
+ * version whose announcement carried its bytes it first offers to swap in at once on the notifier's thread (the
+ * {@link Fetcher}'s, given to the constructor). A repeated announcement of that version adds locations (the PFS one
+ * comes after the transports') and makes it a target again; older versions are ignored, so versions only move forward.
  *
- * <p>Threads: {@link #offer} runs on the notifier's thread (and once on the thread creating the
- * consumer, for the repository's latest version); {@link #awaitTarget} and {@link #awaitRetry} on
- * the fetch thread; the rest on any thread. Thread-safe.
+ * <p>Threads: {@link #offer} runs on the notifier's thread (and once on the thread creating the consumer, for the
+ * repository's latest version); {@link #awaitTarget} and {@link #awaitRetry} on the fetch thread; the rest on any
+ * thread. Thread-safe.
  */
 final class ManifestTracker implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ManifestTracker.class.getName());
@@ -41,16 +40,22 @@ final class ManifestTracker implements AutoCloseable {
     private Manifest newest;
     private boolean newestChanged;
     private boolean closed;
-    /** The newest version announced and its bytes, when its announcement carried them, else null (guarded by {@link #monitor}). */
+    /**
+     * The newest version announced and its bytes, when its announcement carried them, else null (guarded by
+     * {@link #monitor}).
+     */
     private long inlineVersion;
+
     private MemorySegment inlineData;
-    /** Swaps a version in from its announcement's bytes on the notifier's thread, when it can at once ({@link Fetcher}). */
+    /**
+     * Swaps a version in from its announcement's bytes on the notifier's thread, when it can at once ({@link Fetcher}).
+     */
     private final Predicate<Manifest> swapsAnnounced;
 
     /**
      * A tracker whose versions only the fetch thread loads.
      *
-     * @param autoload       whether newer versions become fetch targets ({@code viper.consumer.autoload})
+     * @param autoload whether newer versions become fetch targets ({@code viper.consumer.autoload})
      * @param servingVersion the version serving now: older announcements are not targets
      */
     ManifestTracker(String model, boolean autoload, LongSupplier servingVersion) {
@@ -58,9 +63,9 @@ final class ManifestTracker implements AutoCloseable {
     }
 
     /**
-     * @param swapsAnnounced what {@link #offer} calls, on the notifier's thread, for a newer version
-     *                       whose announcement carried its bytes (after the manifest listeners): it swaps
-     *                       the version in and returns true, or returns false and the fetch thread loads it
+     * @param swapsAnnounced what {@link #offer} calls, on the notifier's thread, for a newer version whose announcement
+     *     carried its bytes (after the manifest listeners): it swaps the version in and returns true, or returns false
+     *     and the fetch thread loads it
      */
     ManifestTracker(String model, boolean autoload, LongSupplier servingVersion, Predicate<Manifest> swapsAnnounced) {
         this.model = model;
@@ -71,17 +76,17 @@ final class ManifestTracker implements AutoCloseable {
     }
 
     /**
-     * Records a manifest from the notifier or the repository; only newer versions (or more locations)
-     * matter. A second manifest of a known version whose tensors or metadata differ is refused, never
-     * merged: its locations serve other bytes than the first one's hashes describe.
+     * Records a manifest from the notifier or the repository; only newer versions (or more locations) matter. A second
+     * manifest of a known version whose tensors or metadata differ is refused, never merged: its locations serve other
+     * bytes than the first one's hashes describe.
      */
     void offer(Manifest m) {
         offer(m, null);
     }
 
     /**
-     * As {@link #offer(Manifest)}, with the version's bytes from its announcement (unverified), or
-     * null. Only the newest version's bytes are kept, until a newer version is announced.
+     * As {@link #offer(Manifest)}, with the version's bytes from its announcement (unverified), or null. Only the
+     * newest version's bytes are kept, until a newer version is announced.
      */
     void offer(Manifest m, MemorySegment data) {
         if (!m.model().equals(model)) {
@@ -92,8 +97,13 @@ final class ManifestTracker implements AutoCloseable {
         synchronized (monitor) {
             Manifest had = known.get(m.version());
             if (had != null && !had.sameContent(m)) {
-                LOG.log(System.Logger.Level.WARNING, "consumer {0}: refused a second v{1} from {2} whose tensors differ from the one {3} announced first",
-                        model, Long.toString(m.version()), m.producerId(), had.producerId());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "consumer {0}: refused a second v{1} from {2} whose tensors differ from the one {3} announced first",
+                        model,
+                        Long.toString(m.version()),
+                        m.producerId(),
+                        had.producerId());
                 return;
             }
             fresh = had == null && m.version() > announcedVersion;
@@ -141,7 +151,11 @@ final class ManifestTracker implements AutoCloseable {
                     monitor.notifyAll();
                 }
             } else {
-                LOG.log(System.Logger.Level.DEBUG, "consumer {0}: ignoring v{1}, older than v{2}", model, Long.toString(m.version()),
+                LOG.log(
+                        System.Logger.Level.DEBUG,
+                        "consumer {0}: ignoring v{1}, older than v{2}",
+                        model,
+                        Long.toString(m.version()),
                         Long.toString(newest.version()));
             }
         }
@@ -183,8 +197,8 @@ final class ManifestTracker implements AutoCloseable {
     }
 
     /**
-     * Fetch thread: waits until there is a target (a newer version, or the same one with more
-     * locations) and returns it, or returns null once closed.
+     * Fetch thread: waits until there is a target (a newer version, or the same one with more locations) and returns
+     * it, or returns null once closed.
      */
     Manifest awaitTarget() throws InterruptedException {
         synchronized (monitor) {
@@ -200,9 +214,8 @@ final class ManifestTracker implements AutoCloseable {
     }
 
     /**
-     * Fetch thread, after {@code failed} could not be loaded: waits {@code backoffMs}, or less if a
-     * new target arrives or the tracker closes; then, unless something newer came, makes
-     * {@code failed} the target again.
+     * Fetch thread, after {@code failed} could not be loaded: waits {@code backoffMs}, or less if a new target arrives
+     * or the tracker closes; then, unless something newer came, makes {@code failed} the target again.
      */
     void awaitRetry(Manifest failed, long backoffMs) throws InterruptedException {
         synchronized (monitor) {

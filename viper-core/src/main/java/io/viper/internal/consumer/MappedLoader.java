@@ -6,10 +6,9 @@ import io.viper.spi.TransportClient;
 import java.util.Optional;
 
 /**
- * Loads a version from the PFS by mapping its file in place (no receive buffer, no copy) and
- * verifying the mapping; the mapping is closed when the loaded model is released. Where the
- * transport cannot map, the {@link HostLoader} reads the file into a receive buffer instead.
- * Fetch thread only.
+ * Loads a version from the PFS by mapping its file in place (no receive buffer, no copy) and verifying the mapping; the
+ * mapping is closed when the loaded model is released. Where the transport cannot map, the {@link HostLoader} reads the
+ * file into a receive buffer instead. Fetch thread only.
  */
 final class MappedLoader implements Loader {
     private final Verifier verifier;

@@ -12,33 +12,40 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * Cache-aware path selection (docs/architecture.md#path-selection): orders the locations of a manifest by what
- * this consumer can use. First the bytes the version's announcement carried, when the consumer has
- * them ({@link InlineLoader#LOCATION}, no transfer; a consumer that serves on GPU takes none); then
- * GPU when it serves on GPU and has room, else host when the host budget allows a receive buffer,
- * else the PFS (mapped in place, no buffer needed). Within a tier, the
- * transport's priority (ucx before tcp), then the producer's order. A {@code file://} location is
- * used only when it is the file this consumer's own PFS repository keeps that model and version
- * in, so that a forged manifest cannot point it at another model's weights or any other file.
- * Stateless and thread-safe.
+ * Cache-aware path selection (docs/architecture.md#path-selection): orders the locations of a manifest by what this
+ * consumer can use. First the bytes the version's announcement carried, when the consumer has them
+ * ({@link InlineLoader#LOCATION}, no transfer; a consumer that serves on GPU takes none); then GPU when it serves on
+ * GPU and has room, else host when the host budget allows a receive buffer, else the PFS (mapped in place, no buffer
+ * needed). Within a tier, the transport's priority (ucx before tcp), then the producer's order. A {@code file://}
+ * location is used only when it is the file this consumer's own PFS repository keeps that model and version in, so that
+ * a forged manifest cannot point it at another model's weights or any other file. Stateless and thread-safe.
  */
 public final class PathSelector {
 
     /**
      * What the consumer can do right now.
      *
-     * @param servesOnGpu    whether it serves on a GPU and a GPU provider works here
-     * @param freeGpuBytes   GPU memory it may use for the arriving model
-     * @param freeHostBytes  host memory it may use for the arriving model
+     * @param servesOnGpu whether it serves on a GPU and a GPU provider works here
+     * @param freeGpuBytes GPU memory it may use for the arriving model
+     * @param freeHostBytes host memory it may use for the arriving model
      * @param allowedSchemes schemes it may use; empty: all
-     * @param noGpuReason    why GPU locations are skipped when {@code servesOnGpu} is false
-     * @param inline         whether and how to use the bytes the version's announcement carried
+     * @param noGpuReason why GPU locations are skipped when {@code servesOnGpu} is false
+     * @param inline whether and how to use the bytes the version's announcement carried
      */
-    public record Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes,
-                               String noGpuReason, InlineBytes inline) {
+    public record Capabilities(
+            boolean servesOnGpu,
+            long freeGpuBytes,
+            long freeHostBytes,
+            List<String> allowedSchemes,
+            String noGpuReason,
+            InlineBytes inline) {
         /** Capabilities without the announcement's bytes. */
-        public Capabilities(boolean servesOnGpu, long freeGpuBytes, long freeHostBytes, List<String> allowedSchemes,
-                            String noGpuReason) {
+        public Capabilities(
+                boolean servesOnGpu,
+                long freeGpuBytes,
+                long freeHostBytes,
+                List<String> allowedSchemes,
+                String noGpuReason) {
             this(servesOnGpu, freeGpuBytes, freeHostBytes, allowedSchemes, noGpuReason, InlineBytes.NONE);
         }
 
@@ -49,9 +56,9 @@ public final class PathSelector {
     }
 
     /**
-     * The bytes of the version its announcement carried ({@code viper.producer.inline.bytes}), as the
-     * consumer may use them. They are not subject to {@code viper.consumer.paths}: {@code
-     * viper.consumer.inline} decides whether a consumer takes them.
+     * The bytes of the version its announcement carried ({@code viper.producer.inline.bytes}), as the consumer may use
+     * them. They are not subject to {@code viper.consumer.paths}: {@code viper.consumer.inline} decides whether a
+     * consumer takes them.
      */
     public enum InlineBytes {
         /** None: the announcement carried none, the consumer declines them, or they failed verification. */
@@ -59,21 +66,23 @@ public final class PathSelector {
         /** Here: {@link InlineLoader#LOCATION} first, then the manifest's locations. */
         FIRST,
         /**
-         * Here, on the notifier's thread with a receive buffer free now: {@link InlineLoader#LOCATION}
-         * alone, since that thread waits on no transport (the fetch thread tries the others).
+         * Here, on the notifier's thread with a receive buffer free now: {@link InlineLoader#LOCATION} alone, since
+         * that thread waits on no transport (the fetch thread tries the others).
          */
         ONLY
     }
 
     /** A usable location and why it was ranked there. */
-    public record Candidate(Location location, int priority, String reason) {
-    }
+    public record Candidate(Location location, int priority, String reason) {}
 
     /** Usable locations in the order to try, and the ones skipped with their reason. */
     public record Selection(List<Candidate> usable, List<String> skipped) {
         /** One line for logs: the first choice and the skipped ones. */
         public String describe() {
-            String first = usable.isEmpty() ? "no usable location" : "using " + usable.getFirst().location().uri() + " (" + usable.getFirst().reason() + ")";
+            String first = usable.isEmpty()
+                    ? "no usable location"
+                    : "using " + usable.getFirst().location().uri() + " ("
+                            + usable.getFirst().reason() + ")";
             return skipped.isEmpty() ? first : first + "; skipped " + String.join("; ", skipped);
         }
     }
@@ -81,8 +90,7 @@ public final class PathSelector {
     /** Ahead of every transport's priority: the bytes are here already. */
     private static final int INLINE_PRIORITY = Integer.MIN_VALUE;
 
-    private PathSelector() {
-    }
+    private PathSelector() {}
 
     /**
      * The locations of {@code manifest} this consumer can use, in the order to try them, and the skipped ones.
@@ -91,8 +99,12 @@ public final class PathSelector {
      * @param unavailable why a scheme's transport cannot run here, or empty when it can
      * @param ownFile where this consumer's PFS repository keeps the manifest's version, or empty without one
      */
-    public static Selection select(Manifest manifest, Capabilities caps, Function<String, Optional<TransportProvider>> providers,
-                                   Function<String, Optional<String>> unavailable, Function<Manifest, Optional<Location>> ownFile) {
+    public static Selection select(
+            Manifest manifest,
+            Capabilities caps,
+            Function<String, Optional<TransportProvider>> providers,
+            Function<String, Optional<String>> unavailable,
+            Function<Manifest, Optional<Location>> ownFile) {
         long size = manifest.totalBytes();
         List<Candidate> usable = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -127,7 +139,8 @@ public final class PathSelector {
             switch (l.tier()) {
                 case GPU -> {
                     if (!caps.servesOnGpu()) {
-                        skipped.add(l.uri() + ": " + (caps.noGpuReason() == null ? "consumer serves on host" : caps.noGpuReason()));
+                        skipped.add(l.uri() + ": "
+                                + (caps.noGpuReason() == null ? "consumer serves on host" : caps.noGpuReason()));
                         continue;
                     }
                     if (caps.freeGpuBytes() < size) {
@@ -138,13 +151,16 @@ public final class PathSelector {
                 }
                 case HOST -> {
                     if (caps.freeHostBytes() < size) {
-                        skipped.add(l.uri() + ": " + size + " bytes exceed the free host budget " + caps.freeHostBytes());
+                        skipped.add(
+                                l.uri() + ": " + size + " bytes exceed the free host budget " + caps.freeHostBytes());
                         continue;
                     }
                     reason = "host tier, fits the host budget";
                 }
                 case PFS -> {
-                    Optional<String> foreign = scheme.equals("file") ? foreignFile(manifest, l, ownFile.apply(manifest)) : Optional.empty();
+                    Optional<String> foreign = scheme.equals("file")
+                            ? foreignFile(manifest, l, ownFile.apply(manifest))
+                            : Optional.empty();
                     if (foreign.isPresent()) {
                         skipped.add(l.uri() + ": " + foreign.get());
                         continue;
@@ -173,6 +189,7 @@ public final class PathSelector {
         } catch (IllegalArgumentException | FileSystemNotFoundException e) {
             return Optional.of("not a local file URI");
         }
-        return Optional.of("not the file this consumer's PFS keeps " + m.model() + " v" + m.version() + " in (" + own.get().uri() + ")");
+        return Optional.of("not the file this consumer's PFS keeps " + m.model() + " v" + m.version() + " in ("
+                + own.get().uri() + ")");
     }
 }

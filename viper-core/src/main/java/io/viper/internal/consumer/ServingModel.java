@@ -21,18 +21,17 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
- * The version a consumer serves, and the swap to a newer one: the last step of the data path.
- * The swap is one atomic reference change, so a request sees the old version or the new one,
- * never a mix; the old version's memory is handed back when its last lease closes (the serving
- * slot's reference is dropped on a thread of its own, {@code viper-release-*}, after the listeners).
+ * The version a consumer serves, and the swap to a newer one: the last step of the data path. The swap is one atomic
+ * reference change, so a request sees the old version or the new one, never a mix; the old version's memory is handed
+ * back when its last lease closes (the serving slot's reference is dropped on a thread of its own,
+ * {@code viper-release-*}, after the listeners).
  *
- * <p>Threads: inference threads take leases ({@link #lease()}); the fetch thread swaps
- * ({@link #swap}) and then runs the update listeners, or the notifier's thread does for a version
- * its announcement carried (the {@link Fetcher}'s lock lets one of them at a time); any thread may wait in
- * {@link #awaitVersion}. {@link #stop} runs on the notifier's thread (its broker refused this
- * consumer) or the fetch thread (the producers did). {@link #close()} runs on the thread closing
- * the consumer and logs a warning naming each version still leased (its memory is freed when that
- * lease closes). Thread-safe.
+ * <p>Threads: inference threads take leases ({@link #lease()}); the fetch thread swaps ({@link #swap}) and then runs
+ * the update listeners, or the notifier's thread does for a version its announcement carried (the {@link Fetcher}'s
+ * lock lets one of them at a time); any thread may wait in {@link #awaitVersion}. {@link #stop} runs on the notifier's
+ * thread (its broker refused this consumer) or the fetch thread (the producers did). {@link #close()} runs on the
+ * thread closing the consumer and logs a warning naming each version still leased (its memory is freed when that lease
+ * closes). Thread-safe.
  */
 final class ServingModel implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ServingModel.class.getName());
@@ -45,11 +44,12 @@ final class ServingModel implements AutoCloseable {
     private final Object monitor = new Object();
     /** Versions swapped in whose memory may still be referenced (pruned once released). */
     private final List<LoadedModel> live = new ArrayList<>();
+
     private long completedVersion;
     private boolean closed;
     /**
-     * Why the consumer stopped following the model (a refusal trying again cannot change), or null:
-     * the one record of it, guarded by {@link #monitor}.
+     * Why the consumer stopped following the model (a refusal trying again cannot change), or null: the one record of
+     * it, guarded by {@link #monitor}.
      */
     private ViperException stopped;
     /** Releases replaced host versions, in order, off the swapping thread. */
@@ -60,7 +60,8 @@ final class ServingModel implements AutoCloseable {
         this.metrics = metrics;
         this.listeners = new Listeners<>("consumer " + model + ": update listener");
         this.failureListeners = new Listeners<>("consumer " + model + ": failure listener");
-        this.releaser = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("viper-release-" + model).factory());
+        this.releaser = Executors.newSingleThreadExecutor(
+                Thread.ofPlatform().daemon().name("viper-release-" + model).factory());
     }
 
     /** The version serving now, 0 before the first. */
@@ -75,9 +76,9 @@ final class ServingModel implements AutoCloseable {
     }
 
     /**
-     * The version serving now with a reference for the caller, who releases it
-     * ({@link LoadedModel#releaseRef}); null before the first one arrived. A delta load reads its
-     * base through it, so that the base cannot be recycled under the copy.
+     * The version serving now with a reference for the caller, who releases it ({@link LoadedModel#releaseRef}); null
+     * before the first one arrived. A delta load reads its base through it, so that the base cannot be recycled under
+     * the copy.
      */
     LoadedModel retainCurrent() {
         while (true) {
@@ -97,8 +98,8 @@ final class ServingModel implements AutoCloseable {
     }
 
     /**
-     * Serves {@code loaded} (verified) instead of the current version and tells the listeners. One
-     * thread at a time, holding the {@link Fetcher}'s loading lock. After {@link #close()} the version is released instead.
+     * Serves {@code loaded} (verified) instead of the current version and tells the listeners. One thread at a time,
+     * holding the {@link Fetcher}'s loading lock. After {@link #close()} the version is released instead.
      *
      * @param startedNs {@link System#nanoTime()} when the load from {@code loc} began
      * @param fallbacks locations that failed before {@code loc}
@@ -121,13 +122,28 @@ final class ServingModel implements AutoCloseable {
         }
         double latencyMs = m.millisSincePublished();
         metrics.update(model, loc.scheme(), latencyMs);
-        ModelUpdate u = new ModelUpdate(model, m.version(), old == null ? 0 : old.version(), loc, loaded.bytesMoved(), latencyMs,
-                (loaded.transferDoneNs() - startedNs) / 1e6, (swappedNs - loaded.transferDoneNs()) / 1e6, fallbacks, loaded.bytesReused());
+        ModelUpdate u = new ModelUpdate(
+                model,
+                m.version(),
+                old == null ? 0 : old.version(),
+                loc,
+                loaded.bytesMoved(),
+                latencyMs,
+                (loaded.transferDoneNs() - startedNs) / 1e6,
+                (swappedNs - loaded.transferDoneNs()) / 1e6,
+                fallbacks,
+                loaded.bytesReused());
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
-            LOG.log(System.Logger.Level.INFO, "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
-                    model, Long.toString(m.version()), loc.uri(), Long.toString(loaded.bytesMoved()),
-                    String.format(Locale.ROOT, "%.1f", u.transferMs()), String.format(Locale.ROOT, "%.1f", u.verifyMs()),
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
+                    model,
+                    Long.toString(m.version()),
+                    loc.uri(),
+                    Long.toString(loaded.bytesMoved()),
+                    String.format(Locale.ROOT, "%.1f", u.transferMs()),
+                    String.format(Locale.ROOT, "%.1f", u.verifyMs()),
                     Long.toString(loaded.bytesReused()));
         }
         // Waiters see the version only once the update is complete (listeners run, old version released).
@@ -155,7 +171,9 @@ final class ServingModel implements AutoCloseable {
         complete.run(); // a GPU version is freed on the thread that loaded it, where its CUDA context is current
     }
 
-    /** Registers a listener for {@link #stop}; calls it at once, on the calling thread, if the consumer stopped already. */
+    /**
+     * Registers a listener for {@link #stop}; calls it at once, on the calling thread, if the consumer stopped already.
+     */
     void onFailure(Consumer<ViperException> listener) {
         ViperException f;
         synchronized (monitor) {
@@ -169,10 +187,9 @@ final class ServingModel implements AutoCloseable {
     }
 
     /**
-     * No newer version will come, because of {@code failure} (the notifier's broker or every location
-     * of a version refused this consumer): the version serving stays, a wait in {@link #awaitVersion}
-     * throws the failure, and the failure listeners hear it once, on the calling thread; without any,
-     * it is logged. Only the first call counts.
+     * No newer version will come, because of {@code failure} (the notifier's broker or every location of a version
+     * refused this consumer): the version serving stays, a wait in {@link #awaitVersion} throws the failure, and the
+     * failure listeners hear it once, on the calling thread; without any, it is logged. Only the first call counts.
      */
     void stop(ViperException failure) {
         boolean heard;
@@ -185,8 +202,10 @@ final class ServingModel implements AutoCloseable {
             monitor.notifyAll();
         }
         if (!heard) {
-            LOG.log(System.Logger.Level.ERROR, "consumer " + model + ": stopped following the model, serving v" + version() + ": "
-                    + failure.getMessage());
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "consumer " + model + ": stopped following the model, serving v" + version() + ": "
+                            + failure.getMessage());
         }
         failureListeners.tell(failure);
     }
@@ -199,8 +218,8 @@ final class ServingModel implements AutoCloseable {
     }
 
     /**
-     * Blocks until {@code v} or a newer version has been swapped in; returns the version serving.
-     * Throws the failure {@link #stop} reported, of its reason, when none will come.
+     * Blocks until {@code v} or a newer version has been swapped in; returns the version serving. Throws the failure
+     * {@link #stop} reported, of its reason, when none will come.
      */
     long awaitVersion(long v, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -215,14 +234,18 @@ final class ServingModel implements AutoCloseable {
                     throw new ViperClosedException("consumer " + model + " is closed");
                 }
                 if (stopped != null) {
-                    throw ViperException.of(stopped.reason(), "consumer " + model + ": v" + v + " will not arrive (serving v"
-                            + completedVersion + "): " + stopped.getMessage(), stopped);
+                    throw ViperException.of(
+                            stopped.reason(),
+                            "consumer " + model + ": v" + v + " will not arrive (serving v" + completedVersion + "): "
+                                    + stopped.getMessage(),
+                            stopped);
                 }
                 try {
                     monitor.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for " + model + " v" + v);
+                    throw new ViperException(
+                            ViperException.Reason.INTERNAL, "interrupted while waiting for " + model + " v" + v);
                 }
             }
             return completedVersion;
@@ -235,7 +258,10 @@ final class ServingModel implements AutoCloseable {
         releaser.shutdown();
         try {
             if (!releaser.awaitTermination(10, TimeUnit.SECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "consumer {0}: releasing replaced versions did not finish in 10 s", model);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "consumer {0}: releasing replaced versions did not finish in 10 s",
+                        model);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -258,8 +284,11 @@ final class ServingModel implements AutoCloseable {
         for (LoadedModel l : held) {
             int leases = l.references();
             if (leases > 0) {
-                LOG.log(System.Logger.Level.WARNING, "consumer " + model + " closed while v" + l.version() + " is still leased (" + leases
-                        + " open lease" + (leases == 1 ? "" : "s") + "); its memory is freed when the last lease closes");
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "consumer " + model + " closed while v" + l.version() + " is still leased (" + leases
+                                + " open lease" + (leases == 1 ? "" : "s")
+                                + "); its memory is freed when the last lease closes");
             }
         }
     }

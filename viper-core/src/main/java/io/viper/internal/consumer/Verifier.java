@@ -24,15 +24,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.zip.CRC32C;
 
 /**
- * Checks the bytes a consumer received against the manifest before they may be served: each
- * tensor's hash by the algorithm the manifest names (CRC32C, or XXH3-128 in format 1 manifests),
- * computed on the runtime's hash pool in pieces while the rest of the model is still arriving (see
- * {@link #overlapped}), or for a model in GPU memory the manifest's phash64 computed on the device.
- * The first mismatch throws {@link ViperCorruptDataException} naming the model, version, location
- * and tensor.
+ * Checks the bytes a consumer received against the manifest before they may be served: each tensor's hash by the
+ * algorithm the manifest names (CRC32C, or XXH3-128 in format 1 manifests), computed on the runtime's hash pool in
+ * pieces while the rest of the model is still arriving (see {@link #overlapped}), or for a model in GPU memory the
+ * manifest's phash64 computed on the device. The first mismatch throws {@link ViperCorruptDataException} naming the
+ * model, version, location and tensor.
  *
- * <p>Called by the fetch thread, and by the caller of {@code ViperConsumer.fetch}; it only reads
- * the memory it is given, which the caller owns. Thread-safe (no state but the pool).
+ * <p>Called by the fetch thread, and by the caller of {@code ViperConsumer.fetch}; it only reads the memory it is
+ * given, which the caller owns. Thread-safe (no state but the pool).
  */
 final class Verifier {
     /** A model on the GPU without phash64 is copied to the host for hashing in pieces of this size. */
@@ -54,25 +53,29 @@ final class Verifier {
 
     /**
      * Starts checking a model that arrives in pieces into {@code data} (its data section): each range
-     * {@link Overlapped#arrived reported} is hashed on the pool at once, so that hashing overlaps the
-     * transfer of the rest.
+     * {@link Overlapped#arrived reported} is hashed on the pool at once, so that hashing overlaps the transfer of the
+     * rest.
      */
     Overlapped overlapped(Manifest m, Location loc, MemorySegment data) {
         return overlapped(m, loc, data, null);
     }
 
     /**
-     * As {@link #overlapped(Manifest, Location, MemorySegment)}, with the piece hashes
-     * ({@link Overlapped#pieces()}) of an earlier version laid out as {@code m} with the same hash
-     * algorithms ({@link #samePieces}), which the pieces reported {@link Overlapped#known} take.
+     * As {@link #overlapped(Manifest, Location, MemorySegment)}, with the piece hashes ({@link Overlapped#pieces()}) of
+     * an earlier version laid out as {@code m} with the same hash algorithms ({@link #samePieces}), which the pieces
+     * reported {@link Overlapped#known} take.
      *
      * @param before those hashes, or null: every piece is hashed
      */
     Overlapped overlapped(Manifest m, Location loc, MemorySegment data, ContentHash[] before) {
-        return new Overlapped(m, loc, m.tensors(), m.tensors().stream().map(TensorEntry::info).toList(), data, before);
+        return new Overlapped(
+                m, loc, m.tensors(), m.tensors().stream().map(TensorEntry::info).toList(), data, before);
     }
 
-    /** Whether {@code a} and {@code b} lay their tensors out alike with the same hash algorithms, so that their pieces are the same byte ranges. */
+    /**
+     * Whether {@code a} and {@code b} lay their tensors out alike with the same hash algorithms, so that their pieces
+     * are the same byte ranges.
+     */
     static boolean samePieces(Manifest a, Manifest b) {
         if (a.tensors().size() != b.tensors().size()) {
             return false;
@@ -88,9 +91,8 @@ final class Verifier {
     }
 
     /**
-     * As {@link #overlapped(Manifest, Location, MemorySegment)}, for some of {@code m}'s tensors laid
-     * out in {@code data} otherwise than in the version (the tensors {@code ViperConsumer.fetch}
-     * asked for, back to back).
+     * As {@link #overlapped(Manifest, Location, MemorySegment)}, for some of {@code m}'s tensors laid out in
+     * {@code data} otherwise than in the version (the tensors {@code ViperConsumer.fetch} asked for, back to back).
      *
      * @param entries the tensors, in the order of {@code offsets}
      * @param offsets where each tensor starts in {@code data}: contiguous and increasing
@@ -116,9 +118,9 @@ final class Verifier {
     }
 
     /**
-     * Checks a model in GPU memory ({@code buf} holds its data section): the manifest's phash64
-     * computed on the device where the producer gave it (8 result bytes cross to the host), else the
-     * manifest's hash over the bytes streamed to the host in 64 MiB chunks.
+     * Checks a model in GPU memory ({@code buf} holds its data section): the manifest's phash64 computed on the device
+     * where the producer gave it (8 result bytes cross to the host), else the manifest's hash over the bytes streamed
+     * to the host in 64 MiB chunks.
      */
     void verifyOnDevice(Manifest m, Location loc, GpuProvider gpu, int device, DeviceBuffer buf) {
         MemorySegment chunk = null;
@@ -129,8 +131,12 @@ final class Verifier {
                 if (e.phash64().isPresent()) {
                     long got = gpu.hash64(device, buf.pointer(off, len), len);
                     if (got != e.phash64().getAsLong()) {
-                        throw corrupt(m, loc, e, "phash64 " + ParallelHash64.toHex(got) + " does not match the manifest's "
-                                + ParallelHash64.toHex(e.phash64().getAsLong()));
+                        throw corrupt(
+                                m,
+                                loc,
+                                e,
+                                "phash64 " + ParallelHash64.toHex(got) + " does not match the manifest's "
+                                        + ParallelHash64.toHex(e.phash64().getAsLong()));
                     }
                     continue;
                 }
@@ -143,7 +149,8 @@ final class Verifier {
     }
 
     /** The hash of {@code len} bytes of GPU memory at {@code ptr}, streamed through {@code chunk} on the host. */
-    private static ContentHash hashOnHost(HashAlgorithm a, GpuProvider gpu, int device, long ptr, long len, MemorySegment chunk) {
+    private static ContentHash hashOnHost(
+            HashAlgorithm a, GpuProvider gpu, int device, long ptr, long len, MemorySegment chunk) {
         Xxh3.Hasher xxh3 = a == HashAlgorithm.XXH3_128 ? new Xxh3.Hasher() : null;
         CRC32C crc = new CRC32C();
         for (long done = 0; done < len; done += chunk.byteSize()) {
@@ -161,19 +168,24 @@ final class Verifier {
 
     private void check(Manifest m, Location loc, TensorEntry e, ContentHash got) {
         if (!e.hash().equals(got)) {
-            throw corrupt(m, loc, e, "hash " + got.toHex() + " (" + got.algorithm().fieldName() + ") does not match the manifest's " + e.hash().toHex());
+            throw corrupt(
+                    m,
+                    loc,
+                    e,
+                    "hash " + got.toHex() + " (" + got.algorithm().fieldName() + ") does not match the manifest's "
+                            + e.hash().toHex());
         }
     }
 
     private ViperCorruptDataException corrupt(Manifest m, Location loc, TensorEntry e, String problem) {
-        return new ViperCorruptDataException(model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name() + "' " + problem);
+        return new ViperCorruptDataException(
+                model + " v" + m.version() + " from " + loc.uri() + ": tensor '" + e.name() + "' " + problem);
     }
 
     /**
-     * The check of one model arriving in pieces. {@link #arrived} may be called from any thread (a
-     * transport's completion thread); {@link #verify()} and {@link #close()} by the owner.
-     * {@link #close()} waits for every hashing task still running, so that the caller may reuse the
-     * buffer after a failure.
+     * The check of one model arriving in pieces. {@link #arrived} may be called from any thread (a transport's
+     * completion thread); {@link #verify()} and {@link #close()} by the owner. {@link #close()} waits for every hashing
+     * task still running, so that the caller may reuse the buffer after a failure.
      */
     final class Overlapped implements AutoCloseable, TransportClient.Arrivals {
         private final Manifest manifest;
@@ -181,12 +193,18 @@ final class Verifier {
         private final List<TensorEntry> entries;
         private final TensorHashes hashes;
 
-        private Overlapped(Manifest manifest, Location location, List<TensorEntry> entries, List<TensorInfo> layout, MemorySegment data,
-                           ContentHash[] before) {
+        private Overlapped(
+                Manifest manifest,
+                Location location,
+                List<TensorEntry> entries,
+                List<TensorInfo> layout,
+                MemorySegment data,
+                ContentHash[] before) {
             this.manifest = manifest;
             this.location = location;
             this.entries = entries;
-            List<HashAlgorithm> algorithms = entries.stream().map(e -> e.hash().algorithm()).toList();
+            List<HashAlgorithm> algorithms =
+                    entries.stream().map(e -> e.hash().algorithm()).toList();
             this.hashes = new TensorHashes(layout, algorithms, data, hashPool, workers, before);
         }
 
@@ -197,23 +215,22 @@ final class Verifier {
         }
 
         /**
-         * Bytes {@code [offset, offset + length)} of the data section are in and equal to those of the
-         * earlier version whose piece hashes this check was given: a piece made only of such bytes
-         * takes its earlier hash instead of being read. Without earlier hashes, as {@link #arrived}.
+         * Bytes {@code [offset, offset + length)} of the data section are in and equal to those of the earlier version
+         * whose piece hashes this check was given: a piece made only of such bytes takes its earlier hash instead of
+         * being read. Without earlier hashes, as {@link #arrived}.
          */
         void known(long offset, long length) {
             hashes.known(offset, length);
         }
 
         /**
-         * Copies {@code source} to {@code destination} ({@code destinationOffset} bytes into the data
-         * section) and checks it in the same pass: the copy is cut at hash pieces into units of at
-         * least {@link TensorHashes#PIECE}, which this thread and up to {@code workers} threads of the
-         * pool take in turn, each hashing the pieces a unit completes right after copying it, from its
-         * cache. A copy followed by a check on another thread reads the bytes from memory twice: on
-         * this machine kind, in one process, 1 GiB took 90 ms that way (one thread copying, one
-         * hashing) and 76 ms copied and hashed by two threads in 1 MiB units (a memcpy: 61 ms). Returns
-         * when every unit is copied and hashed.
+         * Copies {@code source} to {@code destination} ({@code destinationOffset} bytes into the data section) and
+         * checks it in the same pass: the copy is cut at hash pieces into units of at least {@link TensorHashes#PIECE},
+         * which this thread and up to {@code workers} threads of the pool take in turn, each hashing the pieces a unit
+         * completes right after copying it, from its cache. A copy followed by a check on another thread reads the
+         * bytes from memory twice: on this machine kind, in one process, 1 GiB took 90 ms that way (one thread copying,
+         * one hashing) and 76 ms copied and hashed by two threads in 1 MiB units (a memcpy: 61 ms). Returns when every
+         * unit is copied and hashed.
          */
         @Override
         public void copy(MemorySegment source, MemorySegment destination, long destinationOffset) {
@@ -230,7 +247,10 @@ final class Verifier {
             });
         }
 
-        /** Where the units of a copy of data {@code [from, to)} end: at hash piece ends, each at least a piece long but the last. */
+        /**
+         * Where the units of a copy of data {@code [from, to)} end: at hash piece ends, each at least a piece long but
+         * the last.
+         */
         private long[] units(long from, long to) {
             long[] ends = new long[(int) Math.min(Integer.MAX_VALUE - 8, (to - from) / TensorHashes.PIECE + 2)];
             int n = 0;
@@ -253,7 +273,9 @@ final class Verifier {
             }
         }
 
-        /** After {@link #verify()} passed: the hash of every piece, in data order, for a later load's {@code before}. */
+        /**
+         * After {@link #verify()} passed: the hash of every piece, in data order, for a later load's {@code before}.
+         */
         ContentHash[] pieces() {
             return hashes.pieces();
         }

@@ -11,19 +11,18 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * Accounting for one kind of memory (host or GPU) as a tree, after Arrow's {@code BufferAllocator}:
- * a root per {@code Viper} instance with the instance's limit, a child per producer or consumer
- * with the model's own limit. A {@link Reservation} counts against its budget and every ancestor,
- * so N models share the instance's limit instead of taking N times their own. It only counts: the
- * memory itself comes from the caller's allocator (an arena, a transport's, the GPU provider), which
- * reserves before it allocates and closes the reservation when it frees.
+ * Accounting for one kind of memory (host or GPU) as a tree, after Arrow's {@code BufferAllocator}: a root per
+ * {@code Viper} instance with the instance's limit, a child per producer or consumer with the model's own limit. A
+ * {@link Reservation} counts against its budget and every ancestor, so N models share the instance's limit instead of
+ * taking N times their own. It only counts: the memory itself comes from the caller's allocator (an arena, a
+ * transport's, the GPU provider), which reserves before it allocates and closes the reservation when it frees.
  *
- * <p>A refusal ({@link #reserve}) is a {@link ViperMemoryException} naming the model that asked, the
- * bytes, the budget that had no room and what each holder holds. {@link #close()} with reservations
- * still open logs a warning naming them; they keep counting against the parent until they close.
+ * <p>A refusal ({@link #reserve}) is a {@link ViperMemoryException} naming the model that asked, the bytes, the budget
+ * that had no room and what each holder holds. {@link #close()} with reservations still open logs a warning naming
+ * them; they keep counting against the parent until they close.
  *
- * <p>Thread-safe: one lock per tree (the root's). The descriptions of reservations are taken under
- * it and called outside it, so they may be computed from state guarded by other locks.
+ * <p>Thread-safe: one lock per tree (the root's). The descriptions of reservations are taken under it and called
+ * outside it, so they may be computed from state guarded by other locks.
  */
 public final class MemoryBudget implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(MemoryBudget.class.getName());
@@ -35,6 +34,7 @@ public final class MemoryBudget implements AutoCloseable {
     private final long limit;
     /** Bytes reserved here and in the children; guarded by {@link #lock}. */
     private long held;
+
     private final Set<Reservation> reservations = new LinkedHashSet<>();
     private final List<MemoryBudget> children = new ArrayList<>();
     private boolean closed;
@@ -51,8 +51,8 @@ public final class MemoryBudget implements AutoCloseable {
     }
 
     /**
-     * A root budget: {@code name} says whose and which memory ("host memory of this Viper instance"),
-     * {@code limitKey} is the setting that gave {@code limit}, for messages.
+     * A root budget: {@code name} says whose and which memory ("host memory of this Viper instance"), {@code limitKey}
+     * is the setting that gave {@code limit}, for messages.
      */
     public static MemoryBudget root(String name, String limitKey, long limit) {
         return new MemoryBudget(null, name, limitKey, limit);
@@ -122,8 +122,8 @@ public final class MemoryBudget implements AutoCloseable {
     }
 
     /**
-     * Reserves {@code bytes} here and in every ancestor, or returns null when one of them has no room
-     * for it now. {@code what} names the buffer while it is held ("staged nt3 v4 (1048576 bytes)").
+     * Reserves {@code bytes} here and in every ancestor, or returns null when one of them has no room for it now.
+     * {@code what} names the buffer while it is held ("staged nt3 v4 (1048576 bytes)").
      *
      * @throws ViperClosedException when this budget is closed
      */
@@ -161,8 +161,8 @@ public final class MemoryBudget implements AutoCloseable {
     }
 
     /**
-     * Why {@code bytes} for {@code what} do not fit now: the budget that has no room, its setting,
-     * and what each of its holders holds.
+     * Why {@code bytes} for {@code what} do not fit now: the budget that has no room, its setting, and what each of its
+     * holders holds.
      */
     public ViperMemoryException refusal(long bytes, String what) {
         MemoryBudget full;
@@ -175,9 +175,12 @@ public final class MemoryBudget implements AutoCloseable {
             room = full.limit - full.held;
         }
         String whose = full == this ? "its own budget" : full.name;
-        return new ViperMemoryException(name + " asked for " + size(bytes) + " (" + what + ") but " + whose + " ("
-                + full.limitKey + " = " + size(full.limit) + ") has " + size(Math.max(0, room)) + " left; held: "
-                + full.describeHeld(), bytes);
+        return new ViperMemoryException(
+                name + " asked for " + size(bytes) + " (" + what + ") but " + whose + " ("
+                        + full.limitKey + " = " + size(full.limit) + ") has " + size(Math.max(0, room))
+                        + " left; held: "
+                        + full.describeHeld(),
+                bytes);
     }
 
     /** Caller holds the lock: the nearest budget from here to the root without room for {@code bytes}, or null. */
@@ -191,9 +194,8 @@ public final class MemoryBudget implements AutoCloseable {
     }
 
     /**
-     * What is held here, by whom: this budget's own reservations, then each child that holds
-     * anything, with its reservations ("producer a: 2.0 MiB [staged a v1 (2097152 bytes)]"); "nothing"
-     * when nothing is.
+     * What is held here, by whom: this budget's own reservations, then each child that holds anything, with its
+     * reservations ("producer a: 2.0 MiB [staged a v1 (2097152 bytes)]"); "nothing" when nothing is.
      */
     public String describeHeld() {
         List<Holder> holders = new ArrayList<>();
@@ -211,8 +213,7 @@ public final class MemoryBudget implements AutoCloseable {
         return parts.isEmpty() ? "nothing" : String.join("; ", parts);
     }
 
-    private record Holder(String name, boolean closed, long bytes, List<Reservation> reservations) {
-    }
+    private record Holder(String name, boolean closed, long bytes, List<Reservation> reservations) {}
 
     /** Caller holds the lock. */
     private void collect(List<Holder> out) {
@@ -226,8 +227,8 @@ public final class MemoryBudget implements AutoCloseable {
     }
 
     /**
-     * Closes this budget: no more reservations or children. Reservations still open (a buffer a lease
-     * still holds) are named in a warning and keep counting, here and in the parent, until they close.
+     * Closes this budget: no more reservations or children. Reservations still open (a buffer a lease still holds) are
+     * named in a warning and keep counting, here and in the parent, until they close.
      */
     @Override
     public void close() {
@@ -272,8 +273,8 @@ public final class MemoryBudget implements AutoCloseable {
     }
 
     /**
-     * Bytes counted against a budget and its ancestors until {@link #close()}: held by whoever owns
-     * the memory it stands for, closed when that memory is freed (any thread; idempotent).
+     * Bytes counted against a budget and its ancestors until {@link #close()}: held by whoever owns the memory it
+     * stands for, closed when that memory is freed (any thread; idempotent).
      */
     public final class Reservation implements AutoCloseable {
         private final long bytes;

@@ -13,21 +13,19 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 
 /**
- * The producer's block ids of one version ({@link BlockList}), computed like its tensor hashes:
- * each block is hashed on the pool as soon as the copy into staging has reported all its bytes
- * ({@link #arrived}), so that the stall stays a plain copy. Each block is one piece of a
- * {@link TensorHashes} over the blocks, the machinery the tensor hashes use.
+ * The producer's block ids of one version ({@link BlockList}), computed like its tensor hashes: each block is hashed on
+ * the pool as soon as the copy into staging has reported all its bytes ({@link #arrived}), so that the stall stays a
+ * plain copy. Each block is one piece of a {@link TensorHashes} over the blocks, the machinery the tensor hashes use.
  *
- * <p>Withheld ids ({@code viper.producer.block.skip.unshared}): a version compared with an earlier
- * one in its staging buffer holds its blocks' hashing back until the compare finds a range they
- * share ({@link #known}); then everything held back is hashed and the rest follows as it arrives. If
- * the copy ends without one ({@link #copyEnded()}), the version shares nothing a delta could reuse
- * and it goes without block ids, as with {@code viper.block.bytes=0}: hashing every block (XXH3-128,
- * about a quarter of CRC32C's speed) would only delay its announcement.
+ * <p>Withheld ids ({@code viper.producer.block.skip.unshared}): a version compared with an earlier one in its staging
+ * buffer holds its blocks' hashing back until the compare finds a range they share ({@link #known}); then everything
+ * held back is hashed and the rest follows as it arrives. If the copy ends without one ({@link #copyEnded()}), the
+ * version shares nothing a delta could reuse and it goes without block ids, as with {@code viper.block.bytes=0}:
+ * hashing every block (XXH3-128, about a quarter of CRC32C's speed) would only delay its announcement.
  *
- * <p>Threads and memory as for {@link TensorHashes}: {@link #arrived} from any thread,
- * ({@link #known} likewise; while ids are withheld, one thread: the compare's), {@link #await()}
- * and {@link #close()} by the owner; the data stays unchanged until {@link #close()}.
+ * <p>Threads and memory as for {@link TensorHashes}: {@link #arrived} from any thread, ({@link #known} likewise; while
+ * ids are withheld, one thread: the compare's), {@link #await()} and {@link #close()} by the owner; the data stays
+ * unchanged until {@link #close()}.
  */
 final class BlockIds implements AutoCloseable {
     private final List<TensorInfo> tensors;
@@ -40,15 +38,21 @@ final class BlockIds implements AutoCloseable {
     private boolean skipped;
 
     /**
-     * @param tensors    the version's tensors, contiguous and in data order
+     * @param tensors the version's tensors, contiguous and in data order
      * @param blockBytes {@code viper.block.bytes}; 0: no blocks, nothing is hashed
-     * @param before     the {@link #ids()} of an earlier version of the same layout and block size, for
-     *                   the blocks reported {@link #known}; null or empty: none
-     * @param withhold   whether the ids are withheld until the version shares a range with the earlier one
-     *                   its bytes are compared with (see the class comment)
+     * @param before the {@link #ids()} of an earlier version of the same layout and block size, for the blocks reported
+     *     {@link #known}; null or empty: none
+     * @param withhold whether the ids are withheld until the version shares a range with the earlier one its bytes are
+     *     compared with (see the class comment)
      */
-    BlockIds(List<TensorInfo> tensors, long blockBytes, MemorySegment data, ExecutorService pool, int workers, ContentHash[] before,
-             boolean withhold) {
+    BlockIds(
+            List<TensorInfo> tensors,
+            long blockBytes,
+            MemorySegment data,
+            ExecutorService pool,
+            int workers,
+            ContentHash[] before,
+            boolean withhold) {
         this.tensors = tensors;
         this.blockBytes = blockBytes;
         if (blockBytes <= 0) {
@@ -66,7 +70,8 @@ final class BlockIds implements AutoCloseable {
                 blocks.add(new TensorInfo("block", DType.U8, new long[] {len}, t.offset() + start, len));
             }
         }
-        this.hashes = new TensorHashes(blocks, Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM), data, pool, workers, before);
+        this.hashes = new TensorHashes(
+                blocks, Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM), data, pool, workers, before);
     }
 
     /** Bytes {@code [from, from + len)} of the data are final. */
@@ -81,7 +86,10 @@ final class BlockIds implements AutoCloseable {
         }
     }
 
-    /** Bytes {@code [from, from + len)} of the data are final and equal to the earlier version's: their blocks keep their ids. */
+    /**
+     * Bytes {@code [from, from + len)} of the data are final and equal to the earlier version's: their blocks keep
+     * their ids.
+     */
     void known(long from, long len) {
         if (hashes == null) {
             return;
@@ -98,8 +106,8 @@ final class BlockIds implements AutoCloseable {
     }
 
     /**
-     * The copy ended (every byte was reported): ids still withheld are dropped, and the version goes
-     * without them. Returns whether it does.
+     * The copy ended (every byte was reported): ids still withheld are dropped, and the version goes without them.
+     * Returns whether it does.
      */
     boolean copyEnded() {
         if (withheld != null) {
@@ -114,7 +122,10 @@ final class BlockIds implements AutoCloseable {
         return hashes == null || skipped ? new ContentHash[0] : hashes.pieces();
     }
 
-    /** Every byte is final: the blocks of each tensor, in the order of the tensors (all {@link BlockList#NONE} without ids). */
+    /**
+     * Every byte is final: the blocks of each tensor, in the order of the tensors (all {@link BlockList#NONE} without
+     * ids).
+     */
     List<BlockList> await() {
         if (hashes == null || skipped) {
             return Collections.nCopies(tensors.size(), BlockList.NONE);

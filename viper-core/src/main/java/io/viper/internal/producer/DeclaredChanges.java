@@ -10,12 +10,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the training code said changed ({@link Snapshot.Changes}) between the snapshots a producer
- * staged, kept for the last {@value #KEPT} versions: a staging buffer that holds an older version
- * learns from it which ranges to copy, without comparing every byte ({@link StagingCopy#changed}).
- * A declaration is relative to the snapshot staged before it; the ranges between a buffer's version
- * and a new one are the union of the declarations of every version staged in between, and unknown
- * as soon as one of them was not declared, had another layout, or a staging failed (the training
+ * What the training code said changed ({@link Snapshot.Changes}) between the snapshots a producer staged, kept for the
+ * last {@value #KEPT} versions: a staging buffer that holds an older version learns from it which ranges to copy,
+ * without comparing every byte ({@link StagingCopy#changed}). A declaration is relative to the snapshot staged before
+ * it; the ranges between a buffer's version and a new one are the union of the declarations of every version staged in
+ * between, and unknown as soon as one of them was not declared, had another layout, or a staging failed (the training
  * code's own record of changes was handed over and lost).
  *
  * <p>Training thread only.
@@ -24,18 +23,20 @@ final class DeclaredChanges {
     /** Versions whose declarations are kept: far more than a producer keeps staging buffers. */
     static final int KEPT = 64;
 
-    /** A staged version's declarations: the version before it, its layout, and per tensor its merged ranges (null: not declared). */
-    private record Entry(long previous, List<TensorInfo> layout, List<long[]> ranges) {
-    }
+    /**
+     * A staged version's declarations: the version before it, its layout, and per tensor its merged ranges (null: not
+     * declared).
+     */
+    private record Entry(long previous, List<TensorInfo> layout, List<long[]> ranges) {}
 
     private final Map<Long, Entry> byVersion = new LinkedHashMap<>();
     /** The version staged last, to which the next declarations are relative; -1: none, or unknown after a failure. */
     private long lastStaged = -1;
 
     /**
-     * Per tensor of {@code layout}, the merged {@code [start, end)} ranges (two longs each, sorted)
-     * that may differ between version {@code held} and a snapshot declaring {@code pending}; null
-     * when that is not known (then the snapshot must be compared).
+     * Per tensor of {@code layout}, the merged {@code [start, end)} ranges (two longs each, sorted) that may differ
+     * between version {@code held} and a snapshot declaring {@code pending}; null when that is not known (then the
+     * snapshot must be compared).
      *
      * @param pending per tensor, its {@link Snapshot.Changes} bounds, null where not declared
      */
@@ -62,8 +63,8 @@ final class DeclaredChanges {
     }
 
     /**
-     * {@code version} was staged, laid out as {@code layout}, with {@code declared} (per tensor its
-     * bounds, null where not declared): the next declarations are relative to it.
+     * {@code version} was staged, laid out as {@code layout}, with {@code declared} (per tensor its bounds, null where
+     * not declared): the next declarations are relative to it.
      */
     void staged(long version, List<TensorInfo> layout, List<long[]> declared) {
         List<long[]> ranges = null;

@@ -16,19 +16,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 
 /**
- * The GPU part of a producer, used only for snapshots with GPU tensors and for GPU transports. On
- * the training thread it checks each GPU tensor and stages the snapshot: device to device into the
- * staging buffer's GPU memory when the device has room (then GPU consumers read that copy), else
- * device to host into page-locked host staging. On the background thread it completes the host
- * copy of a GPU-staged version and computes the phash64 that GPU consumers check. Stateless: the
- * {@link StagingBuffer} owns the GPU and pinned memory.
+ * The GPU part of a producer, used only for snapshots with GPU tensors and for GPU transports. On the training thread
+ * it checks each GPU tensor and stages the snapshot: device to device into the staging buffer's GPU memory when the
+ * device has room (then GPU consumers read that copy), else device to host into page-locked host staging. On the
+ * background thread it completes the host copy of a GPU-staged version and computes the phash64 that GPU consumers
+ * check. Stateless: the {@link StagingBuffer} owns the GPU and pinned memory.
  */
 final class GpuStaging {
     private static final System.Logger LOG = System.getLogger(GpuStaging.class.getName());
     /** GPU memory left free when staging there (kernels and the framework need some). */
     private static final long GPU_HEADROOM = 256L << 20;
     /** The work left for the background thread when a snapshot was staged in host memory only. */
-    static final Runnable NOTHING_LEFT = () -> { };
+    static final Runnable NOTHING_LEFT = () -> {};
 
     private final String model;
 
@@ -43,7 +42,8 @@ final class GpuStaging {
             throw new ViperConfigException("tensor " + name + ": device pointer is null");
         }
         if (device < 0 || device >= g.deviceCount()) {
-            throw new ViperConfigException("tensor " + name + ": CUDA device " + device + " does not exist (" + g.deviceCount() + " visible)");
+            throw new ViperConfigException(
+                    "tensor " + name + ": CUDA device " + device + " does not exist (" + g.deviceCount() + " visible)");
         }
         if (before.stream().anyMatch(o -> o.onDevice() && o.device() != device)) {
             throw new ViperConfigException("tensor " + name + ": a snapshot's GPU tensors must all be on one device");
@@ -60,18 +60,27 @@ final class GpuStaging {
     private static final long DOWN_PIECE = 4L << 20;
 
     /**
-     * Training thread (the stall): copies a snapshot with GPU tensors into {@code buffer}, laid out
-     * as {@code infos}. On the GPU when it has room for {@code total} bytes and the headroom (host
-     * tensors go to the host staging; the background thread completes both copies), else into
-     * pinned host staging.
+     * Training thread (the stall): copies a snapshot with GPU tensors into {@code buffer}, laid out as {@code infos}.
+     * On the GPU when it has room for {@code total} bytes and the headroom (host tensors go to the host staging; the
+     * background thread completes both copies), else into pinned host staging.
      *
      * @param hashes the host hashes (tensors' and blocks'): each range is reported once it is in the host staging
      * @return what the background thread must do before the host staging holds every tensor
      */
-    Runnable stage(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, long total, long version, Arrivals hashes) {
+    Runnable stage(
+            List<SnapshotTensor> tensors,
+            List<TensorInfo> infos,
+            StagingBuffer buffer,
+            long total,
+            long version,
+            Arrivals hashes) {
         MemorySegment dst = buffer.writable();
         GpuProvider g = gpu();
-        int dev = tensors.stream().filter(SnapshotTensor::onDevice).findFirst().orElseThrow().device();
+        int dev = tensors.stream()
+                .filter(SnapshotTensor::onDevice)
+                .findFirst()
+                .orElseThrow()
+                .device();
         long free = g.freeBytes(dev);
         if (free >= total + GPU_HEADROOM) {
             DeviceBuffer db = buffer.gpu().deviceMemory(g, dev, total);
@@ -79,7 +88,8 @@ final class GpuStaging {
                 SnapshotTensor s = tensors.get(i);
                 TensorInfo info = infos.get(i);
                 if (s.onDevice()) {
-                    g.copyDeviceToDevice(s.device(), s.devicePointer(), db.pointer(info.offset(), info.length()), info.length());
+                    g.copyDeviceToDevice(
+                            s.device(), s.devicePointer(), db.pointer(info.offset(), info.length()), info.length());
                 } else {
                     s.copyTo(dst, info.offset());
                     hashes.arrived(info.offset(), info.length());
@@ -90,8 +100,14 @@ final class GpuStaging {
         }
         // Pinned once per buffer, so that this copy (the stall) runs at DMA speed from the next version on.
         String pageable = buffer.gpu().pinHost(g, dev);
-        LOG.log(System.Logger.Level.INFO, "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs {5}",
-                model, Long.toString(version), pageable == null ? "pinned" : "pageable", Long.toString(dev), Long.toString(free),
+        LOG.log(
+                System.Logger.Level.INFO,
+                "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs {5}",
+                model,
+                Long.toString(version),
+                pageable == null ? "pinned" : "pageable",
+                Long.toString(dev),
+                Long.toString(free),
                 Long.toString(total + GPU_HEADROOM));
         for (int i = 0; i < tensors.size(); i++) {
             SnapshotTensor s = tensors.get(i);
@@ -107,10 +123,11 @@ final class GpuStaging {
     }
 
     /**
-     * Background thread: the host copy of a GPU-staged version, GPU tensors down and host tensors up.
-     * Pinning happens here, off the training thread, once per buffer.
+     * Background thread: the host copy of a GPU-staged version, GPU tensors down and host tensors up. Pinning happens
+     * here, off the training thread, once per buffer.
      */
-    private void completeHostCopy(List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, Arrivals hashes) {
+    private void completeHostCopy(
+            List<SnapshotTensor> tensors, List<TensorInfo> infos, StagingBuffer buffer, Arrivals hashes) {
         DeviceBuffer db = buffer.device().orElseThrow();
         MemorySegment host = buffer.writable();
         GpuProvider g = gpu();
@@ -121,19 +138,22 @@ final class GpuStaging {
                 // Down in pieces, each hashed on the pool while the next one is copied.
                 for (long done = 0; done < info.length(); done += DOWN_PIECE) {
                     long n = Math.min(DOWN_PIECE, info.length() - done);
-                    g.copyToHost(db.device(), db.pointer(info.offset() + done, n), host.asSlice(info.offset() + done, n));
+                    g.copyToHost(
+                            db.device(), db.pointer(info.offset() + done, n), host.asSlice(info.offset() + done, n));
                     hashes.arrived(info.offset() + done, n);
                 }
             } else {
-                g.copyToDevice(db.device(), host.asSlice(info.offset(), info.length()), db.pointer(info.offset(), info.length()));
+                g.copyToDevice(
+                        db.device(),
+                        host.asSlice(info.offset(), info.length()),
+                        db.pointer(info.offset(), info.length()));
             }
         }
     }
 
     /**
-     * Background thread: the phash64 of each tensor, which GPU consumers check on their device.
-     * Computed where those consumers read the version: on the GPU for a GPU-staged version, else on
-     * the hash pool from the host staging.
+     * Background thread: the phash64 of each tensor, which GPU consumers check on their device. Computed where those
+     * consumers read the version: on the GPU for a GPU-staged version, else on the hash pool from the host staging.
      */
     List<Future<Long>> phash64(StagingBuffer buffer, List<TensorInfo> infos, ExecutorService hashPool) {
         List<Future<Long>> out = new ArrayList<>(infos.size());
@@ -142,7 +162,8 @@ final class GpuStaging {
             DeviceBuffer db = staged.get();
             GpuProvider g = gpu();
             for (TensorInfo i : infos) {
-                out.add(CompletableFuture.completedFuture(g.hash64(db.device(), db.pointer(i.offset(), i.length()), i.length())));
+                out.add(CompletableFuture.completedFuture(
+                        g.hash64(db.device(), db.pointer(i.offset(), i.length()), i.length())));
             }
             return out;
         }

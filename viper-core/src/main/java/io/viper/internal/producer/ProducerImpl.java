@@ -23,11 +23,10 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The producer of one model: wires the two halves of publishing. On the training thread the
- * {@link Stager} copies the snapshot into a {@link StagingCache} buffer (with {@link GpuStaging}
- * for GPU tensors): that copy is the training stall. The {@link PublishPipeline}'s background
- * thread then hashes, exposes on the transports, announces, and flushes to the PFS (a small version
- * with a broker in this process is announced on the training thread, within the stall).
+ * The producer of one model: wires the two halves of publishing. On the training thread the {@link Stager} copies the
+ * snapshot into a {@link StagingCache} buffer (with {@link GpuStaging} for GPU tensors): that copy is the training
+ * stall. The {@link PublishPipeline}'s background thread then hashes, exposes on the transports, announces, and flushes
+ * to the PFS (a small version with a broker in this process is announced on the training thread, within the stall).
  *
  * <p>Thread-safe: {@code step} and {@code publish} are synchronized (one training thread at a time).
  */
@@ -55,19 +54,39 @@ public final class ProducerImpl implements ViperProducer {
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
         this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
-        MemoryBudget budget = rt.hostMemory().child("producer " + model, ViperConfig.STAGING_BUDGET.name(),
-                c.get(ViperConfig.STAGING_BUDGET));
+        MemoryBudget budget = rt.hostMemory()
+                .child("producer " + model, ViperConfig.STAGING_BUDGET.name(), c.get(ViperConfig.STAGING_BUDGET));
         Withdrawals withdrawals = new Withdrawals(model, servers);
-        this.cache = new StagingCache(model, budget, c.get(ViperConfig.STAGING_VERSIONS),
-                c.get(ViperConfig.STAGING_WAIT_MS), withdrawals::later,
-                servers.stream().flatMap(srv -> srv.stagingAllocator().stream()).findFirst().orElse(null));
+        this.cache = new StagingCache(
+                model,
+                budget,
+                c.get(ViperConfig.STAGING_VERSIONS),
+                c.get(ViperConfig.STAGING_WAIT_MS),
+                withdrawals::later,
+                servers.stream()
+                        .flatMap(srv -> srv.stagingAllocator().stream())
+                        .findFirst()
+                        .orElse(null));
         GpuStaging gpu = new GpuStaging(model);
-        this.stager = new Stager(cache, rt.hashPool(), rt.hashWorkers(), c.get(ViperConfig.HASH_ALGORITHM), c.get(ViperConfig.BLOCK_BYTES),
-                c.get(ViperConfig.STAGING_COMPARE), c.get(ViperConfig.BLOCK_SKIP_UNSHARED), gpu,
-                new CopyHelpers(rt.hashPool(), Math.min(c.get(ViperConfig.PRODUCER_COPY_THREADS) - 1, rt.hashWorkers())));
+        this.stager = new Stager(
+                cache,
+                rt.hashPool(),
+                rt.hashWorkers(),
+                c.get(ViperConfig.HASH_ALGORITHM),
+                c.get(ViperConfig.BLOCK_BYTES),
+                c.get(ViperConfig.STAGING_COMPARE),
+                c.get(ViperConfig.BLOCK_SKIP_UNSHARED),
+                gpu,
+                new CopyHelpers(
+                        rt.hashPool(), Math.min(c.get(ViperConfig.PRODUCER_COPY_THREADS) - 1, rt.hashWorkers())));
         this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu, withdrawals);
-        LOG.log(System.Logger.Level.INFO, "producer {0}: policy {1}, notifier {2}, transports {3}{4}", model, policy.describe(),
-                notifier.uri(), servers.stream().map(s -> s.location().uri().toString()).toList(),
+        LOG.log(
+                System.Logger.Level.INFO,
+                "producer {0}: policy {1}, notifier {2}, transports {3}{4}",
+                model,
+                policy.describe(),
+                notifier.uri(),
+                servers.stream().map(s -> s.location().uri().toString()).toList(),
                 repository.isPresent() ? ", PFS " + c.get(ViperConfig.PFS_ROOT).orElseThrow() : "");
     }
 
@@ -80,7 +99,8 @@ public final class ProducerImpl implements ViperProducer {
     public synchronized Optional<PublishHandle> step(long iteration, double loss, Snapshot snapshot) {
         ensureOpen();
         if (iteration <= lastIteration) {
-            throw new ViperConfigException("producer " + model + ": iteration " + iteration + " does not follow " + lastIteration);
+            throw new ViperConfigException(
+                    "producer " + model + ": iteration " + iteration + " does not follow " + lastIteration);
         }
         lastIteration = iteration;
         if (!policy.shouldPublish(iteration, loss)) {
@@ -104,7 +124,8 @@ public final class ProducerImpl implements ViperProducer {
         Objects.requireNonNull(snapshot, "snapshot");
         checkMetadata(metadata);
         if (version >= Manifest.MAX_VERSION) {
-            throw new ViperConfigException("producer " + model + ": v" + version + " is the last version there is (" + Manifest.MAX_VERSION + ")");
+            throw new ViperConfigException("producer " + model + ": v" + version + " is the last version there is ("
+                    + Manifest.MAX_VERSION + ")");
         }
         long publishedAtMicros = Manifest.nowMicros();
         // The stall counts everything the training thread waits for: describing the snapshot too.
@@ -112,7 +133,8 @@ public final class ProducerImpl implements ViperProducer {
         Stager.Staged staged = stager.stage(snapshot, version + 1);
         long stall = System.nanoTime() - t0;
         version = staged.version();
-        rt.metrics().staged(model, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
+        rt.metrics()
+                .staged(model, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
         LinkedHashMap<String, String> meta = new LinkedHashMap<>(metadata);
         meta.putIfAbsent(Checkpoint.META_PRODUCER, rt.producerId());
         meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(Math.floorDiv(publishedAtMicros, 1_000L)));
@@ -125,7 +147,8 @@ public final class ProducerImpl implements ViperProducer {
         Objects.requireNonNull(metadata, "metadata");
         metadata.forEach((k, v) -> {
             if (k == null || v == null) {
-                throw new ViperConfigException("producer " + model + ": metadata keys and values must not be null (key " + k + ")");
+                throw new ViperConfigException(
+                        "producer " + model + ": metadata keys and values must not be null (key " + k + ")");
             }
         });
     }

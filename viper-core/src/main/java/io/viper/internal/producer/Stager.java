@@ -18,19 +18,17 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 
 /**
- * The training thread's part of publishing, all of which is the training stall: asks the snapshot
- * to describe its tensors (refusing bad ones), lays them out back to back, takes a buffer from the
- * {@link StagingCache} and copies every tensor into it ({@link StagingCopy}). What it copied is
- * reported to the version's {@link TensorHashes} (and its {@link BlockIds}) once the copy ended,
- * which hash it on the pool, so the stall stays a plain copy that has the memory to itself.
- * When the buffer still holds an earlier version of the same layout, only what differs from it is
- * copied and hashed ({@code viper.producer.staging.compare}), found by comparing, or without reading
- * the rest where the training code said what changed ({@link Snapshot.Changes},
- * {@link DeclaredChanges}). A snapshot with GPU tensors is staged by {@link GpuStaging}. The result
- * goes to the {@link PublishPipeline}.
+ * The training thread's part of publishing, all of which is the training stall: asks the snapshot to describe its
+ * tensors (refusing bad ones), lays them out back to back, takes a buffer from the {@link StagingCache} and copies
+ * every tensor into it ({@link StagingCopy}). What it copied is reported to the version's {@link TensorHashes} (and its
+ * {@link BlockIds}) once the copy ended, which hash it on the pool, so the stall stays a plain copy that has the memory
+ * to itself. When the buffer still holds an earlier version of the same layout, only what differs from it is copied and
+ * hashed ({@code viper.producer.staging.compare}), found by comparing, or without reading the rest where the training
+ * code said what changed ({@link Snapshot.Changes}, {@link DeclaredChanges}). A snapshot with GPU tensors is staged by
+ * {@link GpuStaging}. The result goes to the {@link PublishPipeline}.
  *
- * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read
- * only during {@link #stage}.
+ * <p>Training thread only (the producer's publish is synchronized); the snapshot's memory is read only during
+ * {@link #stage}.
  */
 final class Stager {
     private static final System.Logger LOG = System.getLogger(Stager.class.getName());
@@ -44,21 +42,31 @@ final class Stager {
     private final long compareUnit;
     /** {@code viper.producer.block.skip.unshared}: see {@link BlockIds}. */
     private final boolean skipUnshared;
+
     private final GpuStaging gpu;
     private final CopyHelpers copyHelpers;
     private final DeclaredChanges declaredChanges = new DeclaredChanges();
 
     /**
      * @param hashWorkers pool threads that hash one version during its copy
-     * @param algorithm   the hash the manifests carry ({@code viper.hash.algorithm})
-     * @param blockBytes  the size of the blocks whose ids the manifests carry ({@code viper.block.bytes}; 0: none)
-     * @param compare     whether a snapshot is compared with what a recycled buffer holds ({@code viper.producer.staging.compare})
+     * @param algorithm the hash the manifests carry ({@code viper.hash.algorithm})
+     * @param blockBytes the size of the blocks whose ids the manifests carry ({@code viper.block.bytes}; 0: none)
+     * @param compare whether a snapshot is compared with what a recycled buffer holds
+     *     ({@code viper.producer.staging.compare})
      * @param skipUnshared whether a compared version that shares nothing with the buffer's goes without block ids
-     *                  ({@code viper.producer.block.skip.unshared})
+     *     ({@code viper.producer.block.skip.unshared})
      * @param copyHelpers the pool threads that help copy large snapshots ({@code viper.producer.copy.threads})
      */
-    Stager(StagingCache cache, ExecutorService hashPool, int hashWorkers, HashAlgorithm algorithm, long blockBytes, boolean compare,
-           boolean skipUnshared, GpuStaging gpu, CopyHelpers copyHelpers) {
+    Stager(
+            StagingCache cache,
+            ExecutorService hashPool,
+            int hashWorkers,
+            HashAlgorithm algorithm,
+            long blockBytes,
+            boolean compare,
+            boolean skipUnshared,
+            GpuStaging gpu,
+            CopyHelpers copyHelpers) {
         this.cache = cache;
         this.hashPool = hashPool;
         this.hashWorkers = hashWorkers;
@@ -73,17 +81,26 @@ final class Stager {
     /**
      * A version in staging, handed from the training thread to the background thread.
      *
-     * @param buffer    the staging buffer, FILLING until the pipeline activates it
-     * @param infos     the tensors' layout in the buffer
-     * @param hashes    the tensors' hashes, started as the copy ended (the pipeline awaits and closes them)
-     * @param blocks    the tensors' block ids, likewise
-     * @param hostCopy  what the background thread must do first so the host staging holds every tensor
-     *                  (a GPU-staged version); its bytes are hashed after it
-     * @param copied    the bytes the copy wrote and those it found unchanged in the buffer
+     * @param buffer the staging buffer, FILLING until the pipeline activates it
+     * @param infos the tensors' layout in the buffer
+     * @param hashes the tensors' hashes, started as the copy ended (the pipeline awaits and closes them)
+     * @param blocks the tensors' block ids, likewise
+     * @param hostCopy what the background thread must do first so the host staging holds every tensor (a GPU-staged
+     *     version); its bytes are hashed after it
+     * @param copied the bytes the copy wrote and those it found unchanged in the buffer
      */
-    record Staged(StagingBuffer buffer, long version, List<TensorInfo> infos, TensorHashes hashes, BlockIds blocks, Runnable hostCopy,
-                  StagingCopy.Copied copied) {
-        /** Once {@code hashes} and {@code blocks} were awaited: what the buffer holds, for a later version to compare with. */
+    record Staged(
+            StagingBuffer buffer,
+            long version,
+            List<TensorInfo> infos,
+            TensorHashes hashes,
+            BlockIds blocks,
+            Runnable hostCopy,
+            StagingCopy.Copied copied) {
+        /**
+         * Once {@code hashes} and {@code blocks} were awaited: what the buffer holds, for a later version to compare
+         * with.
+         */
         StagedContent content() {
             return new StagedContent(version, infos, hashes.pieces(), blocks.ids());
         }
@@ -131,9 +148,20 @@ final class Stager {
                 fresh = sinceNewest;
             }
         }
-        TensorHashes hashes = new TensorHashes(infos, Collections.nCopies(infos.size(), algorithm), buffer.data(), hashPool, hashWorkers,
+        TensorHashes hashes = new TensorHashes(
+                infos,
+                Collections.nCopies(infos.size(), algorithm),
+                buffer.data(),
+                hashPool,
+                hashWorkers,
                 before == null ? null : before.pieces());
-        BlockIds blocks = new BlockIds(infos, blockBytes, buffer.data(), hashPool, hashWorkers, before == null ? null : before.blocks(),
+        BlockIds blocks = new BlockIds(
+                infos,
+                blockBytes,
+                buffer.data(),
+                hashPool,
+                hashWorkers,
+                before == null ? null : before.blocks(),
                 before != null && skipUnshared);
         // Every range that lands in the host staging is hashed twice: tensor and block hashes.
         GpuStaging.Arrivals arrivals = (from, length) -> {
@@ -147,15 +175,33 @@ final class Stager {
                 hostCopy = gpu.stage(tensors, infos, buffer, total, version, arrivals);
                 copied = new StagingCopy.Copied(total, 0);
             } else if (held != null) {
-                copied = StagingCopy.changed(tensors, infos, total, buffer.writable(), compareUnit, changes, fresh, hashes, blocks, copyHelpers);
+                copied = StagingCopy.changed(
+                        tensors,
+                        infos,
+                        total,
+                        buffer.writable(),
+                        compareUnit,
+                        changes,
+                        fresh,
+                        hashes,
+                        blocks,
+                        copyHelpers);
             } else {
                 copied = StagingCopy.all(tensors, infos, total, buffer.writable(), arrivals, copyHelpers);
             }
             boolean noIds = blocks.copyEnded();
             declaredChanges.staged(version, infos, declared);
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}", cache.model(), Long.toString(version),
-                    Long.toString(copied.copiedBytes()), Long.toString(copied.unchangedBytes()), held == null ? "(nothing to compare with)" : "since v" + held.version()
-                            + (before != held ? ", hashes known since v" + before.version() : ""),
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "{0} v{1}: copied and hashed {2} bytes, {3} bytes unchanged {4}{5}",
+                    cache.model(),
+                    Long.toString(version),
+                    Long.toString(copied.copiedBytes()),
+                    Long.toString(copied.unchangedBytes()),
+                    held == null
+                            ? "(nothing to compare with)"
+                            : "since v" + held.version()
+                                    + (before != held ? ", hashes known since v" + before.version() : ""),
                     noIds ? "; nothing shared: no block ids" : "");
             return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
         } catch (RuntimeException e) {
@@ -167,8 +213,8 @@ final class Stager {
     }
 
     /**
-     * The snapshot's tensors, refused one by one as they come; {@code declared} gets, per tensor,
-     * the bounds of its {@link Snapshot.Changes}, or null where the training code did not say.
+     * The snapshot's tensors, refused one by one as they come; {@code declared} gets, per tensor, the bounds of its
+     * {@link Snapshot.Changes}, or null where the training code did not say.
      */
     private List<SnapshotTensor> describe(Snapshot snapshot, List<long[]> declared) {
         List<SnapshotTensor> tensors = new ArrayList<>();
@@ -182,8 +228,8 @@ final class Stager {
                 long size = data.byteSize();
                 for (int i = 0; i < bounds.length; i += 2) {
                     if (bounds[i + 1] > size) {
-                        throw new ViperConfigException("tensor " + name + ": changed range [" + bounds[i] + ", " + bounds[i + 1]
-                                + ") ends past its " + size + " bytes");
+                        throw new ViperConfigException("tensor " + name + ": changed range [" + bounds[i] + ", "
+                                + bounds[i + 1] + ") ends past its " + size + " bytes");
                     }
                 }
                 declared.set(declared.size() - 1, bounds);
@@ -192,11 +238,17 @@ final class Stager {
             @Override
             public void add(String name, DType dtype, long[] shape, MemorySegment data) {
                 Objects.requireNonNull(data, "data of tensor " + name);
-                SnapshotTensor s = new SnapshotTensor(checkName(name, names), Objects.requireNonNull(dtype, "dtype of " + name), shape.clone(), data,
-                        null, 0, -1);
+                SnapshotTensor s = new SnapshotTensor(
+                        checkName(name, names),
+                        Objects.requireNonNull(dtype, "dtype of " + name),
+                        shape.clone(),
+                        data,
+                        null,
+                        0,
+                        -1);
                 if (s.byteSize() != data.byteSize()) {
-                    throw new ViperConfigException("tensor " + name + ": " + dtype + " x " + Arrays.toString(shape) + " needs "
-                            + s.byteSize() + " bytes but the segment has " + data.byteSize());
+                    throw new ViperConfigException("tensor " + name + ": " + dtype + " x " + Arrays.toString(shape)
+                            + " needs " + s.byteSize() + " bytes but the segment has " + data.byteSize());
                 }
                 tensors.add(s);
                 declared.add(null);
@@ -205,7 +257,8 @@ final class Stager {
             @Override
             public void addFloats(String name, long[] shape, float[] values) {
                 Objects.requireNonNull(values, "values of tensor " + name);
-                SnapshotTensor s = new SnapshotTensor(checkName(name, names), DType.F32, shape.clone(), null, values, 0, -1);
+                SnapshotTensor s =
+                        new SnapshotTensor(checkName(name, names), DType.F32, shape.clone(), null, values, 0, -1);
                 if (TensorInfo.elementCount(shape) != values.length) {
                     throw new ViperConfigException("tensor " + name + ": shape " + Arrays.toString(shape) + " holds "
                             + TensorInfo.elementCount(shape) + " elements but " + values.length + " floats were given");
@@ -217,8 +270,14 @@ final class Stager {
             @Override
             public void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
                 gpu.check(name, devicePointer, device, tensors);
-                SnapshotTensor s = new SnapshotTensor(checkName(name, names), Objects.requireNonNull(dtype, "dtype of " + name), shape.clone(), null,
-                        null, devicePointer, device);
+                SnapshotTensor s = new SnapshotTensor(
+                        checkName(name, names),
+                        Objects.requireNonNull(dtype, "dtype of " + name),
+                        shape.clone(),
+                        null,
+                        null,
+                        devicePointer,
+                        device);
                 s.byteSize(); // refuses a shape that overflows now, not on the background thread
                 tensors.add(s);
                 declared.add(null);

@@ -12,25 +12,29 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One staging buffer of a producer: host memory holding one version at a time, and the GPU memory
- * that goes with it ({@link StagingGpuMemory}). Transports see it as a {@link StagedCheckpoint} and
- * read it under {@link #tryLease() leases}.
+ * One staging buffer of a producer: host memory holding one version at a time, and the GPU memory that goes with it
+ * ({@link StagingGpuMemory}). Transports see it as a {@link StagedCheckpoint} and read it under {@link #tryLease()
+ * leases}.
  *
- * <p>Owned by its {@link StagingCache}, which frees it and moves it between its {@link State states}
- * through the transition methods below, under the cache's lock (each checks that the lock is held
- * and that the transition is legal: an illegal one is a bug, an {@link IllegalStateException}). The
- * training thread fills it while FILLING (the background thread too, for a GPU-staged version);
- * transport threads read it while STAGED.
+ * <p>Owned by its {@link StagingCache}, which frees it and moves it between its {@link State states} through the
+ * transition methods below, under the cache's lock (each checks that the lock is held and that the transition is legal:
+ * an illegal one is a bug, an {@link IllegalStateException}). The training thread fills it while FILLING (the
+ * background thread too, for a GPU-staged version); transport threads read it while STAGED.
  */
 final class StagingBuffer implements StagedCheckpoint {
     private static final System.Logger LOG = System.getLogger(StagingBuffer.class.getName());
 
     /**
-     * FILLING: taken for a version that is being copied and hashed; STAGED: serving, leases granted;
-     * RETIRING: older than the newest kept versions, no new leases, withdrawn from the transports once
-     * its last lease closed; FREE: reusable.
+     * FILLING: taken for a version that is being copied and hashed; STAGED: serving, leases granted; RETIRING: older
+     * than the newest kept versions, no new leases, withdrawn from the transports once its last lease closed; FREE:
+     * reusable.
      */
-    enum State { FREE, FILLING, STAGED, RETIRING }
+    enum State {
+        FREE,
+        FILLING,
+        STAGED,
+        RETIRING
+    }
 
     private final StagingCache cache;
     private final AutoCloseable owner;
@@ -39,6 +43,7 @@ final class StagingBuffer implements StagedCheckpoint {
     private final StagingGpuMemory gpu;
     /** Its bytes in the producer's memory budget, given back when it is freed. */
     private final MemoryBudget.Reservation reservation;
+
     private volatile Manifest manifest;
     private long version;
     private long size;
@@ -51,17 +56,16 @@ final class StagingBuffer implements StagedCheckpoint {
     /** Whether transports withdrew it since it retired. */
     private boolean retiredHandled;
     /**
-     * What it holds once its version's hashes completed, for a later version's copy to compare with;
-     * null while it is written or after a failure.
+     * What it holds once its version's hashes completed, for a later version's copy to compare with; null while it is
+     * written or after a failure.
      */
     private StagedContent held;
 
     /**
-     * Allocates {@code capacity} bytes, reserved in {@code reservation}, from the transport's
-     * allocator when there is one.
+     * Allocates {@code capacity} bytes, reserved in {@code reservation}, from the transport's allocator when there is
+     * one.
      */
-    StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator,
-            MemoryBudget.Reservation reservation) {
+    StagingBuffer(StagingCache cache, long capacity, StagingAllocator allocator, MemoryBudget.Reservation reservation) {
         this.cache = cache;
         this.capacity = capacity;
         this.reservation = reservation;
@@ -85,12 +89,16 @@ final class StagingBuffer implements StagedCheckpoint {
         try {
             owner.close();
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "freeing a staging buffer of " + cache.model() + " failed: " + e.getMessage());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "freeing a staging buffer of " + cache.model() + " failed: " + e.getMessage());
         }
         reservation.close();
     }
 
-    /** Makes the buffer, just taken (FILLING), hold {@code newVersion} of {@code newSize} bytes; under the cache's lock. */
+    /**
+     * Makes the buffer, just taken (FILLING), hold {@code newVersion} of {@code newSize} bytes; under the cache's lock.
+     */
     void prepare(long newVersion, long newSize) {
         expect(State.FILLING, "prepare");
         this.version = newVersion;
@@ -132,8 +140,8 @@ final class StagingBuffer implements StagedCheckpoint {
     }
 
     /**
-     * STAGED to RETIRING: no new leases. Returns whether transports are to withdraw it now (no lease
-     * is open; else that happens when the last one closes, {@link #leaseClosed}).
+     * STAGED to RETIRING: no new leases. Returns whether transports are to withdraw it now (no lease is open; else that
+     * happens when the last one closes, {@link #leaseClosed}).
      */
     boolean retire() {
         move(State.STAGED, State.RETIRING, "retire");
@@ -145,8 +153,8 @@ final class StagingBuffer implements StagedCheckpoint {
     }
 
     /**
-     * Its publish failed (FILLING, or STAGED or RETIRING when it failed after activation): FREE, or
-     * RETIRING until its leases close; it forgets what it held (its bytes may be half written).
+     * Its publish failed (FILLING, or STAGED or RETIRING when it failed after activation): FREE, or RETIRING until its
+     * leases close; it forgets what it held (its bytes may be half written).
      */
     void abandon() {
         requireLock();
@@ -184,8 +192,8 @@ final class StagingBuffer implements StagedCheckpoint {
     }
 
     /**
-     * A read lease closed. Returns whether transports are to withdraw it now: the last lease of a
-     * RETIRING buffer not yet withdrawn, unless the cache is {@code closing} (then it frees it).
+     * A read lease closed. Returns whether transports are to withdraw it now: the last lease of a RETIRING buffer not
+     * yet withdrawn, unless the cache is {@code closing} (then it frees it).
      */
     boolean leaseClosed(boolean closing) {
         requireLock();

@@ -16,16 +16,14 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
- * The producer's host staging buffers: keeps the newest {@code keepVersions} versions readable and
- * recycles an older buffer only once no read lease holds it (docs/architecture.md#memory-ownership-and-leases).
+ * The producer's host staging buffers: keeps the newest {@code keepVersions} versions readable and recycles an older
+ * buffer only once no read lease holds it (docs/architecture.md#memory-ownership-and-leases).
  *
- * <p>Buffer states: FILLING (taken for a version that is being copied and hashed), STAGED
- * (serving: leases granted), RETIRING (older than the newest kept versions: no new leases; once its
- * last lease closed, transports are told to withdraw it, after which it becomes FREE), FREE
- * (reusable). Each
- * {@link StagingBuffer} changes state through its transition methods, under this cache's lock. Every buffer is
- * reserved in the producer's {@link MemoryBudget} (a child of the instance's) while it exists. Thread-safe;
- * {@link #acquire} runs on the training thread and may wait.
+ * <p>Buffer states: FILLING (taken for a version that is being copied and hashed), STAGED (serving: leases granted),
+ * RETIRING (older than the newest kept versions: no new leases; once its last lease closed, transports are told to
+ * withdraw it, after which it becomes FREE), FREE (reusable). Each {@link StagingBuffer} changes state through its
+ * transition methods, under this cache's lock. Every buffer is reserved in the producer's {@link MemoryBudget} (a child
+ * of the instance's) while it exists. Thread-safe; {@link #acquire} runs on the training thread and may wait.
  */
 final class StagingCache implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StagingCache.class.getName());
@@ -44,21 +42,37 @@ final class StagingCache implements AutoCloseable {
     private StagedContent newest;
 
     /**
-     * @param onRetire called (outside the lock) once a retired buffer's last read lease closed, before
-     *                 it may be reused, so that transports withdraw it and free what they hold for it; on
-     *                 the thread that retired it or closed that lease; it calls {@link StagingBuffer#retireHandled}
+     * @param onRetire called (outside the lock) once a retired buffer's last read lease closed, before it may be
+     *     reused, so that transports withdraw it and free what they hold for it; on the thread that retired it or
+     *     closed that lease; it calls {@link StagingBuffer#retireHandled}
      */
-    StagingCache(String model, long budgetBytes, int keepVersions, long waitMillis, Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
-        this(model, MemoryBudget.root("producer " + model, "viper.producer.staging.budget.bytes", budgetBytes),
-                keepVersions, waitMillis, onRetire, allocator);
+    StagingCache(
+            String model,
+            long budgetBytes,
+            int keepVersions,
+            long waitMillis,
+            Consumer<StagingBuffer> onRetire,
+            StagingAllocator allocator) {
+        this(
+                model,
+                MemoryBudget.root("producer " + model, "viper.producer.staging.budget.bytes", budgetBytes),
+                keepVersions,
+                waitMillis,
+                onRetire,
+                allocator);
     }
 
     /**
-     * As above, the buffers counted against {@code budget} (the producer's child of the
-     * instance's), which {@link #close()} closes.
+     * As above, the buffers counted against {@code budget} (the producer's child of the instance's), which
+     * {@link #close()} closes.
      */
-    StagingCache(String model, MemoryBudget budget, int keepVersions, long waitMillis,
-            Consumer<StagingBuffer> onRetire, StagingAllocator allocator) {
+    StagingCache(
+            String model,
+            MemoryBudget budget,
+            int keepVersions,
+            long waitMillis,
+            Consumer<StagingBuffer> onRetire,
+            StagingAllocator allocator) {
         this.allocator = allocator;
         this.model = model;
         this.budget = budget;
@@ -68,17 +82,16 @@ final class StagingCache implements AutoCloseable {
     }
 
     /**
-     * A buffer taken for a version, and what it held before when that passed the caller's test
-     * (null otherwise): the bytes of the buffer are then still those {@code held} describes.
+     * A buffer taken for a version, and what it held before when that passed the caller's test (null otherwise): the
+     * bytes of the buffer are then still those {@code held} describes.
      */
-    record Acquired(StagingBuffer buffer, StagedContent held) {
-    }
+    record Acquired(StagingBuffer buffer, StagedContent held) {}
 
     /**
-     * A buffer of at least {@code size} bytes for {@code version}, reusing a free one (the newest
-     * whose {@linkplain StagingBuffer#held content} passes {@code comparable} when there is one, so
-     * that the copy can skip what did not change), else allocating within the budget, else waiting
-     * for leases on retired versions to close. The buffer forgets what it held.
+     * A buffer of at least {@code size} bytes for {@code version}, reusing a free one (the newest whose
+     * {@linkplain StagingBuffer#held content} passes {@code comparable} when there is one, so that the copy can skip
+     * what did not change), else allocating within the budget, else waiting for leases on retired versions to close.
+     * The buffer forgets what it held.
      */
     Acquired acquire(long version, long size, Predicate<StagedContent> comparable) {
         List<StagingBuffer> retired = new ArrayList<>();
@@ -91,8 +104,8 @@ final class StagingCache implements AutoCloseable {
             }
             if (size > budget.ceiling()) {
                 MemoryBudget tightest = budget.tightest();
-                throw new ViperConfigException("model " + model + " needs " + size
-                        + " bytes of staging but " + tightest.limitKey() + " is " + tightest.limit());
+                throw new ViperConfigException("model " + model + " needs " + size + " bytes of staging but "
+                        + tightest.limitKey() + " is " + tightest.limit());
             }
             retireOlderThanKept(retired);
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
@@ -102,7 +115,10 @@ final class StagingCache implements AutoCloseable {
                     break;
                 }
                 // Free buffers too small to reuse go back to the allocator when that makes room.
-                long freeSmall = buffers.stream().filter(b -> b.state() == StagingBuffer.State.FREE).mapToLong(b -> b.capacity).sum();
+                long freeSmall = buffers.stream()
+                        .filter(b -> b.state() == StagingBuffer.State.FREE)
+                        .mapToLong(b -> b.capacity)
+                        .sum();
                 if (budget.headroom() + freeSmall >= size) {
                     buffers.removeIf(b -> {
                         if (b.state() == StagingBuffer.State.FREE && budget.headroom() < size) {
@@ -132,7 +148,9 @@ final class StagingCache implements AutoCloseable {
                     released.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new ViperException(ViperException.Reason.INTERNAL, "interrupted while waiting for a staging buffer for " + model);
+                    throw new ViperException(
+                            ViperException.Reason.INTERNAL,
+                            "interrupted while waiting for a staging buffer for " + model);
                 }
                 if (closed) {
                     throw new ViperClosedException("producer of " + model + " is closed");
@@ -148,13 +166,12 @@ final class StagingCache implements AutoCloseable {
     }
 
     /**
-     * A new buffer of {@code size} bytes reserved in the budget, or null when the budget has no
-     * room; under the lock.
+     * A new buffer of {@code size} bytes reserved in the budget, or null when the budget has no room; under the lock.
      */
     private StagingBuffer allocate(long size) {
         StagingBuffer[] made = new StagingBuffer[1];
-        MemoryBudget.Reservation r = budget.tryReserve(size,
-                () -> made[0] == null ? "staging buffer of " + size + " bytes" : made[0].toString());
+        MemoryBudget.Reservation r = budget.tryReserve(
+                size, () -> made[0] == null ? "staging buffer of " + size + " bytes" : made[0].toString());
         if (r == null) {
             return null;
         }
@@ -168,10 +185,10 @@ final class StagingCache implements AutoCloseable {
     }
 
     /**
-     * Marks {@code b} as serving (leases may be taken), holding {@code content}, and retires versions
-     * beyond the newest kept: they take no new leases from now on. Returns those without open leases for {@link #withdraw},
-     * which the caller runs once the new version is announced, so that withdrawing old versions does
-     * not delay it; the others are withdrawn when their last lease closes ({@link #onLeaseClosed}).
+     * Marks {@code b} as serving (leases may be taken), holding {@code content}, and retires versions beyond the newest
+     * kept: they take no new leases from now on. Returns those without open leases for {@link #withdraw}, which the
+     * caller runs once the new version is announced, so that withdrawing old versions does not delay it; the others are
+     * withdrawn when their last lease closes ({@link #onLeaseClosed}).
      */
     List<StagingBuffer> activate(StagingBuffer b, StagedContent content) {
         List<StagingBuffer> retired = new ArrayList<>();
@@ -193,7 +210,9 @@ final class StagingCache implements AutoCloseable {
         retired.forEach(onRetire);
     }
 
-    /** Gives a buffer whose publish failed back to the pool; it forgets what it held (its bytes may be half written). */
+    /**
+     * Gives a buffer whose publish failed back to the pool; it forgets what it held (its bytes may be half written).
+     */
     void abandon(StagingBuffer b) {
         lock.lock();
         try {
@@ -205,9 +224,9 @@ final class StagingCache implements AutoCloseable {
     }
 
     /**
-     * What the newest version activated holds: its hashes describe that version's bytes whether or not
-     * its buffer still holds them, so a later version that declares what changed since it can take
-     * them ({@link StagingCopy#changed}); null before the first.
+     * What the newest version activated holds: its hashes describe that version's bytes whether or not its buffer still
+     * holds them, so a later version that declares what changed since it can take them ({@link StagingCopy#changed});
+     * null before the first.
      */
     StagedContent newest() {
         lock.lock();
@@ -222,22 +241,30 @@ final class StagingCache implements AutoCloseable {
     List<StagingBuffer> staged() {
         lock.lock();
         try {
-            return buffers.stream().filter(b -> b.state() == StagingBuffer.State.STAGED)
-                    .sorted(Comparator.comparingLong(StagingBuffer::version).reversed()).toList();
+            return buffers.stream()
+                    .filter(b -> b.state() == StagingBuffer.State.STAGED)
+                    .sorted(Comparator.comparingLong(StagingBuffer::version).reversed())
+                    .toList();
         } finally {
             lock.unlock();
         }
     }
 
     private void retireOlderThanKept(List<StagingBuffer> retired) {
-        List<StagingBuffer> staged = buffers.stream().filter(b -> b.state() == StagingBuffer.State.STAGED)
-                .sorted(Comparator.comparingLong(StagingBuffer::version).reversed()).toList();
+        List<StagingBuffer> staged = buffers.stream()
+                .filter(b -> b.state() == StagingBuffer.State.STAGED)
+                .sorted(Comparator.comparingLong(StagingBuffer::version).reversed())
+                .toList();
         for (int i = keepVersions; i < staged.size(); i++) {
             StagingBuffer old = staged.get(i);
             if (old.retire()) {
                 retired.add(old);
             }
-            LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: retiring staging buffer ({2} open leases)", model, Long.toString(old.version()),
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "{0} v{1}: retiring staging buffer ({2} open leases)",
+                    model,
+                    Long.toString(old.version()),
                     Long.toString(old.leases()));
         }
     }
@@ -341,7 +368,11 @@ final class StagingCache implements AutoCloseable {
             }
             for (StagingBuffer b : buffers) {
                 if (b.leases() > 0) {
-                    LOG.log(System.Logger.Level.WARNING, "{0} v{1}: closing staging buffer with {2} open leases", model, Long.toString(b.version()),
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "{0} v{1}: closing staging buffer with {2} open leases",
+                            model,
+                            Long.toString(b.version()),
                             Long.toString(b.leases()));
                 }
                 b.freeForClose();

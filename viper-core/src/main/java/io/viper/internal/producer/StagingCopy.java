@@ -12,49 +12,46 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntConsumer;
 
 /**
- * The copy of a host snapshot into a staging buffer, the training stall. The copy has the memory to
- * itself: what it wrote is reported to the version's {@link TensorHashes} and {@link BlockIds} once
- * it ended, and the pool hashes it then. Hashing beside the copy made the copy of 1 GiB 50% slower
- * here (the two share the memory's bandwidth), and the hashes were done only 5-10% sooner. A
- * compared version that turns out to share units with the buffer's (a delta) reports as it goes:
- * it copies little, and its hashes are then done with the compare. The copy
- * moves {@link #CHUNK} bytes at a time: copies of 1-2 MiB ran 40% slower than one of 1 GiB, copies
- * of 4 MiB and more as fast.
+ * The copy of a host snapshot into a staging buffer, the training stall. The copy has the memory to itself: what it
+ * wrote is reported to the version's {@link TensorHashes} and {@link BlockIds} once it ended, and the pool hashes it
+ * then. Hashing beside the copy made the copy of 1 GiB 50% slower here (the two share the memory's bandwidth), and the
+ * hashes were done only 5-10% sooner. A compared version that turns out to share units with the buffer's (a delta)
+ * reports as it goes: it copies little, and its hashes are then done with the compare. The copy moves {@link #CHUNK}
+ * bytes at a time: copies of 1-2 MiB ran 40% slower than one of 1 GiB, copies of 4 MiB and more as fast.
  *
- * <p>When the buffer still holds an earlier version of the same layout ({@link StagedContent}),
- * the copy first compares: the snapshot is taken in units on which both the tensor pieces and the
- * blocks fall ({@link #compareUnit}); a unit equal to the buffer's bytes is neither copied nor
- * hashed (it is reported {@code known}, and the earlier hashes of its pieces and blocks are taken),
- * a unit that differs is copied and reported as arrived. Comparing reads both copies, which costs
- * about what copying does, but the units found equal need no hashing: where few blocks changed the
- * pool has little to do and the announcement follows the stall. Where every unit changed the compare
- * stops at the first differing byte of each. Where the training code declared what changed since the
- * buffer's version ({@link DeclaredChanges}), a unit those ranges do not touch counts as equal unread,
- * so the stall is the copy of the declared units alone; and where it declared what changed since a
- * newer version whose hashes are known (the producer's latest, when the buffer holds an older one), a
- * unit copied because it changed since the buffer's version but untouched since that newer one takes
- * the newer one's hashes: only the units changed since the latest version are hashed.
+ * <p>When the buffer still holds an earlier version of the same layout ({@link StagedContent}), the copy first
+ * compares: the snapshot is taken in units on which both the tensor pieces and the blocks fall ({@link #compareUnit});
+ * a unit equal to the buffer's bytes is neither copied nor hashed (it is reported {@code known}, and the earlier hashes
+ * of its pieces and blocks are taken), a unit that differs is copied and reported as arrived. Comparing reads both
+ * copies, which costs about what copying does, but the units found equal need no hashing: where few blocks changed the
+ * pool has little to do and the announcement follows the stall. Where every unit changed the compare stops at the first
+ * differing byte of each. Where the training code declared what changed since the buffer's version
+ * ({@link DeclaredChanges}), a unit those ranges do not touch counts as equal unread, so the stall is the copy of the
+ * declared units alone; and where it declared what changed since a newer version whose hashes are known (the producer's
+ * latest, when the buffer holds an older one), a unit copied because it changed since the buffer's version but
+ * untouched since that newer one takes the newer one's hashes: only the units changed since the latest version are
+ * hashed.
  *
  * <p>Large copies are shared with {@link CopyHelpers}: one core cannot use the memory's bandwidth.
  *
  * <p>Training thread only; the snapshot's memory is read only during the call.
  */
 final class StagingCopy {
-    private StagingCopy() {
-    }
+    private StagingCopy() {}
 
-    /** Most bytes one copy call moves: a safepoint every few milliseconds, and large enough to stream (see the class comment). */
+    /**
+     * Most bytes one copy call moves: a safepoint every few milliseconds, and large enough to stream (see the class
+     * comment).
+     */
     static final long CHUNK = CopyHelpers.STAGING_PIECE;
 
     /** What one copy did: bytes copied (and hashed), bytes found unchanged (neither). */
-    record Copied(long copiedBytes, long unchangedBytes) {
-    }
+    record Copied(long copiedBytes, long unchangedBytes) {}
 
     /**
-     * The unit in which a snapshot is compared with the buffer: one that tensor pieces
-     * ({@link TensorHashes#PIECE}) and blocks of {@code blockBytes} are both made of, so that a unit
-     * never straddles a piece or block boundary; 0 when they have none (block sizes that neither
-     * divide nor are a multiple of the piece): then everything is copied.
+     * The unit in which a snapshot is compared with the buffer: one that tensor pieces ({@link TensorHashes#PIECE}) and
+     * blocks of {@code blockBytes} are both made of, so that a unit never straddles a piece or block boundary; 0 when
+     * they have none (block sizes that neither divide nor are a multiple of the piece): then everything is copied.
      */
     static long compareUnit(long blockBytes) {
         long piece = TensorHashes.PIECE;
@@ -64,21 +61,30 @@ final class StagingCopy {
         return piece % blockBytes == 0 ? blockBytes : 0;
     }
 
-    /** Whether {@link #changed} can compare {@code t} (float arrays only where their bytes are little-endian in memory). */
+    /**
+     * Whether {@link #changed} can compare {@code t} (float arrays only where their bytes are little-endian in memory).
+     */
     static boolean comparable(SnapshotTensor t) {
         return !t.onDevice() && (t.segment() != null || ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN);
     }
 
     /**
-     * Copies everything, {@link CopyHelpers#pieceBytes} ({@link #CHUNK}) bytes at a time, on the training thread and the {@code helpers}
-     * where they {@link CopyHelpers#shares share} the copy; every tensor is reported once all are in.
+     * Copies everything, {@link CopyHelpers#pieceBytes} ({@link #CHUNK}) bytes at a time, on the training thread and
+     * the {@code helpers} where they {@link CopyHelpers#shares share} the copy; every tensor is reported once all are
+     * in.
      *
      * @param total the snapshot's bytes, the sum of {@code infos}' lengths
      */
-    static Copied all(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, GpuStaging.Arrivals arrivals,
-                      CopyHelpers helpers) {
+    static Copied all(
+            List<SnapshotTensor> tensors,
+            List<TensorInfo> infos,
+            long total,
+            MemorySegment dst,
+            GpuStaging.Arrivals arrivals,
+            CopyHelpers helpers) {
         Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
-        IntConsumer copy = c -> tensors.get(pieces.tensor[c]).copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c], pieces.length[c]);
+        IntConsumer copy = c -> tensors.get(pieces.tensor[c])
+                .copyTo(dst, infos.get(pieces.tensor[c]).offset(), pieces.from[c], pieces.length[c]);
         if (helpers.shares(total, tensors, SnapshotTensor::segment)) {
             helpers.run(pieces.count(), copy);
         } else {
@@ -93,26 +99,33 @@ final class StagingCopy {
     }
 
     /**
-     * Copies the units that differ from what {@code dst} holds and reports the others as known: runs
-     * of equal or of differing units, up to {@link #CHUNK} bytes, are reported together, in data
-     * order. They are held back until the copy ended, or until a unit is found equal: from then on
-     * the version is a delta whose few copies leave the memory's bandwidth to the hashing, and each
-     * run is reported as soon as it is done. A copy the {@code helpers} share is compared piece by
-     * piece on several threads; the training thread reports the ended pieces in data order, after
-     * each of its own pieces once one was equal, else when every piece ended.
+     * Copies the units that differ from what {@code dst} holds and reports the others as known: runs of equal or of
+     * differing units, up to {@link #CHUNK} bytes, are reported together, in data order. They are held back until the
+     * copy ended, or until a unit is found equal: from then on the version is a delta whose few copies leave the
+     * memory's bandwidth to the hashing, and each run is reported as soon as it is done. A copy the {@code helpers}
+     * share is compared piece by piece on several threads; the training thread reports the ended pieces in data order,
+     * after each of its own pieces once one was equal, else when every piece ended.
      *
      * @param unit {@link #compareUnit}, not 0; every tensor {@link #comparable}
      * @param total the snapshot's bytes, the sum of {@code infos}' lengths
      * @param declared per tensor, the merged ranges that may differ from what {@code dst} holds
-     *                 ({@link DeclaredChanges#since}): a unit they do not touch counts as equal
-     *                 without being read; null: every unit is compared
-     * @param fresh    with {@code declared}, per tensor the merged ranges that may differ from the
-     *                 version {@code hashes} and {@code blocks} take earlier hashes from (inside
-     *                 {@code declared}; the same list when that version is the buffer's): a unit they do not
-     *                 touch is reported known, copied or not; ignored without {@code declared}
+     *     ({@link DeclaredChanges#since}): a unit they do not touch counts as equal without being read; null: every
+     *     unit is compared
+     * @param fresh with {@code declared}, per tensor the merged ranges that may differ from the version {@code hashes}
+     *     and {@code blocks} take earlier hashes from (inside {@code declared}; the same list when that version is the
+     *     buffer's): a unit they do not touch is reported known, copied or not; ignored without {@code declared}
      */
-    static Copied changed(List<SnapshotTensor> tensors, List<TensorInfo> infos, long total, MemorySegment dst, long unit, List<long[]> declared,
-                          List<long[]> fresh, TensorHashes hashes, BlockIds blocks, CopyHelpers helpers) {
+    static Copied changed(
+            List<SnapshotTensor> tensors,
+            List<TensorInfo> infos,
+            long total,
+            MemorySegment dst,
+            long unit,
+            List<long[]> declared,
+            List<long[]> fresh,
+            TensorHashes hashes,
+            BlockIds blocks,
+            CopyHelpers helpers) {
         if (helpers.shares(total, tensors, SnapshotTensor::segment)) {
             Pieces pieces = Pieces.of(infos, helpers.pieceBytes());
             int count = pieces.count();
@@ -125,20 +138,33 @@ final class StagingCopy {
                     r.report(hashes, blocks);
                 }
             };
-            helpers.run(count, c -> {
-                Runs r = new Runs();
-                int i = pieces.tensor[c];
-                compare(tensors.get(i), infos.get(i).offset(), pieces.from[c], pieces.from[c] + pieces.length[c], dst, unit,
-                        declared == null ? null : declared.get(i), declared == null ? null : fresh.get(i), r, null, null);
-                if (r.shared) {
-                    shared.set(true);
-                }
-                ended.set(c, r);
-            }, () -> {
-                if (shared.get()) {
-                    reportEnded.run(); // a delta: its few copies are hashed beside the compare
-                }
-            });
+            helpers.run(
+                    count,
+                    c -> {
+                        Runs r = new Runs();
+                        int i = pieces.tensor[c];
+                        compare(
+                                tensors.get(i),
+                                infos.get(i).offset(),
+                                pieces.from[c],
+                                pieces.from[c] + pieces.length[c],
+                                dst,
+                                unit,
+                                declared == null ? null : declared.get(i),
+                                declared == null ? null : fresh.get(i),
+                                r,
+                                null,
+                                null);
+                        if (r.shared) {
+                            shared.set(true);
+                        }
+                        ended.set(c, r);
+                    },
+                    () -> {
+                        if (shared.get()) {
+                            reportEnded.run(); // a delta: its few copies are hashed beside the compare
+                        }
+                    });
             reportEnded.run();
             long copied = 0;
             long unchanged = 0;
@@ -150,22 +176,42 @@ final class StagingCopy {
         }
         Runs runs = new Runs();
         for (int i = 0; i < tensors.size(); i++) {
-            compare(tensors.get(i), infos.get(i).offset(), 0, infos.get(i).length(), dst, unit, declared == null ? null : declared.get(i),
-                    declared == null ? null : fresh.get(i), runs, hashes, blocks);
+            compare(
+                    tensors.get(i),
+                    infos.get(i).offset(),
+                    0,
+                    infos.get(i).length(),
+                    dst,
+                    unit,
+                    declared == null ? null : declared.get(i),
+                    declared == null ? null : fresh.get(i),
+                    runs,
+                    hashes,
+                    blocks);
         }
         runs.report(hashes, blocks);
         return new Copied(runs.copied, runs.unchanged);
     }
 
     /**
-     * Compares bytes {@code [from, to)} of {@code t} ({@code from} a multiple of {@code unit}) with
-     * {@code dst} at {@code offset + from}, unit by unit, copying the runs that differ into {@code runs};
-     * with {@code hashes}, the runs are reported as they end once one was equal. With {@code changes}
-     * (the tensor's declared ranges) a unit is equal when they do not touch it, and is not read; one
-     * {@code fresh} does not touch is copied if it must be, and known.
+     * Compares bytes {@code [from, to)} of {@code t} ({@code from} a multiple of {@code unit}) with {@code dst} at
+     * {@code offset + from}, unit by unit, copying the runs that differ into {@code runs}; with {@code hashes}, the
+     * runs are reported as they end once one was equal. With {@code changes} (the tensor's declared ranges) a unit is
+     * equal when they do not touch it, and is not read; one {@code fresh} does not touch is copied if it must be, and
+     * known.
      */
-    private static void compare(SnapshotTensor t, long offset, long from, long to, MemorySegment dst, long unit, long[] changes, long[] fresh,
-                                Runs runs, TensorHashes hashes, BlockIds blocks) {
+    private static void compare(
+            SnapshotTensor t,
+            long offset,
+            long from,
+            long to,
+            MemorySegment dst,
+            long unit,
+            long[] changes,
+            long[] fresh,
+            Runs runs,
+            TensorHashes hashes,
+            BlockIds blocks) {
         MemorySegment src = t.segment() != null ? t.segment() : MemorySegment.ofArray(t.floats());
         long runStart = from;
         int runKind = Runs.ARRIVED;
@@ -173,7 +219,8 @@ final class StagingCopy {
             long n = Math.min(unit, to - pos);
             int kind;
             if (changes != null) {
-                kind = !DeclaredChanges.touches(changes, pos, pos + n) ? Runs.IN_PLACE
+                kind = !DeclaredChanges.touches(changes, pos, pos + n)
+                        ? Runs.IN_PLACE
                         : DeclaredChanges.touches(fresh, pos, pos + n) ? Runs.ARRIVED : Runs.COPIED_KNOWN;
             } else {
                 kind = RangeCompare.equal(src, pos, dst, offset + pos, n) ? Runs.IN_PLACE : Runs.ARRIVED;
@@ -192,7 +239,10 @@ final class StagingCopy {
         }
     }
 
-    /** A snapshot cut into pieces of at most {@code chunk} bytes, each inside one tensor and starting at a multiple of {@code chunk} in it. */
+    /**
+     * A snapshot cut into pieces of at most {@code chunk} bytes, each inside one tensor and starting at a multiple of
+     * {@code chunk} in it.
+     */
     private record Pieces(int[] tensor, long[] from, long[] length) {
         static Pieces of(List<TensorInfo> infos, long chunk) {
             int count = 0;
@@ -230,6 +280,7 @@ final class StagingCopy {
         static final int COPIED_KNOWN = 2;
         /** Per run not reported yet: offset in the data, length, its kind; three longs each. */
         private long[] runs = new long[48];
+
         private int count;
         long copied;
         long unchanged;

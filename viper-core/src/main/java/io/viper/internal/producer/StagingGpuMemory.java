@@ -7,13 +7,13 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
 /**
- * The GPU memory that goes with one {@link StagingBuffer}: the page-locked registration of its host
- * memory (made on the first GPU copy, kept until the buffer is freed) and GPU staging memory that a
- * GPU-staged version is copied into, reused from version to version while it fits.
+ * The GPU memory that goes with one {@link StagingBuffer}: the page-locked registration of its host memory (made on the
+ * first GPU copy, kept until the buffer is freed) and GPU staging memory that a GPU-staged version is copied into,
+ * reused from version to version while it fits.
  *
- * <p>Used by the thread filling the buffer (the training thread; the background thread for the
- * host copy of a GPU-staged version); {@link #view()} by transport threads once the version is
- * staged; {@link #close()} by the staging cache when it frees the buffer.
+ * <p>Used by the thread filling the buffer (the training thread; the background thread for the host copy of a
+ * GPU-staged version); {@link #view()} by transport threads once the version is staged; {@link #close()} by the staging
+ * cache when it frees the buffer.
  */
 final class StagingGpuMemory implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StagingGpuMemory.class.getName());
@@ -43,17 +43,21 @@ final class StagingGpuMemory implements AutoCloseable {
                 pinned = gpu.pinHost(device, host);
             } catch (ViperException | IllegalArgumentException e) {
                 pinFailure = e.getMessage();
-                LOG.log(System.Logger.Level.WARNING, "{0}: a staging buffer of {1} bytes stays in pageable memory, so GPU copies of it are slower: {2}",
-                        model, Long.toString(host.byteSize()), e.getMessage());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0}: a staging buffer of {1} bytes stays in pageable memory, so GPU copies of it are slower: {2}",
+                        model,
+                        Long.toString(host.byteSize()),
+                        e.getMessage());
             }
         }
         return pinned != null ? null : pinFailure;
     }
 
     /**
-     * GPU staging memory of at least {@code size} bytes on {@code device} for this version (while
-     * the buffer is FILLING): the previous allocation is reused when it fits, else replaced. The
-     * version is served from it once {@link #staged} was called.
+     * GPU staging memory of at least {@code size} bytes on {@code device} for this version (while the buffer is
+     * FILLING): the previous allocation is reused when it fits, else replaced. The version is served from it once
+     * {@link #staged} was called.
      */
     DeviceBuffer deviceMemory(GpuProvider gpu, int device, long size) {
         if (deviceMemory != null && (deviceMemory.device() != device || deviceMemory.byteSize() < size)) {
@@ -97,7 +101,9 @@ final class StagingGpuMemory implements AutoCloseable {
             try {
                 pinned.close();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "unpinning a staging buffer of " + model + " failed: " + e.getMessage());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "unpinning a staging buffer of " + model + " failed: " + e.getMessage());
             }
             pinned = null;
         }
@@ -107,7 +113,6 @@ final class StagingGpuMemory implements AutoCloseable {
     /** A version's view of the GPU staging memory; the buffer owns the memory, so close does nothing. */
     private record DeviceView(int device, long devicePointer, long byteSize) implements DeviceBuffer {
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

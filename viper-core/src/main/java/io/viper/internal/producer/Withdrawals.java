@@ -8,10 +8,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Withdraws a producer's staging buffers from its transports. A retired buffer is withdrawn on a
- * thread of its own ({@code viper-withdraw-<model>}), off the threads that close leases (event loops
- * among them), after which the {@link StagingCache} may reuse it. Made before the cache, whose retire
- * callback {@link #later} is, so that the callback's target exists from the start.
+ * Withdraws a producer's staging buffers from its transports. A retired buffer is withdrawn on a thread of its own
+ * ({@code viper-withdraw-<model>}), off the threads that close leases (event loops among them), after which the
+ * {@link StagingCache} may reuse it. Made before the cache, whose retire callback {@link #later} is, so that the
+ * callback's target exists from the start.
  *
  * <p>Thread-safe; {@link #close} is called once, by the {@link PublishPipeline} closing.
  */
@@ -25,13 +25,13 @@ final class Withdrawals implements AutoCloseable {
     Withdrawals(String model, List<TransportServer> servers) {
         this.model = model;
         this.servers = servers;
-        this.thread = Executors.newSingleThreadExecutor(
-                r -> Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
+        this.thread = Executors.newSingleThreadExecutor(r ->
+                Thread.ofPlatform().daemon().name("viper-withdraw-" + model).unstarted(r));
     }
 
     /**
-     * The {@link StagingCache}'s retire callback, once a retired buffer's last lease closed: withdraws
-     * it from every transport on this thread (on the caller's once closed), then tells the cache.
+     * The {@link StagingCache}'s retire callback, once a retired buffer's last lease closed: withdraws it from every
+     * transport on this thread (on the caller's once closed), then tells the cache.
      */
     void later(StagingBuffer buffer) {
         Runnable withdraw = () -> {

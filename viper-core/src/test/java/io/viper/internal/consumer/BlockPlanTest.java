@@ -21,9 +21,9 @@ import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * Where a plan takes each block of a new version from: left in place where the destination holds
- * the same block at the same offset, else copied from the base if it has the id anywhere, else
- * pulled; and when a receive buffer's content may be left in place at all.
+ * Where a plan takes each block of a new version from: left in place where the destination holds the same block at the
+ * same offset, else copied from the base if it has the id anywhere, else pulled; and when a receive buffer's content
+ * may be left in place at all.
  */
 class BlockPlanTest {
     private static final long B = 4096;
@@ -41,7 +41,8 @@ class BlockPlanTest {
     /** One tensor of {@code length} bytes cut into blocks of {@link #B} with these ids. */
     private static Manifest version(long v, long length, ContentHash... ids) {
         TensorInfo info = new TensorInfo("w", DType.U8, new long[] {length}, 0, length);
-        TensorEntry e = new TensorEntry(info, ContentHash.crc32c(0), OptionalLong.empty(), new BlockList(B, List.of(ids)));
+        TensorEntry e =
+                new TensorEntry(info, ContentHash.crc32c(0), OptionalLong.empty(), new BlockList(B, List.of(ids)));
         return new Manifest("m", v, "test", 0, new LinkedHashMap<>(), List.of(e), List.of(LOC));
     }
 
@@ -73,7 +74,10 @@ class BlockPlanTest {
         Manifest held = version(1, 4 * B, A, id(2), C, D);
         Manifest base = version(2, 4 * B, A, X, C, id(9));
         BlockPlan p = plan(version(3, 4 * B, A, X, Y, D), base, held);
-        assertEquals(List.of(new ByteRange(0, B, 0), new ByteRange(3 * B, B, 3 * B)), inPlace(p), "A although the base has it too, and D");
+        assertEquals(
+                List.of(new ByteRange(0, B, 0), new ByteRange(3 * B, B, 3 * B)),
+                inPlace(p),
+                "A although the base has it too, and D");
         assertEquals(B, p.copiedBytes(), "X, which only the base has");
         assertEquals(List.of(new ByteRange(2 * B, B, 2 * B)), p.pulls(), "Y, which neither has");
         assertEquals(3 * B, p.reusedBytes());
@@ -104,8 +108,14 @@ class BlockPlanTest {
     @Test
     void withoutBlocksNothingIsInPlace() {
         TensorInfo info = new TensorInfo("w", DType.U8, new long[] {2 * B}, 0, 2 * B);
-        Manifest noBlocks = new Manifest("m", 2, "test", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(info, ContentHash.crc32c(0))), List.of(LOC));
+        Manifest noBlocks = new Manifest(
+                "m",
+                2,
+                "test",
+                0,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(info, ContentHash.crc32c(0))),
+                List.of(LOC));
         BlockPlan p = plan(noBlocks, null, version(1, 2 * B, A, X));
         assertEquals(0, p.reusedBytes());
         assertEquals(List.of(new ByteRange(0, 2 * B, 0)), p.pulls());

@@ -5,7 +5,10 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A fixed pool, as the runtime's hash pool, that counts the tasks handed to it: to tell what ran on the pool and what did not. */
+/**
+ * A fixed pool, as the runtime's hash pool, that counts the tasks handed to it: to tell what ran on the pool and what
+ * did not.
+ */
 final class CountingPool extends ThreadPoolExecutor {
     private final AtomicInteger handed = new AtomicInteger();
 

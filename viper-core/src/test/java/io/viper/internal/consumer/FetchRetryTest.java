@@ -54,11 +54,12 @@ class FetchRetryTest {
 
     @Test
     void aVersionWhoseEveryLocationRefusedIsNamedAsAnnouncedByAProducerThatIsGone() {
-        assertEquals("version 7 of m was announced by a producer that is gone "
-                + "(connection refused at tcp://h:1, ucx://h:2); no PFS copy (a producer with a PFS leaves its "
-                + "versions there when it exits)",
-                FetchRetry.gone(manifest(List.of(host("tcp://h:1"), host("ucx://h:2"))),
-                        List.of("tcp://h:1", "ucx://h:2")));
+        assertEquals(
+                "version 7 of m was announced by a producer that is gone "
+                        + "(connection refused at tcp://h:1, ucx://h:2); no PFS copy (a producer with a PFS leaves its "
+                        + "versions there when it exits)",
+                FetchRetry.gone(
+                        manifest(List.of(host("tcp://h:1"), host("ucx://h:2"))), List.of("tcp://h:1", "ucx://h:2")));
         Location file = new Location(URI.create("file:///pfs/m/7/model.safetensors"), Tier.PFS);
         assertTrue(FetchRetry.gone(manifest(List.of(host("tcp://h:1"), file)), List.of("tcp://h:1"))
                 .endsWith("; its PFS copy is not readable by this consumer (give it the producer's PFS)"));
@@ -69,7 +70,12 @@ class FetchRetryTest {
     }
 
     private static Manifest manifest(List<Location> locations) {
-        return new Manifest("m", 7, "p", 0, new LinkedHashMap<>(),
+        return new Manifest(
+                "m",
+                7,
+                "p",
+                0,
+                new LinkedHashMap<>(),
                 List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(1, 2))),
                 locations);
     }

@@ -30,13 +30,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The host loader's delta: which bytes it leaves in place in its receive buffer, which it copies
- * from its base and which it reads, and when it has none of them; a bad block in place is refetched.
+ * The host loader's delta: which bytes it leaves in place in its receive buffer, which it copies from its base and
+ * which it reads, and when it has none of them; a bad block in place is refetched.
  */
 class HostLoaderDeltaTest {
     private static final CountingPool POOL = new CountingPool(2);
     /** Blocks of 1 MiB: as large as the pieces the pool hashes, so that each block in place is one. */
     private static final long BLOCK = 1L << 20;
+
     private static final Location LOC = new Location(URI.create("mem://src"), Tier.HOST);
 
     @AfterAll
@@ -51,7 +52,8 @@ class HostLoaderDeltaTest {
         for (long at = 0; at < data.byteSize(); at += BLOCK) {
             ids.add(BlockList.idOf(data.asSlice(at, Math.min(BLOCK, data.byteSize() - at))));
         }
-        TensorEntry e = new TensorEntry(info, HashAlgorithm.CRC32C.hash(data), OptionalLong.empty(), new BlockList(BLOCK, ids));
+        TensorEntry e =
+                new TensorEntry(info, HashAlgorithm.CRC32C.hash(data), OptionalLong.empty(), new BlockList(BLOCK, ids));
         return new Manifest("m", version, "test", 0, new LinkedHashMap<>(), List.of(e), List.of(LOC));
     }
 
@@ -66,7 +68,8 @@ class HostLoaderDeltaTest {
     }
 
     /** Reads read {@code k} (from 0) from {@code sourceOfRead.apply(k)}, counting the bytes asked for. */
-    private static TransportClient client(IntFunction<MemorySegment> sourceOfRead, AtomicLong bytesRead, AtomicInteger handedAtFirstRead) {
+    private static TransportClient client(
+            IntFunction<MemorySegment> sourceOfRead, AtomicLong bytesRead, AtomicInteger handedAtFirstRead) {
         AtomicInteger reads = new AtomicInteger();
         return new TransportClient() {
             @Override
@@ -82,8 +85,7 @@ class HostLoaderDeltaTest {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 
@@ -111,7 +113,8 @@ class HostLoaderDeltaTest {
 
     @Test
     void aBaseCopiesItsBlocksAndARecycledOneMeansAFullPull() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+        try (Arena arena = Arena.ofShared();
+                ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = arena.allocate(v1.byteSize()).copyFrom(v1);
             v2.set(ValueLayout.JAVA_BYTE, 4 * BLOCK + 1, (byte) 0x5a);
@@ -120,7 +123,7 @@ class HostLoaderDeltaTest {
             Manifest m2 = manifest(2, v2);
             Verifier verifier = new Verifier("m", POOL, 2);
 
-            LoadedModel base = new LoadedModel(m1, arena.allocate(v1.byteSize()).copyFrom(v1), () -> { });
+            LoadedModel base = new LoadedModel(m1, arena.allocate(v1.byteSize()).copyFrom(v1), () -> {});
             HostLoader withBase = new HostLoader(slots, verifier, () -> base.tryRetain() ? base : null);
             AtomicLong read = new AtomicLong();
             Loader.Loaded delta = withBase.load(m2, LOC, client(v2, read));
@@ -140,10 +143,11 @@ class HostLoaderDeltaTest {
     }
 
     /**
-     * Loads {@code bytes} as version {@code v}, checks the bytes read (all counted as moved) and
-     * reused, and that the version loaded is {@code bytes}; then releases it.
+     * Loads {@code bytes} as version {@code v}, checks the bytes read (all counted as moved) and reused, and that the
+     * version loaded is {@code bytes}; then releases it.
      */
-    private static void assertLoads(HostLoader loader, long v, MemorySegment bytes, long moved, long reused, String why) {
+    private static void assertLoads(
+            HostLoader loader, long v, MemorySegment bytes, long moved, long reused, String why) {
         AtomicLong read = new AtomicLong();
         Loader.Loaded loaded = loader.load(manifest(v, bytes), LOC, client(bytes, read));
         assertEquals(moved, loaded.bytesMoved(), why);
@@ -155,21 +159,30 @@ class HostLoaderDeltaTest {
 
     @Test
     void aBufferStillHoldingAnOlderVersionLeavesItsUnchangedBlocksInPlace() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+        try (Arena arena = Arena.ofShared();
+                ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             MemorySegment v3 = changed(arena, v2, 7);
             Verifier verifier = new Verifier("m", POOL, 2);
             HostLoader noBase = new HostLoader(slots, verifier, () -> null);
-            // Released, v1's buffer is free again and still holds v1, verified: v3's unchanged blocks stay where v1 had them.
+            // Released, v1's buffer is free again and still holds v1, verified: v3's unchanged blocks stay where v1 had
+            // them.
             assertLoads(noBase, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
-            assertLoads(noBase, 3, v3, 2 * BLOCK, v3.byteSize() - 2 * BLOCK, "the two blocks v3 changed since v1 were read, nothing else");
+            assertLoads(
+                    noBase,
+                    3,
+                    v3,
+                    2 * BLOCK,
+                    v3.byteSize() - 2 * BLOCK,
+                    "the two blocks v3 changed since v1 were read, nothing else");
         }
     }
 
     @Test
     void theBlocksInPlaceAreHandedToTheHashPoolBeforeTheChangedOnesAreRead() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+        try (Arena arena = Arena.ofShared();
+                ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             HostLoader noBase = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null);
@@ -179,14 +192,17 @@ class HostLoaderDeltaTest {
             AtomicInteger handedAtFirstRead = new AtomicInteger();
             Loader.Loaded second = noBase.load(manifest(2, v2), LOC, client(v2, new AtomicLong(), handedAtFirstRead));
             assertEquals(BLOCK, second.bytesMoved());
-            assertTrue(handedAtFirstRead.get() > before, "the blocks in place went to the hash pool before the changed one was read");
+            assertTrue(
+                    handedAtFirstRead.get() > before,
+                    "the blocks in place went to the hash pool before the changed one was read");
             second.model().releaseRef();
         }
     }
 
     @Test
     void aBlockScribbledInTheFreeBufferIsCaughtAndTheVersionPulledWhole() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+        try (Arena arena = Arena.ofShared();
+                ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             Verifier verifier = new Verifier("m", POOL, 2);
@@ -198,19 +214,25 @@ class HostLoaderDeltaTest {
             MemorySegment held = first.model().hostData();
             flip(held, 8 * BLOCK + 3);
             first.model().releaseRef();
-            assertLoads(noBase, 2, v2, BLOCK + v2.byteSize(), 0, "the changed block, then the whole version after the check failed");
+            assertLoads(
+                    noBase,
+                    2,
+                    v2,
+                    BLOCK + v2.byteSize(),
+                    0,
+                    "the changed block, then the whole version after the check failed");
         }
     }
 
     /**
-     * viper.consumer.verify.reuse.hashes: the blocks left in place take the hashes computed when their
-     * version was verified, so a byte that changed in the idle buffer since is not read again (the
-     * price of the setting, which the default does not pay: the test above); every tensor's hash is
-     * still compared with the manifest.
+     * viper.consumer.verify.reuse.hashes: the blocks left in place take the hashes computed when their version was
+     * verified, so a byte that changed in the idle buffer since is not read again (the price of the setting, which the
+     * default does not pay: the test above); every tensor's hash is still compared with the manifest.
      */
     @Test
     void withReusedHashesTheBlocksInPlaceAreNotReadAgain() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+        try (Arena arena = Arena.ofShared();
+                ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true);
@@ -220,23 +242,30 @@ class HostLoaderDeltaTest {
             first.model().releaseRef();
             AtomicLong read = new AtomicLong();
             Loader.Loaded second = reusing.load(manifest(2, v2), LOC, client(v2, read));
-            assertEquals(BLOCK, second.bytesMoved(), "the changed block only: block 8 in place was taken on its earlier hash");
+            assertEquals(
+                    BLOCK,
+                    second.bytesMoved(),
+                    "the changed block only: block 8 in place was taken on its earlier hash");
             assertEquals(BLOCK, read.get());
             assertEquals(8 * BLOCK + 3, v2.mismatch(second.model().hostData()));
             second.model().releaseRef();
         }
     }
 
-    /** With reused hashes, a block pulled wrong is still caught by the tensor's hash, and the version is pulled whole. */
+    /**
+     * With reused hashes, a block pulled wrong is still caught by the tensor's hash, and the version is pulled whole.
+     */
     @Test
     void withReusedHashesABadPulledBlockIsCaughtAndTheVersionPulledWhole() {
-        try (Arena arena = Arena.ofShared(); ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
+        try (Arena arena = Arena.ofShared();
+                ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             MemorySegment v3 = changed(arena, v2, 6);
             HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true);
             assertLoads(reusing, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
-            // v3 goes into v1's buffer; the source hands out v2's bytes for blocks 4 and 6 once: block 6 corrupted in flight.
+            // v3 goes into v1's buffer; the source hands out v2's bytes for blocks 4 and 6 once: block 6 corrupted in
+            // flight.
             TransportClient flaky = client(read -> read == 0 ? v2 : v3, new AtomicLong(), new AtomicInteger());
             Loader.Loaded loaded = reusing.load(manifest(3, v3), LOC, flaky);
             assertEquals(2 * BLOCK + v3.byteSize(), loaded.bytesMoved(), "blocks 4 and 6, then the whole version");

@@ -28,8 +28,14 @@ class ManifestTrackerTest {
     private static final Location PFS = new Location(URI.create("file:///pfs/m/1/model.safetensors"), Tier.PFS);
 
     private static Manifest manifest(long version, Location... locations) {
-        return new Manifest("m", version, "p", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(1, 2))), List.of(locations));
+        return new Manifest(
+                "m",
+                version,
+                "p",
+                0,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(1, 2))),
+                List.of(locations));
     }
 
     @Test
@@ -106,17 +112,29 @@ class ManifestTrackerTest {
     @Test
     void aSecondManifestOfTheSameVersionWithOtherTensorsIsRefusedNotMerged() throws Exception {
         Manifest first = manifest(1, TCP);
-        Manifest other = new Manifest("m", 1, "restarted", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(7, 7))), List.of(PFS));
+        Manifest other = new Manifest(
+                "m",
+                1,
+                "restarted",
+                0,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(7, 7))),
+                List.of(PFS));
         try (ManifestTracker t = new ManifestTracker("m", true, () -> 0)) {
             t.offer(first);
             assertSame(first, t.awaitTarget());
             t.offer(other);
             Manifest kept = t.find(1).orElseThrow();
-            assertEquals(List.of(TCP), kept.locations(), "the other bytes' location is not merged under the first one's hashes");
+            assertEquals(
+                    List.of(TCP),
+                    kept.locations(),
+                    "the other bytes' location is not merged under the first one's hashes");
             assertEquals(first.tensors(), kept.tensors());
             t.offer(manifest(1, PFS));
-            assertEquals(List.of(TCP, PFS), t.awaitTarget().locations(), "the same bytes announced again still add locations");
+            assertEquals(
+                    List.of(TCP, PFS),
+                    t.awaitTarget().locations(),
+                    "the same bytes announced again still add locations");
         }
     }
 
@@ -125,13 +143,21 @@ class ManifestTrackerTest {
         // the warnings read "v1,795,484,765,965": MessageFormat groups a long's digits
         long clock = 1_795_484_765_965L;
         Manifest first = manifest(clock, TCP);
-        Manifest other = new Manifest("m", clock, "restarted", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(7, 7))), List.of(PFS));
+        Manifest other = new Manifest(
+                "m",
+                clock,
+                "restarted",
+                0,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {4}, 0, 4), new ContentHash(7, 7))),
+                List.of(PFS));
         try (LogCapture log = new LogCapture(ManifestTracker.class.getName());
-             ManifestTracker t = new ManifestTracker("m", true, () -> 0)) {
+                ManifestTracker t = new ManifestTracker("m", true, () -> 0)) {
             t.offer(first);
             t.offer(other);
-            assertEquals(List.of("consumer m: refused a second v1795484765965 from restarted whose tensors differ from the one p announced first"),
+            assertEquals(
+                    List.of(
+                            "consumer m: refused a second v1795484765965 from restarted whose tensors differ from the one p announced first"),
                     log.formattedLines());
         }
     }

@@ -11,16 +11,19 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * The bytes a version's announcement carried, in path selection: a location like the others, first
- * when the consumer has them, alone on the notifier's thread, and subject to the host budget.
+ * The bytes a version's announcement carried, in path selection: a location like the others, first when the consumer
+ * has them, alone on the notifier's thread, and subject to the host budget.
  */
 class PathSelectorInlineTest {
     private static final long SIZE = 1000;
 
     private static Selection select(InlineBytes inline, long freeHostBytes, List<String> paths) {
         Capabilities caps = new Capabilities(false, 0, freeHostBytes, paths, "host", inline);
-        return PathSelector.select(PathSelectorGpuTest.manifest(), caps,
-                s -> Optional.ofNullable(PathSelectorGpuTest.PROVIDERS.get(s)), s -> Optional.empty(),
+        return PathSelector.select(
+                PathSelectorGpuTest.manifest(),
+                caps,
+                s -> Optional.ofNullable(PathSelectorGpuTest.PROVIDERS.get(s)),
+                s -> Optional.empty(),
                 m -> Optional.of(PathSelectorGpuTest.OWN_FILE));
     }
 
@@ -32,9 +35,10 @@ class PathSelectorInlineTest {
     void theAnnouncementsBytesComeFirstThenTheManifestsLocations() {
         Selection s = select(InlineBytes.FIRST, SIZE, List.of());
         assertEquals(List.of("inline:announcement", "tcp://h:1", "file:///pfs/m/1/model.safetensors"), order(s));
-        assertTrue(s.describe().startsWith("using inline:announcement (in its announcement, no transfer)"),
-                s.describe());
-        assertEquals(List.of("tcp://h:1", "file:///pfs/m/1/model.safetensors"),
+        assertTrue(
+                s.describe().startsWith("using inline:announcement (in its announcement, no transfer)"), s.describe());
+        assertEquals(
+                List.of("tcp://h:1", "file:///pfs/m/1/model.safetensors"),
                 order(select(InlineBytes.NONE, SIZE, List.of())));
     }
 

@@ -71,7 +71,8 @@ class ReceiveSlotsTest {
         assertThrows(IllegalStateException.class, () -> free.get(ValueLayout.JAVA_BYTE, 0), "freed on close");
         held.set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
         a.release();
-        assertThrows(IllegalStateException.class, () -> held.get(ValueLayout.JAVA_BYTE, 0), "freed on release after close");
+        assertThrows(
+                IllegalStateException.class, () -> held.get(ValueLayout.JAVA_BYTE, 0), "freed on release after close");
     }
 
     @Test
@@ -81,7 +82,10 @@ class ReceiveSlotsTest {
             MemorySegment small = a.segment(16);
             MemorySegment large = a.segment(4096);
             assertEquals(4096, large.byteSize());
-            assertThrows(IllegalStateException.class, () -> small.get(ValueLayout.JAVA_BYTE, 0), "the smaller buffer was freed");
+            assertThrows(
+                    IllegalStateException.class,
+                    () -> small.get(ValueLayout.JAVA_BYTE, 0),
+                    "the smaller buffer was freed");
             a.release();
         }
     }
@@ -121,17 +125,30 @@ class ReceiveSlotsTest {
 
     @Test
     void twoConsumersShareTheInstancesBudget() {
-        MemoryBudget instance = MemoryBudget.root("host memory of this Viper instance", "viper.memory.host.budget.bytes", 1000);
-        try (ReceiveSlots a = new ReceiveSlots("a", instance.child("consumer a", "viper.consumer.host.budget.bytes", 800), 10, ReceiveAllocator.offHeap());
-             ReceiveSlots b = new ReceiveSlots("b", instance.child("consumer b", "viper.consumer.host.budget.bytes", 800), 10, ReceiveAllocator.offHeap())) {
+        MemoryBudget instance =
+                MemoryBudget.root("host memory of this Viper instance", "viper.memory.host.budget.bytes", 1000);
+        try (ReceiveSlots a = new ReceiveSlots(
+                        "a",
+                        instance.child("consumer a", "viper.consumer.host.budget.bytes", 800),
+                        10,
+                        ReceiveAllocator.offHeap());
+                ReceiveSlots b = new ReceiveSlots(
+                        "b",
+                        instance.child("consumer b", "viper.consumer.host.budget.bytes", 800),
+                        10,
+                        ReceiveAllocator.offHeap())) {
             ReceiveSlots.Slot sa = a.claim();
             sa.segment(700);
             assertEquals(100, a.freeBytes(), "a's own budget leaves 100");
             assertEquals(300, b.freeBytes(), "what a holds is not b's to take");
             ReceiveSlots.Slot sb = b.claim();
             ViperMemoryException e = assertThrows(ViperMemoryException.class, () -> sb.segment(400));
-            assertTrue(e.getMessage().startsWith("consumer b asked for 400 bytes (receive buffer 0 of b)"), e.getMessage());
-            assertTrue(e.getMessage().endsWith("held: consumer a: 700 bytes [receive buffer 0 of a (700 bytes)]"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith("consumer b asked for 400 bytes (receive buffer 0 of b)"),
+                    e.getMessage());
+            assertTrue(
+                    e.getMessage().endsWith("held: consumer a: 700 bytes [receive buffer 0 of a (700 bytes)]"),
+                    e.getMessage());
             assertEquals(300, sb.segment(300).byteSize(), "what is left is b's");
             assertEquals(1000, instance.held());
             sa.release();

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A copy made through the verifier ({@code Arrivals.copy}, as the ucx transport makes from a
- * producer's mapped memory and the host loader from the version it holds) lands every byte and is
- * checked as it lands: by the copying threads, with no hashing handed to the pool.
+ * A copy made through the verifier ({@code Arrivals.copy}, as the ucx transport makes from a producer's mapped memory
+ * and the host loader from the version it holds) lands every byte and is checked as it lands: by the copying threads,
+ * with no hashing handed to the pool.
  */
 class VerifierCopyTest {
     private static final long PIECE = TensorHashes.PIECE;
@@ -48,7 +48,11 @@ class VerifierCopyTest {
         long off = 0;
         for (int i = 0; i < SIZES.length; i++) {
             TensorInfo info = new TensorInfo("t" + i, DType.U8, new long[] {SIZES[i]}, off, SIZES[i]);
-            entries.add(new TensorEntry(info, HashAlgorithm.CRC32C.hash(data.asSlice(off, SIZES[i])), OptionalLong.empty(), BlockList.NONE));
+            entries.add(new TensorEntry(
+                    info,
+                    HashAlgorithm.CRC32C.hash(data.asSlice(off, SIZES[i])),
+                    OptionalLong.empty(),
+                    BlockList.NONE));
             off += SIZES[i];
         }
         return new Manifest("m", 1, "test", 0, new LinkedHashMap<>(), entries, List.of(LOC));
@@ -71,7 +75,10 @@ class VerifierCopyTest {
         return t;
     }
 
-    /** Copies {@code source} into {@code dst} through {@code check} in a few calls of odd sizes, as a transport's chunks come. */
+    /**
+     * Copies {@code source} into {@code dst} through {@code check} in a few calls of odd sizes, as a transport's chunks
+     * come.
+     */
     private static void copyInChunks(Verifier.Overlapped check, MemorySegment source, MemorySegment dst) {
         long total = source.byteSize();
         long[] cuts = {0, 3, PIECE / 2 + 1, 5 * PIECE + 9, total};
@@ -94,7 +101,8 @@ class VerifierCopyTest {
                 check.verify();
             }
             assertEquals(-1, dst.mismatch(source), "the destination holds the source's bytes");
-            // One helper per call of two units or more (the last two calls); a piece hashed on the pool would add a task.
+            // One helper per call of two units or more (the last two calls); a piece hashed on the pool would add a
+            // task.
             assertEquals(2, POOL.handed() - before, "only the copy's helpers went to the pool, no hashing task");
         }
     }
@@ -131,7 +139,8 @@ class VerifierCopyTest {
             MemorySegment source = random(arena, total());
             Verifier verifier = new Verifier("m", POOL, 1);
             try (Verifier.Overlapped check = verifier.overlapped(manifest(source), LOC, arena.allocate(total()))) {
-                assertThrows(IllegalArgumentException.class, () -> check.copy(source.asSlice(0, 10), arena.allocate(11), 0));
+                assertThrows(
+                        IllegalArgumentException.class, () -> check.copy(source.asSlice(0, 10), arena.allocate(11), 0));
             }
         }
     }

@@ -16,8 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The budget tree: limits, a child's reservations counted in its parent, release, refusals and
- * close naming holders.
+ * The budget tree: limits, a child's reservations counted in its parent, release, refusals and close naming holders.
  */
 class MemoryBudgetTest {
     private static final String KEY = "viper.memory.host.budget.bytes";
@@ -51,7 +50,9 @@ class MemoryBudgetTest {
         MemoryBudget a = root.child("producer a", "viper.producer.staging.budget.bytes", 100);
         assertNotNull(a.tryReserve(100, () -> "x"));
         ViperMemoryException e = assertThrows(ViperMemoryException.class, () -> a.reserve(1, () -> "y"));
-        assertTrue(e.getMessage().contains("its own budget (viper.producer.staging.budget.bytes = 100 bytes)"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("its own budget (viper.producer.staging.budget.bytes = 100 bytes)"),
+                e.getMessage());
         assertEquals(100, a.ceiling());
         assertSame(a, a.tightest());
         MemoryBudget small = MemoryBudget.root("host", KEY, 50).child("c", "k", 100);
@@ -66,13 +67,19 @@ class MemoryBudgetTest {
         MemoryBudget b = root.child("producer b", "viper.producer.staging.budget.bytes", 4L << 30);
         a.reserve(2 << 20, () -> "staged a v1 (2097152 bytes)");
         a.reserve(512 << 10, () -> "staged a v2 (524288 bytes)");
-        ViperMemoryException e = assertThrows(ViperMemoryException.class, () -> b.reserve(1 << 20, () -> "staging for v1"));
+        ViperMemoryException e =
+                assertThrows(ViperMemoryException.class, () -> b.reserve(1 << 20, () -> "staging for v1"));
         assertEquals(1 << 20, e.requestedBytes());
         assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
-        assertTrue(RetriableViperException.class.isAssignableFrom(e.getClass()) && e.reason().isRetriable(), "room comes back as buffers are freed");
-        assertEquals("producer b asked for 1.0 MiB (1048576 bytes) (staging for v1) but host memory of this Viper instance"
-                + " (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes)) has 512.0 KiB (524288 bytes) left;"
-                + " held: producer a: 2.5 MiB (2621440 bytes) [staged a v1 (2097152 bytes), staged a v2 (524288 bytes)]", e.getMessage());
+        assertTrue(
+                RetriableViperException.class.isAssignableFrom(e.getClass())
+                        && e.reason().isRetriable(),
+                "room comes back as buffers are freed");
+        assertEquals(
+                "producer b asked for 1.0 MiB (1048576 bytes) (staging for v1) but host memory of this Viper instance"
+                        + " (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes)) has 512.0 KiB (524288 bytes) left;"
+                        + " held: producer a: 2.5 MiB (2621440 bytes) [staged a v1 (2097152 bytes), staged a v2 (524288 bytes)]",
+                e.getMessage());
         assertEquals(0, b.held(), "a refusal reserves nothing");
     }
 
@@ -85,8 +92,10 @@ class MemoryBudgetTest {
             c.close();
             List<String> lines = log.formattedLines();
             assertEquals(1, lines.size(), lines.toString());
-            assertEquals("consumer m closed while it holds 300 bytes: consumer m (closed): 300 bytes"
-                    + " [receive buffer 1 of m]", lines.getFirst());
+            assertEquals(
+                    "consumer m closed while it holds 300 bytes: consumer m (closed): 300 bytes"
+                            + " [receive buffer 1 of m]",
+                    lines.getFirst());
         }
         assertThrows(ViperClosedException.class, () -> c.reserve(1, () -> "z"), "a closed budget grants nothing");
         assertThrows(ViperClosedException.class, () -> c.child("x", "k", 1));
@@ -108,8 +117,10 @@ class MemoryBudgetTest {
         root.child("consumer b", "k", 1 << 20).reserve(200, () -> "receive buffer 0 of b (200 bytes)");
         try (LogCapture log = new LogCapture(MemoryBudget.class.getName())) {
             root.close();
-            assertEquals(List.of("host memory of this Viper instance closed while it holds 300 bytes: producer a: 100 bytes"
-                    + " [staged a v3 (100 bytes)]; consumer b: 200 bytes [receive buffer 0 of b (200 bytes)]"), log.formattedLines());
+            assertEquals(
+                    List.of("host memory of this Viper instance closed while it holds 300 bytes: producer a: 100 bytes"
+                            + " [staged a v3 (100 bytes)]; consumer b: 200 bytes [receive buffer 0 of b (200 bytes)]"),
+                    log.formattedLines());
         }
     }
 

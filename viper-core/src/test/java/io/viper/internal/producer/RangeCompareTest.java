@@ -74,8 +74,14 @@ class RangeCompareTest {
                     copy.set(ValueLayout.JAVA_BYTE, at, (byte) (copy.get(ValueLayout.JAVA_BYTE, at) + 1));
                 }
                 boolean expected = MemorySegment.mismatch(heap, from, from + len, copy, from, from + len) == -1;
-                assertEquals(expected, RangeCompare.equal(heap, from, copy, from, len), "round " + round + ": " + len + " bytes from " + from);
-                assertEquals(expected, RangeCompare.equal(copy, from, heap, from, len), "round " + round + ", the other way");
+                assertEquals(
+                        expected,
+                        RangeCompare.equal(heap, from, copy, from, len),
+                        "round " + round + ": " + len + " bytes from " + from);
+                assertEquals(
+                        expected,
+                        RangeCompare.equal(copy, from, heap, from, len),
+                        "round " + round + ", the other way");
             }
         }
     }

@@ -38,7 +38,7 @@ class StagingBufferStatesTest {
 
     @Test
     void anIllegalTransitionIsRefused() {
-        try (StagingCache cache = new StagingCache("m", 1 << 20, 2, 1_000, b -> { }, null)) {
+        try (StagingCache cache = new StagingCache("m", 1 << 20, 2, 1_000, b -> {}, null)) {
             StagingBuffer b = cache.acquire(1, 64, c -> true).buffer();
             cache.activate(b, null);
             IllegalStateException twice = assertThrows(IllegalStateException.class, () -> cache.activate(b, null));
@@ -48,7 +48,7 @@ class StagingBufferStatesTest {
 
     @Test
     void aTransitionOutsideTheCachesLockIsRefused() {
-        try (StagingCache cache = new StagingCache("m", 1 << 20, 2, 1_000, b -> { }, null)) {
+        try (StagingCache cache = new StagingCache("m", 1 << 20, 2, 1_000, b -> {}, null)) {
             StagingBuffer b = cache.acquire(1, 64, c -> true).buffer();
             assertThrows(IllegalStateException.class, () -> b.activate(null));
             assertThrows(IllegalStateException.class, b::state);

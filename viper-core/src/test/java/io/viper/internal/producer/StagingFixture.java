@@ -22,18 +22,19 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * What the staging tests share: a producer's staging without transports ({@link Staging}), snapshots
- * of parts in segments or floats, random layouts and changes, and snapshots that declare their
- * changes.
+ * What the staging tests share: a producer's staging without transports ({@link Staging}), snapshots of parts in
+ * segments or floats, random layouts and changes, and snapshots that declare their changes.
  */
 final class StagingFixture {
     static final long MIB = 1L << 20;
     /** Two hash threads, daemons: shared by the test classes, never shut down. */
-    static final ExecutorService POOL = Executors.newFixedThreadPool(2, r -> Thread.ofPlatform().daemon().unstarted(r));
-    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ExecutorService POOL =
+            Executors.newFixedThreadPool(2, r -> Thread.ofPlatform().daemon().unstarted(r));
 
-    private StagingFixture() {
-    }
+    private static final ValueLayout.OfFloat LE_FLOAT =
+            ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private StagingFixture() {}
 
     /** One tensor of a test snapshot: bytes in a segment, or floats. */
     record Part(String name, MemorySegment bytes, float[] floats) {
@@ -66,10 +67,14 @@ final class StagingFixture {
         };
     }
 
-    /** A producer's staging without transports: a version is staged, hashed, then serves (the one before it retires at once). */
+    /**
+     * A producer's staging without transports: a version is staged, hashed, then serves (the one before it retires at
+     * once).
+     */
     static final class Staging implements AutoCloseable {
         /** The staging budget: a snapshot larger than this is refused after it was described. */
         static final long BUDGET = 1L << 30;
+
         final StagingCache cache = new StagingCache("m", BUDGET, 1, 5_000, StagingBuffer::retireHandled, null);
         final Stager stager;
         final HashAlgorithm algorithm;
@@ -91,10 +96,13 @@ final class StagingFixture {
             this.algorithm = algorithm;
             this.blockBytes = blockBytes;
             this.skipUnshared = skipUnshared;
-            this.stager = new Stager(cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"), helpers);
+            this.stager = new Stager(
+                    cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"), helpers);
         }
 
-        /** Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged. */
+        /**
+         * Stages {@code parts} as the next version, as the pipeline would; returns what it copied and found unchanged.
+         */
         StagingCopy.Copied publish(List<Part> parts, Arena arena) {
             return publish(snapshot(parts), parts, arena);
         }
@@ -103,13 +111,17 @@ final class StagingFixture {
         StagingCopy.Copied publish(Snapshot snapshot, List<Part> parts, Arena arena) {
             Stager.Staged staged = stager.stage(snapshot, ++version);
             staged.hostCopy().run();
-            try (TensorHashes hashes = staged.hashes(); BlockIds blocks = staged.blocks()) {
+            try (TensorHashes hashes = staged.hashes();
+                    BlockIds blocks = staged.blocks()) {
                 ContentHash[] tensorHashes = hashes.await();
                 List<BlockList> blockIds = blocks.await();
                 lastWithIds = blockBytes > 0 && !blockIds.stream().allMatch(b -> b == BlockList.NONE);
                 if (blockBytes > 0 && !lastWithIds) {
                     assertTrue(skipUnshared, "v" + version + " went without block ids although none may be skipped");
-                    assertEquals(0, staged.copied().unchangedBytes(), "v" + version + " went without block ids although it shares bytes");
+                    assertEquals(
+                            0,
+                            staged.copied().unchangedBytes(),
+                            "v" + version + " went without block ids although it shares bytes");
                 }
                 assertStagedFromScratch(parts, staged, tensorHashes, blockIds, arena);
                 cache.withdraw(cache.activate(staged.buffer(), staged.content()));
@@ -118,20 +130,29 @@ final class StagingFixture {
         }
 
         /** The buffer holds the parts' bytes, and every hash and block id is that of those bytes. */
-        void assertStagedFromScratch(List<Part> parts, Stager.Staged staged, ContentHash[] tensorHashes, List<BlockList> blockIds, Arena arena) {
+        void assertStagedFromScratch(
+                List<Part> parts,
+                Stager.Staged staged,
+                ContentHash[] tensorHashes,
+                List<BlockList> blockIds,
+                Arena arena) {
             MemorySegment data = staged.buffer().data();
             for (int i = 0; i < parts.size(); i++) {
                 TensorInfo info = staged.infos().get(i);
                 MemorySegment expected = parts.get(i).content(arena);
                 String what = "v" + version + " tensor " + info.name();
-                assertEquals(-1, expected.mismatch(data.asSlice(info.offset(), info.length())), what + ": the buffer holds the snapshot's bytes");
+                assertEquals(
+                        -1,
+                        expected.mismatch(data.asSlice(info.offset(), info.length())),
+                        what + ": the buffer holds the snapshot's bytes");
                 assertEquals(algorithm.hash(expected), tensorHashes[i], what + ": its hash");
                 if (blockBytes > 0 && !lastWithIds) {
                     continue; // a version that shared nothing: no ids to check
                 }
                 List<ContentHash> ids = new ArrayList<>();
                 for (long start = 0; blockBytes > 0 && start < info.length(); start += blockBytes) {
-                    ids.add(BlockList.ID_ALGORITHM.hash(expected.asSlice(start, Math.min(blockBytes, info.length() - start))));
+                    ids.add(BlockList.ID_ALGORITHM.hash(
+                            expected.asSlice(start, Math.min(blockBytes, info.length() - start))));
                 }
                 assertEquals(ids, blockIds.get(i).ids(), what + ": its block ids");
             }
@@ -174,12 +195,16 @@ final class StagingFixture {
         return parts;
     }
 
-    /** The same layout with fresh memory: a few bytes changed at random places (or none), sometimes all of one tensor. */
+    /**
+     * The same layout with fresh memory: a few bytes changed at random places (or none), sometimes all of one tensor.
+     */
     static List<Part> changed(List<Part> parts, Arena arena, SplittableRandom rnd) {
         List<Part> out = new ArrayList<>();
         for (Part p : parts) {
             if (p.bytes() != null) {
-                MemorySegment s = arena.allocate(Math.max(1, p.length())).asSlice(0, p.length()).copyFrom(p.bytes());
+                MemorySegment s = arena.allocate(Math.max(1, p.length()))
+                        .asSlice(0, p.length())
+                        .copyFrom(p.bytes());
                 if (rnd.nextInt(5) == 0) {
                     s.copyFrom(randomBytes(arena, p.length(), rnd));
                 } else {

@@ -11,9 +11,9 @@ import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.platform.engine.TestExecutionResult;
 
 /**
- * Runs small test classes through the JUnit launcher with extension autodetection on, as surefire
- * does: a class that drops a tracked lease unclosed fails naming it, a tidy one passes. (viper-core's
- * LeaseLeakTest shows that a real {@code ModelLease} is tracked.)
+ * Runs small test classes through the JUnit launcher with extension autodetection on, as surefire does: a class that
+ * drops a tracked lease unclosed fails naming it, a tidy one passes. (viper-core's LeaseLeakTest shows that a real
+ * {@code ModelLease} is tracked.)
  */
 class LeaseLeakDetectionTest {
     /** Stands for a lease: tracked as one, and dropped or closed. */
@@ -55,15 +55,25 @@ class LeaseLeakDetectionTest {
     void aClassThatLeaksALeaseFails() {
         TestExecutionResult result = run(LeakingTests.class);
         assertEquals(TestExecutionResult.Status.FAILED, result.getStatus());
-        AssertionError failure = assertInstanceOf(AssertionError.class, result.getThrowable().orElseThrow());
-        assertTrue(failure.getMessage().startsWith("1 leak(s) while LeaseLeakDetectionTest$LeakingTests ran"), failure.getMessage());
-        assertTrue(failure.getMessage().contains("LEAK: ModelLease on fixture v7 was garbage-collected without close()"), failure.getMessage());
-        assertTrue(failure.getMessage().contains("dropsALeaseUnclosed"), "the report shows where: " + failure.getMessage());
+        AssertionError failure =
+                assertInstanceOf(AssertionError.class, result.getThrowable().orElseThrow());
+        assertTrue(
+                failure.getMessage().startsWith("1 leak(s) while LeaseLeakDetectionTest$LeakingTests ran"),
+                failure.getMessage());
+        assertTrue(
+                failure.getMessage().contains("LEAK: ModelLease on fixture v7 was garbage-collected without close()"),
+                failure.getMessage());
+        assertTrue(
+                failure.getMessage().contains("dropsALeaseUnclosed"),
+                "the report shows where: " + failure.getMessage());
     }
 
     @Test
     void aClassThatClosesItsLeasesPasses() {
         TestExecutionResult tidy = run(TidyTests.class);
-        assertEquals(TestExecutionResult.Status.SUCCESSFUL, tidy.getStatus(), () -> String.valueOf(tidy.getThrowable().orElse(null)));
+        assertEquals(
+                TestExecutionResult.Status.SUCCESSFUL,
+                tidy.getStatus(),
+                () -> String.valueOf(tidy.getThrowable().orElse(null)));
     }
 }

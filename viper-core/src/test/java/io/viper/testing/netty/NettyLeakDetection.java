@@ -13,24 +13,22 @@ import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Fails a test class when Netty reports a leaked buffer (or any other tracked resource) while it
- * ran. Not used by hand: a module whose tests run Netty has viper-core's test jar as a test
- * dependency, and that jar's {@code META-INF/services/org.junit.jupiter.api.extension.Extension}
- * registers the extension for every test class, because the parent pom switches on JUnit's
- * extension autodetection for surefire and failsafe.
+ * Fails a test class when Netty reports a leaked buffer (or any other tracked resource) while it ran. Not used by hand:
+ * a module whose tests run Netty has viper-core's test jar as a test dependency, and that jar's
+ * {@code META-INF/services/org.junit.jupiter.api.extension.Extension} registers the extension for every test class,
+ * because the parent pom switches on JUnit's extension autodetection for surefire and failsafe.
  *
- * <p>Loading the class turns Netty's leak detector to PARANOID (every buffer tracked) and installs
- * a detector factory whose detectors record each report instead of logging it (a test JVM may have
- * no logging backend); the failure message carries the report. JUnit loads autodetected
- * extensions before any test class runs, so the factory is in place before Netty creates its
- * buffer detector. After each test class (and its {@code @AfterAll} methods) the extension
- * collects garbage, lets the detector look for unreleased buffers, and fails the class with the
- * first report. Each report fails one class only: the first to finish after it was made.
+ * <p>Loading the class turns Netty's leak detector to PARANOID (every buffer tracked) and installs a detector factory
+ * whose detectors record each report instead of logging it (a test JVM may have no logging backend); the failure
+ * message carries the report. JUnit loads autodetected extensions before any test class runs, so the factory is in
+ * place before Netty creates its buffer detector. After each test class (and its {@code @AfterAll} methods) the
+ * extension collects garbage, lets the detector look for unreleased buffers, and fails the class with the first report.
+ * Each report fails one class only: the first to finish after it was made.
  *
- * <p>Where Netty's buffers are not on the test class path the extension does nothing, and touches
- * no Netty class (they live in {@link Recorder}, loaded only when Netty is there): it is registered
- * for every module that has the test support, whether or not its tests run Netty. Nor does it
- * collect garbage in a JVM that never made a Netty resource: nothing can have leaked there.
+ * <p>Where Netty's buffers are not on the test class path the extension does nothing, and touches no Netty class (they
+ * live in {@link Recorder}, loaded only when Netty is there): it is registered for every module that has the test
+ * support, whether or not its tests run Netty. Nor does it collect garbage in a JVM that never made a Netty resource:
+ * nothing can have leaked there.
  *
  * <p>Threads: the detectors record from whatever thread allocates; the list is thread-safe.
  */
@@ -45,8 +43,7 @@ public final class NettyLeakDetection implements AfterAllCallback {
     }
 
     /** Created by JUnit's extension autodetection. */
-    public NettyLeakDetection() {
-    }
+    public NettyLeakDetection() {}
 
     private static boolean present(String className) {
         try {
@@ -83,8 +80,8 @@ public final class NettyLeakDetection implements AfterAllCallback {
         }
 
         /**
-         * Collects garbage and lets Netty's detector report what it finds, then returns the reports no
-         * class was failed for yet.
+         * Collects garbage and lets Netty's detector report what it finds, then returns the reports no class was failed
+         * for yet.
          */
         static synchronized List<String> unblamedReports() throws InterruptedException {
             if (!tracking) {

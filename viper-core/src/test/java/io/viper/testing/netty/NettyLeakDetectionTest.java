@@ -11,13 +11,13 @@ import io.viper.testing.LaunchedFixtures;
 import java.net.URL;
 import java.net.URLClassLoader;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.platform.engine.TestExecutionResult;
 
 /**
- * Runs small test classes through the JUnit launcher, as surefire does, with extension
- * autodetection on: a class that drops an unreleased buffer fails, a tidy one passes.
+ * Runs small test classes through the JUnit launcher, as surefire does, with extension autodetection on: a class that
+ * drops an unreleased buffer fails, a tidy one passes.
  */
 class NettyLeakDetectionTest {
     /**
@@ -50,15 +50,23 @@ class NettyLeakDetectionTest {
     void aClassThatLeaksABufferFails() {
         TestExecutionResult result = LaunchedFixtures.run(LeakingTests.class);
         assertEquals(TestExecutionResult.Status.FAILED, result.getStatus());
-        AssertionError failure = assertInstanceOf(AssertionError.class, result.getThrowable().orElseThrow());
-        assertTrue(failure.getMessage().startsWith("Netty reported 2 leak(s) while NettyLeakDetectionTest$LeakingTests ran"), failure.getMessage());
+        AssertionError failure =
+                assertInstanceOf(AssertionError.class, result.getThrowable().orElseThrow());
+        assertTrue(
+                failure.getMessage()
+                        .startsWith("Netty reported 2 leak(s) while NettyLeakDetectionTest$LeakingTests ran"),
+                failure.getMessage());
         assertTrue(failure.getMessage().contains("LEAK: ByteBuf.release() was not called"), failure.getMessage());
-        assertTrue(failure.getMessage().contains("dropsBuffersWithoutReleasingThem"), "the report shows where: " + failure.getMessage());
+        assertTrue(
+                failure.getMessage().contains("dropsBuffersWithoutReleasingThem"),
+                "the report shows where: " + failure.getMessage());
     }
 
     @Test
     void aClassThatReleasesItsBuffersPasses() {
-        assertEquals(TestExecutionResult.Status.SUCCESSFUL, LaunchedFixtures.run(TidyTests.class).getStatus());
+        assertEquals(
+                TestExecutionResult.Status.SUCCESSFUL,
+                LaunchedFixtures.run(TidyTests.class).getStatus());
     }
 
     @Test
@@ -73,7 +81,8 @@ class NettyLeakDetectionTest {
                 return super.loadClass(name, resolve);
             }
         };
-        URL here = NettyLeakDetection.class.getProtectionDomain().getCodeSource().getLocation();
+        URL here =
+                NettyLeakDetection.class.getProtectionDomain().getCodeSource().getLocation();
         try (URLClassLoader loader = new URLClassLoader(new URL[] {here}, withoutNetty)) {
             Class<?> extension = Class.forName(NettyLeakDetection.class.getName(), true, loader);
             assertEquals(loader, extension.getClassLoader(), "loaded where Netty is hidden");

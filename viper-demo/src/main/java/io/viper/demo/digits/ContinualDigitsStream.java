@@ -10,46 +10,47 @@ import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 
 /**
- * A deterministic, non-stationary stream of digit images: the continual-learning workload of the
- * Viper demo. Training batches and inference requests are both drawn from a distribution that
- * depends on a <em>position</em>: the training iteration {@code i}, with {@code i / horizon} the
- * progress through the run.
+ * A deterministic, non-stationary stream of digit images: the continual-learning workload of the Viper demo. Training
+ * batches and inference requests are both drawn from a distribution that depends on a <em>position</em>: the training
+ * iteration {@code i}, with {@code i / horizon} the progress through the run.
  *
  * <h2>Why this design</h2>
- * Viper decides when publishing a checkpoint pays off. That question only has an interesting answer
- * if a stale model costs something, and if that cost grows with staleness. Two effects are combined:
+ *
+ * Viper decides when publishing a checkpoint pays off. That question only has an interesting answer if a stale model
+ * costs something, and if that cost grows with staleness. Two effects are combined:
+ *
  * <ol>
- *   <li><b>Class-incremental stages</b> (the big, step-wise effect). Digits arrive in groups; with the
- *       default config: digits 0-3 from the start, 4-5 at 25% of the horizon, 6-7 at 50%, 8-9 at
- *       75%. A model that was published before a group arrived has never seen those digits and gets
- *       every such request wrong, so a model one stage stale is clearly worse. Once a group has
- *       arrived, all seen classes stay equally likely (no class disappears), so the trainer keeps
- *       rehearsing old digits and a fresh model does not forget them. A new group does not switch on at once: its weight ramps linearly
- *       from 0 to that of the other classes over {@link StreamConfig#rampFraction()} of the horizon, which
- *       keeps the training-loss curve continuous (bumps, not cliffs) and lets a fresh model keep up.</li>
- *   <li><b>Gradual rotation drift</b> (the small, continuous effect). Every image, training or request,
- *       is rotated about its centre by {@code maxRotationDegrees * min(1, i / horizon)} (bilinear
- *       interpolation, zero outside the 8x8 frame). Handwriting slowly slants; a model from a few
- *       iterations ago is only slightly off, a model from far back sees a visibly rotated digit.</li>
+ *   <li><b>Class-incremental stages</b> (the big, step-wise effect). Digits arrive in groups; with the default config:
+ *       digits 0-3 from the start, 4-5 at 25% of the horizon, 6-7 at 50%, 8-9 at 75%. A model that was published before
+ *       a group arrived has never seen those digits and gets every such request wrong, so a model one stage stale is
+ *       clearly worse. Once a group has arrived, all seen classes stay equally likely (no class disappears), so the
+ *       trainer keeps rehearsing old digits and a fresh model does not forget them. A new group does not switch on at
+ *       once: its weight ramps linearly from 0 to that of the other classes over {@link StreamConfig#rampFraction()} of
+ *       the horizon, which keeps the training-loss curve continuous (bumps, not cliffs) and lets a fresh model keep up.
+ *   <li><b>Gradual rotation drift</b> (the small, continuous effect). Every image, training or request, is rotated
+ *       about its centre by {@code maxRotationDegrees * min(1, i / horizon)} (bilinear interpolation, zero outside the
+ *       8x8 frame). Handwriting slowly slants; a model from a few iterations ago is only slightly off, a model from far
+ *       back sees a visibly rotated digit.
  * </ol>
- * A held-out split ({@link StreamConfig#holdOutFraction()} of each class, default 30%) is reserved for
- * requests: training batches only ever use the other images, so the server is judged on images the
- * trainer never saw.
  *
- * <p>Determinism: the split is fixed by the seed; {@link #trainingBatch(long, int)} depends only on the
- * seed and the position (random access, no hidden cursor), so the same position always yields the same
- * batch. Requests are drawn with a caller-supplied {@link RandomGenerator}.
+ * A held-out split ({@link StreamConfig#holdOutFraction()} of each class, default 30%) is reserved for requests:
+ * training batches only ever use the other images, so the server is judged on images the trainer never saw.
  *
- * <p>Threading: immutable after construction; any thread may call any method concurrently (each call
- * uses only its own random generator and output arrays).
+ * <p>Determinism: the split is fixed by the seed; {@link #trainingBatch(long, int)} depends only on the seed and the
+ * position (random access, no hidden cursor), so the same position always yields the same batch. Requests are drawn
+ * with a caller-supplied {@link RandomGenerator}.
+ *
+ * <p>Threading: immutable after construction; any thread may call any method concurrently (each call uses only its own
+ * random generator and output arrays).
  */
 public final class ContinualDigitsStream {
     /** Default class stages: digits 0-3, then 4-5, then 6-7, then 8-9. */
-    public static final List<int[]> DEFAULT_STAGES = List.of(new int[] {0, 1, 2, 3}, new int[] {4, 5}, new int[] {6, 7}, new int[] {8, 9});
+    public static final List<int[]> DEFAULT_STAGES =
+            List.of(new int[] {0, 1, 2, 3}, new int[] {4, 5}, new int[] {6, 7}, new int[] {8, 9});
 
     /**
-     * A mini-batch: {@code size} images, row-major, 64 floats each in {@code x}, and their digits.
-     * The arrays belong to whoever asked for the batch.
+     * A mini-batch: {@code size} images, row-major, 64 floats each in {@code x}, and their digits. The arrays belong to
+     * whoever asked for the batch.
      */
     public record Batch(float[] x, int[] labels, int size) {}
 
@@ -74,8 +75,8 @@ public final class ContinualDigitsStream {
     public record RequestDistribution(long position, double[] classProbabilities, double rotationDegrees, int stage) {}
 
     /**
-     * Expected quality of a classifier on the request distribution at one position, computed exactly
-     * over every held-out image (weighted by its class probability), not sampled.
+     * Expected quality of a classifier on the request distribution at one position, computed exactly over every
+     * held-out image (weighted by its class probability), not sampled.
      *
      * @param position the stream position
      * @param meanLoss expected cross-entropy per request
@@ -131,8 +132,9 @@ public final class ContinualDigitsStream {
             }
             int held = (int) Math.round(rows.length * config.holdOutFraction());
             if (held < 1 || held >= rows.length) {
-                throw new ViperConfigException("stream: digit " + c + " has " + rows.length
-                        + " images, too few to hold out " + config.holdOutFraction() + " of them and train on the rest");
+                throw new ViperConfigException(
+                        "stream: digit " + c + " has " + rows.length + " images, too few to hold out "
+                                + config.holdOutFraction() + " of them and train on the rest");
             }
             requestByClass[c] = Arrays.copyOfRange(rows, 0, held);
             trainByClass[c] = Arrays.copyOfRange(rows, held, rows.length);
@@ -225,14 +227,14 @@ public final class ContinualDigitsStream {
 
     /** The request distribution at {@code position}. */
     public RequestDistribution requestDistributionAt(long position) {
-        return new RequestDistribution(position, classProbabilitiesAt(position), rotationDegreesAt(position), stageAt(position));
+        return new RequestDistribution(
+                position, classProbabilitiesAt(position), rotationDegreesAt(position), stageAt(position));
     }
 
     /**
-     * The mini-batch for training iteration {@code position}: {@code batchSize} images of the training
-     * split, digits drawn from {@link #classProbabilitiesAt}, images uniformly within their digit, each
-     * rotated by {@link #rotationDegreesAt}. Depends only on the seed, {@code position} and
-     * {@code batchSize}.
+     * The mini-batch for training iteration {@code position}: {@code batchSize} images of the training split, digits
+     * drawn from {@link #classProbabilitiesAt}, images uniformly within their digit, each rotated by
+     * {@link #rotationDegreesAt}. Depends only on the seed, {@code position} and {@code batchSize}.
      */
     public Batch trainingBatch(long position, int batchSize) {
         if (batchSize < 1) {
@@ -260,8 +262,8 @@ public final class ContinualDigitsStream {
     }
 
     /**
-     * One inference request drawn from the distribution at {@code position}: a held-out image (never
-     * used for training), rotated by {@link #rotationDegreesAt}.
+     * One inference request drawn from the distribution at {@code position}: a held-out image (never used for
+     * training), rotated by {@link #rotationDegreesAt}.
      */
     public Example sampleRequest(long position, RandomGenerator rng) {
         int c = drawClass(cdf(classProbabilitiesAt(position)), rng.nextDouble());
@@ -289,9 +291,8 @@ public final class ContinualDigitsStream {
     }
 
     /**
-     * Exact expected loss and accuracy of {@code model} on the requests at {@code position}: every
-     * held-out image of every digit, weighted by its digit's probability divided by the number of
-     * held-out images of that digit.
+     * Exact expected loss and accuracy of {@code model} on the requests at {@code position}: every held-out image of
+     * every digit, weighted by its digit's probability divided by the number of held-out images of that digit.
      */
     public Evaluation evaluate(DigitClassifier model, long position) {
         double[] probs = classProbabilitiesAt(position);

@@ -3,14 +3,13 @@ package io.viper.demo.digits;
 import java.util.Objects;
 
 /**
- * Something that maps an 8x8 digit image (64 floats in [0, 1], row-major) to probabilities of the 10
- * digits. {@link Mlp} (trainable, single-threaded) and {@link InferenceModel} (read-only,
- * thread-safe) implement it; see each for its threading rules.
+ * Something that maps an 8x8 digit image (64 floats in [0, 1], row-major) to probabilities of the 10 digits.
+ * {@link Mlp} (trainable, single-threaded) and {@link InferenceModel} (read-only, thread-safe) implement it; see each
+ * for its threading rules.
  *
- * <p>The loss is the cross-entropy with natural log, with the probability of the true class clamped
- * from below at {@link #MIN_PROBABILITY}: a confident wrong answer costs at most
- * {@code -ln(1e-7) ~= 16.12}, as in Keras' clipped cross-entropy. The clamp keeps a single request of
- * a never-seen class from dominating a cumulative inference loss.
+ * <p>The loss is the cross-entropy with natural log, with the probability of the true class clamped from below at
+ * {@link #MIN_PROBABILITY}: a confident wrong answer costs at most {@code -ln(1e-7) ~= 16.12}, as in Keras' clipped
+ * cross-entropy. The clamp keeps a single request of a never-seen class from dominating a cumulative inference loss.
  */
 public interface DigitClassifier {
     /** Lower clamp applied to the true-class probability before taking its log. */
@@ -20,8 +19,8 @@ public interface DigitClassifier {
     double MAX_LOSS = -Math.log(MIN_PROBABILITY);
 
     /**
-     * Class probabilities of image {@code x} (length 64): a new array of 10 non-negative values that
-     * sum to 1 up to float rounding.
+     * Class probabilities of image {@code x} (length 64): a new array of 10 non-negative values that sum to 1 up to
+     * float rounding.
      *
      * @throws IllegalArgumentException if {@code x} does not hold 64 values
      */

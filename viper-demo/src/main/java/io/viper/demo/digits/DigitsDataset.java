@@ -16,17 +16,16 @@ import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
 /**
- * The optical recognition of handwritten digits data set: 1,797 images of 8x8 pixels with values
- * 0..16, each labelled with its digit 0..9 (the UCI test set as packaged by scikit-learn, BSD
- * licence; see {@code NOTICE.md} and {@code digits.rst} next to the data in this package).
+ * The optical recognition of handwritten digits data set: 1,797 images of 8x8 pixels with values 0..16, each labelled
+ * with its digit 0..9 (the UCI test set as packaged by scikit-learn, BSD licence; see {@code NOTICE.md} and
+ * {@code digits.rst} next to the data in this package).
  *
- * <p>The file is a gzip-compressed CSV without header: each line holds 64 pixel values (row-major,
- * row 0 first) and then the label, all plain decimal integers. Every row is validated on reading; a
- * malformed row fails the whole read with a {@link ViperFormatException} that names the source and
- * the 1-based line number.
+ * <p>The file is a gzip-compressed CSV without header: each line holds 64 pixel values (row-major, row 0 first) and
+ * then the label, all plain decimal integers. Every row is validated on reading; a malformed row fails the whole read
+ * with a {@link ViperFormatException} that names the source and the 1-based line number.
  *
- * <p>Instances are immutable and may be used from any thread. {@link #load()} parses the bundled file
- * once per JVM and returns the same instance afterwards.
+ * <p>Instances are immutable and may be used from any thread. {@link #load()} parses the bundled file once per JVM and
+ * returns the same instance afterwards.
  */
 public final class DigitsDataset {
     /** Pixels per image (8 x 8). */
@@ -56,7 +55,8 @@ public final class DigitsDataset {
         private static DigitsDataset readBundled() {
             try (InputStream in = DigitsDataset.class.getResourceAsStream(RESOURCE)) {
                 if (in == null) {
-                    throw new ViperNotFoundException("class path resource " + RESOURCE + ": not found (is the viper-demo jar complete?)");
+                    throw new ViperNotFoundException(
+                            "class path resource " + RESOURCE + ": not found (is the viper-demo jar complete?)");
                 }
                 return readGzip(in, "classpath:" + RESOURCE);
             } catch (IOException e) {
@@ -92,12 +92,11 @@ public final class DigitsDataset {
     }
 
     /**
-     * Reads an uncompressed digits CSV (UTF-8 or ASCII, {@code \n} or {@code \r\n} line ends). Does not
-     * close {@code in}.
+     * Reads an uncompressed digits CSV (UTF-8 or ASCII, {@code \n} or {@code \r\n} line ends). Does not close
+     * {@code in}.
      *
      * @param source names the input in error messages (a file name or URI)
-     * @throws ViperFormatException naming the 1-based line of the first malformed row, or if there is
-     *     no row at all
+     * @throws ViperFormatException naming the 1-based line of the first malformed row, or if there is no row at all
      */
     public static DigitsDataset readCsv(InputStream in, String source) {
         BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
@@ -117,11 +116,13 @@ public final class DigitsDataset {
                 n++;
             }
         } catch (ZipException e) {
-            throw new ViperFormatException(source, "corrupt gzip data after line " + lineNo + " (" + e.getMessage() + ")", e);
+            throw new ViperFormatException(
+                    source, "corrupt gzip data after line " + lineNo + " (" + e.getMessage() + ")", e);
         } catch (EOFException e) {
             throw new ViperFormatException(source, "truncated after line " + lineNo, e);
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.IO, source + ": read failed after line " + lineNo + ": " + e.getMessage(), e);
+            throw new ViperException(
+                    ViperException.Reason.IO, source + ": read failed after line " + lineNo + ": " + e.getMessage(), e);
         }
         if (n == 0) {
             throw new ViperFormatException(source, "no rows");
@@ -145,20 +146,26 @@ public final class DigitsDataset {
                 end++;
             }
             if (field >= FIELDS) {
-                throw new ViperFormatException(source, "line " + lineNo + ": more than " + FIELDS + " fields, expected "
-                        + PIXELS + " pixels and a label");
+                throw new ViperFormatException(
+                        source,
+                        "line " + lineNo + ": more than " + FIELDS + " fields, expected " + PIXELS
+                                + " pixels and a label");
             }
             int value = parseSmallInt(line, pos, end);
             if (field < PIXELS) {
                 if (value < 0 || value > MAX_PIXEL) {
-                    throw new ViperFormatException(source, "line " + lineNo + ": pixel " + field + " is '"
-                            + line.substring(pos, end) + "', expected an integer 0.." + MAX_PIXEL);
+                    throw new ViperFormatException(
+                            source,
+                            "line " + lineNo + ": pixel " + field + " is '" + line.substring(pos, end)
+                                    + "', expected an integer 0.." + MAX_PIXEL);
                 }
                 px[pxOffset + field] = (byte) value;
             } else {
                 if (value < 0 || value >= CLASSES) {
-                    throw new ViperFormatException(source, "line " + lineNo + ": label is '"
-                            + line.substring(pos, end) + "', expected an integer 0.." + (CLASSES - 1));
+                    throw new ViperFormatException(
+                            source,
+                            "line " + lineNo + ": label is '" + line.substring(pos, end) + "', expected an integer 0.."
+                                    + (CLASSES - 1));
                 }
                 lb[row] = (byte) value;
             }
@@ -169,8 +176,10 @@ public final class DigitsDataset {
             pos = end + 1;
         }
         if (field != FIELDS) {
-            throw new ViperFormatException(source, "line " + lineNo + ": " + field + " fields, expected " + FIELDS
-                    + " (" + PIXELS + " pixels and a label)");
+            throw new ViperFormatException(
+                    source,
+                    "line " + lineNo + ": " + field + " fields, expected " + FIELDS + " (" + PIXELS
+                            + " pixels and a label)");
         }
     }
 

@@ -8,13 +8,12 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Measures the demo workload and prints a plain-text report: time per training iteration, the
- * training-loss curve, and how much staleness costs (the expected loss and accuracy at a position of
- * a model published some iterations earlier).
+ * Measures the demo workload and prints a plain-text report: time per training iteration, the training-loss curve, and
+ * how much staleness costs (the expected loss and accuracy at a position of a model published some iterations earlier).
  *
- * <p>Usage: {@code DigitsWorkloadReport [iterations [seed [rotation-only]]]} (defaults 3000, 42, and
- * the default stream). {@code rotation-only} measures a gentler stream: all digits from the start, only
- * the rotation drift. Runs on the calling thread; takes a few seconds.
+ * <p>Usage: {@code DigitsWorkloadReport [iterations [seed [rotation-only]]]} (defaults 3000, 42, and the default
+ * stream). {@code rotation-only} measures a gentler stream: all digits from the start, only the rotation drift. Runs on
+ * the calling thread; takes a few seconds.
  */
 public final class DigitsWorkloadReport {
     private DigitsWorkloadReport() {}
@@ -56,12 +55,15 @@ public final class DigitsWorkloadReport {
         long iterations = config.horizon();
         long seed = config.seed();
         // timing, after a warm-up run on another seed so that the JIT has compiled the kernels
-        Trainer warm = new Trainer(new ContinualDigitsStream(config.withSeed(seed + 1)), new Mlp(Mlp.Config.defaults(seed + 1)),
+        Trainer warm = new Trainer(
+                new ContinualDigitsStream(config.withSeed(seed + 1)),
+                new Mlp(Mlp.Config.defaults(seed + 1)),
                 Trainer.DEFAULT_BATCH_SIZE);
         for (int i = 0; i < 2000; i++) {
             warm.step();
         }
-        Trainer trainer = new Trainer(new ContinualDigitsStream(config), new Mlp(Mlp.Config.defaults(seed)), Trainer.DEFAULT_BATCH_SIZE);
+        Trainer trainer = new Trainer(
+                new ContinualDigitsStream(config), new Mlp(Mlp.Config.defaults(seed)), Trainer.DEFAULT_BATCH_SIZE);
         ContinualDigitsStream stream = trainer.stream();
         int every = (int) Math.max(1, iterations / 30);
         List<InferenceModel> snapshots = new ArrayList<>(); // snapshots[k] = model after k*every iterations
@@ -91,12 +93,24 @@ public final class DigitsWorkloadReport {
             }
         }
         long cpuNanos = cpu0 < 0 ? -1 : threads.getCurrentThreadCpuTime() - cpu0 - snapshotNanos;
-        out.printf(Locale.ROOT, "workload: %s, batch %d, horizon %d, seed %d, %d parameters, %d stages, rotation up to %.0f degrees%n",
-                trainer.model(), trainer.batchSize(), iterations, seed, trainer.model().parameterCount(), stream.stageCount(),
+        out.printf(
+                Locale.ROOT,
+                "workload: %s, batch %d, horizon %d, seed %d, %d parameters, %d stages, rotation up to %.0f degrees%n",
+                trainer.model(),
+                trainer.batchSize(),
+                iterations,
+                seed,
+                trainer.model().parameterCount(),
+                stream.stageCount(),
                 config.maxRotationDegrees());
-        out.printf(Locale.ROOT, "time per training iteration (after JIT warm-up): mean %.1f us wall over %d iterations, "
+        out.printf(
+                Locale.ROOT,
+                "time per training iteration (after JIT warm-up): mean %.1f us wall over %d iterations, "
                         + "best block of %d %.1f us wall, about %.1f us thread CPU%n",
-                trainNanos / 1e3 / iterations, iterations, block, bestBlock / 1e3 / block,
+                trainNanos / 1e3 / iterations,
+                iterations,
+                block,
+                bestBlock / 1e3 / block,
                 cpuNanos < 0 ? Double.NaN : cpuNanos / 1e3 / iterations);
         InferenceModel served = snapshots.getLast();
         float[] probe = stream.example(stream.requestIndices()[0], iterations).x();
@@ -106,8 +120,11 @@ public final class DigitsWorkloadReport {
         for (int r = 0; r < reps; r++) {
             sink += served.predict(probe);
         }
-        out.printf(Locale.ROOT, "time per inference request (InferenceModel.predict, one thread): %.2f us (checksum %d)%n",
-                (System.nanoTime() - i0) / 1e3 / reps, sink % 10);
+        out.printf(
+                Locale.ROOT,
+                "time per inference request (InferenceModel.predict, one thread): %.2f us (checksum %d)%n",
+                (System.nanoTime() - i0) / 1e3 / reps,
+                sink % 10);
 
         out.println();
         out.println("training loss (mean of the batch losses in each window of " + every + " iterations)");
@@ -118,7 +135,13 @@ public final class DigitsWorkloadReport {
                 s += losses[i];
             }
             long pos = (long) k * every;
-            out.printf(Locale.ROOT, "%9d  %5d  %8.1f  %10.4f%n", pos, stream.stageAt(pos - 1), stream.rotationDegreesAt(pos - 1), s / every);
+            out.printf(
+                    Locale.ROOT,
+                    "%9d  %5d  %8.1f  %10.4f%n",
+                    pos,
+                    stream.stageAt(pos - 1),
+                    stream.rotationDegreesAt(pos - 1),
+                    s / every);
         }
 
         out.println();
@@ -158,7 +181,12 @@ public final class DigitsWorkloadReport {
         for (long at : new long[] {iterations / 4, iterations / 2, 3 * iterations / 4, iterations}) {
             InferenceModel m = snapshots.get((int) (Math.min(at, (long) (snapshots.size() - 1) * every) / every));
             ContinualDigitsStream.Evaluation ev = stream.evaluate(m, late);
-            out.printf(Locale.ROOT, "  model from iteration %5d: loss %.4f, accuracy %.1f%%%n", at, ev.meanLoss(), 100 * ev.accuracy());
+            out.printf(
+                    Locale.ROOT,
+                    "  model from iteration %5d: loss %.4f, accuracy %.1f%%%n",
+                    at,
+                    ev.meanLoss(),
+                    100 * ev.accuracy());
         }
     }
 }

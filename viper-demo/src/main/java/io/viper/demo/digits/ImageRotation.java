@@ -1,9 +1,9 @@
 package io.viper.demo.digits;
 
 /**
- * Rotation of an 8x8 image about its centre (3.5, 3.5), bilinear, zero outside. The sampling plan
- * (four source pixels and weights per output pixel) is computed once per rotation, so that rotating
- * a batch costs 256 multiply-adds per image.
+ * Rotation of an 8x8 image about its centre (3.5, 3.5), bilinear, zero outside. The sampling plan (four source pixels
+ * and weights per output pixel) is computed once per rotation, so that rotating a batch costs 256 multiply-adds per
+ * image.
  */
 final class ImageRotation {
     private static final int N = DigitsDataset.SIDE;

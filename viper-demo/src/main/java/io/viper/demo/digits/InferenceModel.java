@@ -8,10 +8,9 @@ import java.util.Objects;
 import java.util.SequencedMap;
 
 /**
- * A read-only {@link Mlp} built from its parameter arrays: what an inference server holds. It copies
- * the arrays it is given and never changes them, so any number of threads may call
- * {@link #predictProba}, {@link #loss} and {@link #correct} on one instance at the same time without
- * locking (each call allocates its own small scratch arrays).
+ * A read-only {@link Mlp} built from its parameter arrays: what an inference server holds. It copies the arrays it is
+ * given and never changes them, so any number of threads may call {@link #predictProba}, {@link #loss} and
+ * {@link #correct} on one instance at the same time without locking (each call allocates its own small scratch arrays).
  *
  * <p>For the same parameter values it returns bit-identical probabilities to {@link Mlp#predictProba}.
  */
@@ -31,22 +30,23 @@ public final class InferenceModel implements DigitClassifier {
     }
 
     /**
-     * Builds a model from the four named arrays {@value Mlp#DENSE1_WEIGHT} [hidden, 64],
-     * {@value Mlp#DENSE1_BIAS} [hidden], {@value Mlp#DENSE2_WEIGHT} [10, hidden] and
-     * {@value Mlp#DENSE2_BIAS} [10], row-major, as returned by {@link Mlp#parameters()}. The hidden width
-     * is read from the length of {@value Mlp#DENSE1_BIAS}. The arrays are copied.
+     * Builds a model from the four named arrays {@value Mlp#DENSE1_WEIGHT} [hidden, 64], {@value Mlp#DENSE1_BIAS}
+     * [hidden], {@value Mlp#DENSE2_WEIGHT} [10, hidden] and {@value Mlp#DENSE2_BIAS} [10], row-major, as returned by
+     * {@link Mlp#parameters()}. The hidden width is read from the length of {@value Mlp#DENSE1_BIAS}. The arrays are
+     * copied.
      *
      * @throws ViperFormatException if a name is missing or unknown, or an array has the wrong length
      */
     public static InferenceModel fromParameters(Map<String, float[]> parameters) {
         float[][] p = validate(parameters);
         int hidden = p[1].length;
-        return new InferenceModel(hidden, MlpKernels.transpose(p[0], hidden, MlpKernels.IN), p[1].clone(), p[2].clone(), p[3].clone());
+        return new InferenceModel(
+                hidden, MlpKernels.transpose(p[0], hidden, MlpKernels.IN), p[1].clone(), p[2].clone(), p[3].clone());
     }
 
     /**
-     * Like {@link #fromParameters(Map)}, and also checks that {@code shapes} (for example read from a
-     * checkpoint manifest) gives each tensor the shape this network needs.
+     * Like {@link #fromParameters(Map)}, and also checks that {@code shapes} (for example read from a checkpoint
+     * manifest) gives each tensor the shape this network needs.
      *
      * @throws ViperFormatException if a shape is missing or differs from {@link Mlp#shapes(int)}
      */
@@ -59,8 +59,10 @@ public final class InferenceModel implements DigitClassifier {
                 throw new ViperFormatException(SOURCE, e.getKey() + ": no shape given");
             }
             if (!Arrays.equals(given, e.getValue())) {
-                throw new ViperFormatException(SOURCE, e.getKey() + ": shape " + Arrays.toString(given)
-                        + ", expected " + Arrays.toString(e.getValue()));
+                throw new ViperFormatException(
+                        SOURCE,
+                        e.getKey() + ": shape " + Arrays.toString(given) + ", expected "
+                                + Arrays.toString(e.getValue()));
             }
         }
         return model;
@@ -69,14 +71,15 @@ public final class InferenceModel implements DigitClassifier {
     static final String SOURCE = "mlp parameters";
 
     /**
-     * Checks names and lengths; returns the arrays (not copied) in the order dense1.weight,
-     * dense1.bias, dense2.weight, dense2.bias.
+     * Checks names and lengths; returns the arrays (not copied) in the order dense1.weight, dense1.bias, dense2.weight,
+     * dense2.bias.
      */
     static float[][] validate(Map<String, float[]> parameters) {
         Objects.requireNonNull(parameters, "parameters");
         for (String name : parameters.keySet()) {
             if (!Mlp.PARAMETER_NAMES.contains(name)) {
-                throw new ViperFormatException(SOURCE, "unknown tensor '" + name + "', expected " + Mlp.PARAMETER_NAMES);
+                throw new ViperFormatException(
+                        SOURCE, "unknown tensor '" + name + "', expected " + Mlp.PARAMETER_NAMES);
             }
         }
         float[][] out = new float[4][];
@@ -89,7 +92,8 @@ public final class InferenceModel implements DigitClassifier {
         }
         int hidden = out[1].length;
         if (hidden < 1) {
-            throw new ViperFormatException(SOURCE, Mlp.DENSE1_BIAS + ": empty, expected the hidden width (>= 1) values");
+            throw new ViperFormatException(
+                    SOURCE, Mlp.DENSE1_BIAS + ": empty, expected the hidden width (>= 1) values");
         }
         checkLength(Mlp.DENSE1_WEIGHT, out[0], (long) hidden * MlpKernels.IN, hidden + " x " + MlpKernels.IN);
         checkLength(Mlp.DENSE2_WEIGHT, out[2], (long) MlpKernels.OUT * hidden, MlpKernels.OUT + " x " + hidden);
@@ -99,8 +103,10 @@ public final class InferenceModel implements DigitClassifier {
 
     private static void checkLength(String name, float[] values, long expected, String shape) {
         if (values.length != expected) {
-            throw new ViperFormatException(SOURCE, name + ": " + values.length + " values, expected " + expected
-                    + " (" + shape + ", hidden width taken from " + Mlp.DENSE1_BIAS + ")");
+            throw new ViperFormatException(
+                    SOURCE,
+                    name + ": " + values.length + " values, expected " + expected + " (" + shape
+                            + ", hidden width taken from " + Mlp.DENSE1_BIAS + ")");
         }
     }
 

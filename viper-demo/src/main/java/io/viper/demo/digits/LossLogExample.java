@@ -10,15 +10,13 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * Trains the demo workload ({@link Trainer#defaults}) for N iterations and writes its training-loss
- * log as CSV, {@code iteration,loss}: one row per iteration, {@code iteration} counting completed
- * iterations from 1, {@code loss} the mean cross-entropy of that iteration's mini-batch. This is the
- * input for fitting learning curves.
+ * Trains the demo workload ({@link Trainer#defaults}) for N iterations and writes its training-loss log as CSV,
+ * {@code iteration,loss}: one row per iteration, {@code iteration} counting completed iterations from 1, {@code loss}
+ * the mean cross-entropy of that iteration's mini-batch. This is the input for fitting learning curves.
  *
- * <p>Usage: {@code LossLogExample [--iterations N] [--horizon H] [--seed S] [--batch B] [--hidden U]
- * [--out FILE]}. Defaults: 3000 iterations, horizon = iterations, seed 42, batch 32, 32 hidden units,
- * CSV to standard output. A summary line goes to standard error. A bad argument prints one line to
- * standard error and exits with status 2.
+ * <p>Usage: {@code LossLogExample [--iterations N] [--horizon H] [--seed S] [--batch B] [--hidden U] [--out FILE]}.
+ * Defaults: 3000 iterations, horizon = iterations, seed 42, batch 32, 32 hidden units, CSV to standard output. A
+ * summary line goes to standard error. A bad argument prints one line to standard error and exits with status 2.
  */
 public final class LossLogExample {
     private LossLogExample() {}
@@ -49,13 +47,19 @@ public final class LossLogExample {
                 }
             }
         } catch (IOException e) {
-            System.err.println("LossLogExample: cannot write " + (o.out() == null ? "standard output" : o.out()) + ": " + e.getMessage());
+            System.err.println("LossLogExample: cannot write " + (o.out() == null ? "standard output" : o.out()) + ": "
+                    + e.getMessage());
             System.exit(1);
             return;
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        System.err.printf(Locale.ROOT, "LossLogExample: %d iterations in %.2f s (%.1f us each), last loss %.4f%n",
-                o.iterations(), seconds, seconds * 1e6 / o.iterations(), last);
+        System.err.printf(
+                Locale.ROOT,
+                "LossLogExample: %d iterations in %.2f s (%.1f us each), last loss %.4f%n",
+                o.iterations(),
+                seconds,
+                seconds * 1e6 / o.iterations(),
+                last);
     }
 
     /**
@@ -65,12 +69,16 @@ public final class LossLogExample {
      */
     static double run(Options o, Appendable out) throws IOException {
         ContinualDigitsStream stream = new ContinualDigitsStream(StreamConfig.defaults(o.horizon(), o.seed()));
-        Trainer trainer = new Trainer(stream, new Mlp(Mlp.Config.defaults(o.seed()).withHidden(o.hidden())), o.batch());
+        Trainer trainer =
+                new Trainer(stream, new Mlp(Mlp.Config.defaults(o.seed()).withHidden(o.hidden())), o.batch());
         out.append("iteration,loss\n");
         double loss = Double.NaN;
         for (long i = 0; i < o.iterations(); i++) {
             loss = trainer.step();
-            out.append(Long.toString(trainer.iteration())).append(',').append(String.format(Locale.ROOT, "%.6f", loss)).append('\n');
+            out.append(Long.toString(trainer.iteration()))
+                    .append(',')
+                    .append(String.format(Locale.ROOT, "%.6f", loss))
+                    .append('\n');
         }
         return loss;
     }
@@ -85,7 +93,8 @@ public final class LossLogExample {
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (flag.equals("-h") || flag.equals("--help")) {
-                throw new IllegalArgumentException("usage: LossLogExample [--iterations N] [--horizon H] [--seed S] [--batch B] [--hidden U] [--out FILE]");
+                throw new IllegalArgumentException(
+                        "usage: LossLogExample [--iterations N] [--horizon H] [--seed S] [--batch B] [--hidden U] [--out FILE]");
             }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("option " + flag + " needs a value");
@@ -98,8 +107,9 @@ public final class LossLogExample {
                 case "--batch" -> batch = (int) parseLong(flag, value, 1, 4096);
                 case "--hidden" -> hidden = (int) parseLong(flag, value, 1, 4096);
                 case "--out" -> out = Path.of(value);
-                default -> throw new IllegalArgumentException("unknown option " + flag
-                        + " (expected --iterations, --horizon, --seed, --batch, --hidden, --out)");
+                default ->
+                    throw new IllegalArgumentException("unknown option " + flag
+                            + " (expected --iterations, --horizon, --seed, --batch, --hidden, --out)");
             }
         }
         return new Options(iterations, horizon == null ? iterations : horizon, seed, batch, hidden, out);

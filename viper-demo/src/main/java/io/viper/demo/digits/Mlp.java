@@ -11,20 +11,18 @@ import java.util.SequencedMap;
 import java.util.SplittableRandom;
 
 /**
- * A multi-layer perceptron for 8x8 digits: 64 inputs -> {@code hidden} ReLU units -> 10 softmax
- * outputs, trained with cross-entropy by mini-batch SGD with momentum or Adam. Plain Java on float
- * arrays.
+ * A multi-layer perceptron for 8x8 digits: 64 inputs -> {@code hidden} ReLU units -> 10 softmax outputs, trained with
+ * cross-entropy by mini-batch SGD with momentum or Adam. Plain Java on float arrays.
  *
- * <p>Parameters follow PyTorch's {@code nn.Linear} naming and layout, row-major:
- * {@value #DENSE1_WEIGHT} [hidden, 64], {@value #DENSE1_BIAS} [hidden], {@value #DENSE2_WEIGHT}
- * [10, hidden], {@value #DENSE2_BIAS} [10]; {@link #parameters()} returns them in that order. They
- * are initialised like PyTorch's default: uniform in {@code [-1/sqrt(fan_in), 1/sqrt(fan_in)]},
- * drawn from a {@link SplittableRandom} seeded with {@link Config#seed()}, so the same config gives
- * the same network, and the same sequence of batches the same parameters, bit for bit.
+ * <p>Parameters follow PyTorch's {@code nn.Linear} naming and layout, row-major: {@value #DENSE1_WEIGHT} [hidden, 64],
+ * {@value #DENSE1_BIAS} [hidden], {@value #DENSE2_WEIGHT} [10, hidden], {@value #DENSE2_BIAS} [10];
+ * {@link #parameters()} returns them in that order. They are initialised like PyTorch's default: uniform in
+ * {@code [-1/sqrt(fan_in), 1/sqrt(fan_in)]}, drawn from a {@link SplittableRandom} seeded with {@link Config#seed()},
+ * so the same config gives the same network, and the same sequence of batches the same parameters, bit for bit.
  *
- * <p>Threading: not thread-safe. One thread (the training loop) owns an {@code Mlp}; it may call
- * {@link #parameters()} or {@link #snapshot()} between steps to hand a copy to other threads. Use
- * {@link InferenceModel} to serve requests from several threads.
+ * <p>Threading: not thread-safe. One thread (the training loop) owns an {@code Mlp}; it may call {@link #parameters()}
+ * or {@link #snapshot()} between steps to hand a copy to other threads. Use {@link InferenceModel} to serve requests
+ * from several threads.
  */
 public final class Mlp implements DigitClassifier {
     /** Name of the first layer's weight, shape [hidden, 64]. */
@@ -55,15 +53,21 @@ public final class Mlp implements DigitClassifier {
      * @param momentum SGD momentum, or Adam's beta1 (0 <= momentum < 1)
      * @param beta2 Adam's second-moment decay (0 <= beta2 < 1); unused by SGD
      * @param epsilon Adam's denominator term (> 0); unused by SGD
-     * @param labelSmoothing share of the target spread evenly over all 10 digits (0 <= s < 1): the
-     *     training target is {@code (1 - s) * onehot + s / 10}. It keeps the network from becoming
-     *     certain that a digit it has not been trained on yet is impossible, which bounds the loss a
-     *     stale model pays for such requests. The loss {@link #trainBatch} returns is always measured
-     *     against the true digit alone, like the serving loss.
+     * @param labelSmoothing share of the target spread evenly over all 10 digits (0 <= s < 1): the training target is
+     *     {@code (1 - s) * onehot + s / 10}. It keeps the network from becoming certain that a digit it has not been
+     *     trained on yet is impossible, which bounds the loss a stale model pays for such requests. The loss
+     *     {@link #trainBatch} returns is always measured against the true digit alone, like the serving loss.
      * @param seed seed of the weight initialisation
      */
-    public record Config(int hidden, Optimizer optimizer, float learningRate, float momentum, float beta2,
-                         float epsilon, float labelSmoothing, long seed) {
+    public record Config(
+            int hidden,
+            Optimizer optimizer,
+            float learningRate,
+            float momentum,
+            float beta2,
+            float epsilon,
+            float labelSmoothing,
+            long seed) {
         public Config {
             Objects.requireNonNull(optimizer, "optimizer");
             if (hidden < 1 || hidden > 4096) {
@@ -87,12 +91,11 @@ public final class Mlp implements DigitClassifier {
         }
 
         /**
-         * The demo's defaults: 32 hidden units, Adam with learning rate 0.003, beta1 0.9, beta2 0.999,
-         * epsilon 1e-8, label smoothing 0.05. (Measured on the default stream over 3,000 iterations:
-         * without smoothing a model one stage stale pays about 11.7 per request of an unseen digit and
-         * its mean loss, 2.5, is no better than an untrained model's 2.3 although it is 74% accurate;
-         * with 0.05 it pays about 4 and its mean loss is 1.0, while the fresh model's loss goes from 0.15
-         * to 0.18 and its accuracy from 95.2% to 96.7%.)
+         * The demo's defaults: 32 hidden units, Adam with learning rate 0.003, beta1 0.9, beta2 0.999, epsilon 1e-8,
+         * label smoothing 0.05. (Measured on the default stream over 3,000 iterations: without smoothing a model one
+         * stage stale pays about 11.7 per request of an unseen digit and its mean loss, 2.5, is no better than an
+         * untrained model's 2.3 although it is 74% accurate; with 0.05 it pays about 4 and its mean loss is 1.0, while
+         * the fresh model's loss goes from 0.15 to 0.18 and its accuracy from 95.2% to 96.7%.)
          */
         public static Config defaults(long seed) {
             return new Config(32, Optimizer.ADAM, 0.003f, 0.9f, 0.999f, 1e-8f, 0.05f, seed);
@@ -188,16 +191,18 @@ public final class Mlp implements DigitClassifier {
     }
 
     /**
-     * A trainable network that starts from {@code parameters} (for example a published checkpoint) with
-     * fresh optimizer state. The hidden width must match {@code config.hidden()}.
+     * A trainable network that starts from {@code parameters} (for example a published checkpoint) with fresh optimizer
+     * state. The hidden width must match {@code config.hidden()}.
      *
      * @throws ViperFormatException if the parameters are malformed or their hidden width differs
      */
     public static Mlp fromParameters(Map<String, float[]> parameters, Config config) {
         float[][] p = InferenceModel.validate(parameters);
         if (p[1].length != config.hidden()) {
-            throw new ViperFormatException(InferenceModel.SOURCE, "hidden width " + p[1].length
-                    + " (from " + DENSE1_BIAS + "), but the config asks for " + config.hidden());
+            throw new ViperFormatException(
+                    InferenceModel.SOURCE,
+                    "hidden width " + p[1].length + " (from " + DENSE1_BIAS + "), but the config asks for "
+                            + config.hidden());
         }
         return new Mlp(config, p);
     }
@@ -268,8 +273,7 @@ public final class Mlp implements DigitClassifier {
     }
 
     /**
-     * One optimizer step on a mini-batch: forward, cross-entropy averaged over the batch, backward,
-     * update.
+     * One optimizer step on a mini-batch: forward, cross-entropy averaged over the batch, backward, update.
      *
      * @param x {@code n} images, row-major, 64 values each, in {@code x[0, 64*n)}
      * @param labels their digits, in {@code labels[0, n)}
@@ -278,8 +282,8 @@ public final class Mlp implements DigitClassifier {
      */
     public double trainBatch(float[] x, int[] labels, int n) {
         if (n < 1 || x.length < n * IN || labels.length < n) {
-            throw new IllegalArgumentException("batch of " + n + ": needs n >= 1, " + n * IN
-                    + " image values (got " + x.length + ") and " + n + " labels (got " + labels.length + ")");
+            throw new IllegalArgumentException("batch of " + n + ": needs n >= 1, " + n * IN + " image values (got "
+                    + x.length + ") and " + n + " labels (got " + labels.length + ")");
         }
         if (hAct.length < n * hidden) {
             hAct = new float[n * hidden];

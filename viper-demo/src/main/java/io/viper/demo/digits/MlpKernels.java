@@ -1,9 +1,9 @@
 package io.viper.demo.digits;
 
 /**
- * The arithmetic of the 64 -> hidden (ReLU) -> 10 (softmax) network, shared by {@link Mlp} and
- * {@link InferenceModel} so that both compute bit-identical outputs for the same parameters.
- * Stateless; every method works only on the arrays it is given.
+ * The arithmetic of the 64 -> hidden (ReLU) -> 10 (softmax) network, shared by {@link Mlp} and {@link InferenceModel}
+ * so that both compute bit-identical outputs for the same parameters. Stateless; every method works only on the arrays
+ * it is given.
  */
 final class MlpKernels {
     static final int IN = DigitsDataset.PIXELS;
@@ -12,15 +12,25 @@ final class MlpKernels {
     private MlpKernels() {}
 
     /**
-     * Forward pass for one image: writes the ReLU activations to {@code h[hOff, hOff + hidden)} and
-     * the class probabilities to {@code p[pOff, pOff + 10)}.
+     * Forward pass for one image: writes the ReLU activations to {@code h[hOff, hOff + hidden)} and the class
+     * probabilities to {@code p[pOff, pOff + 10)}.
      *
-     * <p>The first layer's weight is given transposed, {@code w1t} [64, hidden], so that the loop over
-     * hidden units is an axpy the JIT vectorises, and zero pixels (about half of each digit image) are
-     * skipped. Each activation still sums bias, then pixel 0, 1, ... 63 in order.
+     * <p>The first layer's weight is given transposed, {@code w1t} [64, hidden], so that the loop over hidden units is
+     * an axpy the JIT vectorises, and zero pixels (about half of each digit image) are skipped. Each activation still
+     * sums bias, then pixel 0, 1, ... 63 in order.
      */
-    static void forward(float[] w1t, float[] b1, float[] w2, float[] b2, int hidden,
-                        float[] x, int xOff, float[] h, int hOff, float[] p, int pOff) {
+    static void forward(
+            float[] w1t,
+            float[] b1,
+            float[] w2,
+            float[] b2,
+            int hidden,
+            float[] x,
+            int xOff,
+            float[] h,
+            int hOff,
+            float[] p,
+            int pOff) {
         System.arraycopy(b1, 0, h, hOff, hidden);
         for (int k = 0; k < IN; k++) {
             float xv = x[xOff + k];

@@ -8,13 +8,12 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * What an inference server measured: one entry per answered request (when, at which stream position,
- * with which model version, the loss, whether the answer was right), and the totals Viper optimises:
- * the cumulative inference loss ({@link #cil()}, the sum of per-request losses) and the accuracy.
+ * What an inference server measured: one entry per answered request (when, at which stream position, with which model
+ * version, the loss, whether the answer was right), and the totals Viper optimises: the cumulative inference loss
+ * ({@link #cil()}, the sum of per-request losses) and the accuracy.
  *
- * <p>Threading: thread-safe. Any number of inference threads may {@link #record} concurrently while
- * another thread reads totals or exports; every read sees a consistent prefix of the recorded
- * entries.
+ * <p>Threading: thread-safe. Any number of inference threads may {@link #record} concurrently while another thread
+ * reads totals or exports; every read sees a consistent prefix of the recorded entries.
  */
 public final class ServingStats {
     /**
@@ -33,8 +32,8 @@ public final class ServingStats {
      *
      * @param cumulativeCil CIL of all entries up to and including this bucket
      */
-    public record Bucket(long startPosition, long endPosition, int count, double meanLoss, double accuracy,
-                         double cumulativeCil) {}
+    public record Bucket(
+            long startPosition, long endPosition, int count, double meanLoss, double accuracy, double cumulativeCil) {}
 
     private long[] time = new long[1024];
     private long[] position = new long[1024];
@@ -79,14 +78,15 @@ public final class ServingStats {
         }
     }
 
-    /**
-     * Answers {@code request} with {@code model}, records the outcome, and returns the model's predicted
-     * digit.
-     */
+    /** Answers {@code request} with {@code model}, records the outcome, and returns the model's predicted digit. */
     public int serve(DigitClassifier model, long modelVersion, ContinualDigitsStream.Example request) {
         float[] p = model.predictProba(request.x());
         int predicted = DigitClassifier.argmax(p);
-        record(request.position(), modelVersion, DigitClassifier.crossEntropy(p, request.label()), predicted == request.label());
+        record(
+                request.position(),
+                modelVersion,
+                DigitClassifier.crossEntropy(p, request.label()),
+                predicted == request.label());
         return predicted;
     }
 
@@ -120,9 +120,9 @@ public final class ServingStats {
     }
 
     /**
-     * Entries grouped by position into buckets {@code [k*width, (k+1)*width)}, ascending, from the
-     * bucket of the smallest position to that of the largest; empty buckets in between are included
-     * with count 0 and NaN mean loss and accuracy. Empty list when nothing was recorded.
+     * Entries grouped by position into buckets {@code [k*width, (k+1)*width)}, ascending, from the bucket of the
+     * smallest position to that of the largest; empty buckets in between are included with count 0 and NaN mean loss
+     * and accuracy. Empty list when nothing was recorded.
      */
     public List<Bucket> timeSeries(long width) {
         if (width < 1) {
@@ -154,25 +154,35 @@ public final class ServingStats {
         for (int b = 0; b < buckets; b++) {
             cum += l[b];
             long start = (first + b) * width;
-            out.add(new Bucket(start, start + width, n[b], n[b] == 0 ? Double.NaN : l[b] / n[b],
-                    n[b] == 0 ? Double.NaN : (double) ok[b] / n[b], cum));
+            out.add(new Bucket(
+                    start,
+                    start + width,
+                    n[b],
+                    n[b] == 0 ? Double.NaN : l[b] / n[b],
+                    n[b] == 0 ? Double.NaN : (double) ok[b] / n[b],
+                    cum));
         }
         return out;
     }
 
     /**
-     * Writes every entry as CSV: header {@code time_ns,position,model_version,loss,correct}, then one
-     * row per entry; {@code correct} is 1 or 0.
+     * Writes every entry as CSV: header {@code time_ns,position,model_version,loss,correct}, then one row per entry;
+     * {@code correct} is 1 or 0.
      */
     public void writeEntriesCsv(Appendable out) {
         try {
             out.append("time_ns,position,model_version,loss,correct\n");
             for (Entry e : entries()) {
-                out.append(Long.toString(e.timeNanos())).append(',')
-                        .append(Long.toString(e.position())).append(',')
-                        .append(Long.toString(e.modelVersion())).append(',')
-                        .append(fmt(e.loss())).append(',')
-                        .append(e.correct() ? "1" : "0").append('\n');
+                out.append(Long.toString(e.timeNanos()))
+                        .append(',')
+                        .append(Long.toString(e.position()))
+                        .append(',')
+                        .append(Long.toString(e.modelVersion()))
+                        .append(',')
+                        .append(fmt(e.loss()))
+                        .append(',')
+                        .append(e.correct() ? "1" : "0")
+                        .append('\n');
             }
         } catch (IOException e) {
             throw new UncheckedIOException("writing serving entries", e);
@@ -187,12 +197,18 @@ public final class ServingStats {
         try {
             out.append("start_position,end_position,count,mean_loss,accuracy,cumulative_cil\n");
             for (Bucket b : timeSeries(width)) {
-                out.append(Long.toString(b.startPosition())).append(',')
-                        .append(Long.toString(b.endPosition())).append(',')
-                        .append(Integer.toString(b.count())).append(',')
-                        .append(fmt(b.meanLoss())).append(',')
-                        .append(fmt(b.accuracy())).append(',')
-                        .append(fmt(b.cumulativeCil())).append('\n');
+                out.append(Long.toString(b.startPosition()))
+                        .append(',')
+                        .append(Long.toString(b.endPosition()))
+                        .append(',')
+                        .append(Integer.toString(b.count()))
+                        .append(',')
+                        .append(fmt(b.meanLoss()))
+                        .append(',')
+                        .append(fmt(b.accuracy()))
+                        .append(',')
+                        .append(fmt(b.cumulativeCil()))
+                        .append('\n');
             }
         } catch (IOException e) {
             throw new UncheckedIOException("writing serving time series", e);
@@ -205,7 +221,12 @@ public final class ServingStats {
 
     @Override
     public synchronized String toString() {
-        return String.format(Locale.ROOT, "ServingStats[%d requests, CIL %.4f, mean loss %.4f, accuracy %.4f]",
-                size, cil, meanLoss(), accuracy());
+        return String.format(
+                Locale.ROOT,
+                "ServingStats[%d requests, CIL %.4f, mean loss %.4f, accuracy %.4f]",
+                size,
+                cil,
+                meanLoss(),
+                accuracy());
     }
 }

@@ -9,19 +9,24 @@ import java.util.Objects;
 /**
  * The configuration of a {@link ContinualDigitsStream}: immutable, any thread may use it.
  *
- * @param horizon number of training iterations over which the distribution changes; positions at or
- *     beyond it see the final distribution (all stages, full rotation)
- * @param stages groups of digits; stage {@code k} of {@code S} starts to arrive at position
- *     {@code k * horizon / S}. Every digit 0..9 appears in exactly one stage. A single stage
- *     holding all digits disables the class-incremental effect.
- * @param rampFraction fraction of the horizon over which a new stage's weight grows from 0 to full
- *     (0 = switch on at once), at most {@code 1 / stages.size()}
+ * @param horizon number of training iterations over which the distribution changes; positions at or beyond it see the
+ *     final distribution (all stages, full rotation)
+ * @param stages groups of digits; stage {@code k} of {@code S} starts to arrive at position {@code k * horizon / S}.
+ *     Every digit 0..9 appears in exactly one stage. A single stage holding all digits disables the class-incremental
+ *     effect.
+ * @param rampFraction fraction of the horizon over which a new stage's weight grows from 0 to full (0 = switch on at
+ *     once), at most {@code 1 / stages.size()}
  * @param maxRotationDegrees rotation reached at the horizon (0 disables the drift), -90..90
  * @param holdOutFraction fraction of each class reserved for requests, 0.05..0.95
  * @param seed seed of the split and of the training batches
  */
-public record StreamConfig(long horizon, List<int[]> stages, double rampFraction, double maxRotationDegrees,
-                     double holdOutFraction, long seed) {
+public record StreamConfig(
+        long horizon,
+        List<int[]> stages,
+        double rampFraction,
+        double maxRotationDegrees,
+        double holdOutFraction,
+        long seed) {
     public StreamConfig {
         if (horizon < 1) {
             throw new ViperConfigException("stream horizon: " + horizon + ", expected >= 1 iterations");
@@ -54,7 +59,8 @@ public record StreamConfig(long horizon, List<int[]> stages, double rampFraction
         }
         stages = List.copyOf(copy);
         if (!(rampFraction >= 0 && rampFraction <= 1.0 / stages.size())) {
-            throw new ViperConfigException("stream rampFraction: " + rampFraction + ", expected 0.." + (1.0 / stages.size()));
+            throw new ViperConfigException(
+                    "stream rampFraction: " + rampFraction + ", expected 0.." + (1.0 / stages.size()));
         }
         if (!(maxRotationDegrees >= -90 && maxRotationDegrees <= 90)) {
             throw new ViperConfigException("stream maxRotationDegrees: " + maxRotationDegrees + ", expected -90..90");
@@ -73,10 +79,13 @@ public record StreamConfig(long horizon, List<int[]> stages, double rampFraction
     /** Equal when every component is, stages compared by content. */
     @Override
     public boolean equals(Object o) {
-        return o instanceof StreamConfig c && horizon == c.horizon && stagesEqual(stages, c.stages)
+        return o instanceof StreamConfig c
+                && horizon == c.horizon
+                && stagesEqual(stages, c.stages)
                 && Double.compare(rampFraction, c.rampFraction) == 0
                 && Double.compare(maxRotationDegrees, c.maxRotationDegrees) == 0
-                && Double.compare(holdOutFraction, c.holdOutFraction) == 0 && seed == c.seed;
+                && Double.compare(holdOutFraction, c.holdOutFraction) == 0
+                && seed == c.seed;
     }
 
     private static boolean stagesEqual(List<int[]> a, List<int[]> b) {
@@ -105,7 +114,8 @@ public record StreamConfig(long horizon, List<int[]> stages, double rampFraction
 
     @Override
     public String toString() {
-        return "StreamConfig[horizon=" + horizon + ", stages=" + stages.stream().map(Arrays::toString).toList()
+        return "StreamConfig[horizon=" + horizon + ", stages="
+                + stages.stream().map(Arrays::toString).toList()
                 + ", rampFraction=" + rampFraction + ", maxRotationDegrees=" + maxRotationDegrees
                 + ", holdOutFraction=" + holdOutFraction + ", seed=" + seed + "]";
     }
@@ -119,8 +129,8 @@ public record StreamConfig(long horizon, List<int[]> stages, double rampFraction
     }
 
     /**
-     * A stream that does not move, Viper's second scenario: every digit from the start, no rotation,
-     * 30% of each class held out for requests; only training makes a fresher model better.
+     * A stream that does not move, Viper's second scenario: every digit from the start, no rotation, 30% of each class
+     * held out for requests; only training makes a fresher model better.
      */
     public static StreamConfig stationary(long horizon, long seed) {
         return new StreamConfig(horizon, List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), 0, 0, 0.3, seed);
@@ -128,7 +138,13 @@ public record StreamConfig(long horizon, List<int[]> stages, double rampFraction
 
     /** This config with other stages (the ramp shortened if it no longer fits one stage). */
     public StreamConfig withStages(List<int[]> newStages) {
-        return new StreamConfig(horizon, newStages, Math.min(rampFraction, 1.0 / newStages.size()), maxRotationDegrees, holdOutFraction, seed);
+        return new StreamConfig(
+                horizon,
+                newStages,
+                Math.min(rampFraction, 1.0 / newStages.size()),
+                maxRotationDegrees,
+                holdOutFraction,
+                seed);
     }
 
     /** This config with another ramp fraction. */

@@ -4,12 +4,11 @@ import java.util.Objects;
 
 /**
  * The training loop of the demo's producer: each {@link #step()} takes the mini-batch of the
- * {@link ContinualDigitsStream} at the current iteration and applies one optimizer update to the
- * {@link Mlp}. With the same stream config, model config and batch size, two trainers produce the
- * same losses and parameters, bit for bit.
+ * {@link ContinualDigitsStream} at the current iteration and applies one optimizer update to the {@link Mlp}. With the
+ * same stream config, model config and batch size, two trainers produce the same losses and parameters, bit for bit.
  *
- * <p>Threading: not thread-safe; one thread owns a trainer and its model. Between steps that thread
- * may take {@link Mlp#parameters()} or {@link #snapshot()} and hand them to other threads.
+ * <p>Threading: not thread-safe; one thread owns a trainer and its model. Between steps that thread may take
+ * {@link Mlp#parameters()} or {@link #snapshot()} and hand them to other threads.
  */
 public final class Trainer {
     /** Default mini-batch size. */
@@ -32,22 +31,23 @@ public final class Trainer {
         if (batchSize < 1 || batchSize > 4096) {
             throw new IllegalArgumentException("batchSize " + batchSize + ", expected 1..4096");
         }
-        this.batch = new ContinualDigitsStream.Batch(new float[batchSize * DigitsDataset.PIXELS], new int[batchSize], batchSize);
+        this.batch = new ContinualDigitsStream.Batch(
+                new float[batchSize * DigitsDataset.PIXELS], new int[batchSize], batchSize);
     }
 
     /**
-     * The demo workload with defaults: {@link StreamConfig#defaults}, {@link
-     * Mlp.Config#defaults}, batches of {@value #DEFAULT_BATCH_SIZE}; stream and weights seeded by
-     * {@code seed}.
+     * The demo workload with defaults: {@link StreamConfig#defaults}, {@link Mlp.Config#defaults}, batches of
+     * {@value #DEFAULT_BATCH_SIZE}; stream and weights seeded by {@code seed}.
      */
     public static Trainer defaults(long horizon, long seed) {
-        return new Trainer(new ContinualDigitsStream(StreamConfig.defaults(horizon, seed)),
-                new Mlp(Mlp.Config.defaults(seed)), DEFAULT_BATCH_SIZE);
+        return new Trainer(
+                new ContinualDigitsStream(StreamConfig.defaults(horizon, seed)),
+                new Mlp(Mlp.Config.defaults(seed)),
+                DEFAULT_BATCH_SIZE);
     }
 
     /**
-     * Runs one training iteration on the batch at position {@link #iteration()}, then advances the
-     * iteration by one.
+     * Runs one training iteration on the batch at position {@link #iteration()}, then advances the iteration by one.
      *
      * @return the mean cross-entropy of that batch, measured before the update
      */

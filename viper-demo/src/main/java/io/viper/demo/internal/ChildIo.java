@@ -9,9 +9,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A demo process's side of {@link DemoEvents}: events out on standard output, the driver's commands in
- * on standard input. Also the shared clock: both processes turn the driver's start instant
- * (wall-clock milliseconds, one host) into their own {@link System#nanoTime()}.
+ * A demo process's side of {@link DemoEvents}: events out on standard output, the driver's commands in on standard
+ * input. Also the shared clock: both processes turn the driver's start instant (wall-clock milliseconds, one host) into
+ * their own {@link System#nanoTime()}.
  *
  * <p>{@link #emit} may be called from any thread; the command reads belong to the process's main thread.
  */
@@ -41,8 +41,8 @@ public final class ChildIo {
     }
 
     /**
-     * Blocks for the driver's start command and returns its instant as a {@link System#nanoTime()}
-     * value of this process.
+     * Blocks for the driver's start command and returns its instant as a {@link System#nanoTime()} value of this
+     * process.
      *
      * @throws IOException when standard input closes first or the line is not a start command
      */

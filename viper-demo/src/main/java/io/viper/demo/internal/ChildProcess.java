@@ -14,11 +14,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The driver's side of one demo process: a {@link ChildJvm} whose standard output is read as
- * {@link DemoEvents}, its standard error in a log file, commands written to its standard input.
+ * The driver's side of one demo process: a {@link ChildJvm} whose standard output is read as {@link DemoEvents}, its
+ * standard error in a log file, commands written to its standard input.
  *
- * <p>The driver's thread calls {@link #awaitReady}, {@link #send}, {@link #checkAlive}, {@link #finish}
- * and {@link #close}; {@link #progress()} and {@link #finished()} may be read from any thread.
+ * <p>The driver's thread calls {@link #awaitReady}, {@link #send}, {@link #checkAlive}, {@link #finish} and
+ * {@link #close}; {@link #progress()} and {@link #finished()} may be read from any thread.
  *
  * @param <R> the process's ready event
  * @param <P> its progress event
@@ -47,8 +47,9 @@ public final class ChildProcess<R, P, S> implements AutoCloseable {
      * @param role {@code producer} or {@code consumer}, for messages
      * @param policy the policy the process runs, for messages
      */
-    public static <R, P, S> ChildProcess<R, P, S> start(String role, String policy, List<String> command, Path log,
-            DemoEvents.Protocol<R, P, S> protocol) throws IOException {
+    public static <R, P, S> ChildProcess<R, P, S> start(
+            String role, String policy, List<String> command, Path log, DemoEvents.Protocol<R, P, S> protocol)
+            throws IOException {
         return new ChildProcess<>("demo: the " + role + " of policy " + policy, command, log, protocol);
     }
 

@@ -7,9 +7,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Reads the {@code --name value} arguments of the demo's producer and consumer processes, checked
- * against the names a process accepts; {@link ProcessOptions} says which names and what they hold.
- * The demo driver ({@code viper demo}) writes them; a person rarely does.
+ * Reads the {@code --name value} arguments of the demo's producer and consumer processes, checked against the names a
+ * process accepts; {@link ProcessOptions} says which names and what they hold. The demo driver ({@code viper demo})
+ * writes them; a person rarely does.
  */
 public final class DemoArgs {
     private final Map<String, String> values = new HashMap<>();
@@ -29,7 +29,8 @@ public final class DemoArgs {
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (!flag.startsWith("--") || !known.contains(flag.substring(2))) {
-                throw new IllegalArgumentException(program + ": unknown option " + flag + " (known: --" + String.join(", --", known.stream().sorted().toList()) + ")");
+                throw new IllegalArgumentException(program + ": unknown option " + flag + " (known: --"
+                        + String.join(", --", known.stream().sorted().toList()) + ")");
             }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(program + ": option " + flag + " needs a value");
@@ -88,15 +89,20 @@ public final class DemoArgs {
             return new long[0];
         }
         try {
-            long[] out = Arrays.stream(v.split(",")).map(String::strip).mapToLong(Long::parseLong).toArray();
+            long[] out = Arrays.stream(v.split(","))
+                    .map(String::strip)
+                    .mapToLong(Long::parseLong)
+                    .toArray();
             for (int i = 1; i < out.length; i++) {
                 if (out[i] <= out[i - 1]) {
-                    throw new IllegalArgumentException(program + ": --" + name + " must increase, got " + out[i] + " after " + out[i - 1]);
+                    throw new IllegalArgumentException(
+                            program + ": --" + name + " must increase, got " + out[i] + " after " + out[i - 1]);
                 }
             }
             return out;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(program + ": --" + name + " is not a list of iterations: " + e.getMessage());
+            throw new IllegalArgumentException(
+                    program + ": --" + name + " is not a list of iterations: " + e.getMessage());
         }
     }
 
@@ -113,8 +119,8 @@ public final class DemoArgs {
     }
 
     /**
-     * Reads the options with {@code parser}, runs {@code body} and exits: 2 for bad arguments (one
-     * line on stderr), 1 for a failure (with its stack trace, for the driver's log), 0 otherwise.
+     * Reads the options with {@code parser}, runs {@code body} and exits: 2 for bad arguments (one line on stderr), 1
+     * for a failure (with its stack trace, for the driver's log), 0 otherwise.
      */
     public static <T> void runMain(String program, Parser<T> parser, Body<T> body) {
         T options;

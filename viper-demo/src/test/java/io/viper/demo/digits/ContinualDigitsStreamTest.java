@@ -77,7 +77,10 @@ class ContinualDigitsStreamTest {
         assertEquals(0.1, still.classProbabilitiesAt(E / 2)[9], 1e-12, "every digit from the start");
         assertEquals(0.0, still.rotationDegreesAt(E), 0.0);
         assertEquals(1, still.stageCount());
-        assertArrayEquals(stream.requestIndices(), still.requestIndices(), "the same held-out split as the staged stream of that seed");
+        assertArrayEquals(
+                stream.requestIndices(),
+                still.requestIndices(),
+                "the same held-out split as the staged stream of that seed");
     }
 
     @Test
@@ -89,9 +92,12 @@ class ContinualDigitsStreamTest {
             assertArrayEquals(a.x(), b.x());
             assertArrayEquals(a.labels(), b.labels());
         }
-        assertFalse(Arrays.equals(stream.trainingBatch(5, 32).x(), stream.trainingBatch(6, 32).x()));
+        assertFalse(Arrays.equals(
+                stream.trainingBatch(5, 32).x(), stream.trainingBatch(6, 32).x()));
         ContinualDigitsStream otherSeed = new ContinualDigitsStream(StreamConfig.defaults(E, 99));
-        assertFalse(Arrays.equals(stream.trainingBatch(5, 32).labels(), otherSeed.trainingBatch(5, 32).labels()));
+        assertFalse(Arrays.equals(
+                stream.trainingBatch(5, 32).labels(),
+                otherSeed.trainingBatch(5, 32).labels()));
     }
 
     @Test
@@ -198,10 +204,12 @@ class ContinualDigitsStreamTest {
     void invalidConfigsAreRejectedWithTheirKey() {
         assertThrows(ViperConfigException.class, () -> StreamConfig.defaults(0, 1));
         StreamConfig ok = StreamConfig.defaults(100, 1);
-        ViperConfigException missing = assertThrows(ViperConfigException.class,
+        ViperConfigException missing = assertThrows(
+                ViperConfigException.class,
                 () -> ok.withStages(List.of(new int[] {0, 1, 2}, new int[] {3, 4, 5, 6, 7, 8})));
         assertTrue(missing.getMessage().contains("digit 9 is in no stage"), missing.getMessage());
-        ViperConfigException dup = assertThrows(ViperConfigException.class,
+        ViperConfigException dup = assertThrows(
+                ViperConfigException.class,
                 () -> ok.withStages(List.of(new int[] {0, 1, 2, 3, 4}, new int[] {4, 5, 6, 7, 8, 9})));
         assertTrue(dup.getMessage().contains("digit 4 appears in more than one stage"), dup.getMessage());
         assertThrows(ViperConfigException.class, () -> ok.withMaxRotationDegrees(120));
@@ -225,7 +233,8 @@ class ContinualDigitsStreamTest {
     @Test
     void aSingleStageWithoutRotationIsStationary() {
         ContinualDigitsStream flat = new ContinualDigitsStream(StreamConfig.defaults(E, 1)
-                .withStages(List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})).withMaxRotationDegrees(0));
+                .withStages(List.of(new int[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))
+                .withMaxRotationDegrees(0));
         assertArrayEquals(flat.classProbabilitiesAt(0), flat.classProbabilitiesAt(E));
         assertEquals(0.0, flat.rotationDegreesAt(E));
         assertEquals(1, flat.stageCount());

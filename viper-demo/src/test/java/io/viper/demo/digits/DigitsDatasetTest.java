@@ -70,18 +70,22 @@ class DigitsDatasetTest {
     @Test
     void rejectsAWrongFieldCountNamingTheLine() {
         String bad = row(1, 2).substring(2); // drops the first field: 64 fields
-        ViperFormatException e = assertThrows(ViperFormatException.class, () -> csv(row(1, 2) + "\n" + row(2, 3) + "\n" + bad + "\n"));
+        ViperFormatException e =
+                assertThrows(ViperFormatException.class, () -> csv(row(1, 2) + "\n" + row(2, 3) + "\n" + bad + "\n"));
         assertEquals("test.csv", e.source());
         assertTrue(e.getMessage().contains("line 3"), e.getMessage());
         assertTrue(e.getMessage().contains("64 fields, expected 65"), e.getMessage());
 
         ViperFormatException tooMany = assertThrows(ViperFormatException.class, () -> csv(row(1, 2) + ",7\n"));
-        assertTrue(tooMany.getMessage().contains("line 1") && tooMany.getMessage().contains("more than 65"), tooMany.getMessage());
+        assertTrue(
+                tooMany.getMessage().contains("line 1") && tooMany.getMessage().contains("more than 65"),
+                tooMany.getMessage());
     }
 
     @Test
     void rejectsOutOfRangeAndNonIntegerValues() {
-        ViperFormatException pixel = assertThrows(ViperFormatException.class, () -> csv(row(0, 1) + "\n" + row(0, 17) + "\n"));
+        ViperFormatException pixel =
+                assertThrows(ViperFormatException.class, () -> csv(row(0, 1) + "\n" + row(0, 17) + "\n"));
         assertTrue(pixel.getMessage().contains("line 2: pixel 0 is '17'"), pixel.getMessage());
 
         ViperFormatException label = assertThrows(ViperFormatException.class, () -> csv(row(10, 1) + "\n"));
@@ -90,19 +94,23 @@ class DigitsDatasetTest {
         ViperFormatException negative = assertThrows(ViperFormatException.class, () -> csv(row(-1, 1)));
         assertTrue(negative.getMessage().contains("label is '-1'"), negative.getMessage());
 
-        ViperFormatException text = assertThrows(ViperFormatException.class, () -> csv(row(1, 1).replaceFirst("^1,", "x,")));
+        ViperFormatException text =
+                assertThrows(ViperFormatException.class, () -> csv(row(1, 1).replaceFirst("^1,", "x,")));
         assertTrue(text.getMessage().contains("pixel 0 is 'x'"), text.getMessage());
 
-        ViperFormatException fraction = assertThrows(ViperFormatException.class, () -> csv(row(1, 1).replaceFirst("^1,", "1.5,")));
+        ViperFormatException fraction =
+                assertThrows(ViperFormatException.class, () -> csv(row(1, 1).replaceFirst("^1,", "1.5,")));
         assertTrue(fraction.getMessage().contains("pixel 0 is '1.5'"), fraction.getMessage());
 
-        ViperFormatException emptyField = assertThrows(ViperFormatException.class, () -> csv(row(1, 1).replaceFirst("^1,", ",")));
+        ViperFormatException emptyField =
+                assertThrows(ViperFormatException.class, () -> csv(row(1, 1).replaceFirst("^1,", ",")));
         assertTrue(emptyField.getMessage().contains("pixel 0 is ''"), emptyField.getMessage());
     }
 
     @Test
     void rejectsBlankLinesAndEmptyInput() {
-        ViperFormatException blank = assertThrows(ViperFormatException.class, () -> csv(row(1, 1) + "\n\n" + row(2, 2) + "\n"));
+        ViperFormatException blank =
+                assertThrows(ViperFormatException.class, () -> csv(row(1, 1) + "\n\n" + row(2, 2) + "\n"));
         assertTrue(blank.getMessage().contains("line 2: empty row"), blank.getMessage());
         ViperFormatException none = assertThrows(ViperFormatException.class, () -> csv(""));
         assertTrue(none.getMessage().contains("no rows"), none.getMessage());
@@ -118,12 +126,16 @@ class DigitsDatasetTest {
         assertEquals(1, d.size());
         assertEquals(7, d.label(0));
 
-        ViperFormatException e = assertThrows(ViperFormatException.class,
-                () -> DigitsDataset.readGzip(new ByteArrayInputStream(row(7, 4).getBytes(StandardCharsets.UTF_8)), "plain.csv"));
+        ViperFormatException e = assertThrows(
+                ViperFormatException.class,
+                () -> DigitsDataset.readGzip(
+                        new ByteArrayInputStream(row(7, 4).getBytes(StandardCharsets.UTF_8)), "plain.csv"));
         assertEquals("plain.csv", e.source());
         assertTrue(e.getMessage().contains("gzip"), e.getMessage());
 
         byte[] truncated = Arrays.copyOf(bytes.toByteArray(), bytes.size() - 12);
-        assertThrows(ViperFormatException.class, () -> DigitsDataset.readGzip(new ByteArrayInputStream(truncated), "cut.csv.gz"));
+        assertThrows(
+                ViperFormatException.class,
+                () -> DigitsDataset.readGzip(new ByteArrayInputStream(truncated), "cut.csv.gz"));
     }
 }

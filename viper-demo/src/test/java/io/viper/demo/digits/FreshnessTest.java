@@ -10,9 +10,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The point of the workload: on the requests of late in the run, a model published late is much
- * better than one published early, staleness by a whole stage is clearly costly, and staleness by a
- * few iterations is nearly free.
+ * The point of the workload: on the requests of late in the run, a model published late is much better than one
+ * published early, staleness by a whole stage is clearly costly, and staleness by a few iterations is nearly free.
  */
 class FreshnessTest {
     private static final long E = 2000;
@@ -44,8 +43,10 @@ class FreshnessTest {
         ContinualDigitsStream.Evaluation early = atEnd(E / 4);
         assertTrue(late.accuracy() > 0.9, "late model accuracy " + late.accuracy());
         assertTrue(late.meanLoss() < 0.35, "late model loss " + late.meanLoss());
-        assertTrue(early.meanLoss() > late.meanLoss() + 1.5, "early " + early.meanLoss() + " vs late " + late.meanLoss());
-        assertTrue(early.accuracy() < late.accuracy() - 0.4, "early " + early.accuracy() + " vs late " + late.accuracy());
+        assertTrue(
+                early.meanLoss() > late.meanLoss() + 1.5, "early " + early.meanLoss() + " vs late " + late.meanLoss());
+        assertTrue(
+                early.accuracy() < late.accuracy() - 0.4, "early " + early.accuracy() + " vs late " + late.accuracy());
     }
 
     @Test
@@ -56,14 +57,16 @@ class FreshnessTest {
         double twoStages = atEnd(E / 2).meanLoss();
         double threeStages = atEnd(E / 4).meanLoss();
         assertEquals(fresh, fewIterations, 0.05, "10 iterations stale");
-        assertTrue(oneStage > fresh + 0.5 && oneStage > 3 * fresh, "one stage stale: " + oneStage + " vs fresh " + fresh);
+        assertTrue(
+                oneStage > fresh + 0.5 && oneStage > 3 * fresh, "one stage stale: " + oneStage + " vs fresh " + fresh);
         assertTrue(twoStages > oneStage + 0.3, "two stages " + twoStages + " vs one " + oneStage);
         assertTrue(threeStages > twoStages + 0.3, "three stages " + threeStages + " vs two " + twoStages);
         // bad, not absurd: even three stages stale, the model (31% accurate) beats an untrained one
         double untrained = stream.evaluate(new Mlp(Mlp.Config.defaults(42)), E).meanLoss();
         assertEquals(Math.log(10), untrained, 0.05);
-        assertTrue(threeStages < untrained + 0.5 && oneStage < untrained - 0.8, "three stages stale " + threeStages
-                + ", one stage stale " + oneStage + ", untrained " + untrained);
+        assertTrue(
+                threeStages < untrained + 0.5 && oneStage < untrained - 0.8,
+                "three stages stale " + threeStages + ", one stage stale " + oneStage + ", untrained " + untrained);
     }
 
     @Test

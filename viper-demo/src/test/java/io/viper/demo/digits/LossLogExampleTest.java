@@ -32,16 +32,17 @@ class LossLogExampleTest {
     @Test
     void parsesOptionsAndRejectsBadOnes() {
         LossLogExample.Options o = LossLogExample.parse(new String[] {
-            "--iterations", "10", "--horizon", "99", "--batch", "8", "--hidden", "16", "--out", "x.csv"});
+            "--iterations", "10", "--horizon", "99", "--batch", "8", "--hidden", "16", "--out", "x.csv"
+        });
         assertEquals(new LossLogExample.Options(10, 99, 42, 8, 16, Path.of("x.csv")), o);
         assertNull(LossLogExample.parse(new String[0]).out());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> LossLogExample.parse(new String[] {"--iterations", "ten"}));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> LossLogExample.parse(new String[] {"--iterations", "ten"}));
         assertTrue(e.getMessage().contains("--iterations: 'ten' is not an integer"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> LossLogExample.parse(new String[] {"--batch", "0"}));
         assertThrows(IllegalArgumentException.class, () -> LossLogExample.parse(new String[] {"--iterations"}));
-        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
-                () -> LossLogExample.parse(new String[] {"--epochs", "3"}));
+        IllegalArgumentException unknown = assertThrows(
+                IllegalArgumentException.class, () -> LossLogExample.parse(new String[] {"--epochs", "3"}));
         assertTrue(unknown.getMessage().contains("unknown option --epochs"), unknown.getMessage());
     }
 }

@@ -23,15 +23,16 @@ class MlpTest {
 
     /** A stationary stream: all digits from the start, no rotation. */
     private static ContinualDigitsStream fixedStream(long seed) {
-        return new ContinualDigitsStream(StreamConfig.defaults(1000, seed)
-                .withStages(ALL_DIGITS).withMaxRotationDegrees(0));
+        return new ContinualDigitsStream(
+                StreamConfig.defaults(1000, seed).withStages(ALL_DIGITS).withMaxRotationDegrees(0));
     }
 
     @Test
     void parametersHaveStableNamesShapesAndOrder() {
         Mlp mlp = new Mlp(Mlp.Config.defaults(1));
         Map<String, float[]> p = mlp.parameters();
-        assertEquals(List.of("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias"), new ArrayList<>(p.keySet()));
+        assertEquals(
+                List.of("dense1.weight", "dense1.bias", "dense2.weight", "dense2.bias"), new ArrayList<>(p.keySet()));
         Map<String, long[]> shapes = mlp.shapes();
         assertEquals(new ArrayList<>(p.keySet()), new ArrayList<>(shapes.keySet()));
         assertArrayEquals(new long[] {32, 64}, shapes.get("dense1.weight"));
@@ -146,7 +147,8 @@ class MlpTest {
             for (int i = 0; i < base.length; i += Math.max(1, base.length / 40)) {
                 double analytic = base[i] - p1.get(name)[i];
                 double h = 1e-2;
-                double numeric = (batchLoss(p0, name, i, h, b, smoothing) - batchLoss(p0, name, i, -h, b, smoothing)) / (2 * h);
+                double numeric =
+                        (batchLoss(p0, name, i, h, b, smoothing) - batchLoss(p0, name, i, -h, b, smoothing)) / (2 * h);
                 dot += analytic * numeric;
                 na += analytic * analytic;
                 nn += numeric * numeric;
@@ -159,8 +161,13 @@ class MlpTest {
     }
 
     /** Mean over the batch of the cross-entropy against the smoothed target. */
-    private static double batchLoss(Map<String, float[]> params, String name, int index, double delta,
-                                    ContinualDigitsStream.Batch b, float smoothing) {
+    private static double batchLoss(
+            Map<String, float[]> params,
+            String name,
+            int index,
+            double delta,
+            ContinualDigitsStream.Batch b,
+            float smoothing) {
         Map<String, float[]> p = new LinkedHashMap<>();
         params.forEach((k, v) -> p.put(k, v.clone()));
         p.get(name)[index] += (float) delta;
@@ -186,7 +193,8 @@ class MlpTest {
         boolean anyDifferent = false;
         for (int i = 0; i < 400; i++) {
             double la = a.step();
-            assertEquals(Double.doubleToRawLongBits(la), Double.doubleToRawLongBits(b.step()), "loss at iteration " + i);
+            assertEquals(
+                    Double.doubleToRawLongBits(la), Double.doubleToRawLongBits(b.step()), "loss at iteration " + i);
             anyDifferent |= la != c.step();
         }
         assertTrue(anyDifferent, "another seed gives another run");
@@ -216,7 +224,9 @@ class MlpTest {
             assertArrayEquals(expected, inf.predictProba(x));
             assertArrayEquals(expected, snap.predictProba(x));
             assertArrayEquals(expected, copy.predictProba(x));
-            assertEquals(mlp.loss(x, s.example(row, 0).label()), inf.loss(x, s.example(row, 0).label()));
+            assertEquals(
+                    mlp.loss(x, s.example(row, 0).label()),
+                    inf.loss(x, s.example(row, 0).label()));
             assertEquals(mlp.correct(x, 3), inf.correct(x, 3));
         }
         for (String name : Mlp.PARAMETER_NAMES) {
@@ -276,7 +286,8 @@ class MlpTest {
 
         Map<String, float[]> missing = new LinkedHashMap<>(good);
         missing.remove("dense2.bias");
-        ViperFormatException e1 = assertThrows(ViperFormatException.class, () -> InferenceModel.fromParameters(missing));
+        ViperFormatException e1 =
+                assertThrows(ViperFormatException.class, () -> InferenceModel.fromParameters(missing));
         assertTrue(e1.getMessage().contains("missing tensor 'dense2.bias'"), e1.getMessage());
 
         Map<String, float[]> extra = new LinkedHashMap<>(good);
@@ -291,10 +302,12 @@ class MlpTest {
 
         Map<String, long[]> badShapes = new LinkedHashMap<>(Mlp.shapes(32));
         badShapes.put("dense1.weight", new long[] {64, 32});
-        ViperFormatException e4 = assertThrows(ViperFormatException.class, () -> InferenceModel.fromParameters(good, badShapes));
+        ViperFormatException e4 =
+                assertThrows(ViperFormatException.class, () -> InferenceModel.fromParameters(good, badShapes));
         assertTrue(e4.getMessage().contains("dense1.weight: shape [64, 32], expected [32, 64]"), e4.getMessage());
 
-        ViperFormatException e5 = assertThrows(ViperFormatException.class,
+        ViperFormatException e5 = assertThrows(
+                ViperFormatException.class,
                 () -> Mlp.fromParameters(good, Mlp.Config.defaults(1).withHidden(16)));
         assertTrue(e5.getMessage().contains("hidden width 32"), e5.getMessage());
 

@@ -13,15 +13,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The predictor on a real training run: logistic regression on the optical digits, 3,000 SGD
- * iterations (batch 16, learning rate 0.2), per-iteration mini-batch loss. The curve is fitted on
- * the first 20% (600 iterations) and must predict the rest, compared with the 100-iteration moving
- * average of the observed loss (which falls from about 2.3 to 0.13): stated error, mean absolute
- * error below 0.06 nats and mean relative error below 30%. Measured: MAE 0.029 to 0.031, relative
- * 19% to 20%, for seeds 1 to 4 (the power law wins the hold-out). The data is the bundled
- * {@link DigitsDataset}. The model is plain logistic regression, whose loss levels off near 0.13: the
- * demo's {@link Mlp} drives its training loss on these digits to about 0.01 within 3,000 iterations,
- * against which a relative error says little.
+ * The predictor on a real training run: logistic regression on the optical digits, 3,000 SGD iterations (batch 16,
+ * learning rate 0.2), per-iteration mini-batch loss. The curve is fitted on the first 20% (600 iterations) and must
+ * predict the rest, compared with the 100-iteration moving average of the observed loss (which falls from about 2.3 to
+ * 0.13): stated error, mean absolute error below 0.06 nats and mean relative error below 30%. Measured: MAE 0.029 to
+ * 0.031, relative 19% to 20%, for seeds 1 to 4 (the power law wins the hold-out). The data is the bundled
+ * {@link DigitsDataset}. The model is plain logistic regression, whose loss levels off near 0.13: the demo's
+ * {@link Mlp} drives its training loss on these digits to about 0.01 within 3,000 iterations, against which a relative
+ * error says little.
  */
 class RealCurveTest {
 
@@ -58,16 +57,23 @@ class RealCurveTest {
         }
         abs /= n;
         rel /= n;
-        System.out.printf(Locale.ROOT, "digits seed %d: %s, fit RMSE %.4f, held-back %.4f; prediction MAE %.4f, relative %.3f%n",
-                seed, c.describe(), fit.rmse(), fit.holdoutError(), abs, rel);
+        System.out.printf(
+                Locale.ROOT,
+                "digits seed %d: %s, fit RMSE %.4f, held-back %.4f; prediction MAE %.4f, relative %.3f%n",
+                seed,
+                c.describe(),
+                fit.rmse(),
+                fit.holdoutError(),
+                abs,
+                rel);
         assertTrue(abs < 0.06, "mean absolute error " + abs + " with " + c.describe());
         assertTrue(rel < 0.30, "mean relative error " + rel + " with " + c.describe());
     }
 
     /**
-     * Multinomial logistic regression (64 inputs scaled to [0, 1], 10 softmax outputs) trained by
-     * mini-batch SGD on rows drawn with replacement: returns the mini-batch cross-entropy of each
-     * iteration before its update (index 0 is iteration 1). Deterministic for a seed.
+     * Multinomial logistic regression (64 inputs scaled to [0, 1], 10 softmax outputs) trained by mini-batch SGD on
+     * rows drawn with replacement: returns the mini-batch cross-entropy of each iteration before its update (index 0 is
+     * iteration 1). Deterministic for a seed.
      */
     static double[] trainLogistic(DigitsDataset d, int iterations, int batch, double lr, long seed) {
         int n = d.size();

@@ -55,7 +55,9 @@ class ServingStatsTest {
         assertEquals("20,30,0,,,2.25000", lines[3]);
         StringBuilder entries = new StringBuilder();
         s.writeEntriesCsv(entries);
-        assertEquals("time_ns,position,model_version,loss,correct", entries.toString().split("\n")[0]);
+        assertEquals(
+                "time_ns,position,model_version,loss,correct",
+                entries.toString().split("\n")[0]);
         assertEquals("200,5,1,1.50000,0", entries.toString().split("\n")[2]);
     }
 

@@ -24,10 +24,14 @@ class DemoEventsTest {
         String line = DemoEvents.PRODUCER.encode(new ProducerReady("embedded://127.0.0.1:4711", 1, 9640));
         assertTrue(line.startsWith("{\"event\":\"ready\",") && !line.contains("\n"), line);
         assertEquals(new ProducerReady("embedded://127.0.0.1:4711", 1, 9640), DemoEvents.PRODUCER.decode(line));
-        assertEquals(new ProducerProgress(250, 7, 0.125), DemoEvents.PRODUCER.decode(DemoEvents.PRODUCER.encode(new ProducerProgress(250, 7, 0.125))));
+        assertEquals(
+                new ProducerProgress(250, 7, 0.125),
+                DemoEvents.PRODUCER.decode(DemoEvents.PRODUCER.encode(new ProducerProgress(250, 7, 0.125))));
 
-        ProducerResult r = new ProducerResult(2, new long[] {30, 40}, new long[] {2, 3}, 0.75, new double[] {0.25, 0.5}, 1.5, Double.NaN,
-                new long[] {505});
+        ProducerResult r = new ProducerResult(
+                2, new long[] {30, 40}, new long[] {2, 3}, 0.75, new double[] {0.25, 0.5}, 1.5, Double.NaN, new long[] {
+                    505
+                });
         String result = DemoEvents.PRODUCER.encode(r);
         assertTrue(result.contains("\"stall_ms\":0.75") && result.contains("\"max_late_ms\":1.5"), result);
         ProducerResult back = assertInstanceOf(ProducerResult.class, DemoEvents.PRODUCER.decode(result));
@@ -43,12 +47,20 @@ class DemoEventsTest {
 
     @Test
     void consumerEventsSurviveTheLineNotANumberIncluded() throws Exception {
-        assertEquals(new ConsumerReady(1), DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(new ConsumerReady(1))));
-        assertEquals(new ConsumerProgress(10, 90, 37, 2, 0.5),
+        assertEquals(
+                new ConsumerReady(1), DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(new ConsumerReady(1))));
+        assertEquals(
+                new ConsumerProgress(10, 90, 37, 2, 0.5),
                 DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(new ConsumerProgress(10, 90, 37, 2, 0.5))));
-        ConsumerResult r = new ConsumerResult(3, new double[] {1.75, 2.5}, 2, new double[] {0.5, Double.NaN, 1.25}, new long[] {1, 1, 2},
+        ConsumerResult r = new ConsumerResult(
+                3,
+                new double[] {1.75, 2.5},
+                2,
+                new double[] {0.5, Double.NaN, 1.25},
+                new long[] {1, 1, 2},
                 List.of(new Update(1, Double.NaN, "tcp"), new Update(2, 3.5, "ucx")));
-        ConsumerResult back = assertInstanceOf(ConsumerResult.class, DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(r)));
+        ConsumerResult back =
+                assertInstanceOf(ConsumerResult.class, DemoEvents.CONSUMER.decode(DemoEvents.CONSUMER.encode(r)));
         assertEquals(3, back.requests());
         assertArrayEquals(r.cils(), back.cils());
         assertEquals(2, back.correct());
@@ -66,7 +78,9 @@ class DemoEventsTest {
 
     @Test
     void theNotifierCommandCarriesItsAddress() throws Exception {
-        assertEquals("embedded://127.0.0.1:4711", DemoEvents.parseNotifier(DemoEvents.notifier("embedded://127.0.0.1:4711")));
+        assertEquals(
+                "embedded://127.0.0.1:4711",
+                DemoEvents.parseNotifier(DemoEvents.notifier("embedded://127.0.0.1:4711")));
         assertThrows(IOException.class, () -> DemoEvents.parseNotifier(null));
         assertThrows(IOException.class, () -> DemoEvents.parseNotifier(DemoEvents.start(1)));
         assertThrows(IOException.class, () -> DemoEvents.parseNotifier("notifier "));

@@ -9,14 +9,13 @@ import java.net.BindException;
 import java.net.URI;
 
 /**
- * A standalone embedded broker, what {@code viper broker --port P} runs: it keeps the latest
- * manifest per model in memory and forwards every publication to the model's subscribers (protocol:
- * {@link EmbeddedNotifierProvider}). Producers and consumers reach it with
- * {@code embedded://host:port}.
+ * A standalone embedded broker, what {@code viper broker --port P} runs: it keeps the latest manifest per model in
+ * memory and forwards every publication to the model's subscribers (protocol: {@link EmbeddedNotifierProvider}).
+ * Producers and consumers reach it with {@code embedded://host:port}.
  *
- * <p>The broker serves on one daemon event-loop thread of its own ({@code viper-notify-broker-*});
- * it calls no user code. The caller owns the returned broker and stops it with {@link #close()},
- * which closes every client connection (clients reconnect with backoff). Thread-safe.
+ * <p>The broker serves on one daemon event-loop thread of its own ({@code viper-notify-broker-*}); it calls no user
+ * code. The caller owns the returned broker and stops it with {@link #close()}, which closes every client connection
+ * (clients reconnect with backoff). Thread-safe.
  */
 public final class EmbeddedBroker implements AutoCloseable {
     private final Broker broker;
@@ -26,31 +25,33 @@ public final class EmbeddedBroker implements AutoCloseable {
     }
 
     /**
-     * Starts a broker listening on {@code host:port}; {@code host} null means loopback, port 0 any free
-     * port (see {@link #port()}). Default settings: no secret, so only on loopback.
+     * Starts a broker listening on {@code host:port}; {@code host} null means loopback, port 0 any free port (see
+     * {@link #port()}). Default settings: no secret, so only on loopback.
      *
-     * @throws ViperException ({@code UNAVAILABLE}) when the address is in use or cannot be bound,
-     *                        ({@code CONFIG}) for an unknown host or a port outside 0..65535
+     * @throws ViperException ({@code UNAVAILABLE}) when the address is in use or cannot be bound, ({@code CONFIG}) for
+     *     an unknown host or a port outside 0..65535
      */
     public static EmbeddedBroker start(String host, int port) {
         return start(host, port, ViperConfig.defaults());
     }
 
     /**
-     * As {@link #start(String, int)}, with {@code config}'s {@code viper.auth.*} credentials (only
-     * peers that prove them are served; a server beyond loopback needs them), {@code viper.tls.*}
-     * and {@code viper.limits.*}.
+     * As {@link #start(String, int)}, with {@code config}'s {@code viper.auth.*} credentials (only peers that prove
+     * them are served; a server beyond loopback needs them), {@code viper.tls.*} and {@code viper.limits.*}.
      *
-     * @throws ViperException ({@code CONFIG}) also when it must not start: no secret beyond loopback,
-     *                        unusable secret or TLS files
+     * @throws ViperException ({@code CONFIG}) also when it must not start: no secret beyond loopback, unusable secret
+     *     or TLS files
      */
     public static EmbeddedBroker start(String host, int port, ViperConfig config) {
         String h = host == null ? "127.0.0.1" : host;
         try {
             return new EmbeddedBroker(Broker.bind(h, port, config));
         } catch (BindException e) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot start the embedded broker on "
-                    + new NotifyProtocol.Endpoint(h, port) + ": " + e.getMessage(), e);
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    "cannot start the embedded broker on " + new NotifyProtocol.Endpoint(h, port) + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 

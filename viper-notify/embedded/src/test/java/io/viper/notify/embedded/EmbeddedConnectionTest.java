@@ -26,8 +26,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The connection to the broker: hostile raw clients, broker restarts, a broker not up yet, a port held
- * by a stranger, bad URIs and use after close.
+ * The connection to the broker: hostile raw clients, broker restarts, a broker not up yet, a port held by a stranger,
+ * bad URIs and use after close.
  */
 class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
     @Test
@@ -79,7 +79,10 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
 
             // A PUBLISH whose manifest names another model is refused, the connection kept.
             try (RawClient raw = new RawClient(broker.uri())) {
-                raw.send(RawClient.frame(0x04, RawClient.publishPayload(5, "robust", ManifestCodec.encode(manifest("other", 9, "tcp://h:1")))));
+                raw.send(RawClient.frame(
+                        0x04,
+                        RawClient.publishPayload(
+                                5, "robust", ManifestCodec.encode(manifest("other", 9, "tcp://h:1")))));
                 byte[] err = raw.readFrame();
                 assertEquals(0x14, err[0]);
                 raw.send(RawClient.frame(0x01, new byte[0]));
@@ -106,7 +109,9 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
 
         first.close();
         assertTrue(c.problem().contains("lost the broker"), "the listener heard of the loss");
-        assertThrows(RetriableViperException.class, () -> producer.publish(manifest("restart", 2, "tcp://127.0.0.1:1")),
+        assertThrows(
+                RetriableViperException.class,
+                () -> producer.publish(manifest("restart", 2, "tcp://127.0.0.1:1")),
                 "publish without a broker fails retriably");
 
         EmbeddedBroker second = own(EmbeddedBroker.start("127.0.0.1", port));
@@ -153,7 +158,8 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
         Collector c = new Collector();
         own(consumer.subscribe("early", c));
         assertTrue(c.problem().contains("unreachable"), "the listener is told the broker is unreachable");
-        RetriableViperException e = assertThrows(RetriableViperException.class, () -> consumer.publish(manifest("early", 1, "tcp://h:1")));
+        RetriableViperException e =
+                assertThrows(RetriableViperException.class, () -> consumer.publish(manifest("early", 1, "tcp://h:1")));
         assertTrue(e.getMessage().contains(uri.toString()), e.getMessage());
         own(EmbeddedBroker.start("127.0.0.1", port));
         Notifier producer = own(provider.open(uri, Role.PRODUCER, FAST));
@@ -177,8 +183,12 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
                 }
             });
             long t0 = System.nanoTime();
-            RetriableViperException e = assertThrows(RetriableViperException.class, () -> provider.open(
-                    URI.create("embedded://127.0.0.1:" + stranger.getLocalPort()), Role.PRODUCER, ViperConfig.of(Map.of("viper.notify.timeout.ms", "500"))));
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
+                    () -> provider.open(
+                            URI.create("embedded://127.0.0.1:" + stranger.getLocalPort()),
+                            Role.PRODUCER,
+                            ViperConfig.of(Map.of("viper.notify.timeout.ms", "500"))));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             assertTrue(ms < 3000, "gave up after " + ms + " ms");
             assertTrue(e.getMessage().contains("no embedded broker answers"), e.getMessage());
@@ -188,13 +198,20 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
 
     @Test
     void badUrisAndUseAfterCloseFailClearly() {
-        assertThrows(ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:0"), Role.CONSUMER, FAST));
-        assertThrows(ViperException.class, () -> provider.open(URI.create("kafka://127.0.0.1:9092"), Role.CONSUMER, FAST));
-        assertThrows(ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:1/x"), Role.CONSUMER, FAST));
-        assertThrows(ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER,
-                ViperConfig.of(Map.of("viper.notify.timeout.ms", "-1"))));
+        assertThrows(
+                ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:0"), Role.CONSUMER, FAST));
+        assertThrows(
+                ViperException.class, () -> provider.open(URI.create("kafka://127.0.0.1:9092"), Role.CONSUMER, FAST));
+        assertThrows(
+                ViperException.class, () -> provider.open(URI.create("embedded://127.0.0.1:1/x"), Role.CONSUMER, FAST));
+        assertThrows(
+                ViperException.class,
+                () -> provider.open(
+                        URI.create("embedded://127.0.0.1:0"),
+                        Role.PRODUCER,
+                        ViperConfig.of(Map.of("viper.notify.timeout.ms", "-1"))));
         Notifier n = provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST);
-        assertThrows(ViperException.class, () -> n.subscribe("bad/name", m -> { }));
+        assertThrows(ViperException.class, () -> n.subscribe("bad/name", m -> {}));
         n.close();
         n.close();
         ViperException e = assertThrows(ViperException.class, () -> n.publish(manifest("x", 1, "tcp://h:1")));

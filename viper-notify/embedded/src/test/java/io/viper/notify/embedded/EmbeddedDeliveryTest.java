@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
+import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.hash.ContentHash;
-import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -33,8 +33,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Delivery beyond the conformance suite: quick listeners on the event loop, refused and repeated
- * versions, a failing listener, bytes that travel with their manifest, manifests up to the codec's limit.
+ * Delivery beyond the conformance suite: quick listeners on the event loop, refused and repeated versions, a failing
+ * listener, bytes that travel with their manifest, manifests up to the codec's limit.
  */
 class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
     /** A manifest whose encoding is about {@code bytes} long, padded with metadata. */
@@ -44,8 +44,14 @@ class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
         for (int i = 0; i < bytes / 100_000; i++) {
             meta.put("pad." + i, chunk);
         }
-        return new Manifest(model, version, "behaviour", Manifest.nowMicros(), meta,
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
+        return new Manifest(
+                model,
+                version,
+                "behaviour",
+                Manifest.nowMicros(),
+                meta,
+                List.of(new TensorEntry(
+                        new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
                 List.of(new Location(URI.create("tcp://127.0.0.1:1"), Tier.HOST)));
     }
 
@@ -85,7 +91,9 @@ class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
         for (long v = 2; v <= 6; v++) {
             assertEquals(v, slow.next().version());
         }
-        assertTrue(threads.stream().allMatch(t -> t.startsWith("viper-notify-client-")), "called on the event loop: " + threads);
+        assertTrue(
+                threads.stream().allMatch(t -> t.startsWith("viper-notify-client-")),
+                "called on the event loop: " + threads);
     }
 
     @Test
@@ -97,10 +105,19 @@ class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
         Thread.sleep(200);
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:1"));
         assertEquals(5, c.next().version());
-        ViperConfigException refused = assertThrows(ViperConfigException.class, () -> producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1")));
-        assertTrue(refused.getMessage().contains("the broker refused stale v3: it holds v5 of stale"), refused.getMessage());
-        Manifest otherBytes = new Manifest("stale", 5, "impostor", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2}, 0, 8), new ContentHash(66, 66))), List.of());
+        ViperConfigException refused = assertThrows(
+                ViperConfigException.class, () -> producer.publish(manifest("stale", 3, "tcp://127.0.0.1:1")));
+        assertTrue(
+                refused.getMessage().contains("the broker refused stale v3: it holds v5 of stale"),
+                refused.getMessage());
+        Manifest otherBytes = new Manifest(
+                "stale",
+                5,
+                "impostor",
+                0,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {2}, 0, 8), new ContentHash(66, 66))),
+                List.of());
         ViperConfigException reused = assertThrows(ViperConfigException.class, () -> producer.publish(otherBytes));
         assertTrue(reused.getMessage().contains("it holds another v5 of stale"), reused.getMessage());
         producer.publish(manifest("stale", 5, "tcp://127.0.0.1:2"));
@@ -169,9 +186,12 @@ class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
         got = early.next();
         assertEquals(3, got.getKey().version());
         assertEquals(0, got.getValue().length);
-        IllegalArgumentException wrong = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException wrong = assertThrows(
+                IllegalArgumentException.class,
                 () -> remote.publish(manifest("inl", 4, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[5])));
-        assertEquals("inline data of inl v4: 5 bytes for a version of 16 (at most 1048576 travel inline)", wrong.getMessage());
+        assertEquals(
+                "inline data of inl v4: 5 bytes for a version of 16 (at most 1048576 travel inline)",
+                wrong.getMessage());
         try (RawClient raw = new RawClient(host.uri())) {
             byte[] payload = RawClient.publishPayload(5, "inl", ManifestCodec.encode(manifest("inl", 4, "tcp://h:1")));
             byte[] withFive = java.util.Arrays.copyOf(payload, payload.length + 5);
@@ -187,17 +207,24 @@ class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
     @Test
     void manifestsUpToTheCodecLimitTravelLargerOnesAreRefused() throws Exception {
         // A broker takes frames up to viper.limits.frame.bytes (8 MiB by default): raised here to the codec's limit.
-        Notifier producer = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.of(Map.of("viper.limits.frame.bytes", "33m"))));
+        Notifier producer = own(provider.open(
+                URI.create("embedded://127.0.0.1:0"),
+                Role.PRODUCER,
+                ViperConfig.of(Map.of("viper.limits.frame.bytes", "33m"))));
         Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.defaults()));
         Collector c = new Collector();
         own(consumer.subscribe("big", c));
         Manifest near = bigManifest("big", 1, ManifestCodec.MAX_ENCODED_BYTES - 200_000);
         int size = ManifestCodec.encode(near).length;
-        assertTrue(size > ManifestCodec.MAX_ENCODED_BYTES - 300_000 && size <= ManifestCodec.MAX_ENCODED_BYTES, "size " + size);
+        assertTrue(
+                size > ManifestCodec.MAX_ENCODED_BYTES - 300_000 && size <= ManifestCodec.MAX_ENCODED_BYTES,
+                "size " + size);
         producer.publish(near);
         Manifest got = c.next();
         assertEquals(near.metadata(), got.metadata());
-        ViperException tooBig = assertThrows(ViperException.class, () -> producer.publish(bigManifest("big", 2, ManifestCodec.MAX_ENCODED_BYTES + 100_000)));
+        ViperException tooBig = assertThrows(
+                ViperException.class,
+                () -> producer.publish(bigManifest("big", 2, ManifestCodec.MAX_ENCODED_BYTES + 100_000)));
         assertEquals(ViperException.Reason.FORMAT, tooBig.reason());
         assertFalse(tooBig.isRetriable());
         producer.publish(manifest("big", 3, "tcp://127.0.0.1:1"));

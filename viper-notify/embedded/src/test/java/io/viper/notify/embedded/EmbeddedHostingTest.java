@@ -2,14 +2,14 @@ package io.viper.notify.embedded;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.viper.hash.ContentHash;
 import io.viper.errors.ViperConfigException;
+import io.viper.hash.ContentHash;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import io.viper.spi.Notifier;
@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A producer that hosts the broker: publications handed over in the process, a second producer that
- * joins, and the latest version a starting producer learns.
+ * A producer that hosts the broker: publications handed over in the process, a second producer that joins, and the
+ * latest version a starting producer learns.
  */
 class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
     @Test
@@ -39,8 +39,10 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
         Notifier consumer = own(provider.open(host.uri(), Role.CONSUMER, FAST));
         assertTrue(host.publishesLocally(), "the broker is in the hosting producer's process");
         assertFalse(remote.publishesLocally(), "a producer that connects to the broker waits on the network");
-        UnsupportedOperationException notHere = assertThrows(UnsupportedOperationException.class,
-                () -> remote.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[16])));
+        UnsupportedOperationException notHere = assertThrows(
+                UnsupportedOperationException.class,
+                () -> remote.publishLocally(
+                        manifest("loc", 1, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[16])));
         assertTrue(notHere.getMessage().contains("the broker is not in this process"), notHere.getMessage());
 
         DataCollector c = new DataCollector();
@@ -49,7 +51,8 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
         new Random(3).nextBytes(v1);
         MemorySegment staging = java.lang.foreign.Arena.ofAuto().allocate(16);
         MemorySegment.copy(v1, 0, staging, ValueLayout.JAVA_BYTE, 0, 16);
-        java.util.concurrent.CompletableFuture<Void> accepted = host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
+        java.util.concurrent.CompletableFuture<Void> accepted =
+                host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
         staging.fill((byte) 0); // read before publishLocally returned: the caller may reuse its buffer at once
         accepted.get(10, TimeUnit.SECONDS);
         Map.Entry<Manifest, byte[]> got = c.next();
@@ -57,12 +60,23 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
         assertArrayEquals(v1, got.getValue());
 
         // A refusal completes the future with what publish would throw.
-        Manifest otherBytes = new Manifest("loc", 1, "impostor", 0, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(66, 66))), List.of());
-        java.util.concurrent.CompletableFuture<Void> stale = host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
-        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
+        Manifest otherBytes = new Manifest(
+                "loc",
+                1,
+                "impostor",
+                0,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(
+                        new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(66, 66))),
+                List.of());
+        java.util.concurrent.CompletableFuture<Void> stale =
+                host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
+        java.util.concurrent.ExecutionException e =
+                assertThrows(java.util.concurrent.ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
         assertInstanceOf(ViperConfigException.class, e.getCause());
-        assertTrue(e.getCause().getMessage().contains("it holds another v1 of loc"), e.getCause().getMessage());
+        assertTrue(
+                e.getCause().getMessage().contains("it holds another v1 of loc"),
+                e.getCause().getMessage());
     }
 
     @Test
@@ -87,14 +101,20 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
     @Test
     void theBrokerTellsAStartingProducerTheLatestVersionUnlessItIsNewOnAFixedPort() throws Exception {
         Notifier hostOnAnyPort = own(provider.open(URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, FAST));
-        assertEquals(OptionalLong.of(0), hostOnAnyPort.latestVersion("lv"), "a broker on a new port: nobody can hold a version yet");
+        assertEquals(
+                OptionalLong.of(0),
+                hostOnAnyPort.latestVersion("lv"),
+                "a broker on a new port: nobody can hold a version yet");
         hostOnAnyPort.publish(manifest("lv", 5, "tcp://127.0.0.1:1"));
         Notifier other = own(provider.open(hostOnAnyPort.uri(), Role.PRODUCER, FAST));
         assertEquals(OptionalLong.of(5), other.latestVersion("lv"));
         assertEquals(OptionalLong.of(0), other.latestVersion("never"));
 
-        Notifier hostOnFixedPort = own(provider.open(URI.create("embedded://127.0.0.1:" + freePort()), Role.PRODUCER, FAST));
-        assertEquals(OptionalLong.empty(), hostOnFixedPort.latestVersion("lv"),
+        Notifier hostOnFixedPort =
+                own(provider.open(URI.create("embedded://127.0.0.1:" + freePort()), Role.PRODUCER, FAST));
+        assertEquals(
+                OptionalLong.empty(),
+                hostOnFixedPort.latestVersion("lv"),
                 "a broker just started where an earlier one may have announced versions cannot vouch for them");
         hostOnFixedPort.publish(manifest("lv", 2, "tcp://127.0.0.1:1"));
         assertEquals(OptionalLong.of(2), hostOnFixedPort.latestVersion("lv"));

@@ -9,8 +9,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The embedded notifier passes the notifier conformance suite against a standalone broker (both
- * roles connect to it); core's test jar fails the class if Netty reports a leak.
+ * The embedded notifier passes the notifier conformance suite against a standalone broker (both roles connect to it);
+ * core's test jar fails the class if Netty reports a leak.
  */
 class EmbeddedNotifierConformanceTest extends NotifierConformanceSuite {
     private static EmbeddedBroker broker;

@@ -27,8 +27,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 
 /**
- * What the embedded notifier's behaviour tests share: the provider, resources closed after each test,
- * manifests, and listeners that collect what a subscription receives.
+ * What the embedded notifier's behaviour tests share: the provider, resources closed after each test, manifests, and
+ * listeners that collect what a subscription receives.
  */
 abstract class EmbeddedNotifierTestBase {
     static final String BROKER_LOGGER = "io.viper.notify.embedded.internal.Broker";
@@ -52,8 +52,14 @@ abstract class EmbeddedNotifierTestBase {
     static Manifest manifest(String model, long version, String location) {
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", Long.toString(version));
-        return new Manifest(model, version, "behaviour", Manifest.nowMicros(), meta,
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
+        return new Manifest(
+                model,
+                version,
+                "behaviour",
+                Manifest.nowMicros(),
+                meta,
+                List.of(new TensorEntry(
+                        new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(version, 1))),
                 List.of(new Location(URI.create(location), Tier.HOST)));
     }
 

@@ -18,24 +18,30 @@ import java.util.LinkedHashMap;
 import java.util.List;
 
 /**
- * Child process of {@link EmbeddedTwoProcessIT}: a producer that hosts the broker on
- * {@code embedded://127.0.0.1:0}, prints {@code URI <uri>}, then publishes version N of model
- * {@code args[0]} for every line {@code N} it reads, answering {@code OK N}.
+ * Child process of {@link EmbeddedTwoProcessIT}: a producer that hosts the broker on {@code embedded://127.0.0.1:0},
+ * prints {@code URI <uri>}, then publishes version N of model {@code args[0]} for every line {@code N} it reads,
+ * answering {@code OK N}.
  */
 public final class EmbeddedProducerMain {
-    private EmbeddedProducerMain() {
-    }
+    private EmbeddedProducerMain() {}
 
     public static void main(String[] args) throws Exception {
         String model = args[0];
-        try (Notifier producer = new EmbeddedNotifierProvider().open(URI.create("embedded://127.0.0.1:0"), NotifierProvider.Role.PRODUCER, ViperConfig.defaults())) {
+        try (Notifier producer = new EmbeddedNotifierProvider()
+                .open(URI.create("embedded://127.0.0.1:0"), NotifierProvider.Role.PRODUCER, ViperConfig.defaults())) {
             System.out.println("URI " + producer.uri());
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             for (String line; (line = in.readLine()) != null; ) {
                 long v = Long.parseLong(line.trim());
-                producer.publish(new Manifest(model, v, "child", Manifest.nowMicros(), new LinkedHashMap<>(),
-                        List.of(new TensorEntry(new TensorInfo("w", DType.U8, new long[] {8}, 0, 8), new ContentHash(v, v))),
+                producer.publish(new Manifest(
+                        model,
+                        v,
+                        "child",
+                        Manifest.nowMicros(),
+                        new LinkedHashMap<>(),
+                        List.of(new TensorEntry(
+                                new TensorInfo("w", DType.U8, new long[] {8}, 0, 8), new ContentHash(v, v))),
                         List.of(new Location(URI.create("tcp://127.0.0.1:9"), Tier.HOST))));
                 System.out.println("OK " + v);
                 System.out.flush();

@@ -10,7 +10,10 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
-/** A raw socket speaking (or breaking) the broker protocol, for tests: past the handshake (as a client without credentials), or before it. */
+/**
+ * A raw socket speaking (or breaking) the broker protocol, for tests: past the handshake (as a client without
+ * credentials), or before it.
+ */
 final class RawClient implements AutoCloseable {
     private final RawPeer peer;
 

@@ -13,8 +13,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link KafkaNotifierChild} in its own JVM (same java binary and class path as the test), with
- * its stdout lines collected and its stderr kept in a file for failure messages.
+ * A {@link KafkaNotifierChild} in its own JVM (same java binary and class path as the test), with its stdout lines
+ * collected and its stderr kept in a file for failure messages.
  */
 final class ChildJvm implements AutoCloseable {
     private final Process process;
@@ -23,25 +23,38 @@ final class ChildJvm implements AutoCloseable {
     private final Path stderr;
 
     ChildJvm(String... args) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), KafkaNotifierChild.class.getName()));
+        String java = ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> cmd = new ArrayList<>(List.of(
+                java,
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                KafkaNotifierChild.class.getName()));
         cmd.addAll(List.of(args));
         stderr = Files.createTempFile("viper-kafka-child-", ".err");
         process = new ProcessBuilder(cmd).redirectError(stderr.toFile()).start();
-        Thread reader = Thread.ofPlatform().daemon(true).name("child-" + process.pid()).start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    synchronized (all) {
-                        all.add(line);
+        Thread reader = Thread.ofPlatform()
+                .daemon(true)
+                .name("child-" + process.pid())
+                .start(() -> {
+                    try (BufferedReader r = new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = r.readLine()) != null) {
+                            synchronized (all) {
+                                all.add(line);
+                            }
+                            lines.add(line);
+                        }
+                    } catch (IOException e) {
+                        lines.add("EOF " + e);
                     }
-                    lines.add(line);
-                }
-            } catch (IOException e) {
-                lines.add("EOF " + e);
-            }
-        });
+                });
         reader.setUncaughtExceptionHandler((t, e) -> lines.add("EOF " + e));
     }
 
@@ -52,8 +65,8 @@ final class ChildJvm implements AutoCloseable {
             long left = deadline - System.nanoTime();
             String line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
             if (line == null) {
-                throw new AssertionError("child " + process.pid() + " printed no '" + prefix + "' line within " + seconds
-                        + " s; its output: " + output() + "; stderr tail: " + stderrTail());
+                throw new AssertionError("child " + process.pid() + " printed no '" + prefix + "' line within "
+                        + seconds + " s; its output: " + output() + "; stderr tail: " + stderrTail());
             }
             if (line.startsWith(prefix)) {
                 return line;
@@ -76,7 +89,8 @@ final class ChildJvm implements AutoCloseable {
     /** Waits for the process to end; returns its exit code. */
     int waitFor(long seconds) throws InterruptedException {
         if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-            throw new AssertionError("child " + process.pid() + " did not exit within " + seconds + " s; stderr tail: " + stderrTail());
+            throw new AssertionError(
+                    "child " + process.pid() + " did not exit within " + seconds + " s; stderr tail: " + stderrTail());
         }
         return process.exitValue();
     }

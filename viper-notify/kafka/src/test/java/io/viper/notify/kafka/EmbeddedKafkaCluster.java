@@ -28,12 +28,11 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * A KRaft Kafka cluster inside the test JVM: {@code nodes} combined broker+controller nodes on free
- * loopback ports, log directories under a temporary directory, a small footprint (few threads, a
- * small cleaner buffer), each with a PLAINTEXT listener and a SASL_PLAINTEXT one (mechanism PLAIN).
- * {@link #stop()} and {@link #start()} restart every node on the same ports
- * with the same data, as a broker restart does. Topic auto-creation is off, so that tests see what
- * the notifier creates.
+ * A KRaft Kafka cluster inside the test JVM: {@code nodes} combined broker+controller nodes on free loopback ports, log
+ * directories under a temporary directory, a small footprint (few threads, a small cleaner buffer), each with a
+ * PLAINTEXT listener and a SASL_PLAINTEXT one (mechanism PLAIN). {@link #stop()} and {@link #start()} restart every
+ * node on the same ports with the same data, as a broker restart does. Topic auto-creation is off, so that tests see
+ * what the notifier creates.
  *
  * <p>Usage: {@code try (var kafka = EmbeddedKafkaCluster.start(1)) { kafka.bootstrapServers(); }}
  */
@@ -79,13 +78,20 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
             p.setProperty("process.roles", "broker,controller");
             p.setProperty("node.id", Integer.toString(i + 1));
             p.setProperty("controller.quorum.voters", voters.toString());
-            p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",SASL://127.0.0.1:" + saslPorts[i]
-                    + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
-            p.setProperty("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",SASL://127.0.0.1:" + saslPorts[i]);
-            p.setProperty("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
+            p.setProperty(
+                    "listeners",
+                    "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",SASL://127.0.0.1:" + saslPorts[i]
+                            + ",CONTROLLER://127.0.0.1:" + controllerPorts[i]);
+            p.setProperty(
+                    "advertised.listeners",
+                    "PLAINTEXT://127.0.0.1:" + brokerPorts[i] + ",SASL://127.0.0.1:" + saslPorts[i]);
+            p.setProperty(
+                    "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
             p.setProperty("sasl.enabled.mechanisms", "PLAIN");
-            p.setProperty("listener.name.sasl.plain.sasl.jaas.config",
-                    "org.apache.kafka.common.security.plain.PlainLoginModule required user_" + SASL_USER + "=\"" + SASL_PASSWORD + "\";");
+            p.setProperty(
+                    "listener.name.sasl.plain.sasl.jaas.config",
+                    "org.apache.kafka.common.security.plain.PlainLoginModule required user_" + SASL_USER + "=\""
+                            + SASL_PASSWORD + "\";");
             p.setProperty("controller.listener.names", "CONTROLLER");
             p.setProperty("inter.broker.listener.name", "PLAINTEXT");
             p.setProperty("log.dirs", dir.resolve("node-" + (i + 1)).toString());
@@ -122,16 +128,21 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     }
 
     /**
-     * Sets Kafka's own loggers (slf4j routed to java.util.logging) to WARNING, and the client's
-     * connection warnings to SEVERE.
+     * Sets Kafka's own loggers (slf4j routed to java.util.logging) to WARNING, and the client's connection warnings to
+     * SEVERE.
      */
     public static void quietLogs() {
         synchronized (QUIET) {
             if (!QUIET.isEmpty()) {
                 return;
             }
-            for (String name : List.of("org.apache.kafka", "kafka", "state.change.logger", "org.testcontainers",
-                    "com.github.dockerjava", "tc")) {
+            for (String name : List.of(
+                    "org.apache.kafka",
+                    "kafka",
+                    "state.change.logger",
+                    "org.testcontainers",
+                    "com.github.dockerjava",
+                    "tc")) {
                 Logger l = Logger.getLogger(name);
                 l.setLevel(Level.WARNING);
                 QUIET.add(l);
@@ -153,10 +164,12 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
                 throw new UncheckedIOException(e);
             }
             ByteArrayOutputStream buf = new ByteArrayOutputStream();
-            int rc = StorageTool.execute(new String[] {"format", "-t", clusterId, "-c", file.toString()},
+            int rc = StorageTool.execute(
+                    new String[] {"format", "-t", clusterId, "-c", file.toString()},
                     new PrintStream(buf, true, StandardCharsets.UTF_8));
             if (rc != 0) {
-                throw new IllegalStateException("formatting Kafka storage failed (" + rc + "): " + buf.toString(StandardCharsets.UTF_8));
+                throw new IllegalStateException(
+                        "formatting Kafka storage failed (" + rc + "): " + buf.toString(StandardCharsets.UTF_8));
             }
         }
     }
@@ -205,8 +218,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     }
 
     /**
-     * The SASL_PLAINTEXT listeners (mechanism PLAIN, user {@value #SASL_USER}, password
-     * {@value #SASL_PASSWORD}) as {@code bootstrap.servers}.
+     * The SASL_PLAINTEXT listeners (mechanism PLAIN, user {@value #SASL_USER}, password {@value #SASL_PASSWORD}) as
+     * {@code bootstrap.servers}.
      */
     public String saslBootstrapServers() {
         StringBuilder b = new StringBuilder();
@@ -240,7 +253,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
                     }
                 }
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("Kafka brokers " + bootstrapServers() + " did not all register within " + timeout);
+                    throw new IllegalStateException(
+                            "Kafka brokers " + bootstrapServers() + " did not all register within " + timeout);
                 }
                 Thread.sleep(100);
             }

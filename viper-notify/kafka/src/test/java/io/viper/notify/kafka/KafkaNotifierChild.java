@@ -10,8 +10,8 @@ import java.net.URI;
 import java.util.Map;
 
 /**
- * A child process of the Kafka notifier integration tests: opens {@code kafka://} through the
- * provider as a producer or a consumer and reports on stdout, one line per event.
+ * A child process of the Kafka notifier integration tests: opens {@code kafka://} through the provider as a producer or
+ * a consumer and reports on stdout, one line per event.
  *
  * <pre>
  * consumer URI MODEL      prints READY once subscribed, then "MANIFEST model version locations..."
@@ -21,8 +21,7 @@ import java.util.Map;
  * </pre>
  */
 public final class KafkaNotifierChild {
-    private KafkaNotifierChild() {
-    }
+    private KafkaNotifierChild() {}
 
     /** Entry point; see the class comment. */
     public static void main(String[] args) throws IOException {

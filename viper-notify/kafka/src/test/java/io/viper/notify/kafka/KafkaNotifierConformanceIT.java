@@ -17,9 +17,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The notifier conformance suite against {@code kafka://}, on one in-process KRaft broker shared by
- * the tests of this class (each test uses its own model names). Malformed input is written with a
- * raw Kafka producer, bypassing the manifest codec.
+ * The notifier conformance suite against {@code kafka://}, on one in-process KRaft broker shared by the tests of this
+ * class (each test uses its own model names). Malformed input is written with a raw Kafka producer, bypassing the
+ * manifest codec.
  */
 class KafkaNotifierConformanceIT extends NotifierConformanceSuite {
     private static final String TOPIC = "viper.conformance";

@@ -19,10 +19,9 @@ import org.testcontainers.kafka.KafkaContainer;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * {@link KafkaNotifierITBase} against a Kafka broker in a container (Testcontainers, image
- * {@value #IMAGE}). Skipped, with the reason in the report, where no Docker engine answers. The
- * container's Kafka port is bound to a fixed host port so that a stop and start of the container (the
- * broker-restart tests) keeps the address the clients know.
+ * {@link KafkaNotifierITBase} against a Kafka broker in a container (Testcontainers, image {@value #IMAGE}). Skipped,
+ * with the reason in the report, where no Docker engine answers. The container's Kafka port is bound to a fixed host
+ * port so that a stop and start of the container (the broker-restart tests) keeps the address the clients know.
  */
 class KafkaNotifierContainerIT extends KafkaNotifierITBase {
     static final String IMAGE = "apache/kafka:4.1.1";
@@ -50,8 +49,10 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
     /** Skips each test, with the reason, where no Docker engine answers. */
     @BeforeEach
     void requireDocker() {
-        Assumptions.assumeTrue(docker, "no Docker engine is reachable from this machine, so the Testcontainers variant of the"
-                + " Kafka notifier tests is skipped; KafkaNotifierEmbeddedIT runs the same tests on an in-process KRaft broker");
+        Assumptions.assumeTrue(
+                docker,
+                "no Docker engine is reachable from this machine, so the Testcontainers variant of the"
+                        + " Kafka notifier tests is skipped; KafkaNotifierEmbeddedIT runs the same tests on an in-process KRaft broker");
     }
 
     @AfterAll
@@ -68,7 +69,10 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
 
     @Override
     protected void stopBroker() {
-        kafka.getDockerClient().stopContainerCmd(kafka.getContainerId()).withTimeout(20).exec();
+        kafka.getDockerClient()
+                .stopContainerCmd(kafka.getContainerId())
+                .withTimeout(20)
+                .exec();
     }
 
     @Override
@@ -84,7 +88,8 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
                     return;
                 } catch (ExecutionException | TimeoutException e) {
                     if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("the Kafka container did not answer within 90 s after its restart", e);
+                        throw new IllegalStateException(
+                                "the Kafka container did not answer within 90 s after its restart", e);
                     }
                     Thread.sleep(500);
                 }

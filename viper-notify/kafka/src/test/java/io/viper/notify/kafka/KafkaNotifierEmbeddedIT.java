@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link KafkaNotifierITBase} against one in-process KRaft broker ({@link EmbeddedKafkaCluster}),
- * plus the passthrough of security settings against its SASL listener.
+ * {@link KafkaNotifierITBase} against one in-process KRaft broker ({@link EmbeddedKafkaCluster}), plus the passthrough
+ * of security settings against its SASL listener.
  */
 class KafkaNotifierEmbeddedIT extends KafkaNotifierITBase {
     private static EmbeddedKafkaCluster kafka;
@@ -60,13 +60,17 @@ class KafkaNotifierEmbeddedIT extends KafkaNotifierITBase {
     @Test
     void securitySettingsFromAPropertiesFileReachTheClients(@TempDir Path dir) throws Exception {
         Path good = dir.resolve("client.properties");
-        Files.writeString(good, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-                + "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
-                + EmbeddedKafkaCluster.SASL_USER + "\" password=\"" + EmbeddedKafkaCluster.SASL_PASSWORD + "\";\n");
+        Files.writeString(
+                good,
+                "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                        + "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+                        + EmbeddedKafkaCluster.SASL_USER + "\" password=\"" + EmbeddedKafkaCluster.SASL_PASSWORD
+                        + "\";\n");
         URI uri = URI.create("kafka://" + kafka.saslBootstrapServers() + "?topic=viper.sasl");
-        ViperConfig config = ViperConfig.of(Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000"));
+        ViperConfig config = ViperConfig.of(
+                Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000"));
         try (Notifier producer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.PRODUCER, config);
-             Notifier consumer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {
+                Notifier consumer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {
             producer.publish(TestManifests.manifest("secure", 1, "tcp://127.0.0.1:1"));
             BlockingQueue<Manifest> got = new LinkedBlockingQueue<>();
             try (Notifier.Subscription s = consumer.subscribe("secure", got::add)) {
@@ -76,11 +80,18 @@ class KafkaNotifierEmbeddedIT extends KafkaNotifierITBase {
             }
         }
         // the same file with a kafka.* key overriding the password: the broker refuses, and the error says so
-        ViperConfig wrong = ViperConfig.of(Map.of("viper.kafka.properties.file", good.toString(), "viper.notify.timeout.ms", "15000",
-                "kafka.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+        ViperConfig wrong = ViperConfig.of(Map.of(
+                "viper.kafka.properties.file",
+                good.toString(),
+                "viper.notify.timeout.ms",
+                "15000",
+                "kafka.sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
                         + EmbeddedKafkaCluster.SASL_USER + "\" password=\"wrong\";"));
         try (Notifier producer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.PRODUCER, wrong)) {
-            ViperException e = assertThrows(ViperException.class, () -> producer.publish(TestManifests.manifest("secure", 2, "tcp://127.0.0.1:1")));
+            ViperException e = assertThrows(
+                    ViperException.class,
+                    () -> producer.publish(TestManifests.manifest("secure", 2, "tcp://127.0.0.1:1")));
             assertFalse(e.isRetriable(), "bad credentials are not worth retrying: " + e.getMessage());
             assertTrue(e.getMessage().contains("Authentication"), e.getMessage());
         }

@@ -40,10 +40,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Kafka notifier's integration tests, written once and run against each kind of broker: an
- * in-process KRaft broker ({@link KafkaNotifierEmbeddedIT}) and a Testcontainers Kafka
- * ({@link KafkaNotifierContainerIT}, skipped where no Docker engine answers). Subclasses say where
- * the broker is and how to stop and start it on the same address.
+ * The Kafka notifier's integration tests, written once and run against each kind of broker: an in-process KRaft broker
+ * ({@link KafkaNotifierEmbeddedIT}) and a Testcontainers Kafka ({@link KafkaNotifierContainerIT}, skipped where no
+ * Docker engine answers). Subclasses say where the broker is and how to stop and start it on the same address.
  */
 abstract class KafkaNotifierITBase {
     private static final long WAIT = 40;
@@ -76,7 +75,8 @@ abstract class KafkaNotifierITBase {
     }
 
     private Notifier open(String topic, NotifierProvider.Role role, long timeoutMs) {
-        Notifier n = new KafkaNotifierProvider().open(uri(topic), role, ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs))));
+        Notifier n = new KafkaNotifierProvider()
+                .open(uri(topic), role, ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs))));
         closeables.add(n);
         return n;
     }
@@ -132,7 +132,8 @@ abstract class KafkaNotifierITBase {
     private KafkaProducer<byte[], byte[]> rawProducer() {
         Properties p = new Properties();
         p.setProperty(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-        KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        KafkaProducer<byte[], byte[]> raw =
+                new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
         closeables.add(raw);
         return raw;
     }
@@ -152,8 +153,12 @@ abstract class KafkaNotifierITBase {
             c.await("READY", 60);
         }
         try (ChildJvm producer = new ChildJvm("producer", uri, model, "5")) {
-            assertEquals(0, producer.waitFor(90), "producer exit code; output " + producer.output() + "; stderr " + producer.stderrTail());
-            assertEquals(6, producer.output("PUBLISHED").size(), "every publish was acknowledged: " + producer.output());
+            assertEquals(
+                    0,
+                    producer.waitFor(90),
+                    "producer exit code; output " + producer.output() + "; stderr " + producer.stderrTail());
+            assertEquals(
+                    6, producer.output("PUBLISHED").size(), "every publish was acknowledged: " + producer.output());
         }
         for (ChildJvm c : consumers) {
             String line = c.await("MANIFEST " + model + " 5 ", WAIT);
@@ -172,7 +177,9 @@ abstract class KafkaNotifierITBase {
         try (ChildJvm late = new ChildJvm("consumer", uri, model)) {
             late.await("READY", 60);
             String first = late.await("MANIFEST", WAIT);
-            assertEquals("MANIFEST " + model + " 5 tcp://127.0.0.1:45 " + pfs(model, 5), first,
+            assertEquals(
+                    "MANIFEST " + model + " 5 tcp://127.0.0.1:45 " + pfs(model, 5),
+                    first,
                     "a late consumer gets the latest manifest first, not the history");
             Thread.sleep(500);
             assertEquals(1, late.output("MANIFEST").size(), "nothing older follows: " + late.output());
@@ -191,10 +198,14 @@ abstract class KafkaNotifierITBase {
 
         stopBroker();
         try {
-            RetriableViperException e = assertThrows(RetriableViperException.class,
-                    () -> producer.publish(manifest(model, 2, "tcp://127.0.0.1:1")), "publish while the broker is down");
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
+                    () -> producer.publish(manifest(model, 2, "tcp://127.0.0.1:1")),
+                    "publish while the broker is down");
             assertTrue(e.getMessage().contains(model + " v2"), "the error names the manifest: " + e.getMessage());
-            assertTrue(rec.problem("unreachable").contains(bootstrapServers()), "the consumer reports the broker as unreachable");
+            assertTrue(
+                    rec.problem("unreachable").contains(bootstrapServers()),
+                    "the consumer reports the broker as unreachable");
         } finally {
             startBroker();
         }
@@ -205,7 +216,8 @@ abstract class KafkaNotifierITBase {
                 producer.publish(manifest(model, 3, "tcp://127.0.0.1:1"));
                 break;
             } catch (RetriableViperException e) {
-                assertTrue(System.nanoTime() < deadline, "publish did not succeed after the restart: " + e.getMessage());
+                assertTrue(
+                        System.nanoTime() < deadline, "publish did not succeed after the restart: " + e.getMessage());
             }
         }
         Manifest m = rec.next();
@@ -239,7 +251,9 @@ abstract class KafkaNotifierITBase {
         Recorder late = subscribe(open(topic, NotifierProvider.Role.CONSUMER, 10_000), model);
         assertEquals(3, late.next().version());
         assertArrayEquals(v3, late.data.get(3L));
-        assertThrows(IllegalArgumentException.class, () -> producer.publish(manifest(model, 4, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[5])));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> producer.publish(manifest(model, 4, "tcp://127.0.0.1:1"), MemorySegment.ofArray(new byte[5])));
     }
 
     @Test
@@ -254,7 +268,9 @@ abstract class KafkaNotifierITBase {
         try {
             Notifier consumer = open(topic, NotifierProvider.Role.CONSUMER, 2_000);
             rec = subscribe(consumer, model);
-            assertTrue(rec.problem("unreachable").contains(bootstrapServers()), "the consumer says the broker is unreachable");
+            assertTrue(
+                    rec.problem("unreachable").contains(bootstrapServers()),
+                    "the consumer says the broker is unreachable");
             assertNull(rec.manifests.poll(200, TimeUnit.MILLISECONDS));
         } finally {
             startBroker();
@@ -281,7 +297,10 @@ abstract class KafkaNotifierITBase {
                 new ProducerRecord<>(topic, key, new byte[] {0, 1, 2, (byte) 0xff}),
                 new ProducerRecord<>(topic, key, "{\"format\":4,\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8)),
                 new ProducerRecord<>(topic, key, otherModel),
-                new ProducerRecord<>(topic, new byte[] {(byte) 0xff, '/', '.'}, ManifestCodec.encode(manifest(model, 5, "tcp://127.0.0.1:1"))),
+                new ProducerRecord<>(
+                        topic,
+                        new byte[] {(byte) 0xff, '/', '.'},
+                        ManifestCodec.encode(manifest(model, 5, "tcp://127.0.0.1:1"))),
                 new ProducerRecord<>(topic, key, ManifestCodec.encode(manifest(model, 1, "tcp://127.0.0.1:1"))));
         for (ProducerRecord<byte[], byte[]> r : bad) {
             raw.send(r).get(WAIT, TimeUnit.SECONDS);
@@ -289,10 +308,13 @@ abstract class KafkaNotifierITBase {
         producer.publish(manifest(model, 3, "tcp://127.0.0.1:1"));
         assertEquals(3, rec.next().version(), "a good manifest after bad records arrives; the older v1 was ignored");
         assertNull(rec.manifests.poll(300, TimeUnit.MILLISECONDS), "no malformed record reached the listener");
-        assertTrue(rec.problem("not valid JSON").contains(topic + "/0@"), "the problem names topic, partition and offset");
+        assertTrue(
+                rec.problem("not valid JSON").contains(topic + "/0@"), "the problem names topic, partition and offset");
         assertTrue(rec.problem("format 4 is not supported").contains(topic));
         assertTrue(rec.problem("does not match the manifest's model").contains(model));
-        assertTrue(rec.problem("key is not a valid model name").contains(topic), "a record with a bad key is reported to every subscription");
+        assertTrue(
+                rec.problem("key is not a valid model name").contains(topic),
+                "a record with a bad key is reported to every subscription");
 
         // a consumer that starts now skips the same records and gets v3 first
         Notifier late = open(topic, NotifierProvider.Role.CONSUMER, 10_000);
@@ -317,13 +339,27 @@ abstract class KafkaNotifierITBase {
         p.setProperty(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         try (Admin admin = Admin.create(p)) {
             ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            Config config = admin.describeConfigs(List.of(res)).all().get(WAIT, TimeUnit.SECONDS).get(res);
+            Config config = admin.describeConfigs(List.of(res))
+                    .all()
+                    .get(WAIT, TimeUnit.SECONDS)
+                    .get(res);
             assertEquals("compact", config.get("cleanup.policy").value());
-            int brokers = admin.describeCluster().nodes().get(WAIT, TimeUnit.SECONDS).size();
+            int brokers =
+                    admin.describeCluster().nodes().get(WAIT, TimeUnit.SECONDS).size();
             int rf = Math.min(3, brokers);
-            assertEquals(Integer.toString(Math.max(1, rf - 1)), config.get("min.insync.replicas").value());
-            assertEquals(rf, admin.describeTopics(List.of(topic)).allTopicNames().get(WAIT, TimeUnit.SECONDS)
-                    .get(topic).partitions().get(0).replicas().size());
+            assertEquals(
+                    Integer.toString(Math.max(1, rf - 1)),
+                    config.get("min.insync.replicas").value());
+            assertEquals(
+                    rf,
+                    admin.describeTopics(List.of(topic))
+                            .allTopicNames()
+                            .get(WAIT, TimeUnit.SECONDS)
+                            .get(topic)
+                            .partitions()
+                            .get(0)
+                            .replicas()
+                            .size());
         }
     }
 }

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 
 /**
- * deploy/kafka/kafka.sh for real: start a single-node KRaft broker from Maven jars in a temporary
- * state directory, check status and idempotent start, publish and consume through it with the
- * Kafka notifier, stop it, and check that status then says it is not running.
+ * deploy/kafka/kafka.sh for real: start a single-node KRaft broker from Maven jars in a temporary state directory,
+ * check status and idempotent start, publish and consume through it with the Kafka notifier, stop it, and check that
+ * status then says it is not running.
  */
 @EnabledOnOs(OS.LINUX)
 class KafkaScriptIT {
@@ -37,8 +37,7 @@ class KafkaScriptIT {
         EmbeddedKafkaCluster.quietLogs();
     }
 
-    private record Result(int code, String output) {
-    }
+    private record Result(int code, String output) {}
 
     private static Result run(Path script, Path home, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("bash", script.toString()));
@@ -61,7 +60,8 @@ class KafkaScriptIT {
             if (port < 1024 || port > 65000) {
                 continue;
             }
-            try (ServerSocket next = new ServerSocket(port + 1); ServerSocket first = new ServerSocket(port)) {
+            try (ServerSocket next = new ServerSocket(port + 1);
+                    ServerSocket first = new ServerSocket(port)) {
                 return port;
             } catch (IOException taken) {
                 // try another
@@ -93,12 +93,15 @@ class KafkaScriptIT {
 
             Result status = run(script, home, "status");
             assertEquals(0, status.code(), status.output());
-            assertTrue(status.output().contains("kafka node 1 running (pid") && status.output().contains("127.0.0.1:" + port), status.output());
+            assertTrue(
+                    status.output().contains("kafka node 1 running (pid")
+                            && status.output().contains("127.0.0.1:" + port),
+                    status.output());
 
             URI uri = URI.create("kafka://127.0.0.1:" + port + "?topic=viper.script");
             ViperConfig config = ViperConfig.of(Map.of("viper.notify.timeout.ms", "30000"));
             try (Notifier producer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.PRODUCER, config);
-                 Notifier consumer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {
+                    Notifier consumer = new KafkaNotifierProvider().open(uri, NotifierProvider.Role.CONSUMER, config)) {
                 producer.publish(TestManifests.manifest("script", 1, "tcp://127.0.0.1:1"));
                 producer.publish(TestManifests.manifest("script", 2, "tcp://127.0.0.1:1"));
                 BlockingQueue<Manifest> got = new LinkedBlockingQueue<>();

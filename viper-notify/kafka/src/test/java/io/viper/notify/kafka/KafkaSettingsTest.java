@@ -65,9 +65,16 @@ class KafkaSettingsTest {
                 sasl.mechanism=PLAIN
                 ssl.truststore.location=/etc/kafka/truststore.jks
                 """);
-        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.kafka.properties.file", file.toString(),
-                "kafka.sasl.mechanism", "SCRAM-SHA-512", "viper.notify.timeout.ms", "5000")));
-        for (Properties p : new Properties[] {s.producerProperties(URI_, "x"), s.consumerProperties(URI_, "x"), s.adminProperties(URI_, "x")}) {
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of(
+                "viper.kafka.properties.file",
+                file.toString(),
+                "kafka.sasl.mechanism",
+                "SCRAM-SHA-512",
+                "viper.notify.timeout.ms",
+                "5000")));
+        for (Properties p : new Properties[] {
+            s.producerProperties(URI_, "x"), s.consumerProperties(URI_, "x"), s.adminProperties(URI_, "x")
+        }) {
             assertEquals("SASL_SSL", p.getProperty("security.protocol"));
             assertEquals("SCRAM-SHA-512", p.getProperty("sasl.mechanism"), "a kafka.* key overrides the file");
             assertEquals("/etc/kafka/truststore.jks", p.getProperty("ssl.truststore.location"));
@@ -83,9 +90,15 @@ class KafkaSettingsTest {
         Properties producer = s.producerProperties(URI_, "x");
         Properties consumer = s.consumerProperties(URI_, "x");
         Properties admin = s.adminProperties(URI_, "x");
-        for (var c : new Object[][] {{producer, "max.block.ms"}, {producer, "request.timeout.ms"}, {producer, "delivery.timeout.ms"},
-                {consumer, "default.api.timeout.ms"}, {consumer, "request.timeout.ms"}, {admin, "default.api.timeout.ms"},
-                {admin, "request.timeout.ms"}}) {
+        for (var c : new Object[][] {
+            {producer, "max.block.ms"},
+            {producer, "request.timeout.ms"},
+            {producer, "delivery.timeout.ms"},
+            {consumer, "default.api.timeout.ms"},
+            {consumer, "request.timeout.ms"},
+            {admin, "default.api.timeout.ms"},
+            {admin, "request.timeout.ms"}
+        }) {
             long ms = Long.parseLong(((Properties) c[0]).getProperty((String) c[1]));
             assertTrue(ms > 0 && ms <= 5000, c[1] + " = " + ms);
         }
@@ -96,15 +109,21 @@ class KafkaSettingsTest {
     void kafkaAcceptsTheClientSettingsAtEveryNotifyTimeout(long timeoutMs) {
         // viper.notify.timeout.ms=500 (publish --timeout 500ms gives it) made Kafka refuse the admin client:
         // its default.api.timeout.ms (500) was under its request.timeout.ms (1000)
-        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs))));
+        KafkaSettings s =
+                KafkaSettings.from(ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs))));
         assertKafkaCreatesEveryClient(s);
     }
 
     @ParameterizedTest
     @ValueSource(longs = {1, 30_000})
     void passedThroughWaitsRaiseTheTimeoutsKafkaChecksAgainstThem(long timeoutMs) {
-        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.notify.timeout.ms", Long.toString(timeoutMs),
-                "kafka.linger.ms", "50", "kafka.request.timeout.ms", "60000")));
+        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of(
+                "viper.notify.timeout.ms",
+                Long.toString(timeoutMs),
+                "kafka.linger.ms",
+                "50",
+                "kafka.request.timeout.ms",
+                "60000")));
         assertEquals("60050", s.producerProperties(URI_, "x").getProperty("delivery.timeout.ms"));
         assertEquals("60000", s.adminProperties(URI_, "x").getProperty("default.api.timeout.ms"));
         assertKafkaCreatesEveryClient(s);
@@ -119,10 +138,12 @@ class KafkaSettingsTest {
     /** Creates each client against a closed port and closes it: Kafka's constructors refuse inconsistent timeouts. */
     private static void assertKafkaCreatesEveryClient(KafkaSettings s) {
         KafkaUri nowhere = KafkaUri.parse(URI.create("kafka://127.0.0.1:1"));
-        try (var producer = new KafkaProducer<String, byte[]>(s.producerProperties(nowhere, "settings-test-producer"))) {
+        try (var producer =
+                new KafkaProducer<String, byte[]>(s.producerProperties(nowhere, "settings-test-producer"))) {
             producer.close(Duration.ZERO);
         }
-        try (var consumer = new KafkaConsumer<byte[], byte[]>(s.consumerProperties(nowhere, "settings-test-consumer"))) {
+        try (var consumer =
+                new KafkaConsumer<byte[], byte[]>(s.consumerProperties(nowhere, "settings-test-consumer"))) {
             consumer.close(CloseOptions.timeout(Duration.ZERO));
         }
         try (Admin admin = Admin.create(s.adminProperties(nowhere, "settings-test-admin"))) {
@@ -132,7 +153,8 @@ class KafkaSettingsTest {
 
     @Test
     void producerOnlySettingsGoToTheProducerOnly() {
-        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("kafka.linger.ms", "5", "kafka.fetch.min.bytes", "10")));
+        KafkaSettings s =
+                KafkaSettings.from(ViperConfig.of(Map.of("kafka.linger.ms", "5", "kafka.fetch.min.bytes", "10")));
         assertEquals("5", s.producerProperties(URI_, "x").getProperty("linger.ms"));
         assertFalse(s.consumerProperties(URI_, "x").containsKey("linger.ms"));
         assertEquals("10", s.consumerProperties(URI_, "x").getProperty("fetch.min.bytes"));
@@ -142,26 +164,45 @@ class KafkaSettingsTest {
     @Test
     void missingPropertiesFileIsNamed(@TempDir Path dir) {
         String missing = dir.resolve("nope.properties").toString();
-        ViperConfigException e = assertThrows(ViperConfigException.class,
-                () -> ViperConfig.of(Map.of("viper.kafka.properties.file", missing)));
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.kafka.properties.file", missing)));
         assertTrue(e.getMessage().contains(missing) && e.getMessage().contains("does not exist"), e.getMessage());
     }
 
     @Test
     void settingsViperOwnsCannotBeOverridden() {
-        for (String key : new String[] {"kafka.enable.idempotence", "kafka.acks", "kafka.group.id", "kafka.bootstrap.servers", "kafka.value.serializer"}) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaSettings.from(ViperConfig.of(Map.of(key, "x"))));
-            assertTrue(e.getMessage().contains(key.substring(6)) && e.getMessage().contains("cannot be overridden"), e.getMessage());
+        for (String key : new String[] {
+            "kafka.enable.idempotence",
+            "kafka.acks",
+            "kafka.group.id",
+            "kafka.bootstrap.servers",
+            "kafka.value.serializer"
+        }) {
+            ViperConfigException e = assertThrows(
+                    ViperConfigException.class, () -> KafkaSettings.from(ViperConfig.of(Map.of(key, "x"))));
+            assertTrue(
+                    e.getMessage().contains(key.substring(6)) && e.getMessage().contains("cannot be overridden"),
+                    e.getMessage());
         }
     }
 
     @Test
     void badValuesAndUnknownViperKafkaKeysAreNamedWhenTheConfigurationIsBuilt() {
-        assertMessage(Map.of("viper.notify.timeout.ms", "0"), "invalid value '0' for viper.notify.timeout.ms: must be at least 1");
-        assertMessage(Map.of("viper.notify.timeout.ms", "soon"), "invalid value 'soon' for viper.notify.timeout.ms: not an integer");
-        assertMessage(Map.of("viper.kafka.partitions", "-1"), "invalid value '-1' for viper.kafka.partitions: must be at least 1");
-        assertMessage(Map.of("viper.kafka.replication.factor", "40000"), "invalid value '40000' for viper.kafka.replication.factor: must be at most 32767");
-        assertMessage(Map.of("viper.kafka.partitons", "2"), "unknown configuration key viper.kafka.partitons (did you mean viper.kafka.partitions?)");
+        assertMessage(
+                Map.of("viper.notify.timeout.ms", "0"),
+                "invalid value '0' for viper.notify.timeout.ms: must be at least 1");
+        assertMessage(
+                Map.of("viper.notify.timeout.ms", "soon"),
+                "invalid value 'soon' for viper.notify.timeout.ms: not an integer");
+        assertMessage(
+                Map.of("viper.kafka.partitions", "-1"),
+                "invalid value '-1' for viper.kafka.partitions: must be at least 1");
+        assertMessage(
+                Map.of("viper.kafka.replication.factor", "40000"),
+                "invalid value '40000' for viper.kafka.replication.factor: must be at most 32767");
+        assertMessage(
+                Map.of("viper.kafka.partitons", "2"),
+                "unknown configuration key viper.kafka.partitons (did you mean viper.kafka.partitions?)");
         assertMessage(Map.of("kafka.", "2"), "configuration key 'kafka.' is neither");
     }
 
@@ -174,7 +215,8 @@ class KafkaSettingsTest {
     void declaresItsKeysAndReadsThemTyped() {
         assertEquals(KafkaConfig.KEYS, new KafkaNotifierProvider().configKeys());
         assertTrue(ViperConfig.keys().containsAll(KafkaConfig.KEYS));
-        KafkaSettings s = KafkaSettings.from(ViperConfig.of(Map.of("viper.kafka.partitions", "3", "viper.kafka.replication.factor", "2")));
+        KafkaSettings s = KafkaSettings.from(
+                ViperConfig.of(Map.of("viper.kafka.partitions", "3", "viper.kafka.replication.factor", "2")));
         assertEquals(3, s.partitions());
         assertEquals(2, s.replicationFactor());
     }
@@ -191,25 +233,33 @@ class KafkaSettingsTest {
 
     @Test
     void providerIsFoundByScheme() {
-        NotifierProvider found = ServiceLoader.load(NotifierProvider.class).stream().map(ServiceLoader.Provider::get)
-                .filter(p -> p.scheme().equals("kafka")).findFirst().orElseThrow();
+        NotifierProvider found = ServiceLoader.load(NotifierProvider.class).stream()
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.scheme().equals("kafka"))
+                .findFirst()
+                .orElseThrow();
         assertInstanceOf(KafkaNotifierProvider.class, found);
     }
 
     @Test
     void openingNeedsNoBrokerAndReportsTheCanonicalUri() {
         // nothing listens on port 1: opening must not contact the cluster
-        try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, ViperConfig.defaults())) {
+        try (Notifier n = new KafkaNotifierProvider()
+                .open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, ViperConfig.defaults())) {
             assertEquals(URI.create("kafka://127.0.0.1:1?topic=viper.models"), n.uri());
         }
     }
 
     @Test
     void publishWithoutABrokerFailsRetriablyWithinTheTimeout() {
-        try (Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER,
-                ViperConfig.of(Map.of("viper.notify.timeout.ms", "1500")))) {
+        try (Notifier n = new KafkaNotifierProvider()
+                .open(
+                        URI.create("kafka://127.0.0.1:1"),
+                        NotifierProvider.Role.PRODUCER,
+                        ViperConfig.of(Map.of("viper.notify.timeout.ms", "1500")))) {
             long t0 = System.nanoTime();
-            ViperException e = assertThrows(ViperException.class, () -> n.publish(TestManifests.manifest("m", 1, "tcp://127.0.0.1:2")));
+            ViperException e = assertThrows(
+                    ViperException.class, () -> n.publish(TestManifests.manifest("m", 1, "tcp://127.0.0.1:2")));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             assertTrue(e.isRetriable(), "retriable: " + e);
             assertTrue(e.getMessage().contains("127.0.0.1:1"), e.getMessage());
@@ -219,17 +269,23 @@ class KafkaSettingsTest {
 
     @Test
     void badClientSettingsFailAtOpen() {
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> new KafkaNotifierProvider().open(
-                URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.PRODUCER, ViperConfig.of(Map.of("kafka.security.protocol", "NOPE"))));
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class,
+                () -> new KafkaNotifierProvider()
+                        .open(
+                                URI.create("kafka://127.0.0.1:1"),
+                                NotifierProvider.Role.PRODUCER,
+                                ViperConfig.of(Map.of("kafka.security.protocol", "NOPE"))));
         assertTrue(e.getMessage().contains("Kafka producer"), e.getMessage());
     }
 
     @Test
     void closedNotifierRefusesWork() {
-        Notifier n = new KafkaNotifierProvider().open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, ViperConfig.defaults());
+        Notifier n = new KafkaNotifierProvider()
+                .open(URI.create("kafka://127.0.0.1:1"), NotifierProvider.Role.CONSUMER, ViperConfig.defaults());
         n.close();
         n.close();
-        ViperException e = assertThrows(ViperException.class, () -> n.subscribe("m", m -> { }));
+        ViperException e = assertThrows(ViperException.class, () -> n.subscribe("m", m -> {}));
         assertEquals(ViperException.Reason.CLOSED, e.reason());
     }
 }

@@ -25,7 +25,9 @@ class KafkaUriTest {
     @Test
     void parsesAnIpv6Broker() {
         // java.net.URI takes an IPv6 literal only as the sole host of a URI
-        assertEquals(List.of("[::1]:9094"), KafkaUri.parse(URI.create("kafka://[::1]:9094")).brokers());
+        assertEquals(
+                List.of("[::1]:9094"),
+                KafkaUri.parse(URI.create("kafka://[::1]:9094")).brokers());
     }
 
     @Test
@@ -36,37 +38,45 @@ class KafkaUriTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "embedded://h:1                     | is not a kafka URI",
-        "kafka:h:1                          | must start with kafka://",
-        "kafka:///                          | names no broker",
-        "kafka://h                          | has no port",
-        "kafka://h:0                        | invalid port '0'",
-        "kafka://h:65536                    | invalid port '65536'",
-        "kafka://h:x1                       | invalid port 'x1'",
-        "kafka://h:1,,g:2                   | empty broker entry",
-        "kafka://-h:1                       | invalid host name '-h'",
-        "kafka://[::1]                      | has no port",
-        "kafka://u:p@h:1                    | must not carry user info",
-        "kafka://h:1/models                 | must not have a path",
-        "kafka://h:1#frag                   | must not have a fragment",
-        "kafka://h:1?topic=a&topic=b        | 'topic' is given twice",
-        "kafka://h:1?partitions=3           | unknown query parameter 'partitions'",
-        "kafka://h:1?topic=bad/name         | invalid topic name 'bad/name'",
-        "kafka://h:1?topic=..               | invalid topic name '..'",
-        "kafka://h:1?topic=                 | invalid topic name ''",
-        "kafka://h:1?topic                  | malformed query parameter 'topic'",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "embedded://h:1                     | is not a kafka URI",
+                "kafka:h:1                          | must start with kafka://",
+                "kafka:///                          | names no broker",
+                "kafka://h                          | has no port",
+                "kafka://h:0                        | invalid port '0'",
+                "kafka://h:65536                    | invalid port '65536'",
+                "kafka://h:x1                       | invalid port 'x1'",
+                "kafka://h:1,,g:2                   | empty broker entry",
+                "kafka://-h:1                       | invalid host name '-h'",
+                "kafka://[::1]                      | has no port",
+                "kafka://u:p@h:1                    | must not carry user info",
+                "kafka://h:1/models                 | must not have a path",
+                "kafka://h:1#frag                   | must not have a fragment",
+                "kafka://h:1?topic=a&topic=b        | 'topic' is given twice",
+                "kafka://h:1?partitions=3           | unknown query parameter 'partitions'",
+                "kafka://h:1?topic=bad/name         | invalid topic name 'bad/name'",
+                "kafka://h:1?topic=..               | invalid topic name '..'",
+                "kafka://h:1?topic=                 | invalid topic name ''",
+                "kafka://h:1?topic                  | malformed query parameter 'topic'",
+            })
     void refusesWithAMessageNamingTheProblem(String uri, String expected) {
         ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaUri.parse(URI.create(uri)));
-        assertTrue(e.getMessage().contains(expected), "message '" + e.getMessage() + "' should contain '" + expected + "'");
+        assertTrue(
+                e.getMessage().contains(expected),
+                "message '" + e.getMessage() + "' should contain '" + expected + "'");
     }
 
     @Test
     void topicLongerThan249CharactersIsRefused() {
         String topic = "t".repeat(250);
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> KafkaUri.parse(URI.create("kafka://h:1?topic=" + topic)));
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class, () -> KafkaUri.parse(URI.create("kafka://h:1?topic=" + topic)));
         assertTrue(e.getMessage().contains("invalid topic name"), e.getMessage());
-        assertEquals(topic.substring(1), KafkaUri.parse(URI.create("kafka://h:1?topic=" + topic.substring(1))).topic());
+        assertEquals(
+                topic.substring(1),
+                KafkaUri.parse(URI.create("kafka://h:1?topic=" + topic.substring(1)))
+                        .topic());
     }
 }

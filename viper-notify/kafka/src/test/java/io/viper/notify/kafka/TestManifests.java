@@ -14,10 +14,11 @@ import java.util.List;
 
 /** Small manifests for the Kafka notifier tests: one F32 tensor whose hash encodes the version. */
 final class TestManifests {
-    private TestManifests() {
-    }
+    private TestManifests() {}
 
-    /** A manifest of {@code model} v{@code version} offered at {@code locations} ({@code file:} ones in the PFS tier). */
+    /**
+     * A manifest of {@code model} v{@code version} offered at {@code locations} ({@code file:} ones in the PFS tier).
+     */
     static Manifest manifest(String model, long version, String... locations) {
         List<Location> locs = new ArrayList<>();
         for (String l : locations) {
@@ -25,8 +26,15 @@ final class TestManifests {
         }
         var meta = new LinkedHashMap<String, String>();
         meta.put("viper.iteration", Long.toString(version * 100));
-        return new Manifest(model, version, "kafka-it", Manifest.nowMicros(), meta,
-                List.of(new TensorEntry(new TensorInfo("dense.weight", DType.F32, new long[] {4, 4}, 0, 64), new ContentHash(version, 7))),
+        return new Manifest(
+                model,
+                version,
+                "kafka-it",
+                Manifest.nowMicros(),
+                meta,
+                List.of(new TensorEntry(
+                        new TensorInfo("dense.weight", DType.F32, new long[] {4, 4}, 0, 64),
+                        new ContentHash(version, 7))),
                 locs);
     }
 

@@ -8,11 +8,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
 /**
- * {@link GpuProvider} on the CUDA driver API through jcuda 12.6.0. Construction touches no native
- * code; the driver is probed on first use. Without {@code libcuda.so.1} or a device,
- * {@link #unavailableReason()} says so in one line and every other method throws
- * {@link io.viper.errors.ViperException} ({@code UNAVAILABLE}) with it. Thread-safe; every call
- * is synchronous and uses the device's primary context.
+ * {@link GpuProvider} on the CUDA driver API through jcuda 12.6.0. Construction touches no native code; the driver is
+ * probed on first use. Without {@code libcuda.so.1} or a device, {@link #unavailableReason()} says so in one line and
+ * every other method throws {@link io.viper.errors.ViperException} ({@code UNAVAILABLE}) with it. Thread-safe; every
+ * call is synchronous and uses the device's primary context.
  */
 public final class JCudaGpuProvider implements GpuProvider {
     /** Loaded by {@link java.util.ServiceLoader}; CUDA is initialised on first use, not here. */

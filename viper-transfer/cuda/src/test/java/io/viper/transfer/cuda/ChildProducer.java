@@ -34,7 +34,9 @@ final class ChildProducer implements AutoCloseable {
         cmd.add(Long.toString(size));
         cmd.add(Long.toString(seed));
         cmd.add(model);
-        process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        process = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
         String line = out.readLine();

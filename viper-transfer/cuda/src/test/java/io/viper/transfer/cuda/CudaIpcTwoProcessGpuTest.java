@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.viper.ViperConfig;
-import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.hash.ParallelHash64;
 import io.viper.manifest.Location;
@@ -22,7 +21,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** CUDA IPC between two processes: the consumer maps the producer's GPU buffer and copies device to device under a lease. */
+/**
+ * CUDA IPC between two processes: the consumer maps the producer's GPU buffer and copies device to device under a
+ * lease.
+ */
 @Tag("gpu")
 class CudaIpcTwoProcessGpuTest {
     private static final long SIZE = (96L << 20) + 5;
@@ -36,22 +38,27 @@ class CudaIpcTwoProcessGpuTest {
     @Test
     void consumerCopiesTheProducersGpuBufferDeviceToDevice() throws Exception {
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("ipc", 1, SEED, SIZE);
-             ChildProducer producer = new ChildProducer(SIZE, SEED);
-             TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults());
-             DeviceBuffer dst = GpuTests.GPU.allocate(0, SIZE);
-             Arena arena = Arena.ofConfined()) {
+                ChildProducer producer = new ChildProducer(SIZE, SEED);
+                TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults());
+                DeviceBuffer dst = GpuTests.GPU.allocate(0, SIZE);
+                Arena arena = Arena.ofConfined()) {
             Manifest m = expected.manifest();
             Location loc = new Location(producer.uri, Tier.GPU);
             client.readToDevice(m, loc, List.of(new ByteRange(0, SIZE, 0)), dst);
-            assertEquals(ParallelHash64.toHex(ParallelHash64.hash(expected.data())),
-                    ParallelHash64.toHex(GpuTests.GPU.hash64(0, dst.devicePointer(), SIZE)), "device hash of the received model");
+            assertEquals(
+                    ParallelHash64.toHex(ParallelHash64.hash(expected.data())),
+                    ParallelHash64.toHex(GpuTests.GPU.hash64(0, dst.devicePointer(), SIZE)),
+                    "device hash of the received model");
             GpuTests.assertSame(expected.data(), GpuTests.toHost(dst, 0, SIZE, arena), "received bytes");
             // A second read reuses the mapping; a sub-range lands where asked.
             client.readToDevice(m, loc, List.of(new ByteRange(1000, 4096, 8)), dst);
-            GpuTests.assertSame(expected.data().asSlice(1000, 4096), GpuTests.toHost(dst, 8, 4096, arena), "range read");
+            GpuTests.assertSame(
+                    expected.data().asSlice(1000, 4096), GpuTests.toHost(dst, 8, 4096, arena), "range read");
             assertArrayEquals(new long[] {0, 2}, producer.leases(), "both leases released after the copies");
             Manifest v2 = new Manifest("ipc", 2, "test", 0, new LinkedHashMap<>(), m.tensors(), List.of());
-            assertThrows(ViperNotFoundException.class, () -> client.readToDevice(v2, loc, List.of(new ByteRange(0, 8, 0)), dst),
+            assertThrows(
+                    ViperNotFoundException.class,
+                    () -> client.readToDevice(v2, loc, List.of(new ByteRange(0, 8, 0)), dst),
                     "an unknown version is refused as not found");
         }
     }

@@ -15,7 +15,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** The jcuda GpuProvider on a real GPU: copies both ways and device to device, and the device hash against the host reference. */
+/**
+ * The jcuda GpuProvider on a real GPU: copies both ways and device to device, and the device hash against the host
+ * reference.
+ */
 @Tag("gpu")
 class GpuProviderGpuTest {
     @BeforeEach
@@ -25,7 +28,9 @@ class GpuProviderGpuTest {
 
     @Test
     void copiesRoundTripExactly() {
-        try (Arena arena = Arena.ofConfined(); DeviceBuffer a = GpuTests.GPU.allocate(0, 3 << 20); DeviceBuffer b = GpuTests.GPU.allocate(0, 3 << 20)) {
+        try (Arena arena = Arena.ofConfined();
+                DeviceBuffer a = GpuTests.GPU.allocate(0, 3 << 20);
+                DeviceBuffer b = GpuTests.GPU.allocate(0, 3 << 20)) {
             assertTrue(GpuTests.GPU.deviceCount() >= 1);
             assertTrue(GpuTests.GPU.freeBytes(0) > 0);
             MemorySegment src = arena.allocate(3 << 20, 64);
@@ -33,7 +38,8 @@ class GpuProviderGpuTest {
             GpuTests.GPU.copyToDevice(0, src, a.devicePointer());
             GpuTests.GPU.copyDeviceToDevice(0, a.pointer(1, (3 << 20) - 1), b.devicePointer(), (3 << 20) - 1);
             GpuTests.assertSame(src, GpuTests.toHost(a, 0, 3 << 20, arena), "host -> device -> host");
-            GpuTests.assertSame(src.asSlice(1), GpuTests.toHost(b, 0, (3 << 20) - 1, arena), "device -> device (odd offset)");
+            GpuTests.assertSame(
+                    src.asSlice(1), GpuTests.toHost(b, 0, (3 << 20) - 1, arena), "device -> device (odd offset)");
             // Heap segments go through a bounce buffer.
             byte[] heap = new byte[1000];
             heap[999] = 7;
@@ -48,7 +54,8 @@ class GpuProviderGpuTest {
     @Test
     void pinnedHostMemoryCopiesExactlyAndUnpins() {
         long size = 32L << 20;
-        try (Arena arena = Arena.ofConfined(); DeviceBuffer d = GpuTests.GPU.allocate(0, size)) {
+        try (Arena arena = Arena.ofConfined();
+                DeviceBuffer d = GpuTests.GPU.allocate(0, size)) {
             MemorySegment host = arena.allocate(size, 4096);
             TestStagedCheckpoint.fill(host, 11);
             try (var pin = GpuTests.GPU.pinHost(0, host)) {
@@ -62,28 +69,35 @@ class GpuProviderGpuTest {
             }
             // Unpinned again: pinning the same range a second time succeeds (the driver refuses a double registration).
             GpuTests.GPU.pinHost(0, host).close();
-            assertThrows(IllegalArgumentException.class, () -> GpuTests.GPU.pinHost(0, MemorySegment.ofArray(new byte[8])));
+            assertThrows(
+                    IllegalArgumentException.class, () -> GpuTests.GPU.pinHost(0, MemorySegment.ofArray(new byte[8])));
         }
     }
 
     @Test
     void deviceHashEqualsTheHostReferenceAtEveryAlignmentAndTail() {
         long size = (64L << 20) + 13;
-        try (Arena arena = Arena.ofConfined(); DeviceBuffer d = GpuTests.GPU.allocate(0, size)) {
+        try (Arena arena = Arena.ofConfined();
+                DeviceBuffer d = GpuTests.GPU.allocate(0, size)) {
             MemorySegment host = arena.allocate(size, 64);
             TestStagedCheckpoint.fill(host, 7);
             GpuTests.GPU.copyToDevice(0, host, d.devicePointer());
             for (long off : new long[] {0, 1, 3, 8, 4096}) {
                 for (long len : new long[] {0, 1, 7, 8, 9, 4095, 1 << 20, size - off - 5}) {
                     long expected = ParallelHash64.hash(host.asSlice(off, len));
-                    assertEquals(ParallelHash64.toHex(expected), ParallelHash64.toHex(GpuTests.GPU.hash64(0, d.pointer(off, len), len)),
+                    assertEquals(
+                            ParallelHash64.toHex(expected),
+                            ParallelHash64.toHex(GpuTests.GPU.hash64(0, d.pointer(off, len), len)),
                             "offset " + off + ", length " + len);
                 }
             }
             long before = GpuTests.GPU.hash64(0, d.devicePointer(), size);
             host.set(ValueLayout.JAVA_BYTE, size / 2, (byte) ~host.get(ValueLayout.JAVA_BYTE, size / 2));
             GpuTests.GPU.copyToDevice(0, host.asSlice(size / 2, 1), d.pointer(size / 2, 1));
-            assertNotEquals(before, GpuTests.GPU.hash64(0, d.devicePointer(), size), "one flipped byte changes the device hash");
+            assertNotEquals(
+                    before,
+                    GpuTests.GPU.hash64(0, d.devicePointer(), size),
+                    "one flipped byte changes the device hash");
         }
     }
 }

@@ -8,8 +8,6 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
 import io.viper.spi.DeviceBuffer;
-import io.viper.spi.ReadLease;
-import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.spi.TransportServer;
@@ -26,8 +24,7 @@ import java.util.Optional;
 final class GpuTests {
     static final JCudaGpuProvider GPU = new JCudaGpuProvider();
 
-    private GpuTests() {
-    }
+    private GpuTests() {}
 
     /** Skips the test (with the reason) where CUDA does not work. */
     static void assumeGpu() {
@@ -56,17 +53,18 @@ final class GpuTests {
     }
 
     /**
-     * Reads a host-staged and a GPU-staged version of {@code size} bytes into GPU memory over
-     * {@code provider}, whole and as two ranges crossing 16 MiB chunk boundaries, and checks the bytes
-     * and that every lease was released.
+     * Reads a host-staged and a GPU-staged version of {@code size} bytes into GPU memory over {@code provider}, whole
+     * and as two ranges crossing 16 MiB chunk boundaries, and checks the bytes and that every lease was released.
      */
     static void readsIntoGpuMemoryFromBothKindsOfProducer(TransportProvider provider, long size) {
         try (TestStagedCheckpoint hostOnly = new TestStagedCheckpoint(provider.scheme(), 1, 5, size);
-             DeviceStagedCheckpoint onGpu = deviceStaged(new TestStagedCheckpoint(provider.scheme(), 2, 6, size), 0);
-             TransportServer server = provider.openServer(URI.create(provider.scheme() + "://127.0.0.1:0"), ViperConfig.defaults());
-             TransportClient client = provider.openClient(ViperConfig.defaults());
-             DeviceBuffer dst = GPU.allocate(0, size);
-             Arena arena = Arena.ofConfined()) {
+                DeviceStagedCheckpoint onGpu =
+                        deviceStaged(new TestStagedCheckpoint(provider.scheme(), 2, 6, size), 0);
+                TransportServer server =
+                        provider.openServer(URI.create(provider.scheme() + "://127.0.0.1:0"), ViperConfig.defaults());
+                TransportClient client = provider.openClient(ViperConfig.defaults());
+                DeviceBuffer dst = GPU.allocate(0, size);
+                Arena arena = Arena.ofConfined()) {
             server.expose(hostOnly);
             server.expose(onGpu);
             Location loc = server.location();
@@ -77,7 +75,10 @@ final class GpuTests {
                 long a = (16L << 20) - 10;
                 client.readToDevice(m, loc, List.of(new ByteRange(a, 40, 0), new ByteRange(1, (33L << 20), 40)), dst);
                 assertSame(s.data().asSlice(a, 40), toHost(dst, 0, 40, arena), "v" + m.version() + " range 1");
-                assertSame(s.data().asSlice(1, 33L << 20), toHost(dst, 40, 33L << 20, arena), "v" + m.version() + " range 2");
+                assertSame(
+                        s.data().asSlice(1, 33L << 20),
+                        toHost(dst, 40, 33L << 20, arena),
+                        "v" + m.version() + " range 2");
             }
             assertEquals(0, hostOnly.openLeases() + onGpu.host().openLeases(), "leases released");
         }

@@ -35,19 +35,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Model update latency on a GPU machine, per model size (default 1 GiB and 4.6 GiB; override with
- * the environment variable {@code VIPER_GPU_BENCH_SIZES=1g,4.6g}), each the best of 3 runs:
+ * Model update latency on a GPU machine, per model size (default 1 GiB and 4.6 GiB; override with the environment
+ * variable {@code VIPER_GPU_BENCH_SIZES=1g,4.6g}), each the best of 3 runs:
+ *
  * <ul>
- *   <li>{@code d2d}: one {@code cuMemcpyDtoD} of the model on this GPU, the bound;</li>
- *   <li>{@code cuda-ipc}: producer in a second process with the model in GPU memory; lease, map,
- *       device-to-device copy, release, then the on-device phash64 check;</li>
- *   <li>{@code cuda-pipe}: the pipelined path over loopback TCP from a GPU-staged producer into GPU
- *       memory, then the on-device check;</li>
- *   <li>{@code host}: host-staged producer, TCP loopback into a host buffer (cuda-pipe's host mode,
- *       a plain TCP stream), XXH3 check on the host (16 slices, 4 threads), then host to device;</li>
- *   <li>{@code pfs}: the producer writes a safetensors file (fsynced), the consumer maps it, checks
- *       XXH3 and copies it to the device (the read side is served by the page cache here).</li>
+ *   <li>{@code d2d}: one {@code cuMemcpyDtoD} of the model on this GPU, the bound;
+ *   <li>{@code cuda-ipc}: producer in a second process with the model in GPU memory; lease, map, device-to-device copy,
+ *       release, then the on-device phash64 check;
+ *   <li>{@code cuda-pipe}: the pipelined path over loopback TCP from a GPU-staged producer into GPU memory, then the
+ *       on-device check;
+ *   <li>{@code host}: host-staged producer, TCP loopback into a host buffer (cuda-pipe's host mode, a plain TCP
+ *       stream), XXH3 check on the host (16 slices, 4 threads), then host to device;
+ *   <li>{@code pfs}: the producer writes a safetensors file (fsynced), the consumer maps it, checks XXH3 and copies it
+ *       to the device (the read side is served by the page cache here).
  * </ul>
+ *
  * Figures are printed and appended to {@code $VIPER_GPU_FIGURES} when set.
  */
 @Tag("gpu")
@@ -88,8 +90,9 @@ class GpuUpdateLatencyGpuTest {
     @Test
     void gpuUpdateLatencyAgainstHostAndPfsPaths() throws Exception {
         List<String> lines = new ArrayList<>();
-        lines.add(String.format("%-10s %10s %10s %10s %10s %10s %10s %12s", "size", "d2d_ms", "d2d_GB/s", "ipc_ms", "pipe_ms", "host_ms",
-                "pfs_ms", "pfs_write_ms"));
+        lines.add(String.format(
+                "%-10s %10s %10s %10s %10s %10s %10s %12s",
+                "size", "d2d_ms", "d2d_GB/s", "ipc_ms", "pipe_ms", "host_ms", "pfs_ms", "pfs_write_ms"));
         for (long size : sizes()) {
             lines.add(measure(size));
             System.out.println(lines.getFirst());
@@ -104,9 +107,9 @@ class GpuUpdateLatencyGpuTest {
     private String measure(long size) throws Exception {
         long seed = 1234;
         try (Arena arena = Arena.ofShared();
-             TestStagedCheckpoint host = new TestStagedCheckpoint("bench", 1, seed, size);
-             DeviceBuffer a = GpuTests.GPU.allocate(0, size);
-             DeviceBuffer b = GpuTests.GPU.allocate(0, size)) {
+                TestStagedCheckpoint host = new TestStagedCheckpoint("bench", 1, seed, size);
+                DeviceBuffer a = GpuTests.GPU.allocate(0, size);
+                DeviceBuffer b = GpuTests.GPU.allocate(0, size)) {
             long expected = ParallelHash64.hash(host.data());
             List<ContentHash> expectedSlices = List.of(Xxh3.hashAll(slices(host.data()), 4));
             GpuTests.GPU.copyToDevice(0, host.data(), a.devicePointer());
@@ -116,7 +119,7 @@ class GpuUpdateLatencyGpuTest {
 
             double ipc;
             try (ChildProducer producer = new ChildProducer("bench", size, seed);
-                 TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults())) {
+                    TransportClient client = new CudaIpcTransportProvider().openClient(ViperConfig.defaults())) {
                 Location loc = new Location(producer.uri, Tier.GPU);
                 Manifest m = host.manifest();
                 ipc = bestMs(() -> {
@@ -128,9 +131,11 @@ class GpuUpdateLatencyGpuTest {
             double pipe;
             double hostPath;
             CudaPipeTransportProvider pp = new CudaPipeTransportProvider();
-            try (DeviceStagedCheckpoint onGpu = GpuTests.deviceStaged(new TestStagedCheckpoint("bench", 2, seed, size), 0);
-                 TransportServer server = pp.openServer(URI.create("cuda-pipe://127.0.0.1:0"), ViperConfig.defaults());
-                 TransportClient client = pp.openClient(ViperConfig.defaults())) {
+            try (DeviceStagedCheckpoint onGpu =
+                            GpuTests.deviceStaged(new TestStagedCheckpoint("bench", 2, seed, size), 0);
+                    TransportServer server =
+                            pp.openServer(URI.create("cuda-pipe://127.0.0.1:0"), ViperConfig.defaults());
+                    TransportClient client = pp.openClient(ViperConfig.defaults())) {
                 server.expose(onGpu);
                 server.expose(host);
                 Location loc = server.location();
@@ -150,7 +155,8 @@ class GpuUpdateLatencyGpuTest {
             double[] write = {Double.MAX_VALUE};
             double pfs = bestMs(() -> {
                 long t0 = System.nanoTime();
-                SafetensorsWriter.write(file, List.of(Tensor.of("w", DType.U8, new long[] {size}, host.data())), Map.of());
+                SafetensorsWriter.write(
+                        file, List.of(Tensor.of("w", DType.U8, new long[] {size}, host.data())), Map.of());
                 write[0] = Math.min(write[0], (System.nanoTime() - t0) / 1e6);
                 try (SafetensorsFile f = SafetensorsFile.open(file)) {
                     MemorySegment data = f.tensor("w").data();
@@ -161,8 +167,16 @@ class GpuUpdateLatencyGpuTest {
             Files.deleteIfExists(file);
 
             // Figures only: every path's bytes were checked above; tests do not judge wall-clock time.
-            return String.format("%-10s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %12.1f", String.format("%.2fGiB", size / (double) (1L << 30)),
-                    d2d, gbps, ipc, pipe, hostPath, pfs, write[0]);
+            return String.format(
+                    "%-10s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %12.1f",
+                    String.format("%.2fGiB", size / (double) (1L << 30)),
+                    d2d,
+                    gbps,
+                    ipc,
+                    pipe,
+                    hostPath,
+                    pfs,
+                    write[0]);
         }
     }
 

@@ -9,21 +9,21 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The producer process of the two-process CUDA IPC tests: stages {@code args[0]} bytes of seed
- * {@code args[1]} in GPU memory as v1 of model {@code args[2]} ("ipc" when absent), serves it on cuda-ipc, prints {@code PORT n}, then
- * answers {@code LEASES} with the number of open read leases until stdin closes.
+ * The producer process of the two-process CUDA IPC tests: stages {@code args[0]} bytes of seed {@code args[1]} in GPU
+ * memory as v1 of model {@code args[2]} ("ipc" when absent), serves it on cuda-ipc, prints {@code PORT n}, then answers
+ * {@code LEASES} with the number of open read leases until stdin closes.
  */
 public final class IpcProducerMain {
-    private IpcProducerMain() {
-    }
+    private IpcProducerMain() {}
 
     public static void main(String[] args) throws Exception {
         long size = Long.parseLong(args[0]);
         long seed = Long.parseLong(args[1]);
         String model = args.length > 2 ? args[2] : "ipc";
         try (TestStagedCheckpoint host = new TestStagedCheckpoint(model, 1, seed, size);
-             DeviceStagedCheckpoint staged = GpuTests.deviceStaged(host, 0);
-             IpcServer server = new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"), io.viper.ViperConfig.defaults())) {
+                DeviceStagedCheckpoint staged = GpuTests.deviceStaged(host, 0);
+                IpcServer server =
+                        new IpcServer(URI.create("cuda-ipc://127.0.0.1:0"), io.viper.ViperConfig.defaults())) {
             server.expose(staged);
             System.out.println("PORT " + server.location().uri().getPort());
             System.out.flush();

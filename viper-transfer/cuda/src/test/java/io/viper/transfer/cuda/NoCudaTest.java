@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * Where there is no CUDA driver (this build machine): every GPU entry point reports a clear
- * "no CUDA driver/device: ..." and nothing throws a linkage error. Skipped on a machine with a GPU.
+ * Where there is no CUDA driver (this build machine): every GPU entry point reports a clear "no CUDA driver/device:
+ * ..." and nothing throws a linkage error. Skipped on a machine with a GPU.
  */
 class NoCudaTest {
     private static String reason;
@@ -64,7 +64,9 @@ class NoCudaTest {
         unavailable(() -> pipe.openClient(ViperConfig.defaults()));
         TransportProvider ucxCuda = Providers.transport("ucx-cuda").orElseThrow();
         assertEquals(Tier.GPU, ucxCuda.tier());
-        assertTrue(ipc.priority() < ucxCuda.priority() && ucxCuda.priority() < pipe.priority(), "ucx-cuda sits between cuda-ipc and cuda-pipe");
+        assertTrue(
+                ipc.priority() < ucxCuda.priority() && ucxCuda.priority() < pipe.priority(),
+                "ucx-cuda sits between cuda-ipc and cuda-pipe");
         assertEquals(Optional.of(reason), ucxCuda.unavailableReason(), "CUDA is the first thing ucx-cuda needs");
         unavailable(() -> ucxCuda.openServer(URI.create("ucx-cuda://127.0.0.1:0"), ViperConfig.defaults()));
         unavailable(() -> ucxCuda.openClient(ViperConfig.defaults()));
@@ -72,15 +74,24 @@ class NoCudaTest {
 
     @Test
     void gpuProviderEntryPointsThrowUnavailable() {
-        GpuProvider g = ServiceLoader.load(GpuProvider.class).stream().map(ServiceLoader.Provider::get)
-                .filter(p -> p instanceof JCudaGpuProvider).findFirst().orElseThrow(() -> new AssertionError("JCudaGpuProvider is not registered"));
+        GpuProvider g = ServiceLoader.load(GpuProvider.class).stream()
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p instanceof JCudaGpuProvider)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("JCudaGpuProvider is not registered"));
         assertEquals("jcuda", g.name());
         assertTrue(Providers.gpu().orElseThrow().unavailableReason().isPresent(), "no provider is available here");
         assertEquals(Optional.of(reason), g.unavailableReason());
         MemorySegment host = MemorySegment.ofArray(new byte[8]);
-        for (Executable call : List.<Executable>of(g::deviceCount, () -> g.freeBytes(0), () -> g.allocate(0, 1024),
-                () -> g.copyToDevice(0, host, 1), () -> g.copyToHost(0, 1, host), () -> g.copyDeviceToDevice(0, 1, 2, 8),
-                () -> g.hash64(0, 1, 8), () -> g.pinHost(0, Arena.global().allocate(8)))) {
+        for (Executable call : List.<Executable>of(
+                g::deviceCount,
+                () -> g.freeBytes(0),
+                () -> g.allocate(0, 1024),
+                () -> g.copyToDevice(0, host, 1),
+                () -> g.copyToHost(0, 1, host),
+                () -> g.copyDeviceToDevice(0, 1, 2, 8),
+                () -> g.hash64(0, 1, 8),
+                () -> g.pinHost(0, Arena.global().allocate(8)))) {
             unavailable(call);
         }
     }
@@ -88,14 +99,21 @@ class NoCudaTest {
     @Test
     void theDefaultTransportsListTheGpuOnesAndSkipThemQuietlyHere() {
         for (String gpuScheme : List.of("cuda-ipc://", "ucx-cuda://", "cuda-pipe://")) {
-            assertTrue(ViperConfig.TRANSPORTS.defaultValue().contains(gpuScheme), ViperConfig.TRANSPORTS.defaultValue());
+            assertTrue(
+                    ViperConfig.TRANSPORTS.defaultValue().contains(gpuScheme), ViperConfig.TRANSPORTS.defaultValue());
         }
-        try (Viper viper = Viper.builder().notifier("mem://no-cuda-" + System.nanoTime()).build();
-             ViperProducer producer = viper.producer("m", CheckpointPolicy.never())) {
-            Manifest m = producer.publish(sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of()).announced().join();
+        try (Viper viper = Viper.builder()
+                        .notifier("mem://no-cuda-" + System.nanoTime())
+                        .build();
+                ViperProducer producer = viper.producer("m", CheckpointPolicy.never())) {
+            Manifest m = producer.publish(
+                            sink -> sink.addFloats("w", new long[] {4}, new float[] {1, 2, 3, 4}), Map.of())
+                    .announced()
+                    .join();
             List<String> schemes = m.locations().stream().map(Location::scheme).toList();
             assertTrue(schemes.contains("tcp"), schemes.toString());
-            assertFalse(schemes.stream().anyMatch(s -> s.contains("cuda")), "no GPU locations without CUDA: " + schemes);
+            assertFalse(
+                    schemes.stream().anyMatch(s -> s.contains("cuda")), "no GPU locations without CUDA: " + schemes);
         }
     }
 

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Python's {@code safetensors} package reads a file Viper wrote: names, dtypes, shapes, values and
- * metadata. Tagged gpu because the GPU test image is where that package is installed; skipped where
- * python3 or safetensors (with numpy) is missing.
+ * Python's {@code safetensors} package reads a file Viper wrote: names, dtypes, shapes, values and metadata. Tagged gpu
+ * because the GPU test image is where that package is installed; skipped where python3 or safetensors (with numpy) is
+ * missing.
  */
 @Tag("gpu")
 class SafetensorsPythonGpuTest {
@@ -60,7 +60,8 @@ class SafetensorsPythonGpuTest {
         } catch (IOException e) {
             probe = null;
         }
-        assumeTrue(probe != null && probe.trim().equals("ok"), "python3 with safetensors and numpy is not installed here");
+        assumeTrue(
+                probe != null && probe.trim().equals("ok"), "python3 with safetensors and numpy is not installed here");
 
         Path file = dir.resolve("viper.safetensors");
         try (Arena arena = Arena.ofConfined()) {
@@ -70,7 +71,10 @@ class SafetensorsPythonGpuTest {
             }
             MemorySegment ids = arena.allocate(4 * 8);
             for (int i = 0; i < 4; i++) {
-                ids.set(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 8L * i, -1_000_000_000_000L * i);
+                ids.set(
+                        ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
+                        8L * i,
+                        -1_000_000_000_000L * i);
             }
             MemorySegment bytes = arena.allocate(5);
             for (int i = 0; i < 5; i++) {
@@ -79,16 +83,23 @@ class SafetensorsPythonGpuTest {
             LinkedHashMap<String, String> meta = new LinkedHashMap<>();
             meta.put("viper.model", "nt3");
             meta.put("note", "hello");
-            SafetensorsWriter.write(file, List.of(
-                    Tensor.of("dense.weight", DType.F32, new long[] {2, 3}, w),
-                    Tensor.of("ids", DType.I64, new long[] {4}, ids),
-                    Tensor.of("raw", DType.U8, new long[] {5}, bytes)), meta);
+            SafetensorsWriter.write(
+                    file,
+                    List.of(
+                            Tensor.of("dense.weight", DType.F32, new long[] {2, 3}, w),
+                            Tensor.of("ids", DType.I64, new long[] {4}, ids),
+                            Tensor.of("raw", DType.U8, new long[] {5}, bytes)),
+                    meta);
         }
         String out = run(List.of("python3", "-c", SCRIPT, file.toString()));
-        assertEquals(String.join("\n",
-                "dense.weight float32 [2, 3] 7.5",
-                "ids int64 [4] -6000000000000.0",
-                "raw uint8 [5] " + (250.0 + 251 + 252 + 253 + 254),
-                "meta nt3 hello") + "\n", out);
+        assertEquals(
+                String.join(
+                                "\n",
+                                "dense.weight float32 [2, 3] 7.5",
+                                "ids int64 [4] -6000000000000.0",
+                                "raw uint8 [5] " + (250.0 + 251 + 252 + 253 + 254),
+                                "meta nt3 hello")
+                        + "\n",
+                out);
     }
 }

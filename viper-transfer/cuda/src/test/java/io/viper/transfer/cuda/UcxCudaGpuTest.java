@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * ucx-cuda with real CUDA memory: needs a GPU and a UCX built with CUDA support; skipped with the
- * provider's reason otherwise (Debian's UCX has no CUDA support, so then cuda-pipe is the path).
+ * ucx-cuda with real CUDA memory: needs a GPU and a UCX built with CUDA support; skipped with the provider's reason
+ * otherwise (Debian's UCX has no CUDA support, so then cuda-pipe is the path).
  */
 @Tag("gpu")
 class UcxCudaGpuTest {
@@ -19,7 +19,9 @@ class UcxCudaGpuTest {
     @BeforeEach
     void gpuAndCudaAwareUcx() {
         GpuTests.assumeGpu();
-        assumeTrue(provider.unavailableReason().isEmpty(), () -> "ucx-cuda unavailable: " + provider.unavailableReason().orElse(""));
+        assumeTrue(
+                provider.unavailableReason().isEmpty(),
+                () -> "ucx-cuda unavailable: " + provider.unavailableReason().orElse(""));
     }
 
     @Test

@@ -28,9 +28,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The whole GPU path through the SDK: a producer snapshots tensors that live on the GPU (device to
- * device into GPU staging), serves them on cuda-ipc, and a consumer with viper.consumer.device=gpu
- * receives them into GPU memory and verifies them there.
+ * The whole GPU path through the SDK: a producer snapshots tensors that live on the GPU (device to device into GPU
+ * staging), serves them on cuda-ipc, and a consumer with viper.consumer.device=gpu receives them into GPU memory and
+ * verifies them there.
  */
 @Tag("gpu")
 class ViperGpuEndToEndGpuTest {
@@ -45,12 +45,15 @@ class ViperGpuEndToEndGpuTest {
         long wBytes = (8L << 20) + 4;
         long bBytes = 40;
         try (Arena arena = Arena.ofShared();
-             DeviceBuffer w = GpuTests.GPU.allocate(0, wBytes);
-             DeviceBuffer b = GpuTests.GPU.allocate(0, bBytes);
-             Viper v = Viper.builder().notifier("mem://" + name).transports("cuda-ipc://127.0.0.1:0")
-                     .config("viper.consumer.device", "gpu").build();
-             ViperProducer producer = v.producer("g", CheckpointPolicy.never());
-             ViperConsumer consumer = v.consumer("g")) {
+                DeviceBuffer w = GpuTests.GPU.allocate(0, wBytes);
+                DeviceBuffer b = GpuTests.GPU.allocate(0, bBytes);
+                Viper v = Viper.builder()
+                        .notifier("mem://" + name)
+                        .transports("cuda-ipc://127.0.0.1:0")
+                        .config("viper.consumer.device", "gpu")
+                        .build();
+                ViperProducer producer = v.producer("g", CheckpointPolicy.never());
+                ViperConsumer consumer = v.consumer("g")) {
             MemorySegment wHost = arena.allocate(wBytes, 64);
             MemorySegment bHost = arena.allocate(bBytes, 64);
             TestStagedCheckpoint.fill(wHost, 1);
@@ -59,10 +62,12 @@ class ViperGpuEndToEndGpuTest {
             GpuTests.GPU.copyToDevice(0, bHost, b.devicePointer());
             List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
             consumer.onUpdate(updates::add);
-            PublishHandle h = producer.publish(sink -> {
-                sink.addDevice("w", DType.F32, new long[] {wBytes / 4}, w.devicePointer(), 0);
-                sink.addDevice("b", DType.F32, new long[] {bBytes / 4}, b.devicePointer(), 0);
-            }, Map.of());
+            PublishHandle h = producer.publish(
+                    sink -> {
+                        sink.addDevice("w", DType.F32, new long[] {wBytes / 4}, w.devicePointer(), 0);
+                        sink.addDevice("b", DType.F32, new long[] {bBytes / 4}, b.devicePointer(), 0);
+                    },
+                    Map.of());
             Manifest m = h.announced().join();
             assertTrue(m.tensors().stream().allMatch(t -> t.phash64().isPresent()), "GPU locations carry phash64");
             assertEquals(ParallelHash64.hash(wHost), m.tensor("w").phash64().getAsLong());
@@ -75,8 +80,12 @@ class ViperGpuEndToEndGpuTest {
                 assertThrows(ViperException.class, () -> lease.tensor("w"), "a GPU model has no host tensors");
             }
             assertEquals("cuda-ipc", updates.getFirst().path());
-            System.out.printf("gpu end-to-end: stall %.3f ms, transfer %.3f ms, verify %.3f ms for %d bytes%n",
-                    h.stallNanos() / 1e6, updates.getFirst().transferMs(), updates.getFirst().verifyMs(), wBytes + bBytes);
+            System.out.printf(
+                    "gpu end-to-end: stall %.3f ms, transfer %.3f ms, verify %.3f ms for %d bytes%n",
+                    h.stallNanos() / 1e6,
+                    updates.getFirst().transferMs(),
+                    updates.getFirst().verifyMs(),
+                    wBytes + bBytes);
         }
     }
 }

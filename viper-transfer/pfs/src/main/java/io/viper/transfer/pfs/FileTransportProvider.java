@@ -12,22 +12,20 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The {@code file://} transport: consumers read checkpoints straight from the safetensors files of
- * the PFS repository ({@link PfsRepositoryProvider}), memory-mapped, or serve from the mapping
- * without a copy ({@link TransportClient#map}). Tier {@link Tier#PFS}, priority 100, available
- * everywhere. Found with {@link java.util.ServiceLoader}.
+ * The {@code file://} transport: consumers read checkpoints straight from the safetensors files of the PFS repository
+ * ({@link PfsRepositoryProvider}), memory-mapped, or serve from the mapping without a copy
+ * ({@link TransportClient#map}). Tier {@link Tier#PFS}, priority 100, available everywhere. Found with
+ * {@link java.util.ServiceLoader}.
  *
- * <p>There is no {@code file://} server. The producer makes a version readable from the PFS by
- * storing it in the repository ({@link io.viper.spi.CheckpointRepository#store}), which returns the
- * file location it then announces; a transport server that also wrote the files would duplicate that
- * write and its retention with a second owner of the same directories. {@link #openServer}
- * therefore refuses with a {@link ViperConfigException}, so that a {@code file://} URI put among the
- * producer's transport bind addresses is reported as the configuration mistake it is.
+ * <p>There is no {@code file://} server. The producer makes a version readable from the PFS by storing it in the
+ * repository ({@link io.viper.spi.CheckpointRepository#store}), which returns the file location it then announces; a
+ * transport server that also wrote the files would duplicate that write and its retention with a second owner of the
+ * same directories. {@link #openServer} therefore refuses with a {@link ViperConfigException}, so that a
+ * {@code file://} URI put among the producer's transport bind addresses is reported as the configuration mistake it is.
  */
 public final class FileTransportProvider implements TransportProvider {
     /** The provider; cheap, as ServiceLoader requires. */
-    public FileTransportProvider() {
-    }
+    public FileTransportProvider() {}
 
     @Override
     public String scheme() {
@@ -51,11 +49,15 @@ public final class FileTransportProvider implements TransportProvider {
         return Optional.empty();
     }
 
-    /** Always throws {@link ViperConfigException}: the PFS repository, not a transport server, serves file:// (see the class comment). */
+    /**
+     * Always throws {@link ViperConfigException}: the PFS repository, not a transport server, serves file:// (see the
+     * class comment).
+     */
     @Override
     public TransportServer openServer(URI bind, ViperConfig config) {
-        throw new ViperConfigException("cannot bind '" + bind + "': file:// is served by the PFS repository (RepositoryProvider 'file', "
-                + "CheckpointRepository.store), not a transport server");
+        throw new ViperConfigException(
+                "cannot bind '" + bind + "': file:// is served by the PFS repository (RepositoryProvider 'file', "
+                        + "CheckpointRepository.store), not a transport server");
     }
 
     @Override

@@ -1,9 +1,5 @@
 package io.viper.transfer.pfs;
 
-import io.viper.errors.ViperNotFoundException;
-import io.viper.testing.TestStagedCheckpoint;
-import io.viper.testing.TransportConformanceSuite;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.spi.CheckpointRepository;
@@ -20,8 +17,6 @@ import io.viper.spi.TransportClient;
 import io.viper.spi.TransportProvider;
 import io.viper.testing.TestStagedCheckpoint;
 import io.viper.testing.TransportConformanceSuite;
-import io.viper.transfer.pfs.FileTransportProvider;
-import io.viper.transfer.pfs.PfsRepositoryProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -41,15 +36,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The transport conformance suite run against {@code file://}: the producer side is the PFS
- * repository, so {@link #serve} stores the staged checkpoint (holding a read lease while it copies,
- * as the producer's flush does), {@link #withdraw} deletes the version directory (what retention
- * does) and {@link #killProducer} deletes every stored version: for a file, "the producer is gone"
- * means "the file is gone", which readers must report as a retriable error.
+ * The transport conformance suite run against {@code file://}: the producer side is the PFS repository, so
+ * {@link #serve} stores the staged checkpoint (holding a read lease while it copies, as the producer's flush does),
+ * {@link #withdraw} deletes the version directory (what retention does) and {@link #killProducer} deletes every stored
+ * version: for a file, "the producer is gone" means "the file is gone", which readers must report as a retriable error.
  *
- * <p>This class sits in the suite's package because the suite's test methods are package-private:
- * only a subclass in the same package can override the three tests whose lease semantics do not
- * apply to a file (each override says why and checks the file-specific equivalent instead).
+ * <p>This class sits in the suite's package because the suite's test methods are package-private: only a subclass in
+ * the same package can override the three tests whose lease semantics do not apply to a file (each override says why
+ * and checks the file-specific equivalent instead).
  */
 class FileTransportConformanceTest extends TransportConformanceSuite {
     @TempDir
@@ -65,7 +59,8 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
 
     private synchronized CheckpointRepository repository() {
         if (repository == null) {
-            repository = new PfsRepositoryProvider().open(root.toUri(), ViperConfig.of(Map.of("viper.pfs.retention", "100")));
+            repository = new PfsRepositoryProvider()
+                    .open(root.toUri(), ViperConfig.of(Map.of("viper.pfs.retention", "100")));
             closeables.add(repository);
         }
         return repository;
@@ -118,12 +113,11 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
     }
 
     /**
-     * Overridden: the file client takes no lease on the producer's staging buffer, because its bytes
-     * come from the file; a recycled staging buffer must not break PFS reads (that is what the PFS
-     * path is for). The file-specific equivalent: the store holds a lease while it copies the staged
-     * bytes and releases it; after the buffer is recycled the file still serves exact bytes; and
-     * "the file exists" is the lease: once the version is deleted a new read fails with
-     * NOT_FOUND, while a consumer that mapped the file before keeps reading exact bytes.
+     * Overridden: the file client takes no lease on the producer's staging buffer, because its bytes come from the
+     * file; a recycled staging buffer must not break PFS reads (that is what the PFS path is for). The file-specific
+     * equivalent: the store holds a lease while it copies the staged bytes and releases it; after the buffer is
+     * recycled the file still serves exact bytes; and "the file exists" is the lease: once the version is deleted a new
+     * read fails with NOT_FOUND, while a consumer that mapped the file before keeps reading exact bytes.
      */
     @Override
     @Test
@@ -144,16 +138,16 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
         closeables.add(mapped);
         withdraw(s);
         MemorySegment dst2 = buffer(s.manifest().totalBytes());
-        ViperNotFoundException e = assertThrows(ViperNotFoundException.class,
-                () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2));
+        ViperNotFoundException e = assertThrows(
+                ViperNotFoundException.class, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2));
         assertTrue(e.getMessage().contains(Path.of(loc.uri()).toString()), e.getMessage());
         assertSameBytes(s.data(), mapped.data(), "mapping taken before the deletion");
     }
 
     /**
-     * Overridden: the base test counts one producer lease per consumer, which the file transport does
-     * not take (see {@link #leaseIsHeldDuringTheReadAndBlocksRecycling}). Here four consumers read
-     * and map the same file at once; every one gets exact bytes, and the only lease is the store's.
+     * Overridden: the base test counts one producer lease per consumer, which the file transport does not take (see
+     * {@link #leaseIsHeldDuringTheReadAndBlocksRecycling}). Here four consumers read and map the same file at once;
+     * every one gets exact bytes, and the only lease is the store's.
      */
     @Override
     @Test
@@ -174,7 +168,8 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
                 boolean viaMap = i % 2 == 1;
                 results.add(pool.submit(() -> {
                     if (viaMap) {
-                        try (TransportClient.MappedData m = c.map(s.manifest(), loc).orElseThrow()) {
+                        try (TransportClient.MappedData m =
+                                c.map(s.manifest(), loc).orElseThrow()) {
                             MemorySegment.copy(m.data(), 0, dst, 0, dst.byteSize());
                         }
                     } else {
@@ -195,11 +190,11 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
     }
 
     /**
-     * Overridden: the base test kills the producer from its lease hook, which for the file transport
-     * fires during the store, not during the read, and cannot be awaited. Here the files are deleted
-     * from another thread while the read runs: the read either completes with exact bytes (it mapped
-     * the file first; the mapping outlives the deletion) or fails, retriably while the file changes
-     * under the read or as NOT_FOUND once it is gone; after the deletion the next read is NOT_FOUND, quickly.
+     * Overridden: the base test kills the producer from its lease hook, which for the file transport fires during the
+     * store, not during the read, and cannot be awaited. Here the files are deleted from another thread while the read
+     * runs: the read either completes with exact bytes (it mapped the file first; the mapping outlives the deletion) or
+     * fails, retriably while the file changes under the read or as NOT_FOUND once it is gone; after the deletion the
+     * next read is NOT_FOUND, quickly.
      */
     @Override
     @Test
@@ -218,7 +213,9 @@ class FileTransportConformanceTest extends TransportConformanceSuite {
             killer.join();
         });
         MemorySegment dst2 = buffer(s.manifest().totalBytes());
-        assertTimeoutPreemptively(TIMEOUT, () ->
-                assertThrows(ViperNotFoundException.class, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2)));
+        assertTimeoutPreemptively(
+                TIMEOUT,
+                () -> assertThrows(
+                        ViperNotFoundException.class, () -> client.read(s.manifest(), loc, whole(s.manifest()), dst2)));
     }
 }

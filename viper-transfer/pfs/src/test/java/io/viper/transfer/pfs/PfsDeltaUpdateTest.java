@@ -5,12 +5,12 @@ import static io.viper.testing.SdkFixture.snapshot;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.CheckpointPolicy;
 import io.viper.ModelUpdate;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.testing.SdkFixture;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -35,8 +35,14 @@ class PfsDeltaUpdateTest {
     @Test
     void overTheBlockStoreOnlyTheChangedBlockIsRead() throws Exception {
         try (SdkFixture fx = new SdkFixture("pfs-delta-" + System.nanoTime())) {
-            Viper v = fx.keep(Viper.builder().notifier("mem://pfs-delta-" + System.nanoTime()).transports().pfsRoot(pfs)
-                    .consumerPaths("file").meterRegistry(new SimpleMeterRegistry()).config("viper.consumer.retry.backoff.ms", "20").build());
+            Viper v = fx.keep(Viper.builder()
+                    .notifier("mem://pfs-delta-" + System.nanoTime())
+                    .transports()
+                    .pfsRoot(pfs)
+                    .consumerPaths("file")
+                    .meterRegistry(new SimpleMeterRegistry())
+                    .config("viper.consumer.retry.backoff.ms", "20")
+                    .build());
             ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
             ViperConsumer consumer = fx.keep(v.consumer("m"));
             List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
@@ -48,7 +54,8 @@ class PfsDeltaUpdateTest {
             for (MemorySegment s : v1) {
                 v2.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
             }
-            v2.getFirst().set(ValueLayout.JAVA_BYTE, MIB + 1, (byte) ~v2.getFirst().get(ValueLayout.JAVA_BYTE, MIB + 1));
+            v2.getFirst()
+                    .set(ValueLayout.JAVA_BYTE, MIB + 1, (byte) ~v2.getFirst().get(ValueLayout.JAVA_BYTE, MIB + 1));
             producer.publish(snapshot(v2), Map.of()).durable().join();
             consumer.awaitVersion(2, WAIT);
             assertServes(consumer, 2, v2);
@@ -60,18 +67,24 @@ class PfsDeltaUpdateTest {
     }
     /**
      * Versions that share nothing with the one their staging buffer held go without block ids
-     * (viper.producer.block.skip.unshared) and are kept as safetensors files, the others as blocks;
-     * retention deletes both kinds, the block sweep keeps what retained versions name, and the
-     * consumer serves every version byte for byte.
+     * (viper.producer.block.skip.unshared) and are kept as safetensors files, the others as blocks; retention deletes
+     * both kinds, the block sweep keeps what retained versions name, and the consumer serves every version byte for
+     * byte.
      */
     @Test
     void versionsWithAndWithoutBlockIdsShareOneRepository() throws Exception {
         long[] sizes = {3 * MIB, 5000};
         long total = 3 * MIB + 5000;
         try (SdkFixture fx = new SdkFixture("pfs-mixed-" + System.nanoTime())) {
-            Viper v = fx.keep(Viper.builder().notifier("mem://pfs-mixed-" + System.nanoTime()).transports().pfsRoot(pfs)
-                    .consumerPaths("file").meterRegistry(new SimpleMeterRegistry()).config("viper.consumer.retry.backoff.ms", "20")
-                    .config("viper.producer.staging.versions", "1").config("viper.producer.staging.budget.bytes", Long.toString(2 * total))
+            Viper v = fx.keep(Viper.builder()
+                    .notifier("mem://pfs-mixed-" + System.nanoTime())
+                    .transports()
+                    .pfsRoot(pfs)
+                    .consumerPaths("file")
+                    .meterRegistry(new SimpleMeterRegistry())
+                    .config("viper.consumer.retry.backoff.ms", "20")
+                    .config("viper.producer.staging.versions", "1")
+                    .config("viper.producer.staging.budget.bytes", Long.toString(2 * total))
                     .build());
             ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
             ViperConsumer consumer = fx.keep(v.consumer("m"));
@@ -86,7 +99,8 @@ class PfsDeltaUpdateTest {
                 for (MemorySegment s : versions.getLast()) {
                     next.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
                 }
-                next.getFirst().set(ValueLayout.JAVA_BYTE, at, (byte) ~next.getFirst().get(ValueLayout.JAVA_BYTE, at));
+                next.getFirst()
+                        .set(ValueLayout.JAVA_BYTE, at, (byte) ~next.getFirst().get(ValueLayout.JAVA_BYTE, at));
                 versions.add(next);
             }
             List<Boolean> asFile = new ArrayList<>();
@@ -98,7 +112,10 @@ class PfsDeltaUpdateTest {
                 assertServes(consumer, version, versions.get(i));
             }
             // v3 into v1's buffer and v4 into v2's share nothing with what those held; v5 and v6 share.
-            assertEquals(List.of(false, false, true, true, false, false), asFile, "kept as a file rather than as blocks, per version");
+            assertEquals(
+                    List.of(false, false, true, true, false, false),
+                    asFile,
+                    "kept as a file rather than as blocks, per version");
             assertEquals(MIB, updates.getLast().bytes(), "v6 read only its changed block from the block store");
             for (int gone = 1; gone <= 3; gone++) {
                 assertFalse(Files.exists(pfs.resolve("m/" + gone)), "retention (3) deleted v" + gone);

@@ -32,10 +32,14 @@ class PfsProvidersTest {
     @Test
     void providersAreFoundByScheme() {
         Optional<TransportProvider> transport = ServiceLoader.load(TransportProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.scheme().equals("file")).findFirst();
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.scheme().equals("file"))
+                .findFirst();
         assertTrue(transport.orElseThrow() instanceof FileTransportProvider);
         Optional<RepositoryProvider> repository = ServiceLoader.load(RepositoryProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.scheme().equals("file")).findFirst();
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.scheme().equals("file"))
+                .findFirst();
         assertTrue(repository.orElseThrow() instanceof PfsRepositoryProvider);
     }
 
@@ -49,7 +53,8 @@ class PfsProvidersTest {
         TransportClient c = p.openClient(ViperConfig.defaults());
         assertNotNull(c);
         c.close();
-        ViperConfigException e = assertThrows(ViperConfigException.class, () -> p.openServer(URI.create("file:///pfs"), ViperConfig.defaults()));
+        ViperConfigException e = assertThrows(
+                ViperConfigException.class, () -> p.openServer(URI.create("file:///pfs"), ViperConfig.defaults()));
         assertTrue(e.getMessage().contains("file:///pfs") && e.getMessage().contains("PFS repository"), e.getMessage());
     }
 
@@ -72,7 +77,8 @@ class PfsProvidersTest {
     }
 
     private static void store(CheckpointRepository repo, long version) {
-        try (TestStagedCheckpoint s = new TestStagedCheckpoint("m", version, version, 100); ReadLease lease = s.tryLease()) {
+        try (TestStagedCheckpoint s = new TestStagedCheckpoint("m", version, version, 100);
+                ReadLease lease = s.tryLease()) {
             assertNotNull(lease);
             repo.store(s.manifest(), s);
         }
@@ -86,9 +92,11 @@ class PfsProvidersTest {
         assertThrows(ViperConfigException.class, () -> p.open(URI.create("file://host/abs"), ViperConfig.defaults()));
         Path regular = Files.writeString(root.resolve("file"), "x");
         assertTrue(assertThrows(ViperConfigException.class, () -> p.open(regular.toUri(), ViperConfig.defaults()))
-                .getMessage().contains("not a directory"));
+                .getMessage()
+                .contains("not a directory"));
         for (String bad : List.of("0", "-2", "three", "")) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.pfs.retention", bad)));
+            ViperConfigException e =
+                    assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.pfs.retention", bad)));
             assertTrue(e.getMessage().contains("viper.pfs.retention"), e.getMessage());
         }
     }

@@ -39,15 +39,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The files the repository writes are standard safetensors: read independently with DJL's pure-Java
- * safetensors decoder, and parsed by hand against the format's rules.
+ * The files the repository writes are standard safetensors: read independently with DJL's pure-Java safetensors
+ * decoder, and parsed by hand against the format's rules.
  */
 class SafetensorsCompatibilityTest {
     @TempDir
     Path root;
 
-    private record Spec(String name, DType dtype, long[] shape, DataType djl) {
-    }
+    private record Spec(String name, DType dtype, long[] shape, DataType djl) {}
 
     private static final List<Spec> SPECS = List.of(
             new Spec("embed.weight", DType.F32, new long[] {4, 3}, DataType.FLOAT32),
@@ -107,7 +106,7 @@ class SafetensorsCompatibilityTest {
 
         @Override
         public ReadLease tryLease() {
-            return () -> { };
+            return () -> {};
         }
 
         @Override
@@ -134,7 +133,8 @@ class SafetensorsCompatibilityTest {
                 assertEquals(s.djl(), a.getDataType(), s.name());
                 assertArrayEquals(s.shape(), a.getShape().getShape(), s.name());
                 TensorInfo info = staged.manifest().tensor(s.name()).info();
-                byte[] expected = staged.data().asSlice(info.offset(), info.length()).toArray(ValueLayout.JAVA_BYTE);
+                byte[] expected =
+                        staged.data().asSlice(info.offset(), info.length()).toArray(ValueLayout.JAVA_BYTE);
                 assertArrayEquals(expected, a.toByteArray(), s.name());
             }
         }
@@ -149,9 +149,11 @@ class SafetensorsCompatibilityTest {
             assertEquals(0, n % 8, "header length a multiple of 8");
             String header = new String(bytes, 8, (int) n, StandardCharsets.UTF_8);
             assertTrue(header.startsWith("{"), header);
-            assertTrue(header.stripTrailing().endsWith("}") && header.substring(header.stripTrailing().length()).isBlank());
+            assertTrue(header.stripTrailing().endsWith("}")
+                    && header.substring(header.stripTrailing().length()).isBlank());
             JsonNode json = new ObjectMapper().readTree(header);
-            assertEquals(Map.of("viper.iteration", "700", "viper.loss", "0.31"),
+            assertEquals(
+                    Map.of("viper.iteration", "700", "viper.loss", "0.31"),
                     new ObjectMapper().convertValue(json.get("__metadata__"), Map.class));
             Iterator<String> names = json.fieldNames();
             assertEquals("__metadata__", names.next());

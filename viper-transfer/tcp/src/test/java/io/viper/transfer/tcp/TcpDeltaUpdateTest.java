@@ -24,17 +24,17 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A consumer following a model over tcp:// through several versions, each a block away from the
- * last: every update moves only the changed block, whatever it assembles from the receive buffer's
- * older version (left in place), the serving version (copied) and the producer (pulled), and every
- * version served is byte for byte the published one; a block gone bad in the free receive buffer is
- * caught by the tensor hashes and the version pulled whole.
+ * A consumer following a model over tcp:// through several versions, each a block away from the last: every update
+ * moves only the changed block, whatever it assembles from the receive buffer's older version (left in place), the
+ * serving version (copied) and the producer (pulled), and every version served is byte for byte the published one; a
+ * block gone bad in the free receive buffer is caught by the tensor hashes and the version pulled whole.
  */
 class TcpDeltaUpdateTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final long MIB = 1L << 20;
     /** t0: 4 blocks of 1 MiB (the last 5 bytes), t1: 2 blocks. */
     private static final long[] SIZES = {3 * MIB + 5, 2 * MIB};
+
     private static final long TOTAL = 5 * MIB + 5;
 
     private final List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
@@ -45,8 +45,13 @@ class TcpDeltaUpdateTest {
     @BeforeEach
     void setUp() {
         fx = new SdkFixture("tcp-delta-" + System.nanoTime());
-        Viper v = fx.keep(Viper.builder().notifier("mem://tcp-delta-" + System.nanoTime()).transports("tcp://127.0.0.1:0")
-                .consumerPaths("tcp").meterRegistry(new SimpleMeterRegistry()).config("viper.consumer.retry.backoff.ms", "20").build());
+        Viper v = fx.keep(Viper.builder()
+                .notifier("mem://tcp-delta-" + System.nanoTime())
+                .transports("tcp://127.0.0.1:0")
+                .consumerPaths("tcp")
+                .meterRegistry(new SimpleMeterRegistry())
+                .config("viper.consumer.retry.backoff.ms", "20")
+                .build());
         producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
         consumer = fx.keep(v.consumer("m"));
         consumer.onUpdate(updates::add);
@@ -127,7 +132,10 @@ class TcpDeltaUpdateTest {
         }
         List<MemorySegment> v3 = changed(v2, 0, 2 * MIB + 9);
         ModelUpdate u3 = publish(3, v3);
-        assertEquals(MIB + TOTAL, u3.bytes(), "the block left in place failed the tensor hash: the whole version was pulled again");
+        assertEquals(
+                MIB + TOTAL,
+                u3.bytes(),
+                "the block left in place failed the tensor hash: the whole version was pulled again");
         assertEquals(0, u3.reusedBytes());
 
         List<MemorySegment> v4 = changed(v3, 1, 5);

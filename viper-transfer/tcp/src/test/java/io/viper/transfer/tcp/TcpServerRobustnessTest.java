@@ -1,7 +1,5 @@
 package io.viper.transfer.tcp;
 
-import io.viper.errors.ViperNotFoundException;
-import io.viper.testing.LogCapture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.spi.ByteRange;
@@ -44,9 +43,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Hostile and broken peers: malformed frames close only their own connection, leases of dead or
- * stuck consumers are released, and the client fails retriably and in bounded time when the
- * producer misbehaves.
+ * Hostile and broken peers: malformed frames close only their own connection, leases of dead or stuck consumers are
+ * released, and the client fails retriably and in bounded time when the producer misbehaves.
  */
 class TcpServerRobustnessTest {
     private static final String CONNECTION_LOGGER = "io.viper.transfer.tcp.internal.ServerConnection";
@@ -63,9 +61,9 @@ class TcpServerRobustnessTest {
         // Load and warm the classes once, so that the timeouts below measure the peers, not a cold JVM.
         TcpTransportProvider p = new TcpTransportProvider();
         try (TestStagedCheckpoint s = new TestStagedCheckpoint("warm", 1, 1, 1000);
-             TransportServer srv = p.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.defaults());
-             TransportClient c = p.openClient(ViperConfig.defaults());
-             Arena a = Arena.ofConfined()) {
+                TransportServer srv = p.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.defaults());
+                TransportClient c = p.openClient(ViperConfig.defaults());
+                Arena a = Arena.ofConfined()) {
             srv.expose(s);
             c.read(s.manifest(), srv.location(), List.of(new ByteRange(0, 1000, 0)), a.allocate(1000));
         }
@@ -74,7 +72,8 @@ class TcpServerRobustnessTest {
     @BeforeEach
     void start() {
         log = new LogCapture(CONNECTION_LOGGER);
-        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "10000")));
+        server = provider.openServer(
+                URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "10000")));
         client = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "10000")));
         staged = new TestStagedCheckpoint("robust", 1, 7, 100_000, 23);
         server.expose(staged);
@@ -107,7 +106,10 @@ class TcpServerRobustnessTest {
         return RawPeer.authenticated(address().getHostString(), address().getPort(), "tcp");
     }
 
-    /** Sends {@code bytes} on a raw socket, after the handshake, and returns everything the server answered before closing. */
+    /**
+     * Sends {@code bytes} on a raw socket, after the handshake, and returns everything the server answered before
+     * closing.
+     */
     private byte[] sendRaw(byte[] bytes) throws Exception {
         try (RawPeer s = peer()) {
             s.send(bytes);
@@ -183,8 +185,11 @@ class TcpServerRobustnessTest {
             org.junit.jupiter.api.Assertions.assertArrayEquals(expected, heap);
             // Contiguous ranges are merged into one and land in a heap segment in 1 MiB reads.
             byte[] whole = new byte[200_000];
-            client.read(big.manifest(), server.location(),
-                    List.of(new ByteRange(0, 1000, 0), new ByteRange(1000, 199_000, 1000)), MemorySegment.ofArray(whole));
+            client.read(
+                    big.manifest(),
+                    server.location(),
+                    List.of(new ByteRange(0, 1000, 0), new ByteRange(1000, 199_000, 1000)),
+                    MemorySegment.ofArray(whole));
             assertEquals(-1, big.data().mismatch(MemorySegment.ofArray(whole)));
             assertEquals(0, big.openLeases());
         }
@@ -197,12 +202,18 @@ class TcpServerRobustnessTest {
         try (TestStagedCheckpoint v2 = new TestStagedCheckpoint("robust", 2, 8, 100_023)) {
             server.expose(v2);
             v2.recycle();
-            ViperNotFoundException recycled = assertThrows(ViperNotFoundException.class, () -> client.read(v2.manifest(), server.location(), whole, dst));
+            ViperNotFoundException recycled = assertThrows(
+                    ViperNotFoundException.class, () -> client.read(v2.manifest(), server.location(), whole, dst));
             assertTrue(recycled.getMessage().contains("robust v2"), recycled.getMessage());
         }
         server.withdraw(staged);
-        ViperNotFoundException withdrawn = assertThrows(ViperNotFoundException.class, () -> client.read(staged.manifest(), server.location(), whole, dst));
-        assertTrue(withdrawn.getMessage().contains("robust v1") && withdrawn.getMessage().contains(server.location().uri().toString()),
+        ViperNotFoundException withdrawn = assertThrows(
+                ViperNotFoundException.class, () -> client.read(staged.manifest(), server.location(), whole, dst));
+        assertTrue(
+                withdrawn.getMessage().contains("robust v1")
+                        && withdrawn
+                                .getMessage()
+                                .contains(server.location().uri().toString()),
                 withdrawn.getMessage());
         // The refusals left the pooled connection usable.
         server.expose(staged);
@@ -326,7 +337,8 @@ class TcpServerRobustnessTest {
     void stuckConsumerWithALeaseIsDisconnected() throws Exception {
         // The server's timeout bounds how long a stuck consumer keeps its lease.
         server.close();
-        server = provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "1000")));
+        server = provider.openServer(
+                URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "1000")));
         server.expose(staged);
         try (RawPeer s = peer()) {
             s.send(frame(0x01, leasePayload("robust", 1)));
@@ -355,13 +367,17 @@ class TcpServerRobustnessTest {
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
             TransportClient impatient = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "500")));
             long t0 = System.nanoTime();
-            RetriableViperException e = assertThrows(RetriableViperException.class,
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
                     () -> impatient.read(staged.manifest(), loc, List.of(new ByteRange(0, dst.byteSize(), 0)), dst));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             impatient.close();
             assertEquals(ViperException.Reason.TIMEOUT, e.reason(), e.getMessage());
             assertTrue(ms >= 400 && ms < 3000, "failed after " + ms + " ms with a 500 ms timeout");
-            assertTrue(e.getMessage().contains("robust v1") && e.getMessage().contains(loc.uri().toString()), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("robust v1")
+                            && e.getMessage().contains(loc.uri().toString()),
+                    e.getMessage());
             acceptor.interrupt();
         }
     }
@@ -396,7 +412,8 @@ class TcpServerRobustnessTest {
             TransportClient slow = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "60000")));
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes());
             long t0 = System.nanoTime();
-            RetriableViperException e = assertThrows(RetriableViperException.class,
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
                     () -> slow.read(staged.manifest(), loc, List.of(new ByteRange(0, dst.byteSize(), 0)), dst));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             slow.close();
@@ -415,19 +432,33 @@ class TcpServerRobustnessTest {
             throw new AssertionError(e);
         }
         Location nobody = new Location(URI.create("tcp://127.0.0.1:" + port), Tier.HOST);
-        RetriableViperException e = assertThrows(RetriableViperException.class,
+        RetriableViperException e = assertThrows(
+                RetriableViperException.class,
                 () -> client.read(staged.manifest(), nobody, List.of(new ByteRange(0, 1, 0)), dst));
         assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
-        ViperException outside = assertThrows(ViperException.class,
-                () -> client.read(staged.manifest(), server.location(), List.of(new ByteRange(0, dst.byteSize() + 1, 0)), dst));
+        ViperException outside = assertThrows(
+                ViperException.class,
+                () -> client.read(
+                        staged.manifest(), server.location(), List.of(new ByteRange(0, dst.byteSize() + 1, 0)), dst));
         assertEquals(ViperException.Reason.CONFIG, outside.reason());
-        ViperException badUri = assertThrows(ViperException.class, () -> client.read(staged.manifest(),
-                new Location(URI.create("tcp://127.0.0.1"), Tier.HOST), List.of(new ByteRange(0, 1, 0)), dst));
+        ViperException badUri = assertThrows(
+                ViperException.class,
+                () -> client.read(
+                        staged.manifest(),
+                        new Location(URI.create("tcp://127.0.0.1"), Tier.HOST),
+                        List.of(new ByteRange(0, 1, 0)),
+                        dst));
         assertEquals(ViperException.Reason.CONFIG, badUri.reason());
-        assertThrows(ViperException.class, () -> provider.openServer(URI.create("tcp://127.0.0.1:0/path"), ViperConfig.defaults()));
-        assertThrows(ViperException.class, () -> provider.openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "x"))));
+        assertThrows(
+                ViperException.class,
+                () -> provider.openServer(URI.create("tcp://127.0.0.1:0/path"), ViperConfig.defaults()));
+        assertThrows(
+                ViperException.class,
+                () -> provider.openServer(
+                        URI.create("tcp://127.0.0.1:0"), ViperConfig.of(Map.of("viper.transfer.timeout.ms", "x"))));
         client.close();
-        ViperException closed = assertThrows(ViperException.class,
+        ViperException closed = assertThrows(
+                ViperException.class,
                 () -> client.read(staged.manifest(), server.location(), List.of(new ByteRange(0, 1, 0)), dst));
         assertEquals(ViperException.Reason.CLOSED, closed.reason());
     }

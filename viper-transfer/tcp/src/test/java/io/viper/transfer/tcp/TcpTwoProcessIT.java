@@ -26,9 +26,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Producer and consumer in two JVMs: a child process serves a 256 MiB staged checkpoint over
- * {@code tcp://}, this process reads it, checks every byte and prints the throughput; then the child
- * is killed and the next read fails retriably and at once.
+ * Producer and consumer in two JVMs: a child process serves a 256 MiB staged checkpoint over {@code tcp://}, this
+ * process reads it, checks every byte and prints the throughput; then the child is killed and the next read fails
+ * retriably and at once.
  */
 class TcpTwoProcessIT {
     private static final long BYTES = 256L * 1024 * 1024;
@@ -37,7 +37,10 @@ class TcpTwoProcessIT {
     @Test
     void readCheckpointFromAnotherProcess() throws Exception {
         List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java"));
+        cmd.add(ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java"));
         cmd.add("-Xmx256m");
         cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-cp");
@@ -45,15 +48,19 @@ class TcpTwoProcessIT {
         cmd.add(TcpServeMain.class.getName());
         cmd.add(Long.toString(BYTES));
         cmd.add(Long.toString(SEED));
-        Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process child = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, BYTES / 2, BYTES - BYTES / 2);
-             TransportClient client = new TcpTransportProvider().openClient(ViperConfig.defaults());
-             Arena arena = Arena.ofShared()) {
-            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+                TransportClient client = new TcpTransportProvider().openClient(ViperConfig.defaults());
+                Arena arena = Arena.ofShared()) {
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
             String line = out.readLine();
             assertNotNull(line, "the child printed its location");
             assertTrue(line.startsWith("LOCATION "), line);
-            Location loc = new Location(URI.create(line.substring("LOCATION ".length()).trim()), Tier.HOST);
+            Location loc =
+                    new Location(URI.create(line.substring("LOCATION ".length()).trim()), Tier.HOST);
             MemorySegment dst = arena.allocate(BYTES, 64);
             List<ByteRange> whole = List.of(new ByteRange(0, BYTES, 0));
 
@@ -72,8 +79,12 @@ class TcpTwoProcessIT {
                 best = Math.max(best, gbs);
                 sum += gbs;
             }
-            System.out.printf(Locale.ROOT, "tcp two-process read of 256 MiB: mean %.2f GB/s, best %.2f GB/s over %d reads%n",
-                    sum / rounds, best, rounds);
+            System.out.printf(
+                    Locale.ROOT,
+                    "tcp two-process read of 256 MiB: mean %.2f GB/s, best %.2f GB/s over %d reads%n",
+                    sum / rounds,
+                    best,
+                    rounds);
 
             child.destroyForcibly();
             assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child exited");

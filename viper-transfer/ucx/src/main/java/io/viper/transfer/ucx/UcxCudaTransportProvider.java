@@ -8,17 +8,16 @@ import io.viper.transfer.ucx.internal.UcxProviderBase;
 import java.util.Optional;
 
 /**
- * The {@code ucx-cuda://host:port} transport, GPU tier: where the installed UCX was built with CUDA
- * support (it reports the CUDA memory type), UCX moves GPU memory itself. The producer registers
- * each version's GPU staging buffer with UCX as CUDA memory, in place (a host-staged version is
- * registered in host memory); the consumer GETs straight into its own GPU buffer, choosing CUDA IPC,
- * GPUDirect RDMA or UCX's staged pipeline as the hardware allows. Leases, timeouts and settings are
- * those of {@link UcxTransportProvider}.
+ * The {@code ucx-cuda://host:port} transport, GPU tier: where the installed UCX was built with CUDA support (it reports
+ * the CUDA memory type), UCX moves GPU memory itself. The producer registers each version's GPU staging buffer with UCX
+ * as CUDA memory, in place (a host-staged version is registered in host memory); the consumer GETs straight into its
+ * own GPU buffer, choosing CUDA IPC, GPUDirect RDMA or UCX's staged pipeline as the hardware allows. Leases, timeouts
+ * and settings are those of {@link UcxTransportProvider}.
  *
- * <p>Preferred after {@code cuda-ipc} (same node) and before {@code cuda-pipe}, Viper's own staged
- * pipeline for UCX builds without CUDA. {@link #unavailableReason()} says which of CUDA, UCX and
- * UCX's CUDA support is missing; Debian's UCX 1.13 packages have no CUDA support, so there this
- * transport is skipped and {@code cuda-pipe} carries GPU data across nodes.
+ * <p>Preferred after {@code cuda-ipc} (same node) and before {@code cuda-pipe}, Viper's own staged pipeline for UCX
+ * builds without CUDA. {@link #unavailableReason()} says which of CUDA, UCX and UCX's CUDA support is missing; Debian's
+ * UCX 1.13 packages have no CUDA support, so there this transport is skipped and {@code cuda-pipe} carries GPU data
+ * across nodes.
  *
  * <p>Cheap to construct; thread-safe.
  */
@@ -40,7 +39,8 @@ public final class UcxCudaTransportProvider extends UcxProviderBase {
             return Optional.of("UCX not usable: " + ucx.get());
         }
         if (!UcxMemoryTypes.cuda()) {
-            return Optional.of("this UCX cannot move CUDA memory (" + UcxMemoryTypes.describe() + "); cuda-pipe:// carries GPU data instead");
+            return Optional.of("this UCX cannot move CUDA memory (" + UcxMemoryTypes.describe()
+                    + "); cuda-pipe:// carries GPU data instead");
         }
         return Optional.empty();
     }

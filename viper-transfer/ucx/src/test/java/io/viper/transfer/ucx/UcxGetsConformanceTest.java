@@ -4,8 +4,8 @@ import io.viper.ViperConfig;
 import java.util.Map;
 
 /**
- * The conformance suite with reads by RDMA GETs only ({@code viper.ucx.mapped=false}): the path to a
- * producer on another host, which a producer on this one takes when the key is off.
+ * The conformance suite with reads by RDMA GETs only ({@code viper.ucx.mapped=false}): the path to a producer on
+ * another host, which a producer on this one takes when the key is off.
  */
 class UcxGetsConformanceTest extends UcxTransportConformanceTest {
     @Override

@@ -6,8 +6,8 @@ import io.viper.testing.TransportConformanceSuite;
 import java.util.Map;
 
 /**
- * The conformance suite with the producer registering staging buffers in place
- * ({@code viper.ucx.copy=false}) instead of serving copies in UCX-allocated memory.
+ * The conformance suite with the producer registering staging buffers in place ({@code viper.ucx.copy=false}) instead
+ * of serving copies in UCX-allocated memory.
  */
 class UcxInPlaceConformanceTest extends TransportConformanceSuite {
     @Override

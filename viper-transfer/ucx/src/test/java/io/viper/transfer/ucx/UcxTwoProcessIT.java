@@ -33,9 +33,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The producer in a second JVM ({@link UcxPeerProcess}); this JVM reads from it over UCX. Prints the
- * measured GET bandwidth next to an in-process memcpy of the same size, and the UCX lanes a third
- * process (run with {@code UCX_LOG_LEVEL=info}) used. Size: {@code -Dviper.ucx.it.mib} (default 256).
+ * The producer in a second JVM ({@link UcxPeerProcess}); this JVM reads from it over UCX. Prints the measured GET
+ * bandwidth next to an in-process memcpy of the same size, and the UCX lanes a third process (run with
+ * {@code UCX_LOG_LEVEL=info}) used. Size: {@code -Dviper.ucx.it.mib} (default 256).
  */
 class UcxTwoProcessIT {
     private static final long SEED = 42;
@@ -70,14 +70,18 @@ class UcxTwoProcessIT {
         double firstGbps = 0;
         double memcpyGbps = 0;
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, bytes);
-             Arena arena = Arena.ofShared();
-             TransportClient client = new UcxTransportProvider().openClient(ViperConfig.defaults())) {
+                Arena arena = Arena.ofShared();
+                TransportClient client = new UcxTransportProvider().openClient(ViperConfig.defaults())) {
             MemorySegment dst = arena.allocate(bytes, 4096);
             dst.fill((byte) 0);
             getGbps = 0;
             for (int i = 0; i < 3; i++) {
                 long t0 = System.nanoTime();
-                client.read(expected.manifest(), new Location(location, Tier.HOST), List.of(new ByteRange(0, bytes, 0)), dst);
+                client.read(
+                        expected.manifest(),
+                        new Location(location, Tier.HOST),
+                        List.of(new ByteRange(0, bytes, 0)),
+                        dst);
                 double gbps = bytes / (double) (System.nanoTime() - t0);
                 if (i == 0) {
                     firstGbps = gbps;
@@ -92,11 +96,19 @@ class UcxTwoProcessIT {
                 memcpyGbps = Math.max(memcpyGbps, bytes / (double) (System.nanoTime() - t0));
             }
         }
-        System.out.printf("ucx two-process GET of %d MiB: %.2f GB/s (best of 3; first read, which attaches the producer's memory: %.2f GB/s);"
-                + " in-process memcpy (MemorySegment.copy) of %d MiB: %.2f GB/s%n", bytes >> 20, getGbps, firstGbps, bytes >> 20, memcpyGbps);
+        System.out.printf(
+                "ucx two-process GET of %d MiB: %.2f GB/s (best of 3; first read, which attaches the producer's memory: %.2f GB/s);"
+                        + " in-process memcpy (MemorySegment.copy) of %d MiB: %.2f GB/s%n",
+                bytes >> 20, getGbps, firstGbps, bytes >> 20, memcpyGbps);
 
         // Which UCX lanes two processes on this host use: a third process reads with UCX's info log on.
-        Process reader = start(Map.of("UCX_LOG_LEVEL", "info"), "read", location.toString(), Long.toString(bytes), Long.toString(SEED), "1");
+        Process reader = start(
+                Map.of("UCX_LOG_LEVEL", "info"),
+                "read",
+                location.toString(),
+                Long.toString(bytes),
+                Long.toString(SEED),
+                "1");
         String out = new String(reader.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(reader.waitFor(120, TimeUnit.SECONDS), "reader process finished");
         assertEquals(0, reader.exitValue(), () -> "reader process failed:\n" + out);
@@ -107,7 +119,9 @@ class UcxTwoProcessIT {
         assertTrue(config.matches(".*\\b(posix|sysv|cma|xpmem)/.*"), "shared-memory transport in " + config);
         assertFalse(config.contains("tcp/"), "no tcp lane in " + config);
         // Software RMA emulation (registered application memory) runs at a few percent of memcpy speed.
-        assertTrue(getGbps > 0.1 * memcpyGbps, String.format("GET %.2f GB/s is far below memcpy %.2f GB/s", getGbps, memcpyGbps));
+        assertTrue(
+                getGbps > 0.1 * memcpyGbps,
+                String.format("GET %.2f GB/s is far below memcpy %.2f GB/s", getGbps, memcpyGbps));
     }
 
     @Test
@@ -116,8 +130,9 @@ class UcxTwoProcessIT {
         Process producer = start(Map.of(), "serve", Long.toString(bytes), Long.toString(SEED));
         URI location = awaitLocation(producer);
         try (TestStagedCheckpoint expected = new TestStagedCheckpoint("it", 1, SEED, bytes);
-             Arena arena = Arena.ofShared();
-             TransportClient client = new UcxTransportProvider().openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "20000")))) {
+                Arena arena = Arena.ofShared();
+                TransportClient client = new UcxTransportProvider()
+                        .openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "20000")))) {
             MemorySegment dst = arena.allocate(bytes, 4096);
             Location loc = new Location(location, Tier.HOST);
             List<ByteRange> whole = List.of(new ByteRange(0, bytes, 0));

@@ -37,16 +37,28 @@ class UcxValidationTest {
         assertEquals("ucx", provider.scheme());
         assertEquals(Tier.HOST, provider.tier());
         assertEquals(0, provider.priority());
-        assertTrue(ServiceLoader.load(TransportProvider.class).stream().anyMatch(p -> p.type() == UcxTransportProvider.class),
+        assertTrue(
+                ServiceLoader.load(TransportProvider.class).stream()
+                        .anyMatch(p -> p.type() == UcxTransportProvider.class),
                 "registered in META-INF/services");
-        provider.unavailableReason().ifPresent(r -> assertTrue(!r.contains("\n") && r.startsWith("UCX"), "one line: " + r));
+        provider.unavailableReason()
+                .ifPresent(r -> assertTrue(!r.contains("\n") && r.startsWith("UCX"), "one line: " + r));
     }
 
     @Test
     void rejectsBadBindUris() {
-        for (String bad : List.of("tcp://127.0.0.1:0", "ucx://127.0.0.1", "ucx://127.0.0.1:70000", "ucx://127.0.0.1:0/path",
-                "ucx://user@127.0.0.1:0", "ucx:opaque", "ucx://127.0.0.1:0?x=1")) {
-            ViperConfigException e = assertThrows(ViperConfigException.class, () -> provider.openServer(URI.create(bad), ViperConfig.defaults()), bad);
+        for (String bad : List.of(
+                "tcp://127.0.0.1:0",
+                "ucx://127.0.0.1",
+                "ucx://127.0.0.1:70000",
+                "ucx://127.0.0.1:0/path",
+                "ucx://user@127.0.0.1:0",
+                "ucx:opaque",
+                "ucx://127.0.0.1:0?x=1")) {
+            ViperConfigException e = assertThrows(
+                    ViperConfigException.class,
+                    () -> provider.openServer(URI.create(bad), ViperConfig.defaults()),
+                    bad);
             assertTrue(e.getMessage().contains(bad), e.getMessage());
             assertTrue(!e.getMessage().contains("\n"), e.getMessage());
         }
@@ -54,15 +66,21 @@ class UcxValidationTest {
 
     @Test
     void rejectsBadConfigNamingTheKeyWhenTheConfigurationIsBuilt() {
-        for (var bad : List.of(Map.of("viper.transfer.timeout.ms", "soon"), Map.of("viper.transfer.timeout.ms", "0"),
-                Map.of("viper.ucx.chunk.bytes", "12"), Map.of("viper.ucx.inflight", "-1"), Map.of("viper.ucx.copy", "yes"),
+        for (var bad : List.of(
+                Map.of("viper.transfer.timeout.ms", "soon"),
+                Map.of("viper.transfer.timeout.ms", "0"),
+                Map.of("viper.ucx.chunk.bytes", "12"),
+                Map.of("viper.ucx.inflight", "-1"),
+                Map.of("viper.ucx.copy", "yes"),
                 Map.of("viper.ucx.rkey.cache", "1000"))) {
             String key = bad.keySet().iterator().next();
             ViperConfigException e = assertThrows(ViperConfigException.class, () -> ViperConfig.of(bad));
             assertTrue(e.getMessage().contains(key), e.getMessage());
         }
-        ViperConfigException typo = assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.ucx.inflght", "8")));
-        assertEquals("unknown configuration key viper.ucx.inflght (did you mean viper.ucx.inflight?)", typo.getMessage());
+        ViperConfigException typo =
+                assertThrows(ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.ucx.inflght", "8")));
+        assertEquals(
+                "unknown configuration key viper.ucx.inflght (did you mean viper.ucx.inflight?)", typo.getMessage());
     }
 
     @Test
@@ -80,17 +98,29 @@ class UcxValidationTest {
     void rejectsBadReadArguments() {
         assumeUcx();
         try (TransportClient client = provider.openClient(ViperConfig.defaults());
-             TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
-             Arena arena = Arena.ofConfined()) {
+                TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
+                Arena arena = Arena.ofConfined()) {
             MemorySegment dst = arena.allocate(100);
             Location ok = new Location(URI.create("ucx://127.0.0.1:9"), Tier.HOST);
             List<ByteRange> whole = List.of(new ByteRange(0, 100, 0));
-            assertThrows(ViperConfigException.class, () -> client.read(s.manifest(), new Location(URI.create("tcp://127.0.0.1:9"), Tier.HOST), whole, dst));
-            assertThrows(ViperConfigException.class, () -> client.read(s.manifest(), new Location(URI.create("ucx://127.0.0.1"), Tier.HOST), whole, dst));
-            assertThrows(ViperConfigException.class, () -> client.read(s.manifest(), ok, whole, MemorySegment.ofArray(new byte[100])));
+            assertThrows(
+                    ViperConfigException.class,
+                    () -> client.read(
+                            s.manifest(), new Location(URI.create("tcp://127.0.0.1:9"), Tier.HOST), whole, dst));
+            assertThrows(
+                    ViperConfigException.class,
+                    () -> client.read(
+                            s.manifest(), new Location(URI.create("ucx://127.0.0.1"), Tier.HOST), whole, dst));
+            assertThrows(
+                    ViperConfigException.class,
+                    () -> client.read(s.manifest(), ok, whole, MemorySegment.ofArray(new byte[100])));
             assertThrows(ViperConfigException.class, () -> client.read(s.manifest(), ok, whole, dst.asReadOnly()));
-            assertThrows(ViperConfigException.class, () -> client.read(s.manifest(), ok, List.of(new ByteRange(50, 51, 0)), dst));
-            assertThrows(ViperConfigException.class, () -> client.read(s.manifest(), ok, List.of(new ByteRange(0, 60, 50)), dst));
+            assertThrows(
+                    ViperConfigException.class,
+                    () -> client.read(s.manifest(), ok, List.of(new ByteRange(50, 51, 0)), dst));
+            assertThrows(
+                    ViperConfigException.class,
+                    () -> client.read(s.manifest(), ok, List.of(new ByteRange(0, 60, 50)), dst));
         }
     }
 
@@ -102,10 +132,15 @@ class UcxValidationTest {
             port = ss.getLocalPort();
         }
         try (TransportClient client = provider.openClient(ViperConfig.defaults());
-             TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
-             Arena arena = Arena.ofConfined()) {
-            RetriableViperException e = assertThrows(RetriableViperException.class, () -> client.read(s.manifest(),
-                    new Location(URI.create("ucx://127.0.0.1:" + port), Tier.HOST), List.of(new ByteRange(0, 100, 0)), arena.allocate(100)));
+                TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
+                Arena arena = Arena.ofConfined()) {
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
+                    () -> client.read(
+                            s.manifest(),
+                            new Location(URI.create("ucx://127.0.0.1:" + port), Tier.HOST),
+                            List.of(new ByteRange(0, 100, 0)),
+                            arena.allocate(100)));
             assertEquals(ViperException.Reason.UNAVAILABLE, e.reason());
         }
     }
@@ -114,25 +149,34 @@ class UcxValidationTest {
     void silentProducerTimesOut() throws Exception {
         assumeUcx();
         try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-             TransportClient client = provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "300")));
-             TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
-             Arena arena = Arena.ofConfined()) {
+                TransportClient client =
+                        provider.openClient(ViperConfig.of(Map.of("viper.transfer.timeout.ms", "300")));
+                TestStagedCheckpoint s = new TestStagedCheckpoint("m", 1, 1, 100);
+                Arena arena = Arena.ofConfined()) {
             Thread.ofVirtual().start(() -> {
-                try (Socket c = silent.accept(); InputStream in = c.getInputStream()) {
+                try (Socket c = silent.accept();
+                        InputStream in = c.getInputStream()) {
                     in.transferTo(OutputStream.nullOutputStream());
                 } catch (Exception ignored) {
                     // test over
                 }
             });
             long t0 = System.nanoTime();
-            RetriableViperException e = assertThrows(RetriableViperException.class, () -> client.read(s.manifest(),
-                    new Location(URI.create("ucx://127.0.0.1:" + silent.getLocalPort()), Tier.HOST), List.of(new ByteRange(0, 100, 0)), arena.allocate(100)));
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
+                    () -> client.read(
+                            s.manifest(),
+                            new Location(URI.create("ucx://127.0.0.1:" + silent.getLocalPort()), Tier.HOST),
+                            List.of(new ByteRange(0, 100, 0)),
+                            arena.allocate(100)));
             assertEquals(ViperException.Reason.TIMEOUT, e.reason());
             assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "bounded by the configured timeout");
         }
     }
 
     private void assumeUcx() {
-        Assumptions.assumeTrue(provider.unavailableReason().isEmpty(), () -> "ucx unavailable: " + provider.unavailableReason().orElse(""));
+        Assumptions.assumeTrue(
+                provider.unavailableReason().isEmpty(),
+                () -> "ucx unavailable: " + provider.unavailableReason().orElse(""));
     }
 }

@@ -3,13 +3,13 @@ package io.viper.notify.embedded.internal;
 import io.viper.manifest.Manifest;
 
 /**
- * What one PUBLISH or MANIFEST frame carries: an encoded manifest and, for a small version, the
- * version's bytes ({@link io.viper.spi.Notifier#publish(io.viper.manifest.Manifest, java.lang.foreign.MemorySegment)}),
- * else none. Immutable by convention: the arrays are never written after construction and are shared,
- * not copied, between the broker's latest, its pending writes and the frames.
+ * What one PUBLISH or MANIFEST frame carries: an encoded manifest and, for a small version, the version's bytes
+ * ({@link io.viper.spi.Notifier#publish(io.viper.manifest.Manifest, java.lang.foreign.MemorySegment)}), else none.
+ * Immutable by convention: the arrays are never written after construction and are shared, not copied, between the
+ * broker's latest, its pending writes and the frames.
  *
  * @param manifest the encoded manifest
- * @param data     the version's bytes in data order, or {@link #NO_DATA}
+ * @param data the version's bytes in data order, or {@link #NO_DATA}
  */
 record Announcement(byte[] manifest, byte[] data) {
     static final byte[] NO_DATA = new byte[0];
@@ -19,7 +19,9 @@ record Announcement(byte[] manifest, byte[] data) {
         return new Announcement(manifest, NO_DATA);
     }
 
-    /** Whether the bytes it carries, if any, are as many as {@code m} describes (both the broker and subscribers check). */
+    /**
+     * Whether the bytes it carries, if any, are as many as {@code m} describes (both the broker and subscribers check).
+     */
     boolean fits(Manifest m) {
         return data.length == 0 || data.length == m.totalBytes();
     }

@@ -48,16 +48,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The embedded pub/sub broker: a Netty server on a single event-loop thread
- * ({@code viper-notify-broker-*}) that keeps the latest manifest per model in memory and forwards
- * every accepted publication to the model's subscribers. All broker state is confined to that
- * thread, which gives one global order of publications.
+ * The embedded pub/sub broker: a Netty server on a single event-loop thread ({@code viper-notify-broker-*}) that keeps
+ * the latest manifest per model in memory and forwards every accepted publication to the model's subscribers. All
+ * broker state is confined to that thread, which gives one global order of publications.
  *
- * <p>A subscriber whose socket does not keep up is not buffered without bound: while its channel is
- * not writable, only the newest pending manifest per model is kept for it (older ones are
- * superseded), and sent when it drains; one that lets more than {@code viper.limits.buffer.bytes}
- * pile up is closed. Every connection starts with the authentication handshake
- * ({@link ServerSecurity}); only a producer's credentials may publish. A connection silent for
+ * <p>A subscriber whose socket does not keep up is not buffered without bound: while its channel is not writable, only
+ * the newest pending manifest per model is kept for it (older ones are superseded), and sent when it drains; one that
+ * lets more than {@code viper.limits.buffer.bytes} pile up is closed. Every connection starts with the authentication
+ * handshake ({@link ServerSecurity}); only a producer's credentials may publish. A connection silent for
  * {@code viper.limits.idle.ms} is closed (clients send HELLO as a heartbeat).
  */
 public final class Broker implements AutoCloseable {
@@ -71,6 +69,7 @@ public final class Broker implements AutoCloseable {
 
     /** The event loop, the server channel and every connection. */
     private final ServerLoops loops;
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private final String host;
     private final int port;
@@ -82,8 +81,7 @@ public final class Broker implements AutoCloseable {
     private final Map<String, Set<Connection>> subscribers = new HashMap<>();
     private long retainedBytes;
 
-    private record Latest(long version, Announcement announcement) {
-    }
+    private record Latest(long version, Announcement announcement) {}
 
     private Broker(ServerLoops loops, Channel serverChannel, String host, ServerSecurity security) {
         this.loops = loops;
@@ -94,8 +92,8 @@ public final class Broker implements AutoCloseable {
     }
 
     /**
-     * Starts a broker on {@code host:port} (port 0: any free port) with {@code config}'s credentials,
-     * TLS and limits ({@link ServerSecurity}).
+     * Starts a broker on {@code host:port} (port 0: any free port) with {@code config}'s credentials, TLS and limits
+     * ({@link ServerSecurity}).
      *
      * @throws BindException when the address is in use (another broker may answer there)
      * @throws ViperConfigException when it must not start (no secret beyond loopback) or a setting is unusable
@@ -119,7 +117,8 @@ public final class Broker implements AutoCloseable {
                     .channel(NioServerSocketChannel.class)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.SO_KEEPALIVE, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
+                    .childOption(
+                            ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(256 * 1024, 1024 * 1024))
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -130,9 +129,12 @@ public final class Broker implements AutoCloseable {
                             }
                             loops.add(ch); // closes ch at once when the broker is closed already
                             security.install(ch);
-                            ch.pipeline().addLast(new IdleStateHandler(security.idleMs(), 0, 0, TimeUnit.MILLISECONDS),
-                                    NotifyProtocol.frameDecoder(security.maxFrame(NotifyProtocol.MAX_FRAME)), NotifyDecoder.fromClients(),
-                                    broker.new Connection());
+                            ch.pipeline()
+                                    .addLast(
+                                            new IdleStateHandler(security.idleMs(), 0, 0, TimeUnit.MILLISECONDS),
+                                            NotifyProtocol.frameDecoder(security.maxFrame(NotifyProtocol.MAX_FRAME)),
+                                            NotifyDecoder.fromClients(),
+                                            broker.new Connection());
                         }
                     });
             ChannelFuture f = b.bind(new InetSocketAddress(address, port)).awaitUninterruptibly();
@@ -140,8 +142,11 @@ public final class Broker implements AutoCloseable {
                 if (f.cause() instanceof BindException be) {
                     throw be;
                 }
-                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "embedded broker: cannot listen on "
-                        + new NotifyProtocol.Endpoint(host, port) + ": " + f.cause(), f.cause());
+                throw new RetriableViperException(
+                        ViperException.Reason.UNAVAILABLE,
+                        "embedded broker: cannot listen on " + new NotifyProtocol.Endpoint(host, port) + ": "
+                                + f.cause(),
+                        f.cause());
             }
             loops.add(f.channel());
             self[0] = new Broker(loops, f.channel(), host, security);
@@ -178,15 +183,18 @@ public final class Broker implements AutoCloseable {
 
     private void publish(Connection from, ChannelHandlerContext ctx, NotifyMessage.Publish request) {
         if (!ServerSecurity.role(ctx.channel()).mayPublish()) {
-            String reason = name + ": refused publish of " + request.model() + " from " + from.peer + ": it authenticated with a consumer token, which cannot publish";
+            String reason = name + ": refused publish of " + request.model() + " from " + from.peer
+                    + ": it authenticated with a consumer token, which cannot publish";
             LOG.log(Level.WARNING, reason);
-            ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), request.requestId(), NotifyProtocol.ERR_FORBIDDEN, reason))
+            ctx.writeAndFlush(NotifyProtocol.error(
+                            ctx.alloc(), request.requestId(), NotifyProtocol.ERR_FORBIDDEN, reason))
                     .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             return;
         }
         NotifyMessage answer = accept(from.peer, request.requestId(), request.model(), request.announcement(), null);
         ByteBuf reply = switch (answer) {
-            case NotifyMessage.Ack ack -> NotifyProtocol.ack(ctx.alloc(), ack.requestId(), ack.status(), ack.latestVersion());
+            case NotifyMessage.Ack ack ->
+                NotifyProtocol.ack(ctx.alloc(), ack.requestId(), ack.status(), ack.latestVersion());
             case NotifyMessage.Error e -> NotifyProtocol.error(ctx.alloc(), e.requestId(), e.code(), e.reason());
             default -> throw new IllegalStateException("unexpected answer " + answer);
         };
@@ -194,15 +202,17 @@ public final class Broker implements AutoCloseable {
     }
 
     /**
-     * A publication from a notifier in this process (the producer that hosts this broker): the same
-     * checks and forwarding as one that arrives on a connection, without the trip through a socket
-     * and the client's event loop. Completes with the {@link NotifyMessage.Ack} or
-     * {@link NotifyMessage.Error} the connection would have received. Any thread.
+     * A publication from a notifier in this process (the producer that hosts this broker): the same checks and
+     * forwarding as one that arrives on a connection, without the trip through a socket and the client's event loop.
+     * Completes with the {@link NotifyMessage.Ack} or {@link NotifyMessage.Error} the connection would have received.
+     * Any thread.
      */
     CompletableFuture<NotifyMessage> publishLocal(String model, Manifest manifest, Announcement announcement) {
         CompletableFuture<NotifyMessage> answer = new CompletableFuture<>();
         try {
-            loops.group().next().execute(() -> answer.complete(accept("this process", 0, model, announcement, manifest)));
+            loops.group()
+                    .next()
+                    .execute(() -> answer.complete(accept("this process", 0, model, announcement, manifest)));
         } catch (RejectedExecutionException e) {
             answer.completeExceptionally(new ViperClosedException(name + " is closed"));
         }
@@ -210,21 +220,27 @@ public final class Broker implements AutoCloseable {
     }
 
     /**
-     * Checks a publication, keeps it as the model's latest and forwards it; returns the answer to the
-     * publisher. {@code decoded}: the manifest the announcement encodes, when it comes from this
-     * process and needs no decoding; null to decode it. Event loop only.
+     * Checks a publication, keeps it as the model's latest and forwards it; returns the answer to the publisher.
+     * {@code decoded}: the manifest the announcement encodes, when it comes from this process and needs no decoding;
+     * null to decode it. Event loop only.
      */
-    private NotifyMessage accept(String peer, long requestId, String model, Announcement announcement, Manifest decoded) {
+    private NotifyMessage accept(
+            String peer, long requestId, String model, Announcement announcement, Manifest decoded) {
         Manifest m;
         try {
-            m = decoded != null ? decoded : ManifestCodec.decode(announcement.manifest(), name + ": publish of " + model + " from " + peer);
+            m = decoded != null
+                    ? decoded
+                    : ManifestCodec.decode(announcement.manifest(), name + ": publish of " + model + " from " + peer);
             if (!m.model().equals(model)) {
-                throw new ViperFormatException(name, "publish from " + peer + " names model "
-                        + model + " but carries a manifest of " + m.model());
+                throw new ViperFormatException(
+                        name,
+                        "publish from " + peer + " names model " + model + " but carries a manifest of " + m.model());
             }
             if (!announcement.fits(m)) {
-                throw new ViperFormatException(name, "publish of " + model + " v" + m.version() + " from " + peer + " carries "
-                        + announcement.data().length + " bytes of a version of " + m.totalBytes());
+                throw new ViperFormatException(
+                        name,
+                        "publish of " + model + " v" + m.version() + " from " + peer + " carries "
+                                + announcement.data().length + " bytes of a version of " + m.totalBytes());
             }
         } catch (ViperException e) {
             LOG.log(Level.WARNING, "refused: " + e.getMessage());
@@ -232,31 +248,40 @@ public final class Broker implements AutoCloseable {
         }
         Latest current = latest.get(model);
         if (current != null && m.version() == current.version() && !sameContent(current, m)) {
-            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + peer
-                    + ": it holds another v" + current.version() + " (other tensors); a version is never reused");
+            LOG.log(
+                    Level.WARNING,
+                    name + ": refused publish of " + model + " v" + m.version() + " from " + peer
+                            + ": it holds another v" + current.version()
+                            + " (other tensors); a version is never reused");
             return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
         }
         if (current != null && m.version() < current.version()) {
-            LOG.log(Level.WARNING, name + ": refused publish of " + model + " v" + m.version() + " from " + peer
-                    + ": it already holds v" + current.version());
+            LOG.log(
+                    Level.WARNING,
+                    name + ": refused publish of " + model + " v" + m.version() + " from " + peer
+                            + ": it already holds v" + current.version());
             return new NotifyMessage.Ack(requestId, NotifyProtocol.STALE, current.version());
         }
-        long retained = retainedBytes - (current == null ? 0 : current.announcement().size()) + announcement.size();
+        long retained =
+                retainedBytes - (current == null ? 0 : current.announcement().size()) + announcement.size();
         if (retained > MAX_RETAINED_BYTES && announcement.data().length > 0) {
             // The bytes only spare subscribers a fetch: drop them rather than refuse the version.
             retained -= announcement.data().length;
             announcement = Announcement.of(announcement.manifest());
         }
         if ((current == null && latest.size() >= MAX_MODELS) || retained > MAX_RETAINED_BYTES) {
-            String reason = name + ": refused publish of " + model + " v" + m.version() + ": the broker holds " + latest.size()
-                    + " models and " + retainedBytes + " bytes of announcements, its limit";
+            String reason = name + ": refused publish of " + model + " v" + m.version() + ": the broker holds "
+                    + latest.size() + " models and " + retainedBytes + " bytes of announcements, its limit";
             LOG.log(Level.WARNING, reason);
             return new NotifyMessage.Error(requestId, NotifyProtocol.ERR_LIMIT, reason);
         }
         latest.put(model, new Latest(m.version(), announcement));
         retainedBytes = retained;
         Set<Connection> subs = subscribers.getOrDefault(model, Set.of());
-        LOG.log(Level.DEBUG, () -> name + ": " + model + " v" + m.version() + " from " + peer + " to " + subs.size() + " subscriber(s)");
+        LOG.log(
+                Level.DEBUG,
+                () -> name + ": " + model + " v" + m.version() + " from " + peer + " to " + subs.size()
+                        + " subscriber(s)");
         for (Connection c : subs) {
             c.send(model, announcement);
         }
@@ -272,11 +297,15 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    /** One client connection, serving the messages {@link NotifyDecoder} decodes ahead of it; lives on the broker's event loop. */
+    /**
+     * One client connection, serving the messages {@link NotifyDecoder} decodes ahead of it; lives on the broker's
+     * event loop.
+     */
     private final class Connection extends ChannelInboundHandlerAdapter {
         private final Set<String> models = new HashSet<>();
         /** Newest manifest per model not yet written because the channel was not writable. */
         private final Map<String, Announcement> pending = new LinkedHashMap<>();
+
         private ChannelHandlerContext ctx;
         private String peer = "?";
         private boolean failed;
@@ -294,14 +323,16 @@ public final class Broker implements AutoCloseable {
                 return;
             }
             switch ((NotifyMessage) msg) {
-                case NotifyMessage.Hello h -> ctx.writeAndFlush(NotifyProtocol.welcome(ctx.alloc(), security.idleMs()))
-                        .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                case NotifyMessage.Hello h ->
+                    ctx.writeAndFlush(NotifyProtocol.welcome(ctx.alloc(), security.idleMs()))
+                            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                 case NotifyMessage.Subscribe sub -> subscribe(ctx, sub.model());
                 case NotifyMessage.Unsubscribe unsub -> unsubscribe(unsub.model());
                 case NotifyMessage.Publish publish -> publish(this, ctx, publish);
                 case NotifyMessage.Latest q -> {
                     Latest l = latest.get(q.model());
-                    ctx.writeAndFlush(NotifyProtocol.ack(ctx.alloc(), q.requestId(), NotifyProtocol.KNOWN, l == null ? 0 : l.version()))
+                    ctx.writeAndFlush(NotifyProtocol.ack(
+                                    ctx.alloc(), q.requestId(), NotifyProtocol.KNOWN, l == null ? 0 : l.version()))
                             .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                 }
                 default -> fail(ctx, "unexpected message " + msg); // the decoder passes only the five above
@@ -339,8 +370,11 @@ public final class Broker implements AutoCloseable {
             }
             long queued = queuedBytes();
             if (queued > 0 && queued + announcement.size() > security.bufferBytes()) {
-                fail(ctx, "does not read its manifests: " + (queued + announcement.size()) + " bytes would be queued for it, more than viper.limits.buffer.bytes "
-                        + security.bufferBytes());
+                fail(
+                        ctx,
+                        "does not read its manifests: " + (queued + announcement.size())
+                                + " bytes would be queued for it, more than viper.limits.buffer.bytes "
+                                + security.bufferBytes());
                 return;
             }
             if (!pending.isEmpty() || !ctx.channel().isWritable()) {
@@ -351,7 +385,8 @@ public final class Broker implements AutoCloseable {
                 }
                 return;
             }
-            ctx.writeAndFlush(NotifyProtocol.manifest(ctx.alloc(), model, announcement)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ctx.writeAndFlush(NotifyProtocol.manifest(ctx.alloc(), model, announcement))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
 
         /** Bytes written to the socket but not sent yet, and manifests held back for it. */
@@ -366,10 +401,13 @@ public final class Broker implements AutoCloseable {
 
         private void drainPending() {
             boolean wrote = false;
-            for (Iterator<Map.Entry<String, Announcement>> it = pending.entrySet().iterator(); it.hasNext() && ctx.channel().isWritable(); ) {
+            for (Iterator<Map.Entry<String, Announcement>> it =
+                            pending.entrySet().iterator();
+                    it.hasNext() && ctx.channel().isWritable(); ) {
                 Map.Entry<String, Announcement> e = it.next();
                 it.remove();
-                ctx.write(NotifyProtocol.manifest(ctx.alloc(), e.getKey(), e.getValue())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+                ctx.write(NotifyProtocol.manifest(ctx.alloc(), e.getKey(), e.getValue()))
+                        .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
                 wrote = true;
             }
             if (wrote) {
@@ -388,7 +426,10 @@ public final class Broker implements AutoCloseable {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
             if (evt instanceof IdleStateEvent e && e.state() == IdleState.READER_IDLE) {
-                fail(ctx, "sent nothing for " + security.idleMs() + " ms (viper.limits.idle.ms; clients send HELLO more often than that)");
+                fail(
+                        ctx,
+                        "sent nothing for " + security.idleMs()
+                                + " ms (viper.limits.idle.ms; clients send HELLO more often than that)");
                 return;
             }
             super.userEventTriggered(ctx, evt);
@@ -413,7 +454,10 @@ public final class Broker implements AutoCloseable {
                 LOG.log(Level.DEBUG, () -> name + ": connection from " + peer + " broke: " + cause.getMessage());
                 ctx.close();
             } else {
-                LOG.log(Level.WARNING, name + ": closing connection from " + peer + " after an unexpected error", cause);
+                LOG.log(
+                        Level.WARNING,
+                        name + ": closing connection from " + peer + " after an unexpected error",
+                        cause);
                 ctx.close();
             }
         }
@@ -426,7 +470,8 @@ public final class Broker implements AutoCloseable {
             pending.clear();
             LOG.log(Level.WARNING, name + ": closing connection from " + peer + ": " + reason);
             if (ctx.channel().isActive()) {
-                ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), 0, NotifyProtocol.ERR_PROTOCOL, reason)).addListener(ChannelFutureListener.CLOSE);
+                ctx.writeAndFlush(NotifyProtocol.error(ctx.alloc(), 0, NotifyProtocol.ERR_PROTOCOL, reason))
+                        .addListener(ChannelFutureListener.CLOSE);
             }
         }
     }

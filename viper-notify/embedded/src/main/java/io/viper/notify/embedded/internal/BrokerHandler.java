@@ -9,10 +9,9 @@ import io.viper.netty.ClientSecurity;
 import java.lang.System.Logger.Level;
 
 /**
- * Inbound messages of one connection of a {@link BrokerLink}, as {@link NotifyDecoder} decodes them
- * ahead of it: WELCOME makes the connection ready, MANIFEST feeds the subscriptions, ACK and ERROR
- * answer requests; the end of the connection and what broke it go back to the link. Runs on the
- * link's event loop.
+ * Inbound messages of one connection of a {@link BrokerLink}, as {@link NotifyDecoder} decodes them ahead of it:
+ * WELCOME makes the connection ready, MANIFEST feeds the subscriptions, ACK and ERROR answer requests; the end of the
+ * connection and what broke it go back to the link. Runs on the link's event loop.
  */
 final class BrokerHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(EmbeddedNotifier.class.getName());
@@ -30,8 +29,13 @@ final class BrokerHandler extends ChannelInboundHandlerAdapter {
         Channel ch = ctx.channel();
         switch ((NotifyMessage) msg) {
             case NotifyMessage.Welcome w -> link.welcomed(ch, w.idleMs());
-            case NotifyMessage.Manifest m -> link.feed().offer(m.model(), m.announcement().manifest(), m.announcement().data(),
-                    "manifest of " + m.model() + " from the broker");
+            case NotifyMessage.Manifest m ->
+                link.feed()
+                        .offer(
+                                m.model(),
+                                m.announcement().manifest(),
+                                m.announcement().data(),
+                                "manifest of " + m.model() + " from the broker");
             case NotifyMessage.Ack ack -> link.requests().answer(ack.requestId(), ack);
             case NotifyMessage.Error error -> {
                 if (!link.requests().answer(error.requestId(), error)) {
@@ -72,7 +76,8 @@ final class BrokerHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String problem = cause instanceof DecoderException
-                ? "malformed frame from the broker: " + BrokerLink.describe(cause) : BrokerLink.describe(cause);
+                ? "malformed frame from the broker: " + BrokerLink.describe(cause)
+                : BrokerLink.describe(cause);
         if (cause instanceof DecoderException) {
             LOG.log(Level.WARNING, name + ": closing the broker connection: " + problem);
         }

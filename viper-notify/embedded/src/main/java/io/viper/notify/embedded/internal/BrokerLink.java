@@ -34,19 +34,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * An {@link EmbeddedNotifier}'s connection to its broker, kept up for the notifier's lifetime, and the
- * subscriptions that ride on it: an {@link AnnouncementFeed} that the broker's MANIFEST frames feed,
- * whose {@link AnnouncementFeed.Demand} sends SUBSCRIBE and UNSUBSCRIBE.
+ * An {@link EmbeddedNotifier}'s connection to its broker, kept up for the notifier's lifetime, and the subscriptions
+ * that ride on it: an {@link AnnouncementFeed} that the broker's MANIFEST frames feed, whose
+ * {@link AnnouncementFeed.Demand} sends SUBSCRIBE and UNSUBSCRIBE.
  *
- * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection, its state and
- * the feed; {@link #awaitConnection} and {@link #republish} may be called from any thread.
+ * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection, its state and the feed;
+ * {@link #awaitConnection} and {@link #republish} may be called from any thread.
  *
- * <p>When the broker is not there yet or goes away, the link retries with exponential backoff (100 ms
- * doubling to 2 s), logs one line per change of state and tells the feed ({@code trouble}); once back
- * it subscribes every followed model again and re-publishes the newest announcement this notifier
- * published per model (so a restarted broker regains its state). A refusal of this client's
- * credentials or TLS ({@link ClientSecurity.HandshakeFailed}) is final: no attempt follows, waits
- * throw it as a {@link ViperConfigException}, and the feed tells listeners through {@code onFailure}.
+ * <p>When the broker is not there yet or goes away, the link retries with exponential backoff (100 ms doubling to 2 s),
+ * logs one line per change of state and tells the feed ({@code trouble}); once back it subscribes every followed model
+ * again and re-publishes the newest announcement this notifier published per model (so a restarted broker regains its
+ * state). A refusal of this client's credentials or TLS ({@link ClientSecurity.HandshakeFailed}) is final: no attempt
+ * follows, waits throw it as a {@link ViperConfigException}, and the feed tells listeners through {@code onFailure}.
  */
 final class BrokerLink {
     private static final System.Logger LOG = System.getLogger(EmbeddedNotifier.class.getName());
@@ -57,7 +56,13 @@ final class BrokerLink {
     /** Set on a connection whose handshake or TLS the broker refused: no attempt follows its end. */
     static final AttributeKey<Boolean> REFUSED = AttributeKey.valueOf("viper.notify.refused");
 
-    private enum State { CONNECTING, CONNECTED, DISCONNECTED, REFUSED, CLOSED }
+    private enum State {
+        CONNECTING,
+        CONNECTED,
+        DISCONNECTED,
+        REFUSED,
+        CLOSED
+    }
 
     private final Endpoint endpoint;
     private final String name;
@@ -78,29 +83,34 @@ final class BrokerLink {
     private long backoffMs = BACKOFF_START_MS;
     private String lastProblem = "";
 
-    private record Published(long version, Announcement announcement) {
-    }
+    private record Published(long version, Announcement announcement) {}
 
     /** Why the broker refused this client, once it did: no attempt follows. */
     private volatile ViperConfigException refusedBy;
     /** The ready connection (WELCOME received), or null; written on the event loop. */
     private volatile Channel channel;
+
     private volatile boolean closed;
 
     /**
-     * A link to the broker at {@code endpoint}, not connecting yet ({@link #start()}): every connection
-     * starts with the TLS and authentication handshake {@code security} installs, and must be ready
-     * within {@code connectWaitMs}. Listeners other than quick ones are called by {@code dispatcher}.
+     * A link to the broker at {@code endpoint}, not connecting yet ({@link #start()}): every connection starts with the
+     * TLS and authentication handshake {@code security} installs, and must be ready within {@code connectWaitMs}.
+     * Listeners other than quick ones are called by {@code dispatcher}.
      */
-    BrokerLink(Endpoint endpoint, String name, long connectWaitMs, ClientSecurity security, PendingRequests requests,
-               Executor dispatcher) {
+    BrokerLink(
+            Endpoint endpoint,
+            String name,
+            long connectWaitMs,
+            ClientSecurity security,
+            PendingRequests requests,
+            Executor dispatcher) {
         this.endpoint = endpoint;
         this.name = name;
         this.connectWaitMs = connectWaitMs;
         this.requests = requests;
         String tag = Integer.toString(endpoint.port());
-        this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("viper-notify-client-" + tag, true),
-                NioIoHandler.newFactory());
+        this.group = new MultiThreadIoEventLoopGroup(
+                1, new DefaultThreadFactory("viper-notify-client-" + tag, true), NioIoHandler.newFactory());
         this.loop = group.next();
         this.bootstrap = new Bootstrap()
                 .group(group)
@@ -112,7 +122,11 @@ final class BrokerLink {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         security.install(ch, endpoint.host(), endpoint.port());
-                        ch.pipeline().addLast(NotifyProtocol.frameDecoder(), NotifyDecoder.fromBroker(), new BrokerHandler(BrokerLink.this, name));
+                        ch.pipeline()
+                                .addLast(
+                                        NotifyProtocol.frameDecoder(),
+                                        NotifyDecoder.fromBroker(),
+                                        new BrokerHandler(BrokerLink.this, name));
                     }
                 });
         this.feed = new AnnouncementFeed(name, LOG, this::runOnLoop, dispatcher, new AnnouncementFeed.Demand() {
@@ -139,8 +153,8 @@ final class BrokerLink {
     }
 
     /**
-     * Remembers {@code announcement} as the newest of {@code model} this notifier published, for re-publishing after
-     * a reconnect.
+     * Remembers {@code announcement} as the newest of {@code model} this notifier published, for re-publishing after a
+     * reconnect.
      */
     void republish(String model, long version, Announcement announcement) {
         runOnLoop(() -> {
@@ -155,7 +169,8 @@ final class BrokerLink {
     private void send(byte type, String model) {
         Channel ch = channel;
         if (ch != null) {
-            ch.writeAndFlush(NotifyProtocol.modelFrame(ch.alloc(), type, model)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ch.writeAndFlush(NotifyProtocol.modelFrame(ch.alloc(), type, model))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
     }
 
@@ -183,11 +198,18 @@ final class BrokerLink {
             }
             // HELLO goes out once the handshake succeeded (Handler.userEventTriggered).
             candidate = ch;
-            ch.eventLoop().schedule(() -> {
-                if (candidate == ch && channel != ch) {
-                    closeWith(ch, "no handshake and WELCOME within " + connectWaitMs + " ms (is this a Viper broker?)");
-                }
-            }, connectWaitMs, TimeUnit.MILLISECONDS);
+            ch.eventLoop()
+                    .schedule(
+                            () -> {
+                                if (candidate == ch && channel != ch) {
+                                    closeWith(
+                                            ch,
+                                            "no handshake and WELCOME within " + connectWaitMs
+                                                    + " ms (is this a Viper broker?)");
+                                }
+                            },
+                            connectWaitMs,
+                            TimeUnit.MILLISECONDS);
         });
     }
 
@@ -205,7 +227,8 @@ final class BrokerLink {
             return;
         }
         nextConnection = new CompletableFuture<>();
-        waiting.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + problem));
+        waiting.completeExceptionally(new RetriableViperException(
+                ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + problem));
         if (closed) {
             return;
         }
@@ -224,9 +247,9 @@ final class BrokerLink {
     }
 
     /**
-     * Stops connecting for good: trying again cannot change credentials or TLS trust. Whoever waits
-     * for the connection gets {@code refusal}, and so does every later wait; listeners hear it once.
-     * Logged at DEBUG only: the caller that gets the exception, or the listener, reports it.
+     * Stops connecting for good: trying again cannot change credentials or TLS trust. Whoever waits for the connection
+     * gets {@code refusal}, and so does every later wait; listeners hear it once. Logged at DEBUG only: the caller that
+     * gets the exception, or the listener, reports it.
      */
     private void refused(CompletableFuture<Void> waiting, ViperConfigException refusal) {
         refusedBy = refusal;
@@ -253,23 +276,31 @@ final class BrokerLink {
         backoffMs = BACKOFF_START_MS;
         // The broker closes a connection silent for brokerIdleMs: a HELLO now and then keeps this one open.
         long every = Math.max(10, brokerIdleMs / 3);
-        ScheduledFuture<?> heartbeat = ch.eventLoop().scheduleAtFixedRate(
-                () -> ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)), every, every, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> heartbeat = ch.eventLoop()
+                .scheduleAtFixedRate(
+                        () -> ch.writeAndFlush(NotifyProtocol.empty(ch.alloc(), NotifyProtocol.HELLO)),
+                        every,
+                        every,
+                        TimeUnit.MILLISECONDS);
         ch.closeFuture().addListener(f -> heartbeat.cancel(false));
         // Restore the session before anyone else may write: subscriptions, then our latest publications.
         List<String> models = feed.models();
         for (String model : models) {
-            ch.write(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model)).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ch.write(NotifyProtocol.modelFrame(ch.alloc(), NotifyProtocol.SUBSCRIBE, model))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
         for (Map.Entry<String, Published> e : lastPublished.entrySet()) {
-            ch.write(NotifyProtocol.publish(ch.alloc(), 0, e.getKey(), e.getValue().announcement())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+            ch.write(NotifyProtocol.publish(
+                            ch.alloc(), 0, e.getKey(), e.getValue().announcement()))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         }
         ch.flush();
         channel = ch;
         if (state != State.CONNECTED) {
             String line = name + ": connected to the broker" + (state == State.DISCONNECTED ? " again" : "");
-            LOG.log(state == State.DISCONNECTED ? Level.INFO : Level.DEBUG, line
-                    + (models.isEmpty() ? "" : "; subscribed to " + models.size() + " model(s)"));
+            LOG.log(
+                    state == State.DISCONNECTED ? Level.INFO : Level.DEBUG,
+                    line + (models.isEmpty() ? "" : "; subscribed to " + models.size() + " model(s)"));
             state = State.CONNECTED;
             feed.recovered();
         }
@@ -296,7 +327,8 @@ final class BrokerLink {
             return;
         }
         channel = null;
-        requests.failAll(() -> new RetriableViperException(ViperException.Reason.UNAVAILABLE,
+        requests.failAll(() -> new RetriableViperException(
+                ViperException.Reason.UNAVAILABLE,
                 name + ": connection to the broker lost before it acknowledged the publish: " + problem));
         attemptFailed(problem, false);
     }
@@ -337,8 +369,8 @@ final class BrokerLink {
     }
 
     /**
-     * Waits up to {@code waitMs} until connected, starting an attempt at once if none runs. Throws the
-     * broker's refusal once it refused, a retriable exception when it stays unreachable.
+     * Waits up to {@code waitMs} until connected, starting an attempt at once if none runs. Throws the broker's refusal
+     * once it refused, a retriable exception when it stays unreachable.
      */
     Channel awaitConnection(long waitMs) {
         Channel ch = channel;
@@ -363,18 +395,25 @@ final class BrokerLink {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;
             }
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable: " + describe(e.getCause()), e.getCause());
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    name + ": broker unreachable: " + describe(e.getCause()),
+                    e.getCause());
         } catch (TimeoutException e) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker unreachable within " + waitMs + " ms"
-                    + (lastProblem.isEmpty() ? "" : ": " + lastProblem));
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    name + ": broker unreachable within " + waitMs + " ms"
+                            + (lastProblem.isEmpty() ? "" : ": " + lastProblem));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted while connecting to the broker");
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, name + ": interrupted while connecting to the broker");
         }
         ch = channel;
         if (ch == null) {
             checkOpen();
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": broker connection lost again: " + lastProblem);
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, name + ": broker connection lost again: " + lastProblem);
         }
         return ch;
     }

@@ -23,26 +23,24 @@ import java.util.concurrent.TimeUnit;
 /**
  * A client of the embedded broker, implementing {@link Notifier} for both roles.
  *
- * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection and all
- * subscription state ({@link BrokerLink}); one dispatcher thread ({@code viper-notify-listener-*}) calls
- * listeners, one call at a time, in the order manifests arrived, except {@linkplain ManifestListener#quick()
- * quick} ones, which the event loop calls itself (the delivery rules are {@link io.viper.spi.AnnouncementFeed}'s).
- * Both are daemon threads and stop on {@link #close()}.
+ * <p>Threads: one Netty event loop ({@code viper-notify-client-*}) owns the connection and all subscription state
+ * ({@link BrokerLink}); one dispatcher thread ({@code viper-notify-listener-*}) calls listeners, one call at a time, in
+ * the order manifests arrived, except {@linkplain ManifestListener#quick() quick} ones, which the event loop calls
+ * itself (the delivery rules are {@link io.viper.spi.AnnouncementFeed}'s). Both are daemon threads and stop on
+ * {@link #close()}.
  *
- * <p>A notifier that hosts its broker ({@code ownedBroker}) hands its publications to it directly,
- * without the connection; subscriptions always go through the connection.
+ * <p>A notifier that hosts its broker ({@code ownedBroker}) hands its publications to it directly, without the
+ * connection; subscriptions always go through the connection.
  *
- * <p>The connection is kept up for the notifier's lifetime: when the broker is not there yet or goes
- * away, the client retries with exponential backoff (100 ms doubling to 2 s), logs one line per
- * change of state and tells listeners through {@code onProblem}; once back it re-subscribes every
- * model and re-publishes the newest manifest it published per model (so a restarted broker regains
- * its state). Listeners see a manifest only if it is newer than, or a changed republication of, the
- * last one they saw for the model. A broker that refuses this client's credentials (or requires some
- * it has none of, or cannot prove its own), or whose TLS does not match this client's (a certificate
- * this client refuses, no TLS where this client asks for it: {@link ClientSecurity.HandshakeFailed}),
- * is not tried again: the notifier stops connecting, a waiting call throws the refusal as a
- * {@link ViperConfigException}, and listeners hear it through {@code onFailure}. A broker not up
- * yet, or a connection that breaks during a handshake, is retried.
+ * <p>The connection is kept up for the notifier's lifetime: when the broker is not there yet or goes away, the client
+ * retries with exponential backoff (100 ms doubling to 2 s), logs one line per change of state and tells listeners
+ * through {@code onProblem}; once back it re-subscribes every model and re-publishes the newest manifest it published
+ * per model (so a restarted broker regains its state). Listeners see a manifest only if it is newer than, or a changed
+ * republication of, the last one they saw for the model. A broker that refuses this client's credentials (or requires
+ * some it has none of, or cannot prove its own), or whose TLS does not match this client's (a certificate this client
+ * refuses, no TLS where this client asks for it: {@link ClientSecurity.HandshakeFailed}), is not tried again: the
+ * notifier stops connecting, a waiting call throws the refusal as a {@link ViperConfigException}, and listeners hear it
+ * through {@code onFailure}. A broker not up yet, or a connection that breaks during a handshake, is retried.
  */
 public final class EmbeddedNotifier implements Notifier {
     private static final System.Logger LOG = System.getLogger(EmbeddedNotifier.class.getName());
@@ -53,24 +51,35 @@ public final class EmbeddedNotifier implements Notifier {
     private final URI uri;
     private final long connectWaitMs;
     private final Broker ownedBroker;
-    /** Whether this notifier started its broker on a fixed port: consumers of an earlier broker there may hold versions it never saw. */
+    /**
+     * Whether this notifier started its broker on a fixed port: consumers of an earlier broker there may hold versions
+     * it never saw.
+     */
     private final boolean freshBrokerOnFixedPort;
+
     private final ExecutorService dispatcher;
     private final PendingRequests requests;
     private final BrokerLink link;
     private volatile boolean closed;
 
     /**
-     * Opens a client of the broker at {@code endpoint}. With {@code waitForBroker} (producers) the
-     * first connection must succeed within the timeout; otherwise (consumers) it is made in the
-     * background. {@code timeoutMs} ({@code viper.notify.timeout.ms}) bounds a publish's wait for its
-     * acknowledgement and that first connection. {@code ownedBroker}, if not null, is closed with this notifier;
-     * {@code freshBrokerOnFixedPort} says that it was just started on a port consumers may have known before.
-     * Every connection starts with TLS and the authentication handshake {@code security} installs.
+     * Opens a client of the broker at {@code endpoint}. With {@code waitForBroker} (producers) the first connection
+     * must succeed within the timeout; otherwise (consumers) it is made in the background. {@code timeoutMs}
+     * ({@code viper.notify.timeout.ms}) bounds a publish's wait for its acknowledgement and that first connection.
+     * {@code ownedBroker}, if not null, is closed with this notifier; {@code freshBrokerOnFixedPort} says that it was
+     * just started on a port consumers may have known before. Every connection starts with TLS and the authentication
+     * handshake {@code security} installs.
      */
-    public static EmbeddedNotifier connect(Endpoint endpoint, URI advertised, long timeoutMs, boolean waitForBroker,
-                                           Broker ownedBroker, boolean freshBrokerOnFixedPort, ClientSecurity security) {
-        EmbeddedNotifier n = new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort, security);
+    public static EmbeddedNotifier connect(
+            Endpoint endpoint,
+            URI advertised,
+            long timeoutMs,
+            boolean waitForBroker,
+            Broker ownedBroker,
+            boolean freshBrokerOnFixedPort,
+            ClientSecurity security) {
+        EmbeddedNotifier n =
+                new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort, security);
         n.link.start();
         if (waitForBroker) {
             try {
@@ -83,15 +92,22 @@ public final class EmbeddedNotifier implements Notifier {
         return n;
     }
 
-    private EmbeddedNotifier(Endpoint endpoint, URI advertised, long timeoutMs, Broker ownedBroker, boolean freshBrokerOnFixedPort,
-                             ClientSecurity security) {
+    private EmbeddedNotifier(
+            Endpoint endpoint,
+            URI advertised,
+            long timeoutMs,
+            Broker ownedBroker,
+            boolean freshBrokerOnFixedPort,
+            ClientSecurity security) {
         this.freshBrokerOnFixedPort = freshBrokerOnFixedPort;
         this.uri = advertised;
         this.name = "notifier " + advertised;
         this.connectWaitMs = Math.min(timeoutMs, CONNECT_WAIT_MAX_MS);
         this.ownedBroker = ownedBroker;
-        this.dispatcher = Executors.newSingleThreadExecutor(
-                Thread.ofPlatform().daemon().name(DISPATCHER_THREAD + endpoint.port()).factory());
+        this.dispatcher = Executors.newSingleThreadExecutor(Thread.ofPlatform()
+                .daemon()
+                .name(DISPATCHER_THREAD + endpoint.port())
+                .factory());
         this.requests = new PendingRequests(name, timeoutMs);
         this.link = new BrokerLink(endpoint, name, connectWaitMs, security, requests, dispatcher);
     }
@@ -119,8 +135,8 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     /**
-     * Hands the publication to the broker this notifier hosts and returns: the broker's event loop
-     * checks and forwards it; the future completes with its answer.
+     * Hands the publication to the broker this notifier hosts and returns: the broker's event loop checks and forwards
+     * it; the future completes with its answer.
      */
     @Override
     public CompletableFuture<Void> publishLocally(Manifest manifest, MemorySegment data) {
@@ -128,7 +144,9 @@ public final class EmbeddedNotifier implements Notifier {
             throw new UnsupportedOperationException(name + ": the broker is not in this process");
         }
         Announcement announcement = announcement(manifest, Notifier.inlineBytes(manifest, data));
-        return ownedBroker.publishLocal(manifest.model(), manifest, announcement).thenAccept(answer -> accepted(manifest, answer));
+        return ownedBroker
+                .publishLocal(manifest.model(), manifest, announcement)
+                .thenAccept(answer -> accepted(manifest, answer));
     }
 
     private void publish(Manifest manifest, byte[] data) {
@@ -139,10 +157,13 @@ public final class EmbeddedNotifier implements Notifier {
             // The broker lives in this process: hand it the publication directly (it cannot restart
             // without this notifier, so nothing needs re-publishing after a reconnect), with the
             // manifest it need not decode again.
-            answer = requests.await(ownedBroker.publishLocal(manifest.model(), manifest, announcement), "publish of " + what);
+            answer = requests.await(
+                    ownedBroker.publishLocal(manifest.model(), manifest, announcement), "publish of " + what);
         } else {
             link.republish(manifest.model(), manifest.version(), announcement);
-            answer = request((ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), announcement), "publish of " + what);
+            answer = request(
+                    (ch, id) -> NotifyProtocol.publish(ch.alloc(), id, manifest.model(), announcement),
+                    "publish of " + what);
         }
         accepted(manifest, answer);
     }
@@ -152,8 +173,10 @@ public final class EmbeddedNotifier implements Notifier {
         checkOpen();
         byte[] bytes = ManifestCodec.encode(manifest);
         if (bytes.length > ManifestCodec.MAX_ENCODED_BYTES) {
-            throw new ViperFormatException(name, "manifest of " + manifest.model() + " v" + manifest.version() + " encodes to "
-                    + bytes.length + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
+            throw new ViperFormatException(
+                    name,
+                    "manifest of " + manifest.model() + " v" + manifest.version() + " encodes to " + bytes.length
+                            + " bytes, over the limit of " + ManifestCodec.MAX_ENCODED_BYTES);
         }
         return new Announcement(bytes, data);
     }
@@ -162,16 +185,17 @@ public final class EmbeddedNotifier implements Notifier {
     private void accepted(Manifest manifest, NotifyMessage answer) {
         Ack a = acknowledgement(answer);
         if (a.status() == NotifyProtocol.STALE) {
-            throw new ViperConfigException(name + ": the broker refused " + manifest.model() + " v" + manifest.version() + ": it holds "
-                    + (a.latestVersion() == manifest.version() ? "another " : "") + "v" + a.latestVersion() + " of " + manifest.model()
-                    + " (versions of a model only grow and are never reused; is another producer announcing it?)");
+            throw new ViperConfigException(
+                    name + ": the broker refused " + manifest.model() + " v" + manifest.version() + ": it holds "
+                            + (a.latestVersion() == manifest.version() ? "another " : "") + "v" + a.latestVersion()
+                            + " of " + manifest.model()
+                            + " (versions of a model only grow and are never reused; is another producer announcing it?)");
         }
     }
 
     /**
-     * Asks the broker. An embedded broker this notifier just started on a fixed port has no history
-     * that consumers of an earlier producer at that address may have seen: then empty, unless a
-     * version was announced to it meanwhile.
+     * Asks the broker. An embedded broker this notifier just started on a fixed port has no history that consumers of
+     * an earlier producer at that address may have seen: then empty, unless a version was announced to it meanwhile.
      */
     @Override
     public OptionalLong latestVersion(String model) {
@@ -179,8 +203,9 @@ public final class EmbeddedNotifier implements Notifier {
         checkOpen();
         long latest;
         try {
-            latest = acknowledgement(request((ch, id) -> NotifyProtocol.latest(ch.alloc(), id, model),
-                    "the latest version of " + model)).latestVersion();
+            latest = acknowledgement(request(
+                            (ch, id) -> NotifyProtocol.latest(ch.alloc(), id, model), "the latest version of " + model))
+                    .latestVersion();
         } catch (RetriableViperException e) {
             LOG.log(Level.WARNING, name + ": cannot learn the latest version of " + model + ": " + e.getMessage());
             return OptionalLong.empty();
@@ -198,8 +223,9 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     /** Sends a request over the connection (waiting for it first) and waits for the broker's answer. */
-    private NotifyMessage request(java.util.function.BiFunction<io.netty.channel.Channel, Long, io.netty.buffer.ByteBuf> request,
-                                  String what) {
+    private NotifyMessage request(
+            java.util.function.BiFunction<io.netty.channel.Channel, Long, io.netty.buffer.ByteBuf> request,
+            String what) {
         return requests.send(link.awaitConnection(connectWaitMs), request, what);
     }
 
@@ -227,8 +253,8 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     /**
-     * Closes the connection, stops the threads (waiting briefly for a listener call in progress unless
-     * called from a listener) and, when this notifier hosts the broker, stops the broker. Idempotent.
+     * Closes the connection, stops the threads (waiting briefly for a listener call in progress unless called from a
+     * listener) and, when this notifier hosts the broker, stops the broker. Idempotent.
      */
     @Override
     public void close() {

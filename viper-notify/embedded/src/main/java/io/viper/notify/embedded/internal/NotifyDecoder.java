@@ -9,12 +9,11 @@ import java.util.List;
 
 /**
  * Turns one frame of the embedded broker protocol (length prefix already stripped by
- * {@link NotifyProtocol#frameDecoder()} ahead of it) into a {@link NotifyMessage} for the handler
- * behind it: the broker's connection handler reads the client's frames ({@link #fromClients()}),
- * the notifier's handler the broker's ({@link #fromBroker()}). A frame that breaks the protocol, or
- * that the other side does not send, raises a {@link MalformedFrameException} whose message names
- * the problem; the handler closes the connection with it. One instance per connection, on its event
- * loop.
+ * {@link NotifyProtocol#frameDecoder()} ahead of it) into a {@link NotifyMessage} for the handler behind it: the
+ * broker's connection handler reads the client's frames ({@link #fromClients()}), the notifier's handler the broker's
+ * ({@link #fromBroker()}). A frame that breaks the protocol, or that the other side does not send, raises a
+ * {@link MalformedFrameException} whose message names the problem; the handler closes the connection with it. One
+ * instance per connection, on its event loop.
  */
 final class NotifyDecoder extends MessageToMessageDecoder<ByteBuf> {
 

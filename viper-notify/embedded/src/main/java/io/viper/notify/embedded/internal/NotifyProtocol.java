@@ -58,15 +58,17 @@ public final class NotifyProtocol {
     /** Longest reason text in ERROR frames, in characters. */
     public static final int MAX_REASON_CHARS = 1000;
 
-    private NotifyProtocol() {
-    }
+    private NotifyProtocol() {}
 
     /** A decoder that cuts the stream into frames (length prefix stripped), refusing oversized ones. */
     public static LengthFieldBasedFrameDecoder frameDecoder() {
         return frameDecoder(MAX_FRAME);
     }
 
-    /** As {@link #frameDecoder()}, refusing frames longer than {@code maxFrame} (a broker's {@code viper.limits.frame.bytes}). */
+    /**
+     * As {@link #frameDecoder()}, refusing frames longer than {@code maxFrame} (a broker's
+     * {@code viper.limits.frame.bytes}).
+     */
     public static LengthFieldBasedFrameDecoder frameDecoder(int maxFrame) {
         return new LengthFieldBasedFrameDecoder(LENGTH_BYTES + maxFrame, 0, LENGTH_BYTES, 0, LENGTH_BYTES);
     }
@@ -117,7 +119,10 @@ public final class NotifyProtocol {
         return b.writeLong(requestId).writeShort(m.length).writeBytes(m);
     }
 
-    /** PUBLISH: request id, model, the encoded manifest's length and the manifest, then the version's bytes if any (wrapped, not copied). */
+    /**
+     * PUBLISH: request id, model, the encoded manifest's length and the manifest, then the version's bytes if any
+     * (wrapped, not copied).
+     */
     public static ByteBuf publish(ByteBufAllocator alloc, long requestId, String model, Announcement a) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
         int head = 8 + 2 + m.length + 4;
@@ -126,7 +131,10 @@ public final class NotifyProtocol {
         return withBody(b, a);
     }
 
-    /** MANIFEST: model, the encoded manifest's length and the manifest, then the version's bytes if any (wrapped, not copied). */
+    /**
+     * MANIFEST: model, the encoded manifest's length and the manifest, then the version's bytes if any (wrapped, not
+     * copied).
+     */
     public static ByteBuf manifest(ByteBufAllocator alloc, String model, Announcement a) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
         int head = 2 + m.length + 4;
@@ -136,20 +144,25 @@ public final class NotifyProtocol {
     }
 
     private static ByteBuf withBody(ByteBuf head, Announcement a) {
-        return a.data().length == 0 ? Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(a.manifest()))
+        return a.data().length == 0
+                ? Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(a.manifest()))
                 : Unpooled.wrappedBuffer(head, Unpooled.wrappedBuffer(a.manifest()), Unpooled.wrappedBuffer(a.data()));
     }
 
-    /** Reads what {@link #publish} and {@link #manifest} write after the model name: the manifest and the bytes, copied. */
+    /**
+     * Reads what {@link #publish} and {@link #manifest} write after the model name: the manifest and the bytes, copied.
+     */
     public static Announcement readAnnouncement(ByteBuf f, String what) throws ProtocolException {
         need(f, 4, what);
         int n = f.readInt();
         if (n < 0 || n > f.readableBytes()) {
-            throw new ProtocolException(what + ": manifest of " + n + " bytes in a frame with " + f.readableBytes() + " left");
+            throw new ProtocolException(
+                    what + ": manifest of " + n + " bytes in a frame with " + f.readableBytes() + " left");
         }
         int dataBytes = f.readableBytes() - n;
         if (dataBytes > Notifier.MAX_INLINE_BYTES) {
-            throw new ProtocolException(what + ": " + dataBytes + " bytes of version data, more than the " + Notifier.MAX_INLINE_BYTES + " an announcement may carry");
+            throw new ProtocolException(what + ": " + dataBytes + " bytes of version data, more than the "
+                    + Notifier.MAX_INLINE_BYTES + " an announcement may carry");
         }
         byte[] manifest = new byte[n];
         f.readBytes(manifest);
@@ -185,7 +198,8 @@ public final class NotifyProtocol {
         }
         byte version = f.readByte();
         if (version != VERSION) {
-            throw new ProtocolException("unsupported protocol version " + (version & 0xff) + " (this side speaks " + VERSION + ")");
+            throw new ProtocolException(
+                    "unsupported protocol version " + (version & 0xff) + " (this side speaks " + VERSION + ")");
         }
         return f.readByte();
     }

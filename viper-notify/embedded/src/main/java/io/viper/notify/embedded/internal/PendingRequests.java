@@ -18,9 +18,9 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * The requests (PUBLISH, LATEST) an {@link EmbeddedNotifier} sent that wait for the broker's ACK or
- * ERROR, by request id. Thread-safe: a caller sends and waits on its own thread, the event loop
- * completes answers and fails what a lost connection will never answer.
+ * The requests (PUBLISH, LATEST) an {@link EmbeddedNotifier} sent that wait for the broker's ACK or ERROR, by request
+ * id. Thread-safe: a caller sends and waits on its own thread, the event loop completes answers and fails what a lost
+ * connection will never answer.
  */
 final class PendingRequests {
     private final String name;
@@ -29,8 +29,7 @@ final class PendingRequests {
     private final Map<Long, CompletableFuture<NotifyMessage>> waiting = new ConcurrentHashMap<>();
 
     /**
-     * Requests of the notifier {@code name}, each waiting {@code timeoutMs} ({@code viper.notify.timeout.ms}) at
-     * most.
+     * Requests of the notifier {@code name}, each waiting {@code timeoutMs} ({@code viper.notify.timeout.ms}) at most.
      */
     PendingRequests(String name, long timeoutMs) {
         this.name = name;
@@ -49,8 +48,10 @@ final class PendingRequests {
             if (!f.isSuccess()) {
                 CompletableFuture<NotifyMessage> p = waiting.remove(id);
                 if (p != null) {
-                    p.completeExceptionally(new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                            name + ": sending the " + what + " to the broker failed: " + BrokerLink.describe(f.cause()), f.cause()));
+                    p.completeExceptionally(new RetriableViperException(
+                            ViperException.Reason.UNAVAILABLE,
+                            name + ": sending the " + what + " to the broker failed: " + BrokerLink.describe(f.cause()),
+                            f.cause()));
                 }
             }
         });
@@ -71,13 +72,17 @@ final class PendingRequests {
             if (e.getCause() instanceof ViperException ve) {
                 throw ve;
             }
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE,
-                    name + ": " + what + " failed: " + BrokerLink.describe(e.getCause()), e.getCause());
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    name + ": " + what + " failed: " + BrokerLink.describe(e.getCause()),
+                    e.getCause());
         } catch (TimeoutException e) {
-            throw new ViperTimeoutException(name + ": the broker did not answer the " + what + " within " + timeoutMs + " ms");
+            throw new ViperTimeoutException(
+                    name + ": the broker did not answer the " + what + " within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, name + ": interrupted during the " + what);
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, name + ": interrupted during the " + what);
         }
     }
 

@@ -36,14 +36,13 @@ import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.internals.RecordHeader;
 
 /**
- * The {@code kafka://} notifier: {@link #publish} writes the manifest to the compacted topic, keyed by
- * model name, with an idempotent producer and {@code acks=all}, creating the topic first if it is
- * missing; {@link #subscribe} follows the topic with a {@link ManifestFollower}.
+ * The {@code kafka://} notifier: {@link #publish} writes the manifest to the compacted topic, keyed by model name, with
+ * an idempotent producer and {@code acks=all}, creating the topic first if it is missing; {@link #subscribe} follows
+ * the topic with a {@link ManifestFollower}.
  *
- * <p>The client of the opening role is made at once, so that bad client settings fail in
- * {@code open} with a {@link ViperConfigException}; the other is made on first use. Nothing here
- * contacts the cluster before the first publish or subscription: opening never fails because a
- * broker is down.
+ * <p>The client of the opening role is made at once, so that bad client settings fail in {@code open} with a
+ * {@link ViperConfigException}; the other is made on first use. Nothing here contacts the cluster before the first
+ * publish or subscription: opening never fails because a broker is down.
  */
 public final class KafkaNotifier implements Notifier {
     private static final System.Logger LOG = System.getLogger("io.viper.notify.kafka");
@@ -86,7 +85,10 @@ public final class KafkaNotifier implements Notifier {
         publish(manifest, (byte[]) null);
     }
 
-    /** The version's bytes travel in the record's {@link #DATA_HEADER} header, unless record and bytes together pass the message limit. */
+    /**
+     * The version's bytes travel in the record's {@link #DATA_HEADER} header, unless record and bytes together pass the
+     * message limit.
+     */
     @Override
     public void publish(Manifest manifest, MemorySegment data) {
         publish(manifest, Notifier.inlineBytes(manifest, data));
@@ -96,8 +98,10 @@ public final class KafkaNotifier implements Notifier {
         Objects.requireNonNull(manifest, "manifest");
         byte[] value = ManifestCodec.encode(manifest);
         if (value.length > KafkaSettings.MAX_MESSAGE_BYTES) {
-            throw new ViperFormatException("manifest " + manifest.model() + " v" + manifest.version(), "encodes to " + value.length
-                    + " bytes, more than the Kafka notifier's limit of " + KafkaSettings.MAX_MESSAGE_BYTES);
+            throw new ViperFormatException(
+                    "manifest " + manifest.model() + " v" + manifest.version(),
+                    "encodes to " + value.length + " bytes, more than the Kafka notifier's limit of "
+                            + KafkaSettings.MAX_MESSAGE_BYTES);
         }
         Producer<String, byte[]> p;
         synchronized (lock) {
@@ -107,7 +111,8 @@ public final class KafkaNotifier implements Notifier {
             }
             if (!topicReady) {
                 if (admin == null) {
-                    admin = create(() -> Admin.create(settings.adminProperties(uri, clientId + "-admin")), "admin client");
+                    admin = create(
+                            () -> Admin.create(settings.adminProperties(uri, clientId + "-admin")), "admin client");
                 }
                 new TopicCreator(admin, uri, settings).ensureTopic();
                 topicReady = true;
@@ -117,21 +122,28 @@ public final class KafkaNotifier implements Notifier {
         String what = manifest.model() + " v" + manifest.version();
         try {
             // Bytes that would push the record past the message limit are left out: consumers fetch them.
-            boolean withData = data != null && (long) value.length + data.length <= KafkaSettings.MAX_MESSAGE_BYTES - HEADER_ROOM;
+            boolean withData =
+                    data != null && (long) value.length + data.length <= KafkaSettings.MAX_MESSAGE_BYTES - HEADER_ROOM;
             ProducerRecord<String, byte[]> record = withData
-                    ? new ProducerRecord<>(uri.topic(), null, manifest.model(), value, List.of(new RecordHeader(DATA_HEADER, data)))
+                    ? new ProducerRecord<>(
+                            uri.topic(), null, manifest.model(), value, List.of(new RecordHeader(DATA_HEADER, data)))
                     : new ProducerRecord<>(uri.topic(), manifest.model(), value);
             Future<RecordMetadata> f = p.send(record);
             // a second past the producer's own bound (delivery.timeout.ms), without overflowing at the key's maximum
-            RecordMetadata md = f.get(Math.min(settings.timeoutMs(), Long.MAX_VALUE - 1_000) + 1_000, TimeUnit.MILLISECONDS);
-            LOG.log(Level.DEBUG, () -> "published " + what + " to " + md.topic() + "/" + md.partition() + "@" + md.offset());
+            RecordMetadata md =
+                    f.get(Math.min(settings.timeoutMs(), Long.MAX_VALUE - 1_000) + 1_000, TimeUnit.MILLISECONDS);
+            LOG.log(
+                    Level.DEBUG,
+                    () -> "published " + what + " to " + md.topic() + "/" + md.partition() + "@" + md.offset());
         } catch (ExecutionException e) {
             throw failure(what, e.getCause() == null ? e : e.getCause());
         } catch (KafkaException e) {
             throw failure(what, e);
         } catch (TimeoutException e) {
-            throw new ViperTimeoutException("Kafka at " + uri.bootstrapServers()
-                    + " did not acknowledge manifest " + what + " within " + settings.timeoutMs() + " ms", e);
+            throw new ViperTimeoutException(
+                    "Kafka at " + uri.bootstrapServers() + " did not acknowledge manifest " + what + " within "
+                            + settings.timeoutMs() + " ms",
+                    e);
         } catch (IllegalStateException e) {
             throw new ViperClosedException("Kafka notifier " + uri + " is closed", e);
         } catch (InterruptedException e) {
@@ -142,14 +154,22 @@ public final class KafkaNotifier implements Notifier {
 
     private ViperException failure(String what, Throwable cause) {
         if (cause instanceof RetriableException || cause instanceof org.apache.kafka.common.errors.TimeoutException) {
-            return new RetriableViperException(ViperException.Reason.UNAVAILABLE, "Kafka at " + uri.bootstrapServers()
-                    + " did not take manifest " + what + " within " + settings.timeoutMs() + " ms: " + cause.getMessage(), cause);
+            return new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE,
+                    "Kafka at " + uri.bootstrapServers() + " did not take manifest " + what + " within "
+                            + settings.timeoutMs() + " ms: " + cause.getMessage(),
+                    cause);
         }
-        return new ViperConfigException("Kafka at " + uri.bootstrapServers() + " refused manifest "
-                + what + ": " + cause.getClass().getSimpleName() + ": " + cause.getMessage(), cause);
+        return new ViperConfigException(
+                "Kafka at " + uri.bootstrapServers() + " refused manifest " + what + ": "
+                        + cause.getClass().getSimpleName() + ": " + cause.getMessage(),
+                cause);
     }
 
-    /** Reads the topic to its end with a consumer of its own ({@link LatestVersionScan}); empty when the cluster does not answer. */
+    /**
+     * Reads the topic to its end with a consumer of its own ({@link LatestVersionScan}); empty when the cluster does
+     * not answer.
+     */
     @Override
     public OptionalLong latestVersion(String model) {
         Manifest.validateModelName(model);
@@ -170,10 +190,13 @@ public final class KafkaNotifier implements Notifier {
                 Consumer<byte[], byte[]> first = firstConsumer != null ? firstConsumer : newConsumer();
                 firstConsumer = null;
                 AtomicReference<Consumer<byte[], byte[]>> once = new AtomicReference<>(first);
-                follower = new ManifestFollower(uri, () -> {
-                    Consumer<byte[], byte[]> c = once.getAndSet(null);
-                    return c != null ? c : newConsumer();
-                }, Math.min(settings.timeoutMs(), 5_000));
+                follower = new ManifestFollower(
+                        uri,
+                        () -> {
+                            Consumer<byte[], byte[]> c = once.getAndSet(null);
+                            return c != null ? c : newConsumer();
+                        },
+                        Math.min(settings.timeoutMs(), 5_000));
                 follower.start();
             }
             f = follower;
@@ -234,8 +257,10 @@ public final class KafkaNotifier implements Notifier {
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
             }
-            throw new ViperConfigException("cannot create the Kafka " + what + " from the given settings: "
-                    + (root == e ? e.getMessage() : e.getMessage() + ": " + root.getMessage()), e);
+            throw new ViperConfigException(
+                    "cannot create the Kafka " + what + " from the given settings: "
+                            + (root == e ? e.getMessage() : e.getMessage() + ": " + root.getMessage()),
+                    e);
         }
     }
 

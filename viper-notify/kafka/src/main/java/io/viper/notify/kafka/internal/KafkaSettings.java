@@ -19,17 +19,17 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
  * The Kafka notifier's settings, read from the validated configuration given to
- * {@link io.viper.spi.NotifierProvider#open}: the keys of {@link KafkaConfig}, core's
- * {@code viper.notify.timeout.ms}, and the Kafka client settings of the properties file
- * ({@code viper.kafka.properties.file}) overridden by the {@code kafka.<setting>} keys.
+ * {@link io.viper.spi.NotifierProvider#open}: the keys of {@link KafkaConfig}, core's {@code viper.notify.timeout.ms},
+ * and the Kafka client settings of the properties file ({@code viper.kafka.properties.file}) overridden by the
+ * {@code kafka.<setting>} keys.
  *
- * Settings Viper owns (serializers, idempotence, acks, consumer group, offsets, bootstrap servers)
- * cannot be passed through: the answer is a {@link ViperConfigException} naming the key.
+ * <p>Settings Viper owns (serializers, idempotence, acks, consumer group, offsets, bootstrap servers) cannot be passed
+ * through: the answer is a {@link ViperConfigException} naming the key.
  *
- * @param timeoutMs         bound of blocking operations, milliseconds
- * @param partitions        partitions of a topic the producer creates
+ * @param timeoutMs bound of blocking operations, milliseconds
+ * @param partitions partitions of a topic the producer creates
  * @param replicationFactor replication factor of a topic the producer creates, or 0 for min(3, brokers)
- * @param passthrough       Kafka client settings from the file and the {@code kafka.*} keys, sorted
+ * @param passthrough Kafka client settings from the file and the {@code kafka.*} keys, sorted
  */
 public record KafkaSettings(long timeoutMs, int partitions, int replicationFactor, Map<String, String> passthrough) {
     /** Prefix of passthrough Kafka client settings. */
@@ -38,9 +38,21 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
     private static final System.Logger LOG = System.getLogger("io.viper.notify.kafka");
 
     private static final Set<String> OWNED = Set.of(
-            "bootstrap.servers", "key.serializer", "value.serializer", "key.deserializer", "value.deserializer",
-            "enable.idempotence", "acks", "group.id", "group.instance.id", "group.protocol", "enable.auto.commit",
-            "auto.offset.reset", "allow.auto.create.topics", "transactional.id", "isolation.level");
+            "bootstrap.servers",
+            "key.serializer",
+            "value.serializer",
+            "key.deserializer",
+            "value.deserializer",
+            "enable.idempotence",
+            "acks",
+            "group.id",
+            "group.instance.id",
+            "group.protocol",
+            "enable.auto.commit",
+            "auto.offset.reset",
+            "allow.auto.create.topics",
+            "transactional.id",
+            "isolation.level");
 
     /** Copies {@code passthrough}. */
     public KafkaSettings {
@@ -58,13 +70,20 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
                         + KafkaConfig.PROPERTIES_FILE.name() + ") is set by Viper and cannot be overridden"
                         + (key.equals("bootstrap.servers") ? "; name the brokers in the kafka:// URI" : ""));
             }
-            if (!ProducerConfig.configNames().contains(key) && !ConsumerConfig.configNames().contains(key)
+            if (!ProducerConfig.configNames().contains(key)
+                    && !ConsumerConfig.configNames().contains(key)
                     && !AdminClientConfig.configNames().contains(key)) {
-                LOG.log(Level.WARNING, "Kafka setting ''{0}'' is not a known client setting; passing it to every client as it is", key);
+                LOG.log(
+                        Level.WARNING,
+                        "Kafka setting ''{0}'' is not a known client setting; passing it to every client as it is",
+                        key);
             }
         }
-        return new KafkaSettings(config.get(ViperConfig.NOTIFY_TIMEOUT_MS), config.get(KafkaConfig.PARTITIONS),
-                config.get(KafkaConfig.REPLICATION_FACTOR), passthrough);
+        return new KafkaSettings(
+                config.get(ViperConfig.NOTIFY_TIMEOUT_MS),
+                config.get(KafkaConfig.PARTITIONS),
+                config.get(KafkaConfig.REPLICATION_FACTOR),
+                passthrough);
     }
 
     private static Map<String, String> loadProperties(Path file) {
@@ -75,7 +94,8 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         } catch (NoSuchFileException e) {
             throw new ViperConfigException(key + ": Kafka properties file '" + file + "' does not exist");
         } catch (IOException | IllegalArgumentException e) {
-            throw new ViperConfigException(key + ": cannot read Kafka properties file '" + file + "': " + e.getMessage());
+            throw new ViperConfigException(
+                    key + ": cannot read Kafka properties file '" + file + "': " + e.getMessage());
         }
         Map<String, String> out = new TreeMap<>();
         for (String name : p.stringPropertyNames()) {
@@ -89,7 +109,8 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         Properties p = new Properties();
         for (Map.Entry<String, String> e : passthrough.entrySet()) {
             boolean knownAnywhere = ProducerConfig.configNames().contains(e.getKey())
-                    || ConsumerConfig.configNames().contains(e.getKey()) || AdminClientConfig.configNames().contains(e.getKey());
+                    || ConsumerConfig.configNames().contains(e.getKey())
+                    || AdminClientConfig.configNames().contains(e.getKey());
             if (known.contains(e.getKey()) || !knownAnywhere) {
                 p.setProperty(e.getKey(), e.getValue());
             }
@@ -109,12 +130,19 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         p.setProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timeoutMs));
         p.putAll(passthroughFor(ProducerConfig.configNames()));
         // Kafka refuses a delivery.timeout.ms under linger.ms + request.timeout.ms
-        putCovering(p, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, ProducerConfig.LINGER_MS_CONFIG, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
+        putCovering(
+                p,
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                ProducerConfig.LINGER_MS_CONFIG,
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
         p.setProperty(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, uri.bootstrapServers());
         p.setProperty(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.setProperty(ProducerConfig.ACKS_CONFIG, "all");
-        p.setProperty(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.StringSerializer");
-        p.setProperty(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer");
+        p.setProperty(
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.StringSerializer");
+        p.setProperty(
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                "org.apache.kafka.common.serialization.ByteArraySerializer");
         return p;
     }
 
@@ -124,15 +152,21 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         p.setProperty(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         p.setProperty(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_MESSAGE_BYTES));
         p.setProperty(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "5000");
-        p.setProperty(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(Math.max(MIN_REQUEST_TIMEOUT_MS, Math.min(timeoutMs, 10_000))));
+        p.setProperty(
+                ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                Long.toString(Math.max(MIN_REQUEST_TIMEOUT_MS, Math.min(timeoutMs, 10_000))));
         p.setProperty(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(requestTimeoutMs(10_000)));
         p.putAll(passthroughFor(ConsumerConfig.configNames()));
         p.setProperty(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, uri.bootstrapServers());
         p.setProperty(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.setProperty(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.setProperty(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
-        p.setProperty(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArrayDeserializer");
-        p.setProperty(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        p.setProperty(
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        p.setProperty(
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         return p;
     }
 
@@ -160,8 +194,8 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
 
     /**
      * Sets the int-typed Kafka timeout {@code key} to the notify timeout, raised to the sum of the {@code parts}
-     * settings the client will use (passthrough included) and lowered to {@link Integer#MAX_VALUE}, Kafka's most;
-     * a passthrough setting of {@code key} itself is left as it is, for Kafka to judge.
+     * settings the client will use (passthrough included) and lowered to {@link Integer#MAX_VALUE}, Kafka's most; a
+     * passthrough setting of {@code key} itself is left as it is, for Kafka to judge.
      */
     private void putCovering(Properties p, String key, String... parts) {
         if (passthrough.containsKey(key)) {
@@ -186,7 +220,10 @@ public record KafkaSettings(long timeoutMs, int partitions, int replicationFacto
         }
     }
 
-    /** Least {@code request.timeout.ms} the notifier gives a client: a round trip to a busy broker can take most of a second. */
+    /**
+     * Least {@code request.timeout.ms} the notifier gives a client: a round trip to a busy broker can take most of a
+     * second.
+     */
     static final long MIN_REQUEST_TIMEOUT_MS = 1000;
 
     /** Largest record the notifier writes and reads (and the topic's {@code max.message.bytes}). */

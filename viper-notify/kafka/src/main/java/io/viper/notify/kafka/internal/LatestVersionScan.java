@@ -17,18 +17,20 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Reads the manifest topic from the beginning to its current end once and returns the newest version
- * of one model in it, for a starting producer. The topic is compacted, so this reads about one record
- * per model. Records that do not decode, or name another model than their key, are skipped. Runs on
- * the caller's thread with a consumer of its own, which it closes.
+ * Reads the manifest topic from the beginning to its current end once and returns the newest version of one model in
+ * it, for a starting producer. The topic is compacted, so this reads about one record per model. Records that do not
+ * decode, or name another model than their key, are skipped. Runs on the caller's thread with a consumer of its own,
+ * which it closes.
  */
 final class LatestVersionScan {
     private static final System.Logger LOG = System.getLogger("io.viper.notify.kafka");
 
-    private LatestVersionScan() {
-    }
+    private LatestVersionScan() {}
 
-    /** The newest version of {@code model} in the topic (0: none or no topic); empty when the cluster did not answer within {@code timeoutMs}. */
+    /**
+     * The newest version of {@code model} in the topic (0: none or no topic); empty when the cluster did not answer
+     * within {@code timeoutMs}.
+     */
     static OptionalLong newest(Consumer<byte[], byte[]> consumer, KafkaUri uri, String model, long timeoutMs) {
         byte[] key = model.getBytes(StandardCharsets.UTF_8);
         long start = System.nanoTime();
@@ -38,14 +40,19 @@ final class LatestVersionScan {
             if (infos == null || infos.isEmpty()) {
                 return OptionalLong.of(0);
             }
-            List<TopicPartition> partitions = infos.stream().map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+            List<TopicPartition> partitions = infos.stream()
+                    .map(i -> new TopicPartition(i.topic(), i.partition()))
+                    .toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofMillis(timeoutMs));
             long newest = 0;
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
                 if (System.nanoTime() - start > budget) {
-                    LOG.log(Level.WARNING, "reading the latest version of " + model + " from " + uri + " took longer than " + timeoutMs + " ms");
+                    LOG.log(
+                            Level.WARNING,
+                            "reading the latest version of " + model + " from " + uri + " took longer than " + timeoutMs
+                                    + " ms");
                     return OptionalLong.empty();
                 }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
@@ -53,7 +60,8 @@ final class LatestVersionScan {
                         continue;
                     }
                     try {
-                        Manifest m = ManifestCodec.decode(r.value(), uri.topic() + "/" + r.partition() + "@" + r.offset());
+                        Manifest m =
+                                ManifestCodec.decode(r.value(), uri.topic() + "/" + r.partition() + "@" + r.offset());
                         if (m.model().equals(model)) {
                             newest = Math.max(newest, m.version());
                         }
@@ -64,7 +72,9 @@ final class LatestVersionScan {
             }
             return OptionalLong.of(newest);
         } catch (KafkaException e) {
-            LOG.log(Level.WARNING, "cannot read the latest version of " + model + " from " + uri + ": " + e.getMessage());
+            LOG.log(
+                    Level.WARNING,
+                    "cannot read the latest version of " + model + " from " + uri + ": " + e.getMessage());
             return OptionalLong.empty();
         }
     }

@@ -26,21 +26,20 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 
 /**
- * Follows the manifest topic on one background thread (a Kafka consumer is single-threaded) and
- * feeds the records to an {@link AnnouncementFeed}, which keeps the newest manifest per model and
- * delivers it to subscriptions (its rules: newest only, the same version again when it changed,
- * malformed values skipped). That thread is the feed's, and calls every listener.
+ * Follows the manifest topic on one background thread (a Kafka consumer is single-threaded) and feeds the records to an
+ * {@link AnnouncementFeed}, which keeps the newest manifest per model and delivers it to subscriptions (its rules:
+ * newest only, the same version again when it changed, malformed values skipped). That thread is the feed's, and calls
+ * every listener.
  *
- * <p>Reading: no consumer group; all partitions are assigned and read from the beginning, so the
- * compacted latest record of each model arrives; while the records that existed at assignment are
- * read ("catching up") the feed holds what it is given, and delivers the latest of each model once
- * caught up; after that records are delivered as they arrive.
+ * <p>Reading: no consumer group; all partitions are assigned and read from the beginning, so the compacted latest
+ * record of each model arrives; while the records that existed at assignment are read ("catching up") the feed holds
+ * what it is given, and delivers the latest of each model once caught up; after that records are delivered as they
+ * arrive.
  *
- * <p>Trouble: a record without a valid key, or whose value does not decode, is logged on one line
- * (topic, partition, offset, reason), reported to {@code onProblem} and skipped. A missing topic,
- * an unreachable cluster and a failed consumer are each logged once per change of state and retried
- * with backoff (a failed consumer is replaced and resumes at the offsets already read). The thread
- * only ends when the follower is closed.
+ * <p>Trouble: a record without a valid key, or whose value does not decode, is logged on one line (topic, partition,
+ * offset, reason), reported to {@code onProblem} and skipped. A missing topic, an unreachable cluster and a failed
+ * consumer are each logged once per change of state and retried with backoff (a failed consumer is replaced and resumes
+ * at the offsets already read). The thread only ends when the follower is closed.
  */
 final class ManifestFollower implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.viper.notify.kafka");
@@ -48,13 +47,20 @@ final class ManifestFollower implements AutoCloseable {
     private static final long PROBE_EVERY_MS = 5_000;
     private static final long MAX_BACKOFF_MS = 5_000;
 
-    private enum State { STARTING, UNREACHABLE, NO_TOPIC, FOLLOWING, FAILED }
+    private enum State {
+        STARTING,
+        UNREACHABLE,
+        NO_TOPIC,
+        FOLLOWING,
+        FAILED
+    }
 
     private final KafkaUri uri;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
     private final long apiTimeoutMs;
     /** Work for the follower's thread (subscriptions starting and ending), run between polls. */
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+
     private final AnnouncementFeed feed;
     private final Thread thread;
     private volatile boolean closed;
@@ -66,14 +72,17 @@ final class ManifestFollower implements AutoCloseable {
     private State state = State.STARTING;
 
     /**
-     * A follower of {@code uri}'s topic; {@code consumers} makes a new consumer (the first one may be
-     * made before the call); {@code apiTimeoutMs} bounds each metadata request.
+     * A follower of {@code uri}'s topic; {@code consumers} makes a new consumer (the first one may be made before the
+     * call); {@code apiTimeoutMs} bounds each metadata request.
      */
     ManifestFollower(KafkaUri uri, Supplier<Consumer<byte[], byte[]>> consumers, long apiTimeoutMs) {
         this.uri = uri;
         this.consumers = consumers;
         this.apiTimeoutMs = apiTimeoutMs;
-        this.thread = Thread.ofPlatform().name("viper-kafka-follower-" + uri.topic()).daemon(true).unstarted(this::run);
+        this.thread = Thread.ofPlatform()
+                .name("viper-kafka-follower-" + uri.topic())
+                .daemon(true)
+                .unstarted(this::run);
         // Listeners run on this thread too: a Kafka consumer's thread does nothing else meanwhile.
         this.feed = new AnnouncementFeed("Kafka follower of " + uri, LOG, this::onThread, Runnable::run);
     }
@@ -160,8 +169,11 @@ final class ManifestFollower implements AutoCloseable {
                     LOG.log(Level.DEBUG, "Kafka follower of {0} interrupted while open; resuming", uri);
                 }
             } catch (RuntimeException e) {
-                setState(State.FAILED, "Kafka consumer of " + uri + " failed (" + e.getClass().getSimpleName() + ": "
-                        + e.getMessage() + "); retrying with a new consumer, backoff up to " + MAX_BACKOFF_MS + " ms", null);
+                setState(
+                        State.FAILED,
+                        "Kafka consumer of " + uri + " failed (" + e.getClass().getSimpleName() + ": " + e.getMessage()
+                                + "); retrying with a new consumer, backoff up to " + MAX_BACKOFF_MS + " ms",
+                        null);
                 sleep(backoff);
                 backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
             } finally {
@@ -192,15 +204,21 @@ final class ManifestFollower implements AutoCloseable {
                     try {
                         parts = c.partitionsFor(uri.topic(), Duration.ofMillis(apiTimeoutMs));
                     } catch (TimeoutException e) {
-                        setState(State.UNREACHABLE, "Kafka at " + uri.bootstrapServers() + " is unreachable (no metadata within "
-                                + apiTimeoutMs + " ms); retrying with backoff", null);
+                        setState(
+                                State.UNREACHABLE,
+                                "Kafka at " + uri.bootstrapServers() + " is unreachable (no metadata within "
+                                        + apiTimeoutMs + " ms); retrying with backoff",
+                                null);
                         sleep(backoff);
                         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
                         continue;
                     }
                     if (parts == null || parts.isEmpty()) {
-                        setState(State.NO_TOPIC, "Kafka topic " + uri.topic() + " does not exist on " + uri.bootstrapServers()
-                                + " yet; waiting for a producer to create it", null);
+                        setState(
+                                State.NO_TOPIC,
+                                "Kafka topic " + uri.topic() + " does not exist on " + uri.bootstrapServers()
+                                        + " yet; waiting for a producer to create it",
+                                null);
                         sleep(backoff);
                         backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
                         continue;
@@ -226,8 +244,11 @@ final class ManifestFollower implements AutoCloseable {
                     feed.hold();
                     backoff = 100;
                     lastActivity = System.currentTimeMillis();
-                    setState(State.FOLLOWING, "following Kafka topic " + uri.topic() + " on " + uri.bootstrapServers() + " ("
-                            + tps.size() + " partition(s), reading from the start, no consumer group)", null);
+                    setState(
+                            State.FOLLOWING,
+                            "following Kafka topic " + uri.topic() + " on " + uri.bootstrapServers() + " (" + tps.size()
+                                    + " partition(s), reading from the start, no consumer group)",
+                            null);
                 }
                 ConsumerRecords<byte[], byte[]> records = c.poll(POLL);
                 for (ConsumerRecord<byte[], byte[]> r : records) {
@@ -242,11 +263,17 @@ final class ManifestFollower implements AutoCloseable {
                 long now = System.currentTimeMillis();
                 if (!records.isEmpty()) {
                     lastActivity = now;
-                    setState(State.FOLLOWING, "Kafka at " + uri.bootstrapServers() + " is reachable again; following topic " + uri.topic(), null);
+                    setState(
+                            State.FOLLOWING,
+                            "Kafka at " + uri.bootstrapServers() + " is reachable again; following topic "
+                                    + uri.topic(),
+                            null);
                 } else if (now - lastActivity >= PROBE_EVERY_MS) {
                     lastActivity = now;
                     if (probe(c, assigned) && partitionsChanged(c, assigned)) {
-                        LOG.log(Level.INFO, "Kafka topic " + uri.topic() + " changed its partitions; assigning them again");
+                        LOG.log(
+                                Level.INFO,
+                                "Kafka topic " + uri.topic() + " changed its partitions; assigning them again");
                         assigned = null;
                     }
                 }
@@ -259,17 +286,23 @@ final class ManifestFollower implements AutoCloseable {
     }
 
     /**
-     * Asks the partition leaders for their end offsets, to notice (and log) an unreachable cluster
-     * while idle; returns whether they answered.
+     * Asks the partition leaders for their end offsets, to notice (and log) an unreachable cluster while idle; returns
+     * whether they answered.
      */
     private boolean probe(Consumer<byte[], byte[]> c, List<TopicPartition> assigned) {
         try {
             c.endOffsets(assigned, Duration.ofMillis(Math.min(apiTimeoutMs, 3_000)));
-            setState(State.FOLLOWING, "Kafka at " + uri.bootstrapServers() + " is reachable again; following topic " + uri.topic(), null);
+            setState(
+                    State.FOLLOWING,
+                    "Kafka at " + uri.bootstrapServers() + " is reachable again; following topic " + uri.topic(),
+                    null);
             return true;
         } catch (TimeoutException e) {
-            setState(State.UNREACHABLE, "Kafka at " + uri.bootstrapServers() + " is unreachable; the client keeps retrying,"
-                    + " the model held keeps serving", null);
+            setState(
+                    State.UNREACHABLE,
+                    "Kafka at " + uri.bootstrapServers() + " is unreachable; the client keeps retrying,"
+                            + " the model held keeps serving",
+                    null);
             return false;
         }
     }
@@ -314,7 +347,9 @@ final class ManifestFollower implements AutoCloseable {
             return;
         }
         if (r.value() == null) {
-            LOG.log(Level.INFO, where + " is a tombstone for model " + model + "; ignored, consumers keep the version they hold");
+            LOG.log(
+                    Level.INFO,
+                    where + " is a tombstone for model " + model + "; ignored, consumers keep the version they hold");
             return;
         }
         Header h = r.headers().lastHeader(KafkaNotifier.DATA_HEADER);

@@ -31,6 +31,7 @@ class LatestVersionScanTest {
     }
 
     private static ConsumerRecord<byte[], byte[]> record(long offset, Manifest m) {
-        return new ConsumerRecord<>(URI_.topic(), 0, offset, m.model().getBytes(StandardCharsets.UTF_8), ManifestCodec.encode(m));
+        return new ConsumerRecord<>(
+                URI_.topic(), 0, offset, m.model().getBytes(StandardCharsets.UTF_8), ManifestCodec.encode(m));
     }
 }

@@ -61,7 +61,12 @@ class ManifestFollowerTest {
     }
 
     private ConsumerRecord<byte[], byte[]> record(String key, byte[] value) {
-        return new ConsumerRecord<>(TOPIC, 0, nextOffset.getAndIncrement(), key == null ? null : key.getBytes(StandardCharsets.UTF_8), value);
+        return new ConsumerRecord<>(
+                TOPIC,
+                0,
+                nextOffset.getAndIncrement(),
+                key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                value);
     }
 
     private ConsumerRecord<byte[], byte[]> record(Manifest m) {
@@ -73,8 +78,15 @@ class ManifestFollowerTest {
         for (String l : locations) {
             locs.add(new Location(URI.create(l), l.startsWith("file:") ? Tier.PFS : Tier.HOST));
         }
-        return new Manifest(model, version, "test", 1L, new LinkedHashMap<>(),
-                List.of(new TensorEntry(new TensorInfo("w", DType.F32, new long[] {1}, 0, 4), new ContentHash(version, 1))), locs);
+        return new Manifest(
+                model,
+                version,
+                "test",
+                1L,
+                new LinkedHashMap<>(),
+                List.of(new TensorEntry(
+                        new TensorInfo("w", DType.F32, new long[] {1}, 0, 4), new ContentHash(version, 1))),
+                locs);
     }
 
     /** Records manifests and problems. */
@@ -116,10 +128,10 @@ class ManifestFollowerTest {
         assertNull(a.got.poll(200, TimeUnit.MILLISECONDS));
 
         c.schedulePollTask(() -> {
-            c.addRecord(record(manifest("a", 2, "tcp://h:1")));                         // older: ignored
-            c.addRecord(record("a", "{\"format\":1}".getBytes(StandardCharsets.UTF_8)));   // malformed
+            c.addRecord(record(manifest("a", 2, "tcp://h:1"))); // older: ignored
+            c.addRecord(record("a", "{\"format\":1}".getBytes(StandardCharsets.UTF_8))); // malformed
             c.addRecord(record("a", ManifestCodec.encode(manifest("b", 10, "tcp://h:1")))); // key and model disagree
-            c.addRecord(record(manifest("a", 3, "tcp://h:1")));                          // identical: not again
+            c.addRecord(record(manifest("a", 3, "tcp://h:1"))); // identical: not again
             c.addRecord(record(manifest("a", 3, "tcp://h:1", "file:///pfs/a/3/model.safetensors"))); // location update
             c.addRecord(record(manifest("a", 4, "tcp://h:1")));
         });
@@ -166,9 +178,12 @@ class ManifestFollowerTest {
         });
         follower.subscribe("x", ok);
         follower.start();
-        assertTrue(ok.problems.poll(10, TimeUnit.SECONDS).contains("simulated consumer failure"), "the failure is reported");
+        assertTrue(
+                ok.problems.poll(10, TimeUnit.SECONDS).contains("simulated consumer failure"),
+                "the failure is reported");
         good.schedulePollTask(() -> good.addRecord(record(manifest("x", 1, "tcp://h:1"))));
-        assertEquals(1, ok.next().version(), "a new consumer took over and the other listener's exception changed nothing");
+        assertEquals(
+                1, ok.next().version(), "a new consumer took over and the other listener's exception changed nothing");
         assertTrue(broken.closed(), "the failed consumer was closed");
         assertEquals(2, made.get());
     }

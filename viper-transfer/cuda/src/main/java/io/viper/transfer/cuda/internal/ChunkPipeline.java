@@ -9,23 +9,21 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Moves a transfer through a fixed sequence of stages chunk by chunk, with the stages overlapped:
- * while stage 2 works on chunk {@code c}, stage 1 already works on chunk {@code c + 1}. Used for the
- * cross-node GPU path (device to pinned host, network, pinned host to device), where the total time
- * then approaches {@code chunks x slowest stage} instead of the sum of all stages.
+ * Moves a transfer through a fixed sequence of stages chunk by chunk, with the stages overlapped: while stage 2 works
+ * on chunk {@code c}, stage 1 already works on chunk {@code c + 1}. Used for the cross-node GPU path (device to pinned
+ * host, network, pinned host to device), where the total time then approaches {@code chunks x slowest stage} instead of
+ * the sum of all stages.
  *
- * <p>Scheduling: one thread per stage; every stage sees the chunks in order; a chunk holds one of
- * {@code buffers} chunk buffers from the moment the first stage starts it until the last stage
- * finished it, so at most {@code buffers} chunks are in flight (2: double buffering, 3: triple).
- * A buffer is never used by two stages at once. The first failure stops every stage and is
- * rethrown by {@link #run} (a {@link ViperException} as it is, anything else wrapped as a retriable
+ * <p>Scheduling: one thread per stage; every stage sees the chunks in order; a chunk holds one of {@code buffers} chunk
+ * buffers from the moment the first stage starts it until the last stage finished it, so at most {@code buffers} chunks
+ * are in flight (2: double buffering, 3: triple). A buffer is never used by two stages at once. The first failure stops
+ * every stage and is rethrown by {@link #run} (a {@link ViperException} as it is, anything else wrapped as a retriable
  * {@code TRANSFER} failure). Instances are immutable; {@link #run} may be called from any thread.
  */
 public final class ChunkPipeline {
 
     /** One piece of a transfer: {@code length} bytes at {@code offset} of the whole stream. */
-    public record Chunk(int index, long offset, long length) {
-    }
+    public record Chunk(int index, long offset, long length) {}
 
     /** One step a chunk goes through, working in chunk buffer {@code buffer} (0 .. buffers-1). */
     @FunctionalInterface
@@ -35,16 +33,15 @@ public final class ChunkPipeline {
 
     private static final Item END = new Item(null, -1);
 
-    private record Item(Chunk chunk, int buffer) {
-    }
+    private record Item(Chunk chunk, int buffer) {}
 
     private final String name;
     private final List<Stage> stages;
     private final int buffers;
 
     /**
-     * @param name    for thread names and errors
-     * @param stages  at least one, in order
+     * @param name for thread names and errors
+     * @param stages at least one, in order
      * @param buffers chunk buffers, at least 1 (1 runs the stages one after the other)
      */
     public ChunkPipeline(String name, List<Stage> stages, int buffers) {
@@ -151,7 +148,8 @@ public final class ChunkPipeline {
         }
     }
 
-    private void forward(List<BlockingQueue<Item>> queues, int stage, Item it, BlockingQueue<Integer> free) throws InterruptedException {
+    private void forward(List<BlockingQueue<Item>> queues, int stage, Item it, BlockingQueue<Integer> free)
+            throws InterruptedException {
         if (stage + 1 < queues.size()) {
             queues.get(stage + 1).put(it);
         } else if (it != END) {

@@ -25,40 +25,40 @@ import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
 
 /**
- * Every jcuda call of Viper goes through here: the driver probe, primary contexts, device memory,
- * copies, pinned host memory, IPC handles and the {@link ParallelHash64} kernel.
+ * Every jcuda call of Viper goes through here: the driver probe, primary contexts, device memory, copies, pinned host
+ * memory, IPC handles and the {@link ParallelHash64} kernel.
  *
- * <p>The probe runs once: jcuda's native library needs {@code libcuda.so.1}; without it the class
- * {@code JCudaDriver} fails to initialise with an {@link UnsatisfiedLinkError}, which is caught here
- * and turned into the one-line reason {@code "no CUDA driver/device: ..."}. Every other method first
- * checks the probe and throws {@link ViperException} ({@code UNAVAILABLE}) with that reason, so no
- * linkage error ever leaves this class.
+ * <p>The probe runs once: jcuda's native library needs {@code libcuda.so.1}; without it the class {@code JCudaDriver}
+ * fails to initialise with an {@link UnsatisfiedLinkError}, which is caught here and turned into the one-line reason
+ * {@code "no CUDA driver/device: ..."}. Every other method first checks the probe and throws {@link ViperException}
+ * ({@code UNAVAILABLE}) with that reason, so no linkage error ever leaves this class.
  *
- * <p>Thread-safe: each call makes the device's primary context current on the calling thread, and
- * every copy or kernel is complete when the method returns.
+ * <p>Thread-safe: each call makes the device's primary context current on the calling thread, and every copy or kernel
+ * is complete when the method returns.
  */
 public final class Cuda {
     /** Start of every reason why CUDA is not usable. */
     public static final String NO_CUDA = io.viper.spi.GpuProvider.NO_CUDA;
     /** Host copies of heap segments go through a native bounce buffer of this size. */
     private static final long BOUNCE = 8L << 20;
+
     private static final int HASH_THREADS = 256;
     /** {@code CU_MEMHOSTREGISTER_PORTABLE}: the pinning holds for every CUDA context. */
     private static final int CU_MEMHOSTREGISTER_PORTABLE = 1;
+
     private static final int HASH_MAX_BLOCKS = 4096;
 
     private static volatile Optional<String> probe;
     private static final Map<Integer, CUcontext> CONTEXTS = new HashMap<>();
     private static final Map<Integer, CUfunction[]> HASH_KERNELS = new HashMap<>();
     /**
-     * Per device, the 8-byte device words the hash kernel sums into, reused: a cuMemAlloc and the
-     * synchronising cuMemFree per call cost more than hashing a 64 MiB tensor. One per thread
-     * hashing at a time; they live as long as the context, like the kernels.
+     * Per device, the 8-byte device words the hash kernel sums into, reused: a cuMemAlloc and the synchronising
+     * cuMemFree per call cost more than hashing a 64 MiB tensor. One per thread hashing at a time; they live as long as
+     * the context, like the kernels.
      */
     private static final Map<Integer, ConcurrentLinkedQueue<DevPtr>> HASH_OUTS = new ConcurrentHashMap<>();
 
-    private Cuda() {
-    }
+    private Cuda() {}
 
     /** Why CUDA cannot be used in this process, or empty when it can (probed once). */
     public static Optional<String> unavailableReason() {
@@ -101,7 +101,8 @@ public final class Cuda {
             int i = line.indexOf("cannot open shared object file");
             if (i >= 0) {
                 int colon = line.lastIndexOf(": ", i - 3);
-                return line.substring(colon < 0 ? 0 : colon + 2).trim() + " (jcuda " + "12.6.0 needs the NVIDIA driver library)";
+                return line.substring(colon < 0 ? 0 : colon + 2).trim() + " (jcuda "
+                        + "12.6.0 needs the NVIDIA driver library)";
             }
         }
         return e.getClass().getSimpleName() + ": " + firstLine(all);
@@ -175,7 +176,8 @@ public final class Cuda {
         try {
             call(() -> JCudaDriver.cuMemAlloc(p, bytes), "cuMemAlloc of " + bytes + " bytes on device " + device);
         } catch (ViperException e) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, e.getMessage() + " (" + freeBytes(device) + " bytes free)");
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, e.getMessage() + " (" + freeBytes(device) + " bytes free)");
         }
         return p.address();
     }
@@ -258,8 +260,8 @@ public final class Cuda {
     }
 
     /**
-     * Page-locks existing native host memory ({@code cuMemHostRegister}, portable to every context)
-     * so that copies of it run at DMA speed; undo with {@link #unregisterHost}.
+     * Page-locks existing native host memory ({@code cuMemHostRegister}, portable to every context) so that copies of
+     * it run at DMA speed; undo with {@link #unregisterHost}.
      */
     public static void registerHost(int device, MemorySegment host) {
         use(device);
@@ -270,7 +272,9 @@ public final class Cuda {
             return;
         }
         try {
-            call(() -> JCudaDriver.cuMemHostRegister(new HostPtr(host.address()), host.byteSize(), CU_MEMHOSTREGISTER_PORTABLE),
+            call(
+                    () -> JCudaDriver.cuMemHostRegister(
+                            new HostPtr(host.address()), host.byteSize(), CU_MEMHOSTREGISTER_PORTABLE),
                     "cuMemHostRegister of " + host.byteSize() + " bytes");
         } catch (ViperException e) {
             throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, e.getMessage());
@@ -295,9 +299,9 @@ public final class Cuda {
     }
 
     /**
-     * The bytes inside a {@link CUipcMemHandle}: jcuda keeps them in a private field with no accessor,
-     * and they must cross the process boundary, so they are read by reflection (jcuda is on the class
-     * path, or an automatic module, which opens its packages).
+     * The bytes inside a {@link CUipcMemHandle}: jcuda keeps them in a private field with no accessor, and they must
+     * cross the process boundary, so they are read by reflection (jcuda is on the class path, or an automatic module,
+     * which opens its packages).
      */
     private static byte[] handleBytes(CUipcMemHandle h) {
         try {
@@ -305,7 +309,8 @@ public final class Cuda {
             f.setAccessible(true);
             return (byte[]) f.get(h);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new ViperException(ViperException.Reason.INTERNAL, "cannot access the bytes of a jcuda CUipcMemHandle: " + e);
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL, "cannot access the bytes of a jcuda CUipcMemHandle: " + e);
         }
     }
 
@@ -316,7 +321,9 @@ public final class Cuda {
         byte[] bytes = handleBytes(h);
         System.arraycopy(handle, 0, bytes, 0, Math.min(handle.length, bytes.length));
         DevPtr p = new DevPtr();
-        call(() -> JCudaDriver.cuIpcOpenMemHandle(p, h, CUipcMem_flags.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle");
+        call(
+                () -> JCudaDriver.cuIpcOpenMemHandle(p, h, CUipcMem_flags.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                "cuIpcOpenMemHandle");
         return p.address();
     }
 
@@ -345,8 +352,14 @@ public final class Cuda {
             try {
                 call(() -> JCudaDriver.cuMemsetD8(out, (byte) 0, 8), "cuMemsetD8");
                 long blocks = Math.min(HASH_MAX_BLOCKS, Math.max(1, (words + HASH_THREADS - 1) / HASH_THREADS));
-                Pointer params = Pointer.to(Pointer.to(new long[] {address}), Pointer.to(new long[] {words}), Pointer.to(new long[] {out.address()}));
-                call(() -> JCudaDriver.cuLaunchKernel(f, (int) blocks, 1, 1, HASH_THREADS, 1, 1, 0, null, params, null), "cuLaunchKernel");
+                Pointer params = Pointer.to(
+                        Pointer.to(new long[] {address}),
+                        Pointer.to(new long[] {words}),
+                        Pointer.to(new long[] {out.address()}));
+                call(
+                        () -> JCudaDriver.cuLaunchKernel(
+                                f, (int) blocks, 1, 1, HASH_THREADS, 1, 1, 0, null, params, null),
+                        "cuLaunchKernel");
                 call(JCudaDriver::cuCtxSynchronize, "cuCtxSynchronize");
                 long[] result = new long[1];
                 call(() -> JCudaDriver.cuMemcpyDtoH(Pointer.to(result), out, 8), "cuMemcpyDtoH");
@@ -370,7 +383,9 @@ public final class Cuda {
             CUfunction[] k = HASH_KERNELS.get(device);
             if (k == null) {
                 CUmodule module = new CUmodule();
-                call(() -> JCudaDriver.cuModuleLoadData(module, HashKernel.ptx()), "cuModuleLoadData of the phash64 kernel");
+                call(
+                        () -> JCudaDriver.cuModuleLoadData(module, HashKernel.ptx()),
+                        "cuModuleLoadData of the phash64 kernel");
                 CUfunction aligned = new CUfunction();
                 CUfunction bytes = new CUfunction();
                 call(() -> JCudaDriver.cuModuleGetFunction(aligned, module, HashKernel.ALIGNED), "cuModuleGetFunction");
@@ -387,7 +402,8 @@ public final class Cuda {
         try {
             r.run();
         } catch (CudaException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, what + " failed: " + firstLine(e.getMessage()));
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, what + " failed: " + firstLine(e.getMessage()));
         }
     }
 

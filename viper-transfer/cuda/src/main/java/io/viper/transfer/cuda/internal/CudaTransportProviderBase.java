@@ -12,8 +12,8 @@ import java.util.Optional;
 import java.util.function.BiFunction;
 
 /**
- * What the two GPU transports share: the GPU tier, the "no CUDA driver/device" probe, and a check
- * that CUDA works before a server or client is opened. Stateless; thread-safe.
+ * What the two GPU transports share: the GPU tier, the "no CUDA driver/device" probe, and a check that CUDA works
+ * before a server or client is opened. Stateless; thread-safe.
  */
 public abstract class CudaTransportProviderBase implements TransportProvider {
     private final String scheme;
@@ -27,7 +27,8 @@ public abstract class CudaTransportProviderBase implements TransportProvider {
         TransportClient open(int timeoutMs, ClientAuth auth);
     }
 
-    protected CudaTransportProviderBase(String scheme, int priority, BiFunction<URI, ViperConfig, TransportServer> server, ClientFactory client) {
+    protected CudaTransportProviderBase(
+            String scheme, int priority, BiFunction<URI, ViperConfig, TransportServer> server, ClientFactory client) {
         this.scheme = scheme;
         this.priority = priority;
         this.server = server;
@@ -64,6 +65,8 @@ public abstract class CudaTransportProviderBase implements TransportProvider {
     @Override
     public final TransportClient openClient(ViperConfig config) {
         Cuda.ensure();
-        return client.open((int) Math.min(Integer.MAX_VALUE, config.get(ViperConfig.TRANSFER_TIMEOUT_MS)), ClientAuth.of(config, Role.CONSUMER));
+        return client.open(
+                (int) Math.min(Integer.MAX_VALUE, config.get(ViperConfig.TRANSFER_TIMEOUT_MS)),
+                ClientAuth.of(config, Role.CONSUMER));
     }
 }

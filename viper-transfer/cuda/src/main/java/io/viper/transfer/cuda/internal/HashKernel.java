@@ -3,22 +3,21 @@ package io.viper.transfer.cuda.internal;
 import io.viper.hash.ParallelHash64;
 
 /**
- * The PTX of the {@link ParallelHash64} kernels, generated from the hash's constants so that host
- * and device can never disagree, and loaded with {@code cuModuleLoadData} (the driver compiles PTX
- * for the GPU it runs on; no CUDA toolkit is needed at build or run time).
+ * The PTX of the {@link ParallelHash64} kernels, generated from the hash's constants so that host and device can never
+ * disagree, and loaded with {@code cuModuleLoadData} (the driver compiles PTX for the GPU it runs on; no CUDA toolkit
+ * is needed at build or run time).
  *
- * <p>Each kernel sums {@code term(i, word[i])} over the full 8-byte words {@code i < words} with a
- * grid-stride loop, one register sum per thread, summed over each warp with shuffles, then one
- * 64-bit {@code atom.add} per warp into {@code *out} (addition mod 2^64 is commutative, so the result does not depend on scheduling). The
- * partial last word and the final mix are done on the host. {@link #ALIGNED} loads 64-bit words and
- * needs an 8-byte-aligned address; {@link #UNALIGNED} assembles each word from 8 byte loads.
+ * <p>Each kernel sums {@code term(i, word[i])} over the full 8-byte words {@code i < words} with a grid-stride loop,
+ * one register sum per thread, summed over each warp with shuffles, then one 64-bit {@code atom.add} per warp into
+ * {@code *out} (addition mod 2^64 is commutative, so the result does not depend on scheduling). The partial last word
+ * and the final mix are done on the host. {@link #ALIGNED} loads 64-bit words and needs an 8-byte-aligned address;
+ * {@link #UNALIGNED} assembles each word from 8 byte loads.
  */
 final class HashKernel {
     static final String ALIGNED = "viper_phash64_aligned";
     static final String UNALIGNED = "viper_phash64_bytes";
 
-    private HashKernel() {
-    }
+    private HashKernel() {}
 
     static String ptx() {
         return """
@@ -34,9 +33,13 @@ final class HashKernel {
         if (bytewise) {
             load.append("\tmov.u64 %rd9, 0;\n");
             for (int b = 0; b < 8; b++) {
-                load.append("\tld.global.u8 %rs1, [%rd8+").append(b).append("];\n")
+                load.append("\tld.global.u8 %rs1, [%rd8+")
+                        .append(b)
+                        .append("];\n")
                         .append("\tcvt.u64.u16 %rd13, %rs1;\n")
-                        .append("\tshl.b64 %rd13, %rd13, ").append(8 * b).append(";\n")
+                        .append("\tshl.b64 %rd13, %rd13, ")
+                        .append(8 * b)
+                        .append(";\n")
                         .append("\tor.b64 %rd9, %rd9, %rd13;\n");
             }
         } else {
@@ -74,16 +77,20 @@ final class HashKernel {
     }
 
     /**
-     * Sums {@code %rd7} over the warp into lane 0 (two 32-bit shuffles per step): one atomic per warp
-     * instead of per thread, since a million threads adding into one word serialise on it (measured
-     * on an H100: about 0.8 ms per tensor, whatever its size).
+     * Sums {@code %rd7} over the warp into lane 0 (two 32-bit shuffles per step): one atomic per warp instead of per
+     * thread, since a million threads adding into one word serialise on it (measured on an H100: about 0.8 ms per
+     * tensor, whatever its size).
      */
     private static String warpSum() {
         StringBuilder b = new StringBuilder();
         for (int offset = 16; offset >= 1; offset >>= 1) {
             b.append("\tmov.b64 {%r5, %r6}, %rd7;\n")
-                    .append("\tshfl.sync.down.b32 %r7, %r5, ").append(offset).append(", 31, -1;\n")
-                    .append("\tshfl.sync.down.b32 %r8, %r6, ").append(offset).append(", 31, -1;\n")
+                    .append("\tshfl.sync.down.b32 %r7, %r5, ")
+                    .append(offset)
+                    .append(", 31, -1;\n")
+                    .append("\tshfl.sync.down.b32 %r8, %r6, ")
+                    .append(offset)
+                    .append(", 31, -1;\n")
                     .append("\tmov.b64 %rd14, {%r7, %r8};\n")
                     .append("\tadd.s64 %rd7, %rd7, %rd14;\n");
         }

@@ -21,11 +21,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Consumer side of {@code cuda-ipc://}: takes a lease on the control channel, maps the producer's
- * staging buffer with {@code cuIpcOpenMemHandle} (once per producer buffer: the last
- * {@value #OPEN_HANDLES} mappings are kept), copies device to device into the consumer's buffer,
- * waits for the copy, and releases the lease. In the producer's own process it uses the address
- * directly (CUDA cannot open a process's own handle). Thread-safe.
+ * Consumer side of {@code cuda-ipc://}: takes a lease on the control channel, maps the producer's staging buffer with
+ * {@code cuIpcOpenMemHandle} (once per producer buffer: the last {@value #OPEN_HANDLES} mappings are kept), copies
+ * device to device into the consumer's buffer, waits for the copy, and releases the lease. In the producer's own
+ * process it uses the address directly (CUDA cannot open a process's own handle). Thread-safe.
  */
 public final class IpcClient implements TransportClient {
     static final int OPEN_HANDLES = 4;
@@ -46,10 +45,12 @@ public final class IpcClient implements TransportClient {
         }
     }
 
-    private record Grant(long pid, int device, long pointer, long size, byte[] handle) {
-    }
+    private record Grant(long pid, int device, long pointer, long size, byte[] handle) {}
 
-    /** A client whose waits fail after {@code timeoutMs} without progress, proving {@code auth}'s credentials to producers. */
+    /**
+     * A client whose waits fail after {@code timeoutMs} without progress, proving {@code auth}'s credentials to
+     * producers.
+     */
     public IpcClient(int timeoutMs, ClientAuth auth) {
         this.timeoutMs = timeoutMs;
         this.auth = auth;
@@ -57,26 +58,42 @@ public final class IpcClient implements TransportClient {
 
     @Override
     public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination) {
-        transfer(manifest, location, ranges, destination.byteSize(), -1, (src, r, dev) ->
-                Cuda.toHost(dev, src + r.sourceOffset(), destination.asSlice(r.destinationOffset(), r.length())));
+        transfer(
+                manifest,
+                location,
+                ranges,
+                destination.byteSize(),
+                -1,
+                (src, r, dev) -> Cuda.toHost(
+                        dev, src + r.sourceOffset(), destination.asSlice(r.destinationOffset(), r.length())));
     }
 
     @Override
     public void readToDevice(Manifest manifest, Location location, List<ByteRange> ranges, DeviceBuffer destination) {
-        transfer(manifest, location, ranges, destination.byteSize(), destination.device(), (src, r, dev) ->
-                Cuda.deviceToDevice(destination.device(), src + r.sourceOffset(),
-                        destination.pointer(r.destinationOffset(), r.length()), r.length()));
+        transfer(
+                manifest,
+                location,
+                ranges,
+                destination.byteSize(),
+                destination.device(),
+                (src, r, dev) -> Cuda.deviceToDevice(
+                        destination.device(),
+                        src + r.sourceOffset(),
+                        destination.pointer(r.destinationOffset(), r.length()),
+                        r.length()));
     }
 
     private interface Copy {
         void copy(long source, ByteRange range, int device);
     }
 
-    private void transfer(Manifest m, Location loc, List<ByteRange> ranges, long destinationSize, int localDevice, Copy copy) {
+    private void transfer(
+            Manifest m, Location loc, List<ByteRange> ranges, long destinationSize, int localDevice, Copy copy) {
         Cuda.ensure();
         String what = m.model() + " v" + m.version() + " from " + loc.uri();
         for (ByteRange r : ranges) {
-            if (r.sourceOffset() + r.length() > m.totalBytes() || r.destinationOffset() + r.length() > destinationSize) {
+            if (r.sourceOffset() + r.length() > m.totalBytes()
+                    || r.destinationOffset() + r.length() > destinationSize) {
                 throw new ViperConfigException(what + ": range " + r + " is outside the model or the destination");
             }
         }
@@ -93,7 +110,9 @@ public final class IpcClient implements TransportClient {
             }
             Grant g = new Grant(in.readLong(), in.readInt(), in.readLong(), in.readLong(), in.readNBytes(in.readInt()));
             if (g.size < m.totalBytes()) {
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": producer buffer of " + g.size + " bytes is smaller than the model");
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER,
+                        what + ": producer buffer of " + g.size + " bytes is smaller than the model");
             }
             int device = localDevice >= 0 ? localDevice : g.device;
             boolean own = g.pid == ProcessHandle.current().pid();
@@ -105,7 +124,8 @@ public final class IpcClient implements TransportClient {
                         try {
                             copy.copy(src, r, own ? g.device : device);
                         } catch (ViperException e) {
-                            throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": " + e.getMessage(), e);
+                            throw new RetriableViperException(
+                                    ViperException.Reason.TRANSFER, what + ": " + e.getMessage(), e);
                         }
                     }
                 }
@@ -117,7 +137,8 @@ public final class IpcClient implements TransportClient {
             Wire.send(ch, out -> out.writeByte(IpcServer.RELEASE));
             Wire.receive(ch).readByte();
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": control channel failed: " + e.getMessage(), e);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, what + ": control channel failed: " + e.getMessage(), e);
         }
     }
 
@@ -155,7 +176,8 @@ public final class IpcClient implements TransportClient {
                 try {
                     Cuda.ipcClose(mp.device, mp.address);
                 } catch (RuntimeException e) {
-                    System.getLogger(IpcClient.class.getName()).log(System.Logger.Level.DEBUG, "cuIpcCloseMemHandle: " + e.getMessage());
+                    System.getLogger(IpcClient.class.getName())
+                            .log(System.Logger.Level.DEBUG, "cuIpcCloseMemHandle: " + e.getMessage());
                 }
             } else {
                 mp.evicted = true;

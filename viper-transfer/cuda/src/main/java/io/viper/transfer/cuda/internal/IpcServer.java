@@ -13,15 +13,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Producer side of {@code cuda-ipc://host:port}. Each exposed version needs its bytes in GPU memory:
- * the producer's GPU staging buffer when it staged there, else a device copy this server uploads in
- * {@link #expose} (on device 0; freed on withdraw). When the GPU has no room, the version is not
- * offered here and consumers fall back to the next location.
+ * Producer side of {@code cuda-ipc://host:port}. Each exposed version needs its bytes in GPU memory: the producer's GPU
+ * staging buffer when it staged there, else a device copy this server uploads in {@link #expose} (on device 0; freed on
+ * withdraw). When the GPU has no room, the version is not offered here and consumers fall back to the next location.
  *
- * <p>Protocol per connection: {@code LEASE(model, version)} is answered with {@code OK}, the
- * producer pid, device, device address, size and the 64-byte {@code cuIpcGetMemHandle} of the
- * buffer (or {@code GONE}); the read lease is held until {@code RELEASE} or until the connection
- * drops (a dead consumer never pins a buffer).
+ * <p>Protocol per connection: {@code LEASE(model, version)} is answered with {@code OK}, the producer pid, device,
+ * device address, size and the 64-byte {@code cuIpcGetMemHandle} of the buffer (or {@code GONE}); the read lease is
+ * held until {@code RELEASE} or until the connection drops (a dead consumer never pins a buffer).
  */
 public final class IpcServer extends ServerBase {
     static final byte LEASE = 1;
@@ -29,8 +27,7 @@ public final class IpcServer extends ServerBase {
 
     private final Map<String, Exposed> devices = new ConcurrentHashMap<>();
 
-    private record Exposed(int device, long pointer, long size, byte[] handle, DeviceBuffer owned) {
-    }
+    private record Exposed(int device, long pointer, long size, byte[] handle, DeviceBuffer owned) {}
 
     public IpcServer(URI bind, ViperConfig config) {
         super("cuda-ipc", bind, config);

@@ -19,10 +19,10 @@ import java.util.List;
 
 /**
  * Consumer side of {@code cuda-pipe://}: asks for byte ranges and receives them through a two-stage
- * {@link ChunkPipeline} (socket to pinned host chunk, pinned chunk to the device buffer) with
- * {@value #BUFFERS} chunk buffers of {@value #CHUNK} bytes, so that the network and the
- * host-to-device copy overlap (and, on a GPU-staged producer, the producer's device-to-host copy
- * too). Reads into host memory skip the GPU. Thread-safe: one connection per read.
+ * {@link ChunkPipeline} (socket to pinned host chunk, pinned chunk to the device buffer) with {@value #BUFFERS} chunk
+ * buffers of {@value #CHUNK} bytes, so that the network and the host-to-device copy overlap (and, on a GPU-staged
+ * producer, the producer's device-to-host copy too). Reads into host memory skip the GPU. Thread-safe: one connection
+ * per read.
  */
 public final class PipeClient implements TransportClient {
     /** Bytes per chunk. */
@@ -33,7 +33,10 @@ public final class PipeClient implements TransportClient {
     private final int timeoutMs;
     private final ClientAuth auth;
 
-    /** A client whose waits fail after {@code timeoutMs} without progress, proving {@code auth}'s credentials to producers. */
+    /**
+     * A client whose waits fail after {@code timeoutMs} without progress, proving {@code auth}'s credentials to
+     * producers.
+     */
     public PipeClient(int timeoutMs, ClientAuth auth) {
         this.timeoutMs = timeoutMs;
         this.auth = auth;
@@ -58,11 +61,19 @@ public final class PipeClient implements TransportClient {
                 for (int b = 0; b < BUFFERS; b++) {
                     pinned.add(Cuda.allocPinned(dev, CHUNK));
                 }
-                List<long[]> dst = ranges.stream().map(r -> new long[] {r.destinationOffset(), r.length()}).toList();
-                new ChunkPipeline("viper-cuda-pipe-recv", List.of(
-                        (c, b) -> Wire.read(ch, pinned.get(b).asSlice(0, c.length())),
-                        (c, b) -> Cuda.toDevice(dev, pinned.get(b).asSlice(0, c.length()), destination.pointer(c.offset(), c.length()))),
-                        BUFFERS).run(ChunkPipeline.split(dst, CHUNK));
+                List<long[]> dst = ranges.stream()
+                        .map(r -> new long[] {r.destinationOffset(), r.length()})
+                        .toList();
+                new ChunkPipeline(
+                                "viper-cuda-pipe-recv",
+                                List.of(
+                                        (c, b) -> Wire.read(ch, pinned.get(b).asSlice(0, c.length())),
+                                        (c, b) -> Cuda.toDevice(
+                                                dev,
+                                                pinned.get(b).asSlice(0, c.length()),
+                                                destination.pointer(c.offset(), c.length()))),
+                                BUFFERS)
+                        .run(ChunkPipeline.split(dst, CHUNK));
             } finally {
                 for (MemorySegment p : pinned) {
                     Cuda.freePinned(dev, p);
@@ -78,7 +89,8 @@ public final class PipeClient implements TransportClient {
     private void transfer(Manifest m, Location loc, List<ByteRange> ranges, long destinationSize, Receive receive) {
         String what = m.model() + " v" + m.version() + " from " + loc.uri();
         for (ByteRange r : ranges) {
-            if (r.sourceOffset() + r.length() > m.totalBytes() || r.destinationOffset() + r.length() > destinationSize) {
+            if (r.sourceOffset() + r.length() > m.totalBytes()
+                    || r.destinationOffset() + r.length() > destinationSize) {
                 throw new ViperConfigException(what + ": range " + r + " is outside the model or the destination");
             }
         }
@@ -103,7 +115,9 @@ public final class PipeClient implements TransportClient {
             }
             receive.receive(ch);
             if (Wire.receive(ch).readByte() != Wire.OK) {
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": the producer did not confirm the end of the transfer");
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER,
+                        what + ": the producer did not confirm the end of the transfer");
             }
         } catch (IOException e) {
             throw new RetriableViperException(ViperException.Reason.TRANSFER, what + ": " + e.getMessage(), e);

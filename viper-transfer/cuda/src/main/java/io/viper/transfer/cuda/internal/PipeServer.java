@@ -13,11 +13,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Producer side of {@code cuda-pipe://host:port}, the cross-node GPU path. A request names a version
- * and byte ranges; under a read lease the server streams exactly those bytes, in range order, then
- * an {@code OK} frame. A version staged on the GPU is streamed through a two-stage
- * {@link ChunkPipeline} (device to pinned host, pinned host to the socket) with
- * {@link PipeClient#BUFFERS} pinned chunk buffers; a host-staged one is written from host memory.
+ * Producer side of {@code cuda-pipe://host:port}, the cross-node GPU path. A request names a version and byte ranges;
+ * under a read lease the server streams exactly those bytes, in range order, then an {@code OK} frame. A version staged
+ * on the GPU is streamed through a two-stage {@link ChunkPipeline} (device to pinned host, pinned host to the socket)
+ * with {@link PipeClient#BUFFERS} pinned chunk buffers; a host-staged one is written from host memory.
  */
 public final class PipeServer extends ServerBase {
     static final byte READ = 1;
@@ -25,7 +24,10 @@ public final class PipeServer extends ServerBase {
     public PipeServer(URI bind, ViperConfig config) {
         super("cuda-pipe", bind, config);
         // Where UCX moves CUDA memory itself, consumers prefer ucx-cuda:// (lower priority number).
-        LOG.log(System.Logger.Level.INFO, "cuda-pipe at {0}: GPU data crosses nodes through this pipelined path", location().uri());
+        LOG.log(
+                System.Logger.Level.INFO,
+                "cuda-pipe at {0}: GPU data crosses nodes through this pipelined path",
+                location().uri());
     }
 
     @Override
@@ -69,7 +71,8 @@ public final class PipeServer extends ServerBase {
                     if (r[0] < 0 || r[1] < 0 || r[0] > data.byteSize() - r[1]) {
                         Wire.send(ch, out -> {
                             out.writeByte(Wire.FAILED);
-                            out.writeUTF("range " + r[0] + "+" + r[1] + " is outside the " + data.byteSize() + " bytes of " + model + " v" + version);
+                            out.writeUTF("range " + r[0] + "+" + r[1] + " is outside the " + data.byteSize()
+                                    + " bytes of " + model + " v" + version);
                         });
                         return;
                     }
@@ -96,10 +99,16 @@ public final class PipeServer extends ServerBase {
             for (int b = 0; b < PipeClient.BUFFERS; b++) {
                 pinned.add(Cuda.allocPinned(dev.device(), PipeClient.CHUNK));
             }
-            new ChunkPipeline("viper-cuda-pipe-send", List.of(
-                    (c, b) -> Cuda.toHost(dev.device(), dev.pointer(c.offset(), c.length()), pinned.get(b).asSlice(0, c.length())),
-                    (c, b) -> Wire.write(ch, pinned.get(b).asSlice(0, c.length()))),
-                    PipeClient.BUFFERS).run(ChunkPipeline.split(ranges, PipeClient.CHUNK));
+            new ChunkPipeline(
+                            "viper-cuda-pipe-send",
+                            List.of(
+                                    (c, b) -> Cuda.toHost(
+                                            dev.device(),
+                                            dev.pointer(c.offset(), c.length()),
+                                            pinned.get(b).asSlice(0, c.length())),
+                                    (c, b) -> Wire.write(ch, pinned.get(b).asSlice(0, c.length()))),
+                            PipeClient.BUFFERS)
+                    .run(ChunkPipeline.split(ranges, PipeClient.CHUNK));
         } finally {
             for (MemorySegment p : pinned) {
                 Cuda.freePinned(dev.device(), p);

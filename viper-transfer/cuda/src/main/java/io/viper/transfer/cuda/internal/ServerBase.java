@@ -3,12 +3,11 @@ package io.viper.transfer.cuda.internal;
 import io.viper.ViperConfig;
 import io.viper.auth.ConnectionGate;
 import io.viper.auth.Handshake;
-import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
-import io.viper.net.HostPort;
 import io.viper.net.FrameChannel;
+import io.viper.net.HostPort;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.io.DataInputStream;
@@ -26,13 +25,12 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Control-channel server shared by the GPU transports: a TCP listener whose accept thread hands
- * every connection, as a {@link FrameChannel}, to its own virtual thread, which runs the
- * authentication handshake, checks {@link Wire#MAGIC}, then {@link #serve}s requests (each read
- * with {@link #request}, whole within {@code viper.limits.idle.ms}); a peer address holding
- * {@code viper.limits.connections.per.peer} connections gets no more ({@link ConnectionGate}).
- * Exposed versions are kept by {@code model/version}. {@code expose} comes from the producer's
- * background thread, {@code withdraw} from its withdrawal thread.
+ * Control-channel server shared by the GPU transports: a TCP listener whose accept thread hands every connection, as a
+ * {@link FrameChannel}, to its own virtual thread, which runs the authentication handshake, checks {@link Wire#MAGIC},
+ * then {@link #serve}s requests (each read with {@link #request}, whole within {@code viper.limits.idle.ms}); a peer
+ * address holding {@code viper.limits.connections.per.peer} connections gets no more ({@link ConnectionGate}). Exposed
+ * versions are kept by {@code model/version}. {@code expose} comes from the producer's background thread,
+ * {@code withdraw} from its withdrawal thread.
  */
 abstract class ServerBase implements TransportServer {
     static final System.Logger LOG = System.getLogger(ServerBase.class.getName());
@@ -60,7 +58,8 @@ abstract class ServerBase implements TransportServer {
         } catch (IOException e) {
             throw new ViperException(ViperException.Reason.IO, "cannot bind " + bind + ": " + e.getMessage(), e);
         }
-        acceptor = Thread.ofPlatform().daemon().name("viper-" + scheme + "-accept").start(this::acceptLoop);
+        acceptor =
+                Thread.ofPlatform().daemon().name("viper-" + scheme + "-accept").start(this::acceptLoop);
     }
 
     static String key(String model, long version) {
@@ -101,13 +100,19 @@ abstract class ServerBase implements TransportServer {
                         ByteBuffer magic = ByteBuffer.allocate(4);
                         ch.readFully(magic, gate.requestDeadline());
                         if (magic.getInt(0) != Wire.MAGIC) {
-                            throw new IOException("not a Viper " + scheme + " consumer of this version (magic 0x" + Integer.toHexString(magic.getInt(0)) + ")");
+                            throw new IOException("not a Viper " + scheme + " consumer of this version (magic 0x"
+                                    + Integer.toHexString(magic.getInt(0)) + ")");
                         }
                         serve(ch);
                     } catch (ClosedChannelException | EOFException e) {
                         LOG.log(System.Logger.Level.DEBUG, "{0}: consumer went away", scheme);
                     } catch (IOException | RuntimeException | Handshake.Refused e) {
-                        LOG.log(System.Logger.Level.WARNING, "{0}: closing the connection from {1}: {2}", scheme, peer.getHostAddress(), e.getMessage());
+                        LOG.log(
+                                System.Logger.Level.WARNING,
+                                "{0}: closing the connection from {1}: {2}",
+                                scheme,
+                                peer.getHostAddress(),
+                                e.getMessage());
                     } finally {
                         connections.remove(ch);
                         gate.peers().release(peer);
@@ -136,7 +141,9 @@ abstract class ServerBase implements TransportServer {
         }
     }
 
-    /** A lease or transfer starts: {@link #close} waits for it (up to {@value #DRAIN_MS} ms) before cutting connections. */
+    /**
+     * A lease or transfer starts: {@link #close} waits for it (up to {@value #DRAIN_MS} ms) before cutting connections.
+     */
     void begin() {
         synchronized (idle) {
             busy++;
@@ -178,7 +185,11 @@ abstract class ServerBase implements TransportServer {
                 }
             }
             if (busy > 0) {
-                LOG.log(System.Logger.Level.WARNING, "{0}: closing with {1} transfers in progress", scheme, Long.toString(busy));
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "{0}: closing with {1} transfers in progress",
+                        scheme,
+                        Long.toString(busy));
             }
         }
         for (FrameChannel ch : connections) {

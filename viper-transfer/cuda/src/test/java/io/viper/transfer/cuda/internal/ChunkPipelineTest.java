@@ -75,7 +75,9 @@ class ChunkPipelineTest {
         // Slowest x chunks = 400 ms (+ 40 ms fill/drain); the sum of the stages is 800 ms.
         assertTrue(ms >= 400, "cannot beat chunks x slowest stage: " + ms);
         assertTrue(serial >= 800, "one buffer runs the stages in sequence: " + serial);
-        assertTrue(ms < 620 && ms < serial * 3 / 4, "time should approach 10 x 40 ms, not the 800 ms sum: " + ms + " (serial " + serial + ")");
+        assertTrue(
+                ms < 620 && ms < serial * 3 / 4,
+                "time should approach 10 x 40 ms, not the 800 ms sum: " + ms + " (serial " + serial + ")");
         assertTrue(f.violations.isEmpty(), f.violations.toString());
     }
 
@@ -90,14 +92,24 @@ class ChunkPipelineTest {
     @Test
     void everyStageSeesEveryChunkInOrderWithExactRanges() {
         Fake f = new Fake(0, 1, 0);
-        List<ChunkPipeline.Chunk> chunks = ChunkPipeline.split(List.of(new long[] {100, 25}, new long[] {0, 10}, new long[] {500, 0}), 10);
-        assertEquals(List.of(new ChunkPipeline.Chunk(0, 100, 10), new ChunkPipeline.Chunk(1, 110, 10), new ChunkPipeline.Chunk(2, 120, 5),
-                new ChunkPipeline.Chunk(3, 0, 10)), chunks);
+        List<ChunkPipeline.Chunk> chunks =
+                ChunkPipeline.split(List.of(new long[] {100, 25}, new long[] {0, 10}, new long[] {500, 0}), 10);
+        assertEquals(
+                List.of(
+                        new ChunkPipeline.Chunk(0, 100, 10),
+                        new ChunkPipeline.Chunk(1, 110, 10),
+                        new ChunkPipeline.Chunk(2, 120, 5),
+                        new ChunkPipeline.Chunk(3, 0, 10)),
+                chunks);
         new ChunkPipeline("t", f.stages, 2).run(chunks);
         for (List<ChunkPipeline.Chunk> s : f.seen) {
             assertEquals(chunks, s);
         }
-        assertEquals(List.of(new ChunkPipeline.Chunk(0, 0, 7), new ChunkPipeline.Chunk(1, 7, 7), new ChunkPipeline.Chunk(2, 14, 1)),
+        assertEquals(
+                List.of(
+                        new ChunkPipeline.Chunk(0, 0, 7),
+                        new ChunkPipeline.Chunk(1, 7, 7),
+                        new ChunkPipeline.Chunk(2, 14, 1)),
                 ChunkPipeline.split(15, 7));
         assertEquals(List.of(), ChunkPipeline.split(0, 7));
     }
@@ -105,14 +117,18 @@ class ChunkPipelineTest {
     @Test
     void firstFailureStopsThePipelineAndIsRethrown() {
         List<Integer> lastStage = Collections.synchronizedList(new ArrayList<>());
-        ChunkPipeline p = new ChunkPipeline("failing", List.of(
-                (c, b) -> {
-                    if (c.index() == 3) {
-                        throw new IOException("socket reset at chunk 3");
-                    }
-                },
-                (c, b) -> lastStage.add(c.index())), 2);
-        RetriableViperException e = assertThrows(RetriableViperException.class, () -> p.run(ChunkPipeline.split(100, 1)));
+        ChunkPipeline p = new ChunkPipeline(
+                "failing",
+                List.of(
+                        (c, b) -> {
+                            if (c.index() == 3) {
+                                throw new IOException("socket reset at chunk 3");
+                            }
+                        },
+                        (c, b) -> lastStage.add(c.index())),
+                2);
+        RetriableViperException e =
+                assertThrows(RetriableViperException.class, () -> p.run(ChunkPipeline.split(100, 1)));
         assertTrue(e.getMessage().contains("socket reset at chunk 3"), e.getMessage());
         assertTrue(lastStage.size() <= 3 && !lastStage.contains(3), "chunks after the failure went on: " + lastStage);
     }
@@ -120,7 +136,7 @@ class ChunkPipelineTest {
     @Test
     void invalidShapesAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> new ChunkPipeline("t", List.of(), 2));
-        assertThrows(IllegalArgumentException.class, () -> new ChunkPipeline("t", List.of((c, b) -> { }), 0));
+        assertThrows(IllegalArgumentException.class, () -> new ChunkPipeline("t", List.of((c, b) -> {}), 0));
         assertThrows(IllegalArgumentException.class, () -> ChunkPipeline.split(10, 0));
     }
 }

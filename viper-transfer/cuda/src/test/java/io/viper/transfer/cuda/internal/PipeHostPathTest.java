@@ -32,9 +32,9 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
- * The {@code cuda-pipe} control channel and stream on every build: a host-staged version read into
- * host memory needs no GPU on either side, so the framing, the status frames and the consumer's
- * timeout are checked here; the GPU legs run in the {@code *GpuTest}s.
+ * The {@code cuda-pipe} control channel and stream on every build: a host-staged version read into host memory needs no
+ * GPU on either side, so the framing, the status frames and the consumer's timeout are checked here; the GPU legs run
+ * in the {@code *GpuTest}s.
  */
 class PipeHostPathTest {
     private static final URI BIND = URI.create("cuda-pipe://127.0.0.1:0");
@@ -43,9 +43,9 @@ class PipeHostPathTest {
     @Test
     void aHostStagedVersionStreamsTheRequestedRanges() {
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("pipe", 3, 11, 5000, 0, 70_000);
-             PipeServer server = new PipeServer(BIND, ViperConfig.defaults());
-             PipeClient client = new PipeClient(10_000, NO_SECRET);
-             Arena arena = Arena.ofConfined()) {
+                PipeServer server = new PipeServer(BIND, ViperConfig.defaults());
+                PipeClient client = new PipeClient(10_000, NO_SECRET);
+                Arena arena = Arena.ofConfined()) {
             server.expose(staged);
             MemorySegment dst = arena.allocate(staged.manifest().totalBytes() + 10);
             List<ByteRange> ranges = List.of(new ByteRange(5000, 70_000, 10), new ByteRange(0, 5000, 70_010));
@@ -59,32 +59,36 @@ class PipeHostPathTest {
             assertEquals(0, staged.openLeases(), "the lease ends with the transfer");
 
             server.withdraw(staged);
-            ViperNotFoundException gone = assertThrows(ViperNotFoundException.class,
-                    () -> client.read(staged.manifest(), server.location(), ranges, dst));
+            ViperNotFoundException gone = assertThrows(
+                    ViperNotFoundException.class, () -> client.read(staged.manifest(), server.location(), ranges, dst));
             assertEquals(ViperException.Reason.NOT_FOUND, gone.reason());
         }
     }
 
     @Test
     void aProducerThatNeverAnswersFailsTheReadAfterTheTimeout() throws IOException {
-        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-             TestStagedCheckpoint staged = new TestStagedCheckpoint("pipe", 1, 1, 100);
-             PipeClient client = new PipeClient(300, NO_SECRET);
-             Arena arena = Arena.ofConfined()) {
+        try (ServerSocketChannel silent =
+                        ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                TestStagedCheckpoint staged = new TestStagedCheckpoint("pipe", 1, 1, 100);
+                PipeClient client = new PipeClient(300, NO_SECRET);
+                Arena arena = Arena.ofConfined()) {
             int port = ((InetSocketAddress) silent.getLocalAddress()).getPort();
             Location location = new Location(URI.create("cuda-pipe://127.0.0.1:" + port), Tier.GPU);
             Thread.ofVirtual().start(() -> {
                 try (SocketChannel accepted = silent.accept()) {
                     DataInputStream in = new DataInputStream(accepted.socket().getInputStream());
-                    RawPeer.acceptHandshake(in, new DataOutputStream(accepted.socket().getOutputStream()), "cuda-pipe");
+                    RawPeer.acceptHandshake(
+                            in, new DataOutputStream(accepted.socket().getOutputStream()), "cuda-pipe");
                     accepted.read(ByteBuffer.allocate(1 << 16)); // takes the request, answers nothing
                     Thread.sleep(10_000);
                 } catch (IOException | InterruptedException | io.viper.auth.Handshake.Refused e) {
                     // the test is over
                 }
             });
-            RetriableViperException e = assertThrows(RetriableViperException.class,
-                    () -> client.read(staged.manifest(), location, List.of(new ByteRange(0, 100, 0)), arena.allocate(100)));
+            RetriableViperException e = assertThrows(
+                    RetriableViperException.class,
+                    () -> client.read(
+                            staged.manifest(), location, List.of(new ByteRange(0, 100, 0)), arena.allocate(100)));
             assertEquals(ViperException.Reason.TRANSFER, e.reason());
             assertTrue(e.getMessage().contains("no progress for 300 ms"), e.getMessage());
         }

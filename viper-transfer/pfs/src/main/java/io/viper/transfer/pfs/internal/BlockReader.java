@@ -27,12 +27,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads byte ranges of a version the PFS repository keeps as blocks ({@link BlockStore}): the
- * version directory holds only its manifest, which must list exactly the tensors and blocks of the
- * manifest asked for; each range is read from the files of the blocks it covers, straight into the
- * destination (positional reads, no intermediate buffer). A missing version or block is a
- * {@link ViperNotFoundException} (the consumer moves to its next location); a block file shorter than
- * its block a {@link ViperCorruptDataException}. One read at a time per instance; the caller's thread.
+ * Reads byte ranges of a version the PFS repository keeps as blocks ({@link BlockStore}): the version directory holds
+ * only its manifest, which must list exactly the tensors and blocks of the manifest asked for; each range is read from
+ * the files of the blocks it covers, straight into the destination (positional reads, no intermediate buffer). A
+ * missing version or block is a {@link ViperNotFoundException} (the consumer moves to its next location); a block file
+ * shorter than its block a {@link ViperCorruptDataException}. One read at a time per instance; the caller's thread.
  */
 final class BlockReader implements AutoCloseable {
     private final Manifest manifest;
@@ -40,13 +39,14 @@ final class BlockReader implements AutoCloseable {
     private final Path versionDir;
     /** Per block in data order: where it starts in the data section, its length and id. */
     private final long[] start;
+
     private final long[] length;
     private final ContentHash[] id;
     private final Map<ContentHash, FileChannel> open = new HashMap<>();
 
     /**
-     * @param versionFile the location's path: {@code <root>/<model>/<version>/model.safetensors}, which
-     *                    for a version kept as blocks does not exist
+     * @param versionFile the location's path: {@code <root>/<model>/<version>/model.safetensors}, which for a version
+     *     kept as blocks does not exist
      */
     BlockReader(Manifest manifest, Path versionFile) {
         this.manifest = manifest;
@@ -58,7 +58,9 @@ final class BlockReader implements AutoCloseable {
         for (TensorEntry e : manifest.tensors()) {
             BlockList b = e.blocks();
             for (int j = 0; j < b.ids().size(); j++) {
-                blocks.add(new long[] {e.info().offset() + b.start(j), b.length(j, e.info().length())});
+                blocks.add(new long[] {
+                    e.info().offset() + b.start(j), b.length(j, e.info().length())
+                });
                 ids.add(b.ids().get(j));
             }
         }
@@ -74,19 +76,26 @@ final class BlockReader implements AutoCloseable {
         try {
             bytes = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
-            throw new ViperNotFoundException(versionDir + ": not found: " + manifest.model() + " v" + manifest.version()
-                    + " was deleted by retention or is not stored yet", e);
+            throw new ViperNotFoundException(
+                    versionDir + ": not found: " + manifest.model() + " v" + manifest.version()
+                            + " was deleted by retention or is not stored yet",
+                    e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
         Manifest stored = ManifestCodec.decode(bytes, file.toString());
         if (!stored.tensors().equals(manifest.tensors())) {
-            throw new ViperFormatException(file.toString(), "does not match the manifest of " + manifest.model() + " v" + manifest.version()
-                    + ": other tensors or blocks");
+            throw new ViperFormatException(
+                    file.toString(),
+                    "does not match the manifest of " + manifest.model() + " v" + manifest.version()
+                            + ": other tensors or blocks");
         }
     }
 
-    /** Copies {@code ranges} of the data section into {@code destination}, telling {@code arrivals} of each piece read. */
+    /**
+     * Copies {@code ranges} of the data section into {@code destination}, telling {@code arrivals} of each piece read.
+     */
     void read(List<ByteRange> ranges, MemorySegment destination, TransportClient.Arrivals arrivals) {
         for (ByteRange r : ranges) {
             long end = r.sourceOffset() + r.length();
@@ -127,16 +136,19 @@ final class BlockReader implements AutoCloseable {
             while (buf.hasRemaining()) {
                 int n = ch.read(buf, pos);
                 if (n < 0) {
-                    throw new ViperCorruptDataException(file + ": block of " + manifest.model() + " v" + manifest.version() + " ends after "
-                            + pos + " bytes, before its " + length[b]);
+                    throw new ViperCorruptDataException(file + ": block of " + manifest.model() + " v"
+                            + manifest.version() + " ends after " + pos + " bytes, before its " + length[b]);
                 }
                 pos += n;
             }
         } catch (NoSuchFileException e) {
-            throw new ViperNotFoundException(file + ": block " + id[b] + " of " + manifest.model() + " v" + manifest.version()
-                    + " is missing from the block store", e);
+            throw new ViperNotFoundException(
+                    file + ": block " + id[b] + " of " + manifest.model() + " v" + manifest.version()
+                            + " is missing from the block store",
+                    e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
     }
 

@@ -29,23 +29,21 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
 /**
- * The PFS repository's shared, content-addressed block store: {@code <root>/.blocks/<ab>/<id>},
- * one file per distinct block ({@link BlockList}) of every version of every model, named by the
- * block's id ({@code ab} its first two hex digits), holding exactly the block's bytes. A block is
- * written once and shared by every version that has it; its references are the manifests of the
- * versions (complete or being written) that list it, so the count needs no file of its own that a
- * crash could leave wrong.
+ * The PFS repository's shared, content-addressed block store: {@code <root>/.blocks/<ab>/<id>}, one file per distinct
+ * block ({@link BlockList}) of every version of every model, named by the block's id ({@code ab} its first two hex
+ * digits), holding exactly the block's bytes. A block is written once and shared by every version that has it; its
+ * references are the manifests of the versions (complete or being written) that list it, so the count needs no file of
+ * its own that a crash could leave wrong.
  *
- * <p>Writing ({@link #put}): a missing block goes to {@code .tmp-*} beside its final name, is
- * fsynced and renamed into place (atomic), and its directory fsynced before the version that refers
- * to it is committed, so a visible version never names a block that is not durable. A block already
- * there of the right size is reused and its modification time set to now.
+ * <p>Writing ({@link #put}): a missing block goes to {@code .tmp-*} beside its final name, is fsynced and renamed into
+ * place (atomic), and its directory fsynced before the version that refers to it is committed, so a visible version
+ * never names a block that is not durable. A block already there of the right size is reused and its modification time
+ * set to now.
  *
- * <p>Deleting ({@link #sweep}): after retention removed versions, the blocks that no manifest of a
- * version directory or of a store in progress ({@code .tmp-*}) lists, and that nobody touched for
- * {@code grace}, are deleted. Stores in this process hold {@link #writing()} from before their
- * manifest is on disk to their commit, which a sweep excludes; across processes the grace period
- * covers the time between a store's reuse of a block and the manifest that names it. A crash
+ * <p>Deleting ({@link #sweep}): after retention removed versions, the blocks that no manifest of a version directory or
+ * of a store in progress ({@code .tmp-*}) lists, and that nobody touched for {@code grace}, are deleted. Stores in this
+ * process hold {@link #writing()} from before their manifest is on disk to their commit, which a sweep excludes; across
+ * processes the grace period covers the time between a store's reuse of a block and the manifest that names it. A crash
  * mid-delete leaves only unreferenced blocks, which the next sweep deletes.
  *
  * <p>Thread-safe.
@@ -53,6 +51,7 @@ import java.util.function.Supplier;
 final class BlockStore {
     /** The store's directory under the repository root (model names never start with '.'). */
     static final String DIR = ".blocks";
+
     private static final String TMP_PREFIX = ".tmp-";
     private static final System.Logger LOG = System.getLogger(BlockStore.class.getName());
 
@@ -62,7 +61,7 @@ final class BlockStore {
     private final ReadWriteLock lock = new ReentrantReadWriteLock();
 
     /**
-     * @param root  the repository root
+     * @param root the repository root
      * @param grace how long an unreferenced block must have been untouched before a sweep deletes it
      */
     BlockStore(Path root, Duration grace, WriteHooks hooks) {
@@ -88,10 +87,10 @@ final class BlockStore {
     }
 
     /**
-     * Makes every block of {@code manifest} durable in the store: writes those missing from
-     * {@code data} (its data section), reuses the others. Call holding {@code writing().readLock()}.
+     * Makes every block of {@code manifest} durable in the store: writes those missing from {@code data} (its data
+     * section), reuses the others. Call holding {@code writing().readLock()}.
      *
-     * @param fresh  receives each block this call wrote, with its modification time once written
+     * @param fresh receives each block this call wrote, with its modification time once written
      * @return the bytes written (the rest was reused)
      */
     long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
@@ -127,11 +126,19 @@ final class BlockStore {
         return written;
     }
 
-    /** Whether {@code file} holds a block of {@code length} bytes already; if so it is touched, so that no sweep takes it now. */
+    /**
+     * Whether {@code file} holds a block of {@code length} bytes already; if so it is touched, so that no sweep takes
+     * it now.
+     */
     private static boolean reuse(Path file, long length) throws IOException {
         try {
             if (Files.size(file) != length) {
-                LOG.log(Level.WARNING, "block {0} holds {1} bytes, not {2}: written again", file, Long.toString(Files.size(file)), Long.toString(length));
+                LOG.log(
+                        Level.WARNING,
+                        "block {0} holds {1} bytes, not {2}: written again",
+                        file,
+                        Long.toString(Files.size(file)),
+                        Long.toString(length));
                 return false;
             }
             Files.setLastModifiedTime(file, FileTime.from(Instant.now()));
@@ -143,7 +150,8 @@ final class BlockStore {
 
     private static void write(Path file, MemorySegment bytes) throws IOException {
         Files.createDirectories(file.getParent());
-        Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
+        Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 var buffer = bytes.asByteBuffer();
@@ -162,10 +170,10 @@ final class BlockStore {
     }
 
     /**
-     * After a store that failed before its commit: deletes the blocks it wrote ({@code fresh}) that no
-     * manifest {@code referenced} supplies lists and that no store touched since (a reuse sets the
-     * time), so that a full disk is not kept full by the blocks of a version that never became
-     * visible. Takes the write lock, like a sweep; nothing is deleted when a manifest is unreadable.
+     * After a store that failed before its commit: deletes the blocks it wrote ({@code fresh}) that no manifest
+     * {@code referenced} supplies lists and that no store touched since (a reuse sets the time), so that a full disk is
+     * not kept full by the blocks of a version that never became visible. Takes the write lock, like a sweep; nothing
+     * is deleted when a manifest is unreadable.
      *
      * @return the blocks deleted
      */
@@ -180,7 +188,8 @@ final class BlockStore {
             for (Map.Entry<ContentHash, FileTime> e : fresh.entrySet()) {
                 Path file = pathOf(e.getKey());
                 try {
-                    if (!live.contains(e.getKey()) && Files.getLastModifiedTime(file).equals(e.getValue())) {
+                    if (!live.contains(e.getKey())
+                            && Files.getLastModifiedTime(file).equals(e.getValue())) {
                         hooks.beforeBlockDelete(file);
                         Files.deleteIfExists(file);
                         deleted++;
@@ -188,7 +197,12 @@ final class BlockStore {
                 } catch (NoSuchFileException gone) {
                     // a sweep took it already
                 } catch (IOException ex) {
-                    LOG.log(Level.WARNING, "block store {0}: could not remove block {1} of a failed store: {2}", dir, file, IoProblems.describe(ex));
+                    LOG.log(
+                            Level.WARNING,
+                            "block store {0}: could not remove block {1} of a failed store: {2}",
+                            dir,
+                            file,
+                            IoProblems.describe(ex));
                 }
             }
             return deleted;
@@ -198,10 +212,9 @@ final class BlockStore {
     }
 
     /**
-     * Deletes the blocks that no manifest {@code referenced} supplies lists and nobody touched for the
-     * grace period, and leftovers of interrupted block writes. {@code referenced} is read after the
-     * candidates were listed, under the write lock; it returns null when some manifest could not be
-     * read, and then nothing is deleted.
+     * Deletes the blocks that no manifest {@code referenced} supplies lists and nobody touched for the grace period,
+     * and leftovers of interrupted block writes. {@code referenced} is read after the candidates were listed, under the
+     * write lock; it returns null when some manifest could not be read, and then nothing is deleted.
      *
      * @return the blocks deleted
      */
@@ -223,7 +236,11 @@ final class BlockStore {
                 }
             }
             if (deleted > 0) {
-                LOG.log(Level.INFO, "block store {0}: deleted {1} blocks no retained version refers to", dir, Long.toString(deleted));
+                LOG.log(
+                        Level.INFO,
+                        "block store {0}: deleted {1} blocks no retained version refers to",
+                        dir,
+                        Long.toString(deleted));
             }
             return deleted;
         } catch (IOException e) {
@@ -247,7 +264,9 @@ final class BlockStore {
                 if (!leftover && (id == null || live.contains(id))) {
                     continue;
                 }
-                if (Files.getLastModifiedTime(block, LinkOption.NOFOLLOW_LINKS).toInstant().isAfter(untouchedSince)) {
+                if (Files.getLastModifiedTime(block, LinkOption.NOFOLLOW_LINKS)
+                        .toInstant()
+                        .isAfter(untouchedSince)) {
                     continue;
                 }
                 hooks.beforeBlockDelete(block);

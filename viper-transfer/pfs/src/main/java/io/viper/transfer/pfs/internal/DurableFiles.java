@@ -19,16 +19,16 @@ import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The file operations the PFS repository and its block store build on: writes that are durable when
- * they return (fsynced file, fsynced directory), names for temporary entries, and deletions that log
- * instead of failing. Static and thread-safe.
+ * The file operations the PFS repository and its block store build on: writes that are durable when they return
+ * (fsynced file, fsynced directory), names for temporary entries, and deletions that log instead of failing. Static and
+ * thread-safe.
  */
 final class DurableFiles {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
-    private static final boolean WINDOWS = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows");
+    private static final boolean WINDOWS =
+            System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows");
 
-    private DurableFiles() {
-    }
+    private DurableFiles() {}
 
     /** Writes {@code bytes} to the new file {@code file} and forces them to the device. */
     static void writeSmallFile(Path file, byte[] bytes) throws IOException {
@@ -94,7 +94,8 @@ final class DurableFiles {
         if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(p)) {
                 for (Path e : entries) {
-                    Instant t = Files.getLastModifiedTime(e, LinkOption.NOFOLLOW_LINKS).toInstant();
+                    Instant t = Files.getLastModifiedTime(e, LinkOption.NOFOLLOW_LINKS)
+                            .toInstant();
                     if (t.isAfter(newest)) {
                         newest = t;
                     }

@@ -6,8 +6,8 @@ import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
-import io.viper.format.SafetensorsHeader;
 import io.viper.errors.ViperNotFoundException;
+import io.viper.format.SafetensorsHeader;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
@@ -26,19 +26,18 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Reads checkpoints from safetensors files of the PFS repository ({@code file://} locations), or,
- * for a version the repository keeps as blocks (no file at the location), from its block store
- * ({@link BlockReader}; such a version cannot be mapped in place).
+ * Reads checkpoints from safetensors files of the PFS repository ({@code file://} locations), or, for a version the
+ * repository keeps as blocks (no file at the location), from its block store ({@link BlockReader}; such a version
+ * cannot be mapped in place).
  *
- * <p>Every read or map memory-maps the file read-only, validates its header and checks that it
- * describes exactly the manifest's tensors (names, dtypes, shapes, offsets) before any byte is
- * used. For a file, "the producer holds the bytes" means "the file exists": a file that is gone
- * (deleted by retention, or not stored yet) fails with a {@link ViperNotFoundException}, so that the consumer moves on to a newer version or another location; a
- * malformed or mismatching file fails with a {@link ViperFormatException} naming it. A mapping
- * survives the deletion of its file (POSIX unlink semantics), so a consumer serving from
- * {@link #map} is not disturbed by retention. The repository never rewrites or truncates a file in
- * place; if something else truncates a mapped file, the JVM reports the access to the missing pages
- * as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
+ * <p>Every read or map memory-maps the file read-only, validates its header and checks that it describes exactly the
+ * manifest's tensors (names, dtypes, shapes, offsets) before any byte is used. For a file, "the producer holds the
+ * bytes" means "the file exists": a file that is gone (deleted by retention, or not stored yet) fails with a
+ * {@link ViperNotFoundException}, so that the consumer moves on to a newer version or another location; a malformed or
+ * mismatching file fails with a {@link ViperFormatException} naming it. A mapping survives the deletion of its file
+ * (POSIX unlink semantics), so a consumer serving from {@link #map} is not disturbed by retention. The repository never
+ * rewrites or truncates a file in place; if something else truncates a mapped file, the JVM reports the access to the
+ * missing pages as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
  * {@link #map} result see it as it is).
  *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
@@ -47,12 +46,16 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
     private volatile boolean closed;
 
     /** A client; it has no settings. */
-    public FileTransportClient() {
-    }
+    public FileTransportClient() {}
 
     /** Reports each range (of a file) or each block's part of it (of a version kept as blocks) as it is in. */
     @Override
-    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
+    public void read(
+            Manifest manifest,
+            Location location,
+            List<ByteRange> ranges,
+            MemorySegment destination,
+            Arrivals arrivals) {
         Objects.requireNonNull(manifest, "manifest");
         Objects.requireNonNull(ranges, "ranges");
         Objects.requireNonNull(destination, "destination");
@@ -69,19 +72,27 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             Mapped mapped = mapAndCheck(manifest, file, arena);
             try {
                 for (ByteRange r : ranges) {
-                    MemorySegment.copy(mapped.file(), mapped.dataStart() + r.sourceOffset(), destination, r.destinationOffset(), r.length());
+                    MemorySegment.copy(
+                            mapped.file(),
+                            mapped.dataStart() + r.sourceOffset(),
+                            destination,
+                            r.destinationOffset(),
+                            r.length());
                     arrivals.arrived(r.destinationOffset(), r.length());
                 }
             } catch (InternalError fault) {
                 // An access to a mapping whose file was truncated underneath raises SIGBUS, reported as InternalError.
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": the file changed (was truncated) while it was read", fault);
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER,
+                        file + ": the file changed (was truncated) while it was read",
+                        fault);
             }
         }
     }
 
     /**
-     * Maps a version's safetensors file. A version kept as blocks has none and is not contiguous on
-     * disk: empty, and the consumer reads it (only the blocks it does not hold) with {@link #read}.
+     * Maps a version's safetensors file. A version kept as blocks has none and is not contiguous on disk: empty, and
+     * the consumer reads it (only the blocks it does not hold) with {@link #read}.
      */
     @Override
     public Optional<MappedData> map(Manifest manifest, Location location) {
@@ -94,7 +105,9 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         Arena arena = Arena.ofShared();
         try {
             Mapped mapped = mapAndCheck(manifest, file, arena);
-            MemorySegment data = mapped.file().asSlice(mapped.dataStart(), manifest.totalBytes()).asReadOnly();
+            MemorySegment data = mapped.file()
+                    .asSlice(mapped.dataStart(), manifest.totalBytes())
+                    .asReadOnly();
             AtomicBoolean released = new AtomicBoolean();
             return Optional.of(new MappedData() {
                 @Override
@@ -126,8 +139,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         closed = true;
     }
 
-    private record Mapped(MemorySegment file, long dataStart) {
-    }
+    private record Mapped(MemorySegment file, long dataStart) {}
 
     /** Whether the repository keeps this version in its block store: it has blocks and no safetensors file. */
     private static boolean keptAsBlocks(Manifest manifest, Path file) {
@@ -135,26 +147,32 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
     }
 
     /**
-     * Maps {@code file} read-only in {@code arena}, validates it with viper-core's safetensors parser
-     * (the one {@code viper inspect} uses, so both refuse the same files for the same reason) and
-     * checks its header against {@code manifest}.
+     * Maps {@code file} read-only in {@code arena}, validates it with viper-core's safetensors parser (the one
+     * {@code viper inspect} uses, so both refuse the same files for the same reason) and checks its header against
+     * {@code manifest}.
      */
     private static Mapped mapAndCheck(Manifest manifest, Path file, Arena arena) {
         MemorySegment segment;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
         } catch (NoSuchFileException e) {
-            throw new ViperNotFoundException(file + ": not found: " + manifest.model() + " v"
-                    + manifest.version() + " was deleted by retention or is not stored yet", e);
+            throw new ViperNotFoundException(
+                    file + ": not found: " + manifest.model() + " v" + manifest.version()
+                            + " was deleted by retention or is not stored yet",
+                    e);
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
         try {
             SafetensorsHeader header = SafetensorsHeader.parse(file.toString(), segment);
             ManifestMatch.check(header, manifest, file.toString());
             return new Mapped(segment, header.dataStart());
         } catch (InternalError fault) {
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, file + ": the file changed (was truncated) while it was read", fault);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    file + ": the file changed (was truncated) while it was read",
+                    fault);
         }
     }
 
@@ -165,12 +183,12 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         long total = manifest.totalBytes();
         for (ByteRange r : ranges) {
             if (r.length() > total || r.sourceOffset() > total - r.length()) {
-                throw new ViperConfigException("read " + file + ": range " + r + " lies outside the " + total + "-byte data section of "
-                        + manifest.model() + " v" + manifest.version());
+                throw new ViperConfigException("read " + file + ": range " + r + " lies outside the " + total
+                        + "-byte data section of " + manifest.model() + " v" + manifest.version());
             }
             if (r.length() > destination.byteSize() || r.destinationOffset() > destination.byteSize() - r.length()) {
-                throw new ViperConfigException("read " + file + ": range " + r + " lies outside the " + destination.byteSize()
-                        + "-byte destination");
+                throw new ViperConfigException("read " + file + ": range " + r + " lies outside the "
+                        + destination.byteSize() + "-byte destination");
             }
         }
     }

@@ -1,5 +1,14 @@
 package io.viper.transfer.pfs.internal;
 
+import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
+import static io.viper.transfer.pfs.internal.DurableFiles.newestModification;
+import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
+import static io.viper.transfer.pfs.internal.PfsRepository.DEL_PREFIX;
+import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_TMP_PREFIX;
+import static io.viper.transfer.pfs.internal.PfsRepository.MANIFEST_FILE;
+import static io.viper.transfer.pfs.internal.PfsRepository.TMP_PREFIX;
+import static io.viper.transfer.pfs.internal.VersionReader.VERSION_NAME;
+
 import io.viper.errors.IoProblems;
 import io.viper.errors.ViperFormatException;
 import io.viper.hash.ContentHash;
@@ -18,20 +27,11 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
 
-import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
-import static io.viper.transfer.pfs.internal.DurableFiles.newestModification;
-import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
-import static io.viper.transfer.pfs.internal.PfsRepository.DEL_PREFIX;
-import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_TMP_PREFIX;
-import static io.viper.transfer.pfs.internal.PfsRepository.MANIFEST_FILE;
-import static io.viper.transfer.pfs.internal.PfsRepository.TMP_PREFIX;
-import static io.viper.transfer.pfs.internal.VersionReader.VERSION_NAME;
-
 /**
- * What a PFS repository removes: versions past retention (renamed to {@code .del-*} first, so that
- * they vanish atomically, then deleted), the leftovers of interrupted writes and deletions, and the
- * set of blocks versions still refer to, from which the {@link BlockStore} learns what it may delete.
- * Thread-safe where noted; {@link #applyRetention} runs under the model's lock.
+ * What a PFS repository removes: versions past retention (renamed to {@code .del-*} first, so that they vanish
+ * atomically, then deleted), the leftovers of interrupted writes and deletions, and the set of blocks versions still
+ * refer to, from which the {@link BlockStore} learns what it may delete. Thread-safe where noted;
+ * {@link #applyRetention} runs under the model's lock.
  */
 final class Housekeeping {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
@@ -48,9 +48,8 @@ final class Housekeeping {
     }
 
     /**
-     * Keeps the newest {@code retention} versions and the one LATEST names. Call under the model lock,
-     * after LATEST moved. Returns whether it deleted a version (whose
-     * blocks the caller then sweeps, outside the lock).
+     * Keeps the newest {@code retention} versions and the one LATEST names. Call under the model lock, after LATEST
+     * moved. Returns whether it deleted a version (whose blocks the caller then sweeps, outside the lock).
      */
     boolean applyRetention(String model, Path modelDir) {
         List<Long> versions = reader.versions(model);
@@ -73,18 +72,24 @@ final class Housekeeping {
             }
             deleteTreeQuietly(grave);
             deleted = true;
-            LOG.log(Level.INFO, "retention: deleted {0} v{1} (keeping the newest {2})", model, Long.toString(v), Long.toString(retention));
+            LOG.log(
+                    Level.INFO,
+                    "retention: deleted {0} v{1} (keeping the newest {2})",
+                    model,
+                    Long.toString(v),
+                    Long.toString(retention));
         }
         return deleted;
     }
 
     /**
-     * The ids of every block a version of any model refers to, complete or being stored
-     * ({@code .tmp-*}); null when a manifest could not be read, so that nothing is deleted on a guess.
+     * The ids of every block a version of any model refers to, complete or being stored ({@code .tmp-*}); null when a
+     * manifest could not be read, so that nothing is deleted on a guess.
      */
     Set<ContentHash> referencedBlocks() {
         Set<ContentHash> ids = new HashSet<>();
-        try (DirectoryStream<Path> models = Files.newDirectoryStream(root, p -> !p.getFileName().toString().startsWith("."))) {
+        try (DirectoryStream<Path> models =
+                Files.newDirectoryStream(root, p -> !p.getFileName().toString().startsWith("."))) {
             for (Path modelDir : models) {
                 if (!Files.isDirectory(modelDir, LinkOption.NOFOLLOW_LINKS)) {
                     continue;
@@ -104,7 +109,10 @@ final class Housekeeping {
                 }
             }
         } catch (IOException | ViperFormatException e) {
-            LOG.log(Level.WARNING, "block store of {0}: no block deleted, since a manifest could not be read: {1}", root,
+            LOG.log(
+                    Level.WARNING,
+                    "block store of {0}: no block deleted, since a manifest could not be read: {1}",
+                    root,
                     e instanceof IOException io ? IoProblems.describe(io) : e.getMessage());
             return null;
         }
@@ -118,7 +126,8 @@ final class Housekeeping {
             return n.startsWith(TMP_PREFIX) || n.startsWith(DEL_PREFIX) || n.startsWith(LATEST_TMP_PREFIX);
         })) {
             for (Path p : entries) {
-                boolean doomed = p.getFileName().toString().startsWith(DEL_PREFIX) || newestModification(p).isBefore(staleBefore);
+                boolean doomed = p.getFileName().toString().startsWith(DEL_PREFIX)
+                        || newestModification(p).isBefore(staleBefore);
                 if (doomed) {
                     deleteTreeQuietly(p);
                     LOG.log(Level.INFO, "removed {0}, left by an interrupted write or deletion", p);

@@ -1,5 +1,10 @@
 package io.viper.transfer.pfs.internal;
 
+import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
+import static io.viper.transfer.pfs.internal.DurableFiles.fsyncDirectory;
+import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
+import static io.viper.transfer.pfs.internal.DurableFiles.writeSmallFile;
+
 import io.viper.errors.IoProblems;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -30,41 +35,34 @@ import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 
-import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
-import static io.viper.transfer.pfs.internal.DurableFiles.fsyncDirectory;
-import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
-import static io.viper.transfer.pfs.internal.DurableFiles.writeSmallFile;
-
 /**
- * The PFS checkpoint repository (docs/architecture.md#pfs-repository): {@code <root>/<model>/<version>/model.safetensors}
- * (a standard safetensors file) and {@code manifest.json} (the {@link ManifestCodec} encoding, its
- * location the file), with {@code <root>/<model>/LATEST} naming the newest complete version.
+ * The PFS checkpoint repository (docs/architecture.md#pfs-repository):
+ * {@code <root>/<model>/<version>/model.safetensors} (a standard safetensors file) and {@code manifest.json} (the
+ * {@link ManifestCodec} encoding, its location the file), with {@code <root>/<model>/LATEST} naming the newest complete
+ * version.
  *
- * <p>Writing a version: both files are written into {@code <root>/<model>/.tmp-<version>-<random>},
- * each fsynced, the directory fsynced, then renamed to {@code <version>} (atomic) and the model
- * directory fsynced; only then is {@code LATEST} replaced (temporary file, fsync, atomic rename),
- * and only forward. Retention then keeps the newest {@code retention} versions, never the one
- * {@code LATEST} names; a doomed version is first renamed to {@code .del-*} (atomically invisible),
- * then deleted. A reader reads {@code LATEST}, then the complete directory it names, so it never sees
- * a partial version. A failed store deletes its temporary directory and leaves every earlier version
- * and {@code LATEST} as they were. Entries that are not decimal version directories are ignored.
- * When a producer starts, {@link #recover} removes what a crashed writer left ({@code .tmp-*}) and
- * moves {@code LATEST} to a complete version it does not name yet; between starts, {@code .tmp-*}
- * directories older than an hour are removed by the next store of that model.
+ * <p>Writing a version: both files are written into {@code <root>/<model>/.tmp-<version>-<random>}, each fsynced, the
+ * directory fsynced, then renamed to {@code <version>} (atomic) and the model directory fsynced; only then is
+ * {@code LATEST} replaced (temporary file, fsync, atomic rename), and only forward. Retention then keeps the newest
+ * {@code retention} versions, never the one {@code LATEST} names; a doomed version is first renamed to {@code .del-*}
+ * (atomically invisible), then deleted. A reader reads {@code LATEST}, then the complete directory it names, so it
+ * never sees a partial version. A failed store deletes its temporary directory and leaves every earlier version and
+ * {@code LATEST} as they were. Entries that are not decimal version directories are ignored. When a producer starts,
+ * {@link #recover} removes what a crashed writer left ({@code .tmp-*}) and moves {@code LATEST} to a complete version
+ * it does not name yet; between starts, {@code .tmp-*} directories older than an hour are removed by the next store of
+ * that model.
  *
- * <p>A version whose manifest has blocks is kept as blocks instead of a safetensors file: its
- * directory holds the manifest only, and its bytes are in the shared {@link BlockStore} under
- * {@code <root>/.blocks}, each distinct block once; the manifest is written first, the blocks it
- * lacks next, all durable before the rename commits the version. When retention deleted a version,
- * the store deletes the blocks no remaining version refers to.
+ * <p>A version whose manifest has blocks is kept as blocks instead of a safetensors file: its directory holds the
+ * manifest only, and its bytes are in the shared {@link BlockStore} under {@code <root>/.blocks}, each distinct block
+ * once; the manifest is written first, the blocks it lacks next, all durable before the rename commits the version.
+ * When retention deleted a version, the store deletes the blocks no remaining version refers to.
  *
- * <p>Thread-safe. Within one process, stores of one model are serialised where they move
- * {@code LATEST}; the repository assumes one producer process per model per root (no file locks,
- * which many parallel file systems do not offer).
+ * <p>Thread-safe. Within one process, stores of one model are serialised where they move {@code LATEST}; the repository
+ * assumes one producer process per model per root (no file locks, which many parallel file systems do not offer).
  *
- * <p>Parts: {@link VersionReader} reads versions and {@code LATEST}, {@link VersionWriter} writes the
- * safetensors file and moves {@code LATEST}, {@link Housekeeping} applies retention and removes what
- * interrupted writes left, {@link DurableFiles} holds the fsynced writes they share.
+ * <p>Parts: {@link VersionReader} reads versions and {@code LATEST}, {@link VersionWriter} writes the safetensors file
+ * and moves {@code LATEST}, {@link Housekeeping} applies retention and removes what interrupted writes left,
+ * {@link DurableFiles} holds the fsynced writes they share.
  */
 public final class PfsRepository implements CheckpointRepository {
     /** Name of the safetensors file in a version directory. */
@@ -97,8 +95,8 @@ public final class PfsRepository implements CheckpointRepository {
     private volatile boolean closed;
 
     /**
-     * A repository rooted at the existing directory {@code root}, keeping the newest {@code retention}
-     * versions of each model.
+     * A repository rooted at the existing directory {@code root}, keeping the newest {@code retention} versions of each
+     * model.
      */
     public PfsRepository(Path root, int retention) {
         this(root, retention, DEFAULT_CHUNK_BYTES, WriteHooks.NONE);
@@ -112,7 +110,8 @@ public final class PfsRepository implements CheckpointRepository {
     PfsRepository(Path root, int retention, int chunkBytes, WriteHooks hooks, Duration blockGrace) {
         this.root = root.toAbsolutePath().normalize();
         if (retention < 1) {
-            throw new ViperConfigException("PFS repository " + this.root + ": retention must be at least 1, got " + retention);
+            throw new ViperConfigException(
+                    "PFS repository " + this.root + ": retention must be at least 1, got " + retention);
         }
         if (chunkBytes < 1) {
             throw new IllegalArgumentException("chunkBytes " + chunkBytes);
@@ -153,13 +152,13 @@ public final class PfsRepository implements CheckpointRepository {
         String model = manifest.model();
         long version = manifest.version();
         if (!model.equals(staged.model()) || version != staged.version()) {
-            throw new ViperConfigException("store: the manifest is " + model + " v" + version + " but the staged checkpoint is "
-                    + staged.model() + " v" + staged.version());
+            throw new ViperConfigException("store: the manifest is " + model + " v" + version
+                    + " but the staged checkpoint is " + staged.model() + " v" + staged.version());
         }
         MemorySegment data = staged.data();
         if (data.byteSize() != manifest.totalBytes()) {
-            throw new ViperConfigException("store: the staged data of " + model + " v" + version + " holds " + data.byteSize()
-                    + " bytes but the manifest's tensors need " + manifest.totalBytes());
+            throw new ViperConfigException("store: the staged data of " + model + " v" + version + " holds "
+                    + data.byteSize() + " bytes but the manifest's tensors need " + manifest.totalBytes());
         }
         Path modelDir = root.resolve(model);
         Path versionDir = modelDir.resolve(Long.toString(version));
@@ -206,17 +205,29 @@ public final class PfsRepository implements CheckpointRepository {
                     Files.move(tmp, versionDir, StandardCopyOption.ATOMIC_MOVE);
                     tmp = null;
                     fsyncDirectory(modelDir);
-                    LOG.log(Level.INFO, "stored {0} v{1} ({2} bytes) in {3}", model, Long.toString(version), Long.toString(manifest.totalBytes()), versionDir);
+                    LOG.log(
+                            Level.INFO,
+                            "stored {0} v{1} ({2} bytes) in {3}",
+                            model,
+                            Long.toString(version),
+                            Long.toString(manifest.totalBytes()),
+                            versionDir);
                 }
                 writer.publishLatest(modelDir, version);
                 retired = applyRetention(model, modelDir);
             }
             return location;
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.IO, "cannot store " + model + " v" + version + " in " + versionDir + ": " + IoProblems.describe(e), e);
+            throw new ViperException(
+                    ViperException.Reason.IO,
+                    "cannot store " + model + " v" + version + " in " + versionDir + ": " + IoProblems.describe(e),
+                    e);
         } catch (IllegalStateException | IndexOutOfBoundsException e) {
-            throw new ViperException(ViperException.Reason.INTERNAL, "cannot store " + model + " v" + version + " in " + versionDir
-                    + ": the staged data became unreadable during the copy (" + e.getMessage() + ")", e);
+            throw new ViperException(
+                    ViperException.Reason.INTERNAL,
+                    "cannot store " + model + " v" + version + " in " + versionDir
+                            + ": the staged data became unreadable during the copy (" + e.getMessage() + ")",
+                    e);
         } finally {
             boolean notCommitted = tmp != null;
             if (tmp != null) {
@@ -237,9 +248,9 @@ public final class PfsRepository implements CheckpointRepository {
 
     /**
      * A producer of {@code model} starts: removes every temporary entry ({@code .tmp-*}, {@code .del-*},
-     * {@code .LATEST.tmp-*}: with one producer per model per root, none is in use), then moves
-     * {@code LATEST} forward to the newest complete version (one a crash or a full disk kept it from
-     * naming) and returns that version, 0 when none.
+     * {@code .LATEST.tmp-*}: with one producer per model per root, none is in use), then moves {@code LATEST} forward
+     * to the newest complete version (one a crash or a full disk kept it from naming) and returns that version, 0 when
+     * none.
      */
     @Override
     public long recover(String model) {
@@ -259,11 +270,18 @@ public final class PfsRepository implements CheckpointRepository {
             if (named.isEmpty() || named.getAsLong() < newest) {
                 try {
                     writer.publishLatest(modelDir, newest);
-                    LOG.log(Level.INFO, "{0}: named v{1}, the newest complete version, left unnamed by an interrupted store", modelDir.resolve(LATEST_FILE),
+                    LOG.log(
+                            Level.INFO,
+                            "{0}: named v{1}, the newest complete version, left unnamed by an interrupted store",
+                            modelDir.resolve(LATEST_FILE),
                             Long.toString(newest));
                 } catch (IOException e) {
-                    LOG.log(Level.WARNING, "cannot move {0} to v{1}: {2}; readers keep the version it names", modelDir.resolve(LATEST_FILE),
-                            Long.toString(newest), IoProblems.describe(e));
+                    LOG.log(
+                            Level.WARNING,
+                            "cannot move {0} to v{1}: {2}; readers keep the version it names",
+                            modelDir.resolve(LATEST_FILE),
+                            Long.toString(newest),
+                            IoProblems.describe(e));
                 }
             }
             return newest;
@@ -326,13 +344,11 @@ public final class PfsRepository implements CheckpointRepository {
         return "PfsRepository[" + root + ", retention " + retention + "]";
     }
 
-
-
     // ---------------------------------------------------------------- writing
 
     /**
-     * Whether {@code versionDir} already holds this version with the same tensors and metadata (a
-     * repeated store: nothing to write). Throws when it holds something else.
+     * Whether {@code versionDir} already holds this version with the same tensors and metadata (a repeated store:
+     * nothing to write). Throws when it holds something else.
      */
     private boolean alreadyStored(Manifest manifest, Path versionDir) {
         if (!Files.exists(versionDir, LinkOption.NOFOLLOW_LINKS)) {
@@ -340,14 +356,21 @@ public final class PfsRepository implements CheckpointRepository {
         }
         Optional<Manifest> existing = reader.readVersion(manifest.model(), manifest.version());
         if (existing.isEmpty()) {
-            throw new ViperException(ViperException.Reason.IO, "cannot store " + manifest.model() + " v" + manifest.version() + ": "
-                    + versionDir + " exists but holds no valid version; remove it to store this version again");
+            throw new ViperException(
+                    ViperException.Reason.IO,
+                    "cannot store " + manifest.model() + " v" + manifest.version() + ": " + versionDir
+                            + " exists but holds no valid version; remove it to store this version again");
         }
         if (!existing.get().sameContent(manifest)) {
-            throw new ViperConfigException("cannot store " + manifest.model() + " v" + manifest.version() + ": " + versionDir
-                    + " already holds this version with different tensors or metadata");
+            throw new ViperConfigException("cannot store " + manifest.model() + " v" + manifest.version() + ": "
+                    + versionDir + " already holds this version with different tensors or metadata");
         }
-        LOG.log(Level.DEBUG, "{0} v{1} is already stored in {2}", manifest.model(), Long.toString(manifest.version()), versionDir);
+        LOG.log(
+                Level.DEBUG,
+                "{0} v{1} is already stored in {2}",
+                manifest.model(),
+                Long.toString(manifest.version()),
+                versionDir);
         return true;
     }
 
@@ -356,27 +379,20 @@ public final class PfsRepository implements CheckpointRepository {
         List<Long> versions = versions(model);
         List<Long> newer = versions.stream().filter(v -> v > version).toList();
         if (newer.size() >= retention) {
-            throw new ViperConfigException("cannot store " + model + " v" + version + ": " + newer.size() + " newer versions are stored "
-                    + newer + " and retention keeps " + retention + " (viper.pfs.retention), so it would be deleted at once");
+            throw new ViperConfigException("cannot store " + model + " v" + version + ": " + newer.size()
+                    + " newer versions are stored " + newer + " and retention keeps " + retention
+                    + " (viper.pfs.retention), so it would be deleted at once");
         }
     }
 
-
-
-
-
-
     /**
-     * Keeps the newest {@code retention} versions and the one LATEST names. Call under the model lock,
-     * after LATEST moved; package-private for tests. Returns whether it deleted a version (whose
-     * blocks the caller then sweeps, outside the lock).
+     * Keeps the newest {@code retention} versions and the one LATEST names. Call under the model lock, after LATEST
+     * moved; package-private for tests. Returns whether it deleted a version (whose blocks the caller then sweeps,
+     * outside the lock).
      */
     boolean applyRetention(String model, Path modelDir) {
         return housekeeping.applyRetention(model, modelDir);
     }
-
-
-
 
     // ---------------------------------------------------------------- helpers
 
@@ -390,11 +406,9 @@ public final class PfsRepository implements CheckpointRepository {
         return reader.modelDir(model);
     }
 
-
     private Object lockFor(String model) {
         return modelLocks.computeIfAbsent(model, m -> new Object());
     }
-
 
     /** The local path of a {@code file://} location; {@link ViperConfigException} when it is none. */
     static Path pathOf(Location location) {
@@ -404,11 +418,8 @@ public final class PfsRepository implements CheckpointRepository {
         try {
             return Path.of(location.uri());
         } catch (IllegalArgumentException | FileSystemNotFoundException e) {
-            throw new ViperConfigException("location '" + location.uri() + "' is not a file URI of an absolute local path: " + e.getMessage());
+            throw new ViperConfigException(
+                    "location '" + location.uri() + "' is not a file URI of an absolute local path: " + e.getMessage());
         }
     }
-
-
-
-
 }

@@ -1,7 +1,10 @@
 package io.viper.transfer.pfs.internal;
 
+import static io.viper.transfer.pfs.internal.PfsRepository.DATA_FILE;
+import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_FILE;
+import static io.viper.transfer.pfs.internal.PfsRepository.MANIFEST_FILE;
+
 import io.viper.errors.IoProblems;
-import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperFormatException;
 import io.viper.manifest.Location;
@@ -25,15 +28,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
-import static io.viper.transfer.pfs.internal.PfsRepository.DATA_FILE;
-import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_FILE;
-import static io.viper.transfer.pfs.internal.PfsRepository.MANIFEST_FILE;
-
 /**
- * Reads what a PFS repository holds of a model: its complete, valid version directories and the
- * version {@code LATEST} names. A directory that is not a complete, valid version is skipped and
- * logged once (WARNING, then DEBUG for the same problem). Thread-safe; it takes no lock, so a reader
- * sees each directory before or after a rename, never during one.
+ * Reads what a PFS repository holds of a model: its complete, valid version directories and the version {@code LATEST}
+ * names. A directory that is not a complete, valid version is skipped and logged once (WARNING, then DEBUG for the same
+ * problem). Thread-safe; it takes no lock, so a reader sees each directory before or after a rename, never during one.
  */
 final class VersionReader {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
@@ -85,7 +83,10 @@ final class VersionReader {
         } catch (NoSuchFileException e) {
             return List.of();
         } catch (IOException e) {
-            throw new ViperException(ViperException.Reason.IO, "cannot list the versions of " + model + " in " + modelDir + ": " + IoProblems.describe(e), e);
+            throw new ViperException(
+                    ViperException.Reason.IO,
+                    "cannot list the versions of " + model + " in " + modelDir + ": " + IoProblems.describe(e),
+                    e);
         }
         Collections.sort(out);
         return List.copyOf(out);
@@ -102,7 +103,8 @@ final class VersionReader {
             }
             long size = Files.size(manifestFile);
             if (size > ManifestCodec.MAX_ENCODED_BYTES) {
-                warnOnce(manifestFile + ": manifest of " + size + " bytes exceeds the limit of " + ManifestCodec.MAX_ENCODED_BYTES + "; version skipped");
+                warnOnce(manifestFile + ": manifest of " + size + " bytes exceeds the limit of "
+                        + ManifestCodec.MAX_ENCODED_BYTES + "; version skipped");
                 return Optional.empty();
             }
             bytes = Files.readAllBytes(manifestFile);
@@ -123,7 +125,8 @@ final class VersionReader {
             return Optional.empty();
         }
         if (!m.model().equals(model) || m.version() != version) {
-            warnOnce(manifestFile + ": holds " + m.model() + " v" + m.version() + ", not " + model + " v" + version + "; version skipped");
+            warnOnce(manifestFile + ": holds " + m.model() + " v" + m.version() + ", not " + model + " v" + version
+                    + "; version skipped");
             return Optional.empty();
         }
         if (m.blockBytes() == 0 && !Files.isRegularFile(dir.resolve(DATA_FILE))) {

@@ -1,5 +1,13 @@
 package io.viper.transfer.pfs.internal;
 
+import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
+import static io.viper.transfer.pfs.internal.DurableFiles.fsyncDirectory;
+import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
+import static io.viper.transfer.pfs.internal.DurableFiles.writeFully;
+import static io.viper.transfer.pfs.internal.DurableFiles.writeSmallFile;
+import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_FILE;
+import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_TMP_PREFIX;
+
 import io.viper.errors.ViperConfigException;
 import io.viper.format.SafetensorsHeader;
 import io.viper.manifest.Manifest;
@@ -18,18 +26,10 @@ import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.OptionalLong;
 
-import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
-import static io.viper.transfer.pfs.internal.DurableFiles.fsyncDirectory;
-import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
-import static io.viper.transfer.pfs.internal.DurableFiles.writeFully;
-import static io.viper.transfer.pfs.internal.DurableFiles.writeSmallFile;
-import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_FILE;
-import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_TMP_PREFIX;
-
 /**
- * Writes what a PFS repository stores: a version's safetensors file, durably and in chunks (each
- * preceded by the test hooks' {@code beforeChunk}), and {@code LATEST}, replaced atomically and only
- * forward. Thread-safe; {@link #publishLatest} runs under the model's lock.
+ * Writes what a PFS repository stores: a version's safetensors file, durably and in chunks (each preceded by the test
+ * hooks' {@code beforeChunk}), and {@code LATEST}, replaced atomically and only forward. Thread-safe;
+ * {@link #publishLatest} runs under the model's lock.
  */
 final class VersionWriter {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
@@ -48,16 +48,19 @@ final class VersionWriter {
     }
 
     /**
-     * The length prefix and JSON header of {@code manifest}'s safetensors file, from viper-core's
-     * encoder (the one {@code SafetensorsWriter} uses); the staged data section follows it as is.
+     * The length prefix and JSON header of {@code manifest}'s safetensors file, from viper-core's encoder (the one
+     * {@code SafetensorsWriter} uses); the staged data section follows it as is.
      */
     static byte[] safetensorsHead(Manifest manifest) {
-        List<TensorInfo> layout = manifest.tensors().stream().map(TensorEntry::info).toList();
+        List<TensorInfo> layout =
+                manifest.tensors().stream().map(TensorEntry::info).toList();
         try {
             return SafetensorsHeader.encode(layout, manifest.metadata());
         } catch (IllegalArgumentException e) {
-            throw new ViperConfigException("cannot store " + manifest.model() + " v" + manifest.version() + " as safetensors: "
-                    + e.getMessage(), e);
+            throw new ViperConfigException(
+                    "cannot store " + manifest.model() + " v" + manifest.version() + " as safetensors: "
+                            + e.getMessage(),
+                    e);
         }
     }
 

@@ -96,14 +96,16 @@ class FileTransportClientTest {
     void readsRangesIntoTheDestination() {
         var t3 = manifest.tensors().get(3).info();
         MemorySegment dst = buffer(10 + t3.length());
-        client.read(manifest, location, List.of(new ByteRange(t3.offset(), t3.length(), 10), new ByteRange(0, 0, 0)), dst);
+        client.read(
+                manifest, location, List.of(new ByteRange(t3.offset(), t3.length(), 10), new ByteRange(0, 0, 0)), dst);
         assertEquals(-1, staged.data().asSlice(t3.offset(), t3.length()).mismatch(dst.asSlice(10)));
     }
 
     @Test
     void aMissingFileIsNotFound() throws IOException {
         Files.delete(file);
-        ViperNotFoundException e = assertThrows(ViperNotFoundException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
+        ViperNotFoundException e =
+                assertThrows(ViperNotFoundException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
         assertFalse(e.isRetriable());
         assertTrue(e.getMessage().startsWith(file.toString()) && e.getMessage().contains("retention"), e.getMessage());
         assertThrows(ViperNotFoundException.class, () -> client.map(manifest, location));
@@ -114,7 +116,8 @@ class FileTransportClientTest {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
             ch.truncate(ch.size() - 100);
         }
-        ViperFormatException e = assertThrows(ViperFormatException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
+        ViperFormatException e =
+                assertThrows(ViperFormatException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
         assertEquals(file.toString(), e.source());
         assertTrue(e.getMessage().contains("truncated"), e.getMessage());
         assertThrows(ViperFormatException.class, () -> client.map(manifest, location));
@@ -123,7 +126,8 @@ class FileTransportClientTest {
             ch.truncate(3);
         }
         assertTrue(assertThrows(ViperFormatException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())))
-                .getMessage().contains("too short"));
+                .getMessage()
+                .contains("too short"));
     }
 
     @Test
@@ -131,7 +135,8 @@ class FileTransportClientTest {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, Long.MAX_VALUE), 0);
         }
-        ViperFormatException e = assertThrows(ViperFormatException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
+        ViperFormatException e =
+                assertThrows(ViperFormatException.class, () -> readWhole(manifest, buffer(manifest.totalBytes())));
         assertEquals(file.toString(), e.source());
     }
 
@@ -139,8 +144,9 @@ class FileTransportClientTest {
     void aFileThatDoesNotMatchTheManifestIsAFormatError() {
         try (TestStagedCheckpoint other = new TestStagedCheckpoint("nt3", 1, 42, 1000, 24, 5000)) {
             Manifest wrong = other.manifest();
-            ViperFormatException e = assertThrows(ViperFormatException.class, () -> client.read(wrong, location,
-                    List.of(new ByteRange(0, 10, 0)), buffer(10)));
+            ViperFormatException e = assertThrows(
+                    ViperFormatException.class,
+                    () -> client.read(wrong, location, List.of(new ByteRange(0, 10, 0)), buffer(10)));
             assertTrue(e.getMessage().contains("does not match the manifest"), e.getMessage());
             assertThrows(ViperFormatException.class, () -> client.map(wrong, location));
         }
@@ -150,17 +156,28 @@ class FileTransportClientTest {
     void badArgumentsAreConfigErrors() {
         MemorySegment small = buffer(10);
         assertThrows(ViperConfigException.class, () -> readWhole(manifest, small), "destination too small");
-        assertThrows(ViperConfigException.class, () -> client.read(manifest, location,
-                List.of(new ByteRange(manifest.totalBytes() - 5, 10, 0)), buffer(10)), "range past the data");
-        assertThrows(ViperConfigException.class, () -> client.read(manifest, location,
-                List.of(new ByteRange(0, 1, 0)), buffer(1).asReadOnly()), "read-only destination");
+        assertThrows(
+                ViperConfigException.class,
+                () -> client.read(
+                        manifest, location, List.of(new ByteRange(manifest.totalBytes() - 5, 10, 0)), buffer(10)),
+                "range past the data");
+        assertThrows(
+                ViperConfigException.class,
+                () -> client.read(
+                        manifest,
+                        location,
+                        List.of(new ByteRange(0, 1, 0)),
+                        buffer(1).asReadOnly()),
+                "read-only destination");
         Location tcp = new Location(URI.create("tcp://127.0.0.1:1"), Tier.HOST);
         assertThrows(ViperConfigException.class, () -> client.read(manifest, tcp, List.of(), buffer(1)));
         Location relative = new Location(URI.create("file:relative/model.safetensors"), Tier.PFS);
         assertThrows(ViperConfigException.class, () -> client.map(manifest, relative));
 
         client.close();
-        assertEquals(ViperException.Reason.CLOSED,
-                assertThrows(ViperException.class, () -> client.map(manifest, location)).reason());
+        assertEquals(
+                ViperException.Reason.CLOSED,
+                assertThrows(ViperException.class, () -> client.map(manifest, location))
+                        .reason());
     }
 }

@@ -35,9 +35,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The PFS repository's block store: versions with blocks are kept as references to shared,
- * content-addressed block files; writes and deletes stay crash-safe and every retained version reads
- * back byte for byte.
+ * The PFS repository's block store: versions with blocks are kept as references to shared, content-addressed block
+ * files; writes and deletes stay crash-safe and every retained version reads back byte for byte.
  */
 @Timeout(60)
 class PfsBlockStoreTest {
@@ -63,7 +62,10 @@ class PfsBlockStoreTest {
         return r;
     }
 
-    /** Version {@code v} of {@code model}: {@code base}'s bytes (or random ones) with {@code changed} blocks of t0 rewritten. */
+    /**
+     * Version {@code v} of {@code model}: {@code base}'s bytes (or random ones) with {@code changed} blocks of t0
+     * rewritten.
+     */
     private TestStagedCheckpoint version(String model, long v, TestStagedCheckpoint base, int... changed) {
         TestStagedCheckpoint s = new TestStagedCheckpoint(model, v, v, SIZES);
         closeables.add(s);
@@ -121,13 +123,22 @@ class PfsBlockStoreTest {
         assertEquals(one + 9 * 3 * BLOCK, blockBytes(), "each version added only its 3 new blocks");
         assertTrue(blockBytes() <= 1.6 * one, "10 versions take " + blockBytes() / (double) one + " versions of space");
         assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L), repo.versions("m"));
-        assertFalse(Files.exists(root.resolve("m/10").resolve(PfsRepository.DATA_FILE)), "a version kept as blocks has no safetensors file");
+        assertFalse(
+                Files.exists(root.resolve("m/10").resolve(PfsRepository.DATA_FILE)),
+                "a version kept as blocks has no safetensors file");
         for (int i = 0; i < 10; i++) {
-            assertEquals(-1, versions.get(i).data().mismatch(readBack(stored.get(i))), "v" + (i + 1) + " reads back byte for byte");
-            assertEquals(stored.get(i).tensors(), repo.find("m", i + 1).orElseThrow().tensors());
+            assertEquals(
+                    -1,
+                    versions.get(i).data().mismatch(readBack(stored.get(i))),
+                    "v" + (i + 1) + " reads back byte for byte");
+            assertEquals(
+                    stored.get(i).tensors(), repo.find("m", i + 1).orElseThrow().tensors());
         }
         try (FileTransportClient c = new FileTransportClient()) {
-            assertTrue(c.map(stored.getLast(), stored.getLast().locations().getFirst()).isEmpty(), "blocks are not one mapping");
+            assertTrue(
+                    c.map(stored.getLast(), stored.getLast().locations().getFirst())
+                            .isEmpty(),
+                    "blocks are not one mapping");
         }
     }
 
@@ -140,7 +151,8 @@ class PfsBlockStoreTest {
         Manifest mb1 = store(repo, b1);
         assertEquals(65, blockFiles().size());
 
-        // a's next version shares nothing: retention deletes a v1, and with it only the block b does not use... none but one.
+        // a's next version shares nothing: retention deletes a v1, and with it only the block b does not use... none
+        // but one.
         TestStagedCheckpoint a2 = version("a", 2, null);
         store(repo, a2);
         assertEquals(List.of(2L), repo.versions("a"));
@@ -181,7 +193,10 @@ class PfsBlockStoreTest {
         try (Stream<Path> s = Files.list(root.resolve("m"))) {
             assertTrue(s.noneMatch(p -> p.getFileName().toString().startsWith(".tmp-")), "no partial version stays");
         }
-        assertEquals(64, blockFiles().size(), "the blocks the failed store wrote are removed (a full disk must not stay full of them)");
+        assertEquals(
+                64,
+                blockFiles().size(),
+                "the blocks the failed store wrote are removed (a full disk must not stay full of them)");
         Manifest m2 = store(repo, v2);
         assertEquals(-1, v2.data().mismatch(readBack(m2)), "the next store writes what the crash left out");
         assertEquals(64 + 4, blockFiles().size());
@@ -237,7 +252,9 @@ class PfsBlockStoreTest {
         PfsRepository repo = repo(3, WriteHooks.NONE);
         TestStagedCheckpoint v1 = version("m", 1, null);
         Manifest m1 = store(repo, v1);
-        List<ByteRange> ranges = List.of(new ByteRange(BLOCK - 5, 10, 0), new ByteRange(7 * BLOCK, 3 * BLOCK + 1, 10),
+        List<ByteRange> ranges = List.of(
+                new ByteRange(BLOCK - 5, 10, 0),
+                new ByteRange(7 * BLOCK, 3 * BLOCK + 1, 10),
                 new ByteRange(60 * BLOCK - 1, 2, 10 + 3 * BLOCK + 1));
         long total = 12 + 3 * BLOCK + 1;
         MemorySegment dst = Arena.ofAuto().allocate(total);
@@ -251,7 +268,11 @@ class PfsBlockStoreTest {
         }
         assertEquals(total, reported.size());
         for (ByteRange r : ranges) {
-            assertEquals(-1, v1.data().asSlice(r.sourceOffset(), r.length()).mismatch(dst.asSlice(r.destinationOffset(), r.length())));
+            assertEquals(
+                    -1,
+                    v1.data()
+                            .asSlice(r.sourceOffset(), r.length())
+                            .mismatch(dst.asSlice(r.destinationOffset(), r.length())));
         }
     }
 

@@ -33,30 +33,36 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The PFS runs out of space at each step of a store: while the data file is written, while the
- * manifest is, and while {@code LATEST} is replaced. Each time the store fails with one line naming
- * the full disk, readers keep the version before, byte-identical, nothing partial stays behind, and
- * once space is back the next producer's {@link CheckpointRepository#recover} and store carry on with
- * a newer version, byte-identical. The disk is a small tmpfs filled to the byte where this test may
- * mount one (root), else the repository's write hooks fail the same steps. Only the repository's
- * public behaviour is checked, so that a rework of the PFS keeps this as its safety net.
+ * The PFS runs out of space at each step of a store: while the data file is written, while the manifest is, and while
+ * {@code LATEST} is replaced. Each time the store fails with one line naming the full disk, readers keep the version
+ * before, byte-identical, nothing partial stays behind, and once space is back the next producer's
+ * {@link CheckpointRepository#recover} and store carry on with a newer version, byte-identical. The disk is a small
+ * tmpfs filled to the byte where this test may mount one (root), else the repository's write hooks fail the same steps.
+ * Only the repository's public behaviour is checked, so that a rework of the PFS keeps this as its safety net.
  */
 class PfsFullIT {
     private static final String MODEL = "full";
     private static final int PAGE = 4096;
 
     /** Where the store runs out of space. */
-    enum Step { DATA_FILE, MANIFEST, LATEST }
+    enum Step {
+        DATA_FILE,
+        MANIFEST,
+        LATEST
+    }
 
     @TempDir
     Path tmp;
+
     private Path root;
     private boolean tmpfs;
 
     @BeforeEach
     void mountSmallDisk() throws Exception {
         root = Files.createDirectory(tmp.resolve("pfs"));
-        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", root.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", root.toString())
+                .redirectErrorStream(true)
+                .start();
         tmpfs = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
     }
 
@@ -77,7 +83,8 @@ class PfsFullIT {
     private static void assertServes(CheckpointRepository repo, TestStagedCheckpoint expected) {
         Manifest m = repo.latest(MODEL).orElseThrow();
         assertEquals(expected.version(), m.version());
-        try (Arena arena = Arena.ofConfined(); FileTransportClient c = new FileTransportClient()) {
+        try (Arena arena = Arena.ofConfined();
+                FileTransportClient c = new FileTransportClient()) {
             MemorySegment dst = arena.allocate(m.totalBytes());
             c.read(m, m.locations().getFirst(), List.of(new ByteRange(0, m.totalBytes(), 0)), dst);
             assertEquals(-1, expected.data().mismatch(dst), "byte-identical v" + m.version());
@@ -86,7 +93,9 @@ class PfsFullIT {
 
     private List<String> leftovers() throws IOException {
         try (Stream<Path> s = Files.list(root.resolve(MODEL))) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".")).toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("."))
+                    .toList();
         }
     }
 
@@ -94,17 +103,24 @@ class PfsFullIT {
     @EnumSource(Step.class)
     void aFullDiskAtEachStepLeavesTheVersionBeforeAndRecovers(Step step) throws Exception {
         try (TestStagedCheckpoint v1 = new TestStagedCheckpoint(MODEL, 1, 1, 300_000);
-             TestStagedCheckpoint v2 = new TestStagedCheckpoint(MODEL, 2, 2, 1_000_000, 700_000)) {
+                TestStagedCheckpoint v2 = new TestStagedCheckpoint(MODEL, 2, 2, 1_000_000, 700_000)) {
             boolean[] full = {true};
-            PfsRepository repo = tmpfs ? new PfsRepository(root, 3) : new PfsRepository(root, 3, PfsRepository.DEFAULT_CHUNK_BYTES, hooks(step, full));
+            PfsRepository repo = tmpfs
+                    ? new PfsRepository(root, 3)
+                    : new PfsRepository(root, 3, PfsRepository.DEFAULT_CHUNK_BYTES, hooks(step, full));
             store(repo, v1);
             Path filler = tmpfs ? fill(repo, v2.manifest(), step) : null;
 
             ViperException e = assertThrows(ViperException.class, () -> store(repo, v2));
             assertEquals(ViperException.Reason.IO, e.reason());
-            assertTrue(e.getMessage().contains("No space left on device") && !e.getMessage().contains("\n"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("No space left on device")
+                            && !e.getMessage().contains("\n"),
+                    e.getMessage());
             assertServes(repo, v1);
-            assertEquals(step == Step.LATEST ? List.of(1L, 2L) : List.of(1L), repo.versions(MODEL),
+            assertEquals(
+                    step == Step.LATEST ? List.of(1L, 2L) : List.of(1L),
+                    repo.versions(MODEL),
                     "only a complete version is listed: v2 is complete when LATEST failed");
             assertEquals(List.of(), leftovers(), "nothing partial left behind");
 
@@ -114,10 +130,17 @@ class PfsFullIT {
                 Files.delete(filler);
             }
             try (PfsRepository next = new PfsRepository(root, 3);
-                 TestStagedCheckpoint v3 = new TestStagedCheckpoint(MODEL, (step == Step.LATEST ? 2 : 1) + 1, 3, 500_000)) {
-                assertEquals(v3.version() - 1, next.recover(MODEL), "the producer numbers after the newest complete version");
+                    TestStagedCheckpoint v3 =
+                            new TestStagedCheckpoint(MODEL, (step == Step.LATEST ? 2 : 1) + 1, 3, 500_000)) {
+                assertEquals(
+                        v3.version() - 1,
+                        next.recover(MODEL),
+                        "the producer numbers after the newest complete version");
                 if (step == Step.LATEST) {
-                    assertEquals("2\n", Files.readString(root.resolve(MODEL).resolve("LATEST"), StandardCharsets.US_ASCII), "LATEST repaired");
+                    assertEquals(
+                            "2\n",
+                            Files.readString(root.resolve(MODEL).resolve("LATEST"), StandardCharsets.US_ASCII),
+                            "LATEST repaired");
                 }
                 store(next, v3);
                 assertServes(next, v3);
@@ -128,7 +151,10 @@ class PfsFullIT {
 
     /** Fills the tmpfs so that storing {@code m} runs out of space exactly at {@code step}; returns the filler. */
     private Path fill(PfsRepository repo, Manifest m, Step step) throws IOException {
-        long data = SafetensorsHeader.encode(m.tensors().stream().map(TensorEntry::info).toList(), m.metadata()).length + m.totalBytes();
+        long data = SafetensorsHeader.encode(
+                                m.tensors().stream().map(TensorEntry::info).toList(), m.metadata())
+                        .length
+                + m.totalBytes();
         long manifest = ManifestCodec.encode(m.replaceLocations(List.of(repo.locationOf(MODEL, m.version())))).length;
         long dataPages = (data + PAGE - 1) / PAGE;
         long manifestPages = (manifest + PAGE - 1) / PAGE;
@@ -146,7 +172,8 @@ class PfsFullIT {
                 out.write(block);
             }
         }
-        assertEquals(leave * PAGE, store.getUsableSpace(), "the disk has exactly the room for the steps before " + step);
+        assertEquals(
+                leave * PAGE, store.getUsableSpace(), "the disk has exactly the room for the steps before " + step);
         return filler;
     }
 
@@ -155,14 +182,18 @@ class PfsFullIT {
         return new WriteHooks() {
             @Override
             public void beforeChunk(Path file, long position) throws IOException {
-                if (full[0] && step == Step.DATA_FILE && file.getParent().getFileName().toString().startsWith(".tmp-2-")) {
+                if (full[0]
+                        && step == Step.DATA_FILE
+                        && file.getParent().getFileName().toString().startsWith(".tmp-2-")) {
                     throw new FileSystemException(file.toString(), null, "No space left on device");
                 }
             }
 
             @Override
             public void beforeCommit(Path temporaryDirectory) throws IOException {
-                if (full[0] && step == Step.MANIFEST && temporaryDirectory.getFileName().toString().startsWith(".tmp-2-")) {
+                if (full[0]
+                        && step == Step.MANIFEST
+                        && temporaryDirectory.getFileName().toString().startsWith(".tmp-2-")) {
                     throw new FileSystemException(temporaryDirectory.toString(), null, "No space left on device");
                 }
             }
@@ -170,7 +201,8 @@ class PfsFullIT {
             @Override
             public void beforeLatest(Path modelDirectory) throws IOException {
                 if (full[0] && step == Step.LATEST && Files.isDirectory(modelDirectory.resolve("2"))) {
-                    throw new FileSystemException(modelDirectory.resolve("LATEST").toString(), null, "No space left on device");
+                    throw new FileSystemException(
+                            modelDirectory.resolve("LATEST").toString(), null, "No space left on device");
                 }
             }
         };

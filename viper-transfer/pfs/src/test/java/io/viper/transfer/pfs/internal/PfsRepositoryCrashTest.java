@@ -29,8 +29,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * The repository under failure: a store that fails midway, a reader during a store, what crashed
- * writers and full disks leave, and the repair when the next producer starts.
+ * The repository under failure: a store that fails midway, a reader during a store, what crashed writers and full disks
+ * leave, and the repair when the next producer starts.
  */
 class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
     @Test
@@ -53,8 +53,11 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
         ViperException e = assertThrows(ViperException.class, () -> store(repo, staged(2)));
         assertEquals(ViperException.Reason.IO, e.reason());
         assertFalse(e.isRetriable());
-        assertTrue(e.getMessage().contains("nt3 v2") && e.getMessage().contains("No space left on device")
-                && e.getMessage().contains(modelDir().resolve("2").toString()), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("nt3 v2")
+                        && e.getMessage().contains("No space left on device")
+                        && e.getMessage().contains(modelDir().resolve("2").toString()),
+                e.getMessage());
         assertFalse(e.getMessage().contains("\n"), "one-line message");
         assertEquals(2, chunks.get(), "failed on the second chunk, mid-copy");
 
@@ -127,7 +130,9 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
 
         crash.countDown();
         t.join();
-        assertTrue(failure.get() instanceof ViperException v && v.reason() == ViperException.Reason.IO, String.valueOf(failure.get()));
+        assertTrue(
+                failure.get() instanceof ViperException v && v.reason() == ViperException.Reason.IO,
+                String.valueOf(failure.get()));
         assertEquals(List.of(1L), writer.versions(MODEL));
         assertEquals(List.of(), hiddenEntries());
     }
@@ -165,7 +170,10 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
         assertFalse(Files.exists(oldLatestTmp), "stale LATEST temp removed");
         assertFalse(Files.exists(grave), "half-deleted version removed");
         assertTrue(Files.exists(fresh), "a recent temporary directory may be in use and is kept");
-        assertTrue(Files.exists(modelDir().resolve("notes.txt")) && Files.exists(modelDir().resolve("abc")), "foreign entries kept");
+        assertTrue(
+                Files.exists(modelDir().resolve("notes.txt"))
+                        && Files.exists(modelDir().resolve("abc")),
+                "foreign entries kept");
         assertEquals(List.of(1L, 2L), repo.versions(MODEL));
     }
 
@@ -176,7 +184,8 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
             @Override
             public void beforeLatest(Path modelDirectory) throws IOException {
                 if (diskFull.get()) {
-                    throw new FileSystemException(modelDirectory.resolve("LATEST").toString(), null, "No space left on device");
+                    throw new FileSystemException(
+                            modelDirectory.resolve("LATEST").toString(), null, "No space left on device");
                 }
             }
         });
@@ -191,7 +200,10 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
 
         diskFull.set(false);
         try (PfsRepository restarted = new PfsRepository(root, 3)) {
-            assertEquals(2, restarted.recover(MODEL), "the complete v2 is the newest version: the producer numbers after it");
+            assertEquals(
+                    2,
+                    restarted.recover(MODEL),
+                    "the complete v2 is the newest version: the producer numbers after it");
             assertEquals("2\n", latestFile(), "LATEST repaired");
             TestStagedCheckpoint v3 = staged(3);
             store(restarted, v3);
@@ -208,16 +220,18 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
         Files.write(partial.resolve(PfsRepository.DATA_FILE), new byte[4096]);
         Path latestTmp = Files.writeString(modelDir().resolve(".LATEST.tmp-5"), "2\n");
         assertEquals(1, repo.recover(MODEL));
-        assertFalse(Files.exists(partial), "a partial temporary version of a crashed writer is removed at once, not after an hour");
+        assertFalse(
+                Files.exists(partial),
+                "a partial temporary version of a crashed writer is removed at once, not after an hour");
         assertFalse(Files.exists(latestTmp));
         assertEquals(List.of(), hiddenEntries());
         assertEquals(0, repo.recover("never-stored"), "a model without a directory has no version");
     }
 
     /**
-     * A reader loops over {@code latest()} and reads (or maps) the version while a writer stores 25
-     * versions under retention 2: every read either returns exactly that version's bytes or, when
-     * retention removed it in between, fails retriably; the versions seen never go backwards.
+     * A reader loops over {@code latest()} and reads (or maps) the version while a writer stores 25 versions under
+     * retention 2: every read either returns exactly that version's bytes or, when retention removed it in between,
+     * fails retriably; the versions seen never go backwards.
      */
     @Test
     void concurrentReaderNeverSeesAPartialVersion() throws Exception {
@@ -229,7 +243,8 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
         AtomicInteger gone = new AtomicInteger();
         Thread reader = Thread.ofPlatform().name("reader").start(() -> {
             long lastSeen = 0;
-            try (PfsRepository repo = new PfsRepository(root, 2); FileTransportClient client = new FileTransportClient()) {
+            try (PfsRepository repo = new PfsRepository(root, 2);
+                    FileTransportClient client = new FileTransportClient()) {
                 int i = 0;
                 while (!done.get() || i == 0) {
                     Optional<Manifest> latest = repo.latest(MODEL);
@@ -247,13 +262,15 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
                         if (i++ % 2 == 0) {
                             try (Arena arena = Arena.ofConfined()) {
                                 MemorySegment dst = arena.allocate(m.totalBytes());
-                                client.read(m, m.locations().getFirst(), List.of(new ByteRange(0, m.totalBytes(), 0)), dst);
+                                client.read(
+                                        m, m.locations().getFirst(), List.of(new ByteRange(0, m.totalBytes(), 0)), dst);
                                 if (dst.mismatch(expected) != -1) {
                                     throw new AssertionError("v" + m.version() + ": wrong bytes read");
                                 }
                             }
                         } else {
-                            try (var mapped = client.map(m, m.locations().getFirst()).orElseThrow()) {
+                            try (var mapped =
+                                    client.map(m, m.locations().getFirst()).orElseThrow()) {
                                 if (mapped.data().mismatch(expected) != -1) {
                                     throw new AssertionError("v" + m.version() + ": wrong bytes mapped");
                                 }
@@ -281,6 +298,7 @@ class PfsRepositoryCrashTest extends PfsRepositoryTestBase {
         }
         assertTrue(verified.get() > 0, "the reader verified some versions");
         assertEquals(List.of(versions - 1L, (long) versions), writer.versions(MODEL));
-        System.out.println("concurrent reader: " + verified.get() + " verified reads, " + gone.get() + " versions deleted before the read");
+        System.out.println("concurrent reader: " + verified.get() + " verified reads, " + gone.get()
+                + " versions deleted before the read");
     }
 }

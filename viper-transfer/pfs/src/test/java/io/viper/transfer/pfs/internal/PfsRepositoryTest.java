@@ -20,8 +20,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * The repository's layout and rules: what a store writes, LATEST only forward, retention, repeated
- * and refused stores, directories that are not versions.
+ * The repository's layout and rules: what a store writes, LATEST only forward, retention, repeated and refused stores,
+ * directories that are not versions.
  */
 class PfsRepositoryTest extends PfsRepositoryTestBase {
     @Test
@@ -53,7 +53,8 @@ class PfsRepositoryTest extends PfsRepositoryTestBase {
         assertEquals(List.of(), repo.versions("other"));
 
         assertEquals(-1, s.data().mismatch(readBack(latest)), "bytes read back");
-        long headerLength = Files.size(dir.resolve(PfsRepository.DATA_FILE)) - s.manifest().totalBytes() - 8;
+        long headerLength =
+                Files.size(dir.resolve(PfsRepository.DATA_FILE)) - s.manifest().totalBytes() - 8;
         assertEquals(0, headerLength % 8, "header padded to a multiple of 8");
     }
 
@@ -109,7 +110,10 @@ class PfsRepositoryTest extends PfsRepositoryTestBase {
         assertEquals(List.of(2L, 3L, 4L), repo.versions(MODEL), "oldest deleted, LATEST's version kept");
         assertEquals("2\n", latestFile());
         Manifest moved = repo.find(MODEL, 4).orElseThrow();
-        assertEquals(List.of(repo.locationOf(MODEL, 4)), moved.locations(), "location follows the directory, not the manifest's old path");
+        assertEquals(
+                List.of(repo.locationOf(MODEL, 4)),
+                moved.locations(),
+                "location follows the directory, not the manifest's old path");
     }
 
     @Test
@@ -139,7 +143,8 @@ class PfsRepositoryTest extends PfsRepositoryTestBase {
         for (long v : new long[] {5, 6, 8, 9}) {
             assertEquals(Optional.empty(), repo.find(MODEL, v), "version " + v);
         }
-        assertEquals(2, repo.latest(MODEL).orElseThrow().version(), "LATEST names an invalid version: newest valid one");
+        assertEquals(
+                2, repo.latest(MODEL).orElseThrow().version(), "LATEST names an invalid version: newest valid one");
 
         Files.writeString(modelDir().resolve(PfsRepository.LATEST_FILE), "garbage");
         assertEquals(2, repo.latest(MODEL).orElseThrow().version(), "unreadable LATEST: newest valid one");

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What the PFS repository's tests share: a repository under a temporary root, versions whose bytes
- * derive from their number, and readers of what a store left on disk.
+ * What the PFS repository's tests share: a repository under a temporary root, versions whose bytes derive from their
+ * number, and readers of what a store left on disk.
  */
 @Timeout(60)
 abstract class PfsRepositoryTestBase {
@@ -82,7 +82,10 @@ abstract class PfsRepositoryTestBase {
 
     List<String> hiddenEntries() throws IOException {
         try (Stream<Path> s = Files.list(modelDir())) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".")).sorted().toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("."))
+                    .sorted()
+                    .toList();
         }
     }
 

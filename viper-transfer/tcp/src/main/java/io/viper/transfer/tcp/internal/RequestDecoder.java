@@ -10,10 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Turns one frame of the {@code tcp://} protocol (length prefix already stripped by the frame
- * decoder ahead of it) into a {@link Request} for {@link ServerConnection}. A frame that breaks the
- * protocol raises a {@link MalformedRequestException} naming the problem; the connection handler
- * closes the connection with that message. One instance per connection, on its event loop.
+ * Turns one frame of the {@code tcp://} protocol (length prefix already stripped by the frame decoder ahead of it) into
+ * a {@link Request} for {@link ServerConnection}. A frame that breaks the protocol raises a
+ * {@link MalformedRequestException} naming the problem; the connection handler closes the connection with that message.
+ * One instance per connection, on its event loop.
  */
 final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
 
@@ -47,8 +47,8 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
         }
         byte version = f.readByte();
         if (version != TcpProtocol.VERSION) {
-            throw new MalformedRequestException("unsupported protocol version " + (version & 0xff) + " (this server speaks "
-                    + TcpProtocol.VERSION + ")");
+            throw new MalformedRequestException("unsupported protocol version " + (version & 0xff)
+                    + " (this server speaks " + TcpProtocol.VERSION + ")");
         }
         byte type = f.readByte();
         return switch (type) {
@@ -56,7 +56,8 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
             case TcpProtocol.READ -> read(f);
             case TcpProtocol.RELEASE -> {
                 if (f.readableBytes() != 8) {
-                    throw new MalformedRequestException("RELEASE frame carries " + f.readableBytes() + " payload bytes, expected 8");
+                    throw new MalformedRequestException(
+                            "RELEASE frame carries " + f.readableBytes() + " payload bytes, expected 8");
                 }
                 yield new Request.Release(f.readLong());
             }
@@ -69,8 +70,8 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
         long v = f.readLong();
         int n = f.readUnsignedShort();
         if (f.readableBytes() != n) {
-            throw new MalformedRequestException("LEASE model name length " + n + " does not match the " + f.readableBytes()
-                    + " bytes left in the frame");
+            throw new MalformedRequestException("LEASE model name length " + n + " does not match the "
+                    + f.readableBytes() + " bytes left in the frame");
         }
         String model = f.readCharSequence(n, StandardCharsets.UTF_8).toString();
         try {
@@ -89,10 +90,12 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
         long id = f.readLong();
         int count = f.readInt();
         if (count < 0 || count > TcpProtocol.MAX_RANGES_PER_READ) {
-            throw new MalformedRequestException("READ with " + count + " ranges (allowed 0.." + TcpProtocol.MAX_RANGES_PER_READ + ")");
+            throw new MalformedRequestException(
+                    "READ with " + count + " ranges (allowed 0.." + TcpProtocol.MAX_RANGES_PER_READ + ")");
         }
         if (f.readableBytes() != count * 16) {
-            throw new MalformedRequestException("READ announces " + count + " ranges but carries " + f.readableBytes() + " bytes of them");
+            throw new MalformedRequestException(
+                    "READ announces " + count + " ranges but carries " + f.readableBytes() + " bytes of them");
         }
         long[] offsets = new long[count];
         long[] lengths = new long[count];
@@ -100,7 +103,8 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
             offsets[i] = f.readLong();
             lengths[i] = f.readLong();
             if (offsets[i] < 0 || lengths[i] < 0) {
-                throw new MalformedRequestException("READ range " + i + " is negative: " + offsets[i] + "+" + lengths[i]);
+                throw new MalformedRequestException(
+                        "READ range " + i + " is negative: " + offsets[i] + "+" + lengths[i]);
             }
         }
         return new Request.Read(id, offsets, lengths);
@@ -108,7 +112,8 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
 
     private static void need(ByteBuf f, int n, String what) {
         if (f.readableBytes() < n) {
-            throw new MalformedRequestException(what + " frame too short: " + f.readableBytes() + " payload bytes, need at least " + n);
+            throw new MalformedRequestException(
+                    what + " frame too short: " + f.readableBytes() + " payload bytes, need at least " + n);
         }
     }
 }

@@ -19,12 +19,12 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One consumer connection of a {@link TcpServer}, once it passed the handshake: serves the
- * {@link Request}s that {@link RequestDecoder}, ahead of it in the pipeline, decodes. Lives on the connection's event
- * loop: every field is confined to it. Requests are handled strictly in arrival order; while a READ
- * streams, later requests wait in a queue (so that a pipelined RELEASE takes effect only after the
- * bytes left); while more than 16 or {@code viper.limits.buffer.bytes} of them wait, the socket is not read.
- * Leases this connection holds are released when it closes, whatever the reason.
+ * One consumer connection of a {@link TcpServer}, once it passed the handshake: serves the {@link Request}s that
+ * {@link RequestDecoder}, ahead of it in the pipeline, decodes. Lives on the connection's event loop: every field is
+ * confined to it. Requests are handled strictly in arrival order; while a READ streams, later requests wait in a queue
+ * (so that a pipelined RELEASE takes effect only after the bytes left); while more than 16 or
+ * {@code viper.limits.buffer.bytes} of them wait, the socket is not read. Leases this connection holds are released
+ * when it closes, whatever the reason.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ServerConnection.class.getName());
@@ -36,18 +36,21 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<Request> queue = new ArrayDeque<>();
     /** The lease the last LEASE took ({@link TcpProtocol#LAST_LEASE} names it); {@link #REFUSED} after a refusal. */
     private long lastLease = NO_LEASE;
+
     private static final long NO_LEASE = 0;
     private static final long REFUSED = -1;
     private Stream stream;
     private boolean failed;
     private String peer = "?";
-    /** Bytes of the requests waiting in {@link #queue}: reading stops while they exceed {@code viper.limits.buffer.bytes}. */
+    /**
+     * Bytes of the requests waiting in {@link #queue}: reading stops while they exceed
+     * {@code viper.limits.buffer.bytes}.
+     */
     private long queuedBytes;
     /** When the last request arrived (System.nanoTime). */
     private long lastRequest = System.nanoTime();
 
-    private record Lease(StagedCheckpoint staged, ReadLease lease, MemorySegment data) {
-    }
+    private record Lease(StagedCheckpoint staged, ReadLease lease, MemorySegment data) {}
 
     /** A request the server's state does not allow (unknown lease, range outside the data); closes the connection. */
     private static final class ProtocolException extends Exception {
@@ -99,7 +102,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                 return;
             }
         }
-        if (stream == null && queue.isEmpty() && !failed && !ctx.channel().config().isAutoRead()) {
+        if (stream == null
+                && queue.isEmpty()
+                && !failed
+                && !ctx.channel().config().isAutoRead()) {
             ctx.channel().config().setAutoRead(true);
         }
     }
@@ -124,7 +130,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                 }
                 l.lease().close();
                 ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
-                out.writeInt(TcpProtocol.HEADER_BYTES + 8).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.RELEASED).writeLong(id);
+                out.writeInt(TcpProtocol.HEADER_BYTES + 8)
+                        .writeByte(TcpProtocol.VERSION)
+                        .writeByte(TcpProtocol.RELEASED)
+                        .writeLong(id);
                 ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
             }
         }
@@ -143,7 +152,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
 
     private void lease(ChannelHandlerContext ctx, Request.Lease r) throws ProtocolException {
         if (leases.size() >= TcpProtocol.MAX_LEASES_PER_CONNECTION) {
-            throw new ProtocolException("more than " + TcpProtocol.MAX_LEASES_PER_CONNECTION + " open leases on one connection");
+            throw new ProtocolException(
+                    "more than " + TcpProtocol.MAX_LEASES_PER_CONNECTION + " open leases on one connection");
         }
         lastLease = REFUSED; // until granted below
         String what = r.model() + " v" + r.version();
@@ -174,7 +184,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         leases.put(id, new Lease(staged, lease, data));
         lastLease = id;
         ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 16);
-        out.writeInt(TcpProtocol.HEADER_BYTES + 16).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.LEASED).writeLong(id).writeLong(data.byteSize());
+        out.writeInt(TcpProtocol.HEADER_BYTES + 16)
+                .writeByte(TcpProtocol.VERSION)
+                .writeByte(TcpProtocol.LEASED)
+                .writeLong(id)
+                .writeLong(data.byteSize());
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
@@ -182,8 +196,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": refused lease to " + peer + ": " + reason);
         byte[] text = TcpProtocol.reasonBytes(reason);
         ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 2 + text.length);
-        out.writeInt(TcpProtocol.HEADER_BYTES + 2 + text.length).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.NOT_AVAILABLE)
-                .writeShort(text.length).writeBytes(text);
+        out.writeInt(TcpProtocol.HEADER_BYTES + 2 + text.length)
+                .writeByte(TcpProtocol.VERSION)
+                .writeByte(TcpProtocol.NOT_AVAILABLE)
+                .writeShort(text.length)
+                .writeBytes(text);
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
@@ -204,7 +221,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             total += len;
         }
         ByteBuf header = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8);
-        header.writeInt(TcpProtocol.HEADER_BYTES + 8).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.DATA).writeLong(total);
+        header.writeInt(TcpProtocol.HEADER_BYTES + 8)
+                .writeByte(TcpProtocol.VERSION)
+                .writeByte(TcpProtocol.DATA)
+                .writeLong(total);
         ctx.write(header).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         stream = new Stream(l.data(), r.offsets(), r.lengths(), server.chunkBytes());
         pump(ctx);
@@ -240,10 +260,21 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastRequest);
             if (e.state() == IdleState.WRITER_IDLE && stream != null) {
                 fail(ctx, "the consumer read nothing for " + server.timeoutMs() + " ms");
-            } else if (e.state() == IdleState.READER_IDLE && stream == null && !leases.isEmpty() && silentMs >= server.timeoutMs()) {
-                fail(ctx, "the consumer held " + leases.size() + " lease(s) without a request for " + server.timeoutMs() + " ms");
-            } else if (e.state() == IdleState.READER_IDLE && stream == null && leases.isEmpty() && silentMs >= server.security().idleMs()) {
-                LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": closing the idle connection from " + peer);
+            } else if (e.state() == IdleState.READER_IDLE
+                    && stream == null
+                    && !leases.isEmpty()
+                    && silentMs >= server.timeoutMs()) {
+                fail(
+                        ctx,
+                        "the consumer held " + leases.size() + " lease(s) without a request for " + server.timeoutMs()
+                                + " ms");
+            } else if (e.state() == IdleState.READER_IDLE
+                    && stream == null
+                    && leases.isEmpty()
+                    && silentMs >= server.security().idleMs()) {
+                LOG.log(
+                        Level.DEBUG,
+                        () -> "tcp transport " + server.uri() + ": closing the idle connection from " + peer);
                 ctx.close();
             }
             return;
@@ -257,8 +288,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         queue.clear();
         queuedBytes = 0;
         if (!leases.isEmpty()) {
-            LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": connection from " + peer + " closed; releasing "
-                    + leases.size() + " lease(s)");
+            LOG.log(
+                    Level.DEBUG,
+                    () -> "tcp transport " + server.uri() + ": connection from " + peer + " closed; releasing "
+                            + leases.size() + " lease(s)");
             for (Lease l : leases.values()) {
                 l.lease().close();
             }
@@ -274,10 +307,17 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         } else if (cause instanceof DecoderException) {
             fail(ctx, "malformed frame: " + cause.getMessage());
         } else if (cause instanceof IOException) {
-            LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": connection from " + peer + " broke: " + cause.getMessage());
+            LOG.log(
+                    Level.DEBUG,
+                    () -> "tcp transport " + server.uri() + ": connection from " + peer + " broke: "
+                            + cause.getMessage());
             ctx.close();
         } else {
-            LOG.log(Level.WARNING, "tcp transport " + server.uri() + ": closing connection from " + peer + " after an unexpected error", cause);
+            LOG.log(
+                    Level.WARNING,
+                    "tcp transport " + server.uri() + ": closing connection from " + peer
+                            + " after an unexpected error",
+                    cause);
             ctx.close();
         }
     }
@@ -293,8 +333,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         if (stream == null && ctx.channel().isActive()) {
             byte[] text = TcpProtocol.reasonBytes(reason);
             ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 2 + text.length);
-            out.writeInt(TcpProtocol.HEADER_BYTES + 2 + text.length).writeByte(TcpProtocol.VERSION).writeByte(TcpProtocol.ERROR)
-                    .writeShort(text.length).writeBytes(text);
+            out.writeInt(TcpProtocol.HEADER_BYTES + 2 + text.length)
+                    .writeByte(TcpProtocol.VERSION)
+                    .writeByte(TcpProtocol.ERROR)
+                    .writeShort(text.length)
+                    .writeBytes(text);
             ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
         } else {
             stream = null;
@@ -328,7 +371,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                 return null;
             }
             long n = Math.min(chunk, lengths[index] - position);
-            ByteBuf slice = Unpooled.wrappedBuffer(data.asSlice(offsets[index] + position, n).asByteBuffer());
+            ByteBuf slice = Unpooled.wrappedBuffer(
+                    data.asSlice(offsets[index] + position, n).asByteBuffer());
             position += n;
             return slice;
         }

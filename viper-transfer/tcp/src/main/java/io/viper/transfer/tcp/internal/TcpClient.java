@@ -37,23 +37,21 @@ import javax.net.ssl.SSLContext;
 /**
  * The consumer side of the {@code tcp://} transport.
  *
- * <p>It uses plain non-blocking NIO rather than Netty: each {@link #read} runs on the caller's thread
- * over a connection it has to itself and reads the bytes with {@code SocketChannel.read} straight
- * into slices of the caller's destination segment, so the payload is copied once (kernel to
- * destination) and never staged in an intermediate buffer; Netty's inbound path would read into
- * its own buffers and need a second copy. A per-connection selector bounds every wait by
+ * <p>It uses plain non-blocking NIO rather than Netty: each {@link #read} runs on the caller's thread over a connection
+ * it has to itself and reads the bytes with {@code SocketChannel.read} straight into slices of the caller's destination
+ * segment, so the payload is copied once (kernel to destination) and never staged in an intermediate buffer; Netty's
+ * inbound path would read into its own buffers and need a second copy. A per-connection selector bounds every wait by
  * {@code viper.transfer.timeout.ms} of no progress; a reset or EOF surfaces at once.
  *
- * <p>Connections are pooled per producer address and reused; concurrent reads use separate
- * connections. Thread-safe.
+ * <p>Connections are pooled per producer address and reused; concurrent reads use separate connections. Thread-safe.
  */
 public final class TcpClient implements TransportClient.ArrivalReporting {
     private static final System.Logger LOG = System.getLogger(TcpClient.class.getName());
     /** Idle connections kept per producer address. */
     private static final int MAX_IDLE_PER_ADDRESS = 8;
     /**
-     * Destination bytes per {@code SocketChannel.read} view of native memory (read into directly);
-     * each slice is reported as arrived once full.
+     * Destination bytes per {@code SocketChannel.read} view of native memory (read into directly); each slice is
+     * reported as arrived once full.
      */
     private static final long READ_SLICE = 1024 * 1024;
     /** The same for a heap destination, which the JDK reads through a temporary direct buffer of this size. */
@@ -63,13 +61,14 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
     private final ClientAuth auth;
     /** TLS for every connection, or null for plain TCP. */
     private final SSLContext tls;
+
     private final Map<InetSocketAddress, Deque<ClientConnection>> idle = new ConcurrentHashMap<>();
     private final Set<ClientConnection> all = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     /**
-     * A client whose reads fail after {@code timeoutMs} without progress ({@code viper.transfer.timeout.ms}),
-     * whose connections prove {@code auth}'s credentials and run over TLS with {@code tls} (null: plain).
+     * A client whose reads fail after {@code timeoutMs} without progress ({@code viper.transfer.timeout.ms}), whose
+     * connections prove {@code auth}'s credentials and run over TLS with {@code tls} (null: plain).
      */
     public TcpClient(long timeoutMs, ClientAuth auth, SSLContext tls) {
         this.timeoutMs = timeoutMs;
@@ -79,7 +78,12 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
 
     /** Reports each slice of {@value #READ_SLICE} bytes (or a range's last part) as soon as it is read. */
     @Override
-    public void read(Manifest manifest, Location location, List<ByteRange> ranges, MemorySegment destination, Arrivals arrivals) {
+    public void read(
+            Manifest manifest,
+            Location location,
+            List<ByteRange> ranges,
+            MemorySegment destination,
+            Arrivals arrivals) {
         checkOpen();
         InetSocketAddress address = HostPort.parse(location.uri(), "tcp", false).resolve();
         String what = manifest.model() + " v" + manifest.version() + " from " + location.uri();
@@ -106,7 +110,9 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
                 }
                 if (reused && !answered[0] && attempt == 1) {
                     // A pooled connection the producer dropped while it was idle: try once on a fresh one.
-                    LOG.log(Level.DEBUG, () -> "tcp read of " + what + ": pooled connection failed (" + e + "), reconnecting");
+                    LOG.log(
+                            Level.DEBUG,
+                            () -> "tcp read of " + what + ": pooled connection failed (" + e + "), reconnecting");
                     continue;
                 }
                 throw failure(e, what);
@@ -118,31 +124,52 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
     }
 
     /**
-     * One round trip: LEASE, the READs of the lease just taken (lease id 0) and its RELEASE go out in
-     * one write; the answers are LEASED, DATA per READ, RELEASED, or only NOT_AVAILABLE, after which
-     * the server skips the READs and the RELEASE.
+     * One round trip: LEASE, the READs of the lease just taken (lease id 0) and its RELEASE go out in one write; the
+     * answers are LEASED, DATA per READ, RELEASED, or only NOT_AVAILABLE, after which the server skips the READs and
+     * the RELEASE.
      */
-    private void transfer(ClientConnection conn, Manifest manifest, List<ByteRange> ranges, MemorySegment destination,
-                          String what, boolean[] answered, Arrivals arrivals) throws IOException {
+    private void transfer(
+            ClientConnection conn,
+            Manifest manifest,
+            List<ByteRange> ranges,
+            MemorySegment destination,
+            String what,
+            boolean[] answered,
+            Arrivals arrivals)
+            throws IOException {
         byte[] model = manifest.model().getBytes(StandardCharsets.UTF_8);
         List<ByteBuffer> requests = new ArrayList<>();
         requests.add(ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 10 + model.length)
-                .putInt(TcpProtocol.HEADER_BYTES + 10 + model.length).put(TcpProtocol.VERSION).put(TcpProtocol.LEASE)
-                .putLong(manifest.version()).putShort((short) model.length).put(model).flip());
+                .putInt(TcpProtocol.HEADER_BYTES + 10 + model.length)
+                .put(TcpProtocol.VERSION)
+                .put(TcpProtocol.LEASE)
+                .putLong(manifest.version())
+                .putShort((short) model.length)
+                .put(model)
+                .flip());
         List<List<ByteRange>> batches = new ArrayList<>();
         for (int from = 0; from < ranges.size(); from += TcpProtocol.MAX_RANGES_PER_READ) {
-            List<ByteRange> batch = ranges.subList(from, Math.min(ranges.size(), from + TcpProtocol.MAX_RANGES_PER_READ));
+            List<ByteRange> batch =
+                    ranges.subList(from, Math.min(ranges.size(), from + TcpProtocol.MAX_RANGES_PER_READ));
             batches.add(batch);
-            ByteBuffer read = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size());
-            read.putInt(TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size()).put(TcpProtocol.VERSION).put(TcpProtocol.READ)
-                    .putLong(TcpProtocol.LAST_LEASE).putInt(batch.size());
+            ByteBuffer read =
+                    ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size());
+            read.putInt(TcpProtocol.HEADER_BYTES + 12 + 16 * batch.size())
+                    .put(TcpProtocol.VERSION)
+                    .put(TcpProtocol.READ)
+                    .putLong(TcpProtocol.LAST_LEASE)
+                    .putInt(batch.size());
             for (ByteRange r : batch) {
                 read.putLong(r.sourceOffset()).putLong(r.length());
             }
             requests.add(read.flip());
         }
         requests.add(ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + TcpProtocol.HEADER_BYTES + 8)
-                .putInt(TcpProtocol.HEADER_BYTES + 8).put(TcpProtocol.VERSION).put(TcpProtocol.RELEASE).putLong(TcpProtocol.LAST_LEASE).flip());
+                .putInt(TcpProtocol.HEADER_BYTES + 8)
+                .put(TcpProtocol.VERSION)
+                .put(TcpProtocol.RELEASE)
+                .putLong(TcpProtocol.LAST_LEASE)
+                .flip());
         conn.write(requests.toArray(ByteBuffer[]::new));
         ByteBuffer response = conn.readFrame();
         answered[0] = true;
@@ -170,7 +197,9 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
     }
 
     /** Receives one READ's DATA into the destination, reporting each slice as it is complete. */
-    private static void receive(ClientConnection conn, List<ByteRange> batch, MemorySegment destination, Arrivals arrivals) throws IOException {
+    private static void receive(
+            ClientConnection conn, List<ByteRange> batch, MemorySegment destination, Arrivals arrivals)
+            throws IOException {
         long total = 0;
         for (ByteRange r : batch) {
             total += r.length();
@@ -185,7 +214,8 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
         for (ByteRange r : batch) {
             for (long done = 0; done < r.length(); ) {
                 long n = Math.min(slice, r.length() - done);
-                conn.readFully(destination.asSlice(r.destinationOffset() + done, n).asByteBuffer());
+                conn.readFully(
+                        destination.asSlice(r.destinationOffset() + done, n).asByteBuffer());
                 arrivals.arrived(r.destinationOffset() + done, n);
                 done += n;
             }
@@ -197,11 +227,12 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
             throw new ClientConnection.ProtocolViolation("the producer refused the request: " + reason(frame));
         }
         if (type != expected) {
-            throw new ClientConnection.ProtocolViolation("expected " + TcpProtocol.typeName(expected) + ", got " + TcpProtocol.typeName(type));
+            throw new ClientConnection.ProtocolViolation(
+                    "expected " + TcpProtocol.typeName(expected) + ", got " + TcpProtocol.typeName(type));
         }
         if (frame.remaining() != payload) {
-            throw new ClientConnection.ProtocolViolation(TcpProtocol.typeName(type) + " with " + frame.remaining()
-                    + " payload bytes, expected " + payload);
+            throw new ClientConnection.ProtocolViolation(
+                    TcpProtocol.typeName(type) + " with " + frame.remaining() + " payload bytes, expected " + payload);
         }
     }
 
@@ -219,7 +250,8 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
     }
 
     /** Checks the ranges against the manifest and the destination; merges runs that are contiguous on both sides. */
-    private static List<ByteRange> validateAndCoalesce(Manifest manifest, List<ByteRange> ranges, MemorySegment destination, String what) {
+    private static List<ByteRange> validateAndCoalesce(
+            Manifest manifest, List<ByteRange> ranges, MemorySegment destination, String what) {
         if (destination.isReadOnly()) {
             throw new ViperConfigException("tcp read of " + what + ": the destination segment is read-only");
         }
@@ -232,16 +264,19 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
                         + " lies outside the checkpoint's " + total + " bytes");
             }
             if (r.destinationOffset() > cap || r.length() > cap - r.destinationOffset()) {
-                throw new ViperConfigException("tcp read of " + what + ": range to " + r.destinationOffset() + "+" + r.length()
-                        + " lies outside the destination's " + cap + " bytes");
+                throw new ViperConfigException("tcp read of " + what + ": range to " + r.destinationOffset() + "+"
+                        + r.length() + " lies outside the destination's " + cap + " bytes");
             }
             if (r.length() == 0) {
                 continue;
             }
             if (!out.isEmpty()) {
                 ByteRange prev = out.getLast();
-                if (prev.sourceOffset() + prev.length() == r.sourceOffset() && prev.destinationOffset() + prev.length() == r.destinationOffset()) {
-                    out.set(out.size() - 1, new ByteRange(prev.sourceOffset(), prev.length() + r.length(), prev.destinationOffset()));
+                if (prev.sourceOffset() + prev.length() == r.sourceOffset()
+                        && prev.destinationOffset() + prev.length() == r.destinationOffset()) {
+                    out.set(
+                            out.size() - 1,
+                            new ByteRange(prev.sourceOffset(), prev.length() + r.length(), prev.destinationOffset()));
                     continue;
                 }
             }
@@ -254,9 +289,11 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
         if (e instanceof SocketTimeoutException) {
             return new ViperTimeoutException("tcp read of " + what + ": " + e.getMessage(), e);
         }
-        String detail = e instanceof EOFException ? e.getMessage()
+        String detail = e instanceof EOFException
+                ? e.getMessage()
                 : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return new RetriableViperException(ViperException.Reason.TRANSFER, "tcp read of " + what + " failed: " + detail, e);
+        return new RetriableViperException(
+                ViperException.Reason.TRANSFER, "tcp read of " + what + " failed: " + detail, e);
     }
 
     private ClientConnection idle(InetSocketAddress address) {
@@ -283,14 +320,21 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
             }
             return c;
         } catch (Handshake.Refused e) {
-            throw new ViperConfigException("tcp read of " + what + ": " + e.getMessage(), e); // the cause tells a refusal of credentials
+            throw new ViperConfigException(
+                    "tcp read of " + what + ": " + e.getMessage(), e); // the cause tells a refusal of credentials
         } catch (IOException e) {
             Optional<String> untrusted = Tls.certificateRefused(e);
             if (untrusted.isPresent()) {
-                throw new ViperConfigException("tcp read of " + what + ": the producer's TLS certificate is refused: " + untrusted.get(), e);
+                throw new ViperConfigException(
+                        "tcp read of " + what + ": the producer's TLS certificate is refused: " + untrusted.get(), e);
             }
-            throw ViperException.of(e instanceof SocketTimeoutException ? ViperException.Reason.TIMEOUT : ViperException.Reason.UNAVAILABLE,
-                    "tcp read of " + what + ": cannot connect: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+            throw ViperException.of(
+                    e instanceof SocketTimeoutException
+                            ? ViperException.Reason.TIMEOUT
+                            : ViperException.Reason.UNAVAILABLE,
+                    "tcp read of " + what + ": cannot connect: "
+                            + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()),
+                    e);
         }
     }
 

@@ -7,8 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * Constants and small helpers of the {@code tcp://} wire protocol, shared by server and client. The
- * protocol itself is documented on {@link io.viper.transfer.tcp.TcpTransportProvider}.
+ * Constants and small helpers of the {@code tcp://} wire protocol, shared by server and client. The protocol itself is
+ * documented on {@link io.viper.transfer.tcp.TcpTransportProvider}.
  */
 public final class TcpProtocol {
     /** Protocol version carried in every frame. */
@@ -32,8 +32,8 @@ public final class TcpProtocol {
     public static final byte ERROR = 0x1F;
 
     /**
-     * The lease id a READ or RELEASE gives to mean the lease taken by the connection's last LEASE, so
-     * that a client sends all three in one write (server ids start at 1).
+     * The lease id a READ or RELEASE gives to mean the lease taken by the connection's last LEASE, so that a client
+     * sends all three in one write (server ids start at 1).
      */
     public static final long LAST_LEASE = 0;
 
@@ -51,8 +51,7 @@ public final class TcpProtocol {
     /** Bytes per zero-copy slice of staged memory the server writes. */
     public static final int CHUNK_BYTES = 8 * 1024 * 1024;
 
-    private TcpProtocol() {
-    }
+    private TcpProtocol() {}
 
     /** The name of a frame type, for log and error messages. */
     public static String typeName(int type) {
@@ -77,6 +76,8 @@ public final class TcpProtocol {
 
     /** The URI consumers use to reach {@code bound}; a wildcard address is replaced by this host's address. */
     public static URI locationUri(InetSocketAddress bound) {
-        return new HostPort(bound.getAddress().getHostAddress(), bound.getPort()).advertised().uri("tcp");
+        return new HostPort(bound.getAddress().getHostAddress(), bound.getPort())
+                .advertised()
+                .uri("tcp");
     }
 }

@@ -32,15 +32,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The producer side of the {@code tcp://} transport: a Netty server on its own event-loop group that
- * serves the exposed staged checkpoints. {@link #expose} and {@link #withdraw} may be called from
- * any thread; connections are served on the event loops (see {@link ServerConnection}).
+ * The producer side of the {@code tcp://} transport: a Netty server on its own event-loop group that serves the exposed
+ * staged checkpoints. {@link #expose} and {@link #withdraw} may be called from any thread; connections are served on
+ * the event loops (see {@link ServerConnection}).
  */
 public final class TcpServer implements TransportServer {
     private static final System.Logger LOG = System.getLogger(TcpServer.class.getName());
 
     /** The event loops, the server channel and every connection. */
     private final ServerLoops loops;
+
     private final Location location;
     private final Map<Key, StagedCheckpoint> exposed = new ConcurrentHashMap<>();
     private final AtomicLong leaseIds = new AtomicLong();
@@ -49,22 +50,23 @@ public final class TcpServer implements TransportServer {
     private final int chunkBytes;
     private final ServerSecurity security;
 
-    private record Key(String model, long version) {
-    }
+    private record Key(String model, long version) {}
 
-    private TcpServer(ServerLoops loops, Channel serverChannel, long timeoutMs, int chunkBytes, ServerSecurity security) {
+    private TcpServer(
+            ServerLoops loops, Channel serverChannel, long timeoutMs, int chunkBytes, ServerSecurity security) {
         this.loops = loops;
         this.security = security;
-        this.location = new Location(TcpProtocol.locationUri((InetSocketAddress) serverChannel.localAddress()), Tier.HOST);
+        this.location =
+                new Location(TcpProtocol.locationUri((InetSocketAddress) serverChannel.localAddress()), Tier.HOST);
         this.timeoutMs = timeoutMs;
         this.chunkBytes = chunkBytes;
     }
 
     /**
-     * Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). Every
-     * connection starts with {@code config}'s TLS and authentication handshake ({@link ServerSecurity});
-     * one holding leases without a request, or not reading a stream, for {@code viper.transfer.timeout.ms}
-     * is closed, and one without leases silent for {@code viper.limits.idle.ms}.
+     * Binds a server to {@code bind} ({@code tcp://host:port}, port 0 for any free port). Every connection starts with
+     * {@code config}'s TLS and authentication handshake ({@link ServerSecurity}); one holding leases without a request,
+     * or not reading a stream, for {@code viper.transfer.timeout.ms} is closed, and one without leases silent for
+     * {@code viper.limits.idle.ms}.
      */
     public static TcpServer open(URI bind, ViperConfig config) {
         long timeoutMs = config.get(ViperConfig.TRANSFER_TIMEOUT_MS);
@@ -93,18 +95,29 @@ public final class TcpServer implements TransportServer {
                             loops.add(ch); // closes ch at once when the server is closed already
                             security.install(ch);
                             long readerIdle = Math.min(server.timeoutMs, security.idleMs());
-                            ch.pipeline().addLast(
-                                    new IdleStateHandler(true, readerIdle, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
-                                    new LengthFieldBasedFrameDecoder(TcpProtocol.LENGTH_BYTES + security.maxFrame(TcpProtocol.MAX_REQUEST_FRAME), 0,
-                                            TcpProtocol.LENGTH_BYTES, 0, TcpProtocol.LENGTH_BYTES),
-                                    new RequestDecoder(),
-                                    new ServerConnection(server));
+                            ch.pipeline()
+                                    .addLast(
+                                            new IdleStateHandler(
+                                                    true, readerIdle, server.timeoutMs, 0, TimeUnit.MILLISECONDS),
+                                            new LengthFieldBasedFrameDecoder(
+                                                    TcpProtocol.LENGTH_BYTES
+                                                            + security.maxFrame(TcpProtocol.MAX_REQUEST_FRAME),
+                                                    0,
+                                                    TcpProtocol.LENGTH_BYTES,
+                                                    0,
+                                                    TcpProtocol.LENGTH_BYTES),
+                                            new RequestDecoder(),
+                                            new ServerConnection(server));
                         }
                     });
             ChannelFuture f = b.bind(address).awaitUninterruptibly();
             if (!f.isSuccess()) {
-                throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, "cannot bind tcp transport to " + bind + ": "
-                        + Objects.toString(f.cause() == null ? null : f.cause().getMessage(), "unknown error"), f.cause());
+                throw new RetriableViperException(
+                        ViperException.Reason.UNAVAILABLE,
+                        "cannot bind tcp transport to " + bind + ": "
+                                + Objects.toString(
+                                        f.cause() == null ? null : f.cause().getMessage(), "unknown error"),
+                        f.cause());
             }
             loops.add(f.channel());
             self[0] = new TcpServer(loops, f.channel(), timeoutMs, chunk, security);
@@ -165,8 +178,8 @@ public final class TcpServer implements TransportServer {
     }
 
     /**
-     * Stops accepting, closes every connection (their leases are released on the event loops) and
-     * shuts the event loops down; waits for that unless called from one of them. Idempotent.
+     * Stops accepting, closes every connection (their leases are released on the event loops) and shuts the event loops
+     * down; waits for that unless called from one of them. Idempotent.
      */
     @Override
     public void close() {

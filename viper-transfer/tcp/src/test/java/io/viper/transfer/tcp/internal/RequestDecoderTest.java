@@ -44,7 +44,8 @@ class RequestDecoderTest {
     }
 
     private String refusal(ByteBuf frame) {
-        return assertThrows(RequestDecoder.MalformedRequestException.class, () -> channel.writeInbound(frame)).getMessage();
+        return assertThrows(RequestDecoder.MalformedRequestException.class, () -> channel.writeInbound(frame))
+                .getMessage();
     }
 
     private static void lease(ByteBuf b, long version, String model) {
@@ -55,8 +56,14 @@ class RequestDecoderTest {
     @Test
     void decodesTheThreeRequests() {
         assertEquals(new Request.Lease("nt3", 7), decode(frame(TcpProtocol.LEASE, b -> lease(b, 7, "nt3"))));
-        Request.Read read = (Request.Read) decode(frame(TcpProtocol.READ, b -> b.writeLong(42).writeInt(2)
-                .writeLong(0).writeLong(10).writeLong(100).writeLong(0)));
+        Request.Read read = (Request.Read) decode(frame(
+                TcpProtocol.READ,
+                b -> b.writeLong(42)
+                        .writeInt(2)
+                        .writeLong(0)
+                        .writeLong(10)
+                        .writeLong(100)
+                        .writeLong(0)));
         assertEquals(42, read.leaseId());
         assertArrayEquals(new long[] {0, 100}, read.offsets());
         assertArrayEquals(new long[] {10, 0}, read.lengths());
@@ -65,19 +72,39 @@ class RequestDecoderTest {
 
     @Test
     void refusesFramesThatBreakTheProtocol() {
-        assertEquals("frame of 1 bytes is shorter than its 2-byte header", refusal(Unpooled.buffer().writeByte(1)));
-        assertEquals("unsupported protocol version 9 (this server speaks 1)", refusal(frame(9, TcpProtocol.LEASE, b -> lease(b, 1, "m"))));
-        assertEquals("unexpected frame type LEASED", refusal(frame(TcpProtocol.LEASED, b -> { })));
-        assertEquals("unexpected frame type unknown(0x55)", refusal(frame(0x55, b -> { })));
-        assertEquals("LEASE frame too short: 3 payload bytes, need at least 10", refusal(frame(TcpProtocol.LEASE, b -> b.writeMedium(0))));
-        assertEquals("LEASE model name length 5 does not match the 3 bytes left in the frame",
-                refusal(frame(TcpProtocol.LEASE, b -> b.writeLong(1).writeShort(5).writeBytes(new byte[] {'a', 'b', 'c'}))));
-        assertEquals("LEASE of m with non-positive version 0", refusal(frame(TcpProtocol.LEASE, b -> lease(b, 0, "m"))));
-        assertEquals("READ with -1 ranges (allowed 0..65536)", refusal(frame(TcpProtocol.READ, b -> b.writeLong(1).writeInt(-1))));
-        assertEquals("READ announces 2 ranges but carries 16 bytes of them",
-                refusal(frame(TcpProtocol.READ, b -> b.writeLong(1).writeInt(2).writeLong(0).writeLong(1))));
-        assertEquals("READ range 0 is negative: -5+1", refusal(frame(TcpProtocol.READ, b -> b.writeLong(1).writeInt(1).writeLong(-5).writeLong(1))));
-        assertEquals("RELEASE frame carries 4 payload bytes, expected 8", refusal(frame(TcpProtocol.RELEASE, b -> b.writeInt(1))));
+        assertEquals(
+                "frame of 1 bytes is shorter than its 2-byte header",
+                refusal(Unpooled.buffer().writeByte(1)));
+        assertEquals(
+                "unsupported protocol version 9 (this server speaks 1)",
+                refusal(frame(9, TcpProtocol.LEASE, b -> lease(b, 1, "m"))));
+        assertEquals("unexpected frame type LEASED", refusal(frame(TcpProtocol.LEASED, b -> {})));
+        assertEquals("unexpected frame type unknown(0x55)", refusal(frame(0x55, b -> {})));
+        assertEquals(
+                "LEASE frame too short: 3 payload bytes, need at least 10",
+                refusal(frame(TcpProtocol.LEASE, b -> b.writeMedium(0))));
+        assertEquals(
+                "LEASE model name length 5 does not match the 3 bytes left in the frame",
+                refusal(frame(
+                        TcpProtocol.LEASE, b -> b.writeLong(1).writeShort(5).writeBytes(new byte[] {'a', 'b', 'c'}))));
+        assertEquals(
+                "LEASE of m with non-positive version 0", refusal(frame(TcpProtocol.LEASE, b -> lease(b, 0, "m"))));
+        assertEquals(
+                "READ with -1 ranges (allowed 0..65536)",
+                refusal(frame(TcpProtocol.READ, b -> b.writeLong(1).writeInt(-1))));
+        assertEquals(
+                "READ announces 2 ranges but carries 16 bytes of them",
+                refusal(frame(
+                        TcpProtocol.READ,
+                        b -> b.writeLong(1).writeInt(2).writeLong(0).writeLong(1))));
+        assertEquals(
+                "READ range 0 is negative: -5+1",
+                refusal(frame(
+                        TcpProtocol.READ,
+                        b -> b.writeLong(1).writeInt(1).writeLong(-5).writeLong(1))));
+        assertEquals(
+                "RELEASE frame carries 4 payload bytes, expected 8",
+                refusal(frame(TcpProtocol.RELEASE, b -> b.writeInt(1))));
     }
 
     @ParameterizedTest

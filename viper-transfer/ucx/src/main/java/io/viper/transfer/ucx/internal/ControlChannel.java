@@ -6,9 +6,9 @@ import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.net.FrameChannel;
 import java.io.EOFException;
-import io.viper.errors.ViperTimeoutException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
@@ -19,20 +19,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * Consumer end of one control connection: a {@link FrameChannel} whose every wait has a deadline
- * and whose wait for RDMA completion also notices when the producer's end closes, with the failures
- * turned into this transport's errors. Used by one thread at a time; {@link #wakeup()} may be
- * called from any thread.
+ * Consumer end of one control connection: a {@link FrameChannel} whose every wait has a deadline and whose wait for
+ * RDMA completion also notices when the producer's end closes, with the failures turned into this transport's errors.
+ * Used by one thread at a time; {@link #wakeup()} may be called from any thread.
  */
 final class ControlChannel implements AutoCloseable {
     /** Frames of 1 to {@link ControlProtocol#MAX_FRAME} bytes; the deadlines alone bound the waits. */
-    private static final FrameChannel.Limits LIMITS = new FrameChannel.Limits(1, ControlProtocol.MAX_FRAME, Duration.ZERO);
+    private static final FrameChannel.Limits LIMITS =
+            new FrameChannel.Limits(1, ControlProtocol.MAX_FRAME, Duration.ZERO);
 
     private final String peer;
     private final FrameChannel channel;
 
-    record Frame(byte type, ByteBuffer payload) {
-    }
+    record Frame(byte type, ByteBuffer payload) {}
 
     private ControlChannel(String peer, FrameChannel channel) {
         this.peer = peer;
@@ -41,15 +40,17 @@ final class ControlChannel implements AutoCloseable {
 
     /**
      * Connects to {@code address} within {@code connectTimeoutMs} (and before {@code deadline}), runs the
-     * authentication handshake with {@code auth} (with a secret, the producer must prove the same key),
-     * and sends the magic.
+     * authentication handshake with {@code auth} (with a secret, the producer must prove the same key), and sends the
+     * magic.
      *
      * @throws ViperConfigException when the producer refused this consumer's credentials or could not prove its own
      */
-    static ControlChannel connect(String peer, InetSocketAddress address, long connectTimeoutMs, long deadline, ClientAuth.Attempt auth) {
+    static ControlChannel connect(
+            String peer, InetSocketAddress address, long connectTimeoutMs, long deadline, ClientAuth.Attempt auth) {
         InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
         if (resolved.isUnresolved()) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": unknown host " + address.getHostString());
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, peer + ": unknown host " + address.getHostString());
         }
         long connectDeadline = Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(connectTimeoutMs));
         FrameChannel ch;
@@ -58,7 +59,8 @@ final class ControlChannel implements AutoCloseable {
         } catch (SocketTimeoutException e) {
             throw timeout(peer, "connecting");
         } catch (IOException e) {
-            throw new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": cannot connect: " + e.getMessage(), e);
+            throw new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, peer + ": cannot connect: " + e.getMessage(), e);
         }
         ControlChannel c = new ControlChannel(peer, ch);
         try {
@@ -108,8 +110,8 @@ final class ControlChannel implements AutoCloseable {
     }
 
     /**
-     * Waits while {@code waiting} holds (call {@link #wakeup()} when it may have changed), failing
-     * when the producer closes the connection, sends anything, or {@code deadline} passes.
+     * Waits while {@code waiting} holds (call {@link #wakeup()} when it may have changed), failing when the producer
+     * closes the connection, sends anything, or {@code deadline} passes.
      */
     void awaitWhile(BooleanSupplier waiting, long deadline) throws ControlProtocol.ProtocolException {
         try {
@@ -122,8 +124,8 @@ final class ControlChannel implements AutoCloseable {
     }
 
     /**
-     * Without blocking: fails if the producer has closed the connection (or sent anything) by now.
-     * Checked right before the rkey is unpacked, see {@link UcxClient}.
+     * Without blocking: fails if the producer has closed the connection (or sent anything) by now. Checked right before
+     * the rkey is unpacked, see {@link UcxClient}.
      */
     void checkOpen() throws ControlProtocol.ProtocolException {
         try {
@@ -145,9 +147,11 @@ final class ControlChannel implements AutoCloseable {
             return timeout(peer, what);
         }
         if (e instanceof EOFException) {
-            return new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": producer closed the control connection");
+            return new RetriableViperException(
+                    ViperException.Reason.UNAVAILABLE, peer + ": producer closed the control connection");
         }
-        return new RetriableViperException(ViperException.Reason.UNAVAILABLE, peer + ": control connection lost: " + e.getMessage(), e);
+        return new RetriableViperException(
+                ViperException.Reason.UNAVAILABLE, peer + ": control connection lost: " + e.getMessage(), e);
     }
 
     private static ViperTimeoutException timeout(String peer, String what) {

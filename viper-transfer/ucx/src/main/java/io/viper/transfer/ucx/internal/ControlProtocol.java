@@ -12,11 +12,11 @@ import java.util.Arrays;
 /**
  * The control-channel protocol of the ucx transport, spoken over plain TCP next to the UCX data path.
  *
- * <p>The consumer opens a connection, both sides run the authentication handshake
- * ({@link io.viper.auth.Handshake}: nothing else crosses before it succeeded), and the consumer writes
- * the 4-byte {@link #MAGIC}; then both sides exchange
- * frames: a big-endian {@code int} length (of what follows, 1 to {@link #MAX_FRAME}), a type byte and
- * the payload. Strings are a {@code u16} length and UTF-8 bytes; byte arrays likewise.
+ * <p>The consumer opens a connection, both sides run the authentication handshake ({@link io.viper.auth.Handshake}:
+ * nothing else crosses before it succeeded), and the consumer writes the 4-byte {@link #MAGIC}; then both sides
+ * exchange frames: a big-endian {@code int} length (of what follows, 1 to {@link #MAX_FRAME}), a type byte and the
+ * payload. Strings are a {@code u16} length and UTF-8 bytes; byte arrays likewise.
+ *
  * <pre>
  *   consumer -&gt; producer  LEASE(model: str, version: i64)
  *   producer -&gt; consumer  GRANT(leaseId: i64, exposureId: i64, address: i64, size: i64, workerAddress: bytes, rkey: bytes)
@@ -30,16 +30,17 @@ import java.util.Arrays;
  *                          the ranges of the version's {@code size} bytes, concatenated in order
  *                        | NOT_AVAILABLE(reason: str)
  * </pre>
- * LEASE_READ is a whole read in one round trip, for small reads ({@link #MAX_INLINE} bytes at most):
- * the producer takes the lease, writes the bytes and closes the lease before it reads the next frame.
- * {@code exposureId} names one registration of one version, never reused by a producer: consumers
- * may cache what they unpacked from {@code rkey} under it.
- * A connection may carry several leases one after another. When it closes, the producer closes every
- * lease taken on it. Anything malformed closes the connection.
+ *
+ * LEASE_READ is a whole read in one round trip, for small reads ({@link #MAX_INLINE} bytes at most): the producer takes
+ * the lease, writes the bytes and closes the lease before it reads the next frame. {@code exposureId} names one
+ * registration of one version, never reused by a producer: consumers may cache what they unpacked from {@code rkey}
+ * under it. A connection may carry several leases one after another. When it closes, the producer closes every lease
+ * taken on it. Anything malformed closes the connection.
  */
 final class ControlProtocol {
     /** "VUC2": Viper UCX control, protocol 2 (after the authentication handshake). */
     static final int MAGIC = 0x56554332;
+
     static final int MAX_FRAME = 64 * 1024;
 
     static final byte LEASE = 1;
@@ -55,8 +56,7 @@ final class ControlProtocol {
     /** Most ranges one LEASE_READ may carry (its frame stays under {@link #MAX_FRAME}). */
     static final int MAX_INLINE_RANGES = 1024;
 
-    private ControlProtocol() {
-    }
+    private ControlProtocol() {}
 
     /** A malformed frame or a frame out of turn; the connection is closed. */
     static final class ProtocolException extends Exception {
@@ -67,8 +67,7 @@ final class ControlProtocol {
         }
     }
 
-    record LeaseRequest(String model, long version) {
-    }
+    record LeaseRequest(String model, long version) {}
 
     record LeaseReadRequest(String model, long version, long[] offsets, long[] lengths) {
         long total() {
@@ -80,8 +79,7 @@ final class ControlProtocol {
         }
     }
 
-    record Grant(long leaseId, long exposureId, long address, long size, byte[] workerAddress, byte[] rkey) {
-    }
+    record Grant(long leaseId, long exposureId, long address, long size, byte[] workerAddress, byte[] rkey) {}
 
     static String typeName(byte type) {
         return switch (type) {
@@ -98,13 +96,20 @@ final class ControlProtocol {
 
     static ByteBuffer lease(String model, long version) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
-        return frame(LEASE, 2 + m.length + 8).putShort((short) m.length).put(m).putLong(version).flip();
+        return frame(LEASE, 2 + m.length + 8)
+                .putShort((short) m.length)
+                .put(m)
+                .putLong(version)
+                .flip();
     }
 
     /** A LEASE_READ of {@code lengths[i]} bytes at {@code offsets[i]}, at most {@link #MAX_INLINE_RANGES} ranges. */
     static ByteBuffer leaseRead(String model, long version, long[] offsets, long[] lengths) {
         byte[] m = model.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = frame(LEASE_READ, 2 + m.length + 8 + 4 + 16 * offsets.length).putShort((short) m.length).put(m).putLong(version)
+        ByteBuffer b = frame(LEASE_READ, 2 + m.length + 8 + 4 + 16 * offsets.length)
+                .putShort((short) m.length)
+                .put(m)
+                .putLong(version)
                 .putInt(offsets.length);
         for (int i = 0; i < offsets.length; i++) {
             b.putLong(offsets[i]).putLong(lengths[i]);
@@ -122,9 +127,15 @@ final class ControlProtocol {
             throw new IllegalArgumentException("worker address or rkey longer than 65535 bytes");
         }
         return frame(GRANT, 32 + 2 + workerAddress.length + 2 + rkey.length)
-                .putLong(leaseId).putLong(exposureId).putLong(address).putLong(size)
-                .putShort((short) workerAddress.length).put(workerAddress)
-                .putShort((short) rkey.length).put(rkey).flip();
+                .putLong(leaseId)
+                .putLong(exposureId)
+                .putLong(address)
+                .putLong(size)
+                .putShort((short) workerAddress.length)
+                .put(workerAddress)
+                .putShort((short) rkey.length)
+                .put(rkey)
+                .flip();
     }
 
     static ByteBuffer notAvailable(String reason) {
@@ -134,7 +145,10 @@ final class ControlProtocol {
             reason = new String(r, StandardCharsets.UTF_8);
             r = reason.getBytes(StandardCharsets.UTF_8);
         }
-        return frame(NOT_AVAILABLE, 2 + r.length).putShort((short) r.length).put(r).flip();
+        return frame(NOT_AVAILABLE, 2 + r.length)
+                .putShort((short) r.length)
+                .put(r)
+                .flip();
     }
 
     static ByteBuffer release(long leaseId) {
@@ -229,7 +243,8 @@ final class ControlProtocol {
                 throw new ProtocolException("GRANT: negative size " + size);
             }
             if (size > 0 && (worker.length == 0 || rkey.length == 0 || address == 0)) {
-                throw new ProtocolException("GRANT: missing worker address, rkey or memory address for " + size + " bytes");
+                throw new ProtocolException(
+                        "GRANT: missing worker address, rkey or memory address for " + size + " bytes");
             }
             return new Grant(leaseId, exposureId, address, size, worker, rkey);
         } catch (BufferUnderflowException e) {
@@ -268,8 +283,12 @@ final class ControlProtocol {
     private static String string(ByteBuffer p, String what) throws ProtocolException {
         byte[] b = bytes(p);
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(b))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw new ProtocolException(what + " is not valid UTF-8");
         }

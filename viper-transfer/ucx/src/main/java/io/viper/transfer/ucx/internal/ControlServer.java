@@ -1,6 +1,7 @@
 package io.viper.transfer.ucx.internal;
 
-import java.lang.System.Logger.Level;
+import static io.viper.transfer.ucx.internal.UcxExposures.closeQuietly;
+
 import io.viper.auth.ConnectionGate;
 import io.viper.auth.Handshake;
 import io.viper.manifest.Location;
@@ -10,6 +11,7 @@ import io.viper.transfer.ucx.internal.UcxExposures.Exposure;
 import io.viper.transfer.ucx.internal.UcxExposures.Taken;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -24,13 +26,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import static io.viper.transfer.ucx.internal.UcxExposures.closeQuietly;
-
 /**
- * The TCP control channel of a {@link UcxServer}: accepts connections (one acceptor thread, then one
- * platform thread per connection), runs the authentication handshake, and answers LEASE with a GRANT
- * (the worker address, the memory's address and packed rkey, from which the consumer GETs the bytes),
- * LEASE_READ with the bytes themselves, and RELEASE. A connection's leases close with it.
+ * The TCP control channel of a {@link UcxServer}: accepts connections (one acceptor thread, then one platform thread
+ * per connection), runs the authentication handshake, and answers LEASE with a GRANT (the worker address, the memory's
+ * address and packed rkey, from which the consumer GETs the bytes), LEASE_READ with the bytes themselves, and RELEASE.
+ * A connection's leases close with it.
  */
 final class ControlServer {
     private static final System.Logger LOG = System.getLogger(UcxServer.class.getName());
@@ -86,18 +86,26 @@ final class ControlServer {
     private boolean closed;
 
     /**
-     * Starts accepting on {@code serverSocket} (bound already) for the server at {@code location}:
-     * leases are taken on {@code exposures}, and a GRANT names the worker at {@code workerAddress}.
+     * Starts accepting on {@code serverSocket} (bound already) for the server at {@code location}: leases are taken on
+     * {@code exposures}, and a GRANT names the worker at {@code workerAddress}.
      */
-    ControlServer(UcxSettings settings, ServerSocketChannel serverSocket, ConnectionGate limits, Location location, byte[] workerAddress,
-                  UcxExposures exposures) {
+    ControlServer(
+            UcxSettings settings,
+            ServerSocketChannel serverSocket,
+            ConnectionGate limits,
+            Location location,
+            byte[] workerAddress,
+            UcxExposures exposures) {
         this.settings = settings;
         this.serverSocket = serverSocket;
         this.limits = limits;
         this.location = location;
         this.workerAddress = workerAddress;
         this.exposures = exposures;
-        this.acceptor = Thread.ofPlatform().daemon().name("viper-ucx-accept-" + location.uri().getPort()).unstarted(this::acceptLoop);
+        this.acceptor = Thread.ofPlatform()
+                .daemon()
+                .name("viper-ucx-accept-" + location.uri().getPort())
+                .unstarted(this::acceptLoop);
         acceptor.start();
     }
 
@@ -110,7 +118,10 @@ final class ControlServer {
                 remote = (InetSocketAddress) s.getRemoteAddress();
             } catch (IOException e) {
                 if (serverSocket.isOpen()) {
-                    LOG.log(Level.WARNING, "ucx server " + location.uri() + ": accept failed, no longer serving: " + e.getMessage(), e);
+                    LOG.log(
+                            Level.WARNING,
+                            "ucx server " + location.uri() + ": accept failed, no longer serving: " + e.getMessage(),
+                            e);
                 }
                 return;
             }
@@ -139,9 +150,9 @@ final class ControlServer {
     }
 
     /**
-     * One control connection: the authentication handshake, the magic, then requests until the
-     * consumer closes. Every frame must arrive whole within {@code viper.limits.idle.ms}, or, while
-     * the connection holds leases (the consumer is reading), within the transfer timeout plus 10 s.
+     * One control connection: the authentication handshake, the magic, then requests until the consumer closes. Every
+     * frame must arrive whole within {@code viper.limits.idle.ms}, or, while the connection holds leases (the consumer
+     * is reading), within the transfer timeout plus 10 s.
      */
     private void serve(Connection c) {
         try (FrameChannel ch = FrameChannel.of(c.socket, limits.frames(1))) {
@@ -153,12 +164,16 @@ final class ControlServer {
             ByteBuffer magic = ByteBuffer.allocate(4);
             ch.readFully(magic, limits.requestDeadline());
             if (magic.getInt(0) != ControlProtocol.MAGIC) {
-                throw new ControlProtocol.ProtocolException("not a Viper ucx control connection (magic 0x" + Integer.toHexString(magic.getInt(0)) + ")");
+                throw new ControlProtocol.ProtocolException(
+                        "not a Viper ucx control connection (magic 0x" + Integer.toHexString(magic.getInt(0)) + ")");
             }
             while (true) {
                 ByteBuffer frame;
                 try {
-                    frame = ch.readFrame(c.leases.isEmpty() ? limits.requestDeadline() : ConnectionGate.deadlineAfter(settings.transferTimeoutMs() + 10_000));
+                    frame = ch.readFrame(
+                            c.leases.isEmpty()
+                                    ? limits.requestDeadline()
+                                    : ConnectionGate.deadlineAfter(settings.transferTimeoutMs() + 10_000));
                 } catch (EOFException e) {
                     return;
                 }
@@ -171,27 +186,42 @@ final class ControlServer {
                         long id = ControlProtocol.parseLeaseId(p, "RELEASE");
                         ReadLease lease = c.leases.remove(id);
                         if (lease == null) {
-                            throw new ControlProtocol.ProtocolException("RELEASE of lease " + id + " that this connection does not hold");
+                            throw new ControlProtocol.ProtocolException(
+                                    "RELEASE of lease " + id + " that this connection does not hold");
                         }
                         closeQuietly(lease);
                         yield ControlProtocol.released(id);
                     }
-                    default -> throw new ControlProtocol.ProtocolException("unexpected frame " + ControlProtocol.typeName(type));
+                    default ->
+                        throw new ControlProtocol.ProtocolException(
+                                "unexpected frame " + ControlProtocol.typeName(type));
                 };
                 if (reply != null) {
                     ch.write(limits.requestDeadline(), reply);
                 }
             }
         } catch (ControlProtocol.ProtocolException | java.net.ProtocolException | Handshake.Refused e) {
-            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+            LOG.log(
+                    Level.WARNING,
+                    "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": "
+                            + e.getMessage());
         } catch (SocketTimeoutException e) {
-            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e.getMessage());
+            LOG.log(
+                    Level.WARNING,
+                    "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": "
+                            + e.getMessage());
         } catch (IOException e) {
             if (!isClosed()) {
-                LOG.log(Level.DEBUG, () -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: " + e.getMessage());
+                LOG.log(
+                        Level.DEBUG,
+                        () -> "ucx server " + location.uri() + ": control connection from " + c.peer + " broke: "
+                                + e.getMessage());
             }
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e, e);
+            LOG.log(
+                    Level.WARNING,
+                    "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": " + e,
+                    e);
         } finally {
             c.closeSocket();
             c.closeLeases();
@@ -206,7 +236,8 @@ final class ControlServer {
 
     private ByteBuffer lease(Connection c, ControlProtocol.LeaseRequest req) throws ControlProtocol.ProtocolException {
         if (c.leases.size() >= MAX_LEASES_PER_CONNECTION) {
-            throw new ControlProtocol.ProtocolException("more than " + MAX_LEASES_PER_CONNECTION + " open leases on one connection");
+            throw new ControlProtocol.ProtocolException(
+                    "more than " + MAX_LEASES_PER_CONNECTION + " open leases on one connection");
         }
         Taken t = exposures.take(req.model(), req.version());
         if (t.lease() == null) {
@@ -218,15 +249,17 @@ final class ControlServer {
             id = leaseIds.incrementAndGet();
             c.leases.put(id, t.lease());
         }
-        return ControlProtocol.grant(id, e.registrationId, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
+        return ControlProtocol.grant(
+                id, e.registrationId, e.address, e.size, e.size == 0 ? new byte[0] : workerAddress, e.rkey);
     }
 
     /**
-     * A whole small read: takes the lease, copies DATA and the bytes of the ranges from the staged
-     * memory into a frame, closes the lease and writes the frame (so the lease is closed before the
-     * consumer can read the answer); returns null once written, or NOT_AVAILABLE to send.
+     * A whole small read: takes the lease, copies DATA and the bytes of the ranges from the staged memory into a frame,
+     * closes the lease and writes the frame (so the lease is closed before the consumer can read the answer); returns
+     * null once written, or NOT_AVAILABLE to send.
      */
-    private ByteBuffer leaseRead(ControlProtocol.LeaseReadRequest req, FrameChannel out) throws IOException, ControlProtocol.ProtocolException {
+    private ByteBuffer leaseRead(ControlProtocol.LeaseReadRequest req, FrameChannel out)
+            throws IOException, ControlProtocol.ProtocolException {
         Taken t = exposures.take(req.model(), req.version());
         if (t.lease() == null) {
             return ControlProtocol.notAvailable(t.refusal());
@@ -237,8 +270,9 @@ final class ControlServer {
             long size = data.byteSize();
             for (int i = 0; i < req.offsets().length; i++) {
                 if (req.offsets()[i] > size || req.lengths()[i] > size - req.offsets()[i]) {
-                    throw new ControlProtocol.ProtocolException("LEASE_READ range " + req.offsets()[i] + "+" + req.lengths()[i]
-                            + " lies outside the " + size + " bytes of " + req.model() + " v" + req.version());
+                    throw new ControlProtocol.ProtocolException(
+                            "LEASE_READ range " + req.offsets()[i] + "+" + req.lengths()[i] + " lies outside the "
+                                    + size + " bytes of " + req.model() + " v" + req.version());
                 }
             }
             ByteBuffer header = ControlProtocol.data(size, req.total());
@@ -255,8 +289,8 @@ final class ControlServer {
     }
 
     /**
-     * Stops accepting and closes every connection, and with it every lease; returns whether leases
-     * were open (consumers may be about to unpack an rkey), then waits for the acceptor to end.
+     * Stops accepting and closes every connection, and with it every lease; returns whether leases were open (consumers
+     * may be about to unpack an rkey), then waits for the acceptor to end.
      */
     boolean close() {
         synchronized (this) {

@@ -11,12 +11,11 @@ import java.net.UnknownHostException;
 import java.util.OptionalInt;
 
 /**
- * Whether a consumer may hand what a ucx producer sends (its UCX worker address and packed rkey) to
- * UCX, which parses them in native code and aborts the whole process on a malformed one. A producer
- * that passed the handshake with the consumer's secret proved who it is. Without a secret, the
- * consumer trusts only a producer on this host that runs as its own user (or root), read from the
- * kernel's socket table, since any other local user could answer on a port a forged manifest names;
- * a producer on another host without credentials only when {@code viper.auth.required=false}.
+ * Whether a consumer may hand what a ucx producer sends (its UCX worker address and packed rkey) to UCX, which parses
+ * them in native code and aborts the whole process on a malformed one. A producer that passed the handshake with the
+ * consumer's secret proved who it is. Without a secret, the consumer trusts only a producer on this host that runs as
+ * its own user (or root), read from the kernel's socket table, since any other local user could answer on a port a
+ * forged manifest names; a producer on another host without credentials only when {@code viper.auth.required=false}.
  * Stateless and thread-safe.
  */
 final class ProducerTrust {
@@ -29,7 +28,8 @@ final class ProducerTrust {
     }
 
     static ProducerTrust of(ViperConfig config, ClientAuth auth) {
-        return new ProducerTrust(auth.hasSecret(), config.get(ViperConfig.AUTH_REQUIRED).equals("false"));
+        return new ProducerTrust(
+                auth.hasSecret(), config.get(ViperConfig.AUTH_REQUIRED).equals("false"));
     }
 
     /**
@@ -48,8 +48,10 @@ final class ProducerTrust {
             return; // the connection fails on its own
         }
         if (!address.isLoopbackAddress()) {
-            throw new ViperConfigException(peer + " is on another host and this consumer has no " + ViperConfig.AUTH_SECRET_FILE.name()
-                    + ": without credentials UCX data is trusted only from this host's own user (or set " + ViperConfig.AUTH_REQUIRED.name() + "=false)");
+            throw new ViperConfigException(
+                    peer + " is on another host and this consumer has no " + ViperConfig.AUTH_SECRET_FILE.name()
+                            + ": without credentials UCX data is trusted only from this host's own user (or set "
+                            + ViperConfig.AUTH_REQUIRED.name() + "=false)");
         }
         OptionalInt owner;
         try {
@@ -59,8 +61,9 @@ final class ProducerTrust {
         }
         int me = LocalSockets.ownUid();
         if (owner.isPresent() && owner.getAsInt() != me && owner.getAsInt() != 0) {
-            throw new ViperConfigException(peer + " is run by user " + owner.getAsInt() + ", not by this consumer's (" + me + "), and neither side has "
-                    + ViperConfig.AUTH_SECRET_FILE.name() + ": not handing its UCX addresses to UCX");
+            throw new ViperConfigException(peer + " is run by user " + owner.getAsInt() + ", not by this consumer's ("
+                    + me + "), and neither side has " + ViperConfig.AUTH_SECRET_FILE.name()
+                    + ": not handing its UCX addresses to UCX");
         }
     }
 }

@@ -1,10 +1,10 @@
 package io.viper.transfer.ucx.internal;
 
-import java.lang.System.Logger.Level;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.spi.TransportClient.Arrivals;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -14,21 +14,19 @@ import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.ucp.UcpRequest;
 
 /**
- * One read's RDMA GETs, from the memory a producer's GRANT exposes into the reader's destination, or,
- * where UCX mapped that memory here (a producer on this host, {@link RkeyPointer}), the reader's copy
- * from it. Threads: the {@link WorkerLoop}'s thread drives the GETs ({@link #start}, the completions,
- * {@link #endMapped}, {@link #abandon}); the reading thread copies mapped memory ({@link #copyMapped})
- * and, when it gives up, {@link #abandonAndWait}s. {@link #done} completes on the loop thread when no
- * GET is in flight any more.
+ * One read's RDMA GETs, from the memory a producer's GRANT exposes into the reader's destination, or, where UCX mapped
+ * that memory here (a producer on this host, {@link RkeyPointer}), the reader's copy from it. Threads: the
+ * {@link WorkerLoop}'s thread drives the GETs ({@link #start}, the completions, {@link #endMapped}, {@link #abandon});
+ * the reading thread copies mapped memory ({@link #copyMapped}) and, when it gives up, {@link #abandonAndWait}s.
+ * {@link #done} completes on the loop thread when no GET is in flight any more.
  */
 final class RdmaRead {
     private static final System.Logger LOG = System.getLogger(UcxClient.class.getName());
     private static final long ABORT_GRACE_MS = 2_000;
     /**
-     * Most bytes one copy from a producer's mapped memory moves. The reader's copy
-     * ({@link Arrivals#copy}) spreads each call over its threads, which meet at the call's end: in one
-     * process here, 1 GiB copied and checked in calls of 8 MiB took 85 ms, in calls of 64 MiB 76 ms.
-     * The deadline is checked between calls, every few milliseconds.
+     * Most bytes one copy from a producer's mapped memory moves. The reader's copy ({@link Arrivals#copy}) spreads each
+     * call over its threads, which meet at the call's end: in one process here, 1 GiB copied and checked in calls of 8
+     * MiB took 85 ms, in calls of 64 MiB 76 ms. The deadline is checked between calls, every few milliseconds.
      */
     static final long MAPPED_COPY_BYTES = 64L << 20;
 
@@ -39,6 +37,7 @@ final class RdmaRead {
      * Whether memory UCX mapped here is copied by the reader rather than read by GETs (host mode, viper.ucx.mapped).
      */
     private final boolean mayMap;
+
     private final String peer;
     private final ControlProtocol.Grant grant;
     private final ReadPlan plan;
@@ -61,12 +60,19 @@ final class RdmaRead {
     private String failure;
 
     /**
-     * The read of {@code plan} from the memory {@code grant} exposes, through {@code peers}' endpoints
-     * driven by {@code loop}; {@code wake} wakes the reading thread (the transfer ended, or the memory is
-     * mapped here).
+     * The read of {@code plan} from the memory {@code grant} exposes, through {@code peers}' endpoints driven by
+     * {@code loop}; {@code wake} wakes the reading thread (the transfer ended, or the memory is mapped here).
      */
-    RdmaRead(UcxPeers peers, WorkerLoop loop, UcxSettings settings, boolean mayMap, String peer, ControlProtocol.Grant grant,
-             ReadPlan plan, Arrivals arrivals, Runnable wake) {
+    RdmaRead(
+            UcxPeers peers,
+            WorkerLoop loop,
+            UcxSettings settings,
+            boolean mayMap,
+            String peer,
+            ControlProtocol.Grant grant,
+            ReadPlan plan,
+            Arrivals arrivals,
+            Runnable wake) {
         this.peers = peers;
         this.loop = loop;
         this.settings = settings;
@@ -154,7 +160,12 @@ final class RdmaRead {
                 Get cb = new Get(i);
                 inFlight++;
                 try {
-                    target.endpoint.getNonBlocking(grant.address() + plan.remoteOffset()[i], rkey.key, plan.localAddress()[i], plan.length()[i], cb);
+                    target.endpoint.getNonBlocking(
+                            grant.address() + plan.remoteOffset()[i],
+                            rkey.key,
+                            plan.localAddress()[i],
+                            plan.length()[i],
+                            cb);
                 } catch (RuntimeException e) {
                     cb.complete("RDMA read failed: " + UcxNative.oneLine(String.valueOf(e.getMessage())));
                 }
@@ -182,9 +193,9 @@ final class RdmaRead {
     }
 
     /**
-     * Gives up on GETs that did not complete after an abort (UCX cannot cancel RMA, and without
-     * peer error handling it cannot force-close the endpoint): stops busy-polling for them and
-     * takes the endpoint out of the cache. Their completions, if they come, are still counted.
+     * Gives up on GETs that did not complete after an abort (UCX cannot cancel RMA, and without peer error handling it
+     * cannot force-close the endpoint): stops busy-polling for them and takes the endpoint out of the cache. Their
+     * completions, if they come, are still counted.
      */
     void abandon() {
         if (finished) {
@@ -219,7 +230,8 @@ final class RdmaRead {
         if (failure == null) {
             done.complete(null);
         } else {
-            done.completeExceptionally(new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": " + failure));
+            done.completeExceptionally(
+                    new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": " + failure));
         }
         try {
             wake.run();
@@ -229,43 +241,47 @@ final class RdmaRead {
     }
 
     /**
-     * The read of a producer on this host whose memory UCX mapped here ({@link RkeyPointer}): copies
-     * every chunk of the plan straight from it with the reader's {@link Arrivals#copy} (the calling
-     * thread, and the threads a verifier adds to copy and check at once), consecutive chunks together
-     * up to {@link #MAPPED_COPY_BYTES}. The key and the
-     * lease stay held until the transfer ends, so the memory stays mapped and the producer's. As for
-     * GETs, only a trusted producer's grant gets here ({@link ProducerTrust}): its address and size
-     * are taken as they are.
+     * The read of a producer on this host whose memory UCX mapped here ({@link RkeyPointer}): copies every chunk of the
+     * plan straight from it with the reader's {@link Arrivals#copy} (the calling thread, and the threads a verifier
+     * adds to copy and check at once), consecutive chunks together up to {@link #MAPPED_COPY_BYTES}. The key and the
+     * lease stay held until the transfer ends, so the memory stays mapped and the producer's. As for GETs, only a
+     * trusted producer's grant gets here ({@link ProducerTrust}): its address and size are taken as they are.
      */
     void copyMapped(long deadline) {
         MemorySegment remote = MemorySegment.ofAddress(mappedAt).reinterpret(grant.size());
         int i = 0;
         while (i < plan.count()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": reading mapped memory timed out");
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER, peer + ": reading mapped memory timed out");
             }
             int j = i + 1;
             long len = plan.length()[i];
-            while (j < plan.count() && len + plan.length()[j] <= MAPPED_COPY_BYTES
-                    && plan.remoteOffset()[j] == plan.remoteOffset()[i] + len && plan.localAddress()[j] == plan.localAddress()[i] + len) {
+            while (j < plan.count()
+                    && len + plan.length()[j] <= MAPPED_COPY_BYTES
+                    && plan.remoteOffset()[j] == plan.remoteOffset()[i] + len
+                    && plan.localAddress()[j] == plan.localAddress()[i] + len) {
                 len += plan.length()[j];
                 j++;
             }
             try {
                 // The reader's copy: a verifier checks each piece as it copies it.
-                arrivals.copy(remote.asSlice(plan.remoteOffset()[i], len), MemorySegment.ofAddress(plan.localAddress()[i]).reinterpret(len),
+                arrivals.copy(
+                        remote.asSlice(plan.remoteOffset()[i], len),
+                        MemorySegment.ofAddress(plan.localAddress()[i]).reinterpret(len),
                         plan.destinationOffset()[i]);
             } catch (RuntimeException e) {
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, peer + ": the reader's copy failed: " + e);
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER, peer + ": the reader's copy failed: " + e);
             }
             i = j;
         }
     }
 
     /**
-     * Stops issuing GETs and waits for those in flight, so that nothing writes into the caller's
-     * destination after {@code read} returns. GETs complete on their own once issued (shared memory
-     * copies, RDMA); those that do not within a grace period are abandoned and logged.
+     * Stops issuing GETs and waits for those in flight, so that nothing writes into the caller's destination after
+     * {@code read} returns. GETs complete on their own once issued (shared memory copies, RDMA); those that do not
+     * within a grace period are abandoned and logged.
      */
     void abandonAndWait() {
         if (awaitAfter(() -> abort("read abandoned"))) {
@@ -276,7 +292,10 @@ final class RdmaRead {
         } catch (ViperClosedException closedLoop) {
             // The loop is closing and takes the endpoints with it.
         }
-        LOG.log(Level.ERROR, peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS + " ms after an abandoned read; its destination may still be written");
+        LOG.log(
+                Level.ERROR,
+                peer + ": RDMA reads still outstanding " + ABORT_GRACE_MS
+                        + " ms after an abandoned read; its destination may still be written");
     }
 
     private boolean awaitAfter(Runnable action) {

@@ -6,9 +6,9 @@ import io.viper.transfer.ucx.UcxConfig;
 import java.util.List;
 
 /**
- * The GETs of one read: chunk i copies {@code length[i]} bytes from remote offset to local
- * address, which is {@code destinationOffset[i]} bytes into the destination. Immutable by convention
- * (the arrays are never written after {@link #of}).
+ * The GETs of one read: chunk i copies {@code length[i]} bytes from remote offset to local address, which is
+ * {@code destinationOffset[i]} bytes into the destination. Immutable by convention (the arrays are never written after
+ * {@link #of}).
  */
 record ReadPlan(long[] remoteOffset, long[] localAddress, long[] destinationOffset, long[] length) {
     int count() {
@@ -16,8 +16,8 @@ record ReadPlan(long[] remoteOffset, long[] localAddress, long[] destinationOffs
     }
 
     /**
-     * The GETs that copy {@code ranges} of a checkpoint of {@code total} bytes into {@code capacity}
-     * bytes of memory at {@code base} (host or GPU), in chunks of at most {@code chunk} bytes.
+     * The GETs that copy {@code ranges} of a checkpoint of {@code total} bytes into {@code capacity} bytes of memory at
+     * {@code base} (host or GPU), in chunks of at most {@code chunk} bytes.
      */
     static ReadPlan of(String what, long total, List<ByteRange> ranges, long base, long capacity, long chunk) {
         long count = 0;
@@ -30,13 +30,14 @@ record ReadPlan(long[] remoteOffset, long[] localAddress, long[] destinationOffs
                         + " exceeds the checkpoint's " + total + " bytes");
             }
             if (r.length() > capacity - r.destinationOffset() || r.destinationOffset() > capacity) {
-                throw new ViperConfigException("ucx read of " + what + ": range to " + r.destinationOffset() + "+" + r.length()
-                        + " exceeds the destination's " + capacity + " bytes");
+                throw new ViperConfigException("ucx read of " + what + ": range to " + r.destinationOffset() + "+"
+                        + r.length() + " exceeds the destination's " + capacity + " bytes");
             }
             count += (r.length() + chunk - 1) / chunk;
         }
         if (count > Integer.MAX_VALUE - 8) {
-            throw new ViperConfigException("ucx read of " + what + ": too many chunks; raise " + UcxConfig.CHUNK_BYTES.name());
+            throw new ViperConfigException(
+                    "ucx read of " + what + ": too many chunks; raise " + UcxConfig.CHUNK_BYTES.name());
         }
         int n = (int) count;
         long[] remote = new long[n];

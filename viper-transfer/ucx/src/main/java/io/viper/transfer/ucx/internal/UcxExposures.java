@@ -1,6 +1,5 @@
 package io.viper.transfer.ucx.internal;
 
-import java.lang.System.Logger.Level;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -9,6 +8,7 @@ import io.viper.spi.DeviceBuffer;
 import io.viper.spi.ReadLease;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.StagingAllocator;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -25,31 +25,29 @@ import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * The memory a {@link UcxServer} serves: each exposed version registered with UCX (a copy in memory
- * UCX allocated, the staging buffer in place, or a staging buffer UCX allocated and registered once),
- * and the read leases consumers take on them ({@link #take}). Registrations are made and dropped on
- * the {@link WorkerLoop}'s thread; the maps are guarded by this object's monitor. The staged memory
- * stays owned by the producer's staging cache: it is registered between {@link #expose} and
- * {@link #withdraw} only.
+ * The memory a {@link UcxServer} serves: each exposed version registered with UCX (a copy in memory UCX allocated, the
+ * staging buffer in place, or a staging buffer UCX allocated and registered once), and the read leases consumers take
+ * on them ({@link #take}). Registrations are made and dropped on the {@link WorkerLoop}'s thread; the maps are guarded
+ * by this object's monitor. The staged memory stays owned by the producer's staging cache: it is registered between
+ * {@link #expose} and {@link #withdraw} only.
  */
 final class UcxExposures {
     private static final System.Logger LOG = System.getLogger(UcxServer.class.getName());
     static final long LOOP_CALL_TIMEOUT_MS = 30_000;
     private static final AtomicLong EXPOSURE_IDS = new AtomicLong(new SecureRandom().nextLong() >>> 16);
 
-    private record Key(String model, long version) {
-    }
+    private record Key(String model, long version) {}
 
     /**
-     * One exposed version: the registered memory consumers read ({@code address}, {@code size}),
-     * either the staging buffer itself or a copy in UCX-allocated memory. {@code memory} is mapped and
-     * unmapped on the loop thread only.
+     * One exposed version: the registered memory consumers read ({@code address}, {@code size}), either the staging
+     * buffer itself or a copy in UCX-allocated memory. {@code memory} is mapped and unmapped on the loop thread only.
      */
     static final class Exposure {
         final StagedCheckpoint staged;
         final long size;
         /** Unique per registration for this server's lifetime: consumers cache unpacked rkeys under it. */
         final long id = EXPOSURE_IDS.incrementAndGet();
+
         volatile long address;
         volatile UcpMemory memory;
         volatile byte[] rkey = new byte[0];
@@ -65,8 +63,8 @@ final class UcxExposures {
     }
 
     /**
-     * A staging buffer UCX allocated and registered once; versions staged in it are exposed without
-     * a copy, under the same registration id, so consumers keep its unpacked rkey across versions.
+     * A staging buffer UCX allocated and registered once; versions staged in it are exposed without a copy, under the
+     * same registration id, so consumers keep its unpacked rkey across versions.
      */
     private final class Allocation implements StagingAllocator.Memory {
         final long id = EXPOSURE_IDS.incrementAndGet();
@@ -101,14 +99,16 @@ final class UcxExposures {
                 }
             }
             try {
-                loop.call(() -> {
-                    UcpMemory m = memory;
-                    memory = null;
-                    if (m != null) {
-                        m.deregister();
-                    }
-                    return null;
-                }, LOOP_CALL_TIMEOUT_MS);
+                loop.call(
+                        () -> {
+                            UcpMemory m = memory;
+                            memory = null;
+                            if (m != null) {
+                                m.deregister();
+                            }
+                            return null;
+                        },
+                        LOOP_CALL_TIMEOUT_MS);
             } catch (ViperClosedException | RetriableViperException e) {
                 LOG.log(Level.DEBUG, () -> "ucx server: freeing a staging buffer skipped: " + e.getMessage());
             }
@@ -126,8 +126,8 @@ final class UcxExposures {
     /** Guarded by this. */
     private boolean closed;
     /**
-     * Held shared by {@code expose} and {@code withdraw} while they register, copy into or unmap
-     * memory, and exclusively by {@code close}, so that the context is never closed under a copy.
+     * Held shared by {@code expose} and {@code withdraw} while they register, copy into or unmap memory, and
+     * exclusively by {@code close}, so that the context is never closed under a copy.
      */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
@@ -148,9 +148,9 @@ final class UcxExposures {
     }
 
     /**
-     * Staging buffers in memory UCX allocates and registers once (unless {@code viper.ucx.copy=false},
-     * where staged buffers are registered in place): UCX 1.13 reads such memory between processes at
-     * memcpy speed, while a GET from memory registered in place takes its slow software path.
+     * Staging buffers in memory UCX allocates and registers once (unless {@code viper.ucx.copy=false}, where staged
+     * buffers are registered in place): UCX 1.13 reads such memory between processes at memcpy speed, while a GET from
+     * memory registered in place takes its slow software path.
      */
     Optional<StagingAllocator> stagingAllocator() {
         if (!settings.copyToUcxMemory() || mode.device()) {
@@ -162,7 +162,12 @@ final class UcxExposures {
                 synchronized (this) {
                     requireOpen();
                 }
-                Allocation a = loop.call(() -> new Allocation(loop.context().memoryMap(new UcpMemMapParams().allocate().setLength(bytes)), bytes),
+                Allocation a = loop.call(
+                        () -> new Allocation(
+                                loop.context()
+                                        .memoryMap(
+                                                new UcpMemMapParams().allocate().setLength(bytes)),
+                                bytes),
                         LOOP_CALL_TIMEOUT_MS);
                 synchronized (this) {
                     allocations.add(a);
@@ -172,8 +177,11 @@ final class UcxExposures {
                 if (e instanceof ViperException ve) {
                     throw ve;
                 }
-                throw new RetriableViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate a staging buffer of " + bytes + " bytes: "
-                        + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER,
+                        "ucx server: cannot allocate a staging buffer of " + bytes + " bytes: "
+                                + UcxNative.oneLine(String.valueOf(e.getMessage())),
+                        e);
             } finally {
                 lifecycle.readLock().unlock();
             }
@@ -183,8 +191,8 @@ final class UcxExposures {
     /**
      * Registers {@code staged}'s data for RDMA: by default copies it into memory allocated by UCX
      * ({@link io.viper.transfer.ucx.UcxConfig#COPY}), else registers the staging buffer in place. Blocks the calling
-     * (producer background) thread for the copy. In the GPU mode a version staged on the GPU is
-     * registered in place as device memory (no copy); others are registered in place in host memory.
+     * (producer background) thread for the copy. In the GPU mode a version staged on the GPU is registered in place as
+     * device memory (no copy); others are registered in place in host memory.
      */
     void expose(StagedCheckpoint staged) {
         Key key = new Key(staged.model(), staged.version());
@@ -192,8 +200,8 @@ final class UcxExposures {
         MemorySegment data = staged.data();
         Optional<DeviceBuffer> device = mode.device() ? staged.device() : Optional.empty();
         if (device.isPresent() && device.get().byteSize() < data.byteSize()) {
-            throw new ViperConfigException("ucx server: the GPU staging buffer of " + what + " holds " + device.get().byteSize()
-                    + " bytes, the version has " + data.byteSize());
+            throw new ViperConfigException("ucx server: the GPU staging buffer of " + what + " holds "
+                    + device.get().byteSize() + " bytes, the version has " + data.byteSize());
         }
         if (device.isEmpty() && !data.isNative()) {
             throw new ViperConfigException("ucx server: staged data of " + what + " is not in native memory");
@@ -219,7 +227,8 @@ final class UcxExposures {
             if (device.isPresent() && e.size > 0) {
                 registerInPlace(e, device.get().devicePointer(), mode.memoryType(), what + " (GPU staging)");
             } else if (mode.device() && e.size > 0) {
-                registerInPlace(e, data.address(), UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST, what + " (host staging)");
+                registerInPlace(
+                        e, data.address(), UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST, what + " (host staging)");
             } else if (home != null) {
                 e.owned = false;
                 e.address = data.address();
@@ -233,7 +242,9 @@ final class UcxExposures {
                 old = exposed.put(key, e);
             }
             if (old != null) {
-                LOG.log(Level.DEBUG, () -> "ucx server: " + what + " exposed again; replacing the earlier registration");
+                LOG.log(
+                        Level.DEBUG,
+                        () -> "ucx server: " + what + " exposed again; replacing the earlier registration");
                 deregister(List.of(old));
             }
         } finally {
@@ -247,17 +258,21 @@ final class UcxExposures {
             return;
         }
         try {
-            loop.call(() -> {
-                UcpMemory m = loop.context().memoryMap(new UcpMemMapParams().allocate().setLength(e.size));
-                e.memory = m;
-                e.address = m.getAddress();
-                e.rkey = toBytes(m.getRemoteKeyBuffer());
-                return null;
-            }, LOOP_CALL_TIMEOUT_MS);
+            loop.call(
+                    () -> {
+                        UcpMemory m = loop.context()
+                                .memoryMap(new UcpMemMapParams().allocate().setLength(e.size));
+                        e.memory = m;
+                        e.address = m.getAddress();
+                        e.rkey = toBytes(m.getRemoteKeyBuffer());
+                        return null;
+                    },
+                    LOOP_CALL_TIMEOUT_MS);
             // Views of at most 1 GiB: ByteBuffer capacities are ints.
             for (long off = 0; off < e.size; off += 1L << 30) {
                 int len = (int) Math.min(1L << 30, e.size - off);
-                MemorySegment.copy(data, off, MemorySegment.ofBuffer(UcxUtils.getByteBufferView(e.address + off, len)), 0, len);
+                MemorySegment.copy(
+                        data, off, MemorySegment.ofBuffer(UcxUtils.getByteBufferView(e.address + off, len)), 0, len);
             }
         } catch (RuntimeException ex) {
             if (e.memory != null) {
@@ -266,29 +281,42 @@ final class UcxExposures {
             if (ex instanceof ViperException ve) {
                 throw ve;
             }
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, "ucx server: cannot allocate UCX memory for "
-                    + e.size + " bytes of " + what + ": " + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    "ucx server: cannot allocate UCX memory for " + e.size + " bytes of " + what + ": "
+                            + UcxNative.oneLine(String.valueOf(ex.getMessage())),
+                    ex);
         }
     }
 
     /** Registers {@code e.size} bytes at {@code address} of {@code memoryType} where they are, on the loop thread. */
     private void registerInPlace(Exposure e, long address, int memoryType, String what) {
         try {
-            loop.call(() -> {
-                UcpMemMapParams params = new UcpMemMapParams().setAddress(address).setLength(e.size);
-                // Host memory is left to UCX's own detection, as before the GPU mode existed.
-                UcpMemory m = loop.context().memoryMap(memoryType == UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST ? params : params.setMemoryType(memoryType));
-                e.memory = m;
-                e.address = m.getAddress();
-                e.rkey = toBytes(m.getRemoteKeyBuffer());
-                return null;
-            }, LOOP_CALL_TIMEOUT_MS);
+            loop.call(
+                    () -> {
+                        UcpMemMapParams params =
+                                new UcpMemMapParams().setAddress(address).setLength(e.size);
+                        // Host memory is left to UCX's own detection, as before the GPU mode existed.
+                        UcpMemory m = loop.context()
+                                .memoryMap(
+                                        memoryType == UcsConstants.MEMORY_TYPE.UCS_MEMORY_TYPE_HOST
+                                                ? params
+                                                : params.setMemoryType(memoryType));
+                        e.memory = m;
+                        e.address = m.getAddress();
+                        e.rkey = toBytes(m.getRemoteKeyBuffer());
+                        return null;
+                    },
+                    LOOP_CALL_TIMEOUT_MS);
         } catch (RuntimeException ex) {
             if (ex instanceof ViperException ve) {
                 throw ve;
             }
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, "ucx server: cannot register " + e.size + " bytes of " + what + ": "
-                    + UcxNative.oneLine(String.valueOf(ex.getMessage())), ex);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    "ucx server: cannot register " + e.size + " bytes of " + what + ": "
+                            + UcxNative.oneLine(String.valueOf(ex.getMessage())),
+                    ex);
         }
     }
 
@@ -316,10 +344,12 @@ final class UcxExposures {
             return; // nothing registered of its own (in a staging buffer UCX allocated): no hand-off to the loop
         }
         try {
-            loop.call(() -> {
-                list.forEach(UcxExposures::deregisterInLoop);
-                return null;
-            }, LOOP_CALL_TIMEOUT_MS);
+            loop.call(
+                    () -> {
+                        list.forEach(UcxExposures::deregisterInLoop);
+                        return null;
+                    },
+                    LOOP_CALL_TIMEOUT_MS);
         } catch (ViperClosedException | RetriableViperException e) {
             LOG.log(Level.DEBUG, () -> "ucx server: deregistration skipped: " + e.getMessage());
         }
@@ -343,8 +373,7 @@ final class UcxExposures {
     }
 
     /** A lease taken on an exposure, or why none was ({@code lease} null). */
-    record Taken(Exposure exposure, ReadLease lease, String refusal) {
-    }
+    record Taken(Exposure exposure, ReadLease lease, String refusal) {}
 
     /** Takes a read lease on the exposure of {@code model} v{@code version}, if it is exposed and not recycled. */
     Taken take(String model, long version) {
@@ -374,8 +403,8 @@ final class UcxExposures {
     }
 
     /**
-     * The server closes: waits for exposes and withdraws under way (later ones see it closed), refuses
-     * leases from now on and returns every exposure, which {@link #releaseInLoop} unmaps.
+     * The server closes: waits for exposes and withdraws under way (later ones see it closed), refuses leases from now
+     * on and returns every exposure, which {@link #releaseInLoop} unmaps.
      */
     List<Exposure> close() {
         synchronized (this) {

@@ -1,24 +1,23 @@
 package io.viper.transfer.ucx.internal;
 
+import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.util.Optional;
-import java.lang.System.Logger.Level;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpParams;
 
 /**
- * Probes, once per JVM, whether jucx's native library and UCX's {@code libucp} load and a UCP context
- * with the features this transport needs can be created. The result is cached; nothing native is
- * touched before the first call to {@link #unavailableReason()}.
+ * Probes, once per JVM, whether jucx's native library and UCX's {@code libucp} load and a UCP context with the features
+ * this transport needs can be created. The result is cached; nothing native is touched before the first call to
+ * {@link #unavailableReason()}.
  */
 public final class UcxNative {
     private static final System.Logger LOG = System.getLogger(UcxNative.class.getName());
     private static volatile Optional<String> reason;
 
-    private UcxNative() {
-    }
+    private UcxNative() {}
 
     /** Empty when UCX works in this process; otherwise one line saying why not. Thread-safe. */
     public static Optional<String> unavailableReason() {
@@ -41,10 +40,9 @@ public final class UcxNative {
     }
 
     /**
-     * The parameters of a producer's context whose control channel binds {@code bind}: UCX's own
-     * network listeners (its TCP transport listens on every interface by default) are kept to the
-     * interface of that address, so that a loopback server is reachable from this host only. A
-     * wildcard address leaves every interface.
+     * The parameters of a producer's context whose control channel binds {@code bind}: UCX's own network listeners (its
+     * TCP transport listens on every interface by default) are kept to the interface of that address, so that a
+     * loopback server is reachable from this host only. A wildcard address leaves every interface.
      */
     public static UcpParams serverParams(InetAddress bind) {
         UcpParams params = contextParams();

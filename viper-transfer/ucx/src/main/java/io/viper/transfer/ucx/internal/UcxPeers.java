@@ -1,7 +1,7 @@
 package io.viper.transfer.ucx.internal;
 
-import java.lang.System.Logger.Level;
 import io.viper.errors.ViperClosedException;
+import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,13 +16,12 @@ import org.openucx.jucx.ucp.UcpRemoteKey;
 import org.openucx.jucx.ucp.UcpRequest;
 
 /**
- * A {@link UcxClient}'s endpoints, one per producer worker address (at most {@link #MAX_ENDPOINTS},
- * least recently used dropped first), and the remote keys unpacked on each (up to
- * {@code viper.ucx.rkey.cache} per endpoint, dropped after 30 s unused). Every method runs on the
- * client's loop thread, except {@link #close()}.
+ * A {@link UcxClient}'s endpoints, one per producer worker address (at most {@link #MAX_ENDPOINTS}, least recently used
+ * dropped first), and the remote keys unpacked on each (up to {@code viper.ucx.rkey.cache} per endpoint, dropped after
+ * 30 s unused). Every method runs on the client's loop thread, except {@link #close()}.
  *
- * <p>Endpoints are created without peer error handling: with it, UCX 1.13 picks TCP instead of shared
- * memory between processes on one host. A dead producer is detected on the control channel.
+ * <p>Endpoints are created without peer error handling: with it, UCX 1.13 picks TCP instead of shared memory between
+ * processes on one host. A dead producer is detected on the control channel.
  */
 final class UcxPeers {
     private static final System.Logger LOG = System.getLogger(UcxClient.class.getName());
@@ -36,6 +35,7 @@ final class UcxPeers {
     private final LinkedHashMap<ByteBuffer, Peer> peers = new LinkedHashMap<>(16, 0.75f, true);
     /** Endpoints being closed. */
     private final List<UcpRequest> closing = new ArrayList<>();
+
     private volatile boolean closed;
 
     /** An endpoint to one producer worker and the remote keys unpacked on it. */
@@ -43,6 +43,7 @@ final class UcxPeers {
         final UcpEndpoint endpoint;
         /** Exposure id -> unpacked rkey, least recently used first. */
         final LinkedHashMap<Long, RemoteKey> keys = new LinkedHashMap<>(8, 0.75f, true);
+
         int users;
         boolean evicted;
         boolean closed;
@@ -53,8 +54,8 @@ final class UcxPeers {
     }
 
     /**
-     * An unpacked rkey. Unpacking one attaches the producer's shared memory, and the first touch of
-     * each page faults, so reads of a version already read reuse it.
+     * An unpacked rkey. Unpacking one attaches the producer's shared memory, and the first touch of each page faults,
+     * so reads of a version already read reuse it.
      */
     static final class RemoteKey {
         final UcpRemoteKey key;

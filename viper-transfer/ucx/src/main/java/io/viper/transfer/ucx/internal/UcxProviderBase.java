@@ -15,9 +15,9 @@ import java.net.URI;
 import java.util.List;
 
 /**
- * What the UCX transports share ({@code ucx://}, {@code ucx-cuda://}): scheme and tier from the
- * {@link UcxMemoryMode}, the configuration keys, URI validation before anything native is touched, and a
- * check of {@link #unavailableReason()} before a server or client is opened. Stateless; thread-safe.
+ * What the UCX transports share ({@code ucx://}, {@code ucx-cuda://}): scheme and tier from the {@link UcxMemoryMode},
+ * the configuration keys, URI validation before anything native is touched, and a check of {@link #unavailableReason()}
+ * before a server or client is opened. Stateless; thread-safe.
  */
 public abstract class UcxProviderBase implements TransportProvider {
     private final UcxMemoryMode mode;
@@ -50,8 +50,8 @@ public abstract class UcxProviderBase implements TransportProvider {
     }
 
     /**
-     * Starts the producer side bound to {@code bind}. Throws {@link io.viper.errors.ViperConfigException}
-     * for a bad URI, and {@link ViperException} ({@code UNAVAILABLE}) where the transport does not work here.
+     * Starts the producer side bound to {@code bind}. Throws {@link io.viper.errors.ViperConfigException} for a bad
+     * URI, and {@link ViperException} ({@code UNAVAILABLE}) where the transport does not work here.
      */
     @Override
     public final TransportServer openServer(URI bind, ViperConfig config) {
@@ -71,7 +71,9 @@ public abstract class UcxProviderBase implements TransportProvider {
         unavailableReason().ifPresent(reason -> {
             // "no CUDA driver/device: ..." reads the same from every GPU entry point.
             throw new ViperUnsupportedException(
-                    reason.startsWith(GpuProvider.NO_CUDA) ? reason : mode.scheme() + " transport unavailable: " + reason);
+                    reason.startsWith(GpuProvider.NO_CUDA)
+                            ? reason
+                            : mode.scheme() + " transport unavailable: " + reason);
         });
     }
 }

@@ -4,6 +4,7 @@ import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperTimeoutException;
+import java.lang.System.Logger.Level;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -11,22 +12,20 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
-import java.lang.System.Logger.Level;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpParams;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 
 /**
- * One UCP context, one worker on it, and the single thread that drives them. Every UCX call of the
- * context and worker (progress, endpoints, memory registration, RMA) is made on that thread: other
- * threads hand it work with {@link #execute} or {@link #call}, which queue the task and
- * {@link UcpWorker#signal() signal} the worker.
+ * One UCP context, one worker on it, and the single thread that drives them. Every UCX call of the context and worker
+ * (progress, endpoints, memory registration, RMA) is made on that thread: other threads hand it work with
+ * {@link #execute} or {@link #call}, which queue the task and {@link UcpWorker#signal() signal} the worker.
  *
  * <p>The thread loops {@code progress()}; when nothing progressed and no task is queued it blocks in
  * {@code waitForEvents()}, unless {@link #busyBegin() busy} (requests in flight), when it busy-polls.
- * {@link #close(Runnable, long)} runs a last cleanup task on the thread (close endpoints, deregister
- * memory), then closes the worker and after it the context.
+ * {@link #close(Runnable, long)} runs a last cleanup task on the thread (close endpoints, deregister memory), then
+ * closes the worker and after it the context.
  */
 public final class WorkerLoop implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerLoop.class.getName());
@@ -102,8 +101,8 @@ public final class WorkerLoop implements AutoCloseable {
     }
 
     /**
-     * Queues {@code task} for the loop thread and wakes it. Throws a {@link ViperClosedException} once
-     * the loop is closing. Callable from any thread.
+     * Queues {@code task} for the loop thread and wakes it. Throws a {@link ViperClosedException} once the loop is
+     * closing. Callable from any thread.
      */
     public void execute(Runnable task) {
         synchronized (lock) {
@@ -133,9 +132,8 @@ public final class WorkerLoop implements AutoCloseable {
     }
 
     /**
-     * Runs {@code task} on the loop thread and waits up to {@code timeoutMs} for its result; runs it
-     * directly when called on the loop thread. Exceptions of the task are rethrown as they are when
-     * unchecked.
+     * Runs {@code task} on the loop thread and waits up to {@code timeoutMs} for its result; runs it directly when
+     * called on the loop thread. Exceptions of the task are rethrown as they are when unchecked.
      */
     public <T> T call(Callable<T> task, long timeoutMs) {
         if (inLoop()) {
@@ -144,7 +142,8 @@ public final class WorkerLoop implements AutoCloseable {
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
-                throw new ViperException(ViperException.Reason.INTERNAL, "UCX worker " + name + ": " + e.getMessage(), e);
+                throw new ViperException(
+                        ViperException.Reason.INTERNAL, "UCX worker " + name + ": " + e.getMessage(), e);
             }
         }
         CompletableFuture<T> f = submit(task);
@@ -163,13 +162,14 @@ public final class WorkerLoop implements AutoCloseable {
             throw new ViperTimeoutException("UCX worker " + name + " did not answer within " + timeoutMs + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RetriableViperException(ViperException.Reason.TRANSFER, "interrupted while waiting for UCX worker " + name);
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, "interrupted while waiting for UCX worker " + name);
         }
     }
 
     /**
-     * Loop thread only: progresses the worker until {@code done} holds or {@code timeoutMs} passed;
-     * returns whether it holds. Tasks queued meanwhile wait. For shutdown paths (endpoint close).
+     * Loop thread only: progresses the worker until {@code done} holds or {@code timeoutMs} passed; returns whether it
+     * holds. Tasks queued meanwhile wait. For shutdown paths (endpoint close).
      */
     public boolean progressUntil(BooleanSupplier done, long timeoutMs) {
         assertInLoop();
@@ -191,9 +191,8 @@ public final class WorkerLoop implements AutoCloseable {
     }
 
     /**
-     * Stops the loop: runs {@code cleanup} on the loop thread after every task queued before, then
-     * closes the worker and the context. Waits up to {@code timeoutMs}. Idempotent; callable from any
-     * thread but the loop thread.
+     * Stops the loop: runs {@code cleanup} on the loop thread after every task queued before, then closes the worker
+     * and the context. Waits up to {@code timeoutMs}. Idempotent; callable from any thread but the loop thread.
      */
     public void close(Runnable cleanup, long timeoutMs) {
         synchronized (lock) {
@@ -226,7 +225,7 @@ public final class WorkerLoop implements AutoCloseable {
     /** {@link #close(Runnable, long)} with no cleanup task, waiting up to 30 s. */
     @Override
     public void close() {
-        close(() -> { }, 30_000);
+        close(() -> {}, 30_000);
     }
 
     private void run() {

@@ -4,10 +4,9 @@ import java.util.Optional;
 import org.openucx.jucx.ucs.UcsConstants;
 
 /**
- * The ucx-cuda transport's code ({@link UcxMemoryMode} GPU mode) under the scheme
- * {@code ucx-fakegpu}, with "device" memory registered as host memory: over
- * {@link io.viper.testing.FakeGpuProvider}, whose device pointers are host addresses, it runs the
- * GPU-mode server and client with real UCX on machines without CUDA. Registered for tests only.
+ * The ucx-cuda transport's code ({@link UcxMemoryMode} GPU mode) under the scheme {@code ucx-fakegpu}, with "device"
+ * memory registered as host memory: over {@link io.viper.testing.FakeGpuProvider}, whose device pointers are host
+ * addresses, it runs the GPU-mode server and client with real UCX on machines without CUDA. Registered for tests only.
  */
 public final class FakeGpuUcxTransportProvider extends UcxProviderBase {
     public static final String SCHEME = "ucx-fakegpu";

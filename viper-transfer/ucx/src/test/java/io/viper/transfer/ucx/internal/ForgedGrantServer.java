@@ -7,14 +7,13 @@ import java.net.ServerSocket;
 import java.net.Socket;
 
 /**
- * A hostile process posing as a ucx producer, JDK only (so that it runs as another user on the
- * test classes alone): it answers the handshake as a server without a secret, then every LEASE with
- * a GRANT whose UCX worker address and rkey are garbage, for {@code args[0]} bytes. UCX 1.13 aborts
- * the process that hands such an address to it. Prints {@code PORT n}, then serves until killed.
+ * A hostile process posing as a ucx producer, JDK only (so that it runs as another user on the test classes alone): it
+ * answers the handshake as a server without a secret, then every LEASE with a GRANT whose UCX worker address and rkey
+ * are garbage, for {@code args[0]} bytes. UCX 1.13 aborts the process that hands such an address to it. Prints
+ * {@code PORT n}, then serves until killed.
  */
 public final class ForgedGrantServer {
-    private ForgedGrantServer() {
-    }
+    private ForgedGrantServer() {}
 
     public static void main(String[] args) throws Exception {
         long size = Long.parseLong(args[0]);

@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code ucx://127.0.0.1:0} listens on loopback only: its control socket and UCX's own listeners,
- * which UCX's TCP transport opens on every interface unless told otherwise (read from the kernel's
- * socket tables, since UCX opens them behind Java's back).
+ * {@code ucx://127.0.0.1:0} listens on loopback only: its control socket and UCX's own listeners, which UCX's TCP
+ * transport opens on every interface unless told otherwise (read from the kernel's socket tables, since UCX opens them
+ * behind Java's back).
  */
 class UcxLoopbackBindTest {
     @Test
@@ -26,9 +26,17 @@ class UcxLoopbackBindTest {
         try (UcxServer server = UcxServer.open(URI.create("ucx://127.0.0.1:0"), ViperConfig.defaults())) {
             List<InetSocketAddress> opened = new ArrayList<>(LocalSockets.ofThisProcess());
             opened.removeAll(before);
-            assertTrue(opened.stream().anyMatch(a -> a.getPort() == server.location().uri().getPort()), "the control socket: " + opened);
-            List<InetSocketAddress> outside = opened.stream().filter(a -> !a.getAddress().isLoopbackAddress()).toList();
-            assertTrue(outside.isEmpty(), "listening beyond loopback: " + outside + " (all new listeners: " + opened + ")");
+            assertTrue(
+                    opened.stream()
+                            .anyMatch(
+                                    a -> a.getPort() == server.location().uri().getPort()),
+                    "the control socket: " + opened);
+            List<InetSocketAddress> outside = opened.stream()
+                    .filter(a -> !a.getAddress().isLoopbackAddress())
+                    .toList();
+            assertTrue(
+                    outside.isEmpty(),
+                    "listening beyond loopback: " + outside + " (all new listeners: " + opened + ")");
         }
     }
 }

@@ -9,11 +9,13 @@ import org.junit.jupiter.api.Test;
 class UcxNativeTest {
     @Test
     void missingLibucpNamesTheLibraryAndThePackage() {
-        var e = new UnsatisfiedLinkError("Native code library failed to load: libjucx.so. /tmp/jucx1/libjucx.so: libucp.so.0: "
-                + "cannot open shared object file: No such file or directory");
+        var e = new UnsatisfiedLinkError(
+                "Native code library failed to load: libjucx.so. /tmp/jucx1/libjucx.so: libucp.so.0: "
+                        + "cannot open shared object file: No such file or directory");
         assertEquals("UCX libraries not found (libucp.so.0): install libucx0", UcxNative.describe(e));
         var later = new NoClassDefFoundError("Could not initialize class org.openucx.jucx.ucp.UcpContext");
-        later.initCause(new ExceptionInInitializerError("Exception java.lang.UnsatisfiedLinkError: libuct.so.0: cannot open shared object file"));
+        later.initCause(new ExceptionInInitializerError(
+                "Exception java.lang.UnsatisfiedLinkError: libuct.so.0: cannot open shared object file"));
         assertEquals("UCX libraries not found (libuct.so.0): install libucx0", UcxNative.describe(later));
     }
 

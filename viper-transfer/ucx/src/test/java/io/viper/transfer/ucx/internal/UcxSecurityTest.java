@@ -31,9 +31,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The ucx control port with credentials and limits (the transport security suite), and a hostile
- * process answering a consumer with a forged GRANT: nothing it sends reaches UCX (which would abort this JVM) unless it proved
- * the consumer's secret or runs as the consumer's own user.
+ * The ucx control port with credentials and limits (the transport security suite), and a hostile process answering a
+ * consumer with a forged GRANT: nothing it sends reaches UCX (which would abort this JVM) unless it proved the
+ * consumer's secret or runs as the consumer's own user.
  */
 class UcxSecurityTest extends TransportSecuritySuite {
     private final UcxTransportProvider provider = new UcxTransportProvider();
@@ -57,20 +57,25 @@ class UcxSecurityTest extends TransportSecuritySuite {
     @Override
     protected byte[] leaseRequest(String model) {
         ByteBuffer lease = ControlProtocol.lease(model, 1);
-        return ByteBuffer.allocate(4 + lease.remaining()).putInt(ControlProtocol.MAGIC).put(lease).array();
+        return ByteBuffer.allocate(4 + lease.remaining())
+                .putInt(ControlProtocol.MAGIC)
+                .put(lease)
+                .array();
     }
 
     @Test
     void aForgedGrantNeverReachesUcx() throws Exception {
         TestSecrets secrets = TestSecrets.make(dir);
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("victim", 1, 9, 64_000);
-             TransportServer real = provider.openServer(URI.create("ucx://127.0.0.1:0"), ViperConfig.of(secrets.producerSetting()));
-             TransportClient consumer = provider.openClient(ViperConfig.of(secrets.consumerSetting()))) {
+                TransportServer real = provider.openServer(
+                        URI.create("ucx://127.0.0.1:0"), ViperConfig.of(secrets.producerSetting()));
+                TransportClient consumer = provider.openClient(ViperConfig.of(secrets.consumerSetting()))) {
             real.expose(staged);
             Process forger = forger(false, staged.manifest().totalBytes());
             try {
                 Location forged = new Location(URI.create("ucx://127.0.0.1:" + port(forger)), Tier.HOST);
-                ViperConfigException e = assertThrows(ViperConfigException.class, () -> readsExactly(consumer, forged, staged));
+                ViperConfigException e =
+                        assertThrows(ViperConfigException.class, () -> readsExactly(consumer, forged, staged));
                 assertTrue(e.getMessage().contains("does not authenticate"), e.getMessage());
                 readsExactly(consumer, real.location(), staged); // this JVM is alive and reads on
             } finally {
@@ -80,11 +85,12 @@ class UcxSecurityTest extends TransportSecuritySuite {
         if (LocalSockets.ownUid() == 0 && Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
             // Without secrets on either side: a forger running as another user is not trusted either.
             try (TestStagedCheckpoint staged = new TestStagedCheckpoint("victim", 2, 9, 64_000);
-                 TransportClient consumer = provider.openClient(ViperConfig.defaults())) {
+                    TransportClient consumer = provider.openClient(ViperConfig.defaults())) {
                 Process forger = forger(true, staged.manifest().totalBytes());
                 try {
                     Location forged = new Location(URI.create("ucx://127.0.0.1:" + port(forger)), Tier.HOST);
-                    ViperConfigException e = assertThrows(ViperConfigException.class, () -> readsExactly(consumer, forged, staged));
+                    ViperConfigException e =
+                            assertThrows(ViperConfigException.class, () -> readsExactly(consumer, forged, staged));
                     assertTrue(e.getMessage().contains("is run by user 65534"), e.getMessage());
                 } finally {
                     forger.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -99,8 +105,17 @@ class UcxSecurityTest extends TransportSecuritySuite {
         if (asNobody) {
             cmd.addAll(List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"));
         }
-        String classes = Path.of(ForgedGrantServer.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        cmd.addAll(List.of(ProcessHandle.current().info().command().orElseThrow(), "-cp", classes, ForgedGrantServer.class.getName(),
+        String classes = Path.of(ForgedGrantServer.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
+                .toString();
+        cmd.addAll(List.of(
+                ProcessHandle.current().info().command().orElseThrow(),
+                "-cp",
+                classes,
+                ForgedGrantServer.class.getName(),
                 Long.toString(size)));
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
     }

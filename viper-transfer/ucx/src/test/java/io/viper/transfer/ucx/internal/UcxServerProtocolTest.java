@@ -45,7 +45,9 @@ class UcxServerProtocolTest {
         }
     }
 
-    /** A raw connection past the handshake (the server has no secret): what it sends next reaches the control protocol. */
+    /**
+     * A raw connection past the handshake (the server has no secret): what it sends next reaches the control protocol.
+     */
     private RawPeer connect() throws Exception {
         return RawPeer.authenticated("127.0.0.1", server.location().uri().getPort(), "ucx");
     }
@@ -74,7 +76,8 @@ class UcxServerProtocolTest {
 
     @Test
     void badFrameLengthsAndUnknownTypesCloseTheConnection() throws Exception {
-        for (int[] frame : new int[][] {{0}, {ControlProtocol.MAX_FRAME + 1}, {-5}, {1, 99}, {1, ControlProtocol.GRANT}}) {
+        for (int[] frame :
+                new int[][] {{0}, {ControlProtocol.MAX_FRAME + 1}, {-5}, {1, 99}, {1, ControlProtocol.GRANT}}) {
             try (RawPeer s = connect()) {
                 DataOutputStream out = s.out;
                 out.writeInt(ControlProtocol.MAGIC);
@@ -91,8 +94,14 @@ class UcxServerProtocolTest {
     @Test
     void malformedLeaseClosesTheConnection() throws Exception {
         for (ByteBuffer bad : new ByteBuffer[] {
-                ControlProtocol.lease("../etc", 3), ControlProtocol.lease("proto", 0),
-                ByteBuffer.allocate(7).putInt(3).put(ControlProtocol.LEASE).putShort((short) 40).flip()}) {
+            ControlProtocol.lease("../etc", 3),
+            ControlProtocol.lease("proto", 0),
+            ByteBuffer.allocate(7)
+                    .putInt(3)
+                    .put(ControlProtocol.LEASE)
+                    .putShort((short) 40)
+                    .flip()
+        }) {
             try (RawPeer s = connect()) {
                 s.out.writeInt(ControlProtocol.MAGIC);
                 write(s, bad);
@@ -173,9 +182,10 @@ class UcxServerProtocolTest {
     @Test
     void leaseReadOutsideTheDataOrTooLargeClosesTheConnection() throws Exception {
         for (ByteBuffer bad : new ByteBuffer[] {
-                ControlProtocol.leaseRead("proto", 3, new long[] {4000}, new long[] {97}),
-                ControlProtocol.leaseRead("proto", 3, new long[] {0, 0}, new long[] {ControlProtocol.MAX_INLINE, 1}),
-                ControlProtocol.leaseRead("proto", 3, new long[] {-1}, new long[] {1})}) {
+            ControlProtocol.leaseRead("proto", 3, new long[] {4000}, new long[] {97}),
+            ControlProtocol.leaseRead("proto", 3, new long[] {0, 0}, new long[] {ControlProtocol.MAX_INLINE, 1}),
+            ControlProtocol.leaseRead("proto", 3, new long[] {-1}, new long[] {1})
+        }) {
             try (RawPeer s = connect()) {
                 s.out.writeInt(ControlProtocol.MAGIC);
                 write(s, bad);

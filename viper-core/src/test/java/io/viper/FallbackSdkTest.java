@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -186,11 +187,10 @@ class FallbackSdkTest extends SdkTestBase {
         InMemoryTransportProvider.faults(bad).corruptReads.set(1_000);
         ViperProducer producer = keep(v.producer("fb", CheckpointPolicy.never()));
         ViperConsumer consumer = keep(v.consumer("fb"));
-        java.util.concurrent.CompletableFuture<io.viper.manifest.Manifest> announced =
-                new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<io.viper.manifest.Manifest> announced = new CompletableFuture<>();
         consumer.onManifest(announced::complete);
         producer.publish(snapshot(6f), Map.of());
-        assertEquals(1, announced.get(20, java.util.concurrent.TimeUnit.SECONDS).version());
+        assertEquals(1, announced.get(20, TimeUnit.SECONDS).version());
         try (TensorSet set = consumer.fetch(1, Set.of("dense.bias"))) {
             assertArrayEquals(new float[] {6f, -6f}, set.tensor("dense.bias").toFloatArray());
             assertEquals("mem://" + good, set.location().uri().toString());

@@ -75,8 +75,8 @@ class SharedMemoryBudgetTest {
         assertTrue(m.startsWith("producer b asked for 2.0 MiB"), m);
         assertTrue(m.contains("staging for v1, after waiting 200 ms"), m);
         assertTrue(
-                m.contains(
-                        "host memory of this Viper instance (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes))"),
+                m.contains("host memory of this Viper instance (viper.memory.host.budget.bytes = 3.0 MiB (3145728"
+                        + " bytes))"),
                 m);
         assertTrue(m.contains("held: producer a: 2.0 MiB"), m);
         assertTrue(m.contains("[staged a v1 ("), m);

@@ -265,8 +265,8 @@ class ViperSdkTest extends SdkTestBase {
                 ViperConfigException.class, () -> ViperConfig.of(Map.of("viper.consumer.paths", "mem,bogus")));
         assertTrue(
                 e.getMessage()
-                        .startsWith(
-                                "invalid value 'mem,bogus' for viper.consumer.paths: no bogus:// transport is installed (installed: "),
+                        .startsWith("invalid value 'mem,bogus' for viper.consumer.paths: no bogus:// transport is"
+                                + " installed (installed: "),
                 e.getMessage());
     }
 

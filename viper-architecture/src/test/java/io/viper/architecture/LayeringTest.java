@@ -60,7 +60,7 @@ class LayeringTest {
 
     @Test
     void producerAndConsumerInternalsStayApart() {
-        assertEquals(java.util.List.of(), Layering.sidesApart(project, Layering.CORE_SIDES));
+        assertEquals(List.of(), Layering.sidesApart(project, Layering.CORE_SIDES));
     }
 
     // The rules themselves catch what they are for: fixtures in this test module play other modules.
@@ -92,7 +92,7 @@ class LayeringTest {
     void oneSideUsingTheOtherIsReported() {
         JavaClasses fixture =
                 new ClassFileImporter().importClasses(Fixtures.UsesScheduler.class, io.viper.scheduler.Schedule.class);
-        var lines = Layering.sidesApart(fixture, java.util.List.of("io.viper.architecture", "io.viper.scheduler"));
+        var lines = Layering.sidesApart(fixture, List.of("io.viper.architecture", "io.viper.scheduler"));
         assertTrue(
                 lines.stream()
                         .anyMatch(l ->

@@ -36,7 +36,8 @@ class ModuleNamesTest {
         write(
                 root.resolve("viper-transfer/pom.xml"),
                 "<project><parent><artifactId>viper-parent</artifactId></parent>"
-                        + "<artifactId>viper-transfer-parent</artifactId><modules><module>cuda</module></modules></project>");
+                        + "<artifactId>viper-transfer-parent</artifactId>"
+                        + "<modules><module>cuda</module></modules></project>");
         Path cuda = root.resolve("viper-transfer/cuda");
         write(
                 cuda.resolve("pom.xml"),

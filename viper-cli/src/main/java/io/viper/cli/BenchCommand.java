@@ -59,7 +59,8 @@ final class BenchCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = {
                 "Update latency per path and model size between two processes, against a memcpy of the model.",
-                "The bound: from 1 ms of copying up, a memcpy right after each update; below, one before the paths run.",
+                "The bound: from 1 ms of copying up, a memcpy right after each update; below, one before the paths"
+                        + " run.",
                 "With pfs, also the PFS with a consumer polling every second (the baseline users have today)."
             })
     static final class Transfer implements Callable<Integer> {
@@ -82,7 +83,11 @@ final class BenchCommand implements Runnable {
                 paramLabel = "PATHS",
                 defaultValue = "inline,host,tcp,pfs",
                 description =
-                        "Paths to measure: inline (the model's bytes inside its announcement, for sizes up to 1m), host (or ucx: UCX shared memory/RDMA), tcp, pfs (or file: PFS with push notification, and the polling baseline), gpu (or cuda-ipc: GPU to GPU on one node), gpu-pipe (or cuda-pipe: GPU to GPU over TCP, across nodes) (default: ${DEFAULT-VALUE})")
+                        "Paths to measure: inline (the model's bytes inside its announcement, for sizes up to 1m),"
+                                + " host (or ucx: UCX shared memory/RDMA), tcp, pfs (or file: PFS with push"
+                                + " notification, and the polling baseline), gpu (or cuda-ipc: GPU to GPU on"
+                                + " one node), gpu-pipe (or cuda-pipe: GPU to GPU over TCP, across"
+                                + " nodes) (default: ${DEFAULT-VALUE})")
         String paths;
 
         @Option(
@@ -110,8 +115,10 @@ final class BenchCommand implements Runnable {
                 defaultValue = "0",
                 converter = Durations.class,
                 description =
-                        "Pause before each measured update, e.g. 200ms: updates that come alone, as a training job publishes them,"
-                                + " with the data path gone cold in between (the warm-up stays back to back; at most 60s; default: 0, back to back)")
+                        "Pause before each measured update, e.g. 200ms: updates that come alone, as a training job"
+                                + " publishes them,"
+                                + " with the data path gone cold in between (the warm-up stays back to back; at most"
+                                + " 60s; default: 0, back to back)")
         Duration interval;
 
         @Option(
@@ -128,16 +135,17 @@ final class BenchCommand implements Runnable {
         @Option(
                 names = "--changed",
                 paramLabel = "PERCENT",
-                description =
-                        "Also measure updates where only this share of the model's blocks changed (e.g. 2%%): a second row per path and size,"
-                                + " beside the full update (every block changed); rows show the bytes the consumer moved and reused")
+                description = "Also measure updates where only this share of the model's blocks changed (e.g. 2%%): a"
+                        + " second row per path and size,"
+                        + " beside the full update (every block changed); rows show the bytes the consumer"
+                        + " moved and reused")
         String changed;
 
         @Option(
                 names = "--declare-changes",
-                description =
-                        "The producer is told which bytes changed since its last publish (Snapshot.Changes), as training that knows what it wrote"
-                                + " would tell it, instead of comparing the model with its staging buffer")
+                description = "The producer is told which bytes changed since its last publish (Snapshot.Changes), as"
+                        + " training that knows what it wrote"
+                        + " would tell it, instead of comparing the model with its staging buffer")
         boolean declareChanges;
 
         @Option(
@@ -145,7 +153,8 @@ final class BenchCommand implements Runnable {
                 paramLabel = "SIZE",
                 defaultValue = "1m",
                 description =
-                        "The producer's viper.block.bytes (0: no blocks, every update moves the whole model; default: ${DEFAULT-VALUE})")
+                        "The producer's viper.block.bytes (0: no blocks, every update moves the whole model; default:"
+                                + " ${DEFAULT-VALUE})")
         String blockBytes;
 
         @Option(
@@ -157,19 +166,21 @@ final class BenchCommand implements Runnable {
         @Option(
                 names = "--producer-config",
                 paramLabel = "KEY=VALUE",
-                description =
-                        "A key of the producer's configuration (repeatable; see viper config), e.g. viper.producer.copy.threads=1;"
-                                + " not the keys the bench sets per path (viper.notifier, viper.transports, viper.pfs.root, viper.block.bytes,"
-                                + " viper.producer.inline.bytes, viper.producer.staging.budget.bytes)")
+                description = "A key of the producer's configuration (repeatable; see viper config), e.g."
+                        + " viper.producer.copy.threads=1;"
+                        + " not the keys the bench sets per path (viper.notifier, viper.transports,"
+                        + " viper.pfs.root, viper.block.bytes,"
+                        + " viper.producer.inline.bytes, viper.producer.staging.budget.bytes)")
         Map<String, String> producerConfig = new LinkedHashMap<>();
 
         @Option(
                 names = "--consumer-config",
                 paramLabel = "KEY=VALUE",
-                description =
-                        "A key of the consumer's configuration, in its process (repeatable), e.g. viper.ucx.mapped=false;"
-                                + " not the keys the bench sets (viper.notifier, viper.pfs.root, viper.consumer.paths, viper.consumer.host.budget.bytes,"
-                                + " viper.consumer.device, viper.consumer.gpu.budget.bytes)")
+                description = "A key of the consumer's configuration, in its process (repeatable), e.g."
+                        + " viper.ucx.mapped=false;"
+                        + " not the keys the bench sets (viper.notifier, viper.pfs.root,"
+                        + " viper.consumer.paths, viper.consumer.host.budget.bytes,"
+                        + " viper.consumer.device, viper.consumer.gpu.budget.bytes)")
         Map<String, String> consumerConfig = new LinkedHashMap<>();
 
         @Option(names = "--json", description = "Print one JSON object (every sample included) instead of a table")
@@ -300,8 +311,8 @@ final class BenchCommand implements Runnable {
     @Command(
             name = "repository",
             mixinStandardHelpOptions = true,
-            description =
-                    "Size on disk of a PFS repository holding VERSIONS versions of a model, a share of its blocks changing each time, in versions of the model.")
+            description = "Size on disk of a PFS repository holding VERSIONS versions of a model, a share of its blocks"
+                    + " changing each time, in versions of the model.")
     static final class Repository implements Callable<Integer> {
         @Option(
                 names = "--size",
@@ -328,8 +339,8 @@ final class BenchCommand implements Runnable {
                 names = "--block-bytes",
                 paramLabel = "SIZE",
                 defaultValue = "1m",
-                description =
-                        "The producer's viper.block.bytes (0: every version a whole safetensors file; default: ${DEFAULT-VALUE})")
+                description = "The producer's viper.block.bytes (0: every version a whole safetensors file; default:"
+                        + " ${DEFAULT-VALUE})")
         String blockBytes;
 
         @Option(
@@ -371,7 +382,8 @@ final class BenchCommand implements Runnable {
                 if (json) {
                     System.out.printf(
                             Locale.ROOT,
-                            "{\"size_bytes\":%d,\"versions\":%d,\"changed\":%s,\"block_bytes\":%d,\"repository_bytes\":%d,"
+                            "{\"size_bytes\":%d,\"versions\":%d,\"changed\":%s,\"block_bytes\":%d,"
+                                    + "\"repository_bytes\":%d,"
                                     + "\"block_store_bytes\":%d,\"in_versions\":%.3f}%n",
                             r.size(),
                             r.versions(),
@@ -383,7 +395,8 @@ final class BenchCommand implements Runnable {
                 } else {
                     System.out.printf(
                             Locale.ROOT,
-                            "%d versions of %s, %s of blocks changed each time (blocks of %s): repository %d bytes = %.2f versions"
+                            "%d versions of %s, %s of blocks changed each time (blocks of %s): repository %d bytes ="
+                                    + " %.2f versions"
                                     + " (block store %d bytes)%n",
                             r.versions(),
                             BenchReport.size(r.size()),

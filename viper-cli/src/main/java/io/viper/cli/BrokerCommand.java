@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
         description = {
             "Run the embedded notifier broker standalone (producers otherwise host it themselves).",
             "Producers and consumers use --notifier embedded://HOST:PORT. Stops on Ctrl-C.",
-            "Beyond loopback it needs viper.auth.secret.file (--config or --set); viper.tls.* and viper.limits.* apply too."
+            "Beyond loopback it needs viper.auth.secret.file (--config or --set); viper.tls.* and viper.limits.*"
+                    + " apply too."
         })
 final class BrokerCommand implements Callable<Integer> {
     @Option(

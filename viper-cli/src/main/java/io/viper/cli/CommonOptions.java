@@ -28,9 +28,9 @@ final class CommonOptions {
     @Option(
             names = "--notifier",
             paramLabel = "URI",
-            description =
-                    "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: viper.notifier of --config or --set, else "
-                            + DEFAULT_NOTIFIER + ")")
+            description = "embedded://host:port or kafka://host:port[,host:port][?topic=T] (default: viper.notifier of"
+                    + " --config or --set, else "
+                    + DEFAULT_NOTIFIER + ")")
     String notifier;
 
     @Option(

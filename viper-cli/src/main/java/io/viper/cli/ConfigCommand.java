@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "List every configuration key (core and plugins) with its type, default, who declares it and what it does.",
-            "Keys go in --config FILE or --set KEY=VALUE of publish and consume; kafka.<setting> keys pass Kafka client settings."
+            "Keys go in --config FILE or --set KEY=VALUE of publish and consume; kafka.<setting> keys pass Kafka"
+                    + " client settings."
         })
 final class ConfigCommand implements Callable<Integer> {
     /** The width the docs of the Markdown key list are wrapped to, continuation indent included. */

@@ -23,7 +23,8 @@ final class ConfigOptions {
             names = "--set",
             paramLabel = "KEY=VALUE",
             description =
-                    "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists the keys)")
+                    "One setting, e.g. --set viper.consumer.host.budget.bytes=8g (repeatable; `viper config` lists"
+                            + " the keys)")
     Map<String, String> settings = new LinkedHashMap<>();
 
     /**

@@ -40,7 +40,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Follow a model like an inference server would: pull and verify every newer version.",
-            "Prints one JSON line per update {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
+            "Prints one JSON line per update"
+                    + " {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
             "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."
         })
 final class ConsumeCommand implements Callable<Integer> {
@@ -87,7 +88,8 @@ final class ConsumeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (paths != null && paths.isBlank()) {
             throw new ViperConfigException(
-                    "--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for any available");
+                    "--paths is empty: name the transports this consumer may use (e.g. tcp,file), or leave it out for"
+                            + " any available");
         }
         common.config.refuseConflict("--paths", paths, ViperConfig.CONSUMER_PATHS);
         PathMatcher matcher = tensors == null ? null : glob(tensors); // checked before --out's directory is made
@@ -206,7 +208,8 @@ final class ConsumeCommand implements Callable<Integer> {
         if (pattern.isBlank()) {
             // It would match no tensor of any version: the consumer would wait out --timeout for nothing.
             throw new ViperConfigException(
-                    "--tensors is empty: give a glob of tensor names (e.g. 'dense.*'), or leave it out for the whole model");
+                    "--tensors is empty: give a glob of tensor names (e.g. 'dense.*'), or leave it out for the whole"
+                            + " model");
         }
         try {
             return FileSystems.getDefault().getPathMatcher("glob:" + pattern);

@@ -48,7 +48,8 @@ import picocli.CommandLine.Spec;
         sortOptions = false,
         description =
                 "Runs a continual-learning workload (a producer process training, a consumer process serving) under "
-                        + "several checkpoint policies with the same budget of checkpoints and shows which served the lowest cumulative "
+                        + "several checkpoint policies with the same budget of checkpoints and shows which served the"
+                        + " lowest cumulative "
                         + "inference loss (CIL).")
 public final class DemoCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
@@ -70,7 +71,8 @@ public final class DemoCommand implements Callable<Integer> {
             paramLabel = "NAME",
             defaultValue = "stages",
             description =
-                    "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start) (default: ${DEFAULT-VALUE})")
+                    "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start)"
+                            + " (default: ${DEFAULT-VALUE})")
     String workload;
 
     @Option(
@@ -84,7 +86,8 @@ public final class DemoCommand implements Callable<Integer> {
             paramLabel = "NAME",
             defaultValue = "staleness",
             description =
-                    "What the scheduler charges a request: staleness (the loss grows with the version's age) or viper (its training loss) "
+                    "What the scheduler charges a request: staleness (the loss grows with the version's age) or viper"
+                            + " (its training loss) "
                             + "(default: ${DEFAULT-VALUE})")
     String objective;
 
@@ -113,8 +116,8 @@ public final class DemoCommand implements Callable<Integer> {
             names = "--pace",
             paramLabel = "DURATION",
             defaultValue = "5ms",
-            description =
-                    "Training time per iteration (the producer sleeps when ahead); also t_train (default: ${DEFAULT-VALUE})")
+            description = "Training time per iteration (the producer sleeps when ahead); also t_train (default:"
+                    + " ${DEFAULT-VALUE})")
     String pace;
 
     @Option(
@@ -128,7 +131,8 @@ public final class DemoCommand implements Callable<Integer> {
             names = "--transport",
             paramLabel = "NAME",
             description =
-                    "inline (inside the announcement), host (or ucx), tcp or pfs (or file): how checkpoints travel (default: inline)")
+                    "inline (inside the announcement), host (or ucx), tcp or pfs (or file): how checkpoints travel"
+                            + " (default: inline)")
     String transport;
 
     @Option(

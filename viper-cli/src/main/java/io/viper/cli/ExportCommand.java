@@ -31,7 +31,8 @@ import picocli.CommandLine.Option;
         name = "export",
         description = {
             "Write a version stored in a PFS repository as a standard safetensors file.",
-            "A version kept as blocks has none on disk; every tensor is checked against its manifest before it is written."
+            "A version kept as blocks has none on disk; every tensor is checked against its manifest before it is"
+                    + " written."
         })
 final class ExportCommand implements Callable<Integer> {
     // Not mixinStandardHelpOptions: picocli leaves the whole mixin out of a command that declares one of

@@ -43,8 +43,8 @@ final class PublishCommand implements Callable<Integer> {
             paramLabel = "DURATION",
             defaultValue = "30s",
             converter = Durations.class,
-            description =
-                    "How long to keep serving the staged model before exiting (default: ${DEFAULT-VALUE}; 0 exits once announced and flushed)")
+            description = "How long to keep serving the staged model before exiting (default: ${DEFAULT-VALUE}; 0 exits"
+                    + " once announced and flushed)")
     Duration linger;
 
     @Option(

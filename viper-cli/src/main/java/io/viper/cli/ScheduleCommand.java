@@ -41,9 +41,9 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "schedule",
         mixinStandardHelpOptions = true,
-        description =
-                "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that "
-                        + "minimise the cumulative inference loss (CIL); compares the schedules of every algorithm that places checkpoints.")
+        description = "Predicts the training-loss curve from the warm-up losses and picks checkpoint iterations that "
+                + "minimise the cumulative inference loss (CIL); compares the schedules of every algorithm"
+                + " that places checkpoints.")
 public final class ScheduleCommand implements Callable<Integer> {
     /** Smile logs every Levenberg-Marquardt iteration at INFO; kept here so the level sticks. */
     private static final Logger SMILE_LOG = Logger.getLogger("smile");
@@ -54,9 +54,9 @@ public final class ScheduleCommand implements Callable<Integer> {
     @Option(
             names = "--loss-log",
             paramLabel = "FILE.csv",
-            description =
-                    "CSV of iteration,loss (header optional); required unless --curve is given. "
-                            + "For the staleness objective, held-out losses (what a request sees) predict better than training-batch losses.")
+            description = "CSV of iteration,loss (header optional); required unless --curve is given. "
+                    + "For the staleness objective, held-out losses (what a request sees) predict better than"
+                    + " training-batch losses.")
     Path lossLog;
 
     @Option(
@@ -114,23 +114,24 @@ public final class ScheduleCommand implements Callable<Integer> {
             names = "--max-checkpoints",
             defaultValue = "200",
             paramLabel = "K",
-            description =
-                    "At most K checkpoints for fixed, adaptive and optimal, the budget of online (default: ${DEFAULT-VALUE}).")
+            description = "At most K checkpoints for fixed, adaptive and optimal, the budget of online (default:"
+                    + " ${DEFAULT-VALUE}).")
     int maxCheckpoints;
 
     @Option(
             names = "--objective",
             defaultValue = "staleness",
             paramLabel = "NAME",
-            description =
-                    "staleness (a version's loss grows with its age) or viper (a version serves with its training loss) (default: ${DEFAULT-VALUE}).")
+            description = "staleness (a version's loss grows with its age) or viper (a version serves with its training"
+                    + " loss) (default: ${DEFAULT-VALUE}).")
     String objective;
 
     @Option(
             names = "--drift",
             paramLabel = "RATE",
             description =
-                    "Loss a serving version gains per iteration of age, for the staleness objective (default: fitted on the loss log's "
+                    "Loss a serving version gains per iteration of age, for the staleness objective (default: fitted"
+                            + " on the loss log's "
                             + "deployed_iteration,deployed_loss columns, else 0).")
     Double drift;
 

@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         description = {
             "Make a new shared secret file (mode 600) for viper.auth.secret.file.",
-            "With --consumer, derive the consumer token from one instead: it lets consumers subscribe and read, but not publish."
+            "With --consumer, derive the consumer token from one instead: it lets consumers subscribe and read, but"
+                    + " not publish."
         })
 final class SecretCommand implements Callable<Integer> {
     @Option(
@@ -55,7 +56,8 @@ final class SecretCommand implements Callable<Integer> {
             }
             if (out == null) {
                 throw new ViperConfigException(
-                        "a new secret needs --out FILE (it is never printed, so that it stays out of terminals and logs)");
+                        "a new secret needs --out FILE (it is never printed, so that it stays out of terminals and"
+                                + " logs)");
             }
             text = Secret.generate();
         }

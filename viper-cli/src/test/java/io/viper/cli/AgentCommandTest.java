@@ -36,7 +36,8 @@ class AgentCommandTest {
             {
                 "--notifier",
                 "embedded://127.0.0.1:99999",
-                "'embedded://127.0.0.1:99999' has port 99999 out of range 0-65535 (expected embedded://host:port; port 0 picks a free one)"
+                "'embedded://127.0.0.1:99999' has port 99999 out of range 0-65535 (expected embedded://host:port;"
+                        + " port 0 picks a free one)"
             },
             {"--notifier", "kafka://h:9092/t", "kafka URI 'kafka://h:9092/t' must not have a path"},
             {"--pfs", file.toString(), "repository root '" + file.toUri() + "' exists but is not a directory"},
@@ -78,7 +79,8 @@ class AgentCommandTest {
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rw-r--r--"));
         assertEquals(
                 "viper.auth.secret.file " + shared
-                        + ": group or other users may access it (mode rw-r--r--); chmod 600 it, as ssh requires of private keys",
+                        + ": group or other users may access it (mode rw-r--r--); chmod 600 it, as ssh requires of"
+                        + " private keys",
                 ProbeFailuresTest.fails(
                         2,
                         "agent",

@@ -76,7 +76,8 @@ class BenchCommandTest {
         refused("--size 100 is too small", "bench", "transfer", "--size", "100");
         refused("--size: 'abc' is not a byte size", "bench", "transfer", "--size", "abc");
         refused(
-                "--paths '': no path (use inline, host (or ucx), tcp, pfs (or file), gpu (or cuda-ipc), gpu-pipe (or cuda-pipe))",
+                "--paths '': no path (use inline, host (or ucx), tcp, pfs (or file), gpu (or cuda-ipc), gpu-pipe (or"
+                        + " cuda-pipe))",
                 "bench",
                 "transfer",
                 "--size",
@@ -160,7 +161,8 @@ class BenchCommandTest {
     void aModelTheMachineCannotHoldIsRefused() {
         // No machine has 8000 TiB of memory: the bench would fail on its first allocation, or swap.
         refused(
-                "--size 1000t: the bench needs about 8 x 1000t of memory (the model, its memcpy's target, 4 staging and 2 receive buffers),"
+                "--size 1000t: the bench needs about 8 x 1000t of memory (the model, its memcpy's target, 4 staging"
+                        + " and 2 receive buffers),"
                         + " this machine has ",
                 "bench",
                 "transfer",
@@ -173,7 +175,8 @@ class BenchCommandTest {
                 "--sizes",
                 "16k,1000t");
         refused(
-                "--size 1000t: the bench needs about 4 x 1000t of memory (the model and 3 staging buffers), this machine has ",
+                "--size 1000t: the bench needs about 4 x 1000t of memory (the model and 3 staging buffers), this"
+                        + " machine has ",
                 "bench",
                 "repository",
                 "--size",

@@ -88,10 +88,12 @@ class ConfigProbesTest {
                 "--pfs " + a + " and --set viper.pfs.root=" + b + " disagree: give one of them");
         assertRefused(
                 publish("--set", "viper.notifier=embedded://127.0.0.1:1"),
-                "--notifier embedded://127.0.0.1:0 and --set viper.notifier=embedded://127.0.0.1:1 disagree: give one of them");
+                "--notifier embedded://127.0.0.1:0 and --set viper.notifier=embedded://127.0.0.1:1 disagree: give one"
+                        + " of them");
         assertRefused(
                 publish("--transports", "tcp://127.0.0.1:0", "--set", "viper.transports=ucx://127.0.0.1:0"),
-                "--transports tcp://127.0.0.1:0 and --set viper.transports=ucx://127.0.0.1:0 disagree: give one of them");
+                "--transports tcp://127.0.0.1:0 and --set viper.transports=ucx://127.0.0.1:0 disagree: give one of"
+                        + " them");
         assertRefused(
                 InspectCommandTest.run(
                         "consume",
@@ -183,10 +185,12 @@ class ConfigProbesTest {
         // a comma too many was dropped: --transports tcp://127.0.0.1:0, served on tcp alone without a word
         assertRefused(
                 publish("--transports", "tcp://127.0.0.1:0,"),
-                "invalid value 'tcp://127.0.0.1:0,' for viper.transports: an empty entry at position 2 (a comma too many)");
+                "invalid value 'tcp://127.0.0.1:0,' for viper.transports: an empty entry at position 2 (a comma too"
+                        + " many)");
         assertRefused(
                 publish("--set", "viper.transports=tcp://127.0.0.1:0,,ucx://127.0.0.1:0"),
-                "invalid value 'tcp://127.0.0.1:0,,ucx://127.0.0.1:0' for viper.transports: an empty entry at position 2 (a comma too many)");
+                "invalid value 'tcp://127.0.0.1:0,,ucx://127.0.0.1:0' for viper.transports: an empty entry at"
+                        + " position 2 (a comma too many)");
     }
 
     @Test
@@ -203,7 +207,8 @@ class ConfigProbesTest {
         // "-1" read "has no host", and the example offered was tcp://127.0.0.1:0, which is no notifier
         assertRefused(
                 publishNamingNoNotifier("--set", "viper.notifier=embedded://127.0.0.1:-1"),
-                "'embedded://127.0.0.1:-1' has port -1 out of range 0-65535 (expected embedded://host:port; port 0 picks a free one)");
+                "'embedded://127.0.0.1:-1' has port -1 out of range 0-65535 (expected embedded://host:port; port 0"
+                        + " picks a free one)");
         assertRefused(
                 publishNamingNoNotifier("--set", "viper.notifier=broker-host"),
                 "invalid value 'broker-host' for viper.notifier: 'broker-host' is not a URI with a scheme"
@@ -224,7 +229,8 @@ class ConfigProbesTest {
                         "embedded://127.0.0.1:1",
                         "--timeout",
                         "5s"),
-                "viper.consumer.paths is file only, but viper.pfs.root is not set: a consumer reads file:// locations only from its own PFS");
+                "viper.consumer.paths is file only, but viper.pfs.root is not set: a consumer reads file:// locations"
+                        + " only from its own PFS");
         assertRefused(
                 InspectCommandTest.run(
                         "consume",

@@ -304,7 +304,8 @@ class ScheduleCommandTest {
                         .get("skipped")
                 == null);
         assertEquals(
-                "--warmup must be 2..50000000 for --algorithm adaptive (its threshold comes from the curve's drops over iterations 1..S), got 1",
+                "--warmup must be 2..50000000 for --algorithm adaptive (its threshold comes from the curve's drops"
+                        + " over iterations 1..S), got 1",
                 refused("--curve", "exp3:2,0.001,0.3", "--warmup", "1", "--algorithm", "adaptive"));
     }
 

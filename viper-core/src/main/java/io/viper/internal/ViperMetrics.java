@@ -69,7 +69,8 @@ public final class ViperMetrics {
                         k -> Counter.builder("viper.producer.unchanged.bytes")
                                 .baseUnit("bytes")
                                 .description(
-                                        "Bytes found equal to what a recycled staging buffer held: neither copied nor hashed")
+                                        "Bytes found equal to what a recycled staging buffer held: neither copied nor"
+                                                + " hashed")
                                 .tag("model", model)
                                 .register(registry))
                 .increment((double) unchangedBytes);
@@ -107,7 +108,8 @@ public final class ViperMetrics {
                         k -> Counter.builder("viper.transfer.reused.bytes")
                                 .baseUnit("bytes")
                                 .description(
-                                        "Bytes of unchanged blocks a consumer did not move: left in place or copied from the version it held")
+                                        "Bytes of unchanged blocks a consumer did not move: left in place or copied"
+                                                + " from the version it held")
                                 .tag("model", model)
                                 .tag("path", path)
                                 .register(registry))

@@ -179,7 +179,8 @@ public final class ViperRuntime implements AutoCloseable {
             if (config.get(ViperConfig.TRANSPORTS).isEmpty()
                     && config.get(ViperConfig.PFS_ROOT).isEmpty()) {
                 throw new ViperConfigException(
-                        "viper.transports is empty and viper.pfs.root is not set: no consumer could reach a published model");
+                        "viper.transports is empty and viper.pfs.root is not set: no consumer could reach a published"
+                                + " model");
             }
             List<TransportServer> list = new ArrayList<>();
             List<String> skipped = new ArrayList<>();

@@ -37,7 +37,8 @@ public final class PeerLimit {
             LOG.log(
                     Level.WARNING,
                     server + ": " + peer.getHostAddress() + " holds " + limit
-                            + " connections, the most one peer may (viper.limits.connections.per.peer); closing its next ones");
+                            + " connections, the most one peer may (viper.limits.connections.per.peer); closing its"
+                            + " next ones");
         }
         return admitted[0];
     }

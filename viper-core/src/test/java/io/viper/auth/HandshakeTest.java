@@ -146,8 +146,10 @@ class HandshakeTest {
         ViperConfigException e = assertThrows(
                 ViperConfigException.class, () -> Authenticator.forServer(ViperConfig.defaults(), "tcp", any));
         assertEquals(
-                "tcp server on 0.0.0.0: viper.auth.secret.file is not set; a server on an address other than loopback must authenticate its peers"
-                        + " (viper secret --out FILE makes a secret; viper.auth.required=false serves everyone who can connect)",
+                "tcp server on 0.0.0.0: viper.auth.secret.file is not set; a server on an address other than loopback"
+                        + " must authenticate its peers"
+                        + " (viper secret --out FILE makes a secret; viper.auth.required=false serves everyone who"
+                        + " can connect)",
                 e.getMessage());
         assertFalse(
                 Authenticator.forServer(ViperConfig.defaults(), "tcp", loopback).required());
@@ -179,7 +181,8 @@ class HandshakeTest {
         ViperConfigException open = assertThrows(ViperConfigException.class, () -> Secret.load(ok));
         assertEquals(
                 "viper.auth.secret.file " + ok
-                        + ": group or other users may access it (mode rw-r--r--); chmod 600 it, as ssh requires of private keys",
+                        + ": group or other users may access it (mode rw-r--r--); chmod 600 it, as ssh requires of"
+                        + " private keys",
                 open.getMessage());
         ViperConfigException shortOne =
                 assertThrows(ViperConfigException.class, () -> Secret.load(secretFile("short")));

@@ -120,7 +120,8 @@ class SafetensorsValidationTest {
         }
         // a zero dimension first keeps the running product at 0: no overflow, like the reference's checked fold
         try (SafetensorsFile f = SafetensorsFile.open(write(
-                "{\"x\":{\"dtype\":\"U8\",\"shape\":[0,9223372036854775807,9223372036854775807],\"data_offsets\":[0,0]}}",
+                "{\"x\":{\"dtype\":\"U8\",\"shape\":[0,9223372036854775807,9223372036854775807],\"data_offsets\":[0,"
+                        + "0]}}",
                 0))) {
             assertEquals(0, f.tensor("x").info().elementCount());
         }
@@ -142,26 +143,46 @@ class SafetensorsValidationTest {
                 "two objects            | `{}{}`                                       | not valid json",
                 "cut short              | `{\"x\": `                                  | not valid json",
                 "duplicate tensor       | `{\"x\":{},\"x\":{}}`                      | duplicate tensor name 'x'",
-                "duplicate key          | `{\"x\":{\"dtype\":\"F32\",\"dtype\":\"F32\"}}` | tensor 'x': duplicate key 'dtype'",
-                "duplicate meta key     | `{\"__metadata__\":{\"a\":\"1\",\"a\":\"2\"}}` | __metadata__: duplicate key 'a'",
+                "duplicate key          | `{\"x\":{\"dtype\":\"F32\",\"dtype\":\"F32\"}}` | tensor 'x': duplicate key"
+                        + " 'dtype'",
+                "duplicate meta key     | `{\"__metadata__\":{\"a\":\"1\",\"a\":\"2\"}}` | __metadata__: duplicate"
+                        + " key 'a'",
                 "duplicate meta         | `{\"__metadata__\":{},\"__metadata__\":{}}` | duplicate __metadata__ entry",
-                "metadata array         | `{\"__metadata__\":[]}`                     | __metadata__ is an array, not an object of strings",
+                "metadata array         | `{\"__metadata__\":[]}`                     | __metadata__ is an array, not"
+                        + " an object of strings",
                 "entry not object       | `{\"x\":3}`                                  | tensor 'x': entry is a number",
                 "missing dtype          | `{\"x\":{\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': missing dtype",
-                "dtype number           | `{\"x\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': dtype is a number, not a string",
-                "lower-case dtype       | `{\"x\":{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x': unknown dtype f32",
-                "missing shape          | `{\"x\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}` | tensor 'x': missing shape",
-                "fractional dim         | `{\"x\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,4]}}` | not a list of integers",
-                "shape string           | `{\"x\":{\"dtype\":\"F32\",\"shape\":\"1\",\"data_offsets\":[0,4]}}` | not a list of integers",
-                "huge dim               | `{\"x\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,4]}}` | overflows 64 bits",
-                "one offset             | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}` | not two non-negative integers",
-                "three offsets          | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}` | not two non-negative integers",
-                "negative offset        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}` | not two non-negative integers",
-                "float offset           | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.0]}}` | not two non-negative integers",
-                "huge offset            | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}` | past the end of any file",
-                "begin after end        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}}` | end before they begin",
-                "hole at start          | `{\"x\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}` | hole of 4 bytes after the start of the data",
-                "overflow before a zero  | `{\"x\":{\"dtype\":\"F32\",\"shape\":[9223372036854775807,9223372036854775807,0],\"data_offsets\":[0,0]}}` | overflows 64 bits",
+                "dtype number           | `{\"x\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor 'x':"
+                        + " dtype is a number, not a string",
+                "lower-case dtype       | `{\"x\":{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}}` | tensor"
+                        + " 'x': unknown dtype f32",
+                "missing shape          | `{\"x\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}` | tensor 'x': missing"
+                        + " shape",
+                "fractional dim         | `{\"x\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,4]}}` | not"
+                        + " a list of integers",
+                "shape string           | `{\"x\":{\"dtype\":\"F32\",\"shape\":\"1\",\"data_offsets\":[0,4]}}` | not"
+                        + " a list of integers",
+                "huge dim               |"
+                        + " `{\"x\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,4]}}` |"
+                        + " overflows 64 bits",
+                "one offset             | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}` | not two"
+                        + " non-negative integers",
+                "three offsets          | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}` | not"
+                        + " two non-negative integers",
+                "negative offset        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}` | not"
+                        + " two non-negative integers",
+                "float offset           | `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.0]}}` | not"
+                        + " two non-negative integers",
+                "huge offset            |"
+                        + " `{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}` |"
+                        + " past the end of any file",
+                "begin after end        | `{\"x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}}` | end"
+                        + " before they begin",
+                "hole at start          | `{\"x\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}` | hole of"
+                        + " 4 bytes after the start of the data",
+                "overflow before a zero  |"
+                        + " `{\"x\":{\"dtype\":\"F32\",\"shape\":[9223372036854775807,9223372036854775807,0],"
+                        + "\"data_offsets\":[0,0]}}` | overflows 64 bits",
             })
     void refusesMalformedHeaders(String caseName, String header, String reason) throws IOException {
         String problem = refusal(header, 8);

@@ -204,7 +204,8 @@ class SafetensorsWriterTest {
                         ViperFormatException.class, () -> SafetensorsWriter.write(fifo, List.of(), Map.of())));
         assertEquals(
                 fifo
-                        + ": is not a regular file (a pipe, socket or device), not a file to write a safetensors file over",
+                        + ": is not a regular file (a pipe, socket or device), not a file to write a safetensors file"
+                        + " over",
                 e.getMessage());
         assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the FIFO is left in place");
     }

@@ -80,12 +80,15 @@ class ManifestCodecTest {
                 List.of(new Location(URI.create("ucx://127.0.0.1:4000"), Tier.HOST)));
         String expected = "{\"format\":3,\"model\":\"nt3\",\"version\":7,\"producer\":\"host:42\","
                 + "\"published_at_ms\":1763795000000,\"published_at_us\":1763795000000123,"
-                + "\"metadata\":{\"viper.iteration\":\"700\",\"note\":\"ünïcode ✓ \\\"quoted\\\" back\\\\slash\\nline\"},"
-                + "\"tensors\":[{\"name\":\"a\",\"dtype\":\"F32\",\"shape\":[2,3],\"offset\":0,\"length\":24,\"crc32c\":\"0badf00d\","
+                + "\"metadata\":{\"viper.iteration\":\"700\",\"note\":\"ünïcode ✓ \\\"quoted\\\""
+                + " back\\\\slash\\nline\"},"
+                + "\"tensors\":[{\"name\":\"a\",\"dtype\":\"F32\",\"shape\":[2,3],\"offset\":0,\"length\":24,"
+                + "\"crc32c\":\"0badf00d\","
                 + "\"phash64\":\"fffffffffffffffd\",\"blocks\":[\"00000000000000010000000000000002\"]},"
                 + "{\"name\":\"b\",\"dtype\":\"BF16\",\"shape\":[],\"offset\":24,\"length\":2,\"crc32c\":\"00000007\","
                 + "\"blocks\":[\"ffffffffffffffff0123456789abcdef\"]}],"
-                + "\"block_bytes\":1048576,\"total_bytes\":26,\"locations\":[{\"uri\":\"ucx://127.0.0.1:4000\",\"tier\":\"HOST\"}]}";
+                + "\"block_bytes\":1048576,\"total_bytes\":26,\"locations\":[{\"uri\":\"ucx://127.0.0.1:4000\","
+                + "\"tier\":\"HOST\"}]}";
         assertEquals(expected, new String(ManifestCodec.encode(m), StandardCharsets.UTF_8));
         assertEquals(m, ManifestCodec.decode(expected, "golden"));
     }
@@ -243,29 +246,75 @@ class ManifestCodecTest {
                 "{not json|not valid JSON",
                 "[1,2]|not a JSON object",
                 "{\"format\":4}|format 4 is not supported (this reader knows 1..3)",
-                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\"}],\"locations\":[]}|missing field 'blocks'",
-                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"blocks\":[]}],\"locations\":[]}|has 0 blocks of 4096 bytes, expected 1",
-                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"blocks\":[\"00\"]}],\"locations\":[]}|block 0: ",
-                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"block_bytes\":-1,\"tensors\":[],\"locations\":[]}|'block_bytes' is negative",
+                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\","
+                        + "\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\"}],"
+                        + "\"locations\":[]}|missing field 'blocks'",
+                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\","
+                        + "\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"blocks\":[]}],"
+                        + "\"locations\":[]}|has 0 blocks of 4096 bytes, expected 1",
+                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"block_bytes\":4096,\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\","
+                        + "\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\","
+                        + "\"blocks\":[\"00\"]}],\"locations\":[]}|block 0: ",
+                "{\"format\":3,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"block_bytes\":-1,\"tensors\":[],\"locations\":[]}|'block_bytes' is"
+                        + " negative",
                 "{\"format\":1}|missing field 'model'",
                 "{\"format\":1,\"model\":\"m\",\"version\":\"7\"}|'version' is not a 64-bit integer",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{\"k\":1},\"tensors\":[],\"locations\":[]}|metadata 'k' is not a string",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F128\",\"shape\":[],\"offset\":0,\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|unknown dtype F128",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[2],\"offset\":0,\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|does not match",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[1],\"offset\":4,\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|contiguous",
-                "{\"format\":1,\"model\":\"m\",\"version\":0,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|version must be between 1 and 9007199254740991",
-                "{\"format\":1,\"model\":\"m\",\"version\":9223372036854775807,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|version must be between 1 and 9007199254740991",
-                "{\"format\":1,\"model\":\"../etc\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|invalid model name",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[{\"uri\":\"tcp://h:1\",\"tier\":\"DISK\"}]}|unknown tier DISK",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{\"k\":1},\"tensors\":[],\"locations\":[]}|metadata 'k' is not a string",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F128\",\"shape\":[],\"offset\":0,"
+                        + "\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],"
+                        + "\"locations\":[]}|unknown dtype F128",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[2],\"offset\":0,"
+                        + "\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],"
+                        + "\"locations\":[]}|does not match",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[1],\"offset\":4,"
+                        + "\"length\":4,\"xxh3_128\":\"00000000000000000000000000000000\"}],"
+                        + "\"locations\":[]}|contiguous",
+                "{\"format\":1,\"model\":\"m\",\"version\":0,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[],\"locations\":[]}|version must be between 1 and"
+                        + " 9007199254740991",
+                "{\"format\":1,\"model\":\"m\",\"version\":9223372036854775807,\"producer\":\"p\","
+                        + "\"published_at_ms\":0,\"metadata\":{},\"tensors\":[],\"locations\":[]}|version must be"
+                        + " between 1 and 9007199254740991",
+                "{\"format\":1,\"model\":\"../etc\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[],\"locations\":[]}|invalid model name",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[],\"locations\":[{\"uri\":\"tcp://h:1\","
+                        + "\"tier\":\"DISK\"}]}|unknown tier DISK",
                 "{\"format\":1,\"format\":1}|not valid JSON",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":5,\"published_at_us\":4999,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_us' (4999) is not within 'published_at_ms' (5)",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":5,\"published_at_us\":5.5,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_us' is not a 64-bit integer",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":9223372036854775807,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_ms' is out of range",
-                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"0000000\"}],\"locations\":[]}|expected 8 hex digits",
-                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"0000000g\"}],\"locations\":[]}|not a hex digit",
-                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\",\"xxh3_128\":\"00000000000000000000000000000000\"}],\"locations\":[]}|carries both crc32c and xxh3_128",
-                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4}],\"locations\":[]}|missing field 'xxh3_128'",
-                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,\"length\":4,\"crc32c\":\"00000000\"}],\"locations\":[]}|missing field 'xxh3_128'",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":5,"
+                        + "\"published_at_us\":4999,\"metadata\":{},\"tensors\":[],"
+                        + "\"locations\":[]}|'published_at_us' (4999) is not within 'published_at_ms' (5)",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":5,"
+                        + "\"published_at_us\":5.5,\"metadata\":{},\"tensors\":[],\"locations\":[]}|'published_at_us'"
+                        + " is not a 64-bit integer",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\","
+                        + "\"published_at_ms\":9223372036854775807,\"metadata\":{},\"tensors\":[],"
+                        + "\"locations\":[]}|'published_at_ms' is out of range",
+                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,"
+                        + "\"length\":4,\"crc32c\":\"0000000\"}],\"locations\":[]}|expected 8 hex digits",
+                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,"
+                        + "\"length\":4,\"crc32c\":\"0000000g\"}],\"locations\":[]}|not a hex digit",
+                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,"
+                        + "\"length\":4,\"crc32c\":\"00000000\","
+                        + "\"xxh3_128\":\"00000000000000000000000000000000\"}],"
+                        + "\"locations\":[]}|carries both crc32c and xxh3_128",
+                "{\"format\":2,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,"
+                        + "\"length\":4}],\"locations\":[]}|missing field 'xxh3_128'",
+                "{\"format\":1,\"model\":\"m\",\"version\":1,\"producer\":\"p\",\"published_at_ms\":0,"
+                        + "\"metadata\":{},\"tensors\":[{\"name\":\"t\",\"dtype\":\"U8\",\"shape\":[4],\"offset\":0,"
+                        + "\"length\":4,\"crc32c\":\"00000000\"}],\"locations\":[]}|missing field 'xxh3_128'",
             })
     void malformedManifestsAreRefusedWithAReason(String json, String reason) {
         ViperFormatException e =

@@ -44,7 +44,8 @@ class HostPortTest {
                 assertThrows(ViperConfigException.class, () -> HostPort.parse(null, "tcp", true));
         assertEquals("tcp:// URI is missing (expected tcp://host:port; port 0 picks a free one)", missing.getMessage());
         assertEquals(
-                "'tcp://h:70000' has port 70000 out of range 0-65535 (expected tcp://host:port; port 0 picks a free one)",
+                "'tcp://h:70000' has port 70000 out of range 0-65535 (expected tcp://host:port; port 0 picks a free"
+                        + " one)",
                 assertThrows(ViperConfigException.class, () -> HostPort.parse(URI.create("tcp://h:70000"), "tcp", true))
                         .getMessage());
     }

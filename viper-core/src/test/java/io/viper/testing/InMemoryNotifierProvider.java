@@ -18,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A test double notifier within one JVM ({@code mem://name}): its broker keeps the latest manifest per model (encoded,
@@ -140,7 +141,7 @@ public final class InMemoryNotifierProvider implements NotifierProvider {
         void announce(String model, byte[] raw, byte[] data) {
             try {
                 delivery.execute(() -> feed.offer(model, raw, data, "mem manifest of " + model));
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 // Closed: nothing is delivered any more.
             }
         }

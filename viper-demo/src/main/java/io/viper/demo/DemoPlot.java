@@ -47,7 +47,8 @@ public final class DemoPlot {
                 .height(700)
                 .title(String.format(
                         Locale.ROOT,
-                        "viper demo: loss of the served requests (mean per %d iterations, over %d replicas), %s workload, seed %d, %s",
+                        "viper demo: loss of the served requests (mean per %d iterations, over %d replicas), %s"
+                                + " workload, seed %d, %s",
                         window(s),
                         s.replicas(),
                         s.workload().displayName(),

@@ -34,7 +34,8 @@ public final class DemoReport {
                 s.workload().description());
         out.printf(
                 Locale.ROOT,
-                "run        iterations %d..%d at %s each (%.1f s), %d requests at %.0f/s per policy, each asked of %d replicas, seed %d%n",
+                "run        iterations %d..%d at %s each (%.1f s), %d requests at %.0f/s per policy, each asked of %d"
+                        + " replicas, seed %d%n",
                 s.warmup() + 1,
                 s.end(),
                 duration(s.paceNanos()),
@@ -45,7 +46,8 @@ public final class DemoReport {
                 s.seed());
         out.printf(
                 Locale.ROOT,
-                "predictor  %s fitted on the %d warm-up %s (RMSE %.3g), %s (%s objective); t_train %s, t_infer %s, t_s %s (%s cost model), "
+                "predictor  %s fitted on the %d warm-up %s (RMSE %.3g), %s (%s objective); t_train %s, t_infer %s,"
+                        + " t_s %s (%s cost model), "
                         + "t_load %s (%s)%n",
                 plan.fit().curve().describe(),
                 s.warmup(),
@@ -63,7 +65,8 @@ public final class DemoReport {
                         : "cost model, no run had measured one");
         out.printf(
                 Locale.ROOT,
-                "budget     %d checkpoints for every policy (%s); epoch = every %d iterations (one pass over the %,d training images)%n",
+                "budget     %d checkpoints for every policy (%s); epoch = every %d iterations (one pass over the %,d"
+                        + " training images)%n",
                 plan.budget(),
                 s.budget().isPresent() ? "--budget" : "as many as epoch takes",
                 plan.epochIters(),
@@ -100,8 +103,10 @@ public final class DemoReport {
         out.println(verdict(r.outcomes()));
         out.printf(
                 Locale.ROOT,
-                "(%d requests per policy and replica, the same ones in every run; CIL = sum of their cross-entropy losses, measured; "
-                        + "vs hindsight = paired by replica, mean +- sd; predicted CIL = the scheduler's simulation, for online what its probes "
+                "(%d requests per policy and replica, the same ones in every run; CIL = sum of their cross-entropy"
+                        + " losses, measured; "
+                        + "vs hindsight = paired by replica, mean +- sd; predicted CIL = the scheduler's simulation,"
+                        + " for online what its probes "
                         + "predicted, for hindsight its CIL on the replicas it was chosen on; %.0f s in all)%n",
                 s.requests(),
                 r.seconds());

@@ -143,7 +143,8 @@ public final class DemoRunner {
                             h.checkpoints(),
                             String.format(
                                     Locale.ROOT,
-                                    "chosen on %d other request replicas, versions every %d iterations, %.1f ms latency",
+                                    "chosen on %d other request replicas, versions every %d iterations, %.1f ms"
+                                            + " latency",
                                     Hindsight.SELECTION_REPLICAS,
                                     h.grid(),
                                     h.latencySeconds() * 1e3));

@@ -95,9 +95,8 @@ class DemoReportTest {
                 table.toString());
         assertTrue(
                 lines.stream()
-                        .anyMatch(
-                                l -> l.matches(
-                                        "epoch +2 +4\\.20 \\+- 0\\.28 +\\+100\\.0% \\+- 0\\.0 +7\\.50 +75\\.0% +3\\.00 +0\\.50  tcp")),
+                        .anyMatch(l -> l.matches("epoch +2 +4\\.20 \\+- 0\\.28 +\\+100\\.0% \\+- 0\\.0 +7\\.50 +75\\.0%"
+                                + " +3\\.00 +0\\.50  tcp")),
                 table.toString());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("hindsight ") && l.contains(" - ")), table.toString());
         assertTrue(

@@ -269,8 +269,8 @@ class ViperTrainingListenerTest {
                         assertThrows(ViperFormatException.class, () -> BlockParameters.load(lease, wide));
                 assertTrue(
                         shape.getMessage()
-                                .startsWith(
-                                        "other v1: tensor 01Linear_weight is F32[3, 2] but the block's parameter is F32[4, 2]"),
+                                .startsWith("other v1: tensor 01Linear_weight is F32[3, 2] but the block's parameter is"
+                                        + " F32[4, 2]"),
                         shape.getMessage());
                 ViperConfigException uninitialized =
                         assertThrows(ViperConfigException.class, () -> BlockParameters.load(lease, deeper));

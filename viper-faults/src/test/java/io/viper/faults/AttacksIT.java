@@ -423,8 +423,8 @@ class AttacksIT {
                         Handshake.Refused.class, () -> forger.handshake("embedded", Optional.empty(), Role.PRODUCER));
                 assertTrue(refused.getMessage().contains("requires credentials"), refused.getMessage());
             }
-            System.out.println(
-                    "fault: with credentials on: a consumer token's publish exits 2 (a consumer token cannot publish); a forger without the secret gets no further than the challenge");
+            System.out.println("fault: with credentials on: a consumer token's publish exits 2 (a consumer token cannot"
+                    + " publish); a forger without the secret gets no further than the challenge");
 
             fleet.consumesExactly(
                     a, v, "--notifier", notifier, "--set", "viper.auth.secret.file=" + secrets.consumer());

@@ -62,7 +62,8 @@ public final class CilSimulator {
         if (!Double.isFinite(2 * (peak * in.inferences() + Math.abs(driftCost)))) {
             throw new ViperConfigException(String.format(
                     Locale.ROOT,
-                    "schedule: the cumulative inference loss would pass the range of a double: curve %s predicts %slosses up to %.3g "
+                    "schedule: the cumulative inference loss would pass the range of a double: curve %s predicts"
+                            + " %slosses up to %.3g "
                             + "over iterations %d..%d, for %.3g requests",
                     in.curve().describe(),
                     rate == 0 ? "" : "(with " + in.staleness().describe() + ") ",

@@ -160,7 +160,8 @@ public final class OptimalAlgorithm implements ScheduleAlgorithm {
         if (cells > MAX_CELLS || bytes > free * 0.8) {
             throw new ViperConfigException(String.format(
                     Locale.ROOT,
-                    "optimal: (e - s) x max-checkpoints = %,d back-pointers (%,d MB) do not fit (limit %,d MB, heap free %,d MB); "
+                    "optimal: (e - s) x max-checkpoints = %,d back-pointers (%,d MB) do not fit (limit %,d MB, heap"
+                            + " free %,d MB); "
                             + "lower --max-checkpoints or shorten the run",
                     cells,
                     bytes >> 20,

@@ -137,14 +137,14 @@ class CilSimulatorTest {
                 "schedule: t-train must be a positive number, got 0.0",
                 assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 0, 1, 1, 1))
                         .getMessage());
-        assertTrue(
-                assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1e300, 1, 1, 1e-300))
-                        .getMessage()
-                        .startsWith(
-                                "schedule: t-train / t-infer (requests per training iteration) = 1.0E300 / 1.0E-300 is beyond the range of a double"));
+        assertTrue(assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1e300, 1, 1, 1e-300))
+                .getMessage()
+                .startsWith("schedule: t-train / t-infer (requests per training iteration) = 1.0E300 / 1.0E-300"
+                        + " is beyond the range of a double"));
         // K * t_save is every schedule's overhead: at 1e308 s a checkpoint, ten of them are infinite
         assertEquals(
-                "schedule: t-save (1.0E308) x 10 iterations, the overhead of a checkpoint at every one, is beyond the range of a double",
+                "schedule: t-save (1.0E308) x 10 iterations, the overhead of a checkpoint at every one, is beyond the"
+                        + " range of a double",
                 assertThrows(ViperConfigException.class, () -> new ScheduleInput(lin, 0, 10, 5, 1, 1e308, 1, 1))
                         .getMessage());
         new ScheduleInput(lin, 0, 10, 5, 1, 1e307, 1, 1); // 1e308 in all: still a number

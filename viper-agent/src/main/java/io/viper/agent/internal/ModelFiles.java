@@ -81,7 +81,8 @@ final class ModelFiles implements AutoCloseable {
                     LOG.log(
                             System.Logger.Level.WARNING,
                             "model " + model + ": shared-memory file " + r.file.path()
-                                    + " was deleted under the agent; clients get copies of the versions received into it");
+                                    + " was deleted under the agent; clients get copies of the versions received into"
+                                    + " it");
                 }
                 return false;
             }

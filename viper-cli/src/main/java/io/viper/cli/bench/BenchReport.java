@@ -70,14 +70,17 @@ public final class BenchReport {
                             r.xBound() / share));
         }
         out.println(
-                "(median over the measured updates; memcpy: an in-process copy of the model right after each update, median (below 1 ms,");
-        out.println(
-                " the fastest copy before the runs); x memcpy: the median of each update's latency (stall) over its memcpy;");
+                "(median over the measured updates; memcpy: an in-process copy of the model right after each update,"
+                        + " median (below 1 ms,");
+        out.println(" the fastest copy before the runs); x memcpy: the median of each update's latency (stall) over its"
+                + " memcpy;");
         out.println(" announced: publish called to the manifest sent, after staging and hashing;");
         out.println(
-                " changed: blocks that changed between versions; copied: the producer's bytes copied into staging and hashed, the rest found");
+                " changed: blocks that changed between versions; copied: the producer's bytes copied into staging and"
+                        + " hashed, the rest found");
         out.println(
-                " unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left in place or copied from the version it held)");
+                " unchanged in the buffer; moved: the consumer's bytes read from the producer; reused: the rest, left"
+                        + " in place or copied from the version it held)");
         if (!result.deviceCopyMs().isEmpty()) {
             out.println("(the gpu rows' bound is one device-to-device copy on GPU 0, not memcpy)");
         }

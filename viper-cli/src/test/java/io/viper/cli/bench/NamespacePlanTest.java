@@ -8,6 +8,7 @@ import io.viper.tensor.DType;
 import io.viper.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -129,8 +130,8 @@ class NamespacePlanTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(10 << 10);
             MemorySegment b = arena.allocate(10 << 10);
-            b.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 5000, (byte) 1); // block 1 of 4k blocks
-            b.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 9000, (byte) 1); // the last block, 2k long
+            b.set(ValueLayout.JAVA_BYTE, 5000, (byte) 1); // block 1 of 4k blocks
+            b.set(ValueLayout.JAVA_BYTE, 9000, (byte) 1); // the last block, 2k long
             List<Tensor> before = List.of(Tensor.of("t", DType.U8, new long[] {a.byteSize()}, a));
             List<Tensor> after = List.of(Tensor.of("t", DType.U8, new long[] {b.byteSize()}, b));
             assertEquals(4096 + 2048, FleetBench.newBytes(before, after, 4096));

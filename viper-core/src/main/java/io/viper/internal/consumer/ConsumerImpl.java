@@ -115,7 +115,8 @@ public final class ConsumerImpl implements ViperConsumer {
                 && c.get(ViperConfig.PFS_ROOT).isEmpty()) {
             throw new ViperConfigException(
                     ViperConfig.CONSUMER_PATHS.name() + " is file only, but " + ViperConfig.PFS_ROOT.name()
-                            + " is not set: a consumer reads file:// locations only from its own PFS, so it could load no version");
+                            + " is not set: a consumer reads file:// locations only from its own PFS, so it could"
+                            + " load no version");
         }
     }
 

@@ -4,7 +4,6 @@ import io.viper.TensorSet;
 import io.viper.ViperConfig;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperConfigException;
-import io.viper.errors.ViperCorruptDataException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.internal.ViperRuntime;
@@ -307,7 +306,8 @@ final class Fetcher implements AutoCloseable {
                     try {
                         MemorySegment dst =
                                 arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-                        long[] movedAndReused = receiveTensors(m, loc, client, wanted, destinations, dst);
+                        long[] movedAndReused = TensorReceiver.receive(
+                                model, serving, verifier, m, loc, client, wanted, destinations, dst);
                         List<Tensor> tensors = new ArrayList<>();
                         for (int i = 0; i < wanted.size(); i++) {
                             TensorEntry e = wanted.get(i);
@@ -326,62 +326,6 @@ final class Fetcher implements AutoCloseable {
                         throw e;
                     }
                 });
-    }
-
-    /**
-     * Fills {@code dst} with the verified {@code wanted} tensors, each at its destination offset, copying the blocks
-     * the serving version has and pulling the rest, checked as they land (the copies in the same pass,
-     * {@link Verifier.Overlapped#copy}); when the result does not verify, pulls them whole once more. Returns the bytes
-     * moved and the bytes reused.
-     */
-    private long[] receiveTensors(
-            Manifest m,
-            Location loc,
-            TransportClient client,
-            List<TensorEntry> wanted,
-            List<Long> destinations,
-            MemorySegment dst) {
-        LoadedModel held = m.blockBytes() > 0 ? serving.retainCurrent() : null;
-        BlockPlan plan;
-        try (Verifier.Overlapped check = verifier.overlapped(m, loc, wanted, destinations, dst)) {
-            try {
-                boolean onHost = held != null && held.hostData() != null;
-                plan = onHost
-                        ? BlockPlan.of(wanted, destinations, held.manifest())
-                        : BlockPlan.full(wanted, destinations);
-                if (plan.copiedBytes() > 0) {
-                    plan.copyFrom(held.hostData(), dst, check);
-                }
-            } finally {
-                if (held != null) {
-                    held.releaseRef();
-                }
-            }
-            if (!plan.pulls().isEmpty()) {
-                client.read(m, loc, plan.pulls(), dst, check);
-            }
-            try {
-                check.verify();
-                return new long[] {plan.pulledBytes(), plan.reusedBytes()};
-            } catch (ViperCorruptDataException e) {
-                if (plan.reusedBytes() == 0) {
-                    throw e;
-                }
-                LOG.log(
-                        System.Logger.Level.WARNING,
-                        "consumer {0} v{1}: tensors assembled from reused and pulled blocks did not verify ({2});"
-                                + " pulling them whole",
-                        model,
-                        Long.toString(m.version()),
-                        e.getMessage());
-            }
-        }
-        BlockPlan full = BlockPlan.full(wanted, destinations);
-        try (Verifier.Overlapped check = verifier.overlapped(m, loc, wanted, destinations, dst)) {
-            client.read(m, loc, full.pulls(), dst, check);
-            check.verify();
-        }
-        return new long[] {plan.pulledBytes() + full.pulledBytes(), 0};
     }
 
     /**

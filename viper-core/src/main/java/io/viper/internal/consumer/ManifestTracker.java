@@ -99,7 +99,8 @@ final class ManifestTracker implements AutoCloseable {
             if (had != null && !had.sameContent(m)) {
                 LOG.log(
                         System.Logger.Level.WARNING,
-                        "consumer {0}: refused a second v{1} from {2} whose tensors differ from the one {3} announced first",
+                        "consumer {0}: refused a second v{1} from {2} whose tensors differ from the one {3} announced"
+                                + " first",
                         model,
                         Long.toString(m.version()),
                         m.producerId(),

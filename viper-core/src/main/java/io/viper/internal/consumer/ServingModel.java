@@ -137,7 +137,8 @@ final class ServingModel implements AutoCloseable {
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
             LOG.log(
                     System.Logger.Level.INFO,
-                    "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify {5} ms)",
+                    "consumer {0}: now serving v{1} from {2} ({3} bytes moved, {6} reused, transfer {4} ms, verify"
+                            + " {5} ms)",
                     model,
                     Long.toString(m.version()),
                     loc.uri(),

@@ -102,7 +102,8 @@ final class GpuStaging {
         String pageable = buffer.gpu().pinHost(g, dev);
         LOG.log(
                 System.Logger.Level.INFO,
-                "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs {5}",
+                "producer {0} v{1}: staging in {2} host memory: CUDA device {3} has {4} bytes free, the model needs"
+                        + " {5}",
                 model,
                 Long.toString(version),
                 pageable == null ? "pinned" : "pageable",

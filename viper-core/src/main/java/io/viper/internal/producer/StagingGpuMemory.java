@@ -45,7 +45,8 @@ final class StagingGpuMemory implements AutoCloseable {
                 pinFailure = e.getMessage();
                 LOG.log(
                         System.Logger.Level.WARNING,
-                        "{0}: a staging buffer of {1} bytes stays in pageable memory, so GPU copies of it are slower: {2}",
+                        "{0}: a staging buffer of {1} bytes stays in pageable memory, so GPU copies of it are slower:"
+                                + " {2}",
                         model,
                         Long.toString(host.byteSize()),
                         e.getMessage());

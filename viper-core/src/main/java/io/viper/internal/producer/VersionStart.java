@@ -34,7 +34,8 @@ final class VersionStart {
             last = Math.max(stored, clockMillis.getAsLong() - 1);
             LOG.log(
                     System.Logger.Level.INFO,
-                    "producer {0}: {1} cannot tell which versions consumers saw before; numbering from v{2} (the clock)",
+                    "producer {0}: {1} cannot tell which versions consumers saw before; numbering from v{2} (the"
+                            + " clock)",
                     model,
                     notifier.uri(),
                     Long.toString(last + 1));

@@ -156,8 +156,8 @@ class ManifestTrackerTest {
             t.offer(first);
             t.offer(other);
             assertEquals(
-                    List.of(
-                            "consumer m: refused a second v1795484765965 from restarted whose tensors differ from the one p announced first"),
+                    List.of("consumer m: refused a second v1795484765965 from restarted whose tensors differ from the"
+                            + " one p announced first"),
                     log.formattedLines());
         }
     }

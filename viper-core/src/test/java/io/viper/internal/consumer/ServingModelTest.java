@@ -20,7 +20,8 @@ class ServingModelTest {
             ViperConfigException e =
                     assertThrows(ViperConfigException.class, () -> serving.awaitVersion(1, Duration.ofHours(1)));
             assertEquals(
-                    "consumer m: v1 will not arrive (serving v0): notifier embedded://h:1: embedded://h:1 refused this client: "
+                    "consumer m: v1 will not arrive (serving v0): notifier embedded://h:1: embedded://h:1 refused"
+                            + " this client: "
                             + "authentication failed",
                     e.getMessage());
             assertTrue(e.getCause() instanceof ViperConfigException);

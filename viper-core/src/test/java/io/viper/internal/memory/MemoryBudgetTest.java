@@ -77,8 +77,10 @@ class MemoryBudgetTest {
                 "room comes back as buffers are freed");
         assertEquals(
                 "producer b asked for 1.0 MiB (1048576 bytes) (staging for v1) but host memory of this Viper instance"
-                        + " (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes)) has 512.0 KiB (524288 bytes) left;"
-                        + " held: producer a: 2.5 MiB (2621440 bytes) [staged a v1 (2097152 bytes), staged a v2 (524288 bytes)]",
+                        + " (viper.memory.host.budget.bytes = 3.0 MiB (3145728 bytes)) has 512.0 KiB (524288 bytes)"
+                        + " left;"
+                        + " held: producer a: 2.5 MiB (2621440 bytes) [staged a v1 (2097152 bytes), staged a v2"
+                        + " (524288 bytes)]",
                 e.getMessage());
         assertEquals(0, b.held(), "a refusal reserves nothing");
     }

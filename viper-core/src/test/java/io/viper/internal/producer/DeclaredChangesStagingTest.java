@@ -19,6 +19,7 @@ import io.viper.manifest.BlockList;
 import io.viper.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -216,7 +217,7 @@ class DeclaredChangesStagingTest {
         long[] merged = DeclaredChanges.merge(new long[] {10, 20, 0, 5, 15, 30, 40, 40, 50, 60});
         assertEquals(
                 List.of(0L, 5L, 10L, 30L, 50L, 60L),
-                java.util.Arrays.stream(merged).boxed().toList());
+                Arrays.stream(merged).boxed().toList());
         assertTrue(DeclaredChanges.touches(merged, 0, 1));
         assertFalse(DeclaredChanges.touches(merged, 5, 10), "between two ranges");
         assertTrue(DeclaredChanges.touches(merged, 29, 31));

@@ -94,7 +94,8 @@ public final class LossLogExample {
             String flag = args[i];
             if (flag.equals("-h") || flag.equals("--help")) {
                 throw new IllegalArgumentException(
-                        "usage: LossLogExample [--iterations N] [--horizon H] [--seed S] [--batch B] [--hidden U] [--out FILE]");
+                        "usage: LossLogExample [--iterations N] [--horizon H] [--seed S] [--batch B] [--hidden U]"
+                                + " [--out FILE]");
             }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("option " + flag + " needs a value");

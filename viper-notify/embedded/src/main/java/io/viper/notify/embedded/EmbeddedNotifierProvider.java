@@ -68,7 +68,8 @@ import java.net.UnknownHostException;
  * broker -> client
  *   WELCOME     0x11  idleMs:i64                        viper.limits.idle.ms: the client sends HELLO more often
  *   MANIFEST    0x12  model:str announcement
- *   ACK         0x13  requestId:i64 status:u8 latestVersion:i64   status 0 accepted, 1 refused (older), 2 LATEST's answer
+ *   ACK         0x13  requestId:i64 status:u8 latestVersion:i64   status 0 accepted, 1 refused (older),
+ *                                                                 2 LATEST's answer
  *   ERROR       0x14  requestId:i64 code:u8 reason:str            code 1 manifest malformed, 2 broker
  *                                                                 limit, 3 protocol (then closes)
  * </pre>

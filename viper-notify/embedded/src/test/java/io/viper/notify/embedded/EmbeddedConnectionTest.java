@@ -14,6 +14,7 @@ import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider.Role;
 import io.viper.testing.LogCapture;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -178,7 +179,7 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
                     while (true) {
                         held.add(stranger.accept());
                     }
-                } catch (java.io.IOException ignored) {
+                } catch (IOException ignored) {
                     // Closed by the test.
                 }
             });

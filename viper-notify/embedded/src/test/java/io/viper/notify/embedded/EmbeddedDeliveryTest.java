@@ -22,6 +22,7 @@ import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -194,7 +195,7 @@ class EmbeddedDeliveryTest extends EmbeddedNotifierTestBase {
                 wrong.getMessage());
         try (RawClient raw = new RawClient(host.uri())) {
             byte[] payload = RawClient.publishPayload(5, "inl", ManifestCodec.encode(manifest("inl", 4, "tcp://h:1")));
-            byte[] withFive = java.util.Arrays.copyOf(payload, payload.length + 5);
+            byte[] withFive = Arrays.copyOf(payload, payload.length + 5);
             raw.send(RawClient.frame(0x04, withFive));
             byte[] err = raw.readFrame();
             assertEquals(0x14, err[0], "ERROR: 5 bytes for a version of 16");

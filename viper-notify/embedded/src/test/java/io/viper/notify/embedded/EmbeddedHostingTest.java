@@ -16,6 +16,7 @@ import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider.Role;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
@@ -24,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -49,10 +52,9 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
         own(consumer.subscribe("loc", c));
         byte[] v1 = new byte[16];
         new Random(3).nextBytes(v1);
-        MemorySegment staging = java.lang.foreign.Arena.ofAuto().allocate(16);
+        MemorySegment staging = Arena.ofAuto().allocate(16);
         MemorySegment.copy(v1, 0, staging, ValueLayout.JAVA_BYTE, 0, 16);
-        java.util.concurrent.CompletableFuture<Void> accepted =
-                host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
+        CompletableFuture<Void> accepted = host.publishLocally(manifest("loc", 1, "tcp://127.0.0.1:1"), staging);
         staging.fill((byte) 0); // read before publishLocally returned: the caller may reuse its buffer at once
         accepted.get(10, TimeUnit.SECONDS);
         Map.Entry<Manifest, byte[]> got = c.next();
@@ -69,10 +71,8 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
                 List.of(new TensorEntry(
                         new TensorInfo("w", DType.F32, new long[] {4}, 0, 16), new ContentHash(66, 66))),
                 List.of());
-        java.util.concurrent.CompletableFuture<Void> stale =
-                host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
-        java.util.concurrent.ExecutionException e =
-                assertThrows(java.util.concurrent.ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
+        CompletableFuture<Void> stale = host.publishLocally(otherBytes, MemorySegment.ofArray(new byte[16]));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> stale.get(10, TimeUnit.SECONDS));
         assertInstanceOf(ViperConfigException.class, e.getCause());
         assertTrue(
                 e.getCause().getMessage().contains("it holds another v1 of loc"),

@@ -26,7 +26,8 @@ public final class KafkaConfig {
             ConfigType.PATH,
             "",
             KafkaConfig::existingFile,
-            "A Java properties file of Kafka client settings (security.protocol, sasl.jaas.config, ...); kafka.<setting> keys override it. Empty: none.");
+            "A Java properties file of Kafka client settings (security.protocol, sasl.jaas.config, ...);"
+                    + " kafka.<setting> keys override it. Empty: none.");
     /** Partitions of a topic the producer creates. */
     public static final ConfigKey<Integer> PARTITIONS = KAFKA.intKey(
             "viper.kafka.partitions",

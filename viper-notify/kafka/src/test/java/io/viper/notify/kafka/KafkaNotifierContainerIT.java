@@ -52,7 +52,8 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
         Assumptions.assumeTrue(
                 docker,
                 "no Docker engine is reachable from this machine, so the Testcontainers variant of the"
-                        + " Kafka notifier tests is skipped; KafkaNotifierEmbeddedIT runs the same tests on an in-process KRaft broker");
+                        + " Kafka notifier tests is skipped; KafkaNotifierEmbeddedIT runs the same tests on an"
+                        + " in-process KRaft broker");
     }
 
     @AfterAll

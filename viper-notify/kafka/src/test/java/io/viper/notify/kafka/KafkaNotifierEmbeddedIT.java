@@ -63,7 +63,8 @@ class KafkaNotifierEmbeddedIT extends KafkaNotifierITBase {
         Files.writeString(
                 good,
                 "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-                        + "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+                        + "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required"
+                        + " username=\""
                         + EmbeddedKafkaCluster.SASL_USER + "\" password=\"" + EmbeddedKafkaCluster.SASL_PASSWORD
                         + "\";\n");
         URI uri = URI.create("kafka://" + kafka.saslBootstrapServers() + "?topic=viper.sasl");

@@ -21,7 +21,8 @@ public final class UcxConfig {
             "1m",
             4096,
             1L << 40,
-            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split, and each GET is verified as soon as it completes."
+            "Consumer: largest single RDMA GET (k, m, g suffixes); larger ranges are split, and each GET is verified"
+                    + " as soon as it completes."
                     + " GETs read producers on other hosts, and on this one with viper.ucx.mapped=false.");
     /** GETs one read keeps outstanding at once. */
     public static final ConfigKey<Integer> IN_FLIGHT = UCX.intKey(
@@ -29,7 +30,8 @@ public final class UcxConfig {
             4,
             1,
             1024,
-            "Consumer: RDMA GETs one read keeps outstanding at once (see viper.ucx.chunk.bytes for when reads use GETs).");
+            "Consumer: RDMA GETs one read keeps outstanding at once (see viper.ucx.chunk.bytes for when reads use"
+                    + " GETs).");
     /**
      * Producer: serve a copy of each exposed checkpoint in memory allocated by UCX. UCX 1.13 reads such memory between
      * processes on one host at memcpy speed; memory the application allocated and registered is read through UCX's
@@ -40,7 +42,8 @@ public final class UcxConfig {
             "viper.ucx.copy",
             true,
             "Producer: serve a copy of each checkpoint in memory UCX allocated (read between processes at memcpy speed)"
-                    + " instead of registering the staging buffer in place (about 20 times slower); costs one copy and the checkpoint's size in shared memory.");
+                    + " instead of registering the staging buffer in place (about 20 times slower); costs one copy"
+                    + " and the checkpoint's size in shared memory.");
     /**
      * Consumer: remote keys kept unpacked per producer (0 for none). Unpacking attaches the producer's shared memory
      * and the first touch of each page faults, so a repeated read of the same version is several times faster with its
@@ -51,7 +54,8 @@ public final class UcxConfig {
             4,
             0,
             64,
-            "Consumer: unpacked remote keys kept per producer (0: none), so that repeated reads of one version skip re-attaching its memory.");
+            "Consumer: unpacked remote keys kept per producer (0: none), so that repeated reads of one version skip"
+                    + " re-attaching its memory.");
 
     /**
      * Consumer: reads of at most this many bytes come back inline on the control connection, in the reply to the lease,
@@ -63,7 +67,8 @@ public final class UcxConfig {
             "64k",
             0,
             1L << 20,
-            "Consumer: reads of at most this many bytes (0: none) come back in the reply on the control connection, one round trip"
+            "Consumer: reads of at most this many bytes (0: none) come back in the reply on the control connection,"
+                    + " one round trip"
                     + " without an RDMA GET (k, m suffixes; at most 1m).");
 
     /**
@@ -74,8 +79,10 @@ public final class UcxConfig {
     public static final ConfigKey<Boolean> MAPPED = UCX.booleanKey(
             "viper.ucx.mapped",
             true,
-            "Consumer: read a producer on this host by copying from its memory as UCX maps it here (ucp_rkey_ptr), at memcpy speed, rather"
-                    + " than by RDMA GETs (about half that speed between processes here). Producers on other hosts are always read by GETs.");
+            "Consumer: read a producer on this host by copying from its memory as UCX maps it here (ucp_rkey_ptr), at"
+                    + " memcpy speed, rather"
+                    + " than by RDMA GETs (about half that speed between processes here). Producers on other hosts"
+                    + " are always read by GETs.");
 
     /** Every key above, in order. */
     public static final List<ConfigKey<?>> KEYS =

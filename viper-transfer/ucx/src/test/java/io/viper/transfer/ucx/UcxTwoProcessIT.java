@@ -97,7 +97,8 @@ class UcxTwoProcessIT {
             }
         }
         System.out.printf(
-                "ucx two-process GET of %d MiB: %.2f GB/s (best of 3; first read, which attaches the producer's memory: %.2f GB/s);"
+                "ucx two-process GET of %d MiB: %.2f GB/s (best of 3; first read, which attaches the producer's"
+                        + " memory: %.2f GB/s);"
                         + " in-process memcpy (MemorySegment.copy) of %d MiB: %.2f GB/s%n",
                 bytes >> 20, getGbps, firstGbps, bytes >> 20, memcpyGbps);
 

@@ -1,5 +1,7 @@
 package io.viper.notify.embedded.internal;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -19,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 
 /**
  * A client of the embedded broker, implementing {@link Notifier} for both roles.
@@ -189,7 +192,8 @@ public final class EmbeddedNotifier implements Notifier {
                     name + ": the broker refused " + manifest.model() + " v" + manifest.version() + ": it holds "
                             + (a.latestVersion() == manifest.version() ? "another " : "") + "v" + a.latestVersion()
                             + " of " + manifest.model()
-                            + " (versions of a model only grow and are never reused; is another producer announcing it?)");
+                            + " (versions of a model only grow and are never reused; is another producer announcing"
+                            + " it?)");
         }
     }
 
@@ -223,9 +227,7 @@ public final class EmbeddedNotifier implements Notifier {
     }
 
     /** Sends a request over the connection (waiting for it first) and waits for the broker's answer. */
-    private NotifyMessage request(
-            java.util.function.BiFunction<io.netty.channel.Channel, Long, io.netty.buffer.ByteBuf> request,
-            String what) {
+    private NotifyMessage request(BiFunction<Channel, Long, ByteBuf> request, String what) {
         return requests.send(link.awaitConnection(connectWaitMs), request, what);
     }
 

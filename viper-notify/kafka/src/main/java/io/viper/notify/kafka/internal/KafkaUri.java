@@ -69,9 +69,9 @@ public record KafkaUri(List<String> brokers, String topic) {
             throw new ViperConfigException("kafka URI '" + text + "' names no broker (expected kafka://host:port)");
         }
         if (authority.contains("@")) {
-            throw new ViperConfigException(
-                    "kafka URI '" + text
-                            + "' must not carry user info; pass credentials as kafka.sasl.* settings or in viper.kafka.properties.file");
+            throw new ViperConfigException("kafka URI '" + text
+                    + "' must not carry user info; pass credentials as kafka.sasl.* settings or in"
+                    + " viper.kafka.properties.file");
         }
         List<String> brokers = new ArrayList<>();
         for (String part : authority.split(",", -1)) {

@@ -75,7 +75,8 @@ public final class TopicCreator {
                 get(admin.createTopics(List.of(nt)).all());
                 LOG.log(
                         Level.INFO,
-                        "created Kafka topic {0} on {1}: {2} partition(s), replication factor {3}, min.insync.replicas {4}, cleanup.policy=compact",
+                        "created Kafka topic {0} on {1}: {2} partition(s), replication factor {3},"
+                                + " min.insync.replicas {4}, cleanup.policy=compact",
                         topic,
                         uri.bootstrapServers(),
                         Long.toString(settings.partitions()),

@@ -149,7 +149,8 @@ class PfsSafetensorsLayoutTest {
                 assertThrows(ViperFormatException.class, () -> ManifestMatch.check(header, otherShape, source));
         assertEquals(
                 source
-                        + ": does not match the manifest of nt3 v7: tensor 'dense.weight' is F32[2, 3] at bytes [0, 24) in the file"
+                        + ": does not match the manifest of nt3 v7: tensor 'dense.weight' is F32[2, 3] at bytes [0,"
+                        + " 24) in the file"
                         + " but F32[3, 2] at bytes [0, 24) in the manifest",
                 e.getMessage());
         Manifest fewer = manifest(7, Map.of(), TensorInfo.of("dense.weight", DType.F32, new long[] {2, 3}, 0));
@@ -170,7 +171,8 @@ class PfsSafetensorsLayoutTest {
                 TensorInfo.of("a", DType.U8, new long[] {3}, 0),
                 TensorInfo.of("b", DType.U8, new long[] {2}, 3));
         byte[] json = ("{\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[3,5]},"
-                        + "\"a\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]},\"__metadata__\":{\"k\":\"v\"}}")
+                        + "\"a\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]},"
+                        + "\"__metadata__\":{\"k\":\"v\"}}")
                 .getBytes(StandardCharsets.UTF_8);
         byte[] file = ByteBuffer.allocate(8 + json.length + 5)
                 .order(ByteOrder.LITTLE_ENDIAN)

@@ -19,7 +19,8 @@ import java.util.Arrays;
  *
  * <pre>
  *   consumer -&gt; producer  LEASE(model: str, version: i64)
- *   producer -&gt; consumer  GRANT(leaseId: i64, exposureId: i64, address: i64, size: i64, workerAddress: bytes, rkey: bytes)
+ *   producer -&gt; consumer  GRANT(leaseId: i64, exposureId: i64, address: i64, size: i64,
+ *                               workerAddress: bytes, rkey: bytes)
  *                        | NOT_AVAILABLE(reason: str)
  *   consumer              RDMA GETs from [address, address + size) with rkey, over an endpoint to workerAddress
  *   consumer -&gt; producer  RELEASE(leaseId: i64)

@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -200,7 +201,7 @@ final class ControlServer {
                     ch.write(limits.requestDeadline(), reply);
                 }
             }
-        } catch (ControlProtocol.ProtocolException | java.net.ProtocolException | Handshake.Refused e) {
+        } catch (ControlProtocol.ProtocolException | ProtocolException | Handshake.Refused e) {
             LOG.log(
                     Level.WARNING,
                     "ucx server " + location.uri() + ": closing control connection from " + c.peer + ": "

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.ViperConfig;
 import io.viper.cli.bench.FleetSettings.Topology;
 import io.viper.demo.ChildJvm;
-import io.viper.errors.ViperException;
+import io.viper.errors.ViperTimeoutException;
 import io.viper.format.SafetensorsFile;
 import io.viper.format.SafetensorsWriter;
 import io.viper.tensor.Tensor;
@@ -330,8 +330,7 @@ public final class FleetBench {
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw new ViperException(
-                        ViperException.Reason.TIMEOUT,
+                throw new ViperTimeoutException(
                         "the consumers did not all connect to the broker within " + START_WAIT.toSeconds() + " s");
             }
             Thread.sleep(100);

@@ -66,8 +66,9 @@ public final class ViperAgent implements AutoCloseable {
     /**
      * Starts an agent listening on {@code socket}, with its shared-memory files in {@code shmDir} (usually
      * {@code /dev/shm}) and its Viper instance built from {@code viper} (notifier, PFS, transports and any other
-     * setting). Removes the shared-memory files of agents that are no longer running, and a socket file no agent
-     * answers on.
+     * setting). Its files go in a directory of its own in {@code shmDir} (mode 0700, a random name). Removes the
+     * shared-memory files and directories that agents of this user no longer running left (never another user's), and a
+     * socket file no agent answers on.
      *
      * @throws ViperConfigException when another agent answers on {@code socket}, or the paths are unusable
      */
@@ -104,11 +105,12 @@ public final class ViperAgent implements AutoCloseable {
         if (stale > 0) {
             LOG.log(
                     System.Logger.Level.INFO,
-                    "removed " + stale + " shared-memory file(s) that stopped agents left in " + shmDir);
+                    "removed " + stale + " shared-memory entries that stopped agents of this user left in " + shmDir);
         }
         LOG.log(
                 System.Logger.Level.INFO,
-                "listening on " + abs + " (protocol " + AgentProtocol.VERSION + ", shared memory in " + shmDir + ")");
+                "listening on " + abs + " (protocol " + AgentProtocol.VERSION + ", shared memory in " + agent.shmDir()
+                        + ")");
         return new ViperAgent(abs, server, agent, peers);
     }
 

@@ -234,7 +234,7 @@ class AgentTest extends AgentTestBase {
         Map<String, byte[]> v1 = tensors(1);
         List<Path> slots = new ArrayList<>();
         ObjectNode r = producer.publish(v1, () -> {
-            try (Stream<Path> files = Files.list(shm)) {
+            try (Stream<Path> files = Files.walk(shm)) {
                 files.filter(f -> f.toString().endsWith("-slot")).forEach(slots::add);
                 for (Path f : slots) {
                     Files.delete(f);

@@ -20,16 +20,28 @@ public record AgentContext(Viper viper, SharedMemory shm, Producers producers, C
     public static AgentContext open(Viper.Builder builder, Path shmDir, String description) {
         SharedMemory shm = new SharedMemory(shmDir);
         SharedReceiveBuffers receive = new SharedReceiveBuffers(shm);
-        Viper viper = builder.receiveAllocator(receive).build();
+        Viper viper;
+        try {
+            viper = builder.receiveAllocator(receive).build();
+        } catch (RuntimeException e) {
+            shm.close();
+            throw e;
+        }
         try {
             Secret.fromConfig(viper.config());
             Tls.client(viper.config());
             viper.checkSettings();
         } catch (RuntimeException e) {
             viper.close();
+            shm.close();
             throw e;
         }
         return new AgentContext(viper, shm, new Producers(viper), new Consumers(viper, shm, receive), description);
+    }
+
+    /** The agent's own shared-memory directory, where its files are. */
+    public Path shmDir() {
+        return shm.dir();
     }
 
     /** Removes the shared-memory files that agents no longer running left; returns how many. */

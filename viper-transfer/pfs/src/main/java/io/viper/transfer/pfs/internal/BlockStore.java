@@ -41,10 +41,14 @@ import java.util.function.Supplier;
  * set to now.
  *
  * <p>Deleting ({@link #sweep}): after retention removed versions, the blocks that no manifest of a version directory or
- * of a store in progress ({@code .tmp-*}) lists, and that nobody touched for {@code grace}, are deleted. Stores in this
- * process hold {@link #writing()} from before their manifest is on disk to their commit, which a sweep excludes; across
- * processes the grace period covers the time between a store's reuse of a block and the manifest that names it. A crash
- * mid-delete leaves only unreferenced blocks, which the next sweep deletes.
+ * of a store in progress ({@code .tmp-*}) lists, and that nobody touched since {@code grace} before the sweep began,
+ * are deleted at once, so that the store holds about retention + 1 versions. Stores in this process hold
+ * {@link #writing()} from before their manifest is on disk to their commit, which a sweep excludes. A store in another
+ * process writes its manifest before it reuses (touches) or writes a block: one the sweep's list of references missed
+ * touches its blocks after the sweep began, so the short grace only has to cover the clocks of the hosts sharing the
+ * repository. A block is renamed to a {@code .tmp-*} grave before it is deleted and its time read again there: one
+ * touched meanwhile is moved back. A crash mid-delete leaves only unreferenced blocks and graves, which later sweeps
+ * delete; leftovers of interrupted block writes go once untouched for {@link PfsRepository#STALE_AFTER}.
  *
  * <p>Thread-safe.
  */
@@ -62,7 +66,8 @@ final class BlockStore {
 
     /**
      * @param root the repository root
-     * @param grace how long an unreferenced block must have been untouched before a sweep deletes it
+     * @param grace how long before a sweep began an unreferenced block must have been touched last for the sweep to
+     *     delete it
      */
     BlockStore(Path root, Duration grace, WriteHooks hooks) {
         this.dir = root.resolve(DIR);
@@ -224,15 +229,18 @@ final class BlockStore {
         }
         lock.writeLock().lock();
         try {
+            // before the references are read: a store they miss touches its blocks after this
+            Instant began = Instant.now();
             Set<ContentHash> live = referenced.get();
             if (live == null) {
                 return 0;
             }
-            Instant untouchedSince = Instant.now().minus(grace);
+            Instant untouchedSince = began.minus(grace);
+            Instant staleSince = began.minus(PfsRepository.STALE_AFTER);
             int deleted = 0;
             try (DirectoryStream<Path> prefixes = Files.newDirectoryStream(dir)) {
                 for (Path prefix : prefixes) {
-                    deleted += sweep(prefix, live, untouchedSince);
+                    deleted += sweep(prefix, live, untouchedSince, staleSince);
                 }
             }
             if (deleted > 0) {
@@ -251,7 +259,8 @@ final class BlockStore {
         }
     }
 
-    private int sweep(Path prefix, Set<ContentHash> live, Instant untouchedSince) throws IOException {
+    private int sweep(Path prefix, Set<ContentHash> live, Instant untouchedSince, Instant staleSince)
+            throws IOException {
         if (!Files.isDirectory(prefix, LinkOption.NOFOLLOW_LINKS)) {
             return 0;
         }
@@ -264,18 +273,48 @@ final class BlockStore {
                 if (!leftover && (id == null || live.contains(id))) {
                     continue;
                 }
-                if (Files.getLastModifiedTime(block, LinkOption.NOFOLLOW_LINKS)
-                        .toInstant()
-                        .isAfter(untouchedSince)) {
+                // a block write in progress elsewhere may pause longer than the grace (an fsync): leftovers wait
+                if (touchedSince(block, leftover ? staleSince : untouchedSince)) {
                     continue;
                 }
                 hooks.beforeBlockDelete(block);
-                if (Files.deleteIfExists(block) && !leftover) {
+                if (leftover) {
+                    Files.deleteIfExists(block);
+                } else if (bury(block, untouchedSince)) {
                     deleted++;
                 }
             }
         }
         return deleted;
+    }
+
+    private static boolean touchedSince(Path file, Instant since) throws IOException {
+        return Files.getLastModifiedTime(file, LinkOption.NOFOLLOW_LINKS)
+                .toInstant()
+                .isAfter(since);
+    }
+
+    /**
+     * Deletes {@code block} unless a store claims it meanwhile: renamed to a grave first, so that a store's reuse from
+     * now on finds it missing and writes it again, then its time read there; one touched since {@code untouchedSince}
+     * (a store reused it just before the rename) is moved back. Returns whether it was deleted.
+     */
+    private static boolean bury(Path block, Instant untouchedSince) throws IOException {
+        Path grave = block.resolveSibling(TMP_PREFIX + block.getFileName() + "-del-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
+        try {
+            Files.move(block, grave, StandardCopyOption.ATOMIC_MOVE);
+        } catch (NoSuchFileException gone) {
+            return false;
+        }
+        if (touchedSince(grave, untouchedSince)) {
+            // identical bytes to any copy the store wrote meanwhile, which this replaces
+            Files.move(grave, block, StandardCopyOption.ATOMIC_MOVE);
+            LOG.log(Level.DEBUG, "block {0} was claimed by a store while a sweep deleted it: kept", block);
+            return false;
+        }
+        Files.delete(grave);
+        return true;
     }
 
     /** The id a block file's name spells, or null when it spells none (such files are left alone). */

@@ -55,7 +55,8 @@ import java.util.concurrent.locks.Lock;
  * <p>A version whose manifest has blocks is kept as blocks instead of a safetensors file: its directory holds the
  * manifest only, and its bytes are in the shared {@link BlockStore} under {@code <root>/.blocks}, each distinct block
  * once; the manifest is written first, the blocks it lacks next, all durable before the rename commits the version.
- * When retention deleted a version, the store deletes the blocks no remaining version refers to.
+ * When retention deleted a version, the store deletes the blocks no remaining version refers to, after a short grace
+ * ({@link #BLOCK_GRACE}), so that the repository holds about retention + 1 versions.
  *
  * <p>Thread-safe. Within one process, stores of one model are serialised where they move {@code LATEST}; the repository
  * assumes one producer process per model per root (no file locks, which many parallel file systems do not offer).
@@ -79,6 +80,12 @@ public final class PfsRepository implements CheckpointRepository {
     static final String LATEST_TMP_PREFIX = ".LATEST.tmp-";
     /** Temporary entries older than this are considered left by a crashed writer. */
     static final Duration STALE_AFTER = Duration.ofHours(1);
+    /**
+     * How long before a sweep an unreferenced block must have been touched last to be deleted: short, since a store in
+     * another process touches the blocks it claims after the sweep began; it covers the clocks of hosts sharing the
+     * repository (docs/architecture.md#pfs-repository).
+     */
+    static final Duration BLOCK_GRACE = Duration.ofSeconds(2);
     /** Default chunk of the data section written per call. */
     static final int DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -103,7 +110,7 @@ public final class PfsRepository implements CheckpointRepository {
     }
 
     PfsRepository(Path root, int retention, int chunkBytes, WriteHooks hooks) {
-        this(root, retention, chunkBytes, hooks, STALE_AFTER);
+        this(root, retention, chunkBytes, hooks, BLOCK_GRACE);
     }
 
     /** As above; an unreferenced block is deleted once untouched for {@code blockGrace} (see {@link BlockStore}). */

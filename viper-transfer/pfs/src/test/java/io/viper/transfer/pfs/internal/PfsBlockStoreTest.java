@@ -21,7 +21,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -139,6 +141,69 @@ class PfsBlockStoreTest {
                     c.map(stored.getLast(), stored.getLast().locations().getFirst())
                             .isEmpty(),
                     "blocks are not one mapping");
+        }
+    }
+
+    /**
+     * Issue 39 case 8: with the default grace, 10 versions that change most blocks, published a minute apart, leave at
+     * most retention + 1 versions' worth of bytes under the repository (an hour's grace kept all 10).
+     */
+    @Test
+    void retentionBoundsTheBlockStoreOnceAShortGraceHasPassed() throws IOException {
+        int retention = 3;
+        PfsRepository repo = new PfsRepository(root, retention, 4096, WriteHooks.NONE); // the default grace
+        closeables.add(repo);
+        List<Manifest> stored = new ArrayList<>();
+        List<TestStagedCheckpoint> versions = new ArrayList<>();
+        TestStagedCheckpoint previous = null;
+        for (int v = 1; v <= 10; v++) {
+            previous = version("m", v, previous, range(0, 50)); // 50 of 64 blocks change
+            versions.add(previous);
+            stored.add(store(repo, previous));
+            backdateBlocks(Duration.ofMinutes(1)); // the next publish comes a minute later
+        }
+        long one = SIZES[0] + SIZES[1];
+        long bytes;
+        try (Stream<Path> s = Files.walk(root)) {
+            bytes = s.filter(Files::isRegularFile)
+                    .mapToLong(p -> p.toFile().length())
+                    .sum();
+        }
+        assertTrue(
+                bytes <= (retention + 1) * one,
+                "the repository holds " + bytes / (double) one + " versions' worth of bytes, retention " + retention);
+        assertEquals(List.of(8L, 9L, 10L), repo.versions("m"));
+        for (int i = 7; i < 10; i++) {
+            assertEquals(-1, versions.get(i).data().mismatch(readBack(stored.get(i))), "v" + (i + 1) + " is whole");
+        }
+    }
+
+    /** A store in another process that reuses a block while a sweep deletes it keeps the block. */
+    @Test
+    void aBlockReusedWhileTheSweepDeletesItIsKept() throws IOException {
+        List<Path> reused = new ArrayList<>();
+        PfsRepository repo = repo(1, new WriteHooks() {
+            @Override
+            public void beforeBlockDelete(Path block) throws IOException {
+                if (reused.isEmpty()) {
+                    // what BlockStore.put does in another process that claims this block just now
+                    Files.setLastModifiedTime(block, FileTime.from(Instant.now().plusMillis(1)));
+                    reused.add(block);
+                }
+            }
+        });
+        TestStagedCheckpoint v1 = version("m", 1, null);
+        store(repo, v1);
+        store(repo, version("m", 2, v1, range(0, 20)));
+        assertEquals(1, reused.size());
+        assertTrue(Files.isRegularFile(reused.getFirst()), "the block claimed mid-sweep is still there");
+        assertEquals(64 + 1, blockFiles().size(), "the other 19 blocks v1 alone had went");
+    }
+
+    private void backdateBlocks(Duration by) throws IOException {
+        FileTime then = FileTime.from(Instant.now().minus(by));
+        for (Path p : blockFiles()) {
+            Files.setLastModifiedTime(p, then);
         }
     }
 

@@ -39,8 +39,7 @@ class DocLinksTest {
                 # Title
                 ## Part one
                 ## Part one
-                See [b](b.md#there), [gone](gone.md), [self](#part-one-1), [nowhere](#part-two)
-                and [web](https://example.com/x.md).
+                [b](b.md#there), [gone](gone.md), [self](#part-one-1), [nowhere](#part-two), [web](https://x.io/x.md).
                 `[not a link](nowhere.md)`
                 ```
                 [not a link either](nowhere.md)

@@ -34,8 +34,12 @@ public final class UcxNative {
         return r;
     }
 
-    /** The UCP parameters every context of this transport uses: RMA and wake-up. */
+    /**
+     * The UCP parameters every context of this transport uses: RMA and wake-up. The first call also removes the
+     * directories jucx unpacked its library into for processes that were killed ({@link JucxLeftovers}).
+     */
     public static UcpParams contextParams() {
+        JucxLeftovers.removeOnce();
         return new UcpParams().requestRmaFeature().requestWakeupFeature();
     }
 

@@ -134,9 +134,10 @@ final class ConsumeCommand implements Callable<Integer> {
                 if (e instanceof ModelUpdate u) {
                     v = u.version();
                     if (out != null) {
+                        // replace, not write: a link planted in DIR is replaced, never written through
                         try (ModelLease lease = consumer.current()) {
                             if (lease.version() == v) {
-                                SafetensorsWriter.write(
+                                SafetensorsWriter.replace(
                                         out.resolve(model + "-v" + v + ".safetensors"), lease.checkpoint());
                             }
                         }
@@ -160,7 +161,7 @@ final class ConsumeCommand implements Callable<Integer> {
                     }
                     try (TensorSet set = fetchWithRetry(consumer, v, names)) {
                         if (out != null) {
-                            SafetensorsWriter.write(
+                            SafetensorsWriter.replace(
                                     out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
                         }
                         print(

@@ -12,8 +12,10 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -40,7 +42,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * node). {@link #replace} writes to a temporary name in the same directory and renames it over the path: readers see
  * the old file or the whole new one, and a failure leaves the old one as it was. Both refuse a directory, a FIFO or a
  * socket before opening it (opening a FIFO for writing blocks until a reader comes), and {@code replace} a device too.
- * Never write over a file whose mapping backs the tensors being written.
+ * Neither writes through a symbolic link (one another user planted in a shared directory would aim the write at any
+ * file): {@code write} refuses a link at the path and opens it with {@code O_NOFOLLOW}; {@code replace} creates its
+ * temporary file new ({@code O_EXCL}) and its rename replaces a link at the path rather than following it. Never write
+ * over a file whose mapping backs the tensors being written.
  *
  * <p>Threads: stateless; concurrent calls for different paths are safe. The tensors' memory must stay valid and
  * unchanged until the call returns; the writer does not take ownership of it.
@@ -81,12 +86,12 @@ public final class SafetensorsWriter {
      *
      * @throws ViperConfigException when a name repeats or is {@code __metadata__}, or the header exceeds 100,000,000
      *     bytes
-     * @throws ViperFormatException when {@code path} is a directory, a FIFO or a socket
+     * @throws ViperFormatException when {@code path} is a directory, a FIFO, a socket or a symbolic link
      * @throws ViperException with reason {@link ViperException.Reason#IO} when writing fails
      */
     public static long write(Path path, List<Tensor> tensors, Map<String, String> metadata) {
         Objects.requireNonNull(path, "path");
-        return writeFile(path, path, tensors, metadata);
+        return writeFile(path, tensors, metadata);
     }
 
     /**
@@ -114,20 +119,39 @@ public final class SafetensorsWriter {
      */
     public static long replace(Path path, List<Tensor> tensors, Map<String, String> metadata) {
         Objects.requireNonNull(path, "path");
-        // A rename would put a regular file where a device or a FIFO was: refused, as write refuses most of them.
-        IoProblems.notARegularFile(path).ifPresent(problem -> {
-            throw new ViperFormatException(
-                    path.toString(), problem + ", not a file to replace with a safetensors file");
-        });
+        // A rename would put a regular file where a device or a FIFO was: refused, as write refuses most of them. A
+        // link is not looked through: the rename replaces the link itself.
+        if (!Files.isSymbolicLink(path)) {
+            IoProblems.notARegularFile(path).ifPresent(problem -> {
+                throw new ViperFormatException(
+                        path.toString(), problem + ", not a file to replace with a safetensors file");
+            });
+        }
+        Layout layout = layout(path, tensors, metadata);
         Path target = path.toAbsolutePath();
-        Path temporary = target.resolveSibling("." + target.getFileName() + "."
-                + ProcessHandle.current().pid() + "." + TEMPORARIES.incrementAndGet() + ".tmp");
+        Path temporary = null;
+        FileChannel channel = null;
+        // A new file only (O_CREAT|O_EXCL, which follows no link): a link planted at the temporary name is skipped.
+        for (int attempt = 0; channel == null; attempt++) {
+            temporary = target.resolveSibling("." + target.getFileName() + "."
+                    + ProcessHandle.current().pid() + "." + TEMPORARIES.incrementAndGet() + ".tmp");
+            try {
+                channel = FileChannel.open(
+                        temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            } catch (FileAlreadyExistsException e) {
+                if (attempt >= 99) {
+                    throw failure(path, e);
+                }
+            } catch (IOException e) {
+                throw failure(path, e); // nothing was created: nothing to clean up
+            }
+        }
         boolean renamed = false;
         try {
-            long size = writeFile(temporary, path, tensors, metadata);
+            writeData(channel, tensors, layout);
             Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             renamed = true;
-            return size;
+            return layout.size();
         } catch (IOException e) {
             throw failure(path, e);
         } finally {
@@ -137,40 +161,72 @@ public final class SafetensorsWriter {
         }
     }
 
-    /** Writes the file at {@code path}; {@code shown} is the path failures name (the target of a replace). */
-    private static long writeFile(Path path, Path shown, List<Tensor> tensors, Map<String, String> metadata) {
-        Objects.requireNonNull(tensors, "tensors");
-        Objects.requireNonNull(metadata, "metadata");
+    /** Writes the file at {@code path} in place, refusing a link there (it would be written through). */
+    private static long writeFile(Path path, List<Tensor> tensors, Map<String, String> metadata) {
+        if (Files.isSymbolicLink(path)) {
+            throw new ViperFormatException(
+                    path.toString(),
+                    "is a symbolic link, not written through: remove it or write elsewhere (replace() swaps it)");
+        }
         boolean device = isDevice(path);
         if (!device) {
             IoProblems.notARegularFile(path).ifPresent(problem -> {
                 throw new ViperFormatException(
-                        shown.toString(), problem + ", not a file to write a safetensors file over");
+                        path.toString(), problem + ", not a file to write a safetensors file over");
             });
         }
-        List<TensorInfo> layout = new ArrayList<>(tensors.size());
+        Layout layout = layout(path, tensors, metadata);
+        FileChannel channel;
+        try {
+            // O_NOFOLLOW: a link planted after the check above is refused, not followed.
+            channel = FileChannel.open(
+                    path,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING,
+                    LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw failure(path, e); // nothing was created or changed: nothing to clean up
+        }
+        boolean done = false;
+        try {
+            writeData(channel, tensors, layout);
+            done = true;
+        } catch (IOException e) {
+            throw failure(path, e);
+        } finally {
+            if (!done && !device) {
+                deleteQuietly(path);
+            }
+        }
+        return layout.size();
+    }
+
+    /** A safetensors header and the size of the whole file it heads. */
+    private record Layout(byte[] head, long size) {}
+
+    /** Lays {@code tensors} out contiguously and encodes their header; {@code shown} is the path failures name. */
+    private static Layout layout(Path shown, List<Tensor> tensors, Map<String, String> metadata) {
+        Objects.requireNonNull(tensors, "tensors");
+        Objects.requireNonNull(metadata, "metadata");
+        List<TensorInfo> infos = new ArrayList<>(tensors.size());
         long offset = 0;
         for (Tensor t : tensors) {
-            layout.add(t.info().withOffset(offset));
+            infos.add(t.info().withOffset(offset));
             offset = Math.addExact(offset, t.byteSize());
         }
-        byte[] head;
         try {
-            head = SafetensorsHeader.encode(layout, metadata);
+            byte[] head = SafetensorsHeader.encode(infos, metadata);
+            return new Layout(head, head.length + offset);
         } catch (IllegalArgumentException e) {
             throw new ViperConfigException(shown + ": " + e.getMessage(), e);
         }
-        long expected = head.length + offset;
-        FileChannel channel;
-        try {
-            channel = FileChannel.open(
-                    path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-        } catch (IOException e) {
-            throw failure(shown, e); // nothing was created or changed: nothing to clean up
-        }
-        boolean done = false;
+    }
+
+    /** Writes the header and the tensors' bytes to {@code channel}, forces them to storage and closes it. */
+    private static void writeData(FileChannel channel, List<Tensor> tensors, Layout layout) throws IOException {
         try (channel) {
-            writeFully(channel, ByteBuffer.wrap(head));
+            writeFully(channel, ByteBuffer.wrap(layout.head()));
             ByteBuffer staging = null;
             for (Tensor t : tensors) {
                 MemorySegment data = t.data();
@@ -191,19 +247,11 @@ public final class SafetensorsWriter {
                     }
                 }
             }
-            if (channel.position() != expected) {
-                throw new IOException("wrote " + channel.position() + " bytes, expected " + expected);
+            if (channel.position() != layout.size()) {
+                throw new IOException("wrote " + channel.position() + " bytes, expected " + layout.size());
             }
             channel.force(true);
-            done = true;
-        } catch (IOException e) {
-            throw failure(shown, e);
-        } finally {
-            if (!done && !device) {
-                deleteQuietly(path);
-            }
         }
-        return expected;
     }
 
     private static ViperException failure(Path path, IOException e) {

@@ -211,16 +211,29 @@ class SafetensorsWriterTest {
     }
 
     @Test
-    void aDeviceIsWrittenToButNeverDeleted() throws IOException {
+    void aDeviceIsWrittenToButNeverDeleted() throws Exception {
         // viper export --out /dev/null (as root) took a short write, and the failure path deleted the device node.
-        // Here a link to /dev/full, where every write fails with ENOSPC, stands for the device: the link stays.
-        Path full = Path.of("/dev/full");
-        assertTrue(Files.isWritable(full), "/dev/full (Linux)");
-        Path link = Files.createSymbolicLink(dir.resolve("full.safetensors"), full);
-        ViperException e = assertThrows(ViperException.class, () -> SafetensorsWriter.write(link, List.of(), Map.of()));
+        // A device where every write fails with ENOSPC stands for it (a copy of /dev/full, where one may be made).
+        Path full = fullDevice();
+        ViperException e = assertThrows(ViperException.class, () -> SafetensorsWriter.write(full, List.of(), Map.of()));
         assertEquals(ViperException.Reason.IO, e.reason());
         assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
-        assertTrue(Files.isSymbolicLink(link), "the device (here its link) is not deleted");
+        assertTrue(Files.exists(full) && !Files.isRegularFile(full), "the device is not deleted");
+    }
+
+    /**
+     * A character device like {@code /dev/full}: as root a copy in the test directory (so that a bug deleting it
+     * deletes the copy), else {@code /dev/full} itself, which this user cannot delete.
+     */
+    private Path fullDevice() throws Exception {
+        Path full = Path.of("/dev/full");
+        assertTrue(Files.isWritable(full), "/dev/full (Linux)");
+        Path copy = dir.resolve("full");
+        Process mknod = new ProcessBuilder("mknod", copy.toString(), "c", "1", "7")
+                .redirectErrorStream(true)
+                .start();
+        mknod.getInputStream().readAllBytes();
+        return mknod.waitFor() == 0 && Files.exists(copy) ? copy : full;
     }
 
     @Test
@@ -301,10 +314,12 @@ class SafetensorsWriterTest {
         ViperFormatException d = assertThrows(
                 ViperFormatException.class, () -> SafetensorsWriter.replace(directory, List.of(), Map.of()));
         assertEquals(directory + ": is a directory, not a file to replace with a safetensors file", d.getMessage());
-        // A rename would put a file where the device was: /dev/full stands for any device.
-        Path device = Files.createSymbolicLink(dir.resolve("device.safetensors"), Path.of("/dev/full"));
+        // A rename would put a file where the device was: a /dev/full stands for any device.
+        Path device = fullDevice();
         assertThrows(ViperFormatException.class, () -> SafetensorsWriter.replace(device, List.of(), Map.of()));
-        assertTrue(Files.isSymbolicLink(device) && Files.isDirectory(directory), "both left as they were");
+        assertTrue(
+                Files.exists(device) && !Files.isRegularFile(device) && Files.isDirectory(directory),
+                "both left as they were");
     }
 
     private static List<Path> filesIn(Path dir) throws IOException {

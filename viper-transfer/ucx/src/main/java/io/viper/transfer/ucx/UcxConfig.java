@@ -1,6 +1,8 @@
 package io.viper.transfer.ucx;
 
 import io.viper.config.ConfigKey;
+import io.viper.config.ConfigType;
+import java.net.InetAddress;
 import java.util.List;
 
 /**
@@ -84,9 +86,24 @@ public final class UcxConfig {
                     + " than by RDMA GETs (about half that speed between processes here). Producers on other hosts"
                     + " are always read by GETs.");
 
+    /**
+     * Consumer: the address whose network interface the consumer's UCX context uses. UCX's TCP transport opens a
+     * listener on every device a context uses (every interface unless told), and a consumer needs none beyond the ones
+     * that reach its producers: loopback by default, as a producer bound to loopback does.
+     */
+    public static final ConfigKey<InetAddress> CONSUMER_BIND = UCX.key(
+            "viper.ucx.consumer.bind",
+            ConfigType.STRING,
+            "127.0.0.1",
+            InetAddress::ofLiteral,
+            "Consumer: an IP address whose interface this consumer's UCX worker uses and listens on (its TCP"
+                    + " transport opens a listener per interface); 127.0.0.1 reaches producers on this host only."
+                    + " Set an address of the interface that reaches producers on other hosts, or 0.0.0.0 for every"
+                    + " interface.");
+
     /** Every key above, in order. */
     public static final List<ConfigKey<?>> KEYS =
-            List.of(CHUNK_BYTES, IN_FLIGHT, COPY, RKEY_CACHE, INLINE_BYTES, MAPPED);
+            List.of(CHUNK_BYTES, IN_FLIGHT, COPY, RKEY_CACHE, INLINE_BYTES, MAPPED, CONSUMER_BIND);
 
     private UcxConfig() {}
 }

@@ -137,6 +137,9 @@ final class BlockStore {
      */
     private static boolean reuse(Path file, long length) throws IOException {
         try {
+            if (Files.isSymbolicLink(file)) {
+                return false; // planted: write() renames the block over the link, which is not followed
+            }
             if (Files.size(file) != length) {
                 LOG.log(
                         Level.WARNING,
@@ -154,7 +157,9 @@ final class BlockStore {
     }
 
     private static void write(Path file, MemorySegment bytes) throws IOException {
-        Files.createDirectories(file.getParent());
+        // .blocks and its prefix directory: made here, and refused when planted as links
+        DurableFiles.ensureDirectory(file.getParent().getParent());
+        DurableFiles.ensureDirectory(file.getParent());
         Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
         try {

@@ -1,11 +1,13 @@
 package io.viper.transfer.pfs.internal;
 
 import io.viper.errors.IoProblems;
+import io.viper.errors.ViperFormatException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -41,6 +43,32 @@ final class DurableFiles {
     static void writeFully(FileChannel ch, ByteBuffer buffer) throws IOException {
         while (buffer.hasRemaining()) {
             ch.write(buffer);
+        }
+    }
+
+    /**
+     * Makes {@code dir}, an entry the repository owns (a model directory, the block store or one of its prefixes), a
+     * directory: creates it when missing ({@code mkdir}, which follows no link) and returns true; returns false when it
+     * is one already. A symbolic link there is refused, never followed: one planted by another user who may write into
+     * the repository would send its writes anywhere.
+     *
+     * @throws ViperFormatException when {@code dir} is a symbolic link or some other file
+     */
+    static boolean ensureDirectory(Path dir) throws IOException {
+        try {
+            Files.createDirectory(dir);
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            if (Files.isSymbolicLink(dir)) {
+                throw new ViperFormatException(
+                        dir.toString(),
+                        "is a symbolic link; a PFS repository writes through no link: remove it (or make it a"
+                                + " directory)");
+            }
+            if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                throw new ViperFormatException(dir.toString(), "is a file, where the PFS repository keeps a directory");
+            }
+            return false;
         }
     }
 

@@ -180,8 +180,10 @@ public final class PfsRepository implements CheckpointRepository {
         boolean retired = false;
         Map<ContentHash, FileTime> freshBlocks = new HashMap<>();
         try {
-            if (!Files.isDirectory(modelDir)) {
-                Files.createDirectories(modelDir);
+            if (!Files.isDirectory(root)) {
+                Files.createDirectories(root);
+            }
+            if (DurableFiles.ensureDirectory(modelDir)) { // refuses a link planted as the model directory
                 fsyncDirectory(root);
             }
             housekeeping.cleanStale(modelDir, Instant.now().minus(STALE_AFTER));

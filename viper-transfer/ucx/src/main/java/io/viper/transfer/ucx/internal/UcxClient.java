@@ -17,7 +17,10 @@ import io.viper.spi.DeviceBuffer;
 import io.viper.spi.TransportClient;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -89,7 +92,9 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
                     auth,
                     ProducerTrust.of(config, auth),
                     mode,
-                    new WorkerLoop("viper-" + mode.scheme() + "-client"));
+                    // UCX's listeners only on the interface of viper.ucx.consumer.bind (loopback by default)
+                    new WorkerLoop(
+                            "viper-" + mode.scheme() + "-client", UcxNative.serverParams(settings.consumerBind())));
         } catch (RuntimeException | LinkageError e) {
             throw new ViperUnsupportedException(
                     "ucx client: cannot start UCX: " + UcxNative.oneLine(String.valueOf(e.getMessage())), e);
@@ -178,6 +183,9 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             throw new ViperClosedException("ucx client is closed");
         }
         String peer = "ucx " + location.uri();
+        if (inline == null) {
+            checkReachable(address, peer);
+        }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.transferTimeoutMs());
         for (int attempt = 1; ; attempt++) {
             ControlChannel control = takeIdle(address);
@@ -221,6 +229,30 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
                 }
             }
         }
+    }
+
+    /**
+     * Refuses, before any lease, a producer on another host when this consumer's UCX uses loopback only
+     * ({@code viper.ucx.consumer.bind}): UCX could not reach it, and the message says which key to set.
+     */
+    private void checkReachable(InetSocketAddress producer, String peer) {
+        InetAddress bind = settings.consumerBind();
+        InetAddress a = bind.isLoopbackAddress()
+                ? new InetSocketAddress(producer.getHostString(), producer.getPort()).getAddress()
+                : null;
+        if (a == null || a.isLoopbackAddress() || a.isAnyLocalAddress()) {
+            return;
+        }
+        try {
+            if (NetworkInterface.getByInetAddress(a) != null) {
+                return; // an address of this host: shared memory and loopback reach it
+            }
+        } catch (SocketException e) {
+            return; // cannot tell: UCX says for itself
+        }
+        throw new ViperConfigException(peer + ": the producer is on another host, but this consumer's UCX uses"
+                + " loopback only (viper.ucx.consumer.bind=" + bind.getHostAddress() + "): set"
+                + " viper.ucx.consumer.bind to an address of the interface that reaches it, or 0.0.0.0");
     }
 
     /** LEASE, GRANT, the RDMA GETs, RELEASE and RELEASED: the lease is closed when the read returns. */

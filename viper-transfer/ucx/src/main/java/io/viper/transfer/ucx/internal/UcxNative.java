@@ -34,15 +34,20 @@ public final class UcxNative {
         return r;
     }
 
-    /** The UCP parameters every context of this transport uses: RMA and wake-up. */
+    /**
+     * The UCP parameters every context of this transport uses: RMA and wake-up. The first call also removes the
+     * directories jucx unpacked its library into for processes that were killed ({@link JucxLeftovers}).
+     */
     public static UcpParams contextParams() {
+        JucxLeftovers.removeOnce();
         return new UcpParams().requestRmaFeature().requestWakeupFeature();
     }
 
     /**
-     * The parameters of a producer's context whose control channel binds {@code bind}: UCX's own network listeners (its
-     * TCP transport listens on every interface by default) are kept to the interface of that address, so that a
-     * loopback server is reachable from this host only. A wildcard address leaves every interface.
+     * The parameters of a producer's context whose control channel binds {@code bind}, or of a consumer's whose
+     * {@code viper.ucx.consumer.bind} is {@code bind}: UCX's own network listeners (its TCP transport listens on every
+     * interface by default) are kept to the interface of that address, so that a loopback one is reachable from this
+     * host only. A wildcard address leaves every interface.
      */
     public static UcpParams serverParams(InetAddress bind) {
         UcpParams params = contextParams();

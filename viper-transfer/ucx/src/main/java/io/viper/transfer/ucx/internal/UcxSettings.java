@@ -2,6 +2,7 @@ package io.viper.transfer.ucx.internal;
 
 import io.viper.ViperConfig;
 import io.viper.transfer.ucx.UcxConfig;
+import java.net.InetAddress;
 
 /**
  * The settings of one UCX server or client, read from a validated {@link ViperConfig} (the keys are declared in
@@ -16,6 +17,7 @@ import io.viper.transfer.ucx.UcxConfig;
  * @param rkeyCache consumer: unpacked remote keys kept per producer for reads of the same version
  * @param inlineBytes consumer: reads of at most this many bytes come back on the control connection
  * @param mapped consumer: copy from a producer on this host through its memory mapped by UCX rather than by GETs
+ * @param consumerBind consumer: the address whose interface its UCX context uses (loopback by default)
  */
 public record UcxSettings(
         long transferTimeoutMs,
@@ -24,7 +26,8 @@ public record UcxSettings(
         boolean copyToUcxMemory,
         int rkeyCache,
         long inlineBytes,
-        boolean mapped) {
+        boolean mapped,
+        InetAddress consumerBind) {
     /** The values of {@code config}. */
     public static UcxSettings from(ViperConfig config) {
         return new UcxSettings(
@@ -34,7 +37,8 @@ public record UcxSettings(
                 config.get(UcxConfig.COPY),
                 config.get(UcxConfig.RKEY_CACHE),
                 config.get(UcxConfig.INLINE_BYTES),
-                config.get(UcxConfig.MAPPED));
+                config.get(UcxConfig.MAPPED),
+                config.get(UcxConfig.CONSUMER_BIND));
     }
 
     /** Connect timeout of the control channel: the transfer timeout, at most 10 s. */

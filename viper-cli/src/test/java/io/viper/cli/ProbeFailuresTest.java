@@ -14,6 +14,8 @@ import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.Providers;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -381,11 +383,15 @@ class ProbeFailuresTest {
 
     @Test
     void aFullDiskWhileWritingOutIsAnOperationalFailure() throws Exception {
-        // The version's output file is a link to /dev/full, where every write fails with ENOSPC, as on a full disk.
+        // --out on a small tmpfs filled to the last byte (root, as CI runs), where every write fails with ENOSPC;
+        // elsewhere a directory the consumer may not write into, which fails the same way but says why.
+        // (A link to /dev/full no longer stands for a full disk: consume --out replaces a link, never writes through
+        // it.)
         Path out = Files.createDirectories(dir.resolve("out"));
-        Path full = Path.of("/dev/full");
-        assertTrue(Files.isWritable(full), "/dev/full (Linux) stands for the full disk");
-        Files.createSymbolicLink(out.resolve("full-v1.safetensors"), full);
+        boolean tmpfs = mountFullTmpfs(out);
+        if (!tmpfs) {
+            Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("r-xr-xr-x"));
+        }
         try (Viper producerSide = Viper.builder()
                         .notifier("embedded://127.0.0.1:0")
                         .transports("tcp://127.0.0.1:0")
@@ -409,7 +415,33 @@ class ProbeFailuresTest {
                             "--notifier",
                             producerSide.notifierUri().toString()));
             assertTrue(line.startsWith(out.resolve("full-v1.safetensors") + ": cannot write: "), line);
-            assertTrue(line.contains("No space left on device"), line);
+            assertTrue(line.contains(tmpfs ? "No space left on device" : "Permission denied"), line);
+        } finally {
+            if (tmpfs) {
+                new ProcessBuilder("umount", out.toString()).start().waitFor(30, TimeUnit.SECONDS);
+            } else {
+                Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
         }
+    }
+
+    /** Mounts a 64 KiB tmpfs on {@code dir} and fills it; false where this process may not mount. */
+    private static boolean mountFullTmpfs(Path dir) throws IOException, InterruptedException {
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir.toString())
+                .redirectErrorStream(true)
+                .start();
+        if (!mount.waitFor(30, TimeUnit.SECONDS) || mount.exitValue() != 0) {
+            return false;
+        }
+        try (OutputStream filler = Files.newOutputStream(dir.resolve("filler"))) {
+            byte[] block = new byte[4096];
+            while (true) {
+                filler.write(block);
+                filler.flush();
+            }
+        } catch (IOException full) {
+            // the tmpfs is full: what the consumer's write meets
+        }
+        return true;
     }
 }

@@ -23,6 +23,9 @@ if stale; then
   rm -f "$log"
   touch "$stamp"
 fi
+# UCX writes its native log (a killed peer's ERROR lines, say) to stdout unless told; viper's stdout carries
+# its results (consume's JSON lines), so UCX logs to stderr unless the user chose otherwise.
+export UCX_LOG_FILE="${UCX_LOG_FILE:-stderr}"
 # viper demo rewrites a live status line on stderr only when stderr is a terminal.
 if [ -t 2 ]; then export VIPER_STDERR_TTY=1; fi
 exec "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED ${VIPER_JAVA_OPTS:-} -cp "$root/viper-cli/target/viper-cli.jar:$lib/*" io.viper.cli.ViperMain "$@"

@@ -131,6 +131,26 @@ public final class ViperMetrics {
                 .increment();
     }
 
+    /**
+     * Bytes a consumer read for {@code model} by source ({@code producer}, {@code relay} or {@code pfs}): the fleet's
+     * split of {@code viper.transfer.bytes}.
+     */
+    public void bytesFrom(String model, String source, long bytes) {
+        counter(List.of("viper.fleet.read.bytes", "model", model, "source", source))
+                .increment((double) bytes);
+    }
+
+    /** Bytes this process served to readers of {@code model}: as the producer ({@code role} producer) or as a relay. */
+    public void served(String model, String role, long bytes) {
+        counter(List.of("viper.fleet.served.bytes", "model", model, "role", role))
+                .increment((double) bytes);
+    }
+
+    /** A relay dropped as a source of {@code model}: it failed a reader or served bytes that did not verify. */
+    public void relayDropped(String model) {
+        counter(List.of("viper.fleet.relays.dropped", "model", model)).increment();
+    }
+
     /** The counter named {@code key.get(0)} with the tag pairs that follow. */
     private Counter counter(List<String> key) {
         return counters.computeIfAbsent(key, k -> {

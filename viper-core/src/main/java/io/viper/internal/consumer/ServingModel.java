@@ -132,7 +132,8 @@ final class ServingModel implements AutoCloseable {
                 (loaded.transferDoneNs() - startedNs) / 1e6,
                 (swappedNs - loaded.transferDoneNs()) / 1e6,
                 fallbacks,
-                loaded.bytesReused());
+                loaded.bytesReused(),
+                loaded.bytesFromRelays());
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
             LOG.log(

@@ -14,6 +14,7 @@ import io.viper.errors.ViperTimeoutException;
 import io.viper.format.SafetensorsWriter;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
@@ -42,7 +43,8 @@ import picocli.CommandLine.Spec;
             "Follow a model like an inference server would: pull and verify every newer version.",
             "Prints one JSON line per update"
                     + " {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
-            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."
+            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held);"
+                    + " bytes_from_producer, bytes_from_relays and bytes_from_pfs split the bytes moved by source."
         })
 final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -72,6 +74,13 @@ final class ConsumeCommand implements Callable<Integer> {
     String paths;
 
     @Option(
+            names = "--relay",
+            paramLabel = "URIS",
+            description = "Serve the blocks this consumer verified to other consumers on these transports, e.g."
+                    + " tcp://10.0.0.2:0 (viper.consumer.relay.transports); the producer's tracker sends readers here")
+    String relay;
+
+    @Option(
             names = "--timeout",
             paramLabel = "DURATION",
             converter = Durations.class,
@@ -92,6 +101,7 @@ final class ConsumeCommand implements Callable<Integer> {
                             + " any available");
         }
         common.config.refuseConflict("--paths", paths, ViperConfig.CONSUMER_PATHS);
+        common.config.refuseConflict("--relay", relay, ViperConfig.CONSUMER_RELAY_TRANSPORTS);
         PathMatcher matcher = tensors == null ? null : glob(tensors); // checked before --out's directory is made
         Viper.Builder b = common.builder();
         if (paths != null) {
@@ -99,6 +109,9 @@ final class ConsumeCommand implements Callable<Integer> {
         }
         if (tensors != null) {
             b.config("viper.consumer.autoload", "false");
+        }
+        if (relay != null) {
+            b.config(ViperConfig.CONSUMER_RELAY_TRANSPORTS.name(), relay);
         }
         if (timeout != null) {
             // The notifier reports a broker it cannot reach (a warning) before --timeout ends.
@@ -142,7 +155,9 @@ final class ConsumeCommand implements Callable<Integer> {
                             }
                         }
                     }
-                    print(u.model(), v, u.path(), u.bytes(), u.reusedBytes(), u.latencyMs());
+                    print(u.model(), v, u.path(), u.bytes(), u.reusedBytes(), u.latencyMs(), new long[] {
+                        u.bytesFromProducer(), u.bytesFromRelays(), u.bytesFromPfs()
+                    });
                 } else {
                     Manifest m = (Manifest) e;
                     v = m.version();
@@ -170,7 +185,10 @@ final class ConsumeCommand implements Callable<Integer> {
                                 set.location().scheme(),
                                 set.bytes(),
                                 set.reusedBytes(),
-                                m.millisSincePublished());
+                                m.millisSincePublished(),
+                                set.location().tier() == Tier.PFS
+                                        ? new long[] {0, 0, set.bytes()}
+                                        : new long[] {set.bytes(), 0, 0});
                     }
                 }
                 lastVersion = Math.max(lastVersion, v);
@@ -251,7 +269,9 @@ final class ConsumeCommand implements Callable<Integer> {
         throw last;
     }
 
-    private static void print(String model, long version, String path, long bytes, long reusedBytes, double latencyMs) {
+    /** @param bySource bytes from the producer, from relays and from the PFS */
+    private static void print(
+            String model, long version, String path, long bytes, long reusedBytes, double latencyMs, long[] bySource) {
         ObjectNode o = JSON.createObjectNode();
         o.put("model", model);
         o.put("version", version);
@@ -259,6 +279,9 @@ final class ConsumeCommand implements Callable<Integer> {
         o.put("bytes", bytes);
         o.put("reused_bytes", reusedBytes);
         o.put("latency_ms", Math.round(latencyMs * 1000) / 1000.0);
+        o.put("bytes_from_producer", bySource[0]);
+        o.put("bytes_from_relays", bySource[1]);
+        o.put("bytes_from_pfs", bySource[2]);
         System.out.println(o);
         System.out.flush();
     }

@@ -12,8 +12,10 @@ import io.viper.Viper;
 import io.viper.ViperConsumer;
 import io.viper.ViperProducer;
 import io.viper.testing.SdkFixture;
+import io.viper.testing.TestSecrets;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +24,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A small fleet on loopback, in one process: a producer and consumers that relay over tcp://, each in a Viper instance
@@ -41,15 +44,25 @@ class TcpRelayTest {
     private final List<ViperConsumer> consumers = new ArrayList<>();
     private final List<List<ModelUpdate>> updates = new ArrayList<>();
 
+    /** The credentials every consumer uses: none, or a consumer token. */
+    private Map<String, String> consumerAuth = Map.of();
+
+    @TempDir
+    Path tmp;
+
     @BeforeEach
     void setUp() {
         fx = new SdkFixture("tcp-relay-" + System.nanoTime());
         notifier = "mem://tcp-relay-" + System.nanoTime();
+    }
+
+    private void startProducer(Map<String, String> auth) {
         Viper p = fx.keep(Viper.builder()
                 .notifier(notifier)
                 .transports("tcp://127.0.0.1:0")
                 .meterRegistry(new SimpleMeterRegistry())
                 .config("viper.producer.block.skip.unshared", "false")
+                .config(auth)
                 .build());
         producer = fx.keep(p.producer("m", CheckpointPolicy.never()));
     }
@@ -67,6 +80,7 @@ class TcpRelayTest {
                 .meterRegistry(new SimpleMeterRegistry())
                 .config("viper.consumer.relay.transports", "tcp://127.0.0.1:0")
                 .config("viper.consumer.retry.backoff.ms", "20")
+                .config(consumerAuth)
                 .build());
         ViperConsumer c = fx.keep(v.consumer("m"));
         List<ModelUpdate> mine = new CopyOnWriteArrayList<>();
@@ -94,6 +108,7 @@ class TcpRelayTest {
 
     @Test
     void theProducerSendsOneModelAndTheRelaysTheRest() {
+        startProducer(Map.of());
         for (int i = 0; i < 4; i++) {
             join();
         }
@@ -113,6 +128,7 @@ class TcpRelayTest {
 
     @Test
     void aLateJoinerReadsFromARelay() {
+        startProducer(Map.of());
         join();
         join();
         List<MemorySegment> v1 = fx.model(2, SIZES);
@@ -125,8 +141,27 @@ class TcpRelayTest {
         assertEquals(0, u.bytesFromProducer());
     }
 
+    /** With a secret: consumers holding only the consumer token relay to each other (and still could not publish). */
+    @Test
+    void consumersHoldingOnlyTheConsumerTokenRelay() throws Exception {
+        TestSecrets secrets = TestSecrets.make(tmp);
+        startProducer(secrets.producerSetting());
+        consumerAuth = secrets.consumerSetting();
+        for (int i = 0; i < 3; i++) {
+            join();
+        }
+        List<MemorySegment> v1 = fx.model(4, SIZES);
+        publishAndAwait(1, v1);
+        long fromRelays = 0;
+        for (int i = 0; i < consumers.size(); i++) {
+            fromRelays += update(i, 1).bytesFromRelays();
+        }
+        assertEquals(2 * TOTAL, fromRelays, "two of the three read from relays, over authenticated connections");
+    }
+
     @Test
     void aDeltaMovesOnlyTheChangedBlockThroughTheRelays() {
+        startProducer(Map.of());
         for (int i = 0; i < 3; i++) {
             join();
         }

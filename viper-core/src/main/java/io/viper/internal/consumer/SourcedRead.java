@@ -118,9 +118,21 @@ final class SourcedRead {
         if (producer.tier() != Tier.HOST) {
             return Optional.empty();
         }
-        Optional<List<URI>> answer;
+        Optional<List<URI>> answer = Optional.empty();
         try {
             answer = client.askSources(m, producer, own, failed);
+            // A transport without the request (ucx): the producer's tracker answers on another of its locations.
+            for (Location other : m.locations()) {
+                if (answer.isPresent()) {
+                    break;
+                }
+                if (other.tier() == Tier.HOST && !other.equals(producer)) {
+                    Optional<TransportClient> c = rt.client(other.scheme());
+                    if (c.isPresent()) {
+                        answer = c.get().askSources(m, other, own, failed);
+                    }
+                }
+            }
         } catch (RuntimeException e) {
             // The tracker is the producer: if it cannot answer, the read from it fails the same way and says why.
             LOG.log(System.Logger.Level.DEBUG, "consumer {0}: tracker at {1}: {2}", model, producer.uri(), e);
@@ -137,10 +149,21 @@ final class SourcedRead {
         return Optional.empty();
     }
 
+    /**
+     * This consumer's relay locations, those that stream a version while it arrives first (a reader takes the first it
+     * can use; the others serve a version only once it is whole).
+     */
     private List<URI> ownLocations() {
         List<URI> out = new ArrayList<>();
         for (TransportServer s : rt.relayServers()) {
-            out.add(s.location().uri());
+            if (s.waitsForReadable()) {
+                out.add(s.location().uri());
+            }
+        }
+        for (TransportServer s : rt.relayServers()) {
+            if (!s.waitsForReadable()) {
+                out.add(s.location().uri());
+            }
         }
         return out;
     }

@@ -69,17 +69,25 @@ public final class FleetTracker implements SourceTracker {
                     droppedNow.add(s.uris.getFirst());
                 }
             }
-            // A reader that asks again with its relay (it restarted, or retries) holds nothing yet of this version.
-            sources.removeIf(s -> !s.uris.isEmpty() && !Collections.disjoint(s.uris, relay));
+            // A reader that asks again (it retries, or restarted) keeps its place and is given only a source that
+            // came before it: a source never reads, directly or not, from its own readers.
+            int self = sources.size();
+            for (int i = 1; i < sources.size(); i++) {
+                if (!Collections.disjoint(sources.get(i).uris, relay)) {
+                    self = i;
+                    break;
+                }
+            }
+            List<Source> before = sources.subList(0, self);
             Source pick = null;
-            for (Source s : sources) {
+            for (Source s : before) {
                 if (!s.failed && s.readers < readersPerSource) {
                     pick = s;
                     break;
                 }
             }
             if (pick == null) {
-                for (Source s : sources) {
+                for (Source s : before) {
                     if (!s.failed && !s.uris.isEmpty() && (pick == null || s.readers < pick.readers)) {
                         pick = s;
                     }
@@ -90,7 +98,7 @@ public final class FleetTracker implements SourceTracker {
             }
             pick.readers++;
             chosen = pick.uris;
-            if (!relay.isEmpty() && sources.size() < MAX_SOURCES) {
+            if (!relay.isEmpty() && self == sources.size() && sources.size() < MAX_SOURCES) {
                 sources.add(new Source(relay));
             }
         }

@@ -67,6 +67,7 @@ public final class ProducerImpl implements ViperProducer {
                         .flatMap(srv -> srv.stagingAllocator().stream())
                         .findFirst()
                         .orElse(null));
+        cache.onServed(n -> rt.metrics().served(model, "producer", n));
         GpuStaging gpu = new GpuStaging(model);
         this.stager = new Stager(
                 cache,

@@ -10,6 +10,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -33,6 +35,8 @@ final class RelayedVersion implements StagedCheckpoint {
     private final ViperMetrics metrics;
     /** Where each unit starts in the data section (the first at 0); a unit runs to the next one's start. */
     private final long[] starts;
+    /** Where the bytes each unit's check covers end (a unit's padding after them needs no check). */
+    private final long[] dataEnds;
 
     private final boolean[] ready;
     private final List<Runnable> waiters = new ArrayList<>();
@@ -47,8 +51,13 @@ final class RelayedVersion implements StagedCheckpoint {
         this.data = data.asReadOnly();
         this.servers = servers;
         this.metrics = metrics;
-        this.starts = unitStarts(manifest);
+        SortedMap<Long, Long> units = units(manifest);
+        this.starts = units.keySet().stream().mapToLong(Long::longValue).toArray();
+        this.dataEnds = units.values().stream().mapToLong(Long::longValue).toArray();
         this.ready = new boolean[starts.length];
+        for (int u = 0; u < starts.length; u++) {
+            ready[u] = dataEnds[u] == starts[u]; // nothing to check: an empty tensor, or bytes before the first one
+        }
     }
 
     /** Exposes {@code m}, about to arrive in {@code data}, on the servers that stream what is readable. */
@@ -63,28 +72,26 @@ final class RelayedVersion implements StagedCheckpoint {
     }
 
     /**
-     * The start of every unit: every block of every tensor when the version has block ids, else every tensor; the bytes
-     * between units (alignment) belong to the unit before them.
+     * Every unit, by its start, and the end of the bytes its check covers: every block of every tensor when the version
+     * has block ids, else every tensor. The bytes between units (alignment) belong to the unit before them, and a unit
+     * at 0 covering nothing stands for those before the first tensor.
      */
-    static long[] unitStarts(Manifest m) {
-        List<Long> out = new ArrayList<>();
+    static SortedMap<Long, Long> units(Manifest m) {
+        TreeMap<Long, Long> out = new TreeMap<>();
         for (TensorEntry e : m.tensors()) {
             long off = e.info().offset();
+            long len = e.info().length();
             if (e.blocks().isEmpty()) {
-                out.add(off);
+                out.merge(off, off + len, Math::max);
             } else {
                 for (int j = 0; j < e.blocks().ids().size(); j++) {
-                    out.add(off + e.blocks().start(j));
+                    long start = off + e.blocks().start(j);
+                    out.merge(start, start + e.blocks().length(j, len), Math::max);
                 }
             }
         }
-        long[] a = out.stream().mapToLong(Long::longValue).sorted().distinct().toArray();
-        if (a.length == 0 || a[0] != 0) {
-            long[] b = new long[a.length + 1];
-            System.arraycopy(a, 0, b, 1, a.length);
-            a = b;
-        }
-        return a;
+        out.putIfAbsent(0L, 0L);
+        return out;
     }
 
     /** The unit holding byte {@code offset}. */
@@ -110,12 +117,14 @@ final class RelayedVersion implements StagedCheckpoint {
         toRun.forEach(Runnable::run);
     }
 
-    /** Every unit lying wholly inside {@code [offset, offset + length)} is verified (held, copied). */
+    /**
+     * Every unit whose checked bytes lie wholly inside {@code [offset, offset + length)} is verified (held, copied).
+     */
     void markReady(long offset, long length) {
         List<Runnable> toRun;
         synchronized (this) {
-            for (int u = unitOf(offset); u < starts.length && unitEnd(u) <= offset + length; u++) {
-                if (starts[u] >= offset) {
+            for (int u = unitOf(offset); u < starts.length && starts[u] < offset + length; u++) {
+                if (starts[u] >= offset && dataEnds[u] <= offset + length) {
                     ready[u] = true;
                 }
             }

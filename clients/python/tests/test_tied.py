@@ -96,6 +96,7 @@ class TiedTest(unittest.TestCase):
             with self.assertRaises(viper.ViperConfigError) as e:
                 _describe(name, value)
             self.assertIn(says, str(e.exception))
+        self.assertEqual(_describe("numbers", [1.5, 2.5])[:3], ("F64", (2,), 16), "a list of numbers is an array")
 
 
 @unittest.skipUnless(AGENT, "needs a running agent named in VIPER_AGENT_SOCKET (PythonClientIT starts one)")

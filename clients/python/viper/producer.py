@@ -99,10 +99,10 @@ def _describe(name, value):
     """(dtype, shape, nbytes, copy, copy_range) for a torch tensor or anything numpy takes: copy(buffer,
     offset) writes it whole at ``offset``, copy_range(buffer, offset, start, end) only its bytes
     [start, end) (little-endian, as in the image) at ``offset + start``."""
-    if isinstance(value, (Mapping, list, tuple)):
-        raise ViperConfigError("tensor %r is a %s, not a tensor: publish a flat mapping of name to tensor (an "
-                               "optimizer.state_dict() nests its state per parameter: flatten it, e.g. "
-                               "'state.0.exp_avg')" % (name, type(value).__name__))
+    nested = ("tensor %r is a %s, not a tensor: publish a flat mapping of name to tensor (an "
+              "optimizer.state_dict() nests its state per parameter: flatten it, e.g. 'state.0.exp_avg')")
+    if isinstance(value, Mapping):
+        raise ViperConfigError(nested % (name, type(value).__name__))
     if type(value).__module__.startswith("torch"):
         import torch
         t = value.detach()
@@ -130,7 +130,12 @@ def _describe(name, value):
                     flat.append(t.contiguous().view(-1).view(torch.uint8))
                 torch.frombuffer(buffer, dtype=torch.uint8, count=end - start, offset=offset + start).copy_(flat[0][start:end])
         return dtype, tuple(t.shape), nbytes, copy, copy_range
-    a = np.asarray(value)
+    try:
+        a = np.asarray(value)
+    except ValueError:  # a ragged list: numbers nested unevenly, or other objects
+        raise ViperConfigError(nested % (name, type(value).__name__)) from None
+    if a.dtype == object and isinstance(value, (list, tuple)):
+        raise ViperConfigError(nested % (name, type(value).__name__))  # a list of dicts (param_groups)
     dtype = st.dtype_of_numpy(a.dtype)
     if dtype is None:
         raise ViperConfigError("tensor %r: numpy dtype %s has no safetensors type" % (name, a.dtype))

@@ -62,6 +62,14 @@ final class ConsumeCommand implements Callable<Integer> {
     Path out;
 
     @Option(
+            names = "--out-keep",
+            paramLabel = "N",
+            defaultValue = "3",
+            description = "Keep the N newest versions this command wrote to --out, deleting older ones as newer arrive"
+                    + " (default: ${DEFAULT-VALUE}; 0 keeps every version)")
+    int outKeep;
+
+    @Option(
             names = "--tensors",
             paramLabel = "GLOB",
             description = "Pull only the tensors whose names match GLOB (e.g. 'dense.*'), not the whole model")
@@ -117,12 +125,18 @@ final class ConsumeCommand implements Callable<Integer> {
             // The notifier reports a broker it cannot reach (a warning) before --timeout ends.
             common.boundNotifierWaits(b, timeout);
         }
+        if (outKeep < 0) {
+            throw new ViperConfigException("--out-keep " + outKeep + ": give 0 (keep every version) or more");
+        }
         if (out != null) {
             createOutDirectory(out);
         }
+        OutRetention written = new OutRetention(outKeep);
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-        try (Viper viper = b.build();
+        try (Progress progress = new Progress(spec.commandLine().getErr(), Progress.onTerminal(), false);
+                Viper viper = b.build();
                 ViperConsumer consumer = viper.consumer(model)) {
+            progress.stage("consume " + model + ": waiting for a version", -1);
             if (matcher == null) {
                 consumer.onUpdate(events::add);
             } else {
@@ -133,6 +147,7 @@ final class ConsumeCommand implements Callable<Integer> {
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
+                    progress.close();
                     spec.commandLine()
                             .getErr()
                             .println("viper: no update of " + model + " within " + Durations.words(timeout)
@@ -150,14 +165,17 @@ final class ConsumeCommand implements Callable<Integer> {
                         // replace, not write: a link planted in DIR is replaced, never written through
                         try (ModelLease lease = consumer.current()) {
                             if (lease.version() == v) {
-                                SafetensorsWriter.replace(
-                                        out.resolve(model + "-v" + v + ".safetensors"), lease.checkpoint());
+                                Path file = out.resolve(model + "-v" + v + ".safetensors");
+                                SafetensorsWriter.replace(file, lease.checkpoint());
+                                written.wrote(file);
                             }
                         }
                     }
+                    progress.clear();
                     print(u.model(), v, u.path(), u.bytes(), u.reusedBytes(), u.latencyMs(), new long[] {
                         u.bytesFromProducer(), u.bytesFromRelays(), u.bytesFromPfs()
                     });
+                    progress.stage(waiting(v, u.bytes(), u.latencyMs()), -1);
                 } else {
                     Manifest m = (Manifest) e;
                     v = m.version();
@@ -176,9 +194,11 @@ final class ConsumeCommand implements Callable<Integer> {
                     }
                     try (TensorSet set = fetchWithRetry(consumer, v, names)) {
                         if (out != null) {
-                            SafetensorsWriter.replace(
-                                    out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
+                            Path file = out.resolve(model + "-v" + v + ".safetensors");
+                            SafetensorsWriter.replace(file, set.tensors(), m.metadata());
+                            written.wrote(file);
                         }
+                        progress.clear();
                         print(
                                 model,
                                 v,
@@ -267,6 +287,12 @@ final class ConsumeCommand implements Callable<Integer> {
             }
         }
         throw last;
+    }
+
+    /** The status line between updates: the version served, what its update moved, and the wait since. */
+    private String waiting(long version, long bytes, double latencyMs) {
+        return "consume " + model + ": v" + version + " arrived (" + Progress.bytes(bytes) + " in "
+                + Math.round(latencyMs) + " ms); waiting for the next";
     }
 
     /** @param bySource bytes from the producer, from relays and from the PFS */

@@ -74,9 +74,9 @@ public final class DemoCommand implements Callable<Integer> {
             names = "--workload",
             paramLabel = "NAME",
             defaultValue = "stages",
-            description =
-                    "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start)"
-                            + " (default: ${DEFAULT-VALUE})")
+            description = "stages (digits arrive in four stages, images rotate), stationary (all digits from the start)"
+                    + " or drift (all digits from the start, images rotate steadily to 90 deg)"
+                    + " (default: ${DEFAULT-VALUE})")
     String workload;
 
     @Option(
@@ -228,6 +228,9 @@ public final class DemoCommand implements Callable<Integer> {
         long[] seed = {s.seed()};
         List<Replay.Result> results = SeedSweep.run(s, seeds, tSave, lat, r -> {
             out.println(SeedSweep.seedLine(seed[0]++, r));
+            if (System.getenv("VIPER_DEBUG") != null) {
+                out.print(SeedSweep.details(r));
+            }
             out.flush();
         });
         SeedSweep.table(out, s, results, lat);

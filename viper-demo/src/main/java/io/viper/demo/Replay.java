@@ -6,6 +6,7 @@ import io.viper.demo.digits.InferenceModel;
 import io.viper.demo.digits.Trainer;
 import io.viper.scheduler.OnlineCheckpointPolicy;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,8 +74,9 @@ public final class Replay {
                 schedules.put(p, Hindsight.choose(s, plan, latencySeconds).checkpoints());
                 details.put(p, "");
             } else if (p == DemoPolicy.ONLINE) {
-                schedules.put(p, online(s, plan));
-                details.put(p, "");
+                OnlineCheckpointPolicy online = online(s, plan);
+                schedules.put(p, online.publishedIterations());
+                details.put(p, "changes detected at " + Arrays.toString(online.changes()));
             } else {
                 schedules.put(p, plan.schedules().get(p).checkpoints());
                 details.put(p, plan.schedules().get(p).detail());
@@ -107,7 +109,7 @@ public final class Replay {
     }
 
     /** The online policy deciding as the producer's does, on the same training and probe; no re-planning. */
-    private static long[] online(DemoSettings s, DemoPlan plan) {
+    private static OnlineCheckpointPolicy online(DemoSettings s, DemoPlan plan) {
         Trainer trainer = s.workload().trainer(s.end(), s.seed());
         while (trainer.iteration() < s.warmup()) {
             trainer.step();
@@ -121,7 +123,7 @@ public final class Replay {
                 probe.deployed(trainer.snapshot());
             }
         }
-        return policy.publishedIterations();
+        return policy;
     }
 
     /** The versions every schedule publishes, by iteration, and the warm-up's. */

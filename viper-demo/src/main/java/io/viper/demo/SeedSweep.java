@@ -46,6 +46,20 @@ public final class SeedSweep {
         return sb.toString();
     }
 
+    /** Each policy's checkpoints and what the plan said of it, one line each, for a closer look at one seed. */
+    public static String details(Replay.Result r) {
+        StringBuilder sb = new StringBuilder();
+        for (Replay.Run run : r.runs()) {
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  %-9s %s%s%n",
+                    run.policy().displayName(),
+                    run.detail().isEmpty() ? "" : run.detail() + ": ",
+                    Arrays.toString(run.checkpoints())));
+        }
+        return sb.toString();
+    }
+
     /** The summary table over every seed of {@code results}. */
     public static void table(PrintWriter out, DemoSettings s, List<Replay.Result> results, double latency) {
         out.printf(

@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.demo.DemoPlan;
 import io.viper.demo.DemoPlot;
 import io.viper.demo.DemoPolicy;
 import io.viper.demo.DemoReport;
@@ -8,9 +9,12 @@ import io.viper.demo.DemoRunner;
 import io.viper.demo.DemoSettings;
 import io.viper.demo.DemoTransport;
 import io.viper.demo.DemoWorkload;
+import io.viper.demo.Replay;
+import io.viper.demo.SeedSweep;
 import io.viper.demo.StatusLine;
 import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperUnsupportedException;
+import io.viper.predictor.CostModel;
 import io.viper.scheduler.Objective;
 import java.io.Console;
 import java.io.PrintWriter;
@@ -70,9 +74,9 @@ public final class DemoCommand implements Callable<Integer> {
             names = "--workload",
             paramLabel = "NAME",
             defaultValue = "stages",
-            description =
-                    "stages (digits arrive in four stages, images rotate) or stationary (all digits from the start)"
-                            + " (default: ${DEFAULT-VALUE})")
+            description = "stages (digits arrive in four stages, images rotate), stationary (all digits from the start)"
+                    + " or drift (all digits from the start, images rotate steadily to 90 deg)"
+                    + " (default: ${DEFAULT-VALUE})")
     String workload;
 
     @Option(
@@ -148,6 +152,23 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Seed of the data, the weights and the requests (default: ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(
+            names = "--seeds",
+            paramLabel = "N",
+            description = "Replay the policies in this process on N seeds (--seed, --seed + 1, ...) instead of running"
+                    + " the processes, and print per policy the mean, median, worst and spread of its CIL relative to"
+                    + " hindsight's (a few seconds per seed)")
+    Integer seeds;
+
+    @Option(
+            names = "--latency",
+            paramLabel = "DURATION",
+            defaultValue = "2ms",
+            description = "With --seeds: the update latency, from a publish to the consumer serving it, that the"
+                    + " replay assumes (the demo measures about 2 ms at the 90th percentile) (default:"
+                    + " ${DEFAULT-VALUE})")
+    String latency;
+
     @Option(names = "--json", description = "Print one JSON object instead of the table")
     boolean json;
 
@@ -171,6 +192,9 @@ public final class DemoCommand implements Callable<Integer> {
         DemoSettings s = validate();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (seeds != null) {
+            return sweep(s, out);
+        }
         DemoResult result =
                 new DemoRunner(s, new StatusLine(err, liveTerminal())).run(System.getenv("VIPER_DEBUG") != null);
         if (json) {
@@ -186,6 +210,31 @@ public final class DemoCommand implements Callable<Integer> {
         }
         out.flush();
         result.logs().ifPresent(dir -> err.println("viper: demo: process logs kept in " + dir));
+        return 0;
+    }
+
+    private int sweep(DemoSettings s, PrintWriter out) {
+        if (seeds < 1 || seeds > 1000) {
+            throw new ViperConfigException("--seeds " + seeds + " is outside 1..1000");
+        }
+        if (json || plot != null) {
+            throw new ViperConfigException("--seeds prints a table only: drop --json and --plot");
+        }
+        double lat = Durations.parse(latency).toNanos() / 1e9;
+        if (!(lat >= 0 && lat <= 10)) {
+            throw new ViperConfigException("--latency " + latency + " is outside 0..10s");
+        }
+        double tSave = CostModel.defaults().saveSeconds(s.transport().path(), DemoPlan.modelBytes(s));
+        long[] seed = {s.seed()};
+        List<Replay.Result> results = SeedSweep.run(s, seeds, tSave, lat, r -> {
+            out.println(SeedSweep.seedLine(seed[0]++, r));
+            if (System.getenv("VIPER_DEBUG") != null) {
+                out.print(SeedSweep.details(r));
+            }
+            out.flush();
+        });
+        SeedSweep.table(out, s, results, lat);
+        out.flush();
         return 0;
     }
 

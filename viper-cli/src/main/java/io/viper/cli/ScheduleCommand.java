@@ -1,6 +1,5 @@
 package io.viper.cli;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.sun.management.OperatingSystemMXBean;
 import io.viper.errors.ViperConfigException;
 import io.viper.predictor.CurveFamily;
@@ -10,6 +9,7 @@ import io.viper.predictor.LossCurve;
 import io.viper.predictor.StalenessModel;
 import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import io.viper.scheduler.Objective;
+import io.viper.scheduler.PlanWarnings;
 import io.viper.scheduler.Schedule;
 import io.viper.scheduler.ScheduleInput;
 import io.viper.scheduler.WarmupPlan;
@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -73,7 +74,8 @@ public final class ScheduleCommand implements Callable<Integer> {
             names = "--inferences",
             required = true,
             paramLabel = "N",
-            description = "Total inference requests of the run.")
+            description = "Total inference requests of the run: the request rate times the run's length after the"
+                    + " warm-up (a consumer's requests counter, or your serving logs).")
     double inferences;
 
     @Option(names = "--t-train", required = true, paramLabel = "S", description = "Seconds per training iteration.")
@@ -83,17 +85,26 @@ public final class ScheduleCommand implements Callable<Integer> {
             names = "--t-save",
             required = true,
             paramLabel = "S",
-            description = "Producer stall per checkpoint, seconds.")
+            description = "Seconds the training loop stalls per checkpoint: the stall a publish costs the producer"
+                    + " (/metrics: viper_producer_stall_seconds, its mean; viper bench transfer: the 'stall ms'"
+                    + " column; viper publish --json: stall_ms).")
     double tSave;
 
     @Option(
             names = "--t-load",
             required = true,
             paramLabel = "S",
-            description = "Consumer load time per checkpoint, seconds.")
+            description = "Seconds from a publish until consumers serve the new version: the update latency"
+                    + " (/metrics: viper_update_latency_seconds, its mean or p90; viper bench transfer: the latency"
+                    + " column; viper consume --json: latency_ms of each update).")
     double tLoad;
 
-    @Option(names = "--t-infer", required = true, paramLabel = "S", description = "Seconds per inference request.")
+    @Option(
+            names = "--t-infer",
+            required = true,
+            paramLabel = "S",
+            description = "Seconds between two inference requests"
+                    + " (1 / the request rate), so that t_train / t_infer requests are served per training iteration.")
     double tInfer;
 
     @Option(
@@ -248,9 +259,11 @@ public final class ScheduleCommand implements Callable<Integer> {
                                     / 1_000_000);
         }
 
+        List<String> warnings =
+                PlanWarnings.of(in, fixedCurve == null ? warm : 0, rmse == null ? Double.NaN : rmse, all);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(json(curve, rmse, algo, chosen, all, skipped, in));
+            out.println(ScheduleJson.json(curve, rmse, algo, chosen, all, skipped, in, warnings));
         } else {
             String from = drift != null ? "given with --drift" : "fitted on the loss log's deployed-version columns";
             printText(
@@ -270,6 +283,11 @@ public final class ScheduleCommand implements Callable<Integer> {
                                             ? "no drift measured: the same as viper"
                                             : staleness.describe() + ", " + from)
                                     + ")");
+        }
+        if (!json) {
+            for (String w : warnings) {
+                out.println("warning      " + w);
+            }
         }
         if (plot != null) {
             SchedulePlot.write(plot, log, curve, in, chosen, fixedCurve == null ? "fitted " : "given ", rmse);
@@ -316,8 +334,10 @@ public final class ScheduleCommand implements Callable<Integer> {
         out.println("checkpoints  " + chosen.count() + ": " + chosen.checkpointsText(12));
         out.println(String.format(
                 Locale.ROOT,
-                "CIL          %s   training overhead %.6g s",
+                "CIL          %s (predicted loss summed over the %.6g requests: loss units x requests)   training"
+                        + " overhead %.6g s",
                 cil(chosen.cil()),
+                inferences,
                 chosen.overheadSeconds()));
         out.println();
         out.println(String.format(
@@ -352,93 +372,5 @@ public final class ScheduleCommand implements Callable<Integer> {
 
     private static String cil(double v) {
         return String.format(Locale.ROOT, "%.12g", v);
-    }
-
-    /** The result as JSON; {@code skipped} (the algorithms that could not run, and why) only when there are some. */
-    static String json(
-            LossCurve curve,
-            Double rmse,
-            Algorithm algo,
-            Schedule chosen,
-            Map<Algorithm, Schedule> all,
-            Map<Algorithm, String> skipped,
-            ScheduleInput in) {
-        StringBuilder sb = new StringBuilder(64 + 8 * chosen.count());
-        sb.append("{\"curve\":{\"name\":\"").append(curve.name()).append("\",\"params\":");
-        doubles(sb, curve.params());
-        sb.append(",\"rmse\":").append(rmse == null ? "null" : num(rmse)).append("},");
-        sb.append("\"objective\":\"").append(in.objective().displayName()).append("\",");
-        sb.append("\"drift\":").append(num(in.staleness().ratePerIteration())).append(',');
-        sb.append("\"algorithm\":\"").append(algo.displayName()).append("\",");
-        sb.append("\"checkpoints\":");
-        longs(sb, chosen.checkpoints());
-        sb.append(",\"cil\":").append(num(chosen.cil()));
-        sb.append(",\"overhead_s\":").append(num(chosen.overheadSeconds()));
-        sb.append(",\"compare\":{");
-        boolean first = true;
-        for (Map.Entry<Algorithm, Schedule> e : all.entrySet()) {
-            if (!first) {
-                sb.append(',');
-            }
-            first = false;
-            Schedule s = e.getValue();
-            sb.append('"')
-                    .append(e.getKey().displayName())
-                    .append("\":{\"cil\":")
-                    .append(num(s.cil()))
-                    .append(",\"overhead_s\":")
-                    .append(num(s.overheadSeconds()))
-                    .append(",\"checkpoints\":");
-            longs(sb, s.checkpoints());
-            sb.append('}');
-        }
-        sb.append('}');
-        if (!skipped.isEmpty()) {
-            sb.append(",\"skipped\":{");
-            first = true;
-            for (Map.Entry<Algorithm, String> e : skipped.entrySet()) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                sb.append('"')
-                        .append(e.getKey().displayName())
-                        .append("\":\"")
-                        .append(JsonStringEncoder.getInstance().quoteAsString(e.getValue()))
-                        .append('"');
-            }
-            sb.append('}');
-        }
-        sb.append('}');
-        return sb.toString();
-    }
-
-    private static String num(double v) {
-        if (!Double.isFinite(v)) {
-            return "null";
-        }
-        return Double.toString(v);
-    }
-
-    private static void doubles(StringBuilder sb, double[] v) {
-        sb.append('[');
-        for (int i = 0; i < v.length; i++) {
-            if (i > 0) {
-                sb.append(',');
-            }
-            sb.append(num(v[i]));
-        }
-        sb.append(']');
-    }
-
-    private static void longs(StringBuilder sb, long[] v) {
-        sb.append('[');
-        for (int i = 0; i < v.length; i++) {
-            if (i > 0) {
-                sb.append(',');
-            }
-            sb.append(v[i]);
-        }
-        sb.append(']');
     }
 }

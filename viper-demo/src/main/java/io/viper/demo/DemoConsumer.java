@@ -46,9 +46,9 @@ import java.util.concurrent.TimeUnit;
  *       reported (version, latency from publish to swap, path).
  * </ol>
  *
- * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --workload stages|stationary --rate R --replicas R
- * --notifier URI --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from standard input
- * as {@code DemoEvents} says. Exit status 2 for a bad option, 1 for any other failure.
+ * <p>Options: {@code --iterations E --warmup S --seed N --pace-us US --workload stages|stationary|drift --rate R
+ * --replicas R --notifier URI --paths ucx|tcp|file [--pfs DIR]}. Events go to standard output and commands come from
+ * standard input as {@code DemoEvents} says. Exit status 2 for a bad option, 1 for any other failure.
  */
 public final class DemoConsumer {
     private DemoConsumer() {}

@@ -134,7 +134,7 @@ public record DemoPlan(
                 ys,
                 run,
                 curve -> s.objective() == Objective.STALENESS
-                        ? StalenessModel.fit(
+                        ? StalenessModel.fitCautious(
                                 curve, column(probes, 0), column(probes, 1), column(probes, 2), column(probes, 3))
                         : StalenessModel.NONE);
         FitResult fit = plan.fit().orElseThrow();

@@ -45,7 +45,7 @@ import java.util.concurrent.TimeUnit;
  * </ol>
  *
  * <p>Options (all required unless a default is given): {@code --iterations E --warmup S --seed N --pace-us US
- * --workload stages|stationary --checkpoints i,j,...|none --notifier URI --transports URI,...|none [--pfs DIR]
+ * --workload stages|stationary|drift --checkpoints i,j,...|none --notifier URI --transports URI,...|none [--pfs DIR]
  * [--online budget=K,spacing=..,threshold=..,burst=..,gain=..,hold=..,refit=..,t_save=..,t_load=..,t_infer=..]}. Events
  * go to standard output and commands come from standard input as {@code DemoEvents} says. Exit status 2 for a bad
  * option, 1 for any other failure.

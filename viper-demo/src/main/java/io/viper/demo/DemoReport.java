@@ -101,6 +101,7 @@ public final class DemoReport {
         }
         out.println();
         out.println(verdict(r.outcomes()));
+        DemoNotes.of(r.outcomes()).forEach(out::println);
         out.printf(
                 Locale.ROOT,
                 "(%d requests per policy and replica, the same ones in every run; CIL = sum of their cross-entropy"

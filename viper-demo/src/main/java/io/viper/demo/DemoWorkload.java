@@ -20,7 +20,16 @@ public enum DemoWorkload {
      * Every digit from the start, nothing moves ({@link StreamConfig#stationary}): only training makes a fresher model
      * better.
      */
-    STATIONARY("all digits from the start, no drift");
+    STATIONARY("all digits from the start, no drift"),
+    /**
+     * Every digit from the start, and every image rotates steadily, to {@value #DRIFT_DEGREES} degrees at the end (a
+     * {@link StreamConfig#stationary} stream with rotation): a gradual drift with no stage to detect, so that nothing
+     * is tuned to the staged stream's arrivals.
+     */
+    DRIFT("all digits from the start, images rotate steadily to 90 deg");
+
+    /** The rotation the {@link #DRIFT} workload reaches at the end of the run (its description says it too). */
+    public static final double DRIFT_DEGREES = 90;
 
     private final String description;
 
@@ -41,7 +50,11 @@ public enum DemoWorkload {
     /** The stream over {@code horizon} iterations, seeded by {@code seed}. */
     public ContinualDigitsStream stream(long horizon, long seed) {
         return new ContinualDigitsStream(
-                this == STAGES ? StreamConfig.defaults(horizon, seed) : StreamConfig.stationary(horizon, seed));
+                switch (this) {
+                    case STAGES -> StreamConfig.defaults(horizon, seed);
+                    case STATIONARY -> StreamConfig.stationary(horizon, seed);
+                    case DRIFT -> StreamConfig.stationary(horizon, seed).withMaxRotationDegrees(DRIFT_DEGREES);
+                });
     }
 
     /** The producer's training loop over this workload: the same losses and parameters in every process. */

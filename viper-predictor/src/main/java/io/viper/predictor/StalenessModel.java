@@ -57,6 +57,39 @@ public record StalenessModel(double ratePerIteration) {
      * @throws ViperConfigException if the arrays differ in length or hold a non-finite value
      */
     public static StalenessModel fit(LossCurve curve, double[] version, double[] at, double[] stale, double[] fresh) {
+        double[] r = regression(curve, version, at, stale, fresh);
+        return r[1] == 0 || !(r[0] > 0) ? NONE : new StalenessModel(r[0] / r[1]);
+    }
+
+    /**
+     * {@link #fit}, but never below what the measurements cannot rule out: the fitted rate or, where it is smaller, one
+     * standard error of it (the residuals' spread over the root of the ages' sum of squares). A warm-up measures the
+     * drift on a few versions a few dozen iterations old, on samples whose loss is noisy; the fitted rate then ranges
+     * from 0 to twice the truth from seed to seed, and a plan on a rate of 0 puts its checkpoints where the curve still
+     * falls (right after the warm-up) and none where the stream moves later. At least 3 measurements of positive age
+     * are needed for a standard error; with fewer, {@link #fit}.
+     *
+     * @throws ViperConfigException as {@link #fit}
+     */
+    public static StalenessModel fitCautious(
+            LossCurve curve, double[] version, double[] at, double[] stale, double[] fresh) {
+        double[] r = regression(curve, version, at, stale, fresh);
+        if (r[1] == 0) {
+            return NONE;
+        }
+        double rate = Math.max(0, r[0] / r[1]);
+        if (r[3] < 3) {
+            return rate > 0 ? new StalenessModel(rate) : NONE;
+        }
+        // residual sum of squares of the fit through the origin: sum d^2 - sxy^2 / sxx
+        double rss = Math.max(0, r[2] - r[0] * r[0] / r[1]);
+        double se = Math.sqrt(rss / (r[3] - 1) / r[1]);
+        double cautious = Math.max(rate, se);
+        return cautious > 0 && Double.isFinite(cautious) ? new StalenessModel(cautious) : NONE;
+    }
+
+    /** {sxy, sxx, syy, n} of the drift regressed on the age through the origin, positive ages only. */
+    private static double[] regression(LossCurve curve, double[] version, double[] at, double[] stale, double[] fresh) {
         int n = version.length;
         if (at.length != n || stale.length != n || fresh.length != n) {
             throw new ViperConfigException("staleness fit: the four arrays must have the same length, got " + n + ", "
@@ -64,6 +97,8 @@ public record StalenessModel(double ratePerIteration) {
         }
         double sxy = 0;
         double sxx = 0;
+        double syy = 0;
+        int used = 0;
         for (int i = 0; i < n; i++) {
             if (!Double.isFinite(version[i])
                     || !Double.isFinite(at[i])
@@ -78,11 +113,10 @@ public record StalenessModel(double ratePerIteration) {
             double drift = stale[i] - fresh[i] - (curve.value(version[i]) - curve.value(at[i]));
             sxy += age * drift;
             sxx += age * age;
+            syy += drift * drift;
+            used++;
         }
-        if (sxx == 0 || !(sxy > 0)) {
-            return NONE;
-        }
-        return new StalenessModel(sxy / sxx);
+        return new double[] {sxy, sxx, syy, used};
     }
 
     /** A one-line description, e.g. {@code drift 2.5e-04 per iteration}. */

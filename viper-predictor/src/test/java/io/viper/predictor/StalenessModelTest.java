@@ -33,6 +33,37 @@ class StalenessModelTest {
     }
 
     @Test
+    void theCautiousFitNeverGoesBelowWhatTheNoiseCannotRuleOut() {
+        // no drift in truth, paired gaps noisy: fit says 0 or a little, the cautious fit one standard error
+        Random r = new Random(9);
+        int n = 100;
+        double[] v = new double[n];
+        double[] at = new double[n];
+        double[] stale = new double[n];
+        double[] fresh = new double[n];
+        double sxx = 0;
+        for (int i = 0; i < n; i++) {
+            v[i] = 100 + 20 * (i / 20);
+            at[i] = v[i] + 1 + i % 20;
+            fresh[i] = CURVE.value(at[i]);
+            stale[i] = CURVE.value(v[i]) - 0.0005 * (at[i] - v[i]) + 0.04 * r.nextGaussian();
+            sxx += (at[i] - v[i]) * (at[i] - v[i]);
+        }
+        assertSame(StalenessModel.NONE, StalenessModel.fit(CURVE, v, at, stale, fresh));
+        double cautious = StalenessModel.fitCautious(CURVE, v, at, stale, fresh).ratePerIteration();
+        double se = 0.04 / Math.sqrt(sxx);
+        assertTrue(cautious > 0.5 * se && cautious < 2 * se, cautious + " against a standard error of " + se);
+        // a drift well above the noise: the cautious fit is the fit
+        for (int i = 0; i < n; i++) {
+            stale[i] += 0.0025 * (at[i] - v[i]);
+        }
+        assertEquals(
+                StalenessModel.fit(CURVE, v, at, stale, fresh).ratePerIteration(),
+                StalenessModel.fitCautious(CURVE, v, at, stale, fresh).ratePerIteration(),
+                1e-15);
+    }
+
+    @Test
     void gapsTheCurveExplainsAreNoDrift() {
         // stale and fresh losses on the same samples differ only by the training progress: rate 0, Viper's model
         double[] v = {100, 100, 150, 150};

@@ -11,6 +11,12 @@ import java.util.Locale;
  * the deployed and a fresh version). The threshold is the mean plus one (population) standard deviation of consecutive
  * drops of the same smooth curve over the warm-up ({@link CheckpointPlanner#curveThreshold()}), not of the noisy batch
  * losses, which a smooth curve hardly ever matches. At most {@code maxCheckpoints} are taken.
+ *
+ * <p><b>Never silently none.</b> When the predicted serving losses never fall by the threshold after the warm-up (the
+ * threshold comes from the warm-up, where the loss falls far faster than after it), the rule would take no checkpoint
+ * and serve the warm-up model to the end. It then falls back, and its {@link Schedule#detail()} says so: to the same
+ * rule with the threshold at the whole predicted fall spread over the cap, {@code (L_0 - min L) / (maxCheckpoints +
+ * 1)}, or, where the predicted losses never fall at all, to {@code maxCheckpoints} checkpoints evenly spaced.
  */
 public final class AdaptiveAlgorithm implements ScheduleAlgorithm {
     private final double threshold;
@@ -37,16 +43,54 @@ public final class AdaptiveAlgorithm implements ScheduleAlgorithm {
     @Override
     public Schedule schedule(CilSimulator sim) {
         double[] loss = sim.servingLossesUnsafe();
+        long[] out = drops(sim, loss, threshold);
+        String detail = String.format(Locale.ROOT, "loss drop > %.4g", threshold);
+        if (out.length == 0) {
+            int m = sim.input().span();
+            double fall = 0;
+            for (int j = 1; j <= m; j++) {
+                fall = Math.max(fall, loss[0] - loss[j]);
+            }
+            double lowered = fall / (maxCheckpoints + 1.0);
+            out = lowered > 0 ? drops(sim, loss, lowered) : new long[0];
+            if (out.length > 0) {
+                detail = String.format(
+                        Locale.ROOT,
+                        "loss drop > %.4g: FALLBACK, the predicted loss never falls by the threshold %.4g after the"
+                                + " warm-up (%.4g in all), so its fall spread over %d checkpoints",
+                        lowered,
+                        threshold,
+                        fall,
+                        maxCheckpoints);
+            } else {
+                int k = Math.min(m, maxCheckpoints);
+                out = new long[k];
+                for (int i = 0; i < k; i++) {
+                    out[i] = sim.input().warmup() + (long) (i + 1) * m / (k + 1);
+                }
+                out = Arrays.stream(out).distinct().toArray();
+                detail = String.format(
+                        Locale.ROOT,
+                        "FALLBACK to %d evenly spaced: the predicted loss never falls after the warm-up, so no drop"
+                                + " reaches the threshold %.4g",
+                        out.length,
+                        threshold);
+            }
+        }
+        return sim.schedule(name(), out, detail);
+    }
+
+    private long[] drops(CilSimulator sim, double[] loss, double drop) {
         int m = sim.input().span();
         long[] out = new long[Math.min(m, maxCheckpoints)];
         int k = 0;
         int last = 0;
         for (int j = 1; j <= m && k < out.length; j++) {
-            if (loss[last] - loss[j] > threshold) {
+            if (loss[last] - loss[j] > drop) {
                 out[k++] = sim.input().warmup() + j;
                 last = j;
             }
         }
-        return sim.schedule(name(), Arrays.copyOf(out, k), String.format(Locale.ROOT, "loss drop > %.4g", threshold));
+        return Arrays.copyOf(out, k);
     }
 }

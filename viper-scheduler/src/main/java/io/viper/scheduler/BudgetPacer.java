@@ -33,6 +33,9 @@ final class BudgetPacer {
      */
     static final double QUIET_SPACING = 0.5;
 
+    /** How far (in log) {@link #calibrate} lowers the threshold toward the measured one. */
+    static final double DOWN_STEP = 0.25;
+
     private final long warmup;
     private final long end;
     private final int budget;
@@ -111,6 +114,36 @@ final class BudgetPacer {
             threshold = Math.clamp(
                     threshold * Math.exp((ahead > 0 ? gain : CATCH_UP * gain) * ahead / budget), floor, ceiling);
         }
+    }
+
+    /**
+     * Raises the threshold to {@code gap} (never lowers it, never above its ceiling), unless held at {@code iteration}.
+     */
+    void raiseTo(long iteration, double gap) {
+        if (gain > 0 && iteration > heldUntil && gap > threshold) {
+            threshold = Math.min(ceiling, gap);
+        }
+    }
+
+    /**
+     * Moves the threshold halfway (in log) toward what the run measured: a checkpoint at {@code iteration}, {@code age}
+     * iterations after the last one at {@code deployed}, ends an accumulated gap of {@code gap}; a gap that grows
+     * linearly with age accumulates as its square, so the threshold that would have published at the even spacing of
+     * the checkpoints left is {@code gap * (spacing / age)^2}. The predicted initial threshold is off by a factor that
+     * depends on the seed (the warm-up sees neither the drift nor the stages well), and the slow steering took hundreds
+     * of iterations to correct it. Not while held (after a change the gap jumps instead of growing), nor for a gap of
+     * 0.
+     */
+    void calibrate(long iteration, double gap, long age, long deployed, int published) {
+        if (gain <= 0 || iteration <= heldUntil || !(gap > 0) || age <= 0 || published >= budget) {
+            return;
+        }
+        double spacing = evenSpacing(deployed, published);
+        double measured = gap * (spacing / age) * (spacing / age);
+        // down a quarter of the way only: a threshold above the pace is how a quiet stretch saves budget for the
+        // burst after a change (the staged stream), so it is not taken back at once
+        double step = measured > threshold ? 0.5 : DOWN_STEP;
+        threshold = Math.clamp(threshold * Math.pow(measured / threshold, step), floor, ceiling);
     }
 
     /** The accumulated gap at which to publish now. */

@@ -232,11 +232,19 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         pacer.adapt(iteration, published);
         boolean wanted = accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published);
         long spacing = Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published));
-        boolean publish = wanted && iteration - deployed >= spacing && published < pacer.allowance(iteration);
+        boolean allowed = published < pacer.allowance(iteration);
+        boolean publish = wanted && iteration - deployed >= spacing && allowed;
+        if (wanted && !allowed) {
+            // The gap reached the threshold with no checkpoint left to spend at this pace: the threshold is below
+            // what the gap measures over the pace's spacing now; raise it to that, rather than wait for the slow
+            // steering, so that budget is saved for the next change instead of spent the moment the pace allows.
+            pacer.raiseTo(iteration, accumulated);
+        }
         if (publish) {
             if (published == checkpoints.length) {
                 checkpoints = Arrays.copyOf(checkpoints, published * 2);
             }
+            pacer.calibrate(iteration, accumulated, iteration - deployed, deployed, published);
             checkpoints[published++] = iteration;
             deployed = iteration;
             accumulated = 0;

@@ -9,6 +9,7 @@ import io.viper.scheduler.CheckpointPlanner.Algorithm;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -85,7 +86,8 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
 
     /**
      * The schedule of each of {@code algorithms}, with at most {@code budget} checkpoints (online's budget) and
-     * {@code epochIters} for epoch; adaptive's threshold is the curve's ({@link CheckpointPlanner#curveThreshold()}).
+     * {@code epochIters} for epoch; adaptive's threshold is the curve's ({@link CheckpointPlanner#curveThreshold()}),
+     * or the lower drop that would spend the budget on the predicted curve ({@link CheckpointPlanner#budgetThreshold}).
      * An algorithm that cannot run on this input (adaptive with a warm-up of 1, optimal over a span too long for its
      * table) is skipped with the reason, unless it is in {@code required}: then its failure is thrown.
      *
@@ -96,9 +98,26 @@ public record WarmupPlan(Optional<FitResult> fit, ScheduleInput input, Checkpoin
         Map<Algorithm, String> skipped = new LinkedHashMap<>();
         for (Algorithm a : algorithms) {
             try {
-                // adaptive's threshold: the drops of the smooth curve it is applied to, not of the noisy losses
-                double threshold = a == Algorithm.ADAPTIVE ? planner.curveThreshold() : Double.NaN;
-                planned.put(a, planner.schedule(a, new CheckpointPlanner.Options(budget, threshold, epochIters)));
+                // adaptive's threshold: the drops of the smooth curve it is applied to, not of the noisy losses,
+                // and no higher than the drop that spends the budget on the predicted curve
+                double curve = a == Algorithm.ADAPTIVE ? planner.curveThreshold() : Double.NaN;
+                double spend = a == Algorithm.ADAPTIVE ? planner.budgetThreshold(budget) : Double.NaN;
+                boolean lowered = spend > 0 && spend < curve;
+                Schedule s =
+                        planner.schedule(a, new CheckpointPlanner.Options(budget, lowered ? spend : curve, epochIters));
+                if (lowered && !s.detail().contains("FALLBACK")) {
+                    s = new Schedule(
+                            s.algorithm(),
+                            s.checkpoints(),
+                            s.cil(),
+                            s.overheadSeconds(),
+                            String.format(
+                                    Locale.ROOT,
+                                    "%s: the warm-up's drop threshold %.4g lowered to spend the budget",
+                                    s.detail(),
+                                    curve));
+                }
+                planned.put(a, s);
             } catch (ViperConfigException e) {
                 if (required.contains(a)) {
                     throw e;

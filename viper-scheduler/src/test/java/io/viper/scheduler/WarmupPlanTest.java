@@ -67,7 +67,9 @@ class WarmupPlanTest {
         assertEquals(asked, List.copyOf(s.planned().keySet()));
         assertTrue(s.skipped().isEmpty());
         CheckpointPlanner direct = new CheckpointPlanner(plan.input());
-        CheckpointPlanner.Options options = new CheckpointPlanner.Options(7, direct.curveThreshold(), 40);
+        // adaptive: the curve's threshold, or the lower one that spends the budget on the predicted curve
+        double threshold = Math.min(direct.curveThreshold(), direct.budgetThreshold(7));
+        CheckpointPlanner.Options options = new CheckpointPlanner.Options(7, threshold, 40);
         for (Algorithm a : asked) {
             assertArrayEquals(
                     direct.schedule(a, options).checkpoints(),

@@ -131,6 +131,7 @@ final class Fetcher implements AutoCloseable {
                 if (closed) {
                     return;
                 }
+                rt.metrics().loadFailed(model);
                 if (TransportClient.refusesConsumer(failure)) {
                     serving.stop((ViperException) failure);
                     return;

@@ -162,6 +162,13 @@ final class ManifestTracker implements AutoCloseable {
         }
     }
 
+    /** The newest version announced, 0 before the first. */
+    long announcedVersion() {
+        synchronized (monitor) {
+            return announcedVersion;
+        }
+    }
+
     /** The bytes of {@code version} its announcement carried, if it did and it is the newest announced. */
     Optional<MemorySegment> inlineData(long version) {
         synchronized (monitor) {

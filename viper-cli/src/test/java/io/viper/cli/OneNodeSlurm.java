@@ -10,7 +10,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -187,9 +186,37 @@ final class OneNodeSlurm implements AutoCloseable {
         return ids;
     }
 
-    /** Environment a job submitted here should see besides the caller's. */
-    Map<String, String> environment() {
-        return Map.of("SLURM_CONF", conf().toString());
+    /**
+     * Waits until job {@code id} ended; returns its {@code JobState=... ExitCode=...}. A job still pending or running
+     * at the deadline is cancelled and reported with its state and reason.
+     */
+    String awaitEnd(String id, Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String state = "";
+        while (System.nanoTime() < deadline) {
+            state = output(Duration.ofSeconds(10), "scontrol", "-o", "show", "job", id);
+            if (!state.matches("(?s).*JobState=(PENDING|RUNNING|COMPLETING|CONFIGURING|SUSPENDED).*")) {
+                return field(state, "JobState") + " " + field(state, "ExitCode");
+            }
+            Thread.sleep(1000);
+        }
+        cancelAll();
+        throw new AssertionError("job " + id + " did not end in " + timeout + ": " + field(state, "JobState") + " "
+                + field(state, "Reason") + " (cancelled)");
+    }
+
+    private static String field(String scontrol, String name) {
+        for (String f : scontrol.split("\\s+")) {
+            if (f.startsWith(name + "=")) {
+                return f;
+            }
+        }
+        return name + "=?";
+    }
+
+    /** Cancels every job of the cluster's partition (after a test, so that none outlives it). */
+    void cancelAll() throws IOException, InterruptedException {
+        run(Duration.ofSeconds(30), "scancel", "--partition=it");
     }
 
     /** Stops slurmd, slurmctld and munged. */

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -89,13 +90,12 @@ class SlurmRecipeIT {
         Path run = tmp.resolve("run");
         int kafka = freePorts(2);
         int metrics = freePorts(3);
-        Process p = sbatch(run, kafka, metrics, "--wait").start();
-        assertTrue(p.waitFor(8, TimeUnit.MINUTES), "the job finished");
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String job = submit(sbatch(run, kafka, metrics));
+        String end = slurm.awaitEnd(job, Duration.ofMinutes(6));
         assertEquals(
-                0,
-                p.exitValue(),
-                () -> "sbatch --wait: " + out + "\njob output:\n" + read(tmp.resolve("job.out")) + "\nproducer:\n"
+                "JobState=COMPLETED ExitCode=0:0",
+                end,
+                () -> "job output:\n" + read(tmp.resolve("job.out")) + "\nproducer:\n"
                         + read(run.resolve("producer.log")) + "\nkafka:\n" + read(run.resolve("kafka.log")));
         Path updates = run.resolve("consumer-" + slurm.node() + ".jsonl");
         String first = Files.readAllLines(updates).getFirst();
@@ -128,15 +128,15 @@ class SlurmRecipeIT {
         pb.environment().put("VIPER_PRODUCER_CMD", trainer);
         pb.environment()
                 .put("VIPER_AGENT_SOCKET", tmp.resolve("agent/agent.sock").toString());
-        Process submit = pb.start();
-        assertTrue(submit.waitFor(60, TimeUnit.SECONDS));
-        String job = new String(submit.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertEquals(0, submit.exitValue(), job);
+        String job = submit(pb);
         Path updates = run.resolve("consumer-" + slurm.node() + ".jsonl");
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         while (!(Files.exists(env) && read(env).contains("published") && Files.size(updates) > 0)
                 && System.nanoTime() < deadline) {
-            assertFalse(slurm.jobs().isEmpty(), () -> "the job ended early:\n" + read(tmp.resolve("job.out")));
+            assertFalse(
+                    slurm.jobs().isEmpty(),
+                    () -> "the job ended early:\n" + read(tmp.resolve("job.out")) + "\nkafka:\n"
+                            + read(run.resolve("kafka.log")) + "\nagent:\n" + read(run.resolve("agent.log")));
             Thread.sleep(1000);
         }
         String given = read(env);
@@ -156,37 +156,48 @@ class SlurmRecipeIT {
         }
         assertTrue(read(updates).contains("\"model\":\"demo\""), "the consumer received the trainer's version");
         slurm.run(Duration.ofSeconds(30), "scancel", job);
-        deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-        while (!slurm.jobs().isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(1000);
-        }
+        assertTrue(slurm.awaitEnd(job, Duration.ofMinutes(3)).startsWith("JobState=CANCELLED"));
         assertNothingLeft(kafka, metrics);
         assertFalse(Files.exists(tmp.resolve("agent/agent.sock")), "the agent removed its socket");
     }
 
+    /** Submits {@code sbatch}; returns the job's id. */
+    private static String submit(ProcessBuilder sbatch) throws IOException, InterruptedException {
+        Process p = sbatch.start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "sbatch returned");
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertEquals(0, p.exitValue(), () -> "sbatch: " + out);
+        return out;
+    }
+
+    @AfterEach
+    void cancelLeftovers() throws Exception {
+        if (slurm != null) {
+            slurm.cancelAll();
+        }
+    }
+
     /** No job left, no process of this test's Kafka or job left, and the broker's and metrics ports free again. */
     private void assertNothingLeft(int kafka, int metrics) throws Exception {
-        assertEquals(List.of(), slurm.jobs(), "no job left");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        List<ProcessHandle> left;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        List<String> jobs;
+        List<String> left;
         do {
+            jobs = slurm.jobs(); // a cancelled job's steps may still be completing
             left = ProcessHandle.allProcesses()
                     .filter(h -> h.info()
                             .commandLine()
                             .map(c -> c.contains(tmp.toString()) && !c.contains("sbatch"))
                             .orElse(false))
+                    .map(h -> h.pid() + " " + h.info().commandLine().orElse(""))
                     .toList();
-            if (left.isEmpty()) {
+            if (jobs.isEmpty() && left.isEmpty()) {
                 break;
             }
             Thread.sleep(500);
         } while (System.nanoTime() < deadline);
-        assertEquals(
-                List.of(),
-                left.stream()
-                        .map(h -> h.pid() + " " + h.info().commandLine().orElse(""))
-                        .toList(),
-                "processes of the job still running");
+        assertEquals(List.of(), jobs, "no job left");
+        assertEquals(List.of(), left, "processes of the job still running");
         for (int port : List.of(kafka, kafka + 1, metrics, metrics + 1, metrics + 2)) {
             try (ServerSocket s = new ServerSocket(port)) {
                 assertTrue(s.isBound(), "port " + port + " is free");

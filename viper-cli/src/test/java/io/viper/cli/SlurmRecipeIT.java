@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.testing.python.PythonRuntime;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the reason, where Slurm is not installed or the test is not root): as written, it sizes itself from the allocation,
  * starts Kafka, a producer with the job's secret and a consumer beside it on the one node, ends once the consumer holds
  * the version, and leaves nothing running; with a custom VIPER_PRODUCER_CMD the command gets the notifier, PFS, model,
- * secret and an agent, and scancel stops the broker and the agent so that their ports are free again.
+ * secret and an agent (a Python trainer publishes through it; the test aborts, saying why, where Debian's python3 lacks
+ * numpy and torch), and scancel stops the broker and the agent so that their ports are free again.
  */
 class SlurmRecipeIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -116,16 +118,26 @@ class SlurmRecipeIT {
         int kafka = freePorts(2);
         int metrics = freePorts(3);
         Path env = tmp.resolve("producer.env");
-        // The trainer: records what it was given, publishes with it through the CLI, then trains on.
-        String trainer =
-                "env | grep -E '^VIPER_' > " + env + "; test -S \"$VIPER_AGENT_SOCKET\" && echo agent >> " + env
-                        + "; \"$VIPER_BIN\" publish --model \"$VIPER_MODEL\" --file " + CliProcesses.testdata()
-                        + "/safetensors/small_f32.safetensors --notifier \"$VIPER_NOTIFIER\" --pfs \"$VIPER_PFS\""
-                        + " --transports \"$VIPER_TRANSPORTS\" --linger 0"
-                        + " --set viper.auth.secret.file=\"$VIPER_SECRET_FILE\""
-                        + " && echo published >> " + env + "; sleep 600";
+        // The trainer, in Python: records what it was given, publishes through the job's agent, then trains on.
+        Path trainer = tmp.resolve("trainer.py");
+        Files.writeString(
+                trainer,
+                String.join(
+                        "\n",
+                        "import os, sys, time, numpy as np, viper",
+                        "with open(sys.argv[1], 'w') as env:",
+                        "    for k, v in sorted(os.environ.items()):",
+                        "        env.write(f'{k}={v}\\n' if k.startswith('VIPER_') else '')",
+                        "with viper.Producer(os.environ['VIPER_MODEL'], policy=viper.every(1)) as producer:",
+                        "    producer.step(1, 0.5, {'w': np.arange(16, dtype=np.float32)})",
+                        "    producer.flush()",
+                        "    with open(sys.argv[1], 'a') as env:",
+                        "        env.write('published\\n')",
+                        "    time.sleep(600)",
+                        ""));
+        String python = PythonRuntime.python();
         ProcessBuilder pb = sbatch(run, kafka, metrics);
-        pb.environment().put("VIPER_PRODUCER_CMD", trainer);
+        pb.environment().put("VIPER_PRODUCER_CMD", python + " " + trainer + " " + env);
         pb.environment()
                 .put("VIPER_AGENT_SOCKET", tmp.resolve("agent/agent.sock").toString());
         String job = submit(pb);
@@ -146,8 +158,7 @@ class SlurmRecipeIT {
                 "VIPER_MODEL=demo",
                 "VIPER_SECRET_FILE=",
                 "VIPER_TRANSPORTS=",
-                "VIPER_AGENT_SOCKET=",
-                "agent",
+                "VIPER_AGENT_SOCKET=" + tmp.resolve("agent/agent.sock"),
                 "published")) {
             assertTrue(
                     given.contains(v),

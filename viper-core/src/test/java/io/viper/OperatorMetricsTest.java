@@ -79,6 +79,28 @@ class OperatorMetricsTest {
         assertEquals(2, gauge(r, "viper.consumer.version"), "a consumer opened later registers its own");
     }
 
+    private static void awaitBehind(SimpleMeterRegistry r, double n) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (gauge(r, "viper.consumer.versions.behind") < n && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void versionsBehindCountsAnnouncementsNotVersionNumbers() throws InterruptedException {
+        SimpleMeterRegistry r = new SimpleMeterRegistry();
+        Viper v = f.viper(r, "viper.consumer.autoload", "false");
+        ViperConsumer consumer = f.keep(v.consumer("m"));
+        ViperProducer producer = f.keep(v.producer("m", CheckpointPolicy.never()));
+        producer.publish(SdkFixture.snapshot(model), Map.of());
+        awaitBehind(r, 1);
+        producer.publish(SdkFixture.snapshot(f.model(2, 1000, 2000)), Map.of());
+        awaitBehind(r, 2);
+        assertEquals(2, gauge(r, "viper.consumer.versions.behind"), "two announced, none loaded");
+        assertEquals(0, gauge(r, "viper.consumer.version"));
+        assertTrue(consumer.currentIfAny().isEmpty());
+    }
+
     @Test
     void updateTimesAreHistogramsWithBucketsAndEveryMeterHasHelp() {
         SimpleMeterRegistry r = new SimpleMeterRegistry();

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
- * One consumer's gauges, per model: the version it serves ({@code viper.consumer.version}), how many versions it is
- * behind the newest announced ({@code viper.consumer.versions.behind}) and the seconds since its last swap
+ * One consumer's gauges, per model: the version it serves ({@code viper.consumer.version}), how many versions newer
+ * than it were announced ({@code viper.consumer.versions.behind}, of the last 16) and the seconds since its last swap
  * ({@code viper.consumer.swap.age}, NaN before the first). Read on each scrape, on the scraping thread, from suppliers
  * that are safe to call from any thread. {@link #close()} (with the consumer) removes them: a consumer of the same
  * model opened later registers its own.
@@ -32,7 +32,7 @@ public final class ConsumerMeters implements AutoCloseable {
             MeterRegistry registry,
             String model,
             LongSupplier served,
-            LongSupplier announced,
+            LongSupplier behind,
             LongSupplier lastSwapNanos) {
         this.registry = registry;
         // Strong references: the suppliers are the consumer's, alive until close() removes the gauges.
@@ -42,9 +42,8 @@ public final class ConsumerMeters implements AutoCloseable {
                         .tag("model", model)
                         .strongReference(true)
                         .register(registry),
-                Gauge.builder("viper.consumer.versions.behind", () ->
-                                (double) Math.max(0, announced.getAsLong() - served.getAsLong()))
-                        .description("Versions between the newest announced and the one the consumer serves")
+                Gauge.builder("viper.consumer.versions.behind", behind, b -> (double) b.getAsLong())
+                        .description("Versions announced that are newer than the one the consumer serves")
                         .tag("model", model)
                         .strongReference(true)
                         .register(registry),

@@ -82,14 +82,14 @@ public final class ViperMetrics {
      * totals at 0. Close the result with the consumer: it removes the gauges, which read a closed consumer.
      *
      * @param served the version serving, 0 before the first
-     * @param announced the newest version announced, 0 before the first
+     * @param behind how many versions newer than the one served were announced
      * @param lastSwapNanos {@link System#nanoTime()} of the last swap, 0 before the first
      */
     public ConsumerMeters consumerOpened(
-            String model, LongSupplier served, LongSupplier announced, LongSupplier lastSwapNanos) {
+            String model, LongSupplier served, LongSupplier behind, LongSupplier lastSwapNanos) {
         counter(List.of(ConsumerMeters.FAILURES, "model", model));
         counter(List.of(ConsumerMeters.LOAD_FAILURES, "model", model));
-        return new ConsumerMeters(registry, model, served, announced, lastSwapNanos);
+        return new ConsumerMeters(registry, model, served, behind, lastSwapNanos);
     }
 
     public void stall(String model, long nanos) {

@@ -105,8 +105,12 @@ public final class ConsumerImpl implements ViperConsumer {
             }
         });
         // Registered last: nothing after it can fail and leave gauges of a consumer that never opened.
-        this.meters =
-                rt.metrics().consumerOpened(model, serving::version, tracker::announcedVersion, serving::lastSwapNanos);
+        this.meters = rt.metrics()
+                .consumerOpened(
+                        model,
+                        serving::version,
+                        () -> tracker.announcedAfter(serving.version()),
+                        serving::lastSwapNanos);
         fetcher.start();
         LOG.log(System.Logger.Level.INFO, "consumer {0}: following {1}", model, notifier.uri());
     }

@@ -162,10 +162,13 @@ final class ManifestTracker implements AutoCloseable {
         }
     }
 
-    /** The newest version announced, 0 before the first. */
-    long announcedVersion() {
+    /**
+     * How many versions newer than {@code version} were announced, of the last {@value #KNOWN_MANIFESTS} heard of: a
+     * count, not a difference of version numbers, which may jump (a producer's first version can be the clock).
+     */
+    long announcedAfter(long version) {
         synchronized (monitor) {
-            return announcedVersion;
+            return known.keySet().stream().filter(v -> v > version).count();
         }
     }
 

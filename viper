@@ -10,18 +10,28 @@ stale() {
   [ -n "$(find "$root" -path "$root/.git" -prune -o \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) -newer "$stamp" -print -quit 2>/dev/null)" ]
 }
 if stale; then
-  echo "building viper..." >&2
-  "$root/scripts/setup-system.sh"
-  log="$(mktemp)"
-  # The class path is every jar in viper-lib: clear it, so that a module renamed or removed since the
-  # last build leaves no stale copy behind to shadow the new one.
-  rm -rf "$lib"
-  if ! (cd "$root" && ./mvnw -B -q -ntp -DskipTests -pl viper-cli -am package >"$log" 2>&1); then
-    cat "$log" >&2; rm -f "$log"
-    echo "viper: build failed (log above)" >&2; exit 1
+  # One build at a time: a second ./viper started meanwhile waits here, then finds the build fresh
+  # (without the lock both cleared viper-lib and built into it at once).
+  mkdir -p "$root/viper-cli/target"
+  exec 9>"$root/viper-cli/target/.viper-build.lock"
+  flock 9
+  if stale; then
+    echo "building viper..." >&2
+    "$root/scripts/setup-system.sh"
+    log="$(mktemp)"
+    # The class path is every jar in viper-lib: clear it, so that a module renamed or removed since the
+    # last build leaves no stale copy behind to shadow the new one.
+    rm -rf "$lib"
+    # No javadoc or sources jars: those are for installing the SDK (scripts/install-sdk).
+    if ! (cd "$root" && ./mvnw -B -q -ntp -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+        -pl viper-cli -am package >"$log" 2>&1); then
+      cat "$log" >&2; rm -f "$log"
+      echo "viper: build failed (log above)" >&2; exit 1
+    fi
+    rm -f "$log"
+    touch "$stamp"
   fi
-  rm -f "$log"
-  touch "$stamp"
+  exec 9>&-
 fi
 # UCX writes its native log (a killed peer's ERROR lines, say) to stdout unless told; viper's stdout carries
 # its results (consume's JSON lines), so UCX logs to stderr unless the user chose otherwise.

@@ -27,6 +27,7 @@ cp viper-cli/target/viper-lib/*.jar "$OUT/lib/"
 cp viper-cli/target/viper-cli.jar "$OUT/lib/"
 cp viper-core/target/viper-core-*.jar viper-transfer/*/target/viper-transfer-*.jar "$OUT/lib/"
 rm -f "$OUT"/lib/viper-transfer-*-tests.jar
+rm -f "$OUT"/lib/*-sources.jar "$OUT"/lib/*-javadoc.jar  # what package attaches for installing the SDK
 cp -r viper-transfer/cuda/target/test-classes/. "$OUT/test-classes/"
 ./mvnw -B -ntp -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$JUNIT_CONSOLE_VERSION \
   -DoutputDirectory="$PWD/$OUT/lib"

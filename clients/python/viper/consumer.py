@@ -62,6 +62,19 @@ class _Files:
         return h
 
 
+_QUIET = []
+
+
+def _quiet_read_only_buffers():
+    """Silences torch's warning that a buffer is not writable: the memory is mapped read-only on purpose
+    (the model must not change under a request). Installed once: each change to the warning filters
+    (warnings.catch_warnings on every call did one) clears the registry of warnings already shown, and
+    the application's own "once"/"default" warnings then printed again on every request."""
+    if not _QUIET:
+        warnings.filterwarnings("ignore", message="The given buffer is not writable")
+        _QUIET.append(True)
+
+
 class ModelLease(Mapping):
     """A hold on one model version: its tensors cannot change while the lease is open.
 
@@ -78,6 +91,9 @@ class ModelLease(Mapping):
         self.metadata = dict(header.metadata)
         self._buffer = buffer
         self._entries = OrderedDict((e.name, e) for e in header.entries)
+        # Tied weights are stored once: a metadata entry maps each second name to the stored one (as
+        # safetensors' save_model writes them), and that name reads the same memory.
+        self.aliases = {k: v for k, v in self.metadata.items() if k not in self._entries and v in self._entries}
         self._data = header.data_start
         self._closed = False
 
@@ -85,6 +101,8 @@ class ModelLease(Mapping):
         if self._closed:
             raise ViperClosedError("the lease on %s v%d is closed" % (self._consumer.model, self.version))
         e = self._entries.get(name)
+        if e is None and name in self.aliases:
+            e = self._entries[self.aliases[name]]
         if e is None:
             raise ViperNotFoundError("model %s v%d has no tensor %r" % (self._consumer.model, self.version, name))
         return e
@@ -100,10 +118,12 @@ class ModelLease(Mapping):
         return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self._data + e.begin).reshape(e.shape)
 
     def __iter__(self):
-        return iter(self._entries)
+        """Every name, the aliases of tied weights after the stored tensors."""
+        yield from self._entries
+        yield from self.aliases
 
     def __len__(self):
-        return len(self._entries)
+        return len(self._entries) + len(self.aliases)
 
     def dtype(self, name):
         """The safetensors type of tensor ``name`` (``F32``, ``BF16``, ...)."""
@@ -113,18 +133,18 @@ class ModelLease(Mapping):
         """Torch views (read-only memory: copy before changing them) of one tensor, or a dict of all."""
         import torch
         if name is None:
-            return OrderedDict((n, self.torch(n)) for n in self._entries)
+            views = OrderedDict((n, self.torch(n)) for n in self._entries)
+            views.update((alias, views[target]) for alias, target in self.aliases.items())  # tied: one tensor
+            return views
         e = self._entry(name)
         dtype = st.torch_dtype(e.dtype)
         if dtype is None:
             raise ViperNotFoundError("this torch has no dtype for %s (tensor %r)" % (e.dtype, name))
         if e.end == e.begin:
             return torch.empty(e.shape, dtype=dtype)
-        with warnings.catch_warnings():
-            # The memory is mapped read-only on purpose: the model must not change under a request.
-            warnings.filterwarnings("ignore", message="The given buffer is not writable")
-            t = torch.frombuffer(self._buffer, dtype=dtype, count=(e.end - e.begin) // st.ITEMSIZE[e.dtype],
-                                 offset=self._data + e.begin)
+        _quiet_read_only_buffers()
+        t = torch.frombuffer(self._buffer, dtype=dtype, count=(e.end - e.begin) // st.ITEMSIZE[e.dtype],
+                             offset=self._data + e.begin)
         return t.reshape(e.shape)
 
     def close(self):

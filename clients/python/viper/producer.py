@@ -99,9 +99,19 @@ def _describe(name, value):
     """(dtype, shape, nbytes, copy, copy_range) for a torch tensor or anything numpy takes: copy(buffer,
     offset) writes it whole at ``offset``, copy_range(buffer, offset, start, end) only its bytes
     [start, end) (little-endian, as in the image) at ``offset + start``."""
+    nested = ("tensor %r is a %s, not a tensor: publish a flat mapping of name to tensor (an "
+              "optimizer.state_dict() nests its state per parameter: flatten it, e.g. 'state.0.exp_avg')")
+    if isinstance(value, Mapping):
+        raise ViperConfigError(nested % (name, type(value).__name__))
     if type(value).__module__.startswith("torch"):
         import torch
         t = value.detach()
+        if t.device.type == "meta":
+            raise ViperConfigError("tensor %r is on the meta device: it has a shape but no data to publish "
+                                   "(materialize the module first, e.g. module.to_empty(device='cpu'))" % name)
+        if t.layout != torch.strided:
+            raise ViperConfigError("tensor %r has layout %s: only dense tensors can be published "
+                                   "(call .to_dense() on it)" % (name, t.layout))
         dtype = st.torch_dtypes().get(t.dtype)
         if dtype is None:
             raise ViperConfigError("tensor %r: dtype %s has no safetensors type" % (name, t.dtype))
@@ -120,7 +130,12 @@ def _describe(name, value):
                     flat.append(t.contiguous().view(-1).view(torch.uint8))
                 torch.frombuffer(buffer, dtype=torch.uint8, count=end - start, offset=offset + start).copy_(flat[0][start:end])
         return dtype, tuple(t.shape), nbytes, copy, copy_range
-    a = np.asarray(value)
+    try:
+        a = np.asarray(value)
+    except ValueError:  # a ragged list: numbers nested unevenly, or other objects
+        raise ViperConfigError(nested % (name, type(value).__name__)) from None
+    if a.dtype == object and isinstance(value, (list, tuple)):
+        raise ViperConfigError(nested % (name, type(value).__name__))  # a list of dicts (param_groups)
     dtype = st.dtype_of_numpy(a.dtype)
     if dtype is None:
         raise ViperConfigError("tensor %r: numpy dtype %s has no safetensors type" % (name, a.dtype))
@@ -138,6 +153,52 @@ def _describe(name, value):
                 raw.append(np.ascontiguousarray(a, dtype=st.NUMPY[dtype]).reshape(-1).view(np.uint8))
             np.frombuffer(buffer, dtype=np.uint8, count=end - start, offset=offset + start)[:] = raw[0][start:end]
     return dtype, a.shape, a.nbytes, copy, copy_range
+
+
+def _tie_key(value):
+    """What makes two values the same tensor: same memory, element type, shape and strides; None where
+    that cannot be told (anything but a torch tensor or a numpy array) or the tensor is empty."""
+    if type(value).__module__.startswith("torch"):
+        import torch
+        t = value.detach()
+        if t.numel() == 0 or t.device.type == "meta" or t.layout != torch.strided:
+            return None
+        storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        return ("torch", str(t.device), storage.data_ptr(), t.storage_offset(), t.dtype, tuple(t.shape), t.stride())
+    if isinstance(value, np.ndarray) and value.size:
+        return ("numpy", value.__array_interface__["data"][0], value.dtype.str, value.shape, value.strides)
+    return None
+
+
+def _ties(tensors):
+    """Tied weights: {alias: first name} for each name whose tensor is the same memory, dtype, shape
+    and strides as one named before it (``head.weight = tok.weight`` in torch). The first name is stored
+    and the others map to it in the metadata, as safetensors' save_model writes them."""
+    first = {}
+    aliases = {}
+    for name, value in tensors.items():
+        key = _tie_key(value)
+        if key is None:
+            continue
+        if key in first:
+            aliases[name] = first[key]
+        else:
+            first[key] = name
+    return aliases
+
+
+def _changes_on_stored(changed, aliases):
+    """``changed`` with the ranges declared for an alias moved to the tensor stored under its first name."""
+    out = {}
+    for name, ranges in changed.items():
+        target = aliases.get(name, name)
+        if target in out and (out[target] is None or ranges is None):
+            out[target] = None
+        elif target in out:
+            out[target] = list(out[target]) + list(ranges)
+        else:
+            out[target] = ranges
+    return out
 
 
 def _wire_number(x):
@@ -173,7 +234,10 @@ class Producer:
 
     Tensors may be torch tensors (CPU or GPU; bfloat16 and float8 too) or numpy arrays; a
     ``state_dict`` is a mapping of name to tensor, or a callable returning one (called only when the
-    iteration publishes).
+    iteration publishes). Tied weights (two names of one tensor: the same memory, dtype, shape and
+    strides, as ``head.weight = tok.weight`` makes them) are stored once: the second name becomes a
+    metadata entry naming the first, as safetensors' ``save_model`` writes them, and a consumer's
+    lease gives the same memory under both names.
 
     One training thread calls a producer; the agent keeps serving the published versions after it
     closes, until the agent stops. ``agent`` is the agent's socket (default: see ``default_socket``).
@@ -273,7 +337,16 @@ class Producer:
         # one's would miss them. Either way this publish is not declared.
         relative = self._published
         self._published = False  # until this publish reaches the agent
-        described = [(name,) + _describe(name, value) for name, value in tensors.items()]
+        aliases = _ties(tensors)
+        if aliases:
+            taken = [a for a in aliases if metadata and a in metadata]
+            if taken:
+                raise ViperConfigError("producer %s: tensor %r is tied to %r (stored once, its name an alias in the "
+                                       "metadata), but the metadata has an entry %r" % (self.model, taken[0], aliases[taken[0]], taken[0]))
+            metadata = dict(metadata or {}, **aliases)
+            if changed is not None:
+                changed = _changes_on_stored(changed, aliases)
+        described = [(name,) + _describe(name, value) for name, value in tensors.items() if name not in aliases]
         declared = self._changes(described, changed) if changed is not None else None
         changes = declared if relative else None
         header = st.encode_header([(n, d, s, b) for n, d, s, b, _, _ in described], metadata)

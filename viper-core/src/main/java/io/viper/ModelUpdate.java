@@ -1,6 +1,7 @@
 package io.viper;
 
 import io.viper.manifest.Location;
+import io.viper.manifest.Tier;
 
 /**
  * What a consumer did to move to a new version: which location it read from, how many bytes it moved and how many it
@@ -30,7 +31,23 @@ public record ModelUpdate(
         double transferMs,
         double verifyMs,
         int fallbacks,
-        long reusedBytes) {
+        long reusedBytes,
+        long relayedBytes) {
+    /** An update read from its location alone. */
+    public ModelUpdate(
+            String model,
+            long version,
+            long previous,
+            Location location,
+            long bytes,
+            double latencyMs,
+            double transferMs,
+            double verifyMs,
+            int fallbacks,
+            long reusedBytes) {
+        this(model, version, previous, location, bytes, latencyMs, transferMs, verifyMs, fallbacks, reusedBytes, 0);
+    }
+
     /** An update that reused nothing (a full pull). */
     public ModelUpdate(
             String model,
@@ -43,6 +60,21 @@ public record ModelUpdate(
             double verifyMs,
             int fallbacks) {
         this(model, version, previous, location, bytes, latencyMs, transferMs, verifyMs, fallbacks, 0);
+    }
+
+    /** Bytes read from relaying consumers. */
+    public long bytesFromRelays() {
+        return relayedBytes;
+    }
+
+    /** Bytes read from the PFS (the location is a {@code file://} one). */
+    public long bytesFromPfs() {
+        return location.tier() == Tier.PFS ? bytes - relayedBytes : 0;
+    }
+
+    /** Bytes read from the producer itself. */
+    public long bytesFromProducer() {
+        return location.tier() == Tier.PFS ? 0 : bytes - relayedBytes;
     }
 
     /** The transport scheme used ({@code ucx}, {@code tcp}, {@code file}, ...). */

@@ -21,7 +21,11 @@ public interface Snapshot {
     /** Adds every tensor to {@code sink}, in the order they should be laid out. */
     void describe(TensorSink sink);
 
-    /** Receives tensor sources; they are copied, not retained. */
+    /**
+     * Receives tensor sources; they are copied, not retained. A tensor added with the same memory, dtype and shape as
+     * one added before it (tied weights: the same array or segment under a second name) is stored once, its second name
+     * an alias ({@link #alias}).
+     */
     interface TensorSink {
         /** A tensor whose little-endian bytes are in {@code data} (off-heap or heap segment). */
         void add(String name, DType dtype, long[] shape, MemorySegment data);
@@ -56,6 +60,19 @@ public interface Snapshot {
         default void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
             throw new ViperUnsupportedException(
                     "no CUDA driver/device: this snapshot sink cannot read GPU tensor '" + name + "'");
+        }
+
+        /**
+         * Declares {@code name} a second name of the tensor {@code target} added before it (tied weights, stored once):
+         * the version's metadata maps {@code name} to {@code target}, as safetensors' {@code save_model} writes shared
+         * tensors, and a consumer's {@code tensor(name)} gives the target's memory. The default throws
+         * {@link ViperUnsupportedException}.
+         *
+         * @throws io.viper.errors.ViperConfigException when {@code target} is not a tensor added before (an alias of an
+         *     alias included: no chains), {@code name} is taken by a tensor, an alias or a metadata entry
+         */
+        default void alias(String name, String target) {
+            throw new ViperUnsupportedException("this snapshot sink takes no aliases ('" + name + "')");
         }
     }
 

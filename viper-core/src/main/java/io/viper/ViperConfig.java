@@ -130,6 +130,23 @@ public final class ViperConfig {
             "",
             ConfigParsers::parseInstalledTransports,
             "Consumer: transport schemes it may use (e.g. ucx,tcp,file); empty: every available one."));
+    public static final ConfigKey<List<URI>> CONSUMER_RELAY_TRANSPORTS = define(CORE.key(
+            "viper.consumer.relay.transports",
+            ConfigType.URI_LIST,
+            "",
+            ConfigValues::parseUriList,
+            "Consumer: transports on which it serves, to other consumers of the same models, the blocks it has"
+                    + " verified (of the version it serves and of the one it receives, each block as soon as it is"
+                    + " checked), e.g. tcp://127.0.0.1:0; the producer's tracker sends other readers to it. Same"
+                    + " authentication, TLS and limits as a producer's transports. Empty: it serves nothing."));
+    public static final ConfigKey<Integer> FLEET_READERS_PER_SOURCE = define(CORE.intKey(
+            "viper.fleet.readers.per.source",
+            1,
+            1,
+            1024,
+            "Producer (its tracker): readers of a version it sends to one source (itself or a relaying consumer)"
+                    + " while another source has room. 1: a pipelined chain, where every link carries the model once"
+                    + " (best where each node's uplink is as fast as its downlink); k: a tree of fan-out k."));
     public static final ConfigKey<Boolean> CONSUMER_INLINE = define(CORE.booleanKey(
             "viper.consumer.inline",
             true,

@@ -70,6 +70,20 @@ final class BenchFleetCommand implements Callable<Integer> {
                             + " after)")
     Path dir;
 
+    @Option(
+            names = "--relay",
+            paramLabel = "on|off|both",
+            defaultValue = "both",
+            description = "Consumers relay the blocks they verified (on), all read from the producer (off: the star),"
+                    + " or both side by side in the same run (default: ${DEFAULT-VALUE})")
+    String relay;
+
+    @Option(
+            names = "--kill-relay",
+            description = "In each relayed fleet of 3 or more, SIGKILL one relay (the middle node) mid-transfer: the"
+                    + " others must still swap in the version")
+    boolean killRelay;
+
     @Option(names = "--json", description = "Print one JSON object (every consumer's figures) instead of the tables")
     boolean json;
 
@@ -93,6 +107,15 @@ final class BenchFleetCommand implements Callable<Integer> {
             throw new ViperConfigException("--size " + size + " is too small (at least 1m)");
         }
         LinkRate rate = LinkRate.parse("--link-rate", linkRate);
+        List<FleetSettings.Topology> topologies = switch (relay) {
+            case "on" -> List.of(FleetSettings.Topology.RELAY);
+            case "off" -> List.of(FleetSettings.Topology.STAR);
+            case "both" -> List.of(FleetSettings.Topology.STAR, FleetSettings.Topology.RELAY);
+            default -> throw new ViperConfigException("--relay " + relay + ": expected on, off or both");
+        };
+        if (killRelay && relay.equals("off")) {
+            throw new ViperConfigException("--kill-relay needs relays: --relay on or both");
+        }
         OptionalDouble share = changed == null
                 ? OptionalDouble.empty()
                 : OptionalDouble.of(BenchCommand.parsePercent("--changed", changed));
@@ -107,11 +130,18 @@ final class BenchFleetCommand implements Callable<Integer> {
         FleetBench.Result result;
         try {
             result = new FleetBench(new FleetSettings(
-                            List.of(FleetSettings.Topology.STAR), fleets, bytes, rate, share, root, line -> {
+                            topologies,
+                            fleets,
+                            bytes,
+                            rate,
+                            share,
+                            root,
+                            line -> {
                                 if (!json) {
                                     System.err.println(line);
                                 }
-                            }))
+                            },
+                            killRelay))
                     .run();
         } finally {
             if (dir == null) {

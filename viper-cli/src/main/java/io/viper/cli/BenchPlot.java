@@ -28,19 +28,32 @@ final class BenchPlot {
         new Color(140, 86, 75)
     };
 
+    private static final double MIB = 1024.0 * 1024;
+
     private BenchPlot() {}
 
     static void write(Path file, TransferBench.Result result) {
+        ChartFiles.save(chart(result), file);
+    }
+
+    /**
+     * The chart: sizes in MiB and latencies in ms, both on log axes with plain decimal ticks (not 1E6); one legend
+     * entry per path (its median, a line with circles), its p99 the triangles of the same colour, said in the title.
+     */
+    static XYChart chart(TransferBench.Result result) {
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder()
                 .width(1000)
                 .height(640)
-                .title("viper bench transfer: publish called to the consumer's swap, two processes")
-                .xAxisTitle("model size (bytes, log)")
+                .title("viper bench transfer: publish called to the consumer's swap, two processes;"
+                        + " circles: median, triangles: p99")
+                .xAxisTitle("model size (MiB, log)")
                 .yAxisTitle("latency (ms, log)")
                 .build();
         chart.getStyler().setXAxisLogarithmic(true);
         chart.getStyler().setYAxisLogarithmic(true);
+        chart.getStyler().setXAxisDecimalPattern("#,##0.###");
+        chart.getStyler().setYAxisDecimalPattern("#,##0.###");
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setPlotGridLinesColor(new Color(225, 225, 225));
@@ -55,9 +68,9 @@ final class BenchPlot {
         for (Map.Entry<String, List<TransferBench.Row>> e : byPath.entrySet()) {
             Color color = PALETTE[i++ % PALETTE.length];
             List<TransferBench.Row> rows = e.getValue();
-            double[] x = rows.stream().mapToDouble(TransferBench.Row::sizeBytes).toArray();
+            double[] x = rows.stream().mapToDouble(r -> r.sizeBytes() / MIB).toArray();
             XYSeries median = chart.addSeries(
-                    e.getKey() + " median",
+                    e.getKey(),
                     x,
                     rows.stream().mapToDouble(TransferBench.Row::median).toArray());
             median.setMarker(SeriesMarkers.CIRCLE);
@@ -70,10 +83,10 @@ final class BenchPlot {
             p99.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
             p99.setMarker(SeriesMarkers.TRIANGLE_UP);
             p99.setMarkerColor(color);
+            p99.setShowInLegend(false);
         }
-        double[] sizes = result.memcpyMs().keySet().stream()
-                .mapToDouble(Long::doubleValue)
-                .toArray();
+        double[] sizes =
+                result.memcpyMs().keySet().stream().mapToDouble(b -> b / MIB).toArray();
         double[] bound = result.memcpyMs().values().stream()
                 .mapToDouble(v -> Math.max(v, 1e-4))
                 .toArray();
@@ -82,6 +95,6 @@ final class BenchPlot {
         memcpy.setLineColor(new Color(60, 60, 60));
         memcpy.setLineStyle(
                 new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
-        ChartFiles.save(chart, file);
+        return chart;
     }
 }

@@ -14,6 +14,7 @@ import io.viper.errors.ViperTimeoutException;
 import io.viper.format.SafetensorsWriter;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
@@ -42,7 +43,8 @@ import picocli.CommandLine.Spec;
             "Follow a model like an inference server would: pull and verify every newer version.",
             "Prints one JSON line per update"
                     + " {\"model\",\"version\",\"path\",\"bytes\",\"reused_bytes\",\"latency_ms\"}:",
-            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held)."
+            "bytes moved, and bytes of unchanged blocks not moved (left in place or copied from the version held);"
+                    + " bytes_from_producer, bytes_from_relays and bytes_from_pfs split the bytes moved by source."
         })
 final class ConsumeCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -60,6 +62,14 @@ final class ConsumeCommand implements Callable<Integer> {
     Path out;
 
     @Option(
+            names = "--out-keep",
+            paramLabel = "N",
+            defaultValue = "3",
+            description = "Keep the N newest versions this command wrote to --out, deleting older ones as newer arrive"
+                    + " (default: ${DEFAULT-VALUE}; 0 keeps every version)")
+    int outKeep;
+
+    @Option(
             names = "--tensors",
             paramLabel = "GLOB",
             description = "Pull only the tensors whose names match GLOB (e.g. 'dense.*'), not the whole model")
@@ -70,6 +80,13 @@ final class ConsumeCommand implements Callable<Integer> {
             paramLabel = "SCHEMES",
             description = "Transports this consumer may use, e.g. tcp,file (default: any available)")
     String paths;
+
+    @Option(
+            names = "--relay",
+            paramLabel = "URIS",
+            description = "Serve the blocks this consumer verified to other consumers on these transports, e.g."
+                    + " tcp://10.0.0.2:0 (viper.consumer.relay.transports); the producer's tracker sends readers here")
+    String relay;
 
     @Option(
             names = "--timeout",
@@ -92,6 +109,7 @@ final class ConsumeCommand implements Callable<Integer> {
                             + " any available");
         }
         common.config.refuseConflict("--paths", paths, ViperConfig.CONSUMER_PATHS);
+        common.config.refuseConflict("--relay", relay, ViperConfig.CONSUMER_RELAY_TRANSPORTS);
         PathMatcher matcher = tensors == null ? null : glob(tensors); // checked before --out's directory is made
         Viper.Builder b = common.builder();
         if (paths != null) {
@@ -100,16 +118,25 @@ final class ConsumeCommand implements Callable<Integer> {
         if (tensors != null) {
             b.config("viper.consumer.autoload", "false");
         }
+        if (relay != null) {
+            b.config(ViperConfig.CONSUMER_RELAY_TRANSPORTS.name(), relay);
+        }
         if (timeout != null) {
             // The notifier reports a broker it cannot reach (a warning) before --timeout ends.
             common.boundNotifierWaits(b, timeout);
         }
+        if (outKeep < 0) {
+            throw new ViperConfigException("--out-keep " + outKeep + ": give 0 (keep every version) or more");
+        }
         if (out != null) {
             createOutDirectory(out);
         }
+        OutRetention written = new OutRetention(outKeep);
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-        try (Viper viper = b.build();
+        try (Progress progress = new Progress(spec.commandLine().getErr(), Progress.onTerminal(), false);
+                Viper viper = b.build();
                 ViperConsumer consumer = viper.consumer(model)) {
+            progress.stage("consume " + model + ": waiting for a version", -1);
             if (matcher == null) {
                 consumer.onUpdate(events::add);
             } else {
@@ -120,6 +147,7 @@ final class ConsumeCommand implements Callable<Integer> {
             while (true) {
                 Object e = timeout == null ? events.take() : events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 if (e == null) {
+                    progress.close();
                     spec.commandLine()
                             .getErr()
                             .println("viper: no update of " + model + " within " + Durations.words(timeout)
@@ -137,12 +165,17 @@ final class ConsumeCommand implements Callable<Integer> {
                         // replace, not write: a link planted in DIR is replaced, never written through
                         try (ModelLease lease = consumer.current()) {
                             if (lease.version() == v) {
-                                SafetensorsWriter.replace(
-                                        out.resolve(model + "-v" + v + ".safetensors"), lease.checkpoint());
+                                Path file = out.resolve(model + "-v" + v + ".safetensors");
+                                SafetensorsWriter.replace(file, lease.checkpoint());
+                                written.wrote(file);
                             }
                         }
                     }
-                    print(u.model(), v, u.path(), u.bytes(), u.reusedBytes(), u.latencyMs());
+                    progress.clear();
+                    print(u.model(), v, u.path(), u.bytes(), u.reusedBytes(), u.latencyMs(), new long[] {
+                        u.bytesFromProducer(), u.bytesFromRelays(), u.bytesFromPfs()
+                    });
+                    progress.stage(waiting(v, u.bytes(), u.latencyMs()), -1);
                 } else {
                     Manifest m = (Manifest) e;
                     v = m.version();
@@ -161,16 +194,21 @@ final class ConsumeCommand implements Callable<Integer> {
                     }
                     try (TensorSet set = fetchWithRetry(consumer, v, names)) {
                         if (out != null) {
-                            SafetensorsWriter.replace(
-                                    out.resolve(model + "-v" + v + ".safetensors"), set.tensors(), m.metadata());
+                            Path file = out.resolve(model + "-v" + v + ".safetensors");
+                            SafetensorsWriter.replace(file, set.tensors(), m.metadata());
+                            written.wrote(file);
                         }
+                        progress.clear();
                         print(
                                 model,
                                 v,
                                 set.location().scheme(),
                                 set.bytes(),
                                 set.reusedBytes(),
-                                m.millisSincePublished());
+                                m.millisSincePublished(),
+                                set.location().tier() == Tier.PFS
+                                        ? new long[] {0, 0, set.bytes()}
+                                        : new long[] {set.bytes(), 0, 0});
                     }
                 }
                 lastVersion = Math.max(lastVersion, v);
@@ -251,7 +289,15 @@ final class ConsumeCommand implements Callable<Integer> {
         throw last;
     }
 
-    private static void print(String model, long version, String path, long bytes, long reusedBytes, double latencyMs) {
+    /** The status line between updates: the version served, what its update moved, and the wait since. */
+    private String waiting(long version, long bytes, double latencyMs) {
+        return "consume " + model + ": v" + version + " arrived (" + Progress.bytes(bytes) + " in "
+                + Math.round(latencyMs) + " ms); waiting for the next";
+    }
+
+    /** @param bySource bytes from the producer, from relays and from the PFS */
+    private static void print(
+            String model, long version, String path, long bytes, long reusedBytes, double latencyMs, long[] bySource) {
         ObjectNode o = JSON.createObjectNode();
         o.put("model", model);
         o.put("version", version);
@@ -259,6 +305,9 @@ final class ConsumeCommand implements Callable<Integer> {
         o.put("bytes", bytes);
         o.put("reused_bytes", reusedBytes);
         o.put("latency_ms", Math.round(latencyMs * 1000) / 1000.0);
+        o.put("bytes_from_producer", bySource[0]);
+        o.put("bytes_from_relays", bySource[1]);
+        o.put("bytes_from_pfs", bySource[2]);
         System.out.println(o);
         System.out.flush();
     }

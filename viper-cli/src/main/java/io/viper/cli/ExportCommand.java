@@ -21,7 +21,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code viper export}: writes a version of the PFS repository as a standard safetensors file, whether the repository
@@ -59,6 +61,9 @@ final class ExportCommand implements Callable<Integer> {
             description = "The safetensors file to write (replaced if it exists)")
     Path out;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
         if (!Files.isDirectory(pfs)) {
@@ -80,13 +85,21 @@ final class ExportCommand implements Callable<Integer> {
                 TransportClient files = Providers.transport("file")
                         .orElseThrow(() -> new ViperConfigException("no file:// transport is installed"))
                         .openClient(config);
-                Arena arena = Arena.ofConfined()) {
+                Arena arena = Arena.ofConfined();
+                Progress progress = new Progress(spec.commandLine().getErr(), Progress.onTerminal(), false)) {
             Manifest m = (version == null ? repo.latest(model) : repo.find(model, version))
                     .orElseThrow(() -> new ViperNotFoundException(
                             "model " + model + (version == null ? " has no version" : " v" + version + " is not stored")
                                     + " in " + pfs));
             MemorySegment data = arena.allocate(Math.max(1, m.totalBytes()), 64).asSlice(0, m.totalBytes());
-            files.read(m, m.locations().getFirst(), List.of(new ByteRange(0, m.totalBytes(), 0)), data);
+            progress.stage("export " + model + " v" + m.version() + ": reading", m.totalBytes());
+            files.read(
+                    m,
+                    m.locations().getFirst(),
+                    List.of(new ByteRange(0, m.totalBytes(), 0)),
+                    data,
+                    (offset, length) -> progress.add(length));
+            progress.stage("export " + model + " v" + m.version() + ": checking hashes", m.totalBytes());
             List<Tensor> tensors = new ArrayList<>();
             for (TensorEntry e : m.tensors()) {
                 MemorySegment bytes = data.asSlice(e.info().offset(), e.info().length());
@@ -96,9 +109,12 @@ final class ExportCommand implements Callable<Integer> {
                             + e.hash().algorithm().fieldName());
                 }
                 tensors.add(new Tensor(e.info(), bytes));
+                progress.add(e.info().length());
             }
+            progress.stage("export " + model + " v" + m.version() + ": writing " + out, m.totalBytes());
             long written = SafetensorsWriter.replace(
                     out, tensors, m.metadata()); // a failure leaves a file already there as it was
+            progress.close();
             System.out.println("wrote " + model + " v" + m.version() + " ("
                     + m.tensors().size() + " tensors, " + written + " bytes) to " + out);
         }

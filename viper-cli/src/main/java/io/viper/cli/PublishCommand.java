@@ -21,7 +21,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code viper publish}: publishes a safetensors file written by any tool as the next version of a model. */
 @Command(
@@ -65,6 +67,9 @@ final class PublishCommand implements Callable<Integer> {
     @Mixin
     CommonOptions common;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -75,12 +80,18 @@ final class PublishCommand implements Callable<Integer> {
         }
         // The notifier's own waits (the newest version at start, then the announcement) end within --timeout together.
         common.boundNotifierWaits(b, timeout);
-        try (SafetensorsFile f = SafetensorsFile.open(file);
+        try (Progress progress = new Progress(spec.commandLine().getErr(), Progress.onTerminal(), false);
+                SafetensorsFile f = SafetensorsFile.open(file);
                 Viper viper = b.build();
                 ViperProducer producer = viper.producer(model, CheckpointPolicy.never())) {
+            long bytes = f.checkpoint(model, 0).totalBytes();
+            progress.stage("publish " + model + ": copying into staging", bytes);
             PublishHandle h = producer.publish(f.checkpoint(model, 0));
+            progress.stage("publish " + model + " v" + h.version() + ": hashing and announcing", bytes);
             Manifest announced = await(h.announced(), "announcing", deadline);
+            progress.stage("publish " + model + " v" + h.version() + ": flushing to the PFS", bytes);
             Manifest durable = await(h.durable(), "flushing to the PFS", System.nanoTime() + timeout.toNanos());
+            progress.close();
             ObjectNode o = new ObjectMapper().createObjectNode();
             o.put("model", model);
             o.put("version", h.version());
@@ -91,6 +102,7 @@ final class PublishCommand implements Callable<Integer> {
             for (Location l : durable.locations()) {
                 locs.add(l.uri().toString());
             }
+            PfsCopy.describe(durable.locations(), model, h.version()).ifPresent(pfs -> o.set("pfs", pfs));
             System.out.println(o);
             System.out.flush();
             if (!linger.isZero()) {

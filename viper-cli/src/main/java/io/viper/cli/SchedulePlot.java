@@ -35,6 +35,11 @@ final class SchedulePlot {
             Schedule schedule,
             String curveLabel,
             Double rmse) {
+        ChartFiles.save(chart(log, curve, in, schedule, curveLabel, rmse), file);
+    }
+
+    static XYChart chart(
+            LossLog log, LossCurve curve, ScheduleInput in, Schedule schedule, String curveLabel, Double rmse) {
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder()
                 .width(1100)
@@ -96,9 +101,12 @@ final class SchedulePlot {
         fitted.setLineColor(new Color(200, 40, 40));
         fitted.setLineWidth(2.5f);
 
-        double pad = (yMax - yMin) * 0.05 + 1e-12;
-        double lo = yMin - 2.5 * pad;
-        double hi = yMax + pad;
+        // Losses fall by orders of magnitude after the warm-up: on a linear axis the rest is a flat line at the bottom.
+        // A log axis where they are all positive, its margins then ratios.
+        boolean logY = yMin > 0;
+        double pad = logY ? Math.max(1.01, Math.pow(yMax / yMin, 0.05)) : (yMax - yMin) * 0.05 + 1e-12;
+        double lo = logY ? yMin / Math.pow(pad, 2.5) : yMin - 2.5 * pad;
+        double hi = logY ? yMax * pad : yMax + pad;
         XYSeries warm = chart.addSeries(
                 "warm-up end (iteration " + in.warmup() + ")",
                 new double[] {in.warmup(), in.warmup()},
@@ -118,7 +126,7 @@ final class SchedulePlot {
             for (int i = 0; i < c.length; i++) {
                 kx[i] = c[i];
                 ky[i] = curve.value((double) c[i]);
-                rug[i] = yMin - 1.5 * pad;
+                rug[i] = logY ? yMin / Math.pow(pad, 1.5) : yMin - 1.5 * pad;
             }
             XYSeries ck = chart.addSeries(schedule.algorithm() + " checkpoint iterations (" + c.length + ")", kx, rug);
             ck.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
@@ -134,7 +142,7 @@ final class SchedulePlot {
         st.setXAxisMin(xMin);
         st.setXAxisMax((double) in.end());
         st.setXAxisDecimalPattern("#,##0");
-
-        ChartFiles.save(chart, file);
+        st.setYAxisLogarithmic(logY);
+        return chart;
     }
 }

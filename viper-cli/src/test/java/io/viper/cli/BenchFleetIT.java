@@ -38,6 +38,8 @@ class BenchFleetIT {
                         "200mbit",
                         "--changed",
                         "25%",
+                        "--relay",
+                        "off",
                         "--json",
                         "--plot",
                         plot.toString())
@@ -98,6 +100,66 @@ class BenchFleetIT {
             assertFalse(netnsList().contains("vpf-"), "the namespaces are gone: " + netnsList());
         }
         assertTrue(Files.readString(plot).contains("<svg"), "an SVG was written");
+    }
+
+    /**
+     * Three consumers relaying, the middle one SIGKILLed mid-transfer: the other two swap in the version byte for byte,
+     * the producer sends about one model (not three), some consumer reads from a relay, and the delta moves only the
+     * changed blocks.
+     */
+    @Test
+    void relayedFleetSurvivesAKilledRelayAndTheProducerSendsOneModel() throws Exception {
+        Process p = CliProcesses.viper(
+                        tmp,
+                        "bench",
+                        "fleet",
+                        "--consumers",
+                        "3",
+                        "--size",
+                        "8m",
+                        "--link-rate",
+                        "200mbit",
+                        "--changed",
+                        "25%",
+                        "--relay",
+                        "on",
+                        "--kill-relay",
+                        "--json")
+                .redirectError(tmp.resolve("bench.err").toFile())
+                .start();
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the bench finished");
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        String err = Files.readString(tmp.resolve("bench.err"));
+        assertEquals(0, p.exitValue(), () -> "stdout: " + out + "; stderr: " + err);
+        JsonNode json = new ObjectMapper().readTree(out);
+        boolean capped = json.get("capped").asBoolean();
+        JsonNode full = json.get("rounds").get(0);
+        JsonNode delta = json.get("rounds").get(1);
+        long relayed = 0;
+        for (JsonNode round : json.get("rounds")) {
+            assertEquals("relay", round.get("topology").asText());
+            assertEquals(1, round.get("killed_node").asInt(), "node 3 / 2 = 1 was killed");
+            assertTrue(round.get("identical").asBoolean(), round.toString());
+            assertEquals(2, round.get("swaps").size(), "the two consumers left swapped");
+            for (JsonNode s : round.get("swaps")) {
+                assertEquals(
+                        s.get("bytes").asLong(),
+                        s.get("bytes_from_producer").asLong()
+                                + s.get("bytes_from_relays").asLong(),
+                        s.toString());
+                relayed += s.get("bytes_from_relays").asLong();
+            }
+        }
+        assertTrue(relayed > 0, "some consumer read from a relay: " + out);
+        long newBytes = delta.get("new_bytes").asLong();
+        for (JsonNode s : delta.get("swaps")) {
+            assertEquals(newBytes, s.get("bytes").asLong(), "a delta moves the changed blocks only");
+        }
+        if (capped) {
+            long sent = full.get("producer_tx_bytes").asLong();
+            assertTrue(sent < 2 * (8L << 20), "node 0 sent less than two models for three consumers: " + sent);
+            assertFalse(netnsList().contains("vpf-"), "the namespaces are gone: " + netnsList());
+        }
     }
 
     private static String netnsList() throws Exception {

@@ -31,6 +31,9 @@ import java.util.function.LongSupplier;
  *   <li>{@code viper.transfer.fallbacks} (counter, model, path): locations that failed over to the next.
  *   <li>{@code viper.transfer.failures} (counter, model, path, reason): failed transfers.
  *   <li>{@code viper.consumer.selected} (counter, model, path): the path the selector chose first.
+ *   <li>{@code viper.fleet.read.bytes} (counter, model, source), {@code viper.fleet.served.bytes} (counter, model,
+ *       role), {@code viper.fleet.relays.dropped} (counter, model): the fleet's reads by source, bytes served, relays
+ *       dropped.
  *   <li>The per-model consumer gauges and failure totals of {@link ConsumerMeters}.
  * </ul>
  */
@@ -50,6 +53,12 @@ public final class ViperMetrics {
             "Failed transfers of a version from one location, by path and reason",
             "viper.consumer.selected",
             "The path a consumer's selector chose first for a version",
+            "viper.fleet.read.bytes",
+            "Bytes a consumer read, by source: the producer, a relay or the PFS",
+            "viper.fleet.served.bytes",
+            "Bytes this process served to readers, as the producer or as a relay",
+            "viper.fleet.relays.dropped",
+            "Relays dropped as a source: they failed a reader or served bytes that did not verify",
             ConsumerMeters.FAILURES,
             ConsumerMeters.FAILURES_HELP,
             ConsumerMeters.LOAD_FAILURES,
@@ -188,6 +197,26 @@ public final class ViperMetrics {
     public void selected(String model, String path) {
         counter(List.of("viper.consumer.selected", "model", model, "path", path))
                 .increment();
+    }
+
+    /**
+     * Bytes a consumer read for {@code model} by source ({@code producer}, {@code relay} or {@code pfs}): the fleet's
+     * split of {@code viper.transfer.bytes}.
+     */
+    public void bytesFrom(String model, String source, long bytes) {
+        counter(List.of("viper.fleet.read.bytes", "model", model, "source", source))
+                .increment((double) bytes);
+    }
+
+    /** Bytes this process served to readers of {@code model}: as the producer ({@code role} producer) or as a relay. */
+    public void served(String model, String role, long bytes) {
+        counter(List.of("viper.fleet.served.bytes", "model", model, "role", role))
+                .increment((double) bytes);
+    }
+
+    /** A relay dropped as a source of {@code model}: it failed a reader or served bytes that did not verify. */
+    public void relayDropped(String model) {
+        counter(List.of("viper.fleet.relays.dropped", "model", model)).increment();
     }
 
     private static Duration[] buckets() {

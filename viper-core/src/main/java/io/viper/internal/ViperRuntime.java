@@ -4,6 +4,8 @@ import io.viper.ViperConfig;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
 import io.viper.internal.memory.MemoryBudget;
+import io.viper.internal.producer.FleetTracker;
+import io.viper.manifest.Tier;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
@@ -44,6 +46,8 @@ public final class ViperRuntime implements AutoCloseable {
     private Notifier notifier;
     private NotifierProvider.Role notifierRole;
     private List<TransportServer> servers;
+    private List<TransportServer> relays;
+    private final FleetTracker tracker;
     private final Map<String, TransportClient> clients = new LinkedHashMap<>();
     private Optional<CheckpointRepository> repository;
     private boolean closed;
@@ -74,6 +78,10 @@ public final class ViperRuntime implements AutoCloseable {
                 "GPU memory of this Viper instance",
                 ViperConfig.MEMORY_GPU_BUDGET.name(),
                 config.get(ViperConfig.MEMORY_GPU_BUDGET));
+        this.tracker = new FleetTracker(config.get(ViperConfig.FLEET_READERS_PER_SOURCE), (model, relay) -> {
+            LOG.log(System.Logger.Level.WARNING, "tracker: relay {0} dropped as a source of {1}", relay, model);
+            metrics.relayDropped(model);
+        });
     }
 
     private static String defaultProducerId() {
@@ -208,6 +216,7 @@ public final class ViperRuntime implements AutoCloseable {
                 TransportProvider p = found.get();
                 TransportServer s = p.openServer(bind, config);
                 opened.add(s);
+                s.track(tracker);
                 list.add(s);
                 LOG.log(System.Logger.Level.DEBUG, "serving staged checkpoints at {0}", s.location());
             }
@@ -220,6 +229,35 @@ public final class ViperRuntime implements AutoCloseable {
             servers = List.copyOf(list);
         }
         return servers;
+    }
+
+    /**
+     * The servers on which this instance's consumers relay what they verified
+     * ({@code viper.consumer.relay.transports}), opened on first use; empty when none is configured. An unavailable
+     * transport listed there is a configuration error: a relay the operator asked for does not go missing quietly.
+     */
+    public synchronized List<TransportServer> relayServers() {
+        ensureOpen();
+        if (relays == null) {
+            List<TransportServer> list = new ArrayList<>();
+            for (URI bind : config.get(ViperConfig.CONSUMER_RELAY_TRANSPORTS)) {
+                String scheme = bind.getScheme().toLowerCase(Locale.ROOT);
+                TransportProvider p = Providers.transport(scheme)
+                        .orElseThrow(() -> new ViperConfigException(ViperConfig.CONSUMER_RELAY_TRANSPORTS.name()
+                                + ": no " + scheme + ":// transport installed"));
+                Optional<String> why = p.unavailableReason();
+                if (why.isPresent() || p.tier() != Tier.HOST) {
+                    throw new ViperConfigException(ViperConfig.CONSUMER_RELAY_TRANSPORTS.name() + ": " + scheme
+                            + ":// cannot relay here (" + why.orElse("not a host-memory transport") + ")");
+                }
+                TransportServer s = p.openServer(bind, config);
+                opened.add(s);
+                list.add(s);
+                LOG.log(System.Logger.Level.INFO, "relaying verified blocks at {0}", s.location());
+            }
+            relays = List.copyOf(list);
+        }
+        return relays;
     }
 
     /** The client for {@code scheme}, opened on first use, or empty if that transport is missing or unavailable. */

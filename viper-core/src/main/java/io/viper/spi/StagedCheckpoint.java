@@ -35,4 +35,27 @@ public interface StagedCheckpoint {
 
     /** Takes a read lease, or returns null when this version is gone or being recycled. */
     ReadLease tryLease();
+
+    /**
+     * How many bytes from {@code offset} (at most {@code length}) may be served now. A producer's staged version is
+     * whole: all of them. A consumer relaying a version it is still receiving ({@code viper.consumer.relay.transports})
+     * serves only what it has verified against the producer's manifest, as it lands, so that a chain of relays
+     * pipelines; a transport that streams such a version ({@link TransportServer#waitsForReadable()}) sends what is
+     * readable and waits with {@link #onReadable} for the rest. Returns -1 once the version was abandoned (its receiver
+     * failed): nothing more will become readable. Thread-safe; cheap.
+     */
+    default long readable(long offset, long length) {
+        return length;
+    }
+
+    /**
+     * Calls {@code callback} once, on any thread, as soon as more bytes may have become readable or the version was
+     * abandoned (at once when nothing is pending). It must return quickly (reschedule work on the caller's own thread).
+     */
+    default void onReadable(Runnable callback) {
+        callback.run();
+    }
+
+    /** Told by a transport of {@code bytes} of this version it sent to a reader, for the served-bytes metrics. */
+    default void served(long bytes) {}
 }

@@ -6,6 +6,7 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.net.Tls;
 import java.lang.foreign.MemorySegment;
+import java.net.URI;
 import java.util.List;
 import java.util.Optional;
 
@@ -86,6 +87,18 @@ public interface TransportClient extends AutoCloseable {
      * returns it; the caller owns the result and closes it. Default: empty.
      */
     default Optional<MappedData> map(Manifest manifest, Location location) {
+        return Optional.empty();
+    }
+
+    /**
+     * Asks the producer at {@code producer} where to read {@code manifest}'s version from (its tracker, see
+     * {@link SourceTracker}): the locations of one relay that holds or is receiving it, or an empty list for the
+     * producer itself. {@code relay} are this consumer's own relay locations (empty when it relays nothing): it tells
+     * the tracker it will serve the version too. {@code failed} are relays that failed this read, which the tracker
+     * drops as sources of the version. Returns empty when this transport has no tracker request. Blocks for one round
+     * trip; throws as {@link #read} does.
+     */
+    default Optional<List<URI>> askSources(Manifest manifest, Location producer, List<URI> relay, List<URI> failed) {
         return Optional.empty();
     }
 

@@ -33,6 +33,23 @@ public interface TransportServer extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * Whether this server streams a version only as far as it is {@linkplain StagedCheckpoint#readable readable},
+     * waiting for the rest: then a relaying consumer exposes a version it is still receiving. Default false: such a
+     * server is given a relayed version only once it is whole and verified (UCX, whose readers read the memory without
+     * asking).
+     */
+    default boolean waitsForReadable() {
+        return false;
+    }
+
+    /**
+     * Installs the producer's tracker ({@link SourceTracker}), which this server consults when a reader asks where to
+     * read a version from ({@link TransportClient#askSources}). Called once, before the first version is exposed.
+     * Default: the transport has no such request, and its readers read from it.
+     */
+    default void track(SourceTracker tracker) {}
+
     /** Stops serving; open transfers fail on the consumer side with a retriable error. */
     @Override
     void close();

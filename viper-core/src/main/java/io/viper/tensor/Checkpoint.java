@@ -17,6 +17,10 @@ import java.util.SequencedMap;
  * <p>Tensor order is data order: offsets are laid out contiguously in list order (each tensor's
  * {@link TensorInfo#offset()} is the sum of the lengths before it), as a safetensors file stores them. A checkpoint
  * does not own tensor memory (see {@link Tensor}); it is immutable and may be shared between threads.
+ *
+ * <p>Tied weights (one tensor under two names, such as an embedding shared by a language model's input and output) are
+ * stored once: the second name is an <em>alias</em>, a metadata entry mapping it to the stored tensor's name, as
+ * safetensors' {@code save_model} writes them. {@link #tensor(String)} finds a tensor by either name.
  */
 public final class Checkpoint {
     /** Metadata key for the training iteration that produced the checkpoint. */
@@ -84,9 +88,40 @@ public final class Checkpoint {
         return tensors;
     }
 
-    /** The tensor called {@code name}, or null. */
+    /**
+     * The tensor called {@code name}, or null. An alias ({@link #aliases()}) gives its tensor's memory under the
+     * alias's name.
+     */
     public Tensor tensor(String name) {
-        return byName.get(name);
+        Tensor t = byName.get(name);
+        if (t == null) {
+            Tensor target = byName.get(metadata.get(name));
+            if (target != null) {
+                return new Tensor(
+                        new TensorInfo(
+                                name,
+                                target.dtype(),
+                                target.shape(),
+                                target.info().offset(),
+                                target.byteSize()),
+                        target.data());
+            }
+        }
+        return t;
+    }
+
+    /**
+     * The aliases: metadata entries whose key is no tensor's name and whose value is one, each a second name of that
+     * tensor (in metadata order).
+     */
+    public SequencedMap<String, String> aliases() {
+        LinkedHashMap<String, String> out = new LinkedHashMap<>();
+        metadata.forEach((k, v) -> {
+            if (!byName.containsKey(k) && byName.containsKey(v)) {
+                out.put(k, v);
+            }
+        });
+        return Collections.unmodifiableSequencedMap(out);
     }
 
     public SequencedMap<String, String> metadata() {

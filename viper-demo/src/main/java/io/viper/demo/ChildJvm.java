@@ -202,6 +202,11 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** Kills the child at once (SIGKILL): what a crash or an operator's {@code kill -9} does. */
+    public void kill() {
+        process.destroyForcibly();
+    }
+
     /** Ends the child if it still runs (forcibly after 5 s). */
     @Override
     public void close() {

@@ -11,8 +11,8 @@ import java.util.Arrays;
  * at most K of them, whose intervals cost least in all, by dynamic programming:
  *
  * <pre>
- * F(0, 0) = 0,  F(k, b) = min_{b - G <= a < b} F(k-1, a) + cost(a, b),
- * answer = min_{k <= K, a} F(k, a) + cost(a, C + 1)
+ * F(0, 0) = 0,  F(k, b) = min_{b - G &lt;= a &lt; b} F(k-1, a) + cost(a, b),
+ * answer = min_{k &lt;= K, a} F(k, a) + cost(a, C + 1)
  * </pre>
  *
  * where G ({@code maxGap}) bounds how many positions one version may span, so that the caller only has to measure

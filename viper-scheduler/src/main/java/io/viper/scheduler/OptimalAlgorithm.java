@@ -26,8 +26,8 @@ import java.util.Locale;
  * the program is exact. The recurrence, over {@code j} with {@code T(k, j) < N}, is
  *
  * <pre>
- * F(k, j) = min_{j' < j} [ L_{j'} * (T(k, j) - T(k-1, j')) + mu * (j - j')^2 + F(k-1, j') ]
- * answer  = min_{k <= K, j} F(k, j) + L_j * (N - T(k, j)) + mu * ((m - j)^2 - m^2 / (k + 1))   (k = 0: L_0 * N)
+ * F(k, j) = min_{j' &lt; j} [ L_{j'} * (T(k, j) - T(k-1, j')) + mu * (j - j')^2 + F(k-1, j') ]
+ * answer  = min_{k &lt;= K, j} F(k, j) + L_j * (N - T(k, j)) + mu * ((m - j)^2 - m^2 / (k + 1))   (k = 0: L_0 * N)
  * </pre>
  *
  * Since {@code T(k, j)} is linear in j for fixed k, each candidate j' is a line in {@code x = T(k, j)} (slope

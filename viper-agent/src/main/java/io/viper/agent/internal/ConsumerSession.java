@@ -108,8 +108,9 @@ final class ConsumerSession implements Session {
         if (!leases.isEmpty()) {
             TreeSet<Long> versions = new TreeSet<>();
             leases.values().forEach(h -> versions.add(h.lease.version()));
+            // An inference server that exits (or is restarted) without closing its leases: expected, not a warning.
             LOG.log(
-                    System.Logger.Level.WARNING,
+                    System.Logger.Level.INFO,
                     peer + " went away holding " + leases.size() + " lease(s) on " + model + " (versions " + versions
                             + "); released them");
             leases.values().forEach(Held::release);

@@ -56,9 +56,19 @@ public final class FleetBench {
      * @param bytes bytes it moved
      * @param reused bytes it did not move (unchanged blocks of the version it held)
      * @param identical whether the tensors it swapped in are the published ones, byte for byte
+     * @param fromProducer of {@code bytes}, those read from the producer
+     * @param fromRelays of {@code bytes}, those read from relaying consumers
      */
     public record Swap(
-            int node, long version, double latencyMs, String path, long bytes, long reused, boolean identical) {}
+            int node,
+            long version,
+            double latencyMs,
+            String path,
+            long bytes,
+            long reused,
+            boolean identical,
+            long fromProducer,
+            long fromRelays) {}
 
     /**
      * One version delivered to one fleet.
@@ -66,6 +76,7 @@ public final class FleetBench {
      * @param changed the share of blocks asked to change (1: the first version, every byte new)
      * @param newBytes the bytes of the blocks that did change: what each consumer has to receive
      * @param producerTxBytes bytes node 0 sent on its link while the consumers took the version (broker included)
+     * @param killed the node SIGKILLed mid-transfer (its swap is not among {@code swaps}), or 0
      */
     public record Round(
             Topology topology,
@@ -73,7 +84,8 @@ public final class FleetBench {
             double changed,
             long newBytes,
             List<Swap> swaps,
-            OptionalLong producerTxBytes) {
+            OptionalLong producerTxBytes,
+            int killed) {
         /** The publish call to the last consumer's swap. */
         public double lastSwapMs() {
             return swaps.stream().mapToDouble(Swap::latencyMs).max().orElse(Double.NaN);
@@ -225,12 +237,13 @@ public final class FleetBench {
                         i,
                         "consumer " + i,
                         dir,
-                        consumerArgs(t, uri, dir.resolve("out-" + i), versions.size() == 1, token)));
+                        consumerArgs(t, uri, dir.resolve("out-" + i), versions.size() == 1, token, net.host(i))));
             }
             awaitSubscribed(net, URI.create(uri).getPort(), consumers);
             List<Round> rounds = new ArrayList<>();
             Duration wait =
                     START_WAIT.plusMillis(Math.round(4 * n * settings.rate().ms(settings.sizeBytes())));
+            int dead = 0;
             for (Version v : versions) {
                 OptionalLong before = net.txBytes(0);
                 ChildJvm producer = start(
@@ -251,10 +264,32 @@ public final class FleetBench {
                         "--linger",
                         "1h",
                         "--set",
+                        "viper.producer.block.skip.unshared=false",
+                        "--set",
                         auth(secret));
                 producer.awaitLine("{", START_WAIT);
+                // One relay of a chain killed half a model's link time after the publish: mid-transfer.
+                int killed = settings.killRelay() && t == Topology.RELAY && n > 2 && dead == 0 ? n / 2 : 0;
+                dead = Math.max(dead, killed);
+                Thread killer = null;
+                if (killed > 0) {
+                    ChildJvm victim = consumers.get(killed - 1);
+                    long delayMs = Math.round(settings.rate().ms(settings.sizeBytes()) / 2);
+                    killer = Thread.ofPlatform().start(() -> {
+                        try {
+                            Thread.sleep(delayMs);
+                            victim.kill();
+                            settings.progress().accept("killed the relay on node " + killed + " (SIGKILL)");
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                }
                 List<Swap> swaps = new ArrayList<>();
                 for (int i = 1; i <= n; i++) {
+                    if (i == dead) {
+                        continue;
+                    }
                     JsonNode line = json.readTree(consumers.get(i - 1).awaitLine("{", wait));
                     swaps.add(new Swap(
                             i,
@@ -263,13 +298,18 @@ public final class FleetBench {
                             line.get("path").asText(),
                             line.get("bytes").asLong(),
                             line.get("reused_bytes").asLong(),
-                            false));
+                            false,
+                            line.path("bytes_from_producer").asLong(),
+                            line.path("bytes_from_relays").asLong()));
+                }
+                if (killer != null) {
+                    killer.join();
                 }
                 OptionalLong after = net.txBytes(0);
                 OptionalLong sent = before.isPresent() && after.isPresent()
                         ? OptionalLong.of(after.getAsLong() - before.getAsLong())
                         : OptionalLong.empty();
-                rounds.add(new Round(t, n, v.changed(), v.newBytes(), checked(swaps, dir, v), sent));
+                rounds.add(new Round(t, n, v.changed(), v.newBytes(), checked(swaps, dir, v), sent, dead));
             }
             return rounds;
         } finally {
@@ -281,9 +321,11 @@ public final class FleetBench {
 
     /**
      * What a consumer of topology {@code t} runs: {@code viper consume} over tcp with the consumer token, writing each
-     * version it swaps in to {@code out}; {@code once}: it exits after the first.
+     * version it swaps in to {@code out}; {@code once}: it exits after the first. A relay serves on {@code host} and
+     * stays until the bench ends, since others may still read from it.
      */
-    private static List<String> consumerArgs(Topology t, String notifier, Path out, boolean once, Path token) {
+    private static List<String> consumerArgs(
+            Topology t, String notifier, Path out, boolean once, Path token, String host) {
         List<String> args = new ArrayList<>(List.of(
                 "consume",
                 "--model",
@@ -296,11 +338,18 @@ public final class FleetBench {
                 out.toString(),
                 "--set",
                 auth(token)));
-        if (once) {
-            args.add("--once");
-        }
         return switch (t) {
-            case STAR -> args;
+            case STAR -> {
+                if (once) {
+                    args.add("--once");
+                }
+                yield args;
+            }
+            case RELAY -> {
+                args.add("--relay");
+                args.add("tcp://" + host + ":0");
+                yield args;
+            }
         };
     }
 
@@ -314,7 +363,16 @@ public final class FleetBench {
             Path copy = dir.resolve("out-" + s.node()).resolve(MODEL + "-v" + s.version() + ".safetensors");
             boolean same = Files.exists(copy) && hash(copy).equals(v.hash());
             Files.deleteIfExists(copy);
-            out.add(new Swap(s.node(), s.version(), s.latencyMs(), s.path(), s.bytes(), s.reused(), same));
+            out.add(new Swap(
+                    s.node(),
+                    s.version(),
+                    s.latencyMs(),
+                    s.path(),
+                    s.bytes(),
+                    s.reused(),
+                    same,
+                    s.fromProducer(),
+                    s.fromRelays()));
         }
         return out;
     }

@@ -65,12 +65,13 @@ public final class FleetReport {
                             ? String.format(
                                     Locale.ROOT, "%.2f", r.producerTxBytes().getAsLong() / (double) result.sizeBytes())
                             : "-",
-                    r.swaps().stream().filter(FleetBench.Swap::identical).count() + "/" + r.consumers());
+                    r.swaps().stream().filter(FleetBench.Swap::identical).count() + "/"
+                            + r.swaps().size() + (r.killed() > 0 ? " (node " + r.killed() + " killed)" : ""));
         }
         out.println();
         out.printf(
                 Locale.ROOT,
-                "%-8s %9s %7s %5s %11s %11s %11s %-5s %9s%n",
+                "%-8s %9s %7s %5s %11s %11s %11s %13s %11s %-5s %9s%n",
                 "topology",
                 "consumers",
                 "changed",
@@ -78,13 +79,15 @@ public final class FleetReport {
                 "latency ms",
                 "moved MiB",
                 "reused MiB",
+                "producer MiB",
+                "relays MiB",
                 "path",
                 "identical");
         for (FleetBench.Round r : result.rounds()) {
             for (FleetBench.Swap s : r.swaps()) {
                 out.printf(
                         Locale.ROOT,
-                        "%-8s %9d %7s %5d %11.0f %11.1f %11.1f %-5s %9s%n",
+                        "%-8s %9d %7s %5d %11.0f %11.1f %11.1f %13.1f %11.1f %-5s %9s%n",
                         r.topology().label(),
                         r.consumers(),
                         BenchReport.percent(r.changed()),
@@ -92,6 +95,8 @@ public final class FleetReport {
                         s.latencyMs(),
                         s.bytes() / MIB,
                         s.reused() / MIB,
+                        s.fromProducer() / MIB,
+                        s.fromRelays() / MIB,
                         s.path(),
                         s.identical() ? "yes" : "NO");
             }
@@ -109,7 +114,8 @@ public final class FleetReport {
                         + " that in model sizes;");
         out.println(" identical: consumers whose tensors are the published ones, byte for byte; changed: the share of"
                 + " blocks asked to change, 100% the first version;");
-        out.println(" a delta's bounds count the bytes of the blocks that did change, at least one)");
+        out.println(" a delta's bounds count the bytes of the blocks that did change, at least one; producer MiB and"
+                + " relays MiB: where a consumer's bytes came from)");
         if (!result.capped()) {
             out.println("(links NOT capped: the processes talk over loopback, so the bounds do not apply and node 0's"
                     + " bytes are not counted)");
@@ -141,6 +147,7 @@ public final class FleetReport {
                 j.putNull("producer_tx_bytes");
             }
             j.put("identical", r.allIdentical());
+            j.put("killed_node", r.killed());
             ArrayNode swaps = j.putArray("swaps");
             for (FleetBench.Swap s : r.swaps()) {
                 ObjectNode w = swaps.addObject();
@@ -150,6 +157,8 @@ public final class FleetReport {
                 w.put("path", s.path());
                 w.put("bytes", s.bytes());
                 w.put("reused_bytes", s.reused());
+                w.put("bytes_from_producer", s.fromProducer());
+                w.put("bytes_from_relays", s.fromRelays());
                 w.put("identical", s.identical());
             }
         }

@@ -19,18 +19,19 @@ class FleetReportTest {
     private static final LinkRate RATE = LinkRate.parse("--link-rate", "500mbit");
 
     private static FleetBench.Swap swap(int node, double ms, boolean identical) {
-        return new FleetBench.Swap(node, 1, ms, "tcp", SIZE, 0, identical);
+        return new FleetBench.Swap(node, 1, ms, "tcp", SIZE, 0, identical, SIZE, 0);
     }
 
-    private static final FleetBench.Round ONE =
-            new FleetBench.Round(Topology.STAR, 1, 1, SIZE, List.of(swap(1, 3000, true)), OptionalLong.of(SIZE + 100));
+    private static final FleetBench.Round ONE = new FleetBench.Round(
+            Topology.STAR, 1, 1, SIZE, List.of(swap(1, 3000, true)), OptionalLong.of(SIZE + 100), 0);
     private static final FleetBench.Round FOUR = new FleetBench.Round(
             Topology.STAR,
             4,
             1,
             SIZE,
             List.of(swap(1, 9900, true), swap(2, 10100, true), swap(3, 10000, false), swap(4, 9950, true)),
-            OptionalLong.of(4 * SIZE));
+            OptionalLong.of(4 * SIZE),
+            0);
 
     @Test
     void theLastSwapIsTheSlowestConsumerAgainstTheFleetOfOne() {
@@ -50,9 +51,34 @@ class FleetReportTest {
     }
 
     @Test
+    void aRelayedFleetSaysWhereEachConsumersBytesCameFromAndWhichNodeWasKilled() {
+        FleetBench.Round relayed = new FleetBench.Round(
+                Topology.RELAY,
+                3,
+                1,
+                SIZE,
+                List.of(
+                        new FleetBench.Swap(1, 1, 3100, "tcp", SIZE, 0, true, SIZE, 0),
+                        new FleetBench.Swap(3, 1, 3300, "tcp", SIZE, 0, true, SIZE / 4, 3 * SIZE / 4)),
+                OptionalLong.of(SIZE + SIZE / 4),
+                2);
+        FleetBench.Result r = new FleetBench.Result(SIZE, RATE, true, "namespaces", List.of(relayed));
+        JsonNode j = FleetReport.json(r).get("rounds").get(0);
+        assertEquals("relay", j.get("topology").asText());
+        assertEquals(2, j.get("killed_node").asInt());
+        assertEquals(
+                3 * SIZE / 4, j.get("swaps").get(1).get("bytes_from_relays").asLong());
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        FleetReport.printTable(r, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String table = bytes.toString(StandardCharsets.UTF_8);
+        assertTrue(table.contains("2/2 (node 2 killed)"), table);
+        assertTrue(table.contains("relays MiB"), table);
+    }
+
+    @Test
     void onLoopbackTheTableSaysTheLinksAreNotCappedAndCountsNoBytes() {
         FleetBench.Round loop =
-                new FleetBench.Round(Topology.STAR, 1, 1, SIZE, List.of(swap(1, 400, true)), OptionalLong.empty());
+                new FleetBench.Round(Topology.STAR, 1, 1, SIZE, List.of(swap(1, 400, true)), OptionalLong.empty(), 0);
         FleetBench.Result r =
                 new FleetBench.Result(SIZE, RATE, false, "processes on loopback, links NOT capped", List.of(loop));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

@@ -10,6 +10,7 @@ import io.viper.internal.ViperRuntime;
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
+import io.viper.manifest.Tier;
 import io.viper.spi.Providers;
 import io.viper.spi.TransportClient;
 import io.viper.tensor.Tensor;
@@ -90,7 +91,11 @@ final class Fetcher implements AutoCloseable {
         this.device = device;
         this.verifier = verifier;
         this.host = new HostLoader(
-                slots, verifier, serving::retainCurrent, rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES));
+                slots,
+                verifier,
+                serving::retainCurrent,
+                rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES),
+                new SourcedRead(model, rt, rt.config().get(ViperConfig.CONSUMER_PATHS)));
         this.mapped = new MappedLoader(verifier, host);
         this.inline = new InlineLoader(tracker, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
@@ -231,6 +236,12 @@ final class Fetcher implements AutoCloseable {
                 Loader.Loaded loaded = loaderFor(loc).load(m, loc, client);
                 if (loaded.bytesMoved() > 0) {
                     rt.metrics().bytes(model, loc.scheme(), loaded.bytesMoved());
+                    long relayed = loaded.bytesFromRelays();
+                    String direct = loc.tier() == Tier.PFS ? "pfs" : "producer";
+                    rt.metrics().bytesFrom(model, direct, loaded.bytesMoved() - relayed);
+                    if (relayed > 0) {
+                        rt.metrics().bytesFrom(model, "relay", relayed);
+                    }
                 }
                 if (loaded.bytesReused() > 0) {
                     rt.metrics().reused(model, loc.scheme(), loaded.bytesReused());

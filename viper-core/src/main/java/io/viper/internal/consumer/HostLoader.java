@@ -40,32 +40,55 @@ final class HostLoader implements Loader {
     private final Verifier verifier;
     private final Supplier<LoadedModel> base;
     private final boolean reuseHashes;
+    /** Where the bytes are read from (the tracker's choice), or null: always from the location. */
+    private final SourcedRead sources;
 
     /**
      * @param base the version to copy unchanged blocks from, retained for the caller
      *     ({@link ServingModel#retainCurrent}), or null when there is none
      */
     HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base) {
-        this(slots, verifier, base, false);
+        this(slots, verifier, base, false, null);
     }
 
     /**
      * @param reuseHashes {@code viper.consumer.verify.reuse.hashes}: the blocks left in place take the hashes computed
      *     when their version was verified instead of being hashed again
+     * @param sources where bytes are read from ({@link SourcedRead}: a relay the tracker names, and this consumer's own
+     *     relay servers), or null: from the location only
      */
-    HostLoader(ReceiveSlots slots, Verifier verifier, Supplier<LoadedModel> base, boolean reuseHashes) {
+    HostLoader(
+            ReceiveSlots slots,
+            Verifier verifier,
+            Supplier<LoadedModel> base,
+            boolean reuseHashes,
+            SourcedRead sources) {
         this.slots = slots;
         this.verifier = verifier;
         this.base = base;
         this.reuseHashes = reuseHashes;
+        this.sources = sources;
     }
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
+        Relay relay = new Relay();
         return intoSlot(
                 slots.claim(),
                 m,
-                (dst, inBuffer, inBufferPieces) -> receive(m, loc, client, dst, inBuffer, inBufferPieces));
+                (dst, inBuffer, inBufferPieces) -> {
+                    if (sources != null && !sources.relayServers().isEmpty()) {
+                        // Exposed before the tracker hears of this relay, so that a reader it sends here finds it.
+                        relay.version = RelayedVersion.expose(m, dst, sources.relayServers(), sources.metrics());
+                    }
+                    return receive(m, loc, client, dst, inBuffer, inBufferPieces, relay.version);
+                },
+                relay);
+    }
+
+    /** The version as this consumer relays it, once its receive buffer is known; null when it relays nothing. */
+    private static final class Relay {
+        RelayedVersion version;
     }
 
     /**
@@ -76,7 +99,7 @@ final class HostLoader implements Loader {
      * @throws io.viper.errors.ViperCorruptDataException when a tensor's hash does not match
      */
     Loaded loadInline(Manifest m, MemorySegment data) {
-        return intoSlot(slots.claim(), m, inlineFill(m, data));
+        return intoSlot(slots.claim(), m, inlineFill(m, data), new Relay());
     }
 
     private SlotFill inlineFill(Manifest m, MemorySegment data) {
@@ -89,8 +112,24 @@ final class HostLoader implements Loader {
                         e,
                         dst.asSlice(e.info().offset(), e.info().length()));
             }
-            return new Filled(m.totalBytes(), 0, null);
+            return new Filled(m.totalBytes(), 0, null, 0);
         };
+    }
+
+    /** Reads {@code ranges} from where the tracker says, or from {@code loc}; returns the bytes read from relays. */
+    private long read(
+            Manifest m,
+            Location loc,
+            TransportClient client,
+            List<ByteRange> ranges,
+            MemorySegment dst,
+            TransportClient.Arrivals check,
+            RelayedVersion relayed) {
+        if (sources == null) {
+            client.read(m, loc, ranges, dst, check);
+            return 0;
+        }
+        return sources.read(m, loc, client, ranges, dst, check, relayed);
     }
 
     /** Fills a receive slot with {@code m}'s verified data section. */
@@ -106,24 +145,33 @@ final class HostLoader implements Loader {
      * What a {@link SlotFill} did: the bytes moved and reused, and the hash of every piece of the version (null when it
      * kept none), for the next load into the same slot.
      */
-    private record Filled(long moved, long reused, ContentHash[] pieces) {}
+    private record Filled(long moved, long reused, ContentHash[] pieces, long relayed) {}
 
     /**
      * Lets {@code fill} write and verify {@code m} into the claimed {@code slot}, and hands the slot over to the loaded
      * model; gives it back at once when {@code fill} throws.
      */
-    private Loaded intoSlot(ReceiveSlots.Slot slot, Manifest m, SlotFill fill) {
+    private Loaded intoSlot(ReceiveSlots.Slot slot, Manifest m, SlotFill fill, Relay relay) {
         boolean handedOver = false;
         try {
             MemorySegment dst = slot.segment(m.totalBytes());
             Filled filled = fill.fill(dst, slot.heldWhenClaimed(), slot.heldPiecesWhenClaimed());
             slot.verified(m, reuseHashes ? filled.pieces() : null);
             long transferDone = System.nanoTime();
-            LoadedModel loaded = new LoadedModel(m, dst, slot::release);
+            RelayedVersion relayed = relay.version;
+            Runnable release = slot::release;
+            if (relayed != null) {
+                relayed.completed();
+                release = () -> relayed.retire(slot::release);
+            }
+            LoadedModel loaded = new LoadedModel(m, dst, release);
             handedOver = true;
-            return new Loaded(loaded, filled.moved(), transferDone, filled.reused());
+            return new Loaded(loaded, filled.moved(), transferDone, filled.reused(), filled.relayed());
         } finally {
             if (!handedOver) {
+                if (relay.version != null) {
+                    relay.version.abandon();
+                }
                 slot.release();
             }
         }
@@ -141,7 +189,8 @@ final class HostLoader implements Loader {
             TransportClient client,
             MemorySegment dst,
             Manifest inBuffer,
-            ContentHash[] inBufferPieces) {
+            ContentHash[] inBufferPieces,
+            RelayedVersion relayed) {
         LoadedModel held = m.blockBytes() > 0 ? base.get() : null;
         try {
             Manifest copyable = held != null && held.hostData() != null ? held.manifest() : null;
@@ -149,7 +198,9 @@ final class HostLoader implements Loader {
                     ? null
                     : BlockPlan.of(m, copyable, inBuffer);
             if (plan == null || plan.reusedBytes() == 0) {
-                return new Filled(m.totalBytes(), 0, readVerified(m, loc, client, dst));
+                long[] fromRelays = new long[1];
+                ContentHash[] pieces = readVerified(m, loc, client, dst, relayed, fromRelays);
+                return new Filled(m.totalBytes(), 0, pieces, fromRelays[0]);
             }
             LOG.log(System.Logger.Level.DEBUG, "{0} v{1}: {2}", m.model(), Long.toString(m.version()), plan);
             // viper.consumer.verify.reuse.hashes: the pieces left in place take the hashes their verification computed.
@@ -158,19 +209,42 @@ final class HostLoader implements Loader {
             try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst, before)) {
                 // First, so that the pool hashes the bytes in place while the others are copied and pulled
                 // (without earlier hashes, known bytes are hashed as arrived ones are).
-                plan.reportInPlace(check::known);
+                plan.reportInPlace((offset, length) -> {
+                    check.known(offset, length);
+                    if (relayed != null) {
+                        relayed.markReady(offset, length);
+                    }
+                });
                 if (plan.copiedBytes() > 0) {
-                    plan.copyFrom(held.hostData(), dst, check);
+                    plan.copyFrom(
+                            held.hostData(),
+                            dst,
+                            relayed == null
+                                    ? check
+                                    : new TransportClient.Arrivals() {
+                                        @Override
+                                        public void arrived(long offset, long length) {
+                                            check.arrived(offset, length);
+                                            relayed.markReady(offset, length);
+                                        }
+
+                                        @Override
+                                        public void copy(MemorySegment source, MemorySegment destination, long offset) {
+                                            check.copy(source, destination, offset);
+                                            relayed.markReady(offset, source.byteSize());
+                                        }
+                                    });
                 }
                 if (held != null) {
                     held.releaseRef();
                     held = null;
                 }
+                long fromRelays = 0;
                 if (!plan.pulls().isEmpty()) {
-                    client.read(m, loc, plan.pulls(), dst, check);
+                    fromRelays = read(m, loc, client, plan.pulls(), dst, check, relayed);
                 }
                 check.verify();
-                return new Filled(plan.pulledBytes(), plan.reusedBytes(), check.pieces());
+                return new Filled(plan.pulledBytes(), plan.reusedBytes(), check.pieces(), fromRelays);
             } catch (ViperCorruptDataException e) {
                 LOG.log(
                         System.Logger.Level.WARNING,
@@ -180,7 +254,9 @@ final class HostLoader implements Loader {
                         Long.toString(m.version()),
                         loc.uri(),
                         e.getMessage());
-                return new Filled(plan.pulledBytes() + m.totalBytes(), 0, readVerified(m, loc, client, dst));
+                long[] fromRelays = new long[1];
+                ContentHash[] pieces = readVerified(m, loc, client, dst, null, fromRelays);
+                return new Filled(plan.pulledBytes() + m.totalBytes(), 0, pieces, fromRelays[0]);
             }
         } finally {
             if (held != null) {
@@ -189,18 +265,27 @@ final class HostLoader implements Loader {
         }
     }
 
-    /** Reads the whole version into {@code dst} and verifies it; returns the hash of every piece. */
-    private ContentHash[] readVerified(Manifest m, Location loc, TransportClient client, MemorySegment dst) {
+    /**
+     * Reads the whole version into {@code dst} and verifies it; returns the hash of every piece, and adds the bytes
+     * read from relays to {@code fromRelays[0]}.
+     */
+    private ContentHash[] readVerified(
+            Manifest m,
+            Location loc,
+            TransportClient client,
+            MemorySegment dst,
+            RelayedVersion relayed,
+            long[] fromRelays) {
         long total = m.totalBytes();
         try (Verifier.Overlapped check = verifier.overlapped(m, loc, dst)) {
             if (client.reportsArrivals()) {
-                client.read(m, loc, List.of(new ByteRange(0, total, 0)), dst, check);
+                fromRelays[0] += read(m, loc, client, List.of(new ByteRange(0, total, 0)), dst, check, relayed);
             } else {
                 long batch = Math.max(BATCH_MIN_BYTES, total / BATCHES);
                 for (long start = 0; start < total; start += batch) {
                     long len = Math.min(batch, total - start);
-                    client.read(m, loc, List.of(new ByteRange(start, len, start)), dst);
-                    check.arrived(start, len);
+                    fromRelays[0] +=
+                            read(m, loc, client, List.of(new ByteRange(start, len, start)), dst, check, relayed);
                 }
             }
             check.verify();

@@ -27,11 +27,17 @@ interface Loader {
      * @param transferDoneNs {@link System#nanoTime()} when the bytes were in (verification may follow)
      * @param bytesReused bytes not transferred: left in place in the receive buffer or copied from the version the
      *     consumer held
+     * @param bytesFromRelays of {@code bytesMoved}, those read from relaying consumers rather than the location
      */
-    record Loaded(LoadedModel model, long bytesMoved, long transferDoneNs, long bytesReused) {
+    record Loaded(LoadedModel model, long bytesMoved, long transferDoneNs, long bytesReused, long bytesFromRelays) {
         /** A version that reused nothing. */
         Loaded(LoadedModel model, long bytesMoved, long transferDoneNs) {
-            this(model, bytesMoved, transferDoneNs, 0);
+            this(model, bytesMoved, transferDoneNs, 0, 0);
+        }
+
+        /** A version read from its location alone. */
+        Loaded(LoadedModel model, long bytesMoved, long transferDoneNs, long bytesReused) {
+            this(model, bytesMoved, transferDoneNs, bytesReused, 0);
         }
     }
 }

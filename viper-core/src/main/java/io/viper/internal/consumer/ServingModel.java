@@ -139,7 +139,8 @@ final class ServingModel implements AutoCloseable {
                 (loaded.transferDoneNs() - startedNs) / 1e6,
                 (swappedNs - loaded.transferDoneNs()) / 1e6,
                 fallbacks,
-                loaded.bytesReused());
+                loaded.bytesReused(),
+                loaded.bytesFromRelays());
         metrics.update(model, loc.scheme(), latencyMs, u.transferMs(), u.verifyMs());
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {

@@ -68,6 +68,7 @@ public final class ProducerImpl implements ViperProducer {
                         .flatMap(srv -> srv.stagingAllocator().stream())
                         .findFirst()
                         .orElse(null));
+        cache.onServed(n -> rt.metrics().served(model, "producer", n));
         GpuStaging gpu = new GpuStaging(model);
         this.stager = new Stager(
                 cache,
@@ -131,12 +132,13 @@ public final class ProducerImpl implements ViperProducer {
         long publishedAtMicros = Manifest.nowMicros();
         // The stall counts everything the training thread waits for: describing the snapshot too.
         long t0 = System.nanoTime();
-        Stager.Staged staged = stager.stage(snapshot, version + 1);
+        Stager.Staged staged = stager.stage(snapshot, version + 1, metadata.keySet());
         long stall = System.nanoTime() - t0;
         version = staged.version();
         rt.metrics()
                 .staged(model, staged.copied().copiedBytes(), staged.copied().unchangedBytes());
         LinkedHashMap<String, String> meta = new LinkedHashMap<>(metadata);
+        meta.putAll(staged.aliases()); // tied weights, stored once: each second name maps to its tensor's
         meta.putIfAbsent(Checkpoint.META_PRODUCER, rt.producerId());
         meta.putIfAbsent(Checkpoint.META_WALL_TIME, Long.toString(Math.floorDiv(publishedAtMicros, 1_000L)));
         PublishHandle handle = pipeline.submit(staged, meta, publishedAtMicros, stall);

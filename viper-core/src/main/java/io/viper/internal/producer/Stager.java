@@ -5,15 +5,11 @@ import io.viper.errors.ViperConfigException;
 import io.viper.hash.HashAlgorithm;
 import io.viper.internal.CopyHelpers;
 import io.viper.internal.TensorHashes;
-import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
+import java.util.SequencedMap;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 
@@ -88,6 +84,7 @@ final class Stager {
      * @param hostCopy what the background thread must do first so the host staging holds every tensor (a GPU-staged
      *     version); its bytes are hashed after it
      * @param copied the bytes the copy wrote and those it found unchanged in the buffer
+     * @param aliases second names of stored tensors (alias to tensor), for the version's metadata
      */
     record Staged(
             StagingBuffer buffer,
@@ -96,7 +93,8 @@ final class Stager {
             TensorHashes hashes,
             BlockIds blocks,
             Runnable hostCopy,
-            StagingCopy.Copied copied) {
+            StagingCopy.Copied copied,
+            SequencedMap<String, String> aliases) {
         /**
          * Once {@code hashes} and {@code blocks} were awaited: what the buffer holds, for a later version to compare
          * with.
@@ -106,14 +104,20 @@ final class Stager {
         }
     }
 
+    /** As {@link #stage(Snapshot, long, Set)} for a version without metadata. */
+    Staged stage(Snapshot snapshot, long version) {
+        return stage(snapshot, version, Set.of());
+    }
+
     /**
-     * Copies {@code snapshot} into staging as {@code version}.
+     * Copies {@code snapshot} into staging as {@code version}; {@code metadataKeys} are the version's metadata keys,
+     * which no alias may shadow.
      *
      * @throws ViperConfigException for a bad snapshot (nothing is staged)
      */
-    Staged stage(Snapshot snapshot, long version) {
+    Staged stage(Snapshot snapshot, long version, Set<String> metadataKeys) {
         try {
-            return stageDescribed(snapshot, version);
+            return stageDescribed(snapshot, version, metadataKeys);
         } catch (RuntimeException e) {
             // Described, or half described, and not staged: what it declared cannot be built on.
             declaredChanges.lost();
@@ -121,9 +125,11 @@ final class Stager {
         }
     }
 
-    private Staged stageDescribed(Snapshot snapshot, long version) {
-        List<long[]> declared = new ArrayList<>();
-        List<SnapshotTensor> tensors = describe(snapshot, declared);
+    private Staged stageDescribed(Snapshot snapshot, long version, Set<String> metadataKeys) {
+        DescribedSnapshot described = new DescribedSnapshot(gpu, metadataKeys);
+        snapshot.describe(described);
+        List<long[]> declared = described.declared();
+        List<SnapshotTensor> tensors = described.tensors();
         long total = 0;
         List<TensorInfo> infos = new ArrayList<>(tensors.size());
         for (SnapshotTensor s : tensors) {
@@ -203,96 +209,12 @@ final class Stager {
                             : "since v" + held.version()
                                     + (before != held ? ", hashes known since v" + before.version() : ""),
                     noIds ? "; nothing shared: no block ids" : "");
-            return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied);
+            return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied, described.aliases());
         } catch (RuntimeException e) {
             hashes.close();
             blocks.close();
             cache.abandon(buffer);
             throw e;
         }
-    }
-
-    /**
-     * The snapshot's tensors, refused one by one as they come; {@code declared} gets, per tensor, the bounds of its
-     * {@link Snapshot.Changes}, or null where the training code did not say.
-     */
-    private List<SnapshotTensor> describe(Snapshot snapshot, List<long[]> declared) {
-        List<SnapshotTensor> tensors = new ArrayList<>();
-        Set<String> names = new HashSet<>();
-        snapshot.describe(new Snapshot.TensorSink() {
-            @Override
-            public void add(String name, DType dtype, long[] shape, MemorySegment data, Snapshot.Changes changed) {
-                Objects.requireNonNull(changed, "changes of tensor " + name);
-                add(name, dtype, shape, data);
-                long[] bounds = changed.bounds();
-                long size = data.byteSize();
-                for (int i = 0; i < bounds.length; i += 2) {
-                    if (bounds[i + 1] > size) {
-                        throw new ViperConfigException("tensor " + name + ": changed range [" + bounds[i] + ", "
-                                + bounds[i + 1] + ") ends past its " + size + " bytes");
-                    }
-                }
-                declared.set(declared.size() - 1, bounds);
-            }
-
-            @Override
-            public void add(String name, DType dtype, long[] shape, MemorySegment data) {
-                Objects.requireNonNull(data, "data of tensor " + name);
-                SnapshotTensor s = new SnapshotTensor(
-                        checkName(name, names),
-                        Objects.requireNonNull(dtype, "dtype of " + name),
-                        shape.clone(),
-                        data,
-                        null,
-                        0,
-                        -1);
-                if (s.byteSize() != data.byteSize()) {
-                    throw new ViperConfigException("tensor " + name + ": " + dtype + " x " + Arrays.toString(shape)
-                            + " needs " + s.byteSize() + " bytes but the segment has " + data.byteSize());
-                }
-                tensors.add(s);
-                declared.add(null);
-            }
-
-            @Override
-            public void addFloats(String name, long[] shape, float[] values) {
-                Objects.requireNonNull(values, "values of tensor " + name);
-                SnapshotTensor s =
-                        new SnapshotTensor(checkName(name, names), DType.F32, shape.clone(), null, values, 0, -1);
-                if (TensorInfo.elementCount(shape) != values.length) {
-                    throw new ViperConfigException("tensor " + name + ": shape " + Arrays.toString(shape) + " holds "
-                            + TensorInfo.elementCount(shape) + " elements but " + values.length + " floats were given");
-                }
-                tensors.add(s);
-                declared.add(null);
-            }
-
-            @Override
-            public void addDevice(String name, DType dtype, long[] shape, long devicePointer, int device) {
-                gpu.check(name, devicePointer, device, tensors);
-                SnapshotTensor s = new SnapshotTensor(
-                        checkName(name, names),
-                        Objects.requireNonNull(dtype, "dtype of " + name),
-                        shape.clone(),
-                        null,
-                        null,
-                        devicePointer,
-                        device);
-                s.byteSize(); // refuses a shape that overflows now, not on the background thread
-                tensors.add(s);
-                declared.add(null);
-            }
-        });
-        return tensors;
-    }
-
-    private static String checkName(String name, Set<String> seen) {
-        if (name == null || name.isEmpty()) {
-            throw new ViperConfigException("tensor name must not be empty");
-        }
-        if (!seen.add(name)) {
-            throw new ViperConfigException("duplicate tensor name '" + name + "' in snapshot");
-        }
-        return name;
     }
 }

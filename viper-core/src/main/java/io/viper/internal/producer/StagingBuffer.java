@@ -289,6 +289,11 @@ final class StagingBuffer implements StagedCheckpoint {
     }
 
     @Override
+    public void served(long bytes) {
+        cache.served(bytes);
+    }
+
+    @Override
     public MemorySegment data() {
         return memory.asSlice(0, size).asReadOnly();
     }

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import java.util.function.Predicate;
 
 /**
@@ -37,6 +38,9 @@ final class StagingCache implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
     private final List<StagingBuffer> buffers = new ArrayList<>();
+    /** Told of bytes transports served from this cache's buffers (the producer's egress metric). */
+    private volatile LongConsumer servedBytes = n -> {};
+
     private boolean closed;
     /** What the newest version activated holds ({@link #newest}). */
     private StagedContent newest;
@@ -383,5 +387,15 @@ final class StagingCache implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Who is told of the bytes transports serve from this cache's versions; any thread may call it. */
+    void onServed(LongConsumer listener) {
+        this.servedBytes = listener;
+    }
+
+    /** Transports served {@code bytes} of a version of this cache (any thread). */
+    void served(long bytes) {
+        servedBytes.accept(bytes);
     }
 }

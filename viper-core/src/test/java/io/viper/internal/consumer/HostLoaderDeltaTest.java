@@ -235,7 +235,7 @@ class HostLoaderDeltaTest {
                 ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
-            HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true);
+            HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true, null);
             Loader.Loaded first = reusing.load(manifest(1, v1), LOC, client(v1, new AtomicLong()));
             MemorySegment held = first.model().hostData();
             flip(held, 8 * BLOCK + 3);
@@ -262,7 +262,7 @@ class HostLoaderDeltaTest {
             MemorySegment v1 = random(arena);
             MemorySegment v2 = changed(arena, v1, 4);
             MemorySegment v3 = changed(arena, v2, 6);
-            HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true);
+            HostLoader reusing = new HostLoader(slots, new Verifier("m", POOL, 2), () -> null, true, null);
             assertLoads(reusing, 1, v1, v1.byteSize(), 0, "a new buffer holds nothing");
             // v3 goes into v1's buffer; the source hands out v2's bytes for blocks 4 and 6 once: block 6 corrupted in
             // flight.

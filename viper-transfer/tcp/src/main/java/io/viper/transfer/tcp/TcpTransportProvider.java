@@ -45,16 +45,24 @@ import java.util.Optional;
  *   READ     0x02  leaseId:i64 n:i32 n*(offset:i64 length:i64)
  *                                                    stream these ranges of the leased data, in order
  *   RELEASE  0x03  leaseId:i64                       give the lease back
+ *   TRACK    0x04  version:i64 model:str r:u8 r*(uri:str) f:u8 f*(uri:str)
+ *                                                    where to read model/version from (the producer's tracker):
+ *                                                    r: the reader's relay locations, f: relays that failed it
  * server -> client
  *   LEASED        0x11  leaseId:i64 dataBytes:i64    the lease is held until RELEASE or disconnect
  *   NOT_AVAILABLE 0x12  reason:str                   not served (withdrawn, recycled, unknown)
  *   DATA          0x13  total:i64                    followed by exactly {@code total} raw bytes (not framed):
  *                                                    the READ's ranges, concatenated in request order
  *   RELEASED      0x14  leaseId:i64                  the lease is closed
+ *   SOURCES       0x15  n:u8 n*(uri:str)             read from this relay (n = 0: from this server)
  *   ERROR         0x1F  reason:str                   the request was malformed; the server closes
  * </pre>
  *
- * Requests on one connection are handled strictly in order, so a client may pipeline a RELEASE behind its last READ:
+ * A server that streams a version a relaying consumer is still receiving sends each range as far as that consumer has
+ * verified it and waits for the rest ({@link io.viper.spi.StagedCheckpoint#readable}); if that consumer's receive
+ * fails, the server closes the connection and the reader reads the rest elsewhere.
+ *
+ * <p>Requests on one connection are handled strictly in order, so a client may pipeline a RELEASE behind its last READ:
  * the lease is closed only after the bytes were written. Lease id {@code 0} in a READ or RELEASE names the lease the
  * connection's last LEASE took; if that LEASE was answered NOT_AVAILABLE, READs and RELEASEs naming lease 0 are skipped
  * without an answer. So a read takes one round trip: the client sends LEASE, READ 0 and RELEASE 0 in one write and

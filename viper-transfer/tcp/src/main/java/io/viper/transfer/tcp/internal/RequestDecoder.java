@@ -6,7 +6,10 @@ import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.MessageToMessageDecoder;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -54,6 +57,7 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
         return switch (type) {
             case TcpProtocol.LEASE -> lease(f);
             case TcpProtocol.READ -> read(f);
+            case TcpProtocol.TRACK -> track(f);
             case TcpProtocol.RELEASE -> {
                 if (f.readableBytes() != 8) {
                     throw new MalformedRequestException(
@@ -73,16 +77,70 @@ final class RequestDecoder extends MessageToMessageDecoder<ByteBuf> {
             throw new MalformedRequestException("LEASE model name length " + n + " does not match the "
                     + f.readableBytes() + " bytes left in the frame");
         }
+        String model = modelName(f, n, v, "LEASE");
+        return new Request.Lease(model, v);
+    }
+
+    private static String modelName(ByteBuf f, int n, long v, String what) {
         String model = f.readCharSequence(n, StandardCharsets.UTF_8).toString();
         try {
             Manifest.validateModelName(model);
         } catch (ViperException e) {
-            throw new MalformedRequestException("LEASE: " + e.getMessage());
+            throw new MalformedRequestException(what + ": " + e.getMessage());
         }
         if (v <= 0) {
-            throw new MalformedRequestException("LEASE of " + model + " with non-positive version " + v);
+            throw new MalformedRequestException(what + " of " + model + " with non-positive version " + v);
         }
-        return new Request.Lease(model, v);
+        return model;
+    }
+
+    private static Request.Track track(ByteBuf f) {
+        need(f, 12, "TRACK");
+        long v = f.readLong();
+        int n = f.readUnsignedShort();
+        if (f.readableBytes() < n + 2) {
+            throw new MalformedRequestException("TRACK model name length " + n + " leaves no room for its lists");
+        }
+        String model = modelName(f, n, v, "TRACK");
+        List<URI> relay = uris(f, "TRACK relay");
+        List<URI> failed = uris(f, "TRACK failed");
+        if (f.isReadable()) {
+            throw new MalformedRequestException("TRACK frame has " + f.readableBytes() + " bytes after its lists");
+        }
+        return new Request.Track(model, v, relay, failed);
+    }
+
+    /** A list of locations: a count byte, then each as a string; each an absolute URI with a host and a port. */
+    static List<URI> uris(ByteBuf f, String what) {
+        if (!f.isReadable()) {
+            throw new MalformedRequestException(what + ": missing count");
+        }
+        int count = f.readUnsignedByte();
+        if (count > TcpProtocol.MAX_TRACK_URIS) {
+            throw new MalformedRequestException(
+                    what + ": " + count + " locations (at most " + TcpProtocol.MAX_TRACK_URIS + ")");
+        }
+        List<URI> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            if (f.readableBytes() < 2) {
+                throw new MalformedRequestException(what + ": location " + i + " is cut short");
+            }
+            int len = f.readUnsignedShort();
+            if (len > TcpProtocol.MAX_URI_BYTES || f.readableBytes() < len) {
+                throw new MalformedRequestException(what + ": location " + i + " of " + len + " bytes");
+            }
+            String text = f.readCharSequence(len, StandardCharsets.UTF_8).toString();
+            try {
+                URI u = new URI(text);
+                if (u.getScheme() == null || u.getHost() == null || u.getPort() <= 0) {
+                    throw new URISyntaxException(text, "not scheme://host:port");
+                }
+                out.add(u);
+            } catch (URISyntaxException e) {
+                throw new MalformedRequestException(what + ": location " + i + ": " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     private static Request.Read read(ByteBuf f) {

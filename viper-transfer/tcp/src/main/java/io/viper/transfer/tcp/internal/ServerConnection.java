@@ -1,7 +1,9 @@
 package io.viper.transfer.tcp.internal;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.EmptyByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -9,12 +11,17 @@ import io.netty.handler.codec.DecoderException;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.viper.spi.ReadLease;
+import io.viper.spi.SourceTracker;
 import io.viper.spi.StagedCheckpoint;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -113,6 +120,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
     private void handle(ChannelHandlerContext ctx, Request request) throws ProtocolException {
         switch (request) {
             case Request.Lease r -> lease(ctx, r);
+            case Request.Track r -> track(ctx, r);
             case Request.Read r -> {
                 long id = resolve(r.leaseId());
                 if (id != REFUSED) {
@@ -192,6 +200,37 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
+    /** Answers where the reader should read from: the tracker's choice, or this server (no tracker, or it failed). */
+    private void track(ChannelHandlerContext ctx, Request.Track r) {
+        SourceTracker tracker = server.tracker();
+        List<URI> sources = List.of();
+        if (tracker != null) {
+            try {
+                sources = tracker.assign(r.model(), r.version(), r.relay(), r.failed());
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "tcp transport " + server.uri() + ": the tracker failed: " + e);
+            }
+        }
+        List<byte[]> texts = new ArrayList<>();
+        int size = TcpProtocol.HEADER_BYTES + 1;
+        for (URI u : sources.subList(0, Math.min(sources.size(), TcpProtocol.MAX_TRACK_URIS))) {
+            byte[] b = u.toString().getBytes(StandardCharsets.UTF_8);
+            if (b.length <= TcpProtocol.MAX_URI_BYTES) {
+                texts.add(b);
+                size += 2 + b.length;
+            }
+        }
+        ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + size);
+        out.writeInt(size)
+                .writeByte(TcpProtocol.VERSION)
+                .writeByte(TcpProtocol.SOURCES)
+                .writeByte(texts.size());
+        for (byte[] b : texts) {
+            out.writeShort(b.length).writeBytes(b);
+        }
+        ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
     private void notAvailable(ChannelHandlerContext ctx, String reason) {
         LOG.log(Level.DEBUG, () -> "tcp transport " + server.uri() + ": refused lease to " + peer + ": " + reason);
         byte[] text = TcpProtocol.reasonBytes(reason);
@@ -226,14 +265,43 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                 .writeByte(TcpProtocol.DATA)
                 .writeLong(total);
         ctx.write(header).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-        stream = new Stream(l.data(), r.offsets(), r.lengths(), server.chunkBytes());
+        stream = new Stream(l.staged(), l.data(), r.offsets(), r.lengths(), server.chunkBytes());
         pump(ctx);
     }
 
-    /** Writes chunks of the current stream while the channel is writable; resumes on writability. */
+    /**
+     * Writes chunks of the current stream while the channel is writable and the version readable; resumes on
+     * writability, or when more of a relayed version verified ({@link StagedCheckpoint#onReadable}). Idempotent: a
+     * wake-up with nothing to do does nothing.
+     */
     private void pump(ChannelHandlerContext ctx) {
         while (stream != null && ctx.channel().isWritable()) {
             ByteBuf chunk = stream.next();
+            if (chunk == Stream.WAIT) {
+                Stream waiting = stream;
+                waiting.staged.onReadable(() -> ctx.executor().execute(() -> {
+                    if (stream == waiting) {
+                        pump(ctx);
+                    }
+                }));
+                // Readiness that came between the check and the registration is not missed.
+                if (waiting.readableNow()) {
+                    continue;
+                }
+                break;
+            }
+            if (chunk == Stream.ABANDONED) {
+                // The bytes already written were verified: they reach the reader before the connection ends.
+                LOG.log(
+                        Level.INFO,
+                        "tcp transport " + server.uri() + ": the relayed " + stream.staged.model() + " v"
+                                + stream.staged.version() + " was abandoned; closing the stream to " + peer);
+                failed = true;
+                stream = null;
+                queue.clear();
+                ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
             if (chunk == null) {
                 stream = null;
                 break;
@@ -345,8 +413,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The ranges of one READ, cut into zero-copy slices of the staged memory. */
+    /**
+     * The ranges of one READ, cut into zero-copy slices of the staged memory, each as far as the version is readable.
+     */
     private static final class Stream {
+        /** {@link #next()}: the next bytes are not readable yet. */
+        static final ByteBuf WAIT = new EmptyByteBuf(UnpooledByteBufAllocator.DEFAULT);
+        /** {@link #next()}: the version was abandoned; nothing more will be readable. */
+        static final ByteBuf ABANDONED = new EmptyByteBuf(UnpooledByteBufAllocator.DEFAULT);
+
+        private final StagedCheckpoint staged;
         private final MemorySegment data;
         private final long[] offsets;
         private final long[] lengths;
@@ -354,7 +430,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
         private int index;
         private long position;
 
-        Stream(MemorySegment data, long[] offsets, long[] lengths, int chunk) {
+        Stream(StagedCheckpoint staged, MemorySegment data, long[] offsets, long[] lengths, int chunk) {
+            this.staged = staged;
             this.data = data;
             this.offsets = offsets;
             this.lengths = lengths;
@@ -370,11 +447,27 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
             if (index == offsets.length) {
                 return null;
             }
-            long n = Math.min(chunk, lengths[index] - position);
+            long want = Math.min(chunk, lengths[index] - position);
+            long n = staged.readable(offsets[index] + position, want);
+            if (n < 0) {
+                return ABANDONED;
+            }
+            if (n == 0) {
+                return WAIT;
+            }
             ByteBuf slice = Unpooled.wrappedBuffer(
                     data.asSlice(offsets[index] + position, n).asByteBuffer());
             position += n;
+            staged.served(n);
             return slice;
+        }
+
+        /** Whether the next bytes are readable now (or the version was abandoned: {@link #next} says so). */
+        boolean readableNow() {
+            if (index == offsets.length || position == lengths[index]) {
+                return true;
+            }
+            return staged.readable(offsets[index] + position, 1) != 0;
         }
     }
 }

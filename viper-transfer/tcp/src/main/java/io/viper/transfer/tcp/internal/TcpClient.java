@@ -1,5 +1,6 @@
 package io.viper.transfer.tcp.internal;
 
+import io.netty.buffer.Unpooled;
 import io.viper.auth.ClientAuth;
 import io.viper.auth.Handshake;
 import io.viper.errors.RetriableViperException;
@@ -20,6 +21,7 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedSelectorException;
@@ -120,6 +122,92 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
                 discard(conn);
                 throw e;
             }
+        }
+    }
+
+    /** One TRACK round trip on a pooled connection: where the producer's tracker sends this reader. */
+    @Override
+    public Optional<List<URI>> askSources(Manifest manifest, Location producer, List<URI> relay, List<URI> failed) {
+        checkOpen();
+        InetSocketAddress address = HostPort.parse(producer.uri(), "tcp", false).resolve();
+        String what = "the sources of " + manifest.model() + " v" + manifest.version() + " at " + producer.uri();
+        byte[] model = manifest.model().getBytes(StandardCharsets.UTF_8);
+        List<byte[]> relays = texts(relay);
+        List<byte[]> fails = texts(failed);
+        int size = TcpProtocol.HEADER_BYTES + 10 + model.length + 2;
+        for (byte[] b : relays) {
+            size += 2 + b.length;
+        }
+        for (byte[] b : fails) {
+            size += 2 + b.length;
+        }
+        ByteBuffer frame = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + size)
+                .putInt(size)
+                .put(TcpProtocol.VERSION)
+                .put(TcpProtocol.TRACK)
+                .putLong(manifest.version())
+                .putShort((short) model.length)
+                .put(model);
+        putAll(frame, relays);
+        putAll(frame, fails);
+        frame.flip();
+        for (int attempt = 1; ; attempt++) {
+            ClientConnection conn = idle(address);
+            boolean reused = conn != null;
+            if (conn == null) {
+                conn = connect(address, what);
+            }
+            try {
+                conn.write(new ByteBuffer[] {frame.duplicate()});
+                ByteBuffer response = conn.readFrame();
+                byte type = response.get();
+                if (type == TcpProtocol.ERROR) {
+                    throw new ClientConnection.ProtocolViolation("the producer refused TRACK: " + reason(response));
+                }
+                if (type != TcpProtocol.SOURCES) {
+                    throw new ClientConnection.ProtocolViolation("expected SOURCES, got " + TcpProtocol.typeName(type));
+                }
+                List<URI> sources = sources(response);
+                release(conn);
+                return Optional.of(sources);
+            } catch (IOException | CancelledKeyException | ClosedSelectorException e) {
+                discard(conn);
+                if (reused && attempt == 1 && !closed) {
+                    continue; // a pooled connection the producer dropped while idle
+                }
+                throw failure(e, what);
+            } catch (RuntimeException | Error e) {
+                discard(conn);
+                throw e;
+            }
+        }
+    }
+
+    private static List<byte[]> texts(List<URI> uris) {
+        List<byte[]> out = new ArrayList<>();
+        for (URI u : uris.subList(0, Math.min(uris.size(), TcpProtocol.MAX_TRACK_URIS))) {
+            byte[] b = u.toString().getBytes(StandardCharsets.UTF_8);
+            if (b.length <= TcpProtocol.MAX_URI_BYTES) {
+                out.add(b);
+            }
+        }
+        return out;
+    }
+
+    private static void putAll(ByteBuffer frame, List<byte[]> texts) {
+        frame.put((byte) texts.size());
+        for (byte[] b : texts) {
+            frame.putShort((short) b.length).put(b);
+        }
+    }
+
+    /** The locations of a SOURCES frame, each checked as the server checks a TRACK's. */
+    private static List<URI> sources(ByteBuffer frame) throws IOException {
+        try {
+            List<URI> out = RequestDecoder.uris(Unpooled.wrappedBuffer(frame), "SOURCES");
+            return out;
+        } catch (RequestDecoder.MalformedRequestException e) {
+            throw new ClientConnection.ProtocolViolation(e.getMessage());
         }
     }
 

@@ -23,12 +23,14 @@ public final class TcpProtocol {
     public static final byte LEASE = 0x01;
     public static final byte READ = 0x02;
     public static final byte RELEASE = 0x03;
+    public static final byte TRACK = 0x04;
 
     // Server -> client.
     public static final byte LEASED = 0x11;
     public static final byte NOT_AVAILABLE = 0x12;
     public static final byte DATA = 0x13;
     public static final byte RELEASED = 0x14;
+    public static final byte SOURCES = 0x15;
     public static final byte ERROR = 0x1F;
 
     /**
@@ -48,6 +50,11 @@ public final class TcpProtocol {
     /** Leases one connection may hold at once. */
     public static final int MAX_LEASES_PER_CONNECTION = 1024;
 
+    /** Locations one TRACK or SOURCES frame may carry per list. */
+    public static final int MAX_TRACK_URIS = 16;
+    /** Longest location a TRACK or SOURCES frame carries, in bytes. */
+    public static final int MAX_URI_BYTES = 512;
+
     /** Bytes per zero-copy slice of staged memory the server writes. */
     public static final int CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -59,6 +66,8 @@ public final class TcpProtocol {
             case LEASE -> "LEASE";
             case READ -> "READ";
             case RELEASE -> "RELEASE";
+            case TRACK -> "TRACK";
+            case SOURCES -> "SOURCES";
             case LEASED -> "LEASED";
             case NOT_AVAILABLE -> "NOT_AVAILABLE";
             case DATA -> "DATA";

@@ -19,6 +19,7 @@ import io.viper.manifest.Tier;
 import io.viper.net.HostPort;
 import io.viper.netty.ServerLoops;
 import io.viper.netty.ServerSecurity;
+import io.viper.spi.SourceTracker;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.lang.System.Logger.Level;
@@ -49,6 +50,8 @@ public final class TcpServer implements TransportServer {
     private final long timeoutMs;
     private final int chunkBytes;
     private final ServerSecurity security;
+    /** The producer's tracker, or null: this server tells readers to read from itself (a relay's server). */
+    private volatile SourceTracker tracker;
 
     private record Key(String model, long version) {}
 
@@ -132,6 +135,22 @@ public final class TcpServer implements TransportServer {
     @Override
     public Location location() {
         return location;
+    }
+
+    /** Streams a relayed version as far as it is verified and waits for the rest ({@link ServerConnection}). */
+    @Override
+    public boolean waitsForReadable() {
+        return true;
+    }
+
+    @Override
+    public void track(SourceTracker tracker) {
+        this.tracker = tracker;
+    }
+
+    /** The tracker installed, or null. */
+    SourceTracker tracker() {
+        return tracker;
     }
 
     @Override

@@ -5,6 +5,8 @@
 # model; without it fitting a loss curve fails with a message saying so (--curve still works).
 # Debian's python3-torch and python3-numpy (for /usr/bin/python3) run the Python client's tests and
 # examples/python/train_publish.py; without them those tests abort naming what is missing.
+# Debian's slurm-wlm and munge let SlurmRecipeIT start a one-node Slurm cluster and submit
+# deploy/slurm/viper-kafka.sbatch to it; without them that test is skipped, saying so.
 set -u
 need=()
 ldconfig -p 2>/dev/null | grep -q 'libucp\.so' || need+=(libucx0)
@@ -12,14 +14,16 @@ ldconfig -p 2>/dev/null | grep -q 'libucp\.so' || need+=(libucx0)
 ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so ' || need+=(libopenblas-dev)
 [ -e /usr/lib/python3/dist-packages/numpy/__init__.py ] || need+=(python3-numpy)
 [ -e /usr/lib/python3/dist-packages/torch/__init__.py ] || need+=(python3-torch)
+command -v sbatch >/dev/null 2>&1 && [ -x /usr/sbin/slurmd ] && [ -x /usr/sbin/slurmctld ] || need+=(slurm-wlm)
+[ -x /usr/sbin/munged ] || need+=(munge)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "viper: system packages missing (${need[*]}); without UCX the ucx:// transport is unavailable, without OpenBLAS curve fitting is, without python3-torch/python3-numpy the Python client tests are skipped (install them with apt-get as root)" >&2
+  echo "viper: system packages missing (${need[*]}); without UCX the ucx:// transport is unavailable, without OpenBLAS curve fitting is, without python3-torch/python3-numpy the Python client tests are skipped, without slurm-wlm/munge the Slurm recipe's test is (install them with apt-get as root)" >&2
   exit 0
 fi
-echo "viper: installing ${need[*]} (UCX for the ucx:// transport, OpenBLAS for curve fitting, torch and numpy for the Python client)..." >&2
+echo "viper: installing ${need[*]} (UCX for the ucx:// transport, OpenBLAS for curve fitting, torch and numpy for the Python client, Slurm for the Slurm recipe's test)..." >&2
 export DEBIAN_FRONTEND=noninteractive
 if ! { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }; then
-  echo "viper: could not install ${need[*]}; the ucx:// transport, curve fitting or the Python client tests will be unavailable" >&2
+  echo "viper: could not install ${need[*]}; the ucx:// transport, curve fitting, the Python client or the Slurm recipe's tests will be unavailable" >&2
 fi
 exit 0

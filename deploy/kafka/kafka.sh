@@ -186,7 +186,9 @@ cmd_start() {
   for i in "${started[@]}"; do
     local waited=0
     until listening "$(probe_host)" "$(broker_port "$i")"; do
-      if ! pid_of "$i" >/dev/null; then
+      # kill -0, not pid_of: until the background child has exec'd java its command line is still this
+      # script's, and pid_of took a node starting on a busy machine for one that had exited.
+      if ! kill -0 "$(cat "$STATE/node-$i/kafka.pid")" 2>/dev/null; then
         echo "kafka.sh: node $i exited during start; last lines of $STATE/node-$i/server.log:" >&2
         tail -n 20 "$STATE/node-$i/server.log" >&2
         exit 1

@@ -53,6 +53,11 @@ public final class Viper implements AutoCloseable {
         return instances.consumer(model);
     }
 
+    /** Where this instance's meters are registered ({@link Builder#meterRegistry}). */
+    public MeterRegistry meterRegistry() {
+        return runtime.metrics().registry();
+    }
+
     /**
      * The notifier address consumers in other processes use: with {@code embedded://host:0}, the port the producer's
      * broker bound (known once a producer exists).

@@ -1,5 +1,8 @@
 package io.viper.agent;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.viper.Viper;
 import io.viper.agent.internal.AgentContext;
 import io.viper.agent.internal.Connection;
@@ -53,6 +56,7 @@ public final class ViperAgent implements AutoCloseable {
     private final Map<Connection, Thread> connections = new ConcurrentHashMap<>();
     private final AtomicLong clients = new AtomicLong();
     private final Thread acceptor;
+    private final List<Meter> gauges;
     private volatile boolean closed;
 
     private ViperAgent(Path socket, ServerSocketChannel server, AgentContext agent, PeerCheck peers) {
@@ -60,6 +64,7 @@ public final class ViperAgent implements AutoCloseable {
         this.server = server;
         this.agent = agent;
         this.peers = peers;
+        this.gauges = registerGauges(agent.viper().meterRegistry());
         this.acceptor = Thread.ofPlatform().daemon().name("viper-agent-accept").start(this::acceptLoop);
     }
 
@@ -129,6 +134,24 @@ public final class ViperAgent implements AutoCloseable {
         return agent.viper();
     }
 
+    /**
+     * The agent's gauges, read on each scrape: clients connected ({@code viper.agent.clients}), producer slots open
+     * ({@code viper.agent.slots}) and bytes of shared memory its files hold ({@code viper.agent.shared.memory}).
+     */
+    private List<Meter> registerGauges(MeterRegistry registry) {
+        return List.of(
+                Gauge.builder("viper.agent.clients", connections, Map::size)
+                        .description("Client processes connected to the agent")
+                        .register(registry),
+                Gauge.builder("viper.agent.slots", agent, AgentContext::slots)
+                        .description("Producer slots (shared-memory files clients write checkpoints into) open")
+                        .register(registry),
+                Gauge.builder("viper.agent.shared.memory", agent, AgentContext::sharedMemoryBytes)
+                        .description("Bytes of the agent's shared-memory files: producers' slots, consumers' buffers")
+                        .baseUnit("bytes")
+                        .register(registry));
+    }
+
     private void acceptLoop() {
         while (!closed) {
             SocketChannel ch;
@@ -185,6 +208,7 @@ public final class ViperAgent implements AutoCloseable {
                 break;
             }
         }
+        gauges.forEach(agent.viper().meterRegistry()::remove);
         agent.close();
         try {
             Files.deleteIfExists(socket);

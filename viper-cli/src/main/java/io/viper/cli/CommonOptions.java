@@ -1,7 +1,15 @@
 package io.viper.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.viper.Viper;
@@ -107,11 +115,27 @@ final class CommonOptions {
         return Math.max(1, Math.min(configured, timeout.toMillis() / 2));
     }
 
+    /**
+     * The JVM's and the process's own meters (Micrometer's binders: heap and GC, threads, classes, CPU, uptime, open
+     * files) on the endpoint's registry only: an application embedding the SDK chooses its own.
+     */
+    @SuppressWarnings("resource") // the GC binder listens for the process's lifetime, as the endpoint serves
+    static void bindJvmAndProcess(MeterRegistry registry) {
+        new ClassLoaderMetrics().bindTo(registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
+    }
+
     private static void startMetrics(String host, int port) {
         if (port < 0 || port > 65535) {
             throw new ViperConfigException("--metrics-port " + port + " is not a port number");
         }
         PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        bindJvmAndProcess(prometheus);
         Metrics.addRegistry(prometheus);
         try {
             HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 16);

@@ -44,6 +44,16 @@ public record AgentContext(Viper viper, SharedMemory shm, Producers producers, C
         return shm.dir();
     }
 
+    /** Bytes of the agent's shared-memory files open now: producers' slots and consumers' receive buffers. */
+    public long sharedMemoryBytes() {
+        return shm.openBytes();
+    }
+
+    /** Producer slots (shared-memory files clients write checkpoints into) open now. */
+    public long slots() {
+        return shm.openFiles(ProducerSession.SLOT_KIND);
+    }
+
     /** Removes the shared-memory files that agents no longer running left; returns how many. */
     public int removeStaleFiles() {
         return shm.removeStale();

@@ -28,6 +28,9 @@ import java.util.Map;
  */
 final class ProducerSession implements Session {
     private static final System.Logger LOG = System.getLogger(ProducerSession.class.getName());
+    /** The kind of a slot's shared-memory file ({@link SharedMemory#create}). */
+    static final String SLOT_KIND = "slot";
+
     /** Slots one client may hold: two let it fill one while the agent copies the other. */
     static final int MAX_SLOTS = 4;
 
@@ -84,7 +87,7 @@ final class ProducerSession implements Session {
         if (slots.size() >= MAX_SLOTS) {
             throw new ViperConfigException("alloc: this client holds " + MAX_SLOTS + " slots already; free one first");
         }
-        ShmFile f = shm.create("slot", bytes);
+        ShmFile f = shm.create(SLOT_KIND, bytes);
         long id = ++nextSlot;
         slots.put(id, f);
         return Frames.message().put("slot", id).put("path", f.path().toString()).put("bytes", bytes);

@@ -107,6 +107,23 @@ final class SharedMemory implements AutoCloseable {
         return dir;
     }
 
+    /** Bytes of the files open now (their mapped sizes; pages of a sparse file not yet written take no memory). */
+    long openBytes() {
+        long sum = 0;
+        for (ShmFile f : open) {
+            sum += f.byteSize();
+        }
+        return sum;
+    }
+
+    /** How many files of {@code kind} ({@link #create}) are open now. */
+    long openFiles(String kind) {
+        String suffix = "-" + kind;
+        return open.stream()
+                .filter(f -> f.path().getFileName().toString().endsWith(suffix))
+                .count();
+    }
+
     /** 128 random bits, in hex. */
     static String randomName() {
         byte[] b = new byte[16];

@@ -10,6 +10,7 @@ import io.viper.errors.ViperConfigException;
 import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.errors.ViperTimeoutException;
+import io.viper.internal.ConsumerMeters;
 import io.viper.internal.ViperRuntime;
 import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
@@ -50,6 +51,7 @@ public final class ConsumerImpl implements ViperConsumer {
     private final ServingModel serving;
     private final Fetcher fetcher;
     private final Notifier.Subscription subscription;
+    private final ConsumerMeters meters;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public ConsumerImpl(ViperRuntime rt, String model, Runnable onClose) {
@@ -102,6 +104,13 @@ public final class ConsumerImpl implements ViperConsumer {
                 serving.stop(failure);
             }
         });
+        // Registered last: nothing after it can fail and leave gauges of a consumer that never opened.
+        this.meters = rt.metrics()
+                .consumerOpened(
+                        model,
+                        serving::version,
+                        () -> tracker.announcedAfter(serving.version()),
+                        serving::lastSwapNanos);
         fetcher.start();
         LOG.log(System.Logger.Level.INFO, "consumer {0}: following {1}", model, notifier.uri());
     }
@@ -196,6 +205,7 @@ public final class ConsumerImpl implements ViperConsumer {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        meters.close();
         serving.close();
         subscription.close();
         fetcher.close();

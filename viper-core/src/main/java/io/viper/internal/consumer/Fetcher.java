@@ -136,6 +136,7 @@ final class Fetcher implements AutoCloseable {
                 if (closed) {
                     return;
                 }
+                rt.metrics().loadFailed(model);
                 if (TransportClient.refusesConsumer(failure)) {
                     serving.stop((ViperException) failure);
                     return;

@@ -162,6 +162,16 @@ final class ManifestTracker implements AutoCloseable {
         }
     }
 
+    /**
+     * How many versions newer than {@code version} were announced, of the last {@value #KNOWN_MANIFESTS} heard of: a
+     * count, not a difference of version numbers, which may jump (a producer's first version can be the clock).
+     */
+    long announcedAfter(long version) {
+        synchronized (monitor) {
+            return known.keySet().stream().filter(v -> v > version).count();
+        }
+    }
+
     /** The bytes of {@code version} its announcement carried, if it did and it is the newest announced. */
     Optional<MemorySegment> inlineData(long version) {
         synchronized (monitor) {

@@ -47,6 +47,8 @@ final class ServingModel implements AutoCloseable {
 
     private long completedVersion;
     private boolean closed;
+    /** {@link System#nanoTime()} of the last swap, 0 before the first (a gauge reads it). */
+    private volatile long lastSwapNanos;
     /**
      * Why the consumer stopped following the model (a refusal trying again cannot change), or null: the one record of
      * it, guarded by {@link #monitor}.
@@ -68,6 +70,11 @@ final class ServingModel implements AutoCloseable {
     long version() {
         LoadedModel m = current.get();
         return m == null ? 0 : m.version();
+    }
+
+    /** {@link System#nanoTime()} of the last swap, 0 before the first. */
+    long lastSwapNanos() {
+        return lastSwapNanos;
     }
 
     /** A lease on the version serving now, or empty before the first one arrived. */
@@ -120,8 +127,8 @@ final class ServingModel implements AutoCloseable {
             old.releaseRef(); // the consumer closed during the load: nothing will serve it
             return;
         }
+        lastSwapNanos = swappedNs == 0 ? 1 : swappedNs;
         double latencyMs = m.millisSincePublished();
-        metrics.update(model, loc.scheme(), latencyMs);
         ModelUpdate u = new ModelUpdate(
                 model,
                 m.version(),
@@ -134,6 +141,7 @@ final class ServingModel implements AutoCloseable {
                 fallbacks,
                 loaded.bytesReused(),
                 loaded.bytesFromRelays());
+        metrics.update(model, loc.scheme(), latencyMs, u.transferMs(), u.verifyMs());
         listeners.tell(u);
         if (LOG.isLoggable(System.Logger.Level.INFO)) {
             LOG.log(

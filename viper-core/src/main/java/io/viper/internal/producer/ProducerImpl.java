@@ -54,6 +54,7 @@ public final class ProducerImpl implements ViperProducer {
         Notifier notifier = rt.notifier(NotifierProvider.Role.PRODUCER);
         Optional<CheckpointRepository> repository = rt.repository();
         this.version = VersionStart.lastUsed(model, repository, notifier, System::currentTimeMillis);
+        rt.metrics().producerOpened(model);
         MemoryBudget budget = rt.hostMemory()
                 .child("producer " + model, ViperConfig.STAGING_BUDGET.name(), c.get(ViperConfig.STAGING_BUDGET));
         Withdrawals withdrawals = new Withdrawals(model, servers);

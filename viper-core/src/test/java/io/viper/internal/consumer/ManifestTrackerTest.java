@@ -54,6 +54,20 @@ class ManifestTrackerTest {
     }
 
     @Test
+    void versionsAnnouncedAfterOneAreCountedNotSubtracted() {
+        long clock = 1_700_000_000_000L; // a CLI producer's first version is the clock
+        try (ManifestTracker t = new ManifestTracker("m", false, () -> 0)) {
+            assertEquals(0, t.announcedAfter(0));
+            t.offer(manifest(clock, TCP));
+            t.offer(manifest(clock + 1, TCP));
+            t.offer(manifest(clock + 1, PFS)); // the same version again: no new announcement
+            assertEquals(2, t.announcedAfter(0), "two versions behind before the first loaded");
+            assertEquals(1, t.announcedAfter(clock));
+            assertEquals(0, t.announcedAfter(clock + 1));
+        }
+    }
+
+    @Test
     void theSameVersionWithMoreLocationsIsATargetAgain() throws Exception {
         try (ManifestTracker t = new ManifestTracker("m", true, () -> 0)) {
             t.offer(manifest(1, TCP));

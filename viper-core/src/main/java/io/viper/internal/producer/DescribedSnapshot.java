@@ -89,7 +89,8 @@ final class DescribedSnapshot implements Snapshot.TensorSink {
             throw new ViperConfigException("tensor " + name + ": " + dtype + " x " + Arrays.toString(shape) + " needs "
                     + s.byteSize() + " bytes but the segment has " + data.byteSize());
         }
-        Object base = data.heapBase().orElse(null);
+        // Native memory is the same only within one lifetime: an address freed and given to another arena is not.
+        Object base = data.heapBase().orElse(data.scope());
         return storeOrAlias(s, new SameMemory(base, data.address(), data.byteSize(), dtype, boxed(shape)));
     }
 

@@ -7,22 +7,23 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -57,6 +58,9 @@ final class BlockStore {
     static final String DIR = ".blocks";
 
     private static final String TMP_PREFIX = ".tmp-";
+    /** What each write in flight copies a block that is not aligned for a direct write through, at most. */
+    private static final int BOUNCE_BYTES = 1 << 20;
+
     private static final System.Logger LOG = System.getLogger(BlockStore.class.getName());
 
     private final Path dir;
@@ -99,36 +103,63 @@ final class BlockStore {
      * @return the bytes written (the rest was reused)
      */
     long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
-        Set<Path> dirty = new LinkedHashSet<>();
+        Set<Path> dirty = ConcurrentHashMap.newKeySet();
         Set<ContentHash> done = new HashSet<>();
         long written = 0;
-        for (TensorEntry e : manifest.tensors()) {
-            BlockList b = e.blocks();
-            for (int j = 0; j < b.ids().size(); j++) {
-                ContentHash id = b.ids().get(j);
-                if (!done.add(id)) {
-                    continue;
+        // blocks are written BLOCKS_IN_FLIGHT at once, each fsynced by its thread before its rename, so the syncs
+        // overlap (the journal commits them together) instead of running one after another
+        try (Arena arena = Arena.ofShared();
+                InFlight inFlight = new InFlight(DirectIo.BLOCKS_IN_FLIGHT)) {
+            BlockingQueue<MemorySegment> bounces = null;
+            for (TensorEntry e : manifest.tensors()) {
+                BlockList b = e.blocks();
+                for (int j = 0; j < b.ids().size(); j++) {
+                    ContentHash id = b.ids().get(j);
+                    if (!done.add(id)) {
+                        continue;
+                    }
+                    long len = b.length(j, e.info().length());
+                    Path file = pathOf(id);
+                    if (reuse(file, len)) {
+                        continue;
+                    }
+                    long at = e.info().offset() + b.start(j);
+                    hooks.beforeChunk(file, at);
+                    if (bounces == null) {
+                        bounces = bounceBuffers(arena);
+                    }
+                    MemorySegment bytes = data.asSlice(at, len);
+                    BlockingQueue<MemorySegment> pool = bounces;
+                    inFlight.submit(() -> {
+                        write(file, bytes, pool);
+                        FileTime time = Files.getLastModifiedTime(file);
+                        synchronized (fresh) {
+                            fresh.put(id, time);
+                        }
+                        dirty.add(file.getParent());
+                    });
+                    written += len;
                 }
-                long len = b.length(j, e.info().length());
-                Path file = pathOf(id);
-                if (reuse(file, len)) {
-                    continue;
-                }
-                long at = e.info().offset() + b.start(j);
-                hooks.beforeChunk(file, at);
-                write(file, data.asSlice(at, len));
-                fresh.put(id, Files.getLastModifiedTime(file));
-                dirty.add(file.getParent());
-                written += len;
             }
-        }
-        for (Path d : dirty) {
-            DurableFiles.fsyncDirectory(d);
+            inFlight.await();
+            for (Path d : dirty) {
+                inFlight.submit(() -> DurableFiles.fsyncDirectory(d));
+            }
+            inFlight.await();
         }
         if (!dirty.isEmpty()) {
             DurableFiles.fsyncDirectory(dir);
         }
         return written;
+    }
+
+    /** One aligned buffer per write in flight, for blocks that are not aligned for a direct write. */
+    private static BlockingQueue<MemorySegment> bounceBuffers(Arena arena) {
+        BlockingQueue<MemorySegment> q = new ArrayBlockingQueue<>(DirectIo.BLOCKS_IN_FLIGHT);
+        for (int i = 0; i < DirectIo.BLOCKS_IN_FLIGHT; i++) {
+            q.add(arena.allocate(BOUNCE_BYTES, DirectIo.MAX_ALIGNMENT));
+        }
+        return q;
     }
 
     /**
@@ -156,23 +187,23 @@ final class BlockStore {
         }
     }
 
-    private static void write(Path file, MemorySegment bytes) throws IOException {
+    private static void write(Path file, MemorySegment bytes, BlockingQueue<MemorySegment> bounces) throws IOException {
         // .blocks and its prefix directory: made here, and refused when planted as links
         DurableFiles.ensureDirectory(file.getParent().getParent());
         DurableFiles.ensureDirectory(file.getParent());
         Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
+        MemorySegment bounce = bounces.poll(); // one per write in flight: InFlight bounds them
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                var buffer = bytes.asByteBuffer();
-                while (buffer.hasRemaining()) {
-                    ch.write(buffer);
-                }
-                ch.force(true);
+            try (DirectIo.Target target = DirectIo.createNew(tmp)) {
+                ParallelWriter.writeWhole(target, bytes, bounce);
             }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
             tmp = null;
         } finally {
+            if (bounce != null) {
+                bounces.add(bounce);
+            }
             if (tmp != null) {
                 Files.deleteIfExists(tmp);
             }

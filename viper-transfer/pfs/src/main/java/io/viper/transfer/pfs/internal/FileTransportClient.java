@@ -40,6 +40,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * missing pages as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
  * {@link #map} result see it as it is).
  *
+ * <p>Hot or cold, chosen per file by {@link Residency} ({@code mincore}): a file mostly in the page cache is copied
+ * from its mapping, and {@link #map} results serve it in place; a cold one is read with {@link ParallelReader}'s
+ * parallel ranged reads, and its {@link #map} result says it is {@linkplain MappedData#cold() cold}, so that the
+ * consumer reads it into a receive buffer that way instead of faulting the mapping's pages in one at a time.
+ *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */
 public final class FileTransportClient implements TransportClient.ArrivalReporting {
@@ -68,8 +73,14 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             }
             return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            Mapped mapped = mapAndCheck(manifest, file, arena);
+        try (FileChannel ch = open(manifest, file);
+                Arena arena = Arena.ofConfined()) {
+            Mapped mapped = mapAndCheck(manifest, file, ch, arena);
+            if (Residency.resident(mapped.file()) < Residency.HOT) {
+                // cold: parallel ranged reads fill the device; faulting the mapping's pages would not
+                ParallelReader.read(ch, file, mapped.dataStart(), ranges, destination, arrivals);
+                return;
+            }
             try {
                 for (ByteRange r : ranges) {
                     MemorySegment.copy(
@@ -87,6 +98,9 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                         file + ": the file changed (was truncated) while it was read",
                         fault);
             }
+        } catch (IOException e) {
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
     }
 
@@ -104,10 +118,17 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         }
         Arena arena = Arena.ofShared();
         try {
-            Mapped mapped = mapAndCheck(manifest, file, arena);
+            Mapped mapped;
+            try (FileChannel ch = open(manifest, file)) {
+                mapped = mapAndCheck(manifest, file, ch, arena);
+            } catch (IOException e) {
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+            }
             MemorySegment data = mapped.file()
                     .asSlice(mapped.dataStart(), manifest.totalBytes())
                     .asReadOnly();
+            boolean cold = Residency.resident(mapped.file()) < Residency.HOT;
             AtomicBoolean released = new AtomicBoolean();
             return Optional.of(new MappedData() {
                 @Override
@@ -120,6 +141,11 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                     if (released.compareAndSet(false, true)) {
                         arena.close();
                     }
+                }
+
+                @Override
+                public boolean cold() {
+                    return cold;
                 }
 
                 @Override
@@ -146,15 +172,10 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         return manifest.blockBytes() > 0 && !Files.exists(file);
     }
 
-    /**
-     * Maps {@code file} read-only in {@code arena}, validates it with viper-core's safetensors parser (the one
-     * {@code viper inspect} uses, so both refuse the same files for the same reason) and checks its header against
-     * {@code manifest}.
-     */
-    private static Mapped mapAndCheck(Manifest manifest, Path file, Arena arena) {
-        MemorySegment segment;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+    /** Opens {@code file} for reading: not found when it is gone. */
+    private static FileChannel open(Manifest manifest, Path file) {
+        try {
+            return FileChannel.open(file, StandardOpenOption.READ);
         } catch (NoSuchFileException e) {
             throw new ViperNotFoundException(
                     file + ": not found: " + manifest.model() + " v" + manifest.version()
@@ -164,6 +185,15 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             throw new RetriableViperException(
                     ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
+    }
+
+    /**
+     * Maps {@code file}, open as {@code ch}, read-only in {@code arena}, validates it with viper-core's safetensors
+     * parser (the one {@code viper inspect} uses, so both refuse the same files for the same reason) and checks its
+     * header against {@code manifest}.
+     */
+    private static Mapped mapAndCheck(Manifest manifest, Path file, FileChannel ch, Arena arena) throws IOException {
+        MemorySegment segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
         try {
             SafetensorsHeader header = SafetensorsHeader.parse(file.toString(), segment);
             ManifestMatch.check(header, manifest, file.toString());

@@ -7,7 +7,6 @@ import io.viper.manifest.Manifest;
 import io.viper.manifest.TensorEntry;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -21,9 +20,6 @@ import java.time.Instant;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -36,10 +32,11 @@ import java.util.function.Supplier;
  * references are the manifests of the versions (complete or being written) that list it, so the count needs no file of
  * its own that a crash could leave wrong.
  *
- * <p>Writing ({@link #put}): a missing block goes to {@code .tmp-*} beside its final name, is fsynced and renamed into
- * place (atomic), and its directory fsynced before the version that refers to it is committed, so a visible version
- * never names a block that is not durable. A block already there of the right size is reused and its modification time
- * set to now.
+ * <p>Writing ({@link #put}, through a {@link BlockBatch}): a missing block goes to {@code .tmp-*} beside its final
+ * name; once every new block of the version is written they are made durable together (one {@code syncfs}, or an fsync
+ * per file), then renamed into place (atomic), and their directories fsynced, all before the version that refers to
+ * them is committed, so a visible version never names a block that is not durable. A block already there of the right
+ * size is reused and its modification time set to now.
  *
  * <p>Deleting ({@link #sweep}): after retention removed versions, the blocks that no manifest of a version directory or
  * of a store in progress ({@code .tmp-*}) lists, and that nobody touched since {@code grace} before the sweep began,
@@ -58,8 +55,6 @@ final class BlockStore {
     static final String DIR = ".blocks";
 
     private static final String TMP_PREFIX = ".tmp-";
-    /** What each write in flight copies a block that is not aligned for a direct write through, at most. */
-    private static final int BOUNCE_BYTES = 1 << 20;
 
     private static final System.Logger LOG = System.getLogger(BlockStore.class.getName());
 
@@ -103,14 +98,9 @@ final class BlockStore {
      * @return the bytes written (the rest was reused)
      */
     long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
-        Set<Path> dirty = ConcurrentHashMap.newKeySet();
         Set<ContentHash> done = new HashSet<>();
         long written = 0;
-        // blocks are written BLOCKS_IN_FLIGHT at once, each fsynced by its thread before its rename, so the syncs
-        // overlap (the journal commits them together) instead of running one after another
-        try (Arena arena = Arena.ofShared();
-                InFlight inFlight = new InFlight(DirectIo.BLOCKS_IN_FLIGHT)) {
-            BlockingQueue<MemorySegment> bounces = null;
+        try (BlockBatch batch = new BlockBatch(dir)) {
             for (TensorEntry e : manifest.tensors()) {
                 BlockList b = e.blocks();
                 for (int j = 0; j < b.ids().size(); j++) {
@@ -125,41 +115,13 @@ final class BlockStore {
                     }
                     long at = e.info().offset() + b.start(j);
                     hooks.beforeChunk(file, at);
-                    if (bounces == null) {
-                        bounces = bounceBuffers(arena);
-                    }
-                    MemorySegment bytes = data.asSlice(at, len);
-                    BlockingQueue<MemorySegment> pool = bounces;
-                    inFlight.submit(() -> {
-                        write(file, bytes, pool);
-                        FileTime time = Files.getLastModifiedTime(file);
-                        synchronized (fresh) {
-                            fresh.put(id, time);
-                        }
-                        dirty.add(file.getParent());
-                    });
+                    batch.add(id, file, data.asSlice(at, len));
                     written += len;
                 }
             }
-            inFlight.await();
-            for (Path d : dirty) {
-                inFlight.submit(() -> DurableFiles.fsyncDirectory(d));
-            }
-            inFlight.await();
-        }
-        if (!dirty.isEmpty()) {
-            DurableFiles.fsyncDirectory(dir);
+            batch.commit(fresh);
         }
         return written;
-    }
-
-    /** One aligned buffer per write in flight, for blocks that are not aligned for a direct write. */
-    private static BlockingQueue<MemorySegment> bounceBuffers(Arena arena) {
-        BlockingQueue<MemorySegment> q = new ArrayBlockingQueue<>(DirectIo.BLOCKS_IN_FLIGHT);
-        for (int i = 0; i < DirectIo.BLOCKS_IN_FLIGHT; i++) {
-            q.add(arena.allocate(BOUNCE_BYTES, DirectIo.MAX_ALIGNMENT));
-        }
-        return q;
     }
 
     /**
@@ -184,29 +146,6 @@ final class BlockStore {
             return true;
         } catch (NoSuchFileException e) {
             return false;
-        }
-    }
-
-    private static void write(Path file, MemorySegment bytes, BlockingQueue<MemorySegment> bounces) throws IOException {
-        // .blocks and its prefix directory: made here, and refused when planted as links
-        DurableFiles.ensureDirectory(file.getParent().getParent());
-        DurableFiles.ensureDirectory(file.getParent());
-        Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-"
-                + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
-        MemorySegment bounce = bounces.poll(); // one per write in flight: InFlight bounds them
-        try {
-            try (DirectIo.Target target = DirectIo.createNew(tmp)) {
-                ParallelWriter.writeWhole(target, bytes, bounce);
-            }
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            tmp = null;
-        } finally {
-            if (bounce != null) {
-                bounces.add(bounce);
-            }
-            if (tmp != null) {
-                Files.deleteIfExists(tmp);
-            }
         }
     }
 

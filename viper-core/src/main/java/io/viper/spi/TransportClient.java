@@ -154,15 +154,6 @@ public interface TransportClient extends AutoCloseable {
         /** The checkpoint's data section (tensors at their manifest offsets), read-only. */
         MemorySegment data();
 
-        /**
-         * Whether the data is mostly not in memory yet (a file outside the page cache): the consumer then reads it with
-         * {@link #read} into a receive buffer, which the transport can do faster than faulting the mapping in. Default:
-         * false.
-         */
-        default boolean cold() {
-            return false;
-        }
-
         @Override
         void close();
     }

@@ -7,9 +7,8 @@ import java.util.Optional;
 
 /**
  * Loads a version from the PFS by mapping its file in place (no receive buffer, no copy) and verifying the mapping; the
- * mapping is closed when the loaded model is released. Where the transport cannot map, or the file is
- * {@linkplain TransportClient.MappedData#cold() cold} (not in the page cache), the {@link HostLoader} reads the file
- * into a receive buffer instead, with the transport's parallel reads, verifying as they land. Fetch thread only.
+ * mapping is closed when the loaded model is released. Where the transport cannot map, the {@link HostLoader} reads the
+ * file into a receive buffer instead. Fetch thread only.
  */
 final class MappedLoader implements Loader {
     private final Verifier verifier;
@@ -27,10 +26,6 @@ final class MappedLoader implements Loader {
             return unmappable.load(m, loc, client);
         }
         TransportClient.MappedData md = mapped.get();
-        if (md.cold()) {
-            md.close();
-            return unmappable.load(m, loc, client);
-        }
         long transferDone = System.nanoTime();
         try {
             verifier.verifyAll(m, loc, md.data());

@@ -40,10 +40,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * missing pages as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
  * {@link #map} result see it as it is).
  *
- * <p>Hot or cold, chosen per file by {@link Residency} ({@code mincore}): a file mostly in the page cache is copied
- * from its mapping, and {@link #map} results serve it in place; a cold one is read with {@link ParallelReader}'s
- * parallel ranged reads, and its {@link #map} result says it is {@linkplain MappedData#cold() cold}, so that the
- * consumer reads it into a receive buffer that way instead of faulting the mapping's pages in one at a time.
+ * <p>{@link #read}, hot or cold, chosen per file by {@link Residency} ({@code mincore}): a file mostly in the page
+ * cache is copied from its mapping; a cold one is read with {@link ParallelReader}'s parallel ranged reads, which fill
+ * the device where copying from the mapping would fault its pages in one at a time. {@link #map} maps either way: a
+ * consumer verifying a mapping touches it from several threads, and the kernel reads ahead of each (on the disks
+ * measured, a cold mapping loaded faster than a receive buffer filled by parallel reads: no buffer to allocate and
+ * zero, no copy; docs/architecture.md#pfs-io).
  *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */
@@ -128,7 +130,6 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             MemorySegment data = mapped.file()
                     .asSlice(mapped.dataStart(), manifest.totalBytes())
                     .asReadOnly();
-            boolean cold = Residency.resident(mapped.file()) < Residency.HOT;
             AtomicBoolean released = new AtomicBoolean();
             return Optional.of(new MappedData() {
                 @Override
@@ -141,11 +142,6 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                     if (released.compareAndSet(false, true)) {
                         arena.close();
                     }
-                }
-
-                @Override
-                public boolean cold() {
-                    return cold;
                 }
 
                 @Override

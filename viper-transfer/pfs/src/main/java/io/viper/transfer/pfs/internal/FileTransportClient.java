@@ -40,12 +40,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * missing pages as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
  * {@link #map} result see it as it is).
  *
- * <p>{@link #read}, hot or cold, chosen per file by {@link Residency} ({@code mincore}): a file mostly in the page
- * cache is copied from its mapping; a cold one is read with {@link ParallelReader}'s parallel ranged reads, which fill
- * the device where copying from the mapping would fault its pages in one at a time. {@link #map} maps either way: a
- * consumer verifying a mapping touches it from several threads, and the kernel reads ahead of each (on the disks
- * measured, a cold mapping loaded faster than a receive buffer filled by parallel reads: no buffer to allocate and
- * zero, no copy; docs/architecture.md#pfs-io).
+ * <p>Hot or cold, chosen per file by {@link Residency} ({@code mincore}): {@link #read} copies a file mostly in the
+ * page cache from its mapping, and reads a cold one with {@link ParallelReader}'s parallel ranged reads, which fill the
+ * device where copying from the mapping would fault its pages in one at a time; {@link #map} hands out the mapping of a
+ * cold file only once {@link Prefetch} brought it into memory with the same parallel reads, so that the consumer
+ * verifying it does not fault it in page by page (docs/architecture.md#pfs-io).
  *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */
@@ -123,6 +122,9 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             Mapped mapped;
             try (FileChannel ch = open(manifest, file)) {
                 mapped = mapAndCheck(manifest, file, ch, arena);
+                if (Residency.resident(mapped.file()) < Residency.HOT) {
+                    Prefetch.populate(mapped.file(), ch, file); // cold: parallel reads, not one fault at a time
+                }
             } catch (IOException e) {
                 throw new RetriableViperException(
                         ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);

@@ -31,6 +31,10 @@ final class ParallelWriter {
         try (DirectIo.Target target = DirectIo.createNew(file);
                 Arena arena = Arena.ofShared();
                 InFlight inFlight = new InFlight(DirectIo.WRITES_IN_FLIGHT)) {
+            if (target.direct()) {
+                // pieces land in any order: reserve the file's extent first, so that it is laid out in one run
+                SyncFs.preallocate(file, DirectIo.alignUp(total, target.alignment()));
+            }
             BlockingQueue<MemorySegment> buffers = target.direct() ? buffers(arena, target.alignment()) : null;
             long hookAt = 0;
             for (long from = 0; from < total; from += DirectIo.IO_CHUNK) {

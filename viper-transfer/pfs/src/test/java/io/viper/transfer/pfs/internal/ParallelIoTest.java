@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.viper.manifest.Manifest;
 import io.viper.spi.ByteRange;
+import io.viper.spi.TransportClient;
 import io.viper.testing.TestStagedCheckpoint;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -120,6 +121,29 @@ class ParallelIoTest {
             assertTrue(residency(file) < Residency.HOT, "written past the page cache");
             assertEquals(-1, v1.data().mismatch(PfsRepositoryTestBase.readBack(m)), "read in parallel");
             assertTrue(residency(file) >= Residency.HOT, "buffered reads: the next consumer finds it there");
+        }
+    }
+
+    @Test
+    void aColdFileIsBroughtIntoMemoryBeforeItsMappingIsHandedOut() throws IOException {
+        Path root = Files.createDirectory(dir.resolve("repo"));
+        try (PfsRepository repo = new PfsRepository(root, 2);
+                TestStagedCheckpoint v1 = new TestStagedCheckpoint("m", 1, 8, DATA);
+                FileTransportClient client = new FileTransportClient()) {
+            boolean direct;
+            try (DirectIo.Target t = DirectIo.createNew(root.resolve("probe"))) {
+                direct = t.direct();
+            }
+            assumeTrue(direct, "this file system takes no O_DIRECT: a file just written is in the page cache");
+            PfsRepositoryTestBase.store(repo, v1);
+            Manifest m = repo.latest("m").orElseThrow();
+            Path file = PfsRepository.pathOf(m.locations().getFirst());
+            assertTrue(residency(file) < Residency.HOT, "written past the page cache");
+            try (TransportClient.MappedData mapped =
+                    client.map(m, m.locations().getFirst()).orElseThrow()) {
+                assertTrue(residency(file) >= Residency.HOT, "prefetched in parallel before it was handed out");
+                assertEquals(-1, v1.data().mismatch(mapped.data()));
+            }
         }
     }
 

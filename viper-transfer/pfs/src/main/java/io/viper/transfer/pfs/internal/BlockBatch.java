@@ -34,16 +34,20 @@ final class BlockBatch implements AutoCloseable {
 
     private final Path storeDir;
     private final Arena arena = Arena.ofShared();
-    private final InFlight inFlight = new InFlight(DirectIo.BLOCKS_IN_FLIGHT);
+    private final InFlight inFlight;
     private final BlockingQueue<MemorySegment> bounces = new ArrayBlockingQueue<>(DirectIo.BLOCKS_IN_FLIGHT);
     /** Blocks written, in the order added; each renamed once committed. */
     private final List<Pending> pending = new ArrayList<>();
 
     private record Pending(ContentHash id, Path file, Path tmp) {}
 
-    /** A batch of blocks for the store in {@code storeDir} ({@code <root>/.blocks}). */
-    BlockBatch(Path storeDir) {
+    /**
+     * A batch of blocks for the store in {@code storeDir} ({@code <root>/.blocks}); written on the caller's thread
+     * unless {@code parallel} (the staged memory is confined to it).
+     */
+    BlockBatch(Path storeDir, boolean parallel) {
         this.storeDir = storeDir;
+        this.inFlight = new InFlight(DirectIo.BLOCKS_IN_FLIGHT, parallel);
         for (int i = 0; i < DirectIo.BLOCKS_IN_FLIGHT; i++) {
             bounces.add(arena.allocate(BOUNCE_BYTES, DirectIo.MAX_ALIGNMENT));
         }

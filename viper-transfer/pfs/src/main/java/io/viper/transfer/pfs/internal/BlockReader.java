@@ -96,7 +96,8 @@ final class BlockReader implements AutoCloseable {
      * Copies {@code ranges} of the data section into {@code destination}, telling {@code arrivals} of each piece read.
      */
     void read(List<ByteRange> ranges, MemorySegment destination, TransportClient.Arrivals arrivals) {
-        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
+        TransportClient.Arrivals serial = ParallelReader.serialized(arrivals);
+        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT, InFlight.parallelFor(destination))) {
             for (ByteRange r : ranges) {
                 long end = r.sourceOffset() + r.length();
                 for (int b = firstEndingAfter(r.sourceOffset()); b < start.length && start[b] < end; b++) {
@@ -108,7 +109,7 @@ final class BlockReader implements AutoCloseable {
                     MemorySegment into = destination.asSlice(at, to - from);
                     inFlight.submit(() -> {
                         readBlock(block, position, into);
-                        arrivals.arrived(at, into.byteSize());
+                        serial.arrived(at, into.byteSize());
                     });
                 }
             }

@@ -100,7 +100,7 @@ final class BlockStore {
     long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
         Set<ContentHash> done = new HashSet<>();
         long written = 0;
-        try (BlockBatch batch = new BlockBatch(dir)) {
+        try (BlockBatch batch = new BlockBatch(dir, InFlight.parallelFor(data))) {
             for (TensorEntry e : manifest.tensors()) {
                 BlockList b = e.blocks();
                 for (int j = 0; j < b.ids().size(); j++) {

@@ -2,6 +2,7 @@ package io.viper.transfer.pfs.internal;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicReference;
@@ -20,17 +21,44 @@ final class InFlight implements AutoCloseable {
         void run() throws IOException;
     }
 
+    /** An unstarted thread: memory it may access, the I/O threads may too (not so memory of a confined arena). */
+    private static final Thread ANOTHER = new Thread(() -> {});
+
     private final int limit;
+    private final boolean inline;
     private final Semaphore permits;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     InFlight(int limit) {
+        this(limit, true);
+    }
+
+    /**
+     * @param parallel false to run each piece on the caller's thread as it is submitted (for memory only the caller may
+     *     touch: see {@link #parallelFor})
+     */
+    InFlight(int limit, boolean parallel) {
         this.limit = limit;
+        this.inline = !parallel;
         this.permits = new Semaphore(limit);
+    }
+
+    /** Whether pieces touching {@code segments} may run on the I/O threads: not when one is confined to its owner. */
+    static boolean parallelFor(MemorySegment... segments) {
+        for (MemorySegment s : segments) {
+            if (!s.isAccessibleBy(ANOTHER)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Starts {@code piece} once fewer than the limit run; throws the first failure of an earlier piece instead. */
     void submit(Piece piece) throws IOException {
+        if (inline) {
+            piece.run();
+            return;
+        }
         rethrow();
         try {
             permits.acquire();

@@ -14,10 +14,10 @@ import java.util.List;
 /**
  * Reads ranges of a cold file with positional reads of up to {@link DirectIo#IO_CHUNK} (cut at multiples of it in the
  * file), {@link DirectIo#READS_IN_FLIGHT} at once from the I/O threads, straight into the caller's buffer, and reports
- * each piece to the caller's {@link TransportClient.Arrivals} as it lands (on the I/O thread that read it), so that it
- * is verified while the rest is read. The reads go through the page cache: consumers on one node loading the same
- * version at once share what the first brought in (the kernel reads a page once and the others wait for it) instead of
- * each reading the disk. Static; each call is independent.
+ * each piece to the caller's {@link TransportClient.Arrivals} as it lands (on the I/O thread that read it, one such
+ * call at a time), so that it is verified while the rest is read. The reads go through the page cache: consumers on one
+ * node loading the same version at once share what the first brought in (the kernel reads a page once and the others
+ * wait for it) instead of each reading the disk. Static; each call is independent.
  */
 final class ParallelReader {
     private ParallelReader() {}
@@ -37,7 +37,8 @@ final class ParallelReader {
             MemorySegment destination,
             TransportClient.Arrivals arrivals)
             throws IOException {
-        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
+        TransportClient.Arrivals serial = serialized(arrivals);
+        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT, InFlight.parallelFor(destination))) {
             for (ByteRange r : ranges) {
                 long done = 0;
                 while (done < r.length()) {
@@ -48,13 +49,26 @@ final class ParallelReader {
                     MemorySegment into = destination.asSlice(at, length);
                     inFlight.submit(() -> {
                         readFully(ch, file, into, position);
-                        arrivals.arrived(at, length);
+                        serial.arrived(at, length);
                     });
                     done += length;
                 }
             }
             inFlight.await();
         }
+    }
+
+    /**
+     * {@code arrivals}, called by one I/O thread at a time: the contract promises a caller the reading thread or a
+     * thread of the transport's own, not several at once.
+     */
+    static TransportClient.Arrivals serialized(TransportClient.Arrivals arrivals) {
+        Object lock = new Object();
+        return (at, length) -> {
+            synchronized (lock) {
+                arrivals.arrived(at, length);
+            }
+        };
     }
 
     /** Reads {@code into.byteSize()} bytes of {@code ch} from {@code position}. */

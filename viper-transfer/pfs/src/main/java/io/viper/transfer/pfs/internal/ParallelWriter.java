@@ -30,7 +30,7 @@ final class ParallelWriter {
         long total = head.length + data.byteSize();
         try (DirectIo.Target target = DirectIo.createNew(file);
                 Arena arena = Arena.ofShared();
-                InFlight inFlight = new InFlight(DirectIo.WRITES_IN_FLIGHT)) {
+                InFlight inFlight = new InFlight(DirectIo.WRITES_IN_FLIGHT, InFlight.parallelFor(data))) {
             if (target.direct()) {
                 // pieces land in any order: reserve the file's extent first, so that it is laid out in one run
                 SyncFs.preallocate(file, DirectIo.alignUp(total, target.alignment()));

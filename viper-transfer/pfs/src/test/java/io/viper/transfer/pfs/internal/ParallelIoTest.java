@@ -197,6 +197,23 @@ class ParallelIoTest {
     }
 
     @Test
+    void memoryConfinedToTheCallerIsWrittenAndReadOnItsThread() throws IOException {
+        try (Arena confined = Arena.ofConfined()) {
+            MemorySegment data = confined.allocate(DATA);
+            data.copyFrom(random(DATA, 9));
+            Path file = dir.resolve("f");
+            ParallelWriter.writeFile(file, HEAD, data, 1 << 20, WriteHooks.NONE);
+            assertFileIs(file, data);
+            MemorySegment into = confined.allocate(DATA);
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                ParallelReader.read(
+                        ch, file, HEAD.length, List.of(new ByteRange(0, DATA, 0)), into, TransportClient.Arrivals.NONE);
+            }
+            assertEquals(-1, data.mismatch(into));
+        }
+    }
+
+    @Test
     void residencyTellsAFileInThePageCacheFromOneWrittenPastIt() throws IOException {
         Path file = dir.resolve("f");
         boolean direct;

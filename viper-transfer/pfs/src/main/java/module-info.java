@@ -4,6 +4,7 @@
  */
 module io.viper.transfer.pfs {
     requires io.viper.core;
+    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT: O_DIRECT writes
 
     exports io.viper.transfer.pfs;
 

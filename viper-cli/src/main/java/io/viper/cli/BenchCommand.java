@@ -38,7 +38,12 @@ import picocli.CommandLine.Option;
         name = "bench",
         mixinStandardHelpOptions = true,
         description = "Benchmarks of the real data path.",
-        subcommands = {BenchCommand.Transfer.class, BenchCommand.Repository.class, BenchFleetCommand.class})
+        subcommands = {
+            BenchCommand.Transfer.class,
+            BenchCommand.Repository.class,
+            BenchFleetCommand.class,
+            BenchPfsCommand.class
+        })
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;

@@ -22,16 +22,16 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads byte ranges of a version the PFS repository keeps as blocks ({@link BlockStore}): the version directory holds
  * only its manifest, which must list exactly the tensors and blocks of the manifest asked for; each range is read from
- * the files of the blocks it covers, straight into the destination (positional reads, no intermediate buffer). A
- * missing version or block is a {@link ViperNotFoundException} (the consumer moves to its next location); a block file
- * shorter than its block a {@link ViperCorruptDataException}. One read at a time per instance; the caller's thread.
+ * the files of the blocks it covers, straight into the destination (positional reads, no intermediate buffer), up to
+ * {@link DirectIo#READS_IN_FLIGHT} blocks at once from the I/O threads, each reported to the caller's arrivals as it
+ * lands. A missing version or block is a {@link ViperNotFoundException} (the consumer moves to its next location); a
+ * block file shorter than its block a {@link ViperCorruptDataException}. One read at a time per instance, from one
+ * caller thread.
  */
 final class BlockReader implements AutoCloseable {
     private final Manifest manifest;
@@ -42,7 +42,6 @@ final class BlockReader implements AutoCloseable {
 
     private final long[] length;
     private final ContentHash[] id;
-    private final Map<ContentHash, FileChannel> open = new HashMap<>();
 
     /**
      * @param versionFile the location's path: {@code <root>/<model>/<version>/model.safetensors}, which for a version
@@ -97,15 +96,30 @@ final class BlockReader implements AutoCloseable {
      * Copies {@code ranges} of the data section into {@code destination}, telling {@code arrivals} of each piece read.
      */
     void read(List<ByteRange> ranges, MemorySegment destination, TransportClient.Arrivals arrivals) {
-        for (ByteRange r : ranges) {
-            long end = r.sourceOffset() + r.length();
-            for (int b = firstEndingAfter(r.sourceOffset()); b < start.length && start[b] < end; b++) {
-                long from = Math.max(r.sourceOffset(), start[b]);
-                long to = Math.min(end, start[b] + length[b]);
-                long at = r.destinationOffset() + (from - r.sourceOffset());
-                readBlock(b, from - start[b], destination.asSlice(at, to - from));
-                arrivals.arrived(at, to - from);
+        TransportClient.Arrivals serial = ParallelReader.serialized(arrivals);
+        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT, InFlight.parallelFor(destination))) {
+            for (ByteRange r : ranges) {
+                long end = r.sourceOffset() + r.length();
+                for (int b = firstEndingAfter(r.sourceOffset()); b < start.length && start[b] < end; b++) {
+                    long from = Math.max(r.sourceOffset(), start[b]);
+                    long to = Math.min(end, start[b] + length[b]);
+                    long at = r.destinationOffset() + (from - r.sourceOffset());
+                    int block = b;
+                    long position = from - start[b];
+                    MemorySegment into = destination.asSlice(at, to - from);
+                    inFlight.submit(() -> {
+                        readBlock(block, position, into);
+                        serial.arrived(at, into.byteSize());
+                    });
+                }
             }
+            inFlight.await();
+        } catch (IOException e) {
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    versionDir + ": cannot read the blocks of " + manifest.model() + " v" + manifest.version() + ": "
+                            + IoProblems.describe(e),
+                    e);
         }
     }
 
@@ -125,12 +139,7 @@ final class BlockReader implements AutoCloseable {
 
     private void readBlock(int b, long position, MemorySegment into) {
         Path file = BlockStore.pathOf(root, id[b]);
-        try {
-            FileChannel ch = open.get(id[b]);
-            if (ch == null) {
-                ch = FileChannel.open(file, StandardOpenOption.READ);
-                open.put(id[b], ch);
-            }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             ByteBuffer buf = into.asByteBuffer();
             long pos = position;
             while (buf.hasRemaining()) {
@@ -152,15 +161,7 @@ final class BlockReader implements AutoCloseable {
         }
     }
 
+    /** Nothing to release: each block's file is open only while it is read. */
     @Override
-    public void close() {
-        for (FileChannel ch : open.values()) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // read-only: nothing was lost
-            }
-        }
-        open.clear();
-    }
+    public void close() {}
 }

@@ -8,19 +8,16 @@ import io.viper.manifest.TensorEntry;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -35,10 +32,11 @@ import java.util.function.Supplier;
  * references are the manifests of the versions (complete or being written) that list it, so the count needs no file of
  * its own that a crash could leave wrong.
  *
- * <p>Writing ({@link #put}): a missing block goes to {@code .tmp-*} beside its final name, is fsynced and renamed into
- * place (atomic), and its directory fsynced before the version that refers to it is committed, so a visible version
- * never names a block that is not durable. A block already there of the right size is reused and its modification time
- * set to now.
+ * <p>Writing ({@link #put}, through a {@link BlockBatch}): a missing block goes to {@code .tmp-*} beside its final
+ * name; once every new block of the version is written they are made durable together (one {@code syncfs}, or an fsync
+ * per file), then renamed into place (atomic), and their directories fsynced, all before the version that refers to
+ * them is committed, so a visible version never names a block that is not durable. A block already there of the right
+ * size is reused and its modification time set to now.
  *
  * <p>Deleting ({@link #sweep}): after retention removed versions, the blocks that no manifest of a version directory or
  * of a store in progress ({@code .tmp-*}) lists, and that nobody touched since {@code grace} before the sweep began,
@@ -57,6 +55,7 @@ final class BlockStore {
     static final String DIR = ".blocks";
 
     private static final String TMP_PREFIX = ".tmp-";
+
     private static final System.Logger LOG = System.getLogger(BlockStore.class.getName());
 
     private final Path dir;
@@ -99,34 +98,28 @@ final class BlockStore {
      * @return the bytes written (the rest was reused)
      */
     long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
-        Set<Path> dirty = new LinkedHashSet<>();
         Set<ContentHash> done = new HashSet<>();
         long written = 0;
-        for (TensorEntry e : manifest.tensors()) {
-            BlockList b = e.blocks();
-            for (int j = 0; j < b.ids().size(); j++) {
-                ContentHash id = b.ids().get(j);
-                if (!done.add(id)) {
-                    continue;
+        try (BlockBatch batch = new BlockBatch(dir, InFlight.parallelFor(data))) {
+            for (TensorEntry e : manifest.tensors()) {
+                BlockList b = e.blocks();
+                for (int j = 0; j < b.ids().size(); j++) {
+                    ContentHash id = b.ids().get(j);
+                    if (!done.add(id)) {
+                        continue;
+                    }
+                    long len = b.length(j, e.info().length());
+                    Path file = pathOf(id);
+                    if (reuse(file, len)) {
+                        continue;
+                    }
+                    long at = e.info().offset() + b.start(j);
+                    hooks.beforeChunk(file, at);
+                    batch.add(id, file, data.asSlice(at, len));
+                    written += len;
                 }
-                long len = b.length(j, e.info().length());
-                Path file = pathOf(id);
-                if (reuse(file, len)) {
-                    continue;
-                }
-                long at = e.info().offset() + b.start(j);
-                hooks.beforeChunk(file, at);
-                write(file, data.asSlice(at, len));
-                fresh.put(id, Files.getLastModifiedTime(file));
-                dirty.add(file.getParent());
-                written += len;
             }
-        }
-        for (Path d : dirty) {
-            DurableFiles.fsyncDirectory(d);
-        }
-        if (!dirty.isEmpty()) {
-            DurableFiles.fsyncDirectory(dir);
+            batch.commit(fresh);
         }
         return written;
     }
@@ -153,29 +146,6 @@ final class BlockStore {
             return true;
         } catch (NoSuchFileException e) {
             return false;
-        }
-    }
-
-    private static void write(Path file, MemorySegment bytes) throws IOException {
-        // .blocks and its prefix directory: made here, and refused when planted as links
-        DurableFiles.ensureDirectory(file.getParent().getParent());
-        DurableFiles.ensureDirectory(file.getParent());
-        Path tmp = file.resolveSibling(TMP_PREFIX + file.getFileName() + "-"
-                + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                var buffer = bytes.asByteBuffer();
-                while (buffer.hasRemaining()) {
-                    ch.write(buffer);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            tmp = null;
-        } finally {
-            if (tmp != null) {
-                Files.deleteIfExists(tmp);
-            }
         }
     }
 

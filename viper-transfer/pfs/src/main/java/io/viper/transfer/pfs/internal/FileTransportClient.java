@@ -40,6 +40,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * missing pages as an {@link InternalError}, which {@link #read} turns into a retriable error (holders of a
  * {@link #map} result see it as it is).
  *
+ * <p>Hot or cold, chosen per file by {@link Residency} ({@code mincore}): {@link #read} copies a file mostly in the
+ * page cache from its mapping, and reads a cold one with {@link ParallelReader}'s parallel ranged reads, which fill the
+ * device where copying from the mapping would fault its pages in one at a time; {@link #map} hands out the mapping of a
+ * cold file only once {@link Prefetch} brought it into memory with the same parallel reads, so that the consumer
+ * verifying it does not fault it in page by page (docs/architecture.md#pfs-io).
+ *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */
 public final class FileTransportClient implements TransportClient.ArrivalReporting {
@@ -68,8 +74,14 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             }
             return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            Mapped mapped = mapAndCheck(manifest, file, arena);
+        try (FileChannel ch = open(manifest, file);
+                Arena arena = Arena.ofConfined()) {
+            Mapped mapped = mapAndCheck(manifest, file, ch, arena);
+            if (Residency.resident(mapped.file()) < Residency.HOT) {
+                // cold: parallel ranged reads fill the device; faulting the mapping's pages would not
+                ParallelReader.read(ch, file, mapped.dataStart(), ranges, destination, arrivals);
+                return;
+            }
             try {
                 for (ByteRange r : ranges) {
                     MemorySegment.copy(
@@ -87,6 +99,9 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                         file + ": the file changed (was truncated) while it was read",
                         fault);
             }
+        } catch (IOException e) {
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
     }
 
@@ -104,7 +119,16 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         }
         Arena arena = Arena.ofShared();
         try {
-            Mapped mapped = mapAndCheck(manifest, file, arena);
+            Mapped mapped;
+            try (FileChannel ch = open(manifest, file)) {
+                mapped = mapAndCheck(manifest, file, ch, arena);
+                if (Residency.resident(mapped.file()) < Residency.HOT) {
+                    Prefetch.populate(mapped.file(), ch, file); // cold: parallel reads, not one fault at a time
+                }
+            } catch (IOException e) {
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+            }
             MemorySegment data = mapped.file()
                     .asSlice(mapped.dataStart(), manifest.totalBytes())
                     .asReadOnly();
@@ -146,15 +170,10 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         return manifest.blockBytes() > 0 && !Files.exists(file);
     }
 
-    /**
-     * Maps {@code file} read-only in {@code arena}, validates it with viper-core's safetensors parser (the one
-     * {@code viper inspect} uses, so both refuse the same files for the same reason) and checks its header against
-     * {@code manifest}.
-     */
-    private static Mapped mapAndCheck(Manifest manifest, Path file, Arena arena) {
-        MemorySegment segment;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+    /** Opens {@code file} for reading: not found when it is gone. */
+    private static FileChannel open(Manifest manifest, Path file) {
+        try {
+            return FileChannel.open(file, StandardOpenOption.READ);
         } catch (NoSuchFileException e) {
             throw new ViperNotFoundException(
                     file + ": not found: " + manifest.model() + " v" + manifest.version()
@@ -164,6 +183,15 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             throw new RetriableViperException(
                     ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
+    }
+
+    /**
+     * Maps {@code file}, open as {@code ch}, read-only in {@code arena}, validates it with viper-core's safetensors
+     * parser (the one {@code viper inspect} uses, so both refuse the same files for the same reason) and checks its
+     * header against {@code manifest}.
+     */
+    private static Mapped mapAndCheck(Manifest manifest, Path file, FileChannel ch, Arena arena) throws IOException {
+        MemorySegment segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
         try {
             SafetensorsHeader header = SafetensorsHeader.parse(file.toString(), segment);
             ManifestMatch.check(header, manifest, file.toString());

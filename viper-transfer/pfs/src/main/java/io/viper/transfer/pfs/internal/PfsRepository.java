@@ -173,6 +173,7 @@ public final class PfsRepository implements CheckpointRepository {
         byte[] head = VersionWriter.safetensorsHead(manifest);
         byte[] manifestBytes = ManifestCodec.encode(manifest.replaceLocations(List.of(location)));
         Path tmp = null;
+        long began = System.nanoTime();
         // A version with blocks keeps its bytes in the block store: no sweep may run from before its
         // manifest is written until it is committed.
         Lock writingBlocks = manifest.blockBytes() > 0 ? blocks.writing().readLock() : null;
@@ -216,11 +217,12 @@ public final class PfsRepository implements CheckpointRepository {
                     fsyncDirectory(modelDir);
                     LOG.log(
                             Level.INFO,
-                            "stored {0} v{1} ({2} bytes) in {3}",
+                            "stored {0} v{1} ({2} bytes) in {3} in {4} ms",
                             model,
                             Long.toString(version),
                             Long.toString(manifest.totalBytes()),
-                            versionDir);
+                            versionDir,
+                            Long.toString((System.nanoTime() - began) / 1_000_000));
                 }
                 writer.publishLatest(modelDir, version);
                 retired = applyRetention(model, modelDir);

@@ -3,7 +3,6 @@ package io.viper.transfer.pfs.internal;
 import static io.viper.transfer.pfs.internal.DurableFiles.deleteTreeQuietly;
 import static io.viper.transfer.pfs.internal.DurableFiles.fsyncDirectory;
 import static io.viper.transfer.pfs.internal.DurableFiles.randomSuffix;
-import static io.viper.transfer.pfs.internal.DurableFiles.writeFully;
 import static io.viper.transfer.pfs.internal.DurableFiles.writeSmallFile;
 import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_FILE;
 import static io.viper.transfer.pfs.internal.PfsRepository.LATEST_TMP_PREFIX;
@@ -16,13 +15,10 @@ import io.viper.tensor.TensorInfo;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.OptionalLong;
 
@@ -64,18 +60,12 @@ final class VersionWriter {
         }
     }
 
-    /** Writes the new safetensors file {@code file}: {@code head}, then {@code data}, forced to the device. */
+    /**
+     * Writes the new safetensors file {@code file}: {@code head}, then {@code data}, forced to the device, in parallel
+     * and directly where the file system allows ({@link ParallelWriter}).
+     */
     void writeDataFile(Path file, byte[] head, MemorySegment data) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            writeFully(ch, ByteBuffer.wrap(head));
-            long total = data.byteSize();
-            for (long pos = 0; pos < total; pos += chunkBytes) {
-                hooks.beforeChunk(file, pos);
-                long length = Math.min(chunkBytes, total - pos);
-                writeFully(ch, data.asSlice(pos, length).asByteBuffer());
-            }
-            ch.force(true);
-        }
+        ParallelWriter.writeFile(file, head, data, chunkBytes, hooks);
     }
 
     /**

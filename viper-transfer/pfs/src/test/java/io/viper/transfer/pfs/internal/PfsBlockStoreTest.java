@@ -144,6 +144,23 @@ class PfsBlockStoreTest {
         }
     }
 
+    @Test
+    void withoutSyncfsEachNewBlockIsFsyncedAndTheVersionReadsBack() throws IOException {
+        SyncFs.enabled = false;
+        try {
+            PfsRepository repo = repo(2, WriteHooks.NONE);
+            TestStagedCheckpoint v1 = version("m", 1, null);
+            TestStagedCheckpoint v2 = version("m", 2, v1, range(0, 64));
+            store(repo, v1);
+            Manifest m = store(repo, v2);
+            assertEquals(-1, v2.data().mismatch(readBack(m)));
+            assertTrue(blockFiles().stream()
+                    .noneMatch(p -> p.getFileName().toString().startsWith(".tmp-")));
+        } finally {
+            SyncFs.enabled = true;
+        }
+    }
+
     /**
      * Issue 39 case 8: with the default grace, 10 versions that change most blocks, published a minute apart, leave at
      * most retention + 1 versions' worth of bytes under the repository (an hour's grace kept all 10).

@@ -1,0 +1,179 @@
+package io.viper.cli;
+
+import io.viper.ViperConfig;
+import io.viper.cli.bench.BenchReport;
+import io.viper.cli.bench.PfsBench;
+import io.viper.config.ConfigValues;
+import io.viper.errors.ViperConfigException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code viper bench pfs}: the PFS path against the device ({@link PfsBench}): the flush of a version and cold loads by
+ * one and by several consumers at once, beside plain sequential direct I/O (and fio) of the same bytes on the same file
+ * system, in the same run.
+ */
+@Command(
+        name = "pfs",
+        mixinStandardHelpOptions = true,
+        description = {
+            "The PFS path against the disk: a producer flushes a model to a fresh repository (publish to durable), then"
+                    + " with the page cache dropped one consumer, and then N at once, load it cold from there.",
+            "In the same run the same bytes are written and read with plain sequential direct I/O (4 MiB, one in"
+                    + " flight) on the same file system, and with fio (4 MiB, 16 in flight) where it is installed;"
+                    + " the ratios compare Viper with them. Dropping the page cache needs root: the output says when it"
+                    + " could not."
+        })
+final class BenchPfsCommand implements Callable<Integer> {
+    @Option(
+            names = "--size",
+            paramLabel = "SIZE[,SIZE...]",
+            defaultValue = "1g",
+            description = "Model sizes, multiples of 4k (default: ${DEFAULT-VALUE})")
+    String sizes;
+
+    @Option(
+            names = "--block-bytes",
+            paramLabel = "SIZE[,SIZE...]",
+            defaultValue = "1m,0",
+            description = "The producer's viper.block.bytes, each measured (0: a safetensors file; default:"
+                    + " ${DEFAULT-VALUE})")
+    String blockBytes;
+
+    @Option(
+            names = "--consumers",
+            paramLabel = "N",
+            defaultValue = "4",
+            description = "Consumers loading cold at once in the last step (0: skipped; default: ${DEFAULT-VALUE})")
+    int consumers;
+
+    @Option(
+            names = "--dir",
+            paramLabel = "DIR",
+            description = "A directory on the file system to measure (default: a temporary one; what the bench writes"
+                    + " there is removed after)")
+    Path dir;
+
+    @Option(
+            names = "--keep-cache",
+            description = "Do not drop the page cache before the reads (they are then warm, not cold)")
+    boolean keepCache;
+
+    @Option(names = "--json", description = "Print one JSON object per run instead of the table")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        List<Long> sizeList = new ArrayList<>();
+        for (String s : sizes.split(",")) {
+            long bytes = BenchCommand.named("--size", () -> ConfigValues.parseSize(s.strip()));
+            if (bytes < (1 << 20) || bytes % 4096 != 0) {
+                throw new ViperConfigException("--size " + s + ": at least 1m, and a multiple of 4k");
+            }
+            BenchCommand.checkMemory("--size", bytes, 2 + Math.max(1, consumers), "the model, staging, consumers");
+            sizeList.add(bytes);
+        }
+        List<Long> blocks = new ArrayList<>();
+        for (String b : blockBytes.split(",")) {
+            blocks.add(BenchCommand.named("--block-bytes", () -> ViperConfig.BLOCK_BYTES.parse(b.strip())));
+        }
+        if (consumers < 0 || consumers > 16) {
+            throw new ViperConfigException("--consumers " + consumers + " must be between 0 and 16");
+        }
+        Path base = dir != null ? BenchCommand.checkDir(dir) : Files.createTempDirectory("viper-bench-pfs");
+        PrintWriter out = spec.commandLine().getOut();
+        boolean dropped = true;
+        if (!json) {
+            out.println("size  blocks  flush s  direct-write s  ratio  fio-write s | cold load s  direct-read s  ratio"
+                    + "  fio-read s | " + consumers + " at once s  vs one");
+        }
+        for (long size : sizeList) {
+            for (long block : blocks) {
+                Path run = Files.createTempDirectory(Files.createDirectories(base), "run");
+                try {
+                    PfsBench.Result r = new PfsBench(size, block, consumers, run, !keepCache).run();
+                    dropped &= r.cacheDropped();
+                    out.println(json ? json(r) : row(r));
+                    out.flush();
+                } finally {
+                    BenchCommand.deleteTree(run);
+                }
+            }
+        }
+        if (dir == null) {
+            BenchCommand.deleteTree(base);
+        }
+        if (keepCache) {
+            spec.commandLine().getErr().println("viper bench pfs: --keep-cache: the reads were warm, not cold");
+        } else if (!dropped) {
+            spec.commandLine()
+                    .getErr()
+                    .println("viper bench pfs: could not drop the page cache (needs root: echo 3 >"
+                            + " /proc/sys/vm/drop_caches); the cold figures may be warm");
+        }
+        return 0;
+    }
+
+    private static String row(PfsBench.Result r) {
+        var b = r.bound();
+        return String.format(
+                Locale.ROOT,
+                "%-5s %-6s %8.2f %15.2f %6.2fx %12s | %11.2f %14.2f %6.2fx %11s | %10s %7s%s",
+                BenchReport.size(r.size()),
+                r.blockBytes() == 0 ? "off" : BenchReport.size(r.blockBytes()),
+                r.flushS(),
+                b.writeS(),
+                r.flushS() / b.writeS(),
+                figure(b.fioWriteS()),
+                r.coldLoadS(),
+                b.readS(),
+                r.coldLoadS() / b.readS(),
+                figure(b.fioReadS()),
+                figure(r.concurrentLoadS()),
+                Double.isNaN(r.concurrentLoadS())
+                        ? "-"
+                        : String.format(Locale.ROOT, "%.2fx", r.concurrentLoadS() / r.coldLoadS()),
+                b.direct() ? "" : "  (no O_DIRECT here: the bound is buffered I/O)");
+    }
+
+    private static String figure(double seconds) {
+        return Double.isNaN(seconds) ? "-" : String.format(Locale.ROOT, "%.2f", seconds);
+    }
+
+    private static String json(PfsBench.Result r) {
+        var b = r.bound();
+        return String.format(
+                Locale.ROOT,
+                "{\"size_bytes\":%d,\"block_bytes\":%d,\"flush_s\":%.3f,\"direct_write_s\":%.3f,\"fio_write_s\":%s,"
+                        + "\"cold_load_s\":%.3f,\"direct_read_s\":%.3f,\"fio_read_s\":%s,\"consumers\":%d,"
+                        + "\"concurrent_load_s\":%s,\"direct\":%b,\"cache_dropped\":%b}",
+                r.size(),
+                r.blockBytes(),
+                r.flushS(),
+                b.writeS(),
+                jsonNumber(b.fioWriteS()),
+                r.coldLoadS(),
+                b.readS(),
+                jsonNumber(b.fioReadS()),
+                r.consumers(),
+                jsonNumber(r.concurrentLoadS()),
+                b.direct(),
+                r.cacheDropped());
+    }
+
+    private static String jsonNumber(double d) {
+        return Double.isNaN(d) ? "null" : String.format(Locale.ROOT, "%.3f", d);
+    }
+}

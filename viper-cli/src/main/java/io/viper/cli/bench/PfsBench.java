@@ -1,0 +1,159 @@
+package io.viper.cli.bench;
+
+import io.viper.CheckpointPolicy;
+import io.viper.Viper;
+import io.viper.ViperConsumer;
+import io.viper.ViperProducer;
+import io.viper.tensor.DType;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The measurement behind {@code viper bench pfs}: a producer flushes a model of {@code size} bytes to a fresh PFS
+ * repository (from publish to durable; the second version, every byte changed, so that the staging buffers a training
+ * job allocates once are there, as they are in a run), then, with the page cache dropped, one consumer and then
+ * {@code consumers} at once load it cold from there (late joiners: the repository is their only source); in the same
+ * run the same bytes are written and read with plain sequential direct I/O ({@link DeviceBound}) on the same file
+ * system, and with fio where it is installed. One thread (the consumers' loads on threads of their own); not reusable.
+ *
+ * @param size the model's bytes
+ * @param blockBytes the producer's {@code viper.block.bytes} (0: a safetensors file)
+ * @param consumers how many consumers load at once in the last step (0: skipped)
+ * @param dir an empty directory on the file system to measure
+ * @param dropCache whether to drop the page cache before each cold read (false: the reads are warm)
+ */
+public record PfsBench(long size, long blockBytes, int consumers, Path dir, boolean dropCache) {
+    private static final String MODEL = "bench";
+    private static final Duration LOAD_TIMEOUT = Duration.ofMinutes(10);
+
+    /**
+     * What one run measured, in seconds (NaN where not measured).
+     *
+     * @param flushS publish called to durable on the PFS
+     * @param coldLoadS one consumer joining late, until the version is loaded and verified
+     * @param concurrentLoadS {@code consumers} joining at once, until the last has it
+     * @param cacheDropped whether the page cache could be dropped before each cold read (it needs root)
+     * @param bound the device, measured in the same run
+     */
+    public record Result(
+            long size,
+            long blockBytes,
+            int consumers,
+            double flushS,
+            double coldLoadS,
+            double concurrentLoadS,
+            boolean cacheDropped,
+            DeviceBound.Figures bound) {}
+
+    public Result run() throws Exception {
+        Files.createDirectories(dir);
+        Path repo = Files.createDirectory(dir.resolve("repo"));
+        boolean dropped = true;
+        double flush;
+        double cold;
+        double concurrent = Double.NaN;
+        String notifier = "embedded://127.0.0.1:" + freePort();
+        DeviceBound.Figures bound;
+        try (Viper viper = Viper.builder()
+                .notifier(notifier)
+                .pfsRoot(repo)
+                .config("viper.transports", "")
+                .config("viper.block.bytes", Long.toString(blockBytes))
+                .config("viper.producer.staging.budget.bytes", Long.toString(2 * size + (4 << 20)))
+                .build()) {
+            // the model and the producer's staging go before the loads: their memory is the page cache's then
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment model = arena.allocate(size, 4096);
+                fill(model, 42);
+                try (ViperProducer producer = viper.producer(MODEL, CheckpointPolicy.never())) {
+                    // a first version, not measured: it allocates the staging buffers a training job reuses after
+                    publish(producer, model);
+                    fill(model, 43); // every byte (every block) changed
+                    long t0 = System.nanoTime();
+                    publish(producer, model);
+                    flush = seconds(t0);
+                }
+                bound = new DeviceBound(dir.resolve("direct.bin"), model, dropCache).run();
+                dropped &= bound.cacheDropped();
+            }
+            dropped &= drop();
+            cold = loadAtOnce(notifier, repo, 1);
+            if (consumers > 0) {
+                dropped &= drop();
+                concurrent = loadAtOnce(notifier, repo, consumers);
+            }
+        }
+        return new Result(size, blockBytes, consumers, flush, cold, concurrent, dropped, bound);
+    }
+
+    /** {@code n} consumers join at once, each in its own Viper instance; seconds until the last has version 1. */
+    private static double loadAtOnce(String notifier, Path repo, int n) throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(n);
+        try {
+            long t0 = System.nanoTime();
+            List<Future<Long>> loaded = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                loaded.add(threads.submit(() -> {
+                    try (Viper viper = Viper.builder()
+                                    .notifier(notifier)
+                                    .pfsRoot(repo)
+                                    .consumerPaths("file")
+                                    .config("viper.consumer.host.budget.bytes", "64g")
+                                    .build();
+                            ViperConsumer consumer = viper.consumer(MODEL)) {
+                        consumer.awaitVersion(2, LOAD_TIMEOUT);
+                        return System.nanoTime(); // before the close, which is not part of the load
+                    }
+                }));
+            }
+            long last = t0;
+            for (Future<Long> f : loaded) {
+                last = Math.max(last, f.get());
+            }
+            return (last - t0) / 1e9;
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private void publish(ViperProducer producer, MemorySegment model) throws Exception {
+        producer.publish(sink -> sink.add("weights", DType.U8, new long[] {size}, model), Map.of())
+                .durable()
+                .get(10, TimeUnit.MINUTES);
+    }
+
+    private static void fill(MemorySegment model, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        for (long i = 0; i + 8 <= model.byteSize(); i += 8) {
+            model.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+        }
+    }
+
+    private boolean drop() {
+        return dropCache && PageCache.drop();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static double seconds(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+}

@@ -6,6 +6,7 @@ import io.viper.config.ConfigType;
 import io.viper.config.ConfigValues;
 import io.viper.errors.ViperConfigException;
 import io.viper.hash.HashAlgorithm;
+import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.Providers;
@@ -285,6 +286,21 @@ public final class ViperConfig {
             "File holding the shared secret (viper secret --out FILE makes one) or a consumer token (viper secret"
                     + " --consumer); group and others must not read it."
                     + " Set: every connection authenticates both ways (HMAC-SHA256 challenge-response). Empty: none."));
+    public static final ConfigKey<String> AUTH_USER_SECRET = define(CORE.key(
+            "viper.auth.user.secret",
+            ConfigType.STRING,
+            "auto",
+            v -> v,
+            "Without viper.auth.secret.file: auto uses this user's own secret, $XDG_CONFIG_HOME/viper/secret"
+                    + " (~/.config/viper/secret), made on first use (mode 600), so that other users of the machine"
+                    + " are kept out; a path uses that file likewise; off: no secret, nothing authenticated."));
+    public static final ConfigKey<Long> VERSIONS_MAX_JUMP = define(CORE.longKey(
+            "viper.versions.max.jump",
+            1_000_000_000L,
+            1,
+            Manifest.MAX_VERSION,
+            "A version more than this beyond both its model's newest known version and the wall clock in"
+                    + " milliseconds (where producers on a new broker start numbering) is refused and logged."));
     public static final ConfigKey<String> AUTH_REQUIRED = define(CORE.key(
             "viper.auth.required",
             ConfigType.STRING,
@@ -349,6 +365,19 @@ public final class ViperConfig {
             1,
             Integer.MAX_VALUE,
             "Servers: open connections one peer address may hold; more are closed at once."));
+    public static final ConfigKey<Integer> LIMIT_CONNECTIONS_TOTAL = define(CORE.intKey(
+            "viper.limits.connections.total",
+            1024,
+            2,
+            Integer.MAX_VALUE,
+            "Servers: open connections in all; more are closed at once (one log line per 10 s)."));
+    public static final ConfigKey<Integer> LIMIT_CONNECTIONS_UNAUTHENTICATED = define(CORE.intKey(
+            "viper.limits.connections.unauthenticated",
+            128,
+            1,
+            Integer.MAX_VALUE,
+            "Servers: connections still in the handshake; more are closed at once, so a flood of them leaves"
+                    + " room for authenticated peers."));
 
     private static <T> ConfigKey<T> define(ConfigKey<T> key) {
         CORE_KEYS.add(key);

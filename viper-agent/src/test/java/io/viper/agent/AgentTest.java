@@ -116,7 +116,10 @@ class AgentTest extends AgentTestBase {
         ViperAgent stranger = keep(ViperAgent.start(
                 dir.resolve("s.sock"),
                 shm,
-                Viper.builder().notifier(p.notifierUri()).consumerPaths("tcp")));
+                Viper.builder()
+                        .notifier(p.notifierUri())
+                        .consumerPaths("tcp")
+                        .config("viper.auth.user.secret", "off")));
         TestClient outsider = client(stranger, "consumer", "m");
         String why = "this agent cannot follow model m: notifier " + p.notifierUri() + ": " + p.notifierUri()
                 + " requires credentials: set viper.auth.secret.file";

@@ -263,7 +263,17 @@ class ProbeFailuresTest {
                     "notifier " + notifier + ": " + notifier + " refused this client: authentication failed", wrong);
             String none = assertTimeoutPreemptively(
                     NO_HANG,
-                    () -> fails(2, "consume", "--model", "guarded", "--timeout", "50s", "--notifier", notifier));
+                    () -> fails(
+                            2,
+                            "consume",
+                            "--model",
+                            "guarded",
+                            "--timeout",
+                            "50s",
+                            "--notifier",
+                            notifier,
+                            "--set",
+                            "viper.auth.user.secret=off"));
             assertTrue(none.endsWith(notifier + " requires credentials: set viper.auth.secret.file"), none);
         }
     }

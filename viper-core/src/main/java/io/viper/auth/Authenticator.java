@@ -13,10 +13,11 @@ import java.util.Optional;
  * {@code tcp://} server, the ucx and GPU control channels, the agent) makes one when it starts, with
  * {@link #forServer}, and runs one {@link Exchange} at the start of each connection, before it reads anything else.
  *
- * <p>Policy: a server authenticates its peers whenever it has a secret ({@code viper.auth.secret.file}). Without one it
- * refuses to start where {@code viper.auth.required} says so: {@code auto} (the default) on any address but loopback,
- * {@code true} everywhere; {@code false} lets it serve every peer that can connect. Thread-safe; an exchange belongs to
- * one connection.
+ * <p>Policy: a server authenticates its peers whenever it has a secret: {@code viper.auth.secret.file}, or else this
+ * user's own ({@code viper.auth.user.secret}, on by default), which keeps other users of the machine out. Without
+ * {@code viper.auth.secret.file} it refuses to start where {@code viper.auth.required} says so: {@code auto} (the
+ * default) on any address but loopback, {@code true} everywhere; {@code false} lets it start anyway (and serve every
+ * peer that can connect where {@code viper.auth.user.secret=off}). Thread-safe; an exchange belongs to one connection.
  */
 public final class Authenticator {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -38,9 +39,11 @@ public final class Authenticator {
      *     set; or when the secret file is unusable
      */
     public static Authenticator forServer(ViperConfig config, String protocol, InetAddress bind) {
-        Optional<Secret> secret = Secret.fromConfig(config);
+        // This user's own secret (viper.auth.user.secret) serves one machine: beyond loopback, and wherever
+        // authentication is required, the deployment's secret must be named.
+        boolean named = config.get(ViperConfig.AUTH_SECRET_FILE).isPresent();
         String required = config.get(ViperConfig.AUTH_REQUIRED);
-        if (secret.isEmpty() && (required.equals("true") || (required.equals("auto") && !bind.isLoopbackAddress()))) {
+        if (!named && (required.equals("true") || (required.equals("auto") && !bind.isLoopbackAddress()))) {
             throw new ViperConfigException(protocol + " server on " + bind.getHostAddress() + ": "
                     + ViperConfig.AUTH_SECRET_FILE.name()
                     + " is not set; a server " + (required.equals("true") ? "" : "on an address other than loopback ")
@@ -48,7 +51,7 @@ public final class Authenticator {
                     + ViperConfig.AUTH_REQUIRED.name()
                     + "=false serves everyone who can connect)");
         }
-        return new Authenticator(protocol, secret);
+        return new Authenticator(protocol, Secret.fromConfig(config));
     }
 
     /** An authenticator with {@code secret}, or one that lets everyone in without. */

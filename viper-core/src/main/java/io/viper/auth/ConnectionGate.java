@@ -11,9 +11,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * What a plain-NIO server of Viper (the ucx and GPU control channels; the agent) does with each connection before and
  * while it serves it, made once per server from its configuration and bind address: at most
- * {@code viper.limits.connections.per.peer} connections per peer address ({@link #peers}), the authentication handshake
- * within {@code viper.limits.handshake.ms} ({@link #handshake}, with an {@link Authenticator} that refuses to start a
- * server beyond loopback without a secret), frames no longer than the protocol's limit or
+ * {@code viper.limits.connections.per.peer} connections per peer address, {@code viper.limits.connections.total} in all
+ * and {@code viper.limits.connections.unauthenticated} in their handshake ({@link #peers}), the authentication
+ * handshake within {@code viper.limits.handshake.ms} ({@link #handshake}, with an {@link Authenticator} that refuses to
+ * start a server beyond loopback without a secret), frames no longer than the protocol's limit or
  * {@code viper.limits.frame.bytes} ({@link #frames}), and each request whole within {@code viper.limits.idle.ms}
  * ({@link #requestDeadline}), so that a silent or trickling peer is closed. The Netty servers get the same from
  * viper-netty's {@code ServerSecurity}. Thread-safe.
@@ -44,15 +45,17 @@ public final class ConnectionGate {
                 Authenticator.forServer(config, protocol, bind),
                 new PeerLimit(
                         protocol + " server on " + bind.getHostAddress(),
-                        config.get(ViperConfig.LIMIT_CONNECTIONS_PER_PEER)),
+                        config.get(ViperConfig.LIMIT_CONNECTIONS_PER_PEER),
+                        config.get(ViperConfig.LIMIT_CONNECTIONS_TOTAL),
+                        config.get(ViperConfig.LIMIT_CONNECTIONS_UNAUTHENTICATED)),
                 (int) Math.min(protocolMaxFrame, config.get(ViperConfig.LIMIT_FRAME_BYTES)),
                 config.get(ViperConfig.LIMIT_IDLE_MS),
                 config.get(ViperConfig.LIMIT_HANDSHAKE_MS));
     }
 
     /**
-     * The per-peer connection count: {@link PeerLimit#admit} each accepted connection, {@link PeerLimit#release} it
-     * when it closes.
+     * The connection counts (per peer, in all, in the handshake): {@link PeerLimit#admit} each accepted connection,
+     * {@link PeerLimit.Admission#release} it when it closes.
      */
     public PeerLimit peers() {
         return peers;
@@ -63,9 +66,15 @@ public final class ConnectionGate {
         return new FrameChannel.Limits(minFrame, maxFrame, Duration.ZERO);
     }
 
-    /** Runs the server's side of the handshake on a new connection; returns the role its peer proved. */
-    public Role handshake(FrameChannel channel, String peer) throws IOException, Handshake.Refused {
-        return FrameAuth.serve(channel, authenticator.exchange(), peer, deadlineAfter(handshakeMs));
+    /**
+     * Runs the server's side of the handshake on a new connection, which {@code admission} counts; returns the role its
+     * peer proved, and the connection leaves the handshake slots.
+     */
+    public Role handshake(FrameChannel channel, String peer, PeerLimit.Admission admission)
+            throws IOException, Handshake.Refused {
+        Role role = FrameAuth.serve(channel, authenticator.exchange(), peer, deadlineAfter(handshakeMs));
+        admission.authenticated();
+        return role;
     }
 
     /** The deadline of the next request: now plus {@code viper.limits.idle.ms}. */

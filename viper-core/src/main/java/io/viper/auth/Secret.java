@@ -16,6 +16,9 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.PublicKey;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Base64;
@@ -32,10 +35,11 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <p>The file holds either a producer secret (any text of at least {@value #MIN_SECRET_CHARS} characters, such as
  * {@code openssl rand -hex 32}, or what {@code viper secret --out FILE} writes), which grants both roles, or a consumer
- * token ({@value #CONSUMER_TOKEN_PREFIX} and the consumer key in base64, what {@code viper secret --consumer} prints),
- * which grants only {@link Role#CONSUMER}. The key of each role is derived from the producer secret with HKDF-SHA256,
- * so a consumer token reveals nothing that lets its holder publish. Like ssh with private keys, a file that its group
- * or other users may read or write is refused.
+ * token ({@value #CONSUMER_TOKEN_PREFIX} and, in base64, the consumer key and the public half of the manifest signing
+ * key: what {@code viper secret --consumer} prints), which grants only {@link Role#CONSUMER}. The key of each role, and
+ * the seed of the Ed25519 key that signs manifests ({@link ManifestTrust}), are derived from the producer secret with
+ * HKDF-SHA256, so a consumer token reveals nothing that lets its holder publish or sign. Like ssh with private keys, a
+ * file that its group or other users may read or write is refused.
  *
  * <p>Immutable and thread-safe; {@link #toString()} never shows a key.
  */
@@ -50,21 +54,45 @@ public final class Secret {
     private static final Set<PosixFilePermission> PRIVATE_ONLY = EnumSet.of(
             PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
 
+    /**
+     * The first byte of a consumer token's bytes: its format, 2 (1 was the bare 32-byte key, without the public key).
+     */
+    private static final int TOKEN_FORMAT = 2;
+
     private final String source;
     private final Role role;
     private final byte[] producerKey;
     private final byte[] consumerKey;
+    private final PrivateKey signingKey;
+    private final PublicKey verifyKey;
 
-    private Secret(String source, Role role, byte[] producerKey, byte[] consumerKey) {
+    private Secret(
+            String source,
+            Role role,
+            byte[] producerKey,
+            byte[] consumerKey,
+            PrivateKey signingKey,
+            PublicKey verifyKey) {
         this.source = source;
         this.role = role;
         this.producerKey = producerKey;
         this.consumerKey = consumerKey;
+        this.signingKey = signingKey;
+        this.verifyKey = verifyKey;
     }
 
-    /** The secret {@code viper.auth.secret.file} names, or empty when that key is not set. */
+    /**
+     * The secret {@code viper.auth.secret.file} names; without it, this user's own secret
+     * ({@code viper.auth.user.secret}, made on first use: {@link UserSecret}); empty only when that key is {@code off}.
+     *
+     * @throws ViperConfigException when the file is unusable, or this user's secret cannot be made
+     */
     public static Optional<Secret> fromConfig(ViperConfig config) {
-        return config.get(ViperConfig.AUTH_SECRET_FILE).map(Secret::load);
+        Optional<Path> file = config.get(ViperConfig.AUTH_SECRET_FILE);
+        if (file.isPresent()) {
+            return Optional.of(load(file.get()));
+        }
+        return UserSecret.file(config).map(UserSecret::loadOrCreate);
     }
 
     /**
@@ -145,17 +173,7 @@ public final class Secret {
      */
     public static Secret parse(String text, String what) {
         if (text.startsWith(CONSUMER_TOKEN_PREFIX)) {
-            byte[] key;
-            try {
-                key = Base64.getUrlDecoder().decode(text.substring(CONSUMER_TOKEN_PREFIX.length()));
-            } catch (IllegalArgumentException e) {
-                throw new ViperConfigException(what + ": the consumer token is not base64 (" + e.getMessage() + ")");
-            }
-            if (key.length != 32) {
-                throw new ViperConfigException(
-                        what + ": the consumer token holds " + key.length + " bytes, expected 32");
-            }
-            return new Secret(what, Role.CONSUMER, null, key);
+            return parseToken(text.substring(CONSUMER_TOKEN_PREFIX.length()), what);
         }
         if (text.length() < MIN_SECRET_CHARS) {
             throw new ViperConfigException(what + ": the secret has " + text.length() + " characters, at least "
@@ -164,7 +182,46 @@ public final class Secret {
         byte[] master = text.getBytes(StandardCharsets.UTF_8);
         byte[] prk = hmac(SALT, master);
         Arrays.fill(master, (byte) 0);
-        return new Secret(what, Role.PRODUCER, expand(prk, "producer"), expand(prk, "consumer"));
+        byte[] seed = expand(prk, "manifest signing");
+        KeyPair signing = SigningKeys.derive(seed);
+        Arrays.fill(seed, (byte) 0);
+        return new Secret(
+                what,
+                Role.PRODUCER,
+                expand(prk, "producer"),
+                expand(prk, "consumer"),
+                signing.getPrivate(),
+                signing.getPublic());
+    }
+
+    /**
+     * A consumer token's bytes: the format byte {@value #TOKEN_FORMAT}, the consumer key (32 bytes), the manifest
+     * signing key's public half (32 bytes); later formats may append fields, which this reader ignores.
+     */
+    private static Secret parseToken(String base64, String what) {
+        byte[] b;
+        try {
+            b = Base64.getUrlDecoder().decode(base64);
+        } catch (IllegalArgumentException e) {
+            throw new ViperConfigException(what + ": the consumer token is not base64 (" + e.getMessage() + ")");
+        }
+        if (b.length == SigningKeys.KEY_BYTES) {
+            throw new ViperConfigException(what + ": a consumer token of an older Viper, without the key that checks"
+                    + " manifests' signatures; make a new one with viper secret --consumer --from SECRET_FILE");
+        }
+        if (b.length < 1 + 2 * SigningKeys.KEY_BYTES || b[0] != TOKEN_FORMAT) {
+            throw new ViperConfigException(what + ": not a consumer token (" + b.length + " bytes, format "
+                    + (b.length == 0 ? "none" : b[0]) + "; this reader knows format " + TOKEN_FORMAT + ")");
+        }
+        byte[] key = Arrays.copyOfRange(b, 1, 1 + SigningKeys.KEY_BYTES);
+        try {
+            PublicKey verify = SigningKeys.publicKey(
+                    Arrays.copyOfRange(b, 1 + SigningKeys.KEY_BYTES, 1 + 2 * SigningKeys.KEY_BYTES));
+            return new Secret(what, Role.CONSUMER, null, key, null, verify);
+        } catch (GeneralSecurityException e) {
+            throw new ViperConfigException(
+                    what + ": the consumer token's manifest key is malformed: " + e.getMessage());
+        }
     }
 
     /** A new producer secret, as the text a secret file holds: 64 random hex digits. */
@@ -186,7 +243,21 @@ public final class Secret {
 
     /** The consumer token to hand to consumers, which lets them subscribe and read but not publish. */
     public String consumerToken() {
-        return CONSUMER_TOKEN_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(consumerKey);
+        byte[] b = new byte[1 + 2 * SigningKeys.KEY_BYTES];
+        b[0] = TOKEN_FORMAT;
+        System.arraycopy(consumerKey, 0, b, 1, SigningKeys.KEY_BYTES);
+        System.arraycopy(SigningKeys.raw(verifyKey), 0, b, 1 + SigningKeys.KEY_BYTES, SigningKeys.KEY_BYTES);
+        return CONSUMER_TOKEN_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    /** The key that signs manifests: only a producer secret holds it. For {@link ManifestTrust}. */
+    Optional<PrivateKey> signingKey() {
+        return Optional.ofNullable(signingKey);
+    }
+
+    /** The key that checks manifests' signatures, which every secret and token holds. For {@link ManifestTrust}. */
+    PublicKey verifyKey() {
+        return verifyKey;
     }
 
     /** The key of {@code r}, or empty when this secret does not grant it. For {@link Handshake}. */

@@ -92,6 +92,13 @@ public final class FrameChannel implements AutoCloseable {
         this.stallNanos = limits.stallTimeout().toNanos();
     }
 
+    /** The two ends of this connection, this side's first, as the kernel's socket tables name them. */
+    public InetSocketAddress[] ends() throws IOException {
+        return new InetSocketAddress[] {
+            (InetSocketAddress) channel.getLocalAddress(), (InetSocketAddress) channel.getRemoteAddress()
+        };
+    }
+
     /**
      * Connects to {@code address} (resolved) before {@code deadline}.
      *

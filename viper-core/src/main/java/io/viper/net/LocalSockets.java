@@ -72,6 +72,32 @@ public final class LocalSockets {
         return OptionalInt.empty();
     }
 
+    /**
+     * The user of the socket at the far end of this host's TCP connection from {@code local} to {@code remote}: the
+     * entry whose own address is {@code remote} and whose peer is {@code local} (an accepted socket carries the user of
+     * the listener that accepted it). Unlike {@link #ownerOf}, which a listener that closes and opens again can slip
+     * past, it names the process at the other end of this very connection for as long as it is open. Empty when no such
+     * entry is found.
+     */
+    public static OptionalInt ownerOfPeer(InetSocketAddress local, InetSocketAddress remote) throws IOException {
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            Path p = Path.of(table);
+            if (!Files.isReadable(p)) {
+                continue;
+            }
+            List<String> lines = Files.readAllLines(p);
+            for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length > 9
+                        && address(f[1]).equals(remote)
+                        && address(f[2]).equals(local)) {
+                    return OptionalInt.of(Integer.parseInt(f[7]));
+                }
+            }
+        }
+        return OptionalInt.empty();
+    }
+
     /** The addresses this process listens on now. */
     public static List<InetSocketAddress> ofThisProcess() throws IOException {
         Set<String> mine = new HashSet<>();

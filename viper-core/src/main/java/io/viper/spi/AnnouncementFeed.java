@@ -1,5 +1,6 @@
 package io.viper.spi;
 
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.ViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -13,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -28,8 +30,9 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>A subscription gets the newest manifest of its model at once, if the feed holds one, then every newer one in
  *       the order offered. An older version is dropped (a debug line); the same version again is delivered only when it
  *       changed (a republication with more locations).
- *   <li>An announcement that does not decode, or names another model, is logged on one line (WARNING), told to the
- *       model's subscriptions through {@code onProblem} and skipped. Bytes whose length is not the manifest's
+ *   <li>An announcement that does not decode, is not signed with the deployment's key, is numbered too far ahead
+ *       ({@link ManifestTrust}), or names another model, is logged on one line (WARNING), told to the model's
+ *       subscriptions through {@code onProblem} and skipped. Bytes whose length is not the manifest's
  *       {@code totalBytes()} are not the version's: the manifest is delivered without them (consumers fetch the
  *       version), and that is logged and told likewise.
  *   <li>A listener that throws is logged; the subscription goes on. A closed subscription gets nothing more, and
@@ -72,6 +75,7 @@ public final class AnnouncementFeed {
     private final Executor feedThread;
     private final Executor dispatcher;
     private final Demand demand;
+    private final ManifestTrust trust;
 
     // Confined to the feed's thread.
     private final Map<String, Model> models = new HashMap<>();
@@ -98,11 +102,23 @@ public final class AnnouncementFeed {
 
     /** A feed whose source sends only the models {@code demand} was told to follow; as above otherwise. */
     public AnnouncementFeed(String name, Logger log, Executor feedThread, Executor dispatcher, Demand demand) {
+        this(name, log, feedThread, dispatcher, demand, ManifestTrust.of(Optional.empty(), Manifest.MAX_VERSION));
+    }
+
+    /**
+     * A feed that delivers only what {@code trust} lets through: manifests signed with the deployment's key, numbered
+     * no further ahead than its limit (others are skipped as malformed ones are); {@code demand} may be null (a source
+     * that sends every model). A notifier that carries manifests from the network uses this one; the others check
+     * nothing, for sources inside one process.
+     */
+    public AnnouncementFeed(
+            String name, Logger log, Executor feedThread, Executor dispatcher, Demand demand, ManifestTrust trust) {
         this.name = Objects.requireNonNull(name, "name");
         this.log = Objects.requireNonNull(log, "log");
         this.feedThread = Objects.requireNonNull(feedThread, "feedThread");
         this.dispatcher = Objects.requireNonNull(dispatcher, "dispatcher");
         this.demand = demand;
+        this.trust = Objects.requireNonNull(trust, "trust");
     }
 
     /**
@@ -126,7 +142,10 @@ public final class AnnouncementFeed {
         }
         Manifest m;
         try {
-            m = ManifestCodec.decode(encoded, where);
+            m = ManifestCodec.decode(trust.open(encoded, where), where);
+            Model known = models.get(m.model());
+            trust.checkVersion(
+                    m.model(), known == null || known.latest == null ? 0 : known.latest.version(), m.version(), where);
         } catch (ViperException e) {
             skip(model, e.getMessage());
             return;

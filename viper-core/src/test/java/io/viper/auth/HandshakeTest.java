@@ -151,12 +151,18 @@ class HandshakeTest {
                         + " (viper secret --out FILE makes a secret; viper.auth.required=false serves everyone who"
                         + " can connect)",
                 e.getMessage());
-        assertFalse(
-                Authenticator.forServer(ViperConfig.defaults(), "tcp", loopback).required());
+        assertTrue(
+                Authenticator.forServer(ViperConfig.defaults(), "tcp", loopback).required(),
+                "on loopback, this user's own secret keeps other users out");
+        assertFalse(Authenticator.forServer(ViperConfig.of(Map.of("viper.auth.user.secret", "off")), "tcp", loopback)
+                .required());
         assertThrows(
                 ViperConfigException.class,
                 () -> Authenticator.forServer(ViperConfig.of(Map.of("viper.auth.required", "true")), "tcp", loopback));
-        assertFalse(Authenticator.forServer(ViperConfig.of(Map.of("viper.auth.required", "false")), "tcp", any)
+        assertFalse(Authenticator.forServer(
+                        ViperConfig.of(Map.of("viper.auth.required", "false", "viper.auth.user.secret", "off")),
+                        "tcp",
+                        any)
                 .required());
         Path secret = secretFile("a secret of twenty-odd chars");
         assertTrue(

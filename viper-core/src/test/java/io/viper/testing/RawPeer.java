@@ -1,5 +1,6 @@
 package io.viper.testing;
 
+import io.viper.ViperConfig;
 import io.viper.auth.Authenticator;
 import io.viper.auth.ClientAuth;
 import io.viper.auth.Handshake;
@@ -36,13 +37,18 @@ public final class RawPeer implements AutoCloseable {
     }
 
     /**
-     * Connects and completes the handshake of {@code protocol} without credentials (a server without a secret lets it
-     * in).
+     * Connects and completes the handshake of {@code protocol} with this user's own secret, as every process of the
+     * user does without {@code viper.auth.secret.file} (a server with the defaults lets it in).
      */
     public static RawPeer authenticated(String host, int port, String protocol) throws IOException, Handshake.Refused {
         RawPeer p = new RawPeer(host, port, 10_000);
-        p.handshake(protocol, Optional.empty(), Role.CONSUMER);
+        p.handshake(protocol, userSecret(), Role.CONSUMER);
         return p;
+    }
+
+    /** This user's own secret, what processes with the defaults hold ({@code viper.auth.user.secret}). */
+    public static Optional<Secret> userSecret() {
+        return Secret.fromConfig(ViperConfig.defaults());
     }
 
     /** Runs the client's side of the handshake with {@code secret} (or none) acting as {@code role}. */
@@ -56,12 +62,12 @@ public final class RawPeer implements AutoCloseable {
     }
 
     /**
-     * The server's side of the handshake without a secret on a raw stream, for fake servers in tests: challenge, read
-     * the proof, accept.
+     * The server's side of the handshake with this user's own secret (what a server with the defaults holds) on a raw
+     * stream, for fake servers in tests: challenge, read the proof, accept.
      */
     public static void acceptHandshake(DataInputStream in, DataOutputStream out, String protocol)
             throws IOException, Handshake.Refused {
-        Authenticator.Exchange ex = Authenticator.of(protocol, Optional.empty()).exchange();
+        Authenticator.Exchange ex = Authenticator.of(protocol, userSecret()).exchange();
         byte[] challenge = ex.challenge();
         out.writeInt(challenge.length);
         out.write(challenge);

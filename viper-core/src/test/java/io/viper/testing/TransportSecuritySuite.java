@@ -13,6 +13,7 @@ import io.viper.spi.TransportServer;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,7 +51,8 @@ public abstract class TransportSecuritySuite {
                 TransportServer server =
                         provider().openServer(bind("127.0.0.1"), ViperConfig.of(secrets.producerSetting()));
                 TransportClient withToken = provider().openClient(ViperConfig.of(secrets.consumerSetting()));
-                TransportClient without = provider().openClient(ViperConfig.defaults())) {
+                TransportClient without =
+                        provider().openClient(ViperConfig.of(Map.of("viper.auth.user.secret", "off")))) {
             server.expose(staged);
             readsExactly(withToken, server.location(), staged);
             ViperConfigException e =

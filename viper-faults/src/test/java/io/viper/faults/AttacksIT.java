@@ -12,6 +12,7 @@ import io.viper.Viper;
 import io.viper.ViperConfig;
 import io.viper.ViperConsumer;
 import io.viper.auth.Handshake;
+import io.viper.auth.ManifestTrust;
 import io.viper.auth.Role;
 import io.viper.format.SafetensorsFile;
 import io.viper.hash.ContentHash;
@@ -84,7 +85,7 @@ class AttacksIT {
     }
 
     /** The latest manifest of {@code model} the broker at {@code notifier} holds, heard as a consumer. */
-    private static Manifest latest(String notifier, String model, ViperConfig config) throws InterruptedException {
+    static Manifest latest(String notifier, String model, ViperConfig config) throws InterruptedException {
         BlockingQueue<Manifest> q = new LinkedBlockingQueue<>();
         try (Notifier n = new EmbeddedNotifierProvider()
                         .open(URI.create(notifier), NotifierProvider.Role.CONSUMER, config);
@@ -176,7 +177,7 @@ class AttacksIT {
     }
 
     /** A PUBLISH frame of the broker protocol carrying {@code manifest} as {@code model}. */
-    private static byte[] publishFrame(long requestId, String model, byte[] manifest) throws Exception {
+    static byte[] publishFrame(long requestId, String model, byte[] manifest) throws Exception {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         DataOutputStream d = new DataOutputStream(b);
         byte[] name = model.getBytes(StandardCharsets.UTF_8);
@@ -193,14 +194,19 @@ class AttacksIT {
 
     /** Publishes {@code forged} by hand and returns the broker's answer: its type byte, then the rest. */
     private static byte[] forge(RawPeer forger, long id, Manifest forged) throws Exception {
-        forger.send(publishFrame(id, forged.model(), ManifestCodec.encode(forged)));
+        // Signed with this user's key: what a process of the user could announce; the consumer's checks of the bytes
+        // are what stops it (ForgeriesIT covers forgers without the key).
+        forger.send(publishFrame(
+                id,
+                forged.model(),
+                ManifestTrust.fromConfig(ViperConfig.defaults()).seal(ManifestCodec.encode(forged))));
         byte[] answer = forger.readFrame();
         return Arrays.copyOfRange(answer, 1, answer.length);
     }
 
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
-    void forgedManifestsDoNoHarmWithoutCredentialsOnLoopback() throws Exception {
+    void forgedManifestsWithTheKeyDoNoHarmOnLoopback() throws Exception {
         int port = Fleet.freePort();
         String notifier = "embedded://127.0.0.1:" + port;
         Path pfs = tmp.resolve("pfs");
@@ -258,7 +264,8 @@ class AttacksIT {
                             new Manifest("m", v + 1, "forger", 0, real.metadata(), real.tensors(), List.of()), 99);
                     TransportServer forgersServer = new TcpTransportProvider()
                             .openServer(URI.create("tcp://127.0.0.1:0"), ViperConfig.defaults());
-                    RawPeer forger = RawPeer.authenticated("127.0.0.1", port, "embedded")) {
+                    RawPeer forger = new RawPeer("127.0.0.1", port, 10_000)) {
+                forger.handshake("embedded", RawPeer.userSecret(), Role.PRODUCER);
                 assertEquals(v, follower.awaitVersion(v, WAIT));
                 forgersServer.expose(wrongBytes);
                 // (1) A poisoned version, 2^63-1: refused as malformed (versions stop at 2^53-1).
@@ -288,7 +295,7 @@ class AttacksIT {
                 assertEquals(
                         NotifyProtocol.ACCEPTED,
                         forge(forger, 3, wrong)[9],
-                        "without credentials on loopback the broker takes it");
+                        "signed with the producer's key, the broker takes it");
                 // (4) The version after: another model's file in the same PFS, with that model's hashes.
                 Manifest foreign = new Manifest(
                         "m",
@@ -383,7 +390,9 @@ class AttacksIT {
                     "--out",
                     strangerOut.toString(),
                     "--timeout",
-                    "5s");
+                    "5s",
+                    "--set",
+                    "viper.auth.user.secret=off"); // as another user, who cannot read this user's secret
             // refused at once as a configuration error (exit 2), not retried until its timeout (exit 3)
             assertEquals(2, stranger.exit(WAIT), "refused by the broker: " + stranger.stderr());
             assertTrue(stranger.stderr().contains("requires credentials"), stranger.stderr());

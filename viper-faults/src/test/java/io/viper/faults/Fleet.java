@@ -38,7 +38,7 @@ import java.util.stream.Collectors;
 final class Fleet implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The test class path without test classes and test jars. */
-    private static final String CLASS_PATH = Arrays.stream(
+    static final String CLASS_PATH = Arrays.stream(
                     System.getProperty("java.class.path").split(File.pathSeparator))
             .filter(e -> !e.endsWith("test-classes") && !e.endsWith("-tests.jar"))
             .collect(Collectors.joining(File.pathSeparator));
@@ -135,14 +135,22 @@ final class Fleet implements AutoCloseable {
      * the test jars: their fake providers must not join a real process); {@code name} names its stderr file.
      */
     Member start(String name, String... args) throws IOException {
+        return startJvm(name, List.of(), CLASS_PATH, "io.viper.cli.ViperMain", args);
+    }
+
+    /**
+     * Starts {@code mainClass args...} in a JVM of its own with {@code jvmOptions} (after the usual ones) on
+     * {@code classPath}; {@code name} names its stderr file.
+     */
+    Member startJvm(String name, List<String> jvmOptions, String classPath, String mainClass, String... args)
+            throws IOException {
         Path err = dir.resolve(name + "-" + members.size() + ".err");
         List<String> cmd = new ArrayList<>(List.of(
                 ProcessHandle.current().info().command().orElseThrow(),
                 "--enable-native-access=ALL-UNNAMED",
-                "-Xmx512m",
-                "-cp",
-                CLASS_PATH,
-                "io.viper.cli.ViperMain"));
+                "-Xmx512m"));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", classPath, mainClass));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd)
                 .directory(dir.toFile())

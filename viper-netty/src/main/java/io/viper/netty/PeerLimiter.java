@@ -1,5 +1,6 @@
 package io.viper.netty;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -15,31 +16,45 @@ import java.net.InetSocketAddress;
  */
 @ChannelHandler.Sharable
 final class PeerLimiter extends ChannelInboundHandlerAdapter {
-    private static final AttributeKey<InetAddress> COUNTED = AttributeKey.valueOf("viper.peer.counted");
+    private static final AttributeKey<PeerLimit.Admission> COUNTED = AttributeKey.valueOf("viper.peer.counted");
 
     private final PeerLimit limit;
 
-    PeerLimiter(String server, int limit) {
-        this.limit = new PeerLimit(server, limit);
+    PeerLimiter(String server, int perPeer) {
+        this(server, perPeer, Integer.MAX_VALUE, Integer.MAX_VALUE);
+    }
+
+    PeerLimiter(String server, int perPeer, int total, int unauthenticated) {
+        this.limit = new PeerLimit(server, perPeer, total, unauthenticated);
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         InetAddress peer = ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress();
-        if (!limit.admit(peer)) {
+        Channel ch = ctx.channel();
+        PeerLimit.Admission admission = limit.admit(peer, ch::close);
+        if (admission == null) {
             ctx.close();
             return;
         }
-        ctx.channel().attr(COUNTED).set(peer);
+        ch.attr(COUNTED).set(admission);
         super.channelActive(ctx);
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        InetAddress peer = ctx.channel().attr(COUNTED).getAndSet(null);
-        if (peer != null) {
-            limit.release(peer);
+        PeerLimit.Admission admission = ctx.channel().attr(COUNTED).getAndSet(null);
+        if (admission != null) {
+            admission.release();
         }
         super.channelInactive(ctx);
+    }
+
+    /** The connection of {@code ch} finished its handshake: it leaves the handshake slots. */
+    static void authenticated(Channel ch) {
+        PeerLimit.Admission admission = ch.attr(COUNTED).get();
+        if (admission != null) {
+            admission.authenticated();
+        }
     }
 }

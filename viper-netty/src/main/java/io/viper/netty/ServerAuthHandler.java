@@ -89,6 +89,7 @@ final class ServerAuthHandler extends ByteToMessageDecoder {
         done = true;
         cancelDeadline();
         ctx.channel().attr(ROLE).set(role);
+        PeerLimiter.authenticated(ctx.channel());
         ctx.writeAndFlush(frame(exchange.accepted())).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
         // The bytes behind the proof, if any, go on to the protocol's decoder when this handler leaves.
         ctx.pipeline().remove(this);

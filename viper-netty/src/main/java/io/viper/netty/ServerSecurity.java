@@ -38,7 +38,11 @@ public final class ServerSecurity {
         this.name = name;
         this.authenticator = authenticator;
         this.tls = tls;
-        this.limiter = new PeerLimiter(name, config.get(ViperConfig.LIMIT_CONNECTIONS_PER_PEER));
+        this.limiter = new PeerLimiter(
+                name,
+                config.get(ViperConfig.LIMIT_CONNECTIONS_PER_PEER),
+                config.get(ViperConfig.LIMIT_CONNECTIONS_TOTAL),
+                config.get(ViperConfig.LIMIT_CONNECTIONS_UNAUTHENTICATED));
         this.maxFrame = config.get(ViperConfig.LIMIT_FRAME_BYTES);
         this.bufferBytes = config.get(ViperConfig.LIMIT_BUFFER_BYTES);
         this.idleMs = config.get(ViperConfig.LIMIT_IDLE_MS);

@@ -203,10 +203,12 @@ class ServerAuthHandlerTest {
 
     @Test
     void withoutASecretALoopbackServerLetsEveryPeerInWithEveryRight() throws Exception {
-        ServerSecurity open = security(Map.of());
+        assertTrue(security(Map.of()).authenticates(), "by default this user's own secret keeps other users out");
+        Map<String, String> none = Map.of("viper.auth.user.secret", "off");
+        ServerSecurity open = security(none);
         assertFalse(open.authenticates());
         EmbeddedChannel ch = server(open);
-        ClientAuth.Attempt attempt = client(Map.of(), Role.CONSUMER);
+        ClientAuth.Attempt attempt = client(none, Role.CONSUMER);
         attempt.verdict(answer(ch, attempt.proof(sent(ch))));
         assertEquals(Role.PRODUCER, ServerSecurity.role(ch));
     }

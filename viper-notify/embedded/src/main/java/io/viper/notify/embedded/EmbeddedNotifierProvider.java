@@ -1,6 +1,7 @@
 package io.viper.notify.embedded;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperException;
 import io.viper.netty.ClientSecurity;
@@ -93,10 +94,11 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
     @Override
     public Notifier open(URI uri, Role role, ViperConfig config) {
         long timeoutMs = config.get(ViperConfig.NOTIFY_TIMEOUT_MS);
+        ManifestTrust trust = ManifestTrust.fromConfig(config);
         if (role == Role.CONSUMER) {
             Endpoint endpoint = Endpoint.parse(uri, false);
             return EmbeddedNotifier.connect(
-                    endpoint, endpoint.uri(), timeoutMs, false, null, false, security(config, role));
+                    endpoint, endpoint.uri(), timeoutMs, false, null, false, security(config, role), trust);
         }
         Endpoint endpoint = Endpoint.parse(uri, true);
         Broker broker;
@@ -105,7 +107,7 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         } catch (BindException inUse) {
             try {
                 return EmbeddedNotifier.connect(
-                        endpoint, endpoint.uri(), timeoutMs, true, null, false, security(config, role));
+                        endpoint, endpoint.uri(), timeoutMs, true, null, false, security(config, role), trust);
             } catch (RetriableViperException e) {
                 throw new RetriableViperException(
                         ViperException.Reason.UNAVAILABLE,
@@ -116,7 +118,7 @@ public final class EmbeddedNotifierProvider implements NotifierProvider {
         try {
             Endpoint local = new Endpoint(connectHost(endpoint.host()), broker.port());
             return EmbeddedNotifier.connect(
-                    local, broker.uri(), timeoutMs, true, broker, endpoint.port() != 0, security(config, role));
+                    local, broker.uri(), timeoutMs, true, broker, endpoint.port() != 0, security(config, role), trust);
         } catch (RuntimeException e) {
             broker.close();
             throw e;

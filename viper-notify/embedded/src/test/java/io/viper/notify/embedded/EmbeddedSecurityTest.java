@@ -46,6 +46,9 @@ import org.junit.jupiter.api.io.TempDir;
  * are closed; hostile peers are closed and good clients served.
  */
 class EmbeddedSecurityTest {
+    /** A process without a secret: not even this user's own (as another user of the machine). */
+    private static final ViperConfig NO_SECRET = ViperConfig.of(Map.of("viper.auth.user.secret", "off"));
+
     private static final Map<String, String> SHORT_LIMITS = Map.of(
             "viper.limits.handshake.ms",
             "1000",
@@ -118,16 +121,17 @@ class EmbeddedSecurityTest {
                 own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.of(secrets.consumerSetting())));
         ViperConfigException forbidden =
                 assertThrows(ViperConfigException.class, () -> tokenAsProducer.publish(manifest("secret-model", 99)));
-        assertTrue(forbidden.getMessage().contains("consumer token, which cannot publish"), forbidden.getMessage());
+        // refused before it leaves: a token cannot sign the manifest (the broker would refuse its role too)
+        assertTrue(forbidden.getMessage().contains("a consumer token cannot publish"), forbidden.getMessage());
         ViperConfigException noRole = assertThrows(
                 ViperConfigException.class,
                 () -> provider.open(producer.uri(), Role.PRODUCER, ViperConfig.of(secrets.consumerSetting())));
         assertTrue(noRole.getMessage().contains("a consumer token cannot publish"), noRole.getMessage());
 
-        Notifier stranger = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.defaults()));
+        Notifier stranger = own(provider.open(producer.uri(), Role.CONSUMER, NO_SECRET));
         BlockingQueue<Manifest> nothing = subscribe(stranger, "secret-model");
-        ViperConfigException refused = assertThrows(
-                ViperConfigException.class, () -> provider.open(producer.uri(), Role.PRODUCER, ViperConfig.defaults()));
+        ViperConfigException refused =
+                assertThrows(ViperConfigException.class, () -> provider.open(producer.uri(), Role.PRODUCER, NO_SECRET));
         assertTrue(refused.getMessage().contains("requires credentials"), refused.getMessage());
         URI u = producer.uri();
         List<String> report = HostilePeers.strangerGetsOnlyTheChallenge(
@@ -147,7 +151,7 @@ class EmbeddedSecurityTest {
         Notifier producer = own(provider.open(
                 URI.create("embedded://127.0.0.1:0"), Role.PRODUCER, ViperConfig.of(secrets.producerSetting())));
         producer.publish(manifest("refused", 1));
-        for (Map<String, String> wrong : List.of(others.consumerSetting(), Map.<String, String>of())) {
+        for (Map<String, String> wrong : List.of(others.consumerSetting(), Map.of("viper.auth.user.secret", "off"))) {
             Notifier consumer = own(provider.open(producer.uri(), Role.CONSUMER, ViperConfig.of(wrong)));
             BlockingQueue<Object> heard = new LinkedBlockingQueue<>();
             Notifier.ManifestListener listener = collecting(heard);
@@ -156,7 +160,11 @@ class EmbeddedSecurityTest {
             ViperConfigException refusal = assertInstanceOf(ViperConfigException.class, first, String.valueOf(first));
             assertTrue(refusal.getMessage().startsWith("notifier " + producer.uri() + ": "), refusal.getMessage());
             assertTrue(
-                    refusal.getMessage().contains(wrong.isEmpty() ? "requires credentials" : "refused this client"),
+                    refusal.getMessage()
+                            .contains(
+                                    wrong.containsKey("viper.auth.user.secret")
+                                            ? "requires credentials"
+                                            : "refused this client"),
                     refusal.getMessage());
             own(consumer.subscribe("refused", listener));
             assertInstanceOf(

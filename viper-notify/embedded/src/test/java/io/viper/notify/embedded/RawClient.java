@@ -8,7 +8,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.Optional;
 
 /**
  * A raw socket speaking (or breaking) the broker protocol, for tests: past the handshake (as a client without
@@ -26,7 +25,7 @@ final class RawClient implements AutoCloseable {
         peer = new RawPeer(broker.getHost(), broker.getPort(), 5000);
         if (handshake) {
             try {
-                peer.handshake("embedded", Optional.empty(), io.viper.auth.Role.PRODUCER);
+                peer.handshake("embedded", RawPeer.userSecret(), io.viper.auth.Role.PRODUCER);
             } catch (Handshake.Refused e) {
                 throw new IOException(e.getMessage(), e);
             }

@@ -1,6 +1,7 @@
 package io.viper.notify.kafka;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ManifestTrust;
 import io.viper.config.ConfigKey;
 import io.viper.notify.kafka.internal.KafkaNotifier;
 import io.viper.notify.kafka.internal.KafkaSettings;
@@ -54,7 +55,7 @@ public final class KafkaNotifierProvider implements NotifierProvider {
         Objects.requireNonNull(role, "role");
         KafkaUri parsed = KafkaUri.parse(uri);
         KafkaSettings settings = KafkaSettings.from(Objects.requireNonNull(config, "config"));
-        return new KafkaNotifier(parsed, settings, role);
+        return new KafkaNotifier(parsed, settings, role, ManifestTrust.fromConfig(config));
     }
 
     /** The brokers' addresses and query, and the {@code viper.kafka.*} settings. */

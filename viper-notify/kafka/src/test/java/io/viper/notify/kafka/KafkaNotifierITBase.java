@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.ViperConfig;
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.RetriableViperException;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
@@ -22,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
@@ -46,6 +48,8 @@ import org.junit.jupiter.api.Test;
  */
 abstract class KafkaNotifierITBase {
     private static final long WAIT = 40;
+    /** What producers sign with here: this user's own secret (the tests' XDG_CONFIG_HOME). */
+    private static final ManifestTrust SIGNER = ManifestTrust.fromConfig(ViperConfig.defaults());
 
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
@@ -291,11 +295,13 @@ abstract class KafkaNotifierITBase {
 
         KafkaProducer<byte[], byte[]> raw = rawProducer();
         byte[] key = model.getBytes(StandardCharsets.UTF_8);
-        byte[] otherModel = ManifestCodec.encode(manifest(unique("other"), 9, "tcp://127.0.0.1:1"));
+        // signed, as a producer's records are: it is refused for its model, not for its signature
+        byte[] otherModel = SIGNER.seal(ManifestCodec.encode(manifest(unique("other"), 9, "tcp://127.0.0.1:1")));
         List<ProducerRecord<byte[], byte[]>> bad = List.of(
                 new ProducerRecord<>(topic, key, "{not json".getBytes(StandardCharsets.UTF_8)),
                 new ProducerRecord<>(topic, key, new byte[] {0, 1, 2, (byte) 0xff}),
-                new ProducerRecord<>(topic, key, "{\"format\":4,\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8)),
+                new ProducerRecord<>(
+                        topic, key, SIGNER.seal("{\"format\":4,\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8))),
                 new ProducerRecord<>(topic, key, otherModel),
                 new ProducerRecord<>(
                         topic,
@@ -309,7 +315,8 @@ abstract class KafkaNotifierITBase {
         assertEquals(3, rec.next().version(), "a good manifest after bad records arrives; the older v1 was ignored");
         assertNull(rec.manifests.poll(300, TimeUnit.MILLISECONDS), "no malformed record reached the listener");
         assertTrue(
-                rec.problem("not valid JSON").contains(topic + "/0@"), "the problem names topic, partition and offset");
+                rec.problem("not signed").contains(topic + "/0@"),
+                "garbage is not signed; the problem names topic, partition and offset");
         assertTrue(rec.problem("format 4 is not supported").contains(topic));
         assertTrue(rec.problem("does not match the manifest's model").contains(model));
         assertTrue(
@@ -321,6 +328,40 @@ abstract class KafkaNotifierITBase {
         Recorder lateRec = subscribe(late, model);
         assertEquals(3, lateRec.next().version());
         assertNull(lateRec.manifests.poll(300, TimeUnit.MILLISECONDS));
+    }
+
+    @Test
+    void forgedRecordsReachNoConsumerAndLockNoProducerOut() throws Exception {
+        // Issue 39, cases 1 and 2 through Kafka, which Viper's handshake does not guard: anyone who may write to the
+        // topic could announce any manifest, and compaction kept a forged v2^53-1 for good.
+        String topic = unique("viper.forged");
+        String model = unique("forged");
+        Notifier producer = open(topic, NotifierProvider.Role.PRODUCER, 10_000);
+        Notifier consumer = open(topic, NotifierProvider.Role.CONSUMER, 10_000);
+        Recorder rec = subscribe(consumer, model);
+        Manifest v2 = manifest(model, 2, "tcp://127.0.0.1:1");
+        producer.publish(v2);
+        assertEquals(2, rec.next().version());
+        KafkaProducer<byte[], byte[]> raw = rawProducer();
+        byte[] key = model.getBytes(StandardCharsets.UTF_8);
+        byte[] signedV2 = SIGNER.seal(ManifestCodec.encode(v2));
+        String replayed = new String(signedV2, StandardCharsets.UTF_8).replace("\"version\":2,", "\"version\":3,");
+        for (byte[] forged : List.of(
+                ManifestCodec.encode(manifest(model, 3, "tcp://127.0.0.1:1")),
+                replayed.getBytes(StandardCharsets.UTF_8),
+                ManifestCodec.encode(manifest(model, Manifest.MAX_VERSION, "tcp://127.0.0.1:1")),
+                SIGNER.seal(ManifestCodec.encode(manifest(model, Manifest.MAX_VERSION, "tcp://127.0.0.1:1"))))) {
+            raw.send(new ProducerRecord<>(topic, key, forged)).get(WAIT, TimeUnit.SECONDS);
+        }
+        assertEquals(
+                OptionalLong.of(2),
+                producer.latestVersion(model),
+                "a starting producer numbers on from the last signed version, not from a forged v2^53-1");
+        producer.publish(manifest(model, 4, "tcp://127.0.0.1:1"));
+        assertEquals(4, rec.next().version(), "the next real version arrives; no forged one came before it");
+        assertTrue(rec.problem("not signed").contains(topic));
+        assertTrue(rec.problem("does not verify").contains(topic));
+        assertTrue(rec.problem("viper.versions.max.jump").contains(topic));
     }
 
     @Test

@@ -18,6 +18,7 @@ import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.viper.ViperConfig;
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -75,6 +76,8 @@ public final class Broker implements AutoCloseable {
     private final int port;
     private final String name;
     private final ServerSecurity security;
+    /** Checks the signature and the version of each publication from a connection. */
+    private final ManifestTrust trust;
 
     // Confined to the event loop.
     private final Map<String, Latest> latest = new HashMap<>();
@@ -83,8 +86,10 @@ public final class Broker implements AutoCloseable {
 
     private record Latest(long version, Announcement announcement) {}
 
-    private Broker(ServerLoops loops, Channel serverChannel, String host, ServerSecurity security) {
+    private Broker(
+            ServerLoops loops, Channel serverChannel, String host, ServerSecurity security, ManifestTrust trust) {
         this.loops = loops;
+        this.trust = trust;
         this.host = host;
         this.security = security;
         this.port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
@@ -109,6 +114,7 @@ public final class Broker implements AutoCloseable {
             throw new ViperConfigException("embedded broker: port " + port + " is outside 0..65535");
         }
         ServerSecurity security = ServerSecurity.forServer(config, "embedded", new InetSocketAddress(address, port));
+        ManifestTrust trust = ManifestTrust.fromConfig(config);
         ServerLoops loops = new ServerLoops("viper-notify-broker", 1);
         Broker[] self = new Broker[1];
         try {
@@ -149,7 +155,7 @@ public final class Broker implements AutoCloseable {
                         f.cause());
             }
             loops.add(f.channel());
-            self[0] = new Broker(loops, f.channel(), host, security);
+            self[0] = new Broker(loops, f.channel(), host, security, trust);
             LOG.log(Level.INFO, self[0].name + " listening");
             return self[0];
         } catch (BindException | RuntimeException e) {
@@ -227,10 +233,11 @@ public final class Broker implements AutoCloseable {
     private NotifyMessage accept(
             String peer, long requestId, String model, Announcement announcement, Manifest decoded) {
         Manifest m;
+        Latest current = latest.get(model);
         try {
-            m = decoded != null
-                    ? decoded
-                    : ManifestCodec.decode(announcement.manifest(), name + ": publish of " + model + " from " + peer);
+            String where = name + ": publish of " + model + " from " + peer;
+            // A publication from this process was signed here; one from a connection must prove it.
+            m = decoded != null ? decoded : ManifestCodec.decode(trust.open(announcement.manifest(), where), where);
             if (!m.model().equals(model)) {
                 throw new ViperFormatException(
                         name,
@@ -242,11 +249,11 @@ public final class Broker implements AutoCloseable {
                         "publish of " + model + " v" + m.version() + " from " + peer + " carries "
                                 + announcement.data().length + " bytes of a version of " + m.totalBytes());
             }
+            trust.checkVersion(model, current == null ? 0 : current.version(), m.version(), where);
         } catch (ViperException e) {
             LOG.log(Level.WARNING, "refused: " + e.getMessage());
             return new NotifyMessage.Error(requestId, NotifyProtocol.ERR_FORMAT, e.getMessage());
         }
-        Latest current = latest.get(model);
         if (current != null && m.version() == current.version() && !sameContent(current, m)) {
             LOG.log(
                     Level.WARNING,

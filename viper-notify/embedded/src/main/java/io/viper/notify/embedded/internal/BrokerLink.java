@@ -15,6 +15,7 @@ import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -103,7 +104,8 @@ final class BrokerLink {
             long connectWaitMs,
             ClientSecurity security,
             PendingRequests requests,
-            Executor dispatcher) {
+            Executor dispatcher,
+            ManifestTrust trust) {
         this.endpoint = endpoint;
         this.name = name;
         this.connectWaitMs = connectWaitMs;
@@ -129,17 +131,23 @@ final class BrokerLink {
                                         new BrokerHandler(BrokerLink.this, name));
                     }
                 });
-        this.feed = new AnnouncementFeed(name, LOG, this::runOnLoop, dispatcher, new AnnouncementFeed.Demand() {
-            @Override
-            public void follow(String model) {
-                send(NotifyProtocol.SUBSCRIBE, model);
-            }
+        this.feed = new AnnouncementFeed(
+                name,
+                LOG,
+                this::runOnLoop,
+                dispatcher,
+                new AnnouncementFeed.Demand() {
+                    @Override
+                    public void follow(String model) {
+                        send(NotifyProtocol.SUBSCRIBE, model);
+                    }
 
-            @Override
-            public void unfollow(String model) {
-                send(NotifyProtocol.UNSUBSCRIBE, model);
-            }
-        });
+                    @Override
+                    public void unfollow(String model) {
+                        send(NotifyProtocol.UNSUBSCRIBE, model);
+                    }
+                },
+                trust);
     }
 
     /** The subscriptions of this notifier, fed the broker's MANIFEST frames. */

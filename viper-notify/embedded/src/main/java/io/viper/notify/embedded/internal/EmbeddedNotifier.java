@@ -2,6 +2,7 @@ package io.viper.notify.embedded.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -59,6 +60,8 @@ public final class EmbeddedNotifier implements Notifier {
      * it never saw.
      */
     private final boolean freshBrokerOnFixedPort;
+    /** Signs what this notifier publishes; its link checks what it receives. */
+    private final ManifestTrust trust;
 
     private final ExecutorService dispatcher;
     private final PendingRequests requests;
@@ -71,7 +74,7 @@ public final class EmbeddedNotifier implements Notifier {
      * ({@code viper.notify.timeout.ms}) bounds a publish's wait for its acknowledgement and that first connection.
      * {@code ownedBroker}, if not null, is closed with this notifier; {@code freshBrokerOnFixedPort} says that it was
      * just started on a port consumers may have known before. Every connection starts with TLS and the authentication
-     * handshake {@code security} installs.
+     * handshake {@code security} installs; {@code trust} signs what it publishes and checks what it hears.
      */
     public static EmbeddedNotifier connect(
             Endpoint endpoint,
@@ -80,9 +83,10 @@ public final class EmbeddedNotifier implements Notifier {
             boolean waitForBroker,
             Broker ownedBroker,
             boolean freshBrokerOnFixedPort,
-            ClientSecurity security) {
-        EmbeddedNotifier n =
-                new EmbeddedNotifier(endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort, security);
+            ClientSecurity security,
+            ManifestTrust trust) {
+        EmbeddedNotifier n = new EmbeddedNotifier(
+                endpoint, advertised, timeoutMs, ownedBroker, freshBrokerOnFixedPort, security, trust);
         n.link.start();
         if (waitForBroker) {
             try {
@@ -101,7 +105,9 @@ public final class EmbeddedNotifier implements Notifier {
             long timeoutMs,
             Broker ownedBroker,
             boolean freshBrokerOnFixedPort,
-            ClientSecurity security) {
+            ClientSecurity security,
+            ManifestTrust trust) {
+        this.trust = trust;
         this.freshBrokerOnFixedPort = freshBrokerOnFixedPort;
         this.uri = advertised;
         this.name = "notifier " + advertised;
@@ -112,7 +118,7 @@ public final class EmbeddedNotifier implements Notifier {
                 .name(DISPATCHER_THREAD + endpoint.port())
                 .factory());
         this.requests = new PendingRequests(name, timeoutMs);
-        this.link = new BrokerLink(endpoint, name, connectWaitMs, security, requests, dispatcher);
+        this.link = new BrokerLink(endpoint, name, connectWaitMs, security, requests, dispatcher, trust);
     }
 
     @Override
@@ -174,7 +180,7 @@ public final class EmbeddedNotifier implements Notifier {
     /** What a publish sends: the encoded manifest (checked against the size limit) and {@code data}. */
     private Announcement announcement(Manifest manifest, byte[] data) {
         checkOpen();
-        byte[] bytes = ManifestCodec.encode(manifest);
+        byte[] bytes = trust.seal(ManifestCodec.encode(manifest));
         if (bytes.length > ManifestCodec.MAX_ENCODED_BYTES) {
             throw new ViperFormatException(
                     name,

@@ -1,5 +1,6 @@
 package io.viper.notify.kafka.internal;
 
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperClosedException;
 import io.viper.errors.ViperConfigException;
@@ -61,11 +62,15 @@ public final class KafkaNotifier implements Notifier {
     private boolean topicReady;
     private Consumer<byte[], byte[]> firstConsumer;
     private ManifestFollower follower;
+    /** Signs each record's manifest; the follower and the version scan check them. */
+    private final ManifestTrust trust;
+
     private volatile boolean closed;
 
     /** Opens a notifier on {@code uri} for {@code role}; see the class comment. */
-    public KafkaNotifier(KafkaUri uri, KafkaSettings settings, NotifierProvider.Role role) {
+    public KafkaNotifier(KafkaUri uri, KafkaSettings settings, NotifierProvider.Role role, ManifestTrust trust) {
         this.uri = Objects.requireNonNull(uri, "uri");
+        this.trust = Objects.requireNonNull(trust, "trust");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.clientId = "viper-" + ProcessHandle.current().pid() + "-" + INSTANCES.incrementAndGet();
         if (role == NotifierProvider.Role.PRODUCER) {
@@ -96,7 +101,7 @@ public final class KafkaNotifier implements Notifier {
 
     private void publish(Manifest manifest, byte[] data) {
         Objects.requireNonNull(manifest, "manifest");
-        byte[] value = ManifestCodec.encode(manifest);
+        byte[] value = trust.seal(ManifestCodec.encode(manifest));
         if (value.length > KafkaSettings.MAX_MESSAGE_BYTES) {
             throw new ViperFormatException(
                     "manifest " + manifest.model() + " v" + manifest.version(),
@@ -176,7 +181,7 @@ public final class KafkaNotifier implements Notifier {
         synchronized (lock) {
             requireOpen();
         }
-        return LatestVersionScan.newest(newConsumer(), uri, model, settings.timeoutMs());
+        return LatestVersionScan.newest(newConsumer(), uri, model, settings.timeoutMs(), trust);
     }
 
     @Override
@@ -196,7 +201,8 @@ public final class KafkaNotifier implements Notifier {
                             Consumer<byte[], byte[]> c = once.getAndSet(null);
                             return c != null ? c : newConsumer();
                         },
-                        Math.min(settings.timeoutMs(), 5_000));
+                        Math.min(settings.timeoutMs(), 5_000),
+                        trust);
                 follower.start();
             }
             f = follower;

@@ -1,5 +1,6 @@
 package io.viper.notify.kafka.internal;
 
+import io.viper.auth.ManifestTrust;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import java.lang.System.Logger.Level;
@@ -8,6 +9,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -32,6 +34,15 @@ final class LatestVersionScan {
      * within {@code timeoutMs}.
      */
     static OptionalLong newest(Consumer<byte[], byte[]> consumer, KafkaUri uri, String model, long timeoutMs) {
+        return newest(consumer, uri, model, timeoutMs, ManifestTrust.of(Optional.empty(), Manifest.MAX_VERSION));
+    }
+
+    /**
+     * As above, counting only the records {@code trust} lets through: a forged record (unsigned, or numbered far ahead)
+     * that compaction keeps for good cannot push producers to the last version.
+     */
+    static OptionalLong newest(
+            Consumer<byte[], byte[]> consumer, KafkaUri uri, String model, long timeoutMs, ManifestTrust trust) {
         byte[] key = model.getBytes(StandardCharsets.UTF_8);
         long start = System.nanoTime();
         long budget = TimeUnit.MILLISECONDS.toNanos(timeoutMs); // saturates: the key may be Long.MAX_VALUE
@@ -60,13 +71,14 @@ final class LatestVersionScan {
                         continue;
                     }
                     try {
-                        Manifest m =
-                                ManifestCodec.decode(r.value(), uri.topic() + "/" + r.partition() + "@" + r.offset());
+                        String where = uri.topic() + "/" + r.partition() + "@" + r.offset();
+                        Manifest m = ManifestCodec.decode(trust.open(r.value(), where), where);
                         if (m.model().equals(model)) {
+                            trust.checkVersion(model, newest, m.version(), where);
                             newest = Math.max(newest, m.version());
                         }
                     } catch (RuntimeException e) {
-                        LOG.log(Level.DEBUG, "skipped while reading the latest version: {0}", e.getMessage());
+                        LOG.log(Level.WARNING, "skipped while reading the latest version: {0}", e.getMessage());
                     }
                 }
             }

@@ -1,5 +1,6 @@
 package io.viper.notify.kafka.internal;
 
+import io.viper.auth.ManifestTrust;
 import io.viper.errors.ViperConfigException;
 import io.viper.manifest.Manifest;
 import io.viper.spi.AnnouncementFeed;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
@@ -76,6 +78,12 @@ final class ManifestFollower implements AutoCloseable {
      * call); {@code apiTimeoutMs} bounds each metadata request.
      */
     ManifestFollower(KafkaUri uri, Supplier<Consumer<byte[], byte[]>> consumers, long apiTimeoutMs) {
+        this(uri, consumers, apiTimeoutMs, ManifestTrust.of(Optional.empty(), Manifest.MAX_VERSION));
+    }
+
+    /** As above, delivering only the records {@code trust} lets through (signed, not too far ahead). */
+    ManifestFollower(
+            KafkaUri uri, Supplier<Consumer<byte[], byte[]>> consumers, long apiTimeoutMs, ManifestTrust trust) {
         this.uri = uri;
         this.consumers = consumers;
         this.apiTimeoutMs = apiTimeoutMs;
@@ -84,7 +92,7 @@ final class ManifestFollower implements AutoCloseable {
                 .daemon(true)
                 .unstarted(this::run);
         // Listeners run on this thread too: a Kafka consumer's thread does nothing else meanwhile.
-        this.feed = new AnnouncementFeed("Kafka follower of " + uri, LOG, this::onThread, Runnable::run);
+        this.feed = new AnnouncementFeed("Kafka follower of " + uri, LOG, this::onThread, Runnable::run, null, trust);
     }
 
     void start() {

@@ -8,6 +8,7 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Tier;
 import io.viper.net.FrameChannel;
 import io.viper.net.HostPort;
+import io.viper.net.PeerLimit;
 import io.viper.spi.StagedCheckpoint;
 import io.viper.spi.TransportServer;
 import java.io.DataInputStream;
@@ -84,7 +85,8 @@ abstract class ServerBase implements TransportServer {
                 closeQuietly(accepted);
                 continue;
             }
-            if (!gate.peers().admit(peer)) {
+            PeerLimit.Admission admission = gate.peers().admit(peer, null);
+            if (admission == null) {
                 closeQuietly(accepted);
                 continue;
             }
@@ -96,7 +98,8 @@ abstract class ServerBase implements TransportServer {
                 }
                 Thread.ofVirtual().name("viper-" + scheme + "-conn").start(() -> {
                     try (ch) {
-                        gate.handshake(ch, peer.getHostAddress()); // a peer without the key gets nothing else
+                        gate.handshake(
+                                ch, peer.getHostAddress(), admission); // a peer without the key gets nothing else
                         ByteBuffer magic = ByteBuffer.allocate(4);
                         ch.readFully(magic, gate.requestDeadline());
                         if (magic.getInt(0) != Wire.MAGIC) {
@@ -115,11 +118,11 @@ abstract class ServerBase implements TransportServer {
                                 e.getMessage());
                     } finally {
                         connections.remove(ch);
-                        gate.peers().release(peer);
+                        admission.release();
                     }
                 });
             } catch (IOException e) {
-                gate.peers().release(peer);
+                admission.release();
                 LOG.log(System.Logger.Level.WARNING, "{0}: cannot serve a connection: {1}", scheme, e.getMessage());
             }
         }

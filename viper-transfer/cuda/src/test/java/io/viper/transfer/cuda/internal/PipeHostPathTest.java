@@ -27,7 +27,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
@@ -38,7 +37,8 @@ import org.junit.jupiter.api.Test;
  */
 class PipeHostPathTest {
     private static final URI BIND = URI.create("cuda-pipe://127.0.0.1:0");
-    private static final ClientAuth NO_SECRET = ClientAuth.of(Optional.empty(), Role.CONSUMER);
+    /** What a consumer with the defaults holds: this user's own secret. */
+    private static final ClientAuth NO_SECRET = ClientAuth.of(ViperConfig.defaults(), Role.CONSUMER);
 
     @Test
     void aHostStagedVersionStreamsTheRequestedRanges() {

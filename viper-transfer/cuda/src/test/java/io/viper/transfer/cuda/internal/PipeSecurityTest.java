@@ -71,7 +71,7 @@ class PipeSecurityTest {
         ViperConfig limits = ViperConfig.of(HostilePeers.SHORT_LIMITS);
         try (TestStagedCheckpoint staged = new TestStagedCheckpoint("hostile", 1, 4, 100_000);
                 PipeServer server = new PipeServer(BIND, limits);
-                PipeClient client = new PipeClient(10_000, ClientAuth.of(Optional.empty(), Role.CONSUMER))) {
+                PipeClient client = new PipeClient(10_000, ClientAuth.of(ViperConfig.defaults(), Role.CONSUMER))) {
             server.expose(staged);
             URI u = server.location().uri();
             List<String> report = HostilePeers.tryAll(new HostilePeers.Target(

@@ -46,7 +46,12 @@ final class ControlChannel implements AutoCloseable {
      * @throws ViperConfigException when the producer refused this consumer's credentials or could not prove its own
      */
     static ControlChannel connect(
-            String peer, InetSocketAddress address, long connectTimeoutMs, long deadline, ClientAuth.Attempt auth) {
+            String peer,
+            InetSocketAddress address,
+            long connectTimeoutMs,
+            long deadline,
+            ClientAuth.Attempt auth,
+            ProducerTrust trust) {
         InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
         if (resolved.isUnresolved()) {
             throw new RetriableViperException(
@@ -64,6 +69,7 @@ final class ControlChannel implements AutoCloseable {
         }
         ControlChannel c = new ControlChannel(peer, ch);
         try {
+            trust.checkConnected(ch, peer); // who is at the other end of this very connection, before a byte is read
             FrameAuth.connect(ch, auth, deadline);
             c.send(ByteBuffer.allocate(4).putInt(ControlProtocol.MAGIC).flip(), deadline);
             return c;

@@ -6,6 +6,7 @@ import io.viper.auth.ConnectionGate;
 import io.viper.auth.Handshake;
 import io.viper.manifest.Location;
 import io.viper.net.FrameChannel;
+import io.viper.net.PeerLimit;
 import io.viper.spi.ReadLease;
 import io.viper.transfer.ucx.internal.UcxExposures.Exposure;
 import io.viper.transfer.ucx.internal.UcxExposures.Taken;
@@ -14,7 +15,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
@@ -40,15 +40,15 @@ final class ControlServer {
     /** One control connection and the leases taken on it. */
     private static final class Connection {
         final SocketChannel socket;
-        final InetAddress address;
         final String peer;
+        final PeerLimit.Admission admission;
         final Map<Long, ReadLease> leases = new ConcurrentHashMap<>();
         /** The frames over {@link #socket}, once its serving thread made them: closing it wakes that thread. */
         volatile FrameChannel channel;
 
-        Connection(SocketChannel socket, InetSocketAddress remote) {
+        Connection(SocketChannel socket, InetSocketAddress remote, PeerLimit.Admission admission) {
             this.socket = socket;
-            this.address = remote.getAddress();
+            this.admission = admission;
             this.peer = String.valueOf(remote);
         }
 
@@ -126,7 +126,8 @@ final class ControlServer {
                 }
                 return;
             }
-            if (!limits.peers().admit(remote.getAddress())) {
+            PeerLimit.Admission admission = limits.peers().admit(remote.getAddress(), null);
+            if (admission == null) {
                 try {
                     s.close();
                 } catch (IOException ignored) {
@@ -134,13 +135,13 @@ final class ControlServer {
                 }
                 continue;
             }
-            Connection c = new Connection(s, remote);
+            Connection c = new Connection(s, remote, admission);
             connections.add(c);
             synchronized (this) {
                 if (closed) {
                     connections.remove(c);
                     c.closeSocket();
-                    limits.peers().release(c.address);
+                    c.admission.release();
                     continue;
                 }
             }
@@ -161,7 +162,7 @@ final class ControlServer {
             if (isClosed()) {
                 return; // close() may have missed the channel
             }
-            limits.handshake(ch, c.peer); // a peer without the key gets nothing else
+            limits.handshake(ch, c.peer, c.admission); // a peer without the key gets nothing else
             ByteBuffer magic = ByteBuffer.allocate(4);
             ch.readFully(magic, limits.requestDeadline());
             if (magic.getInt(0) != ControlProtocol.MAGIC) {
@@ -227,7 +228,7 @@ final class ControlServer {
             c.closeSocket();
             c.closeLeases();
             connections.remove(c);
-            limits.peers().release(c.address);
+            c.admission.release();
         }
     }
 

@@ -3,6 +3,7 @@ package io.viper.transfer.ucx.internal;
 import io.viper.ViperConfig;
 import io.viper.auth.ClientAuth;
 import io.viper.errors.ViperConfigException;
+import io.viper.net.FrameChannel;
 import io.viper.net.LocalSockets;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -53,17 +54,34 @@ final class ProducerTrust {
                             + ": without credentials UCX data is trusted only from this host's own user (or set "
                             + ViperConfig.AUTH_REQUIRED.name() + "=false)");
         }
+    }
+
+    /**
+     * Refuses the connection {@code ch} to a producer unless it is trusted as above: without credentials, the process
+     * at its other end must run as this consumer's user (or root), read from the kernel's socket table for this very
+     * connection, so that no listener that comes and goes between a check and the connect can slip past; a connection
+     * whose other end is not found is refused too.
+     *
+     * @throws ViperConfigException naming the producer and what to set
+     */
+    void checkConnected(FrameChannel ch, String peer) {
+        if (authenticated || trustEveryone) {
+            return;
+        }
         OptionalInt owner;
         try {
-            owner = LocalSockets.ownerOf(address, control.getPort());
+            InetSocketAddress[] ends = ch.ends();
+            owner = LocalSockets.ownerOfPeer(ends[0], ends[1]);
         } catch (IOException e) {
-            return; // no socket table to read: nothing to go by
+            owner = OptionalInt.empty();
         }
         int me = LocalSockets.ownUid();
-        if (owner.isPresent() && owner.getAsInt() != me && owner.getAsInt() != 0) {
-            throw new ViperConfigException(peer + " is run by user " + owner.getAsInt() + ", not by this consumer's ("
-                    + me + "), and neither side has " + ViperConfig.AUTH_SECRET_FILE.name()
-                    + ": not handing its UCX addresses to UCX");
+        if (owner.isEmpty() || (owner.getAsInt() != me && owner.getAsInt() != 0)) {
+            throw new ViperConfigException(peer + " is run by "
+                    + (owner.isEmpty() ? "a user the socket table does not show" : "user " + owner.getAsInt())
+                    + ", not by this consumer's (" + me + "), and neither side has a secret ("
+                    + ViperConfig.AUTH_SECRET_FILE.name() + ", " + ViperConfig.AUTH_USER_SECRET.name()
+                    + "): not handing its UCX addresses to UCX");
         }
     }
 }

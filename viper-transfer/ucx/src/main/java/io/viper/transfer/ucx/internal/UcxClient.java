@@ -193,7 +193,7 @@ public final class UcxClient implements TransportClient.ArrivalReporting {
             if (control == null) {
                 trust.check(address, peer); // a kept connection was checked when it was opened
                 control = ControlChannel.connect(
-                        peer, address, settings.connectTimeoutMs(), deadline, auth.attempt(mode.scheme(), peer));
+                        peer, address, settings.connectTimeoutMs(), deadline, auth.attempt(mode.scheme(), peer), trust);
             }
             boolean[] answered = new boolean[1];
             boolean clean = false;

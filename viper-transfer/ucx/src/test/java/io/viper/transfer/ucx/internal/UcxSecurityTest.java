@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -85,7 +86,8 @@ class UcxSecurityTest extends TransportSecuritySuite {
         if (LocalSockets.ownUid() == 0 && Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
             // Without secrets on either side: a forger running as another user is not trusted either.
             try (TestStagedCheckpoint staged = new TestStagedCheckpoint("victim", 2, 9, 64_000);
-                    TransportClient consumer = provider.openClient(ViperConfig.defaults())) {
+                    TransportClient consumer =
+                            provider.openClient(ViperConfig.of(Map.of("viper.auth.user.secret", "off")))) {
                 Process forger = forger(true, staged.manifest().totalBytes());
                 try {
                     Location forged = new Location(URI.create("ucx://127.0.0.1:" + port(forger)), Tier.HOST);

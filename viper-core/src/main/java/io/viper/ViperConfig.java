@@ -145,9 +145,8 @@ public final class ViperConfig {
             1,
             1,
             1024,
-            "Producer (its tracker): readers of a version it sends to one source (itself or a relaying consumer)"
-                    + " while another source has room. 1: a pipelined chain, where every link carries the model once"
-                    + " (best where each node's uplink is as fast as its downlink); k: a tree of fan-out k."));
+            "Producer (its tracker): readers of a version sent to one source (itself or a relay) while another has"
+                    + " room. 1: a pipelined chain (each link carries the model once); k: a tree of fan-out k."));
     public static final ConfigKey<Boolean> CONSUMER_INLINE = define(CORE.booleanKey(
             "viper.consumer.inline",
             true,

@@ -12,6 +12,7 @@ import io.viper.tensor.Tensor;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -126,13 +127,14 @@ public final class FleetBench {
             viper(dir, "secret", "--out", secret.toString());
             viper(dir, "secret", "--consumer", "--from", secret.toString(), "--out", token.toString());
             List<Version> versions = models(dir);
+            Path warmup = warmupModel(dir);
             List<Round> rounds = new ArrayList<>();
             for (Topology t : settings.topologies()) {
                 for (int n : settings.consumers()) {
                     settings.progress()
                             .accept("measuring " + t.label() + " with " + n + " consumer" + (n == 1 ? "" : "s")
                                     + "...");
-                    rounds.addAll(fleet(net, t, n, versions, secret, token));
+                    rounds.addAll(fleet(net, t, n, versions, warmup, secret, token));
                 }
             }
             return new Result(settings.sizeBytes(), settings.rate(), net.capped(), net.description(), rounds);
@@ -144,6 +146,25 @@ public final class FleetBench {
      * tensors.
      */
     private record Version(Path file, double changed, long newBytes, String hash) {}
+
+    /**
+     * The unmeasured version every fleet takes first, so that what is measured is a fleet of running servers, not of
+     * processes whose first work this is (each JVM compiling the receive, hash and relay paths at the same moment, on 2
+     * cores): the model's layout at a quarter of its size, at most 32 MiB, with bytes no measured version has.
+     */
+    private Path warmupModel(Path dir) throws IOException {
+        long bytes = Math.max(1L << 20, Math.min(32L << 20, settings.sizeBytes() / 4));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment model = arena.allocate(bytes, 4096);
+            ModelTensors.fill(model);
+            for (long i = 0; i + 8 <= bytes; i += 8) {
+                model.set(ValueLayout.JAVA_LONG_UNALIGNED, i, ~model.get(ValueLayout.JAVA_LONG_UNALIGNED, i));
+            }
+            Path file = dir.resolve("warmup.safetensors");
+            SafetensorsWriter.write(file, ModelTensors.tensors(model), Map.of());
+            return file;
+        }
+    }
 
     /** The first version (random bytes), and with {@code --changed} a second where that share of blocks changed. */
     private List<Version> models(Path dir) throws IOException {
@@ -207,7 +228,8 @@ public final class FleetBench {
     }
 
     /** One fleet of {@code n} consumers: broker, consumers, then each version published by a producer of its own. */
-    private List<Round> fleet(FleetNetwork net, Topology t, int n, List<Version> versions, Path secret, Path token)
+    private List<Round> fleet(
+            FleetNetwork net, Topology t, int n, List<Version> versions, Path warmup, Path secret, Path token)
             throws Exception {
         Path dir = Files.createDirectories(settings.dir().resolve(t.label() + "-" + n));
         List<ChildJvm> children = new ArrayList<>();
@@ -237,36 +259,22 @@ public final class FleetBench {
                         i,
                         "consumer " + i,
                         dir,
-                        consumerArgs(t, uri, dir.resolve("out-" + i), versions.size() == 1, token, net.host(i))));
+                        consumerArgs(t, uri, dir.resolve("out-" + i), false, token, net.host(i))));
             }
             awaitSubscribed(net, URI.create(uri).getPort(), consumers);
             List<Round> rounds = new ArrayList<>();
             Duration wait =
                     START_WAIT.plusMillis(Math.round(4 * n * settings.rate().ms(settings.sizeBytes())));
+            ChildJvm warming = startProducer(children, net, dir, "producer warm-up", warmup, uri, secret);
+            warming.awaitLine("{", START_WAIT);
+            for (ChildJvm c : consumers) {
+                c.awaitLine("{", wait);
+            }
             int dead = 0;
             for (Version v : versions) {
                 OptionalLong before = net.txBytes(0);
-                ChildJvm producer = start(
-                        children,
-                        net,
-                        0,
-                        "producer v" + (rounds.size() + 1),
-                        dir,
-                        "publish",
-                        "--model",
-                        MODEL,
-                        "--file",
-                        v.file().toString(),
-                        "--notifier",
-                        uri,
-                        "--transports",
-                        "tcp://" + net.host(0) + ":0",
-                        "--linger",
-                        "1h",
-                        "--set",
-                        "viper.producer.block.skip.unshared=false",
-                        "--set",
-                        auth(secret));
+                ChildJvm producer =
+                        startProducer(children, net, dir, "producer v" + (rounds.size() + 1), v.file(), uri, secret);
                 producer.awaitLine("{", START_WAIT);
                 // One relay of a chain killed half a model's link time after the publish: mid-transfer.
                 int killed = settings.killRelay() && t == Topology.RELAY && n > 2 && dead == 0 ? n / 2 : 0;
@@ -317,6 +325,33 @@ public final class FleetBench {
                 c.close();
             }
         }
+    }
+
+    /** Starts {@code viper publish} of {@code file} on node 0; it stays until the fleet ends. */
+    private static ChildJvm startProducer(
+            List<ChildJvm> children, FleetNetwork net, Path dir, String name, Path file, String notifier, Path secret)
+            throws IOException {
+        return start(
+                children,
+                net,
+                0,
+                name,
+                dir,
+                "publish",
+                "--model",
+                MODEL,
+                "--file",
+                file.toString(),
+                "--notifier",
+                notifier,
+                "--transports",
+                "tcp://" + net.host(0) + ":0",
+                "--linger",
+                "1h",
+                "--set",
+                "viper.producer.block.skip.unshared=false",
+                "--set",
+                auth(secret));
     }
 
     /**

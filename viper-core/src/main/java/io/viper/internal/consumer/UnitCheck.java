@@ -10,6 +10,7 @@ import io.viper.spi.TransportClient;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -109,19 +110,10 @@ final class UnitCheck implements TransportClient.Arrivals {
         }
     }
 
-    /** The first unit that may hold bytes at or after {@code offset}. */
+    /** The first unit that may hold bytes at or after {@code offset}: the last starting at or before it, or 0. */
     private int first(long offset) {
-        int lo = 0;
-        int hi = from.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >>> 1;
-            if (from[mid] <= offset) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        int i = Arrays.binarySearch(from, offset);
+        return i >= 0 ? i : Math.max(0, -i - 2);
     }
 
     private void check(int u) {

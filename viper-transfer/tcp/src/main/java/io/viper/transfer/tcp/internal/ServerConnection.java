@@ -17,9 +17,7 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -211,23 +209,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter {
                 LOG.log(Level.WARNING, "tcp transport " + server.uri() + ": the tracker failed: " + e);
             }
         }
-        List<byte[]> texts = new ArrayList<>();
-        int size = TcpProtocol.HEADER_BYTES + 1;
-        for (URI u : sources.subList(0, Math.min(sources.size(), TcpProtocol.MAX_TRACK_URIS))) {
-            byte[] b = u.toString().getBytes(StandardCharsets.UTF_8);
-            if (b.length <= TcpProtocol.MAX_URI_BYTES) {
-                texts.add(b);
-                size += 2 + b.length;
-            }
-        }
+        byte[] list = TcpProtocol.uriList(sources);
+        int size = TcpProtocol.HEADER_BYTES + list.length;
         ByteBuf out = ctx.alloc().buffer(TcpProtocol.LENGTH_BYTES + size);
         out.writeInt(size)
                 .writeByte(TcpProtocol.VERSION)
                 .writeByte(TcpProtocol.SOURCES)
-                .writeByte(texts.size());
-        for (byte[] b : texts) {
-            out.writeShort(b.length).writeBytes(b);
-        }
+                .writeBytes(list);
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 

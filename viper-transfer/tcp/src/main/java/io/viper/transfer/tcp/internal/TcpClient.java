@@ -90,6 +90,24 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
         InetSocketAddress address = HostPort.parse(location.uri(), "tcp", false).resolve();
         String what = manifest.model() + " v" + manifest.version() + " from " + location.uri();
         List<ByteRange> work = validateAndCoalesce(manifest, ranges, destination, what);
+        onPooledConnection(address, what, (conn, answered) -> {
+            transfer(conn, manifest, work, destination, what, answered, arrivals);
+            return null;
+        });
+    }
+
+    /** One request and its answers on a connection of the pool, which {@code answered} says have begun to arrive. */
+    private interface Exchange<T> {
+        T run(ClientConnection conn, boolean[] answered) throws IOException;
+    }
+
+    /**
+     * Runs {@code exchange} on an idle pooled connection to {@code address} (or a new one) and gives the connection
+     * back to the pool. A pooled connection that fails before any answer (the producer dropped it while it was idle) is
+     * tried once more on a fresh one; a NOT_AVAILABLE refusal leaves the connection clean; any other failure discards
+     * it.
+     */
+    private <T> T onPooledConnection(InetSocketAddress address, String what, Exchange<T> exchange) {
         for (int attempt = 1; ; attempt++) {
             ClientConnection conn = idle(address);
             boolean reused = conn != null;
@@ -98,9 +116,9 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
             }
             boolean[] answered = new boolean[1];
             try {
-                transfer(conn, manifest, work, destination, what, answered, arrivals);
+                T result = exchange.run(conn, answered);
                 release(conn);
-                return;
+                return result;
             } catch (ViperNotFoundException e) {
                 // A refusal by the producer (NOT_AVAILABLE) leaves the connection in a clean state.
                 release(conn);
@@ -111,7 +129,6 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
                     throw new ViperClosedException("tcp client closed while reading " + what);
                 }
                 if (reused && !answered[0] && attempt == 1) {
-                    // A pooled connection the producer dropped while it was idle: try once on a fresh one.
                     LOG.log(
                             Level.DEBUG,
                             () -> "tcp read of " + what + ": pooled connection failed (" + e + "), reconnecting");
@@ -132,80 +149,38 @@ public final class TcpClient implements TransportClient.ArrivalReporting {
         InetSocketAddress address = HostPort.parse(producer.uri(), "tcp", false).resolve();
         String what = "the sources of " + manifest.model() + " v" + manifest.version() + " at " + producer.uri();
         byte[] model = manifest.model().getBytes(StandardCharsets.UTF_8);
-        List<byte[]> relays = texts(relay);
-        List<byte[]> fails = texts(failed);
-        int size = TcpProtocol.HEADER_BYTES + 10 + model.length + 2;
-        for (byte[] b : relays) {
-            size += 2 + b.length;
-        }
-        for (byte[] b : fails) {
-            size += 2 + b.length;
-        }
+        byte[] relays = TcpProtocol.uriList(relay);
+        byte[] fails = TcpProtocol.uriList(failed);
+        int size = TcpProtocol.HEADER_BYTES + 10 + model.length + relays.length + fails.length;
         ByteBuffer frame = ByteBuffer.allocate(TcpProtocol.LENGTH_BYTES + size)
                 .putInt(size)
                 .put(TcpProtocol.VERSION)
                 .put(TcpProtocol.TRACK)
                 .putLong(manifest.version())
                 .putShort((short) model.length)
-                .put(model);
-        putAll(frame, relays);
-        putAll(frame, fails);
-        frame.flip();
-        for (int attempt = 1; ; attempt++) {
-            ClientConnection conn = idle(address);
-            boolean reused = conn != null;
-            if (conn == null) {
-                conn = connect(address, what);
+                .put(model)
+                .put(relays)
+                .put(fails)
+                .flip();
+        return Optional.of(onPooledConnection(address, what, (conn, answered) -> {
+            conn.write(new ByteBuffer[] {frame.duplicate()});
+            ByteBuffer response = conn.readFrame();
+            answered[0] = true;
+            byte type = response.get();
+            if (type == TcpProtocol.ERROR) {
+                throw new ClientConnection.ProtocolViolation("the producer refused TRACK: " + reason(response));
             }
-            try {
-                conn.write(new ByteBuffer[] {frame.duplicate()});
-                ByteBuffer response = conn.readFrame();
-                byte type = response.get();
-                if (type == TcpProtocol.ERROR) {
-                    throw new ClientConnection.ProtocolViolation("the producer refused TRACK: " + reason(response));
-                }
-                if (type != TcpProtocol.SOURCES) {
-                    throw new ClientConnection.ProtocolViolation("expected SOURCES, got " + TcpProtocol.typeName(type));
-                }
-                List<URI> sources = sources(response);
-                release(conn);
-                return Optional.of(sources);
-            } catch (IOException | CancelledKeyException | ClosedSelectorException e) {
-                discard(conn);
-                if (reused && attempt == 1 && !closed) {
-                    continue; // a pooled connection the producer dropped while idle
-                }
-                throw failure(e, what);
-            } catch (RuntimeException | Error e) {
-                discard(conn);
-                throw e;
+            if (type != TcpProtocol.SOURCES) {
+                throw new ClientConnection.ProtocolViolation("expected SOURCES, got " + TcpProtocol.typeName(type));
             }
-        }
-    }
-
-    private static List<byte[]> texts(List<URI> uris) {
-        List<byte[]> out = new ArrayList<>();
-        for (URI u : uris.subList(0, Math.min(uris.size(), TcpProtocol.MAX_TRACK_URIS))) {
-            byte[] b = u.toString().getBytes(StandardCharsets.UTF_8);
-            if (b.length <= TcpProtocol.MAX_URI_BYTES) {
-                out.add(b);
-            }
-        }
-        return out;
-    }
-
-    private static void putAll(ByteBuffer frame, List<byte[]> texts) {
-        frame.put((byte) texts.size());
-        for (byte[] b : texts) {
-            frame.putShort((short) b.length).put(b);
-        }
+            return sources(response);
+        }));
     }
 
     /** The locations of a SOURCES frame, each checked as the server checks a TRACK's. */
     private static List<URI> sources(ByteBuffer frame) throws IOException {
         try {
-            List<URI> out = RequestDecoder.uris(Unpooled.wrappedBuffer(frame), "SOURCES");
-            return out;
+            return RequestDecoder.uris(Unpooled.wrappedBuffer(frame), "SOURCES");
         } catch (RequestDecoder.MalformedRequestException e) {
             throw new ClientConnection.ProtocolViolation(e.getMessage());
         }

@@ -1,9 +1,12 @@
 package io.viper.transfer.tcp.internal;
 
 import io.viper.net.HostPort;
+import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -81,6 +84,28 @@ public final class TcpProtocol {
     public static byte[] reasonBytes(String s) {
         String cut = s.length() > MAX_REASON_CHARS ? s.substring(0, MAX_REASON_CHARS) : s;
         return cut.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A list of locations as TRACK and SOURCES carry it ({@code n:u8 n*(uri:str)}), what {@link RequestDecoder#uris}
+     * reads: at most {@link #MAX_TRACK_URIS}, each at most {@link #MAX_URI_BYTES} long (a longer one is left out).
+     */
+    public static byte[] uriList(List<URI> uris) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        List<byte[]> texts = new ArrayList<>();
+        for (URI u : uris.subList(0, Math.min(uris.size(), MAX_TRACK_URIS))) {
+            byte[] b = u.toString().getBytes(StandardCharsets.UTF_8);
+            if (b.length <= MAX_URI_BYTES) {
+                texts.add(b);
+            }
+        }
+        out.write(texts.size());
+        for (byte[] b : texts) {
+            out.write(b.length >>> 8);
+            out.write(b.length);
+            out.writeBytes(b);
+        }
+        return out.toByteArray();
     }
 
     /** The URI consumers use to reach {@code bound}; a wildcard address is replaced by this host's address. */

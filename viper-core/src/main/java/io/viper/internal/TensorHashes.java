@@ -71,6 +71,9 @@ public final class TensorHashes implements AutoCloseable {
     private final ContentHash[] before;
 
     private final ContentHash[] result;
+    /** Told each piece's hash as it is known; {@link PieceListener#NONE} when nobody listens. */
+    private final PieceListener listener;
+
     private final AtomicIntegerArray state;
     private final CountDownLatch done;
     private volatile Throwable failure;
@@ -102,6 +105,31 @@ public final class TensorHashes implements AutoCloseable {
             ExecutorService pool,
             int workers,
             ContentHash[] before) {
+        this(infos, algorithms, data, pool, workers, before, PieceListener.NONE);
+    }
+
+    /**
+     * Told the hash of each piece as soon as it is known (hashed, or taken from {@code before}), on the thread that
+     * knew it, before {@link #await()} can return.
+     */
+    @FunctionalInterface
+    public interface PieceListener {
+        PieceListener NONE = (offset, length, hash) -> {};
+
+        /** The piece of bytes {@code [offset, offset + length)} of the data hashes to {@code hash}. Quick. */
+        void known(long offset, long length, ContentHash hash);
+    }
+
+    /** As above; {@code listener} is told each piece's hash as it is known. */
+    public TensorHashes(
+            List<TensorInfo> infos,
+            List<HashAlgorithm> algorithms,
+            MemorySegment data,
+            ExecutorService pool,
+            int workers,
+            ContentHash[] before,
+            PieceListener listener) {
+        this.listener = listener;
         this.algorithm = algorithms.toArray(HashAlgorithm[]::new);
         this.data = data;
         this.pool = pool;
@@ -181,6 +209,7 @@ public final class TensorHashes implements AutoCloseable {
                 if (!changed[p]) {
                     if (state.compareAndSet(p, MISSING, DONE)) {
                         result[p] = before[p];
+                        listener.known(offset[p], length[p], result[p]);
                         done.countDown();
                     }
                 } else if (hashHere) {
@@ -263,6 +292,7 @@ public final class TensorHashes implements AutoCloseable {
         try {
             if (!cancelled) {
                 result[p] = algorithm[tensorOf[p]].hash(data.asSlice(offset[p], length[p]));
+                listener.known(offset[p], length[p], result[p]);
             }
         } catch (RuntimeException | Error e) {
             failure = e;

@@ -2,6 +2,7 @@ package io.viper.spi;
 
 import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
 
@@ -18,6 +19,14 @@ public interface CheckpointRepository extends AutoCloseable {
      * read lease on {@code staged} for the duration.
      */
     Location store(Manifest manifest, StagedCheckpoint staged);
+
+    /**
+     * Starts storing version {@code version} of {@code model}, whose bytes are in {@code data} (the staged data
+     * section) and whose block ids are still being hashed: see {@link PendingStore}. Default: nothing is written early.
+     */
+    default PendingStore begin(String model, long version, MemorySegment data) {
+        return PendingStore.nothingEarly(this);
+    }
 
     /**
      * Called once when a producer of {@code model} starts, before its first store: removes what an interrupted writer

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The measurement behind {@code viper bench pfs}: a producer flushes a model of {@code size} bytes to a fresh PFS
- * repository (from publish to durable; the second version, every byte changed, so that the staging buffers a training
+ * repository (from publish to durable; the third version, every byte changed, so that both staging buffers a training
  * job allocates once are there, as they are in a run), then, with the page cache dropped, one consumer and then
  * {@code consumers} at once load it cold from there (late joiners: the repository is their only source); in the same
  * run the same bytes are written and read with plain sequential direct I/O ({@link DeviceBound}) on the same file
@@ -74,15 +74,22 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
                 .config("viper.transports", "")
                 .config("viper.block.bytes", Long.toString(blockBytes))
                 .config("viper.producer.staging.budget.bytes", Long.toString(2 * size + (4 << 20)))
+                // no transport serves the versions: the newest is the only one kept, and two buffers take turns
+                .config("viper.producer.staging.versions", "1")
+                // every version through the block store, though it shares no block with the one before: by default
+                // such a version is kept as one file (viper.producer.block.skip.unshared), the row without blocks
+                .config("viper.producer.block.skip.unshared", "false")
                 .build()) {
             // the model and the producer's staging go before the loads: their memory is the page cache's then
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment model = arena.allocate(size, 4096);
                 fill(model, 42);
                 try (ViperProducer producer = viper.producer(MODEL, CheckpointPolicy.never())) {
-                    // a first version, not measured: it allocates the staging buffers a training job reuses after
+                    // two versions, not measured: they allocate the two staging buffers a training job reuses after
                     publish(producer, model);
-                    fill(model, 43); // every byte (every block) changed
+                    fill(model, 43);
+                    publish(producer, model);
+                    fill(model, 44); // every byte (every block) changed
                     long t0 = System.nanoTime();
                     publish(producer, model);
                     flush = seconds(t0);

@@ -44,6 +44,7 @@ final class BlockIds implements AutoCloseable {
      *     {@link #known}; null or empty: none
      * @param withhold whether the ids are withheld until the version shares a range with the earlier one its bytes are
      *     compared with (see the class comment)
+     * @param listener told each block's id as soon as it is known (the PFS may write it then)
      */
     BlockIds(
             List<TensorInfo> tensors,
@@ -52,7 +53,8 @@ final class BlockIds implements AutoCloseable {
             ExecutorService pool,
             int workers,
             ContentHash[] before,
-            boolean withhold) {
+            boolean withhold,
+            TensorHashes.PieceListener listener) {
         this.tensors = tensors;
         this.blockBytes = blockBytes;
         if (blockBytes <= 0) {
@@ -71,7 +73,13 @@ final class BlockIds implements AutoCloseable {
             }
         }
         this.hashes = new TensorHashes(
-                blocks, Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM), data, pool, workers, before);
+                blocks,
+                Collections.nCopies(blocks.size(), BlockList.ID_ALGORITHM),
+                data,
+                pool,
+                workers,
+                before,
+                listener);
     }
 
     /** Bytes {@code [from, from + len)} of the data are final. */

@@ -80,7 +80,8 @@ public final class ProducerImpl implements ViperProducer {
                 c.get(ViperConfig.BLOCK_SKIP_UNSHARED),
                 gpu,
                 new CopyHelpers(
-                        rt.hashPool(), Math.min(c.get(ViperConfig.PRODUCER_COPY_THREADS) - 1, rt.hashWorkers())));
+                        rt.hashPool(), Math.min(c.get(ViperConfig.PRODUCER_COPY_THREADS) - 1, rt.hashWorkers())),
+                repository);
         this.pipeline = new PublishPipeline(model, rt, servers, notifier, repository, cache, gpu, withdrawals);
         LOG.log(
                 System.Logger.Level.INFO,

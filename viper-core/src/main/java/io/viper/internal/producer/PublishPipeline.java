@@ -15,6 +15,7 @@ import io.viper.manifest.TensorEntry;
 import io.viper.manifest.Tier;
 import io.viper.spi.CheckpointRepository;
 import io.viper.spi.Notifier;
+import io.viper.spi.PendingStore;
 import io.viper.spi.ReadLease;
 import io.viper.spi.TransportServer;
 import io.viper.tensor.TensorInfo;
@@ -40,9 +41,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (1) completes the host copy of a GPU-staged version, (2) finishes hashing every tensor and every block's id (what the
  * copy started; plus phash64 where a GPU transport serves), (3) exposes the buffer on every transport, (4) announces
  * the manifest on the notifier (with the bytes of a version of at most {@code viper.producer.inline.bytes}), then, once
- * the notifier accepted it, withdraws the versions it retired, (5) flushes it to the PFS and (6) announces again with
- * the {@code file://} location. A failure before the announcement gives the buffer back; the {@link PublishHandle}'s
- * futures say what happened.
+ * the notifier accepted it, withdraws the versions it retired, (5) flushes it to the PFS (its {@link PendingStore},
+ * begun by the stager, which wrote its blocks as they were hashed) and (6) announces again with the {@code file://}
+ * location. A failure before the announcement gives the buffer back, once the pending store stopped reading it; the
+ * {@link PublishHandle}'s futures say what happened.
  *
  * <p>Which thread runs the route is the one choice {@link #submit} makes. Normally the producer's own thread, one per
  * producer, so that versions are announced in the order they were staged. A version announced with its bytes (at most
@@ -129,6 +131,9 @@ final class PublishPipeline implements AutoCloseable {
                 });
             } catch (RejectedExecutionException e) {
                 queued.decrementAndGet();
+                if (staged.pfs() != null) {
+                    staged.pfs().close();
+                }
                 throw e;
             }
         }
@@ -174,6 +179,7 @@ final class PublishPipeline implements AutoCloseable {
         if (p == null) {
             return;
         }
+        PendingStore pfs = staged.pfs();
         // With no transport, only the PFS flush announces.
         CompletableFuture<Void> accepted = servers.isEmpty() && repository.isPresent()
                 ? CompletableFuture.completedFuture(null)
@@ -183,9 +189,13 @@ final class PublishPipeline implements AutoCloseable {
             if (repository.isEmpty()) {
                 durable.complete(p.manifest());
             } else {
-                flushToPfs(p.manifest(), p.buffer(), announced, durable);
+                flushToPfs(p.manifest(), p.buffer(), pfs, announced, durable);
             }
         });
+        if (pfs != null) {
+            // stored or not (the announcement failed), what it wrote early and did not store goes
+            through.whenComplete((done, failed) -> pfs.close());
+        }
         if (onCaller) {
             lastFromCaller = through;
         }
@@ -217,6 +227,9 @@ final class PublishPipeline implements AutoCloseable {
                     System.Logger.Level.ERROR,
                     "producer " + model + " v" + staged.version() + ": staging failed: " + e.getMessage(),
                     e);
+            if (staged.pfs() != null) {
+                staged.pfs().close(); // before the buffer goes back: it waits for the writes reading it
+            }
             cache.abandon(buffer);
             cache.withdraw(retired);
             announced.completeExceptionally(e);
@@ -312,10 +325,11 @@ final class PublishPipeline implements AutoCloseable {
     private void flushToPfs(
             Manifest manifest,
             StagingBuffer buffer,
+            PendingStore pfs,
             CompletableFuture<Manifest> announced,
             CompletableFuture<Manifest> durable) {
         try (ReadLease lease = buffer.internalLease()) {
-            Location file = repository.orElseThrow().store(manifest, buffer);
+            Location file = pfs.store(manifest, buffer);
             Manifest withFile = manifest.withLocations(List.of(file));
             notifier.publish(withFile);
             if (!announced.isDone()) {

@@ -5,10 +5,13 @@ import io.viper.errors.ViperConfigException;
 import io.viper.hash.HashAlgorithm;
 import io.viper.internal.CopyHelpers;
 import io.viper.internal.TensorHashes;
+import io.viper.spi.CheckpointRepository;
+import io.viper.spi.PendingStore;
 import io.viper.tensor.TensorInfo;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.SequencedMap;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -41,6 +44,9 @@ final class Stager {
 
     private final GpuStaging gpu;
     private final CopyHelpers copyHelpers;
+    /** Where versions are flushed: told each block's id as it is known, to write it early. */
+    private final Optional<CheckpointRepository> repository;
+
     private final DeclaredChanges declaredChanges = new DeclaredChanges();
 
     /**
@@ -52,6 +58,7 @@ final class Stager {
      * @param skipUnshared whether a compared version that shares nothing with the buffer's goes without block ids
      *     ({@code viper.producer.block.skip.unshared})
      * @param copyHelpers the pool threads that help copy large snapshots ({@code viper.producer.copy.threads})
+     * @param repository the PFS the versions are flushed to, if any
      */
     Stager(
             StagingCache cache,
@@ -62,7 +69,8 @@ final class Stager {
             boolean compare,
             boolean skipUnshared,
             GpuStaging gpu,
-            CopyHelpers copyHelpers) {
+            CopyHelpers copyHelpers,
+            Optional<CheckpointRepository> repository) {
         this.cache = cache;
         this.hashPool = hashPool;
         this.hashWorkers = hashWorkers;
@@ -72,6 +80,7 @@ final class Stager {
         this.skipUnshared = skipUnshared;
         this.gpu = gpu;
         this.copyHelpers = copyHelpers;
+        this.repository = repository;
     }
 
     /**
@@ -85,6 +94,8 @@ final class Stager {
      *     version); its bytes are hashed after it
      * @param copied the bytes the copy wrote and those it found unchanged in the buffer
      * @param aliases second names of stored tensors (alias to tensor), for the version's metadata
+     * @param pfs the version's store into the PFS, begun as its blocks are hashed (the pipeline stores or closes it);
+     *     null without a PFS
      */
     record Staged(
             StagingBuffer buffer,
@@ -94,7 +105,8 @@ final class Stager {
             BlockIds blocks,
             Runnable hostCopy,
             StagingCopy.Copied copied,
-            SequencedMap<String, String> aliases) {
+            SequencedMap<String, String> aliases,
+            PendingStore pfs) {
         /**
          * Once {@code hashes} and {@code blocks} were awaited: what the buffer holds, for a later version to compare
          * with.
@@ -161,6 +173,11 @@ final class Stager {
                 hashPool,
                 hashWorkers,
                 before == null ? null : before.pieces());
+        // The PFS writes each block as soon as its id is known: the flush overlaps the hashing.
+        PendingStore pfs = repository
+                .map(r ->
+                        blockBytes > 0 ? r.begin(cache.model(), version, buffer.data()) : PendingStore.nothingEarly(r))
+                .orElse(null);
         BlockIds blocks = new BlockIds(
                 infos,
                 blockBytes,
@@ -168,7 +185,8 @@ final class Stager {
                 hashPool,
                 hashWorkers,
                 before == null ? null : before.blocks(),
-                before != null && skipUnshared);
+                before != null && skipUnshared,
+                pfs == null ? TensorHashes.PieceListener.NONE : pfs::blockHashed);
         // Every range that lands in the host staging is hashed twice: tensor and block hashes.
         GpuStaging.Arrivals arrivals = (from, length) -> {
             hashes.arrived(from, length);
@@ -209,10 +227,13 @@ final class Stager {
                             : "since v" + held.version()
                                     + (before != held ? ", hashes known since v" + before.version() : ""),
                     noIds ? "; nothing shared: no block ids" : "");
-            return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied, described.aliases());
+            return new Staged(buffer, version, infos, hashes, blocks, hostCopy, copied, described.aliases(), pfs);
         } catch (RuntimeException e) {
             hashes.close();
             blocks.close();
+            if (pfs != null) {
+                pfs.close();
+            }
             cache.abandon(buffer);
             throw e;
         }

@@ -24,6 +24,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -274,7 +275,16 @@ class StagingCompareTest {
         try (Arena arena = Arena.ofShared();
                 StagingCache cache = new StagingCache("m", 1L << 30, 1, 5_000, StagingBuffer::retireHandled, null)) {
             Stager stager = new Stager(
-                    cache, counting, 1, HashAlgorithm.CRC32C, MIB, true, true, new GpuStaging("m"), CopyHelpers.NONE);
+                    cache,
+                    counting,
+                    1,
+                    HashAlgorithm.CRC32C,
+                    MIB,
+                    true,
+                    true,
+                    new GpuStaging("m"),
+                    CopyHelpers.NONE,
+                    Optional.empty());
             MemorySegment gone;
             try (Arena closed = Arena.ofConfined()) {
                 gone = closed.allocate(2 * MIB);

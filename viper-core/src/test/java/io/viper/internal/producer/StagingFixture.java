@@ -17,6 +17,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -97,7 +98,16 @@ final class StagingFixture {
             this.blockBytes = blockBytes;
             this.skipUnshared = skipUnshared;
             this.stager = new Stager(
-                    cache, POOL, 2, algorithm, blockBytes, compare, skipUnshared, new GpuStaging("m"), helpers);
+                    cache,
+                    POOL,
+                    2,
+                    algorithm,
+                    blockBytes,
+                    compare,
+                    skipUnshared,
+                    new GpuStaging("m"),
+                    helpers,
+                    Optional.empty());
         }
 
         /**

@@ -80,7 +80,13 @@ final class BlockStore {
         return root.resolve(DIR).resolve(hex.substring(0, 2)).resolve(hex);
     }
 
-    private Path pathOf(ContentHash id) {
+    /** The store's directory. */
+    Path dir() {
+        return dir;
+    }
+
+    /** The file of block {@code id} in this store. */
+    Path pathOf(ContentHash id) {
         String hex = id.toHex();
         return dir.resolve(hex.substring(0, 2)).resolve(hex);
     }
@@ -95,17 +101,21 @@ final class BlockStore {
      * section), reuses the others. Call holding {@code writing().readLock()}.
      *
      * @param fresh receives each block this call wrote, with its modification time once written
+     * @param early the blocks written while the version was hashed, made durable and renamed with the rest (it keeps
+     *     and closes their batch); null: none
      * @return the bytes written (the rest was reused)
      */
-    long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh) throws IOException {
+    long put(Manifest manifest, MemorySegment data, Map<ContentHash, FileTime> fresh, EarlyBlocks early)
+            throws IOException {
         Set<ContentHash> done = new HashSet<>();
-        long written = 0;
-        try (BlockBatch batch = new BlockBatch(dir, InFlight.parallelFor(data))) {
+        long written = early == null ? 0 : early.writtenBytes();
+        BlockBatch batch = early == null ? new BlockBatch(dir, InFlight.parallelFor(data)) : early.batch();
+        try {
             for (TensorEntry e : manifest.tensors()) {
                 BlockList b = e.blocks();
                 for (int j = 0; j < b.ids().size(); j++) {
                     ContentHash id = b.ids().get(j);
-                    if (!done.add(id)) {
+                    if (!done.add(id) || (early != null && early.wrote(id))) {
                         continue;
                     }
                     long len = b.length(j, e.info().length());
@@ -120,6 +130,10 @@ final class BlockStore {
                 }
             }
             batch.commit(fresh);
+        } finally {
+            if (early == null) {
+                batch.close();
+            }
         }
         return written;
     }

@@ -14,6 +14,7 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.spi.CheckpointRepository;
+import io.viper.spi.PendingStore;
 import io.viper.spi.StagedCheckpoint;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -153,6 +154,24 @@ public final class PfsRepository implements CheckpointRepository {
 
     @Override
     public Location store(Manifest manifest, StagedCheckpoint staged) {
+        return store(manifest, staged, null);
+    }
+
+    /**
+     * Writes each block of a version with blocks as soon as the producer hashed it ({@link EarlyBlocks}); a version
+     * whose data this process cannot hand to the I/O threads writes nothing early.
+     */
+    @Override
+    public PendingStore begin(String model, long version, MemorySegment data) {
+        ensureOpen();
+        if (!InFlight.parallelFor(data)) {
+            return PendingStore.nothingEarly(this);
+        }
+        return new EarlyBlocks(this, blocks, hooks, model, version, data);
+    }
+
+    /** As {@link #store(Manifest, StagedCheckpoint)}, with the blocks {@code early} wrote (null: none). */
+    Location store(Manifest manifest, StagedCheckpoint staged, EarlyBlocks early) {
         Objects.requireNonNull(manifest, "manifest");
         Objects.requireNonNull(staged, "staged");
         ensureOpen();
@@ -203,7 +222,7 @@ public final class PfsRepository implements CheckpointRepository {
             if (locked) {
                 // first: a sweep counts its blocks as referenced from now on
                 writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes);
-                blocks.put(manifest, data, freshBlocks);
+                blocks.put(manifest, data, freshBlocks, early);
             } else {
                 writer.writeDataFile(tmp.resolve(DATA_FILE), head, data);
                 writeSmallFile(tmp.resolve(MANIFEST_FILE), manifestBytes);

@@ -88,7 +88,8 @@ class PfsBlockStoreTest {
         }
     }
 
-    private static MemorySegment readBack(Manifest m) {
+    /** Reads all of {@code m} from its first location, as a consumer would. */
+    static MemorySegment readBack(Manifest m) {
         MemorySegment dst = Arena.ofAuto().allocate(m.totalBytes());
         try (FileTransportClient c = new FileTransportClient()) {
             c.read(m, m.locations().getFirst(), List.of(new ByteRange(0, m.totalBytes(), 0)), dst);

@@ -102,6 +102,11 @@ final class BudgetPacer {
         return (double) (end - deployed) / (budget - published + 1);
     }
 
+    /** Whether the threshold is held at {@code iteration} (after a change). */
+    boolean held(long iteration) {
+        return iteration <= heldUntil;
+    }
+
     /** Keeps the threshold as it is up to {@code iteration}. */
     void hold(long iteration) {
         heldUntil = Math.max(heldUntil, iteration);

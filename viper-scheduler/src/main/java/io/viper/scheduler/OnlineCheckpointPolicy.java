@@ -14,13 +14,14 @@ import java.util.Locale;
  *   <li>asks the {@link StalenessProbe} for the deployed version's and the current model's loss on the same sample and
  *       adds their gap, times the requests served per iteration, to an accumulated gap: the loss that serving the
  *       deployed version has cost since it was published, beyond what a fresh version would have lost;
- *   <li>publishes when that accumulated gap reaches the threshold (or the pacer finds a checkpoint
- *       {@linkplain BudgetPacer#due due}: lagging the pace after a long gap), the last checkpoint is at least
- *       {@link Config#minSpacing()} iterations back (the measured update latency: a checkpoint sooner than the path can
- *       deliver one is wasted), outside the hold after a change also {@linkplain BudgetPacer#quietSpacing half the even
- *       spacing} of the checkpoints left, and the {@link BudgetPacer} allows one more (never ahead of the elapsed share
- *       of the budget by more than {@link Config#burst()}, never more than {@link Config#budget()} in all); publishing
- *       resets the accumulated gap;
+ *   <li>publishes when that accumulated gap (once the run has measured the rate at which the gap grows with the
+ *       deployed version's age, the gap that rate predicts unless the probes' sum exceeds it beyond their noise:
+ *       {@link GapTrend}) reaches the threshold (or the pacer finds a checkpoint {@linkplain BudgetPacer#due due}:
+ *       lagging the pace after a long gap), the last checkpoint is at least {@link Config#minSpacing()} iterations back
+ *       (the measured update latency: a checkpoint sooner than the path can deliver one is wasted), outside the hold
+ *       after a change also {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left, and
+ *       the {@link BudgetPacer} allows one more (never ahead of the elapsed share of the budget by more than
+ *       {@link Config#burst()}, never more than {@link Config#budget()} in all); publishing resets the accumulated gap;
  *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});
  *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the threshold for
  *       {@link Config#holdAfterChange()} iterations, so that the burst of checkpoints the change calls for spends
@@ -149,10 +150,25 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         }
     }
 
+    /**
+     * The measured rate ({@link GapTrend}) forgets a probe's weight by half over this many even spacings of the budget,
+     * {@code (e - s) / K}, and is used once it holds as many probes' weight: a few intervals, so that it follows a
+     * drift that slows as the training converges, pooled over more than one interval's noise.
+     */
+    static final double TREND_SPACINGS = 2;
+    /**
+     * How many standard deviations of its noise the accumulated gap must exceed the measured rate's prediction by to be
+     * taken as it is: a jump the steady rate does not explain (new data), not noise, which at this level a probe's sum
+     * reaches once in several hundred intervals.
+     */
+    static final double JUMP_SIGMAS = 3;
+
     private final Config cfg;
     private final StalenessProbe probe;
     private final BudgetPacer pacer;
     private final ChangeDetector changes = new ChangeDetector();
+    private final GapTrend trend;
+    private final double trendSpan;
     private final OnlineReplanner replanner;
     private long lastIteration = Long.MIN_VALUE;
     private long deployed;
@@ -188,6 +204,8 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
                 config.burst(),
                 config.initialThreshold(),
                 config.gain());
+        this.trendSpan = TREND_SPACINGS * (config.end() - config.warmup()) / config.budget();
+        this.trend = new GapTrend(trendSpan);
         this.deployed = config.warmup();
         this.lastReplan = config.warmup();
     }
@@ -204,6 +222,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             changePoints = Arrays.copyOf(changePoints, changePoints.length + 1);
             changePoints[changePoints.length - 1] = changes.lastChange();
             pacer.hold(iteration + cfg.holdAfterChange());
+            trend.reset();
         }
         if (replanner != null) {
             replanner.recordLoss(iteration, loss);
@@ -229,8 +248,11 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         if (Double.isFinite(m.gap())) {
             accumulated += n * m.gap();
         }
+        long age = iteration - deployed;
+        trend.observe(age, m.gap());
+        double gap = gap(iteration, age, n);
         pacer.adapt(iteration, published);
-        boolean wanted = accumulated >= pacer.threshold() || pacer.due(iteration, deployed, published);
+        boolean wanted = gap >= pacer.threshold() || pacer.due(iteration, deployed, published);
         long spacing = Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published));
         boolean allowed = published < pacer.allowance(iteration);
         boolean publish = wanted && iteration - deployed >= spacing && allowed;
@@ -238,13 +260,13 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             // The gap reached the threshold with no checkpoint left to spend at this pace: the threshold is below
             // what the gap measures over the pace's spacing now; raise it to that, rather than wait for the slow
             // steering, so that budget is saved for the next change instead of spent the moment the pace allows.
-            pacer.raiseTo(iteration, accumulated);
+            pacer.raiseTo(iteration, gap);
         }
         if (publish) {
             if (published == checkpoints.length) {
                 checkpoints = Arrays.copyOf(checkpoints, published * 2);
             }
-            pacer.calibrate(iteration, accumulated, iteration - deployed, deployed, published);
+            pacer.calibrate(iteration, gap, iteration - deployed, deployed, published);
             checkpoints[published++] = iteration;
             deployed = iteration;
             accumulated = 0;
@@ -258,6 +280,26 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             replanPending = false;
         }
         return publish;
+    }
+
+    /**
+     * The accumulated gap the threshold is compared with. The probes' sum as it is during the hold after a change and
+     * before the measured rate has {@link #TREND_SPACINGS} spacings of probes; after that the larger of what the
+     * measured rate predicts for the deployed version's age, {@code n * rate * age (age + 1) / 2}, and the probes' sum
+     * less {@link #JUMP_SIGMAS} standard deviations of its noise ({@code sd * n * sqrt(age)}): on a steady stream the
+     * checkpoints then come at the age the rate calls for, not where the noise of one interval's probes puts them (on
+     * the demo's drifting stream ages from 17 to 60 iterations around a threshold that wanted 40), while a jump in the
+     * gap that the rate does not explain still publishes at once.
+     */
+    private double gap(long iteration, long age, double n) {
+        if (pacer.held(iteration) || trend.weight() < trendSpan) {
+            return accumulated;
+        }
+        double a = (double) age;
+        double predicted = n * trend.rate() * a * (a + 1) / 2;
+        double sd = trend.noise();
+        double excess = Double.isFinite(sd) ? accumulated - JUMP_SIGMAS * sd * n * Math.sqrt(a) : accumulated;
+        return Math.max(predicted, excess);
     }
 
     /** The iterations it has published at, in order. */

@@ -28,7 +28,8 @@ public interface PendingStore extends AutoCloseable {
 
     /**
      * Waits for the writes still running and removes what was written early and not stored (all of it when
-     * {@link #store} was not called or failed). Idempotent.
+     * {@link #store} was not called or failed); after a store, does what the repository leaves for after the
+     * announcement (the PFS: deleting the versions its retention drops). Idempotent.
      */
     @Override
     void close();

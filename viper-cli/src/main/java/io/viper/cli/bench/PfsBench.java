@@ -1,5 +1,6 @@
 package io.viper.cli.bench;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.CheckpointPolicy;
 import io.viper.Viper;
 import io.viper.ViperConsumer;
@@ -119,6 +120,8 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
                                     .notifier(notifier)
                                     .pfsRoot(repo)
                                     .consumerPaths("file")
+                                    // each its own meters: consumers of one model in one process share no gauge
+                                    .meterRegistry(new SimpleMeterRegistry())
                                     .config("viper.consumer.host.budget.bytes", "64g")
                                     .build();
                             ViperConsumer consumer = viper.consumer(MODEL)) {

@@ -175,8 +175,7 @@ final class Stager {
                 before == null ? null : before.pieces());
         // The PFS writes each block as soon as its id is known: the flush overlaps the hashing.
         PendingStore pfs = repository
-                .map(r ->
-                        blockBytes > 0 ? r.begin(cache.model(), version, buffer.data()) : PendingStore.nothingEarly(r))
+                .map(r -> r.begin(cache.model(), version, buffer.data()))
                 .orElse(null);
         BlockIds blocks = new BlockIds(
                 infos,

@@ -25,7 +25,9 @@ import java.util.concurrent.LinkedBlockingQueue;
  * temporary files, which no sweep takes for an hour ({@link PfsRepository#STALE_AFTER}), until {@link #store} hands the
  * batch to {@link PfsRepository#store}: there the manifest is written first, as ever, the blocks not written early are
  * reused or written, and all are made durable and renamed into place together. A failed early write is logged and
- * dropped with everything written early: the store then writes each block itself, and fails as a store fails.
+ * dropped with everything written early: the store then writes each block itself, and fails as a store fails. The
+ * retention of older versions, and the sweep of the blocks only they had, run in {@link #close}, after the producer
+ * announced the version: a consumer does not wait for the deletes.
  *
  * <p>Threads: {@link #blockHashed} from any thread, queueing only; a thread of this store's own submits the writes, so
  * that no hash worker waits for the disk; {@link #store} and {@link #close} from the producer's publishing thread.
@@ -38,41 +40,68 @@ final class EarlyBlocks implements PendingStore {
     private final BlockStore store;
     private final WriteHooks hooks;
     private final MemorySegment data;
+    private final String model;
     private final String name;
+    /** Whether blocks are written early: the data may be handed to the I/O threads. */
+    private final boolean writeEarly;
     /** From the hashing threads to the writer; unbounded: a version has few blocks (1 MiB each by default). */
     private final BlockingQueue<Block> queue = new LinkedBlockingQueue<>();
-
-    private final Thread writer;
     /** Ids written early (or being written); the writer's until it ended, then the publishing thread's. */
     private final Set<ContentHash> written = new HashSet<>();
 
-    private final BlockBatch batch;
+    /** Started with the first block named (a version kept as a file names none); guarded by {@code this}. */
+    private Thread writer;
+    /** Made with the first block written (its bounce buffers are 16 MiB); guarded by {@code this}. */
+    private BlockBatch batch;
+
     private long writtenBytes;
     private Throwable failure;
+    /** Guarded by {@code this}. */
     private boolean ended;
+
     private boolean closed;
+    /** Whether the version was stored: its close runs the retention that store left. */
+    private boolean retentionDue;
 
     private record Block(long offset, long length, ContentHash id) {}
 
+    /**
+     * @param writeEarly false where the data may not be handed to other threads (a confined arena): nothing is written
+     *     before {@link #store}
+     */
     EarlyBlocks(
             PfsRepository repository,
             BlockStore store,
             WriteHooks hooks,
             String model,
             long version,
-            MemorySegment data) {
+            MemorySegment data,
+            boolean writeEarly) {
         this.repository = repository;
         this.store = store;
         this.hooks = hooks;
         this.data = data;
+        this.model = model;
         this.name = model + " v" + version;
-        this.batch = new BlockBatch(store.dir(), true);
-        this.writer =
-                Thread.ofPlatform().daemon().name("viper-pfs-early-" + model).start(this::writeUntilEnd);
+        this.writeEarly = writeEarly;
     }
 
     @Override
     public void blockHashed(long offset, long length, ContentHash id) {
+        if (!writeEarly) {
+            return;
+        }
+        synchronized (this) {
+            if (ended) {
+                return;
+            }
+            if (writer == null) {
+                writer = Thread.ofPlatform()
+                        .daemon()
+                        .name("viper-pfs-early-" + model)
+                        .start(this::writeUntilEnd);
+            }
+        }
         queue.add(new Block(offset, length, id));
     }
 
@@ -97,7 +126,7 @@ final class EarlyBlocks implements PendingStore {
                     continue;
                 }
                 hooks.beforeChunk(file, b.offset());
-                batch.add(b.id(), file, data.asSlice(b.offset(), b.length()));
+                batch().add(b.id(), file, data.asSlice(b.offset(), b.length()));
                 writtenBytes += b.length();
             } catch (IOException | RuntimeException e) {
                 failure = e;
@@ -118,15 +147,22 @@ final class EarlyBlocks implements PendingStore {
 
     /** Stops taking blocks and waits for the writer to have submitted every write it took. */
     private void end() {
-        if (ended) {
+        Thread started;
+        synchronized (this) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            started = writer;
+        }
+        if (started == null) {
             return;
         }
-        ended = true;
         queue.add(END);
         boolean interrupted = false;
-        while (writer.isAlive()) {
+        while (started.isAlive()) {
             try {
-                writer.join();
+                started.join();
             } catch (InterruptedException e) {
                 interrupted = true;
             }
@@ -139,24 +175,30 @@ final class EarlyBlocks implements PendingStore {
     @Override
     public Location store(Manifest manifest, StagedCheckpoint staged) {
         end();
+        EarlyBlocks early = this;
         if (failure != null) {
             LOG.log(
                     Level.WARNING,
                     "{0}: writing blocks early failed ({1}); the store writes them",
                     name,
                     failure instanceof IOException io ? IoProblems.describe(io) : failure.toString());
+            early = null;
+        } else if (staged.data().address() != data.address() || manifest.blockBytes() == 0) {
+            early = null; // not the bytes begun with, or kept as a file after all: nothing early applies
+        }
+        if (early == null) {
             discard();
-            return repository.store(manifest, staged);
         }
-        if (staged.data().address() != data.address() || manifest.blockBytes() == 0) {
-            discard(); // not the bytes begun with, or kept as a file after all: nothing early applies
-            return repository.store(manifest, staged);
-        }
-        return repository.store(manifest, staged, this);
+        Location stored = repository.store(manifest, staged, early, false);
+        retentionDue = true;
+        return stored;
     }
 
-    /** For {@link BlockStore#put}: the batch holding the blocks written early. */
-    BlockBatch batch() {
+    /** The batch holding the blocks written early, which {@link BlockStore#put} adds the rest to and commits. */
+    synchronized BlockBatch batch() {
+        if (batch == null) {
+            batch = new BlockBatch(store.dir(), writeEarly);
+        }
         return batch;
     }
 
@@ -177,12 +219,16 @@ final class EarlyBlocks implements PendingStore {
     }
 
     private void closeBatch() {
-        if (closed) {
+        BlockBatch made;
+        synchronized (this) {
+            made = batch;
+            batch = null;
+        }
+        if (made == null) {
             return;
         }
-        closed = true;
         try {
-            batch.close();
+            made.close();
         } catch (IOException e) {
             LOG.log(Level.WARNING, "{0}: could not remove a block written early: {1}", name, IoProblems.describe(e));
         }
@@ -190,7 +236,14 @@ final class EarlyBlocks implements PendingStore {
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         end();
         closeBatch();
+        if (retentionDue) {
+            repository.retain(model); // after the announcement: it does not wait for the deletes
+        }
     }
 }

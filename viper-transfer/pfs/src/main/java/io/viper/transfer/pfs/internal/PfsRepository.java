@@ -154,24 +154,26 @@ public final class PfsRepository implements CheckpointRepository {
 
     @Override
     public Location store(Manifest manifest, StagedCheckpoint staged) {
-        return store(manifest, staged, null);
+        return store(manifest, staged, null, true);
     }
 
     /**
-     * Writes each block of a version with blocks as soon as the producer hashed it ({@link EarlyBlocks}); a version
-     * whose data this process cannot hand to the I/O threads writes nothing early.
+     * Writes each block of a version with blocks as soon as the producer hashed it ({@link EarlyBlocks}; a version
+     * whose data this process cannot hand to the I/O threads writes nothing early), and deletes what the retention
+     * drops only once the version was announced ({@link PendingStore#close}).
      */
     @Override
     public PendingStore begin(String model, long version, MemorySegment data) {
         ensureOpen();
-        if (!InFlight.parallelFor(data)) {
-            return PendingStore.nothingEarly(this);
-        }
-        return new EarlyBlocks(this, blocks, hooks, model, version, data);
+        return new EarlyBlocks(this, blocks, hooks, model, version, data, InFlight.parallelFor(data));
     }
 
-    /** As {@link #store(Manifest, StagedCheckpoint)}, with the blocks {@code early} wrote (null: none). */
-    Location store(Manifest manifest, StagedCheckpoint staged, EarlyBlocks early) {
+    /**
+     * As {@link #store(Manifest, StagedCheckpoint)}, with the blocks {@code early} wrote (null: none); the retention of
+     * older versions (and the sweep of their blocks) only with {@code retainNow}, else the caller runs {@link #retain}
+     * after it announced the version, which then does not wait for the deletes.
+     */
+    Location store(Manifest manifest, StagedCheckpoint staged, EarlyBlocks early, boolean retainNow) {
         Objects.requireNonNull(manifest, "manifest");
         Objects.requireNonNull(staged, "staged");
         ensureOpen();
@@ -244,7 +246,7 @@ public final class PfsRepository implements CheckpointRepository {
                             Long.toString((System.nanoTime() - began) / 1_000_000));
                 }
                 writer.publishLatest(modelDir, version);
-                retired = applyRetention(model, modelDir);
+                retired = retainNow && applyRetention(model, modelDir);
             }
             return location;
         } catch (IOException e) {
@@ -422,6 +424,20 @@ public final class PfsRepository implements CheckpointRepository {
      */
     boolean applyRetention(String model, Path modelDir) {
         return housekeeping.applyRetention(model, modelDir);
+    }
+
+    /** Deletes the versions of {@code model} beyond the retention, then the blocks only they referred to. */
+    void retain(String model) {
+        if (closed) {
+            return; // the next store retains
+        }
+        boolean retired;
+        synchronized (lockFor(model)) {
+            retired = applyRetention(model, modelDir(model));
+        }
+        if (retired) {
+            blocks.sweep(housekeeping::referencedBlocks);
+        }
     }
 
     // ---------------------------------------------------------------- helpers

@@ -198,4 +198,21 @@ class EarlyBlocksTest {
         assertFalse(blocks().isEmpty());
         assertEquals(List.of(), temporaryFiles());
     }
+
+    @Test
+    void theRetentionRunsWhenThePendingStoreClosesAfterTheAnnouncementNotInTheStore() throws Exception {
+        PfsRepository repo = new PfsRepository(root, 1, 4096, WriteHooks.NONE, Duration.ZERO);
+        closeables.add(repo);
+        for (long v = 1; v <= 2; v++) {
+            TestStagedCheckpoint s = version(v);
+            Manifest m = v == 1 ? s.manifest() : s.manifestWithBlocks(BLOCK); // v1 a file, v2 blocks
+            try (PendingStore pending = repo.begin("m", v, s.data())) {
+                hashAll(m, pending);
+                store(pending, m, s);
+                assertEquals(v == 1 ? List.of(1L) : List.of(1L, 2L), repo.versions("m"), "stored, not yet retained");
+            }
+            assertEquals(List.of(v), repo.versions("m"), "closed: the retention of 1 ran");
+        }
+        assertEquals(20, blocks().size());
+    }
 }

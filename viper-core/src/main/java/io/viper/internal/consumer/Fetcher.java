@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -431,6 +432,11 @@ final class Fetcher implements AutoCloseable {
         thread.interrupt();
         try {
             thread.join(10_000);
+            // A load on the notifier's thread (bytes that came with the announcement) may still hold a receive buffer:
+            // it is back before the consumer closes its budget, which would otherwise warn that it is still held.
+            if (loading.tryLock(10, TimeUnit.SECONDS)) {
+                loading.unlock();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

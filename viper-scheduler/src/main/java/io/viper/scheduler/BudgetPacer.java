@@ -98,7 +98,7 @@ final class BudgetPacer {
     /**
      * How far apart the checkpoints left would be, spread evenly from the last one, at {@code deployed}, to the end.
      */
-    private double evenSpacing(long deployed, int published) {
+    double evenSpacing(long deployed, int published) {
         return (double) (end - deployed) / (budget - published + 1);
     }
 
@@ -149,6 +149,11 @@ final class BudgetPacer {
         // burst after a change (the staged stream), so it is not taken back at once
         double step = measured > threshold ? 0.5 : DOWN_STEP;
         threshold = Math.clamp(threshold * Math.pow(measured / threshold, step), floor, ceiling);
+    }
+
+    /** Sets the threshold to {@code value}, within its floor and ceiling. */
+    void reset(double value) {
+        threshold = Math.clamp(value, floor, ceiling);
     }
 
     /** The accumulated gap at which to publish now. */

@@ -16,11 +16,13 @@ import java.util.Locale;
  *       deployed version has cost since it was published, beyond what a fresh version would have lost;
  *   <li>publishes when that accumulated gap (once the run has measured the rate at which the gap grows with the
  *       deployed version's age, the gap that rate predicts unless the probes' sum exceeds it beyond their noise:
- *       {@link GapTrend}) reaches the threshold (or the pacer finds a checkpoint {@linkplain BudgetPacer#due due}:
- *       lagging the pace after a long gap), the last checkpoint is at least {@link Config#minSpacing()} iterations back
- *       (the measured update latency: a checkpoint sooner than the path can deliver one is wasted), outside the hold
- *       after a change also {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left, and
- *       the {@link BudgetPacer} allows one more (never ahead of the elapsed share of the budget by more than
+ *       {@link GapTrend}) reaches the threshold (until that rate is first measured, and no change came, instead at the
+ *       even spacing of the budget left, so that a threshold predicted too high does not space the first checkpoints
+ *       out; or the pacer finds a checkpoint {@linkplain BudgetPacer#due due}: lagging the pace after a long gap), the
+ *       last checkpoint is at least {@link Config#minSpacing()} iterations back (the measured update latency: a
+ *       checkpoint sooner than the path can deliver one is wasted), outside the hold after a change also
+ *       {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left, and the
+ *       {@link BudgetPacer} allows one more (never ahead of the elapsed share of the budget by more than
  *       {@link Config#burst()}, never more than {@link Config#budget()} in all); publishing resets the accumulated gap;
  *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});
  *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the threshold for
@@ -49,7 +51,8 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
      * @param budget K, the most checkpoints it publishes
      * @param requestsPerIteration requests served per training iteration, {@code t_train / t_infer}
      * @param minSpacing the fewest iterations between two checkpoints (at least 1)
-     * @param initialThreshold the accumulated gap that publishes at first (positive)
+     * @param initialThreshold the accumulated gap that publishes before the measured rate replaces it, used where a
+     *     change comes before the rate is measured (positive)
      * @param burst how many checkpoints may run ahead of the budget's pace (at least 0)
      * @param gain how fast the threshold follows the pace (at least 0)
      * @param holdAfterChange how many iterations after a detected change the threshold is held (at least 0)
@@ -179,6 +182,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     private long lastReplan;
     private boolean replanPending;
     private long[] changePoints = new long[0];
+    private boolean starting = true;
 
     /** A policy that decides only (no re-planning), e.g. to simulate it on predicted losses. */
     public OnlineCheckpointPolicy(Config config, StalenessProbe probe) {
@@ -223,6 +227,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             changePoints[changePoints.length - 1] = changes.lastChange();
             pacer.hold(iteration + cfg.holdAfterChange());
             trend.reset();
+            starting = false;
         }
         if (replanner != null) {
             replanner.recordLoss(iteration, loss);
@@ -250,13 +255,18 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         }
         long age = iteration - deployed;
         trend.observe(age, m.gap());
+        boolean paceStart = starting(n);
         double gap = gap(iteration, age, n);
-        pacer.adapt(iteration, published);
-        boolean wanted = gap >= pacer.threshold() || pacer.due(iteration, deployed, published);
+        if (!paceStart) {
+            pacer.adapt(iteration, published);
+        }
+        boolean wanted = paceStart
+                ? age >= pacer.evenSpacing(deployed, published)
+                : gap >= pacer.threshold() || pacer.due(iteration, deployed, published);
         long spacing = Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published));
         boolean allowed = published < pacer.allowance(iteration);
         boolean publish = wanted && iteration - deployed >= spacing && allowed;
-        if (wanted && !allowed) {
+        if (wanted && !allowed && !paceStart) {
             // The gap reached the threshold with no checkpoint left to spend at this pace: the threshold is below
             // what the gap measures over the pace's spacing now; raise it to that, rather than wait for the slow
             // steering, so that budget is saved for the next change instead of spent the moment the pace allows.
@@ -266,7 +276,9 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             if (published == checkpoints.length) {
                 checkpoints = Arrays.copyOf(checkpoints, published * 2);
             }
-            pacer.calibrate(iteration, gap, iteration - deployed, deployed, published);
+            if (!paceStart) {
+                pacer.calibrate(iteration, gap, iteration - deployed, deployed, published);
+            }
             checkpoints[published++] = iteration;
             deployed = iteration;
             accumulated = 0;
@@ -280,6 +292,24 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             replanPending = false;
         }
         return publish;
+    }
+
+    /**
+     * Whether the run is still in its start: before the measured rate ({@link GapTrend}) first holds
+     * {@link #TREND_SPACINGS} spacings of probes, and before any change. There the policy publishes at the even spacing
+     * of the budget left, as {@code epoch} would: the initial threshold is the gap the predicted curve builds over one
+     * interval right after the warm-up, while the model still learns fast, and on the demo's drifting stream it was
+     * about 4 times the threshold the run settles at (first checkpoints 51 and 57 iterations apart where about 40 were
+     * due). The moment the rate is measured, the threshold becomes the gap that rate predicts over the even spacing of
+     * what is left, {@code n * rate * h (h + 1) / 2}, and the calibration goes on from there.
+     */
+    private boolean starting(double n) {
+        if (starting && trend.weight() >= trendSpan) {
+            starting = false;
+            double h = pacer.evenSpacing(deployed, published);
+            pacer.reset(n * trend.rate() * h * (h + 1) / 2);
+        }
+        return starting;
     }
 
     /**

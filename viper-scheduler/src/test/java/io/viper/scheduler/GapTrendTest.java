@@ -65,11 +65,27 @@ class GapTrendTest {
     }
 
     static List<Long> run(Drift d) {
-        // 40 checkpoints over 2000 iterations: evenly 2000 / 41 = 48.8 apart; the threshold starts where a gap growing
-        // at the drift's rate would reach it after 49 iterations
+        return run(d, 1, new double[1]);
+    }
+
+    /**
+     * 40 checkpoints over 2000 iterations: evenly 2000 / 41 = 48.8 apart; the threshold starts {@code factor} times
+     * where a gap growing at the drift's rate would reach it after 49 iterations. {@code threshold[0]}: the threshold
+     * at iteration 400.
+     */
+    static List<Long> run(Drift d, double factor, double[] threshold) {
         double n = 2;
         OnlineCheckpointPolicy.Config cfg = new OnlineCheckpointPolicy.Config(
-                0, 2000, 40, n, 1, n * d.rate * 49 * 50 / 2, 4, OnlineCheckpointPolicy.Config.DEFAULT_GAIN, 100, 500);
+                0,
+                2000,
+                40,
+                n,
+                1,
+                factor * n * d.rate * 49 * 50 / 2,
+                4,
+                OnlineCheckpointPolicy.Config.DEFAULT_GAIN,
+                100,
+                500);
         OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, d);
         List<Long> out = new ArrayList<>();
         for (long i = 1; i <= 2000; i++) {
@@ -77,8 +93,25 @@ class GapTrendTest {
                 out.add(i);
                 d.deployed = i;
             }
+            if (i == 400) {
+                threshold[0] = p.threshold();
+            }
         }
         return out;
+    }
+
+    @Test
+    void untilTheRateIsMeasuredItPublishesAtTheEvenSpacingThenAtTheThresholdThatRateCallsFor() {
+        // the predicted threshold 4 times too high (on the demo's drifting stream the curve's first interval gave 4.7
+        // where the run settled near 1.2): on it alone the first checkpoints came about twice the even spacing apart,
+        // and the calibration took hundreds of iterations to bring the threshold down
+        double right = 2 * 0.002 * 48.8 * 49.8 / 2;
+        for (long seed = 1; seed <= 5; seed++) {
+            double[] threshold = new double[1];
+            List<Long> c = run(new Drift(seed, 0.002, 0.1, Long.MAX_VALUE), 4, threshold);
+            assertEquals(List.of(49L, 98L, 147L), c.subList(0, 3), "seed " + seed + ": " + c);
+            assertTrue(Math.abs(threshold[0] / right - 1) < 0.25, "seed " + seed + ": threshold " + threshold[0]);
+        }
     }
 
     @Test

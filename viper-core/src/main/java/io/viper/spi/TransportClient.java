@@ -167,6 +167,16 @@ public interface TransportClient extends AutoCloseable {
         /** The checkpoint's data section (tensors at their manifest offsets), read-only. */
         MemorySegment data();
 
+        /**
+         * Brings the data section into memory, telling {@code arrivals} of each range (offsets in the data section) as
+         * soon as it is in, so that the caller checks it while the rest is read; returns when every byte was reported.
+         * Reading {@link #data()} without it is correct too, only slower for a cold file (pages fault in one by one).
+         * Once, by the thread that mapped. Default: it is in memory; everything is reported at once.
+         */
+        default void populate(Arrivals arrivals) {
+            arrivals.arrived(0, data().byteSize());
+        }
+
         @Override
         void close();
     }

@@ -26,9 +26,12 @@ final class MappedLoader implements Loader {
             return unmappable.load(m, loc, client);
         }
         TransportClient.MappedData md = mapped.get();
-        long transferDone = System.nanoTime();
-        try {
-            verifier.verifyAll(m, loc, md.data());
+        long transferDone;
+        // Each range is checked as it comes into memory, while the rest is read (a cold file), not after.
+        try (Verifier.Overlapped check = verifier.overlapped(m, loc, md.data())) {
+            md.populate(check);
+            transferDone = System.nanoTime();
+            check.verify();
         } catch (RuntimeException e) {
             md.close();
             throw e;

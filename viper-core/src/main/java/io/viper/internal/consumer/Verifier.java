@@ -105,13 +105,6 @@ final class Verifier {
         return new Overlapped(m, loc, entries, layout, data, null);
     }
 
-    /** Checks every tensor of {@code data}, the whole data section (a mapped file, say), on the pool. */
-    void verifyAll(Manifest m, Location loc, MemorySegment data) {
-        try (Overlapped check = overlapped(m, loc, data)) {
-            check.verify();
-        }
-    }
-
     /** Checks one tensor's bytes on the calling thread. */
     void verify(Manifest m, Location loc, TensorEntry e, MemorySegment bytes) {
         check(m, loc, e, e.hash().algorithm().hash(bytes));

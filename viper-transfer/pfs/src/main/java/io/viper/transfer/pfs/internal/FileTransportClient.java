@@ -42,9 +42,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Hot or cold, chosen per file by {@link Residency} ({@code mincore}): {@link #read} copies a file mostly in the
  * page cache from its mapping, and reads a cold one with {@link ParallelReader}'s parallel ranged reads, which fill the
- * device where copying from the mapping would fault its pages in one at a time; {@link #map} hands out the mapping of a
- * cold file only once {@link Prefetch} brought it into memory with the same parallel reads, so that the consumer
- * verifying it does not fault it in page by page (docs/architecture.md#pfs-io).
+ * device where copying from the mapping would fault its pages in one at a time; the mapping {@link #map} hands out
+ * brings a cold file into memory with the same parallel reads ({@link Prefetch}) when the consumer asks
+ * ({@link MappedData#populate}), reporting each piece as it lands, so that the consumer verifies it while the rest is
+ * read instead of after (docs/architecture.md#pfs-io).
  *
  * <p>Thread-safe; holds no resources besides the mappings it hands out.
  */
@@ -118,42 +119,93 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             return Optional.empty();
         }
         Arena arena = Arena.ofShared();
+        FileChannel ch = open(manifest, file);
         try {
             Mapped mapped;
-            try (FileChannel ch = open(manifest, file)) {
+            try {
                 mapped = mapAndCheck(manifest, file, ch, arena);
-                if (Residency.resident(mapped.file()) < Residency.HOT) {
-                    Prefetch.populate(mapped.file(), ch, file); // cold: parallel reads, not one fault at a time
-                }
             } catch (IOException e) {
                 throw new RetriableViperException(
                         ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
             }
-            MemorySegment data = mapped.file()
-                    .asSlice(mapped.dataStart(), manifest.totalBytes())
-                    .asReadOnly();
-            AtomicBoolean released = new AtomicBoolean();
-            return Optional.of(new MappedData() {
-                @Override
-                public MemorySegment data() {
-                    return data;
-                }
-
-                @Override
-                public void close() {
-                    if (released.compareAndSet(false, true)) {
-                        arena.close();
-                    }
-                }
-
-                @Override
-                public String toString() {
-                    return "MappedData[" + file + ", " + data.byteSize() + " bytes]";
-                }
-            });
+            return Optional.of(new MappedFile(file, ch, arena, mapped, manifest.totalBytes()));
         } catch (RuntimeException | Error e) {
+            closeQuietly(ch);
             arena.close();
             throw e;
+        }
+    }
+
+    /**
+     * A file mapped in place. Cold ({@link Residency}), {@link #populate} brings it in with {@link Prefetch}'s parallel
+     * reads and reports each piece as it is in; hot, at once. The channel stays open for those reads until then.
+     */
+    private static final class MappedFile implements MappedData {
+        private final Path file;
+        private final FileChannel ch;
+        private final Arena arena;
+        private final Mapped mapped;
+        private final MemorySegment data;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        MappedFile(Path file, FileChannel ch, Arena arena, Mapped mapped, long dataBytes) {
+            this.file = file;
+            this.ch = ch;
+            this.arena = arena;
+            this.mapped = mapped;
+            this.data = mapped.file().asSlice(mapped.dataStart(), dataBytes).asReadOnly();
+        }
+
+        @Override
+        public MemorySegment data() {
+            return data;
+        }
+
+        @Override
+        public void populate(Arrivals arrivals) {
+            try {
+                if (Residency.resident(mapped.file()) >= Residency.HOT) {
+                    arrivals.arrived(0, data.byteSize());
+                    return;
+                }
+                // cold: parallel reads, not one fault at a time; each piece of the file reported as its data part
+                long start = mapped.dataStart();
+                long end = start + data.byteSize();
+                TransportClient.Arrivals serial = ParallelReader.serialized(arrivals);
+                Prefetch.populate(mapped.file(), ch, file, (from, length) -> {
+                    long a = Math.max(from, start);
+                    long b = Math.min(from + length, end);
+                    if (b > a) {
+                        serial.arrived(a - start, b - a);
+                    }
+                });
+            } catch (IOException e) {
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+            } finally {
+                closeQuietly(ch);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (released.compareAndSet(false, true)) {
+                closeQuietly(ch);
+                arena.close();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "MappedData[" + file + ", " + data.byteSize() + " bytes]";
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // read-only: nothing was written that a failed close could lose
         }
     }
 

@@ -15,10 +15,11 @@ import java.util.concurrent.BlockingQueue;
 
 /**
  * Brings a cold file's mapping into memory with {@link DirectIo#READS_IN_FLIGHT} reads of {@link DirectIo#IO_CHUNK} at
- * once, before a consumer verifies it: a verifier touching the mapping faults its pages in about one readahead window
- * at a time, far below what the disk gives. Each piece is {@code madvise(MADV_POPULATE_READ)} (Linux 5.14 and later,
- * through FFM: the pages land in the page cache and the mapping's page tables), or, where that is refused, a positional
- * read of the file into a scratch buffer (the pages land in the page cache). Static; each call is independent.
+ * once, while a consumer verifies each piece as it lands: a verifier touching the mapping itself faults its pages in
+ * about one readahead window at a time, far below what the disk gives. Each piece is
+ * {@code madvise(MADV_POPULATE_READ)} (Linux 5.14 and later, through FFM: the pages land in the page cache and the
+ * mapping's page tables), or, where that is refused, a positional read of the file into a scratch buffer (the pages
+ * land in the page cache). Static; each call is independent.
  */
 final class Prefetch {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
@@ -50,10 +51,17 @@ final class Prefetch {
         }
     }
 
+    /** A piece of the file, bytes {@code [from, from + length)}, is in memory; called from the I/O threads. */
+    @FunctionalInterface
+    interface Landed {
+        void landed(long from, long length);
+    }
+
     /**
-     * Reads {@code mapping}, all of the file open as {@code ch} mapped from its start, into memory in parallel pieces.
+     * Reads {@code mapping}, all of the file open as {@code ch} mapped from its start, into memory in parallel pieces,
+     * telling {@code landed} of each piece once it is in.
      */
-    static void populate(MemorySegment mapping, FileChannel ch, Path file) throws IOException {
+    static void populate(MemorySegment mapping, FileChannel ch, Path file, Landed landed) throws IOException {
         long size = mapping.byteSize();
         try (Arena arena = Arena.ofShared();
                 InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
@@ -63,6 +71,7 @@ final class Prefetch {
                 long length = Math.min(DirectIo.IO_CHUNK, size - at);
                 inFlight.submit(() -> {
                     if (advise(mapping.asSlice(from, length))) {
+                        landed.landed(from, length);
                         return;
                     }
                     MemorySegment buffer = scratch.poll();
@@ -76,6 +85,7 @@ final class Prefetch {
                     } finally {
                         scratch.offer(buffer);
                     }
+                    landed.landed(from, length);
                 });
             }
             inFlight.await();

@@ -13,47 +13,32 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Blocks written while the producer still hashes a version ({@link EarlyBlocks}): written before the store is asked,
  * renamed only by it, gone when it is not stored, and never in the way of the store when writing them fails.
  */
-@Timeout(60)
-class EarlyBlocksTest {
+class EarlyBlocksTest extends PfsRepositoryTestBase {
     private static final long BLOCK = 4096;
     /** 16 blocks in t0, 3 and a partial one in t1. */
     private static final long[] SIZES = {16 * BLOCK, 3 * BLOCK + 100};
 
-    @TempDir
-    Path root;
-
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (int i = closeables.size() - 1; i >= 0; i--) {
-            closeables.get(i).close();
-        }
-    }
-
-    private PfsRepository repo(WriteHooks hooks) {
-        PfsRepository r = new PfsRepository(root, 3, 4096, hooks, Duration.ZERO);
-        closeables.add(r);
-        return r;
+    /** Hooks that count the blocks written (each block is one chunk). */
+    private static WriteHooks counting(AtomicInteger chunks) {
+        return new WriteHooks() {
+            @Override
+            public void beforeChunk(Path file, long position) {
+                chunks.incrementAndGet();
+            }
+        };
     }
 
     private TestStagedCheckpoint version(long v) {
-        TestStagedCheckpoint s = new TestStagedCheckpoint("m", v, v, SIZES);
-        closeables.add(s);
-        return s;
+        return staged("m", v, SIZES);
     }
 
     /** Names every block of {@code m} to {@code pending}, as the producer's hashing does. */
@@ -107,12 +92,7 @@ class EarlyBlocksTest {
     @Test
     void blocksAreWrittenAsTheyAreHashedAndBecomeVisibleOnlyWhenTheVersionIsStored() throws Exception {
         AtomicInteger chunks = new AtomicInteger();
-        PfsRepository repo = repo(new WriteHooks() {
-            @Override
-            public void beforeChunk(Path file, long position) {
-                chunks.incrementAndGet();
-            }
-        });
+        PfsRepository repo = repo(3, counting(chunks));
         TestStagedCheckpoint s = version(1);
         Manifest m = s.manifestWithBlocks(BLOCK);
         try (PendingStore pending = repo.begin("m", 1, s.data())) {
@@ -134,7 +114,7 @@ class EarlyBlocksTest {
 
     @Test
     void aVersionNotStoredLeavesNothingBehind() throws Exception {
-        PfsRepository repo = repo(WriteHooks.NONE);
+        PfsRepository repo = repo(3);
         TestStagedCheckpoint s = version(1);
         Manifest m = s.manifestWithBlocks(BLOCK);
         try (PendingStore pending = repo.begin("m", 1, s.data())) {
@@ -149,7 +129,7 @@ class EarlyBlocksTest {
     @Test
     void aFailedEarlyWriteLeavesTheBlocksToTheStore() throws Exception {
         AtomicInteger chunks = new AtomicInteger();
-        PfsRepository repo = repo(new WriteHooks() {
+        PfsRepository repo = repo(3, new WriteHooks() {
             @Override
             public void beforeChunk(Path file, long position) throws IOException {
                 if (chunks.incrementAndGet() == 3) {
@@ -174,19 +154,14 @@ class EarlyBlocksTest {
     @Test
     void blocksTheStoreHoldsAreNotWrittenAgain() throws Exception {
         AtomicInteger chunks = new AtomicInteger();
-        PfsRepository repo = repo(new WriteHooks() {
-            @Override
-            public void beforeChunk(Path file, long position) {
-                chunks.incrementAndGet();
-            }
-        });
+        PfsRepository repo = repo(3, counting(chunks));
         TestStagedCheckpoint v1 = version(1);
         try (PendingStore pending = repo.begin("m", 1, v1.data())) {
             store(pending, v1.manifestWithBlocks(BLOCK), v1); // nothing named early: the store writes all
         }
         assertEquals(20, chunks.get());
-        TestStagedCheckpoint v2 = new TestStagedCheckpoint("m", 2, 1, SIZES); // the same bytes
-        closeables.add(v2);
+        TestStagedCheckpoint v2 = staged("m", 2, SIZES);
+        v2.writableData().copyFrom(v1.data()); // the same bytes
         Manifest m2 = v2.manifestWithBlocks(BLOCK);
         Manifest stored;
         try (PendingStore pending = repo.begin("m", 2, v2.data())) {
@@ -201,8 +176,7 @@ class EarlyBlocksTest {
 
     @Test
     void theRetentionRunsWhenThePendingStoreClosesAfterTheAnnouncementNotInTheStore() throws Exception {
-        PfsRepository repo = new PfsRepository(root, 1, 4096, WriteHooks.NONE, Duration.ZERO);
-        closeables.add(repo);
+        PfsRepository repo = repo(1);
         for (long v = 1; v <= 2; v++) {
             TestStagedCheckpoint s = version(v);
             Manifest m = v == 1 ? s.manifest() : s.manifestWithBlocks(BLOCK); // v1 a file, v2 blocks

@@ -143,20 +143,36 @@ final class BlockStore {
      * it now.
      */
     private static boolean reuse(Path file, long length) throws IOException {
+        if (!holds(file, length)) {
+            return false;
+        }
+        try {
+            Files.setLastModifiedTime(file, FileTime.from(Instant.now()));
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Whether {@code file} is a block of {@code length} bytes, not a planted link (which a write renames the block
+     * over, not following it); one of another size is logged and written again.
+     */
+    static boolean holds(Path file, long length) throws IOException {
         try {
             if (Files.isSymbolicLink(file)) {
-                return false; // planted: write() renames the block over the link, which is not followed
+                return false;
             }
-            if (Files.size(file) != length) {
+            long size = Files.size(file);
+            if (size != length) {
                 LOG.log(
                         Level.WARNING,
                         "block {0} holds {1} bytes, not {2}: written again",
                         file,
-                        Long.toString(Files.size(file)),
+                        Long.toString(size),
                         Long.toString(length));
                 return false;
             }
-            Files.setLastModifiedTime(file, FileTime.from(Instant.now()));
             return true;
         } catch (NoSuchFileException e) {
             return false;

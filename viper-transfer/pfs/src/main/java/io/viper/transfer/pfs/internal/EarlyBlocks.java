@@ -9,9 +9,6 @@ import io.viper.spi.StagedCheckpoint;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
@@ -121,7 +118,7 @@ final class EarlyBlocks implements PendingStore {
             }
             Path file = store.pathOf(b.id());
             try {
-                if (holds(file, b.length())) {
+                if (BlockStore.holds(file, b.length())) {
                     written.remove(b.id()); // the store reuses it (and touches it) once the manifest is written
                     continue;
                 }
@@ -131,17 +128,6 @@ final class EarlyBlocks implements PendingStore {
             } catch (IOException | RuntimeException e) {
                 failure = e;
             }
-        }
-    }
-
-    /** Whether {@code file} is a block of {@code length} bytes (not a planted link): nothing to write. */
-    private static boolean holds(Path file, long length) throws IOException {
-        try {
-            return !Files.isSymbolicLink(file)
-                    && Files.size(file) == length
-                    && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
-            return false;
         }
     }
 

@@ -1,5 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
+import io.viper.spi.TransportClient;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
@@ -51,17 +52,12 @@ final class Prefetch {
         }
     }
 
-    /** A piece of the file, bytes {@code [from, from + length)}, is in memory; called from the I/O threads. */
-    @FunctionalInterface
-    interface Landed {
-        void landed(long from, long length);
-    }
-
     /**
      * Reads {@code mapping}, all of the file open as {@code ch} mapped from its start, into memory in parallel pieces,
-     * telling {@code landed} of each piece once it is in.
+     * telling {@code landed} of each piece once it is in, in file offsets, from the I/O threads.
      */
-    static void populate(MemorySegment mapping, FileChannel ch, Path file, Landed landed) throws IOException {
+    static void populate(MemorySegment mapping, FileChannel ch, Path file, TransportClient.Arrivals landed)
+            throws IOException {
         long size = mapping.byteSize();
         try (Arena arena = Arena.ofShared();
                 InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
@@ -71,7 +67,7 @@ final class Prefetch {
                 long length = Math.min(DirectIo.IO_CHUNK, size - at);
                 inFlight.submit(() -> {
                     if (advise(mapping.asSlice(from, length))) {
-                        landed.landed(from, length);
+                        landed.arrived(from, length);
                         return;
                     }
                     MemorySegment buffer = scratch.poll();
@@ -85,7 +81,7 @@ final class Prefetch {
                     } finally {
                         scratch.offer(buffer);
                     }
-                    landed.landed(from, length);
+                    landed.arrived(from, length);
                 });
             }
             inFlight.await();

@@ -30,8 +30,10 @@ import picocli.CommandLine.Spec;
                     + " with the page cache dropped one consumer, and then N at once, load it cold from there.",
             "In the same run the same bytes are written and read with plain sequential direct I/O (4 MiB, one in"
                     + " flight) on the same file system, and with fio (4 MiB, 16 in flight) where it is installed;"
-                    + " the ratios compare Viper with them. Dropping the page cache needs root: the output says when it"
-                    + " could not."
+                    + " the ratios compare Viper with them. The first touch of as much fresh memory as the loads"
+                    + " need is measured too (touch s): a cold load's floor is the slower of the disk's read and"
+                    + " that touch (vs floor). Dropping the page cache needs root: the output says when it could"
+                    + " not."
         })
 final class BenchPfsCommand implements Callable<Integer> {
     @Option(
@@ -97,7 +99,8 @@ final class BenchPfsCommand implements Callable<Integer> {
         boolean dropped = true;
         if (!json) {
             out.println("size  blocks  flush s  direct-write s  ratio  fio-write s | cold load s  direct-read s  ratio"
-                    + "  fio-read s | " + consumers + " at once s  vs one");
+                    + "  fio-read s  touch s  vs floor | " + consumers + " at once s  vs one  " + consumers
+                    + " touches s  vs floor");
         }
         for (long size : sizeList) {
             for (long block : blocks) {
@@ -130,7 +133,7 @@ final class BenchPfsCommand implements Callable<Integer> {
         var b = r.bound();
         return String.format(
                 Locale.ROOT,
-                "%-5s %-6s %8.2f %15.2f %6.2fx %12s | %11.2f %14.2f %6.2fx %11s | %10s %7s%s",
+                "%-5s %-6s %8.2f %15.2f %6.2fx %12s | %11.2f %14.2f %6.2fx %11s %8.2f %8.2fx | %10s %7s %10s %9s%s",
                 BenchReport.size(r.size()),
                 r.blockBytes() == 0 ? "off" : BenchReport.size(r.blockBytes()),
                 r.flushS(),
@@ -141,11 +144,17 @@ final class BenchPfsCommand implements Callable<Integer> {
                 b.readS(),
                 r.coldLoadS() / b.readS(),
                 figure(b.fioReadS()),
+                r.touchS(),
+                r.coldLoadS() / r.coldFloorS(),
                 figure(r.concurrentLoadS()),
-                Double.isNaN(r.concurrentLoadS())
-                        ? "-"
-                        : String.format(Locale.ROOT, "%.2fx", r.concurrentLoadS() / r.coldLoadS()),
+                ratio(r.concurrentLoadS(), r.coldLoadS()),
+                figure(r.touchAtOnceS()),
+                ratio(r.concurrentLoadS(), r.concurrentFloorS()),
                 b.direct() ? "" : "  (no O_DIRECT here: the bound is buffered I/O)");
+    }
+
+    private static String ratio(double seconds, double of) {
+        return Double.isNaN(seconds) || Double.isNaN(of) ? "-" : String.format(Locale.ROOT, "%.2fx", seconds / of);
     }
 
     private static String figure(double seconds) {
@@ -158,7 +167,8 @@ final class BenchPfsCommand implements Callable<Integer> {
                 Locale.ROOT,
                 "{\"size_bytes\":%d,\"block_bytes\":%d,\"flush_s\":%.3f,\"direct_write_s\":%.3f,\"fio_write_s\":%s,"
                         + "\"cold_load_s\":%.3f,\"direct_read_s\":%.3f,\"fio_read_s\":%s,\"consumers\":%d,"
-                        + "\"concurrent_load_s\":%s,\"direct\":%b,\"cache_dropped\":%b}",
+                        + "\"concurrent_load_s\":%s,\"touch_s\":%.6f,\"touch_at_once_s\":%s,\"cold_floor_s\":%.6f,"
+                        + "\"concurrent_floor_s\":%s,\"direct\":%b,\"cache_dropped\":%b}",
                 r.size(),
                 r.blockBytes(),
                 r.flushS(),
@@ -169,11 +179,15 @@ final class BenchPfsCommand implements Callable<Integer> {
                 jsonNumber(b.fioReadS()),
                 r.consumers(),
                 jsonNumber(r.concurrentLoadS()),
+                r.touchS(),
+                jsonNumber(r.touchAtOnceS()),
+                r.coldFloorS(),
+                jsonNumber(r.concurrentFloorS()),
                 b.direct(),
                 r.cacheDropped());
     }
 
     private static String jsonNumber(double d) {
-        return Double.isNaN(d) ? "null" : String.format(Locale.ROOT, "%.3f", d);
+        return Double.isNaN(d) ? "null" : String.format(Locale.ROOT, "%.6f", d);
     }
 }

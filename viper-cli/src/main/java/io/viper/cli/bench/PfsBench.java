@@ -29,7 +29,9 @@ import java.util.concurrent.TimeUnit;
  * job allocates once are there, as they are in a run), then, with the page cache dropped, one consumer and then
  * {@code consumers} at once load it cold from there (late joiners: the repository is their only source); in the same
  * run the same bytes are written and read with plain sequential direct I/O ({@link DeviceBound}) on the same file
- * system, and with fio where it is installed. One thread (the consumers' loads on threads of their own); not reusable.
+ * system, and with fio where it is installed, and the first touch of the memory the loads need ({@link MemoryBound}):
+ * the floor of a cold load is the slower of the disk's read and that touch. One thread (the consumers' loads on threads
+ * of their own); not reusable.
  *
  * @param size the model's bytes
  * @param blockBytes the producer's {@code viper.block.bytes} (0: a safetensors file)
@@ -49,6 +51,8 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
      * @param concurrentLoadS {@code consumers} joining at once, until the last has it
      * @param cacheDropped whether the page cache could be dropped before each cold read (it needs root)
      * @param bound the device, measured in the same run
+     * @param touchS the first touch of {@code size} fresh bytes ({@link MemoryBound}), in the same run
+     * @param touchAtOnceS {@code consumers} such touches at once, until the last is done (NaN when not measured)
      */
     public record Result(
             long size,
@@ -58,7 +62,27 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
             double coldLoadS,
             double concurrentLoadS,
             boolean cacheDropped,
-            DeviceBound.Figures bound) {}
+            DeviceBound.Figures bound,
+            double touchS,
+            double touchAtOnceS) {
+
+        /**
+         * The floor of one cold load here: the disk's direct read of the bytes, or the first touch of the memory they
+         * land in, whichever is slower (a loader can overlap the two, not skip either).
+         */
+        public double coldFloorS() {
+            return Math.max(bound.readS(), touchS);
+        }
+
+        /**
+         * The floor of {@code consumers} cold loads at once: the bytes read from the disk once and held in memory once,
+         * both shared by the consumers (the page cache's copy, mapped by each), as one load's floor. Loads into private
+         * buffers need {@link #touchAtOnceS} instead, which on a virtual machine can be several times it.
+         */
+        public double concurrentFloorS() {
+            return Double.isNaN(concurrentLoadS) ? Double.NaN : coldFloorS();
+        }
+    }
 
     public Result run() throws Exception {
         Files.createDirectories(dir);
@@ -69,6 +93,8 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
         double concurrent = Double.NaN;
         String notifier = "embedded://127.0.0.1:" + freePort();
         DeviceBound.Figures bound;
+        double touch;
+        double touchAtOnce = Double.NaN;
         try (Viper viper = Viper.builder()
                 .notifier(notifier)
                 .pfsRoot(repo)
@@ -98,6 +124,11 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
                 bound = new DeviceBound(dir.resolve("direct.bin"), model, dropCache).run();
                 dropped &= bound.cacheDropped();
             }
+            // after the model's memory is freed, as the consumers' loads below run
+            touch = MemoryBound.touchS(size, 1);
+            if (consumers > 0) {
+                touchAtOnce = MemoryBound.touchS(size, consumers);
+            }
             dropped &= drop();
             cold = loadAtOnce(notifier, repo, 1);
             if (consumers > 0) {
@@ -105,7 +136,7 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
                 concurrent = loadAtOnce(notifier, repo, consumers);
             }
         }
-        return new Result(size, blockBytes, consumers, flush, cold, concurrent, dropped, bound);
+        return new Result(size, blockBytes, consumers, flush, cold, concurrent, dropped, bound, touch, touchAtOnce);
     }
 
     /** {@code n} consumers join at once, each in its own Viper instance; seconds until the last has version 1. */
@@ -130,14 +161,19 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
                     }
                 }));
             }
-            long last = t0;
-            for (Future<Long> f : loaded) {
-                last = Math.max(last, f.get());
-            }
-            return (last - t0) / 1e9;
+            return secondsUntilLast(t0, loaded);
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    /** Seconds from {@code t0} until the last of {@code done} (each its {@link System#nanoTime()} when done). */
+    static double secondsUntilLast(long t0, List<Future<Long>> done) throws Exception {
+        long last = t0;
+        for (Future<Long> f : done) {
+            last = Math.max(last, f.get());
+        }
+        return (last - t0) / 1e9;
     }
 
     private void publish(ViperProducer producer, MemorySegment model) throws Exception {

@@ -97,7 +97,7 @@ final class Fetcher implements AutoCloseable {
                 serving::retainCurrent,
                 rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES),
                 new SourcedRead(model, rt, rt.config().get(ViperConfig.CONSUMER_PATHS)));
-        this.mapped = new MappedLoader(verifier, host);
+        this.mapped = new MappedLoader(verifier, host, serving::retainCurrent);
         this.inline = new InlineLoader(tracker, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);

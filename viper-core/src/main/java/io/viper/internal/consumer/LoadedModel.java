@@ -31,6 +31,9 @@ final class LoadedModel {
     /** The data section in host memory, scoped to this version; null for a model in GPU memory. */
     private final MemorySegment hostData;
 
+    /** Whether {@link #hostData} is a mapping of the PFS's files (the page cache's), not memory of this consumer. */
+    private final boolean mappedInPlace;
+
     private final AtomicInteger refs = new AtomicInteger(1);
     private final Runnable release;
 
@@ -40,11 +43,22 @@ final class LoadedModel {
         this.checkpoint = null;
         this.device = buffer;
         this.hostData = null;
+        this.mappedInPlace = false;
         this.release = release;
     }
 
+    /** A model in a host receive buffer of this consumer ({@code buffer}); {@code release} hands it back. */
     LoadedModel(Manifest manifest, MemorySegment buffer, Runnable release) {
+        this(manifest, buffer, release, false);
+    }
+
+    /**
+     * A model in host memory: a receive buffer, or, when {@code mappedInPlace}, the PFS's files mapped in place;
+     * {@code release} hands it back or unmaps it.
+     */
+    LoadedModel(Manifest manifest, MemorySegment buffer, Runnable release, boolean mappedInPlace) {
         this.manifest = manifest;
+        this.mappedInPlace = mappedInPlace;
         // A view scoped to this version: once released, stale tensors throw instead of reading a
         // buffer that a newer version may be filling.
         Arena view = Arena.ofShared();
@@ -77,6 +91,11 @@ final class LoadedModel {
      */
     MemorySegment hostData() {
         return hostData;
+    }
+
+    /** Whether the data section is the PFS's files mapped in place rather than memory of this consumer. */
+    boolean mappedInPlace() {
+        return mappedInPlace;
     }
 
     /**

@@ -4,23 +4,32 @@ import io.viper.manifest.Location;
 import io.viper.manifest.Manifest;
 import io.viper.spi.TransportClient;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
- * Loads a version from the PFS by mapping its file in place (no receive buffer, no copy) and verifying the mapping; the
- * mapping is closed when the loaded model is released. Where the transport cannot map, the {@link HostLoader} reads the
- * file into a receive buffer instead. Fetch thread only.
+ * Loads a version from the PFS by mapping it in place (its file, or its block files: no receive buffer, no copy) and
+ * verifying the mapping; the mapping is closed when the loaded model is released. Where the transport cannot map, the
+ * {@link HostLoader} reads the version into a receive buffer instead, and so it does for a version with blocks while
+ * the serving version is in a receive buffer of this consumer: then only the blocks that buffer lacks are read (a
+ * delta), where a mapping would bring every block of the version into memory. Fetch thread only.
  */
 final class MappedLoader implements Loader {
     private final Verifier verifier;
     private final HostLoader unmappable;
+    /** The serving version, retained for the caller, or null. */
+    private final Supplier<LoadedModel> serving;
 
-    MappedLoader(Verifier verifier, HostLoader unmappable) {
+    MappedLoader(Verifier verifier, HostLoader unmappable, Supplier<LoadedModel> serving) {
         this.verifier = verifier;
         this.unmappable = unmappable;
+        this.serving = serving;
     }
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
+        if (m.blockBytes() > 0 && servingFromOwnMemory()) {
+            return unmappable.load(m, loc, client);
+        }
         Optional<TransportClient.MappedData> mapped = client.map(m, loc);
         if (mapped.isEmpty()) {
             return unmappable.load(m, loc, client);
@@ -36,6 +45,18 @@ final class MappedLoader implements Loader {
             md.close();
             throw e;
         }
-        return new Loaded(new LoadedModel(m, md.data(), md::close), 0, transferDone);
+        return new Loaded(new LoadedModel(m, md.data(), md::close, true), 0, transferDone);
+    }
+
+    private boolean servingFromOwnMemory() {
+        LoadedModel current = serving.get();
+        if (current == null) {
+            return false;
+        }
+        try {
+            return current.hostData() != null && !current.mappedInPlace();
+        } finally {
+            current.releaseRef();
+        }
     }
 }

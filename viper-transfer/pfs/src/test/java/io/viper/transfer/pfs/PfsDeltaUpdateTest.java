@@ -24,7 +24,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A consumer following a model over the PFS alone reads only the blocks of a new version it does not hold. */
+/**
+ * A consumer following a model over the PFS alone: a version kept as blocks on page boundaries is mapped in place (the
+ * block files' own pages; nothing read into a buffer of its own); one whose blocks mostly start mid-page (a small
+ * tensor first) is read into a receive buffer, and then only the blocks the consumer does not hold are read.
+ */
 class PfsDeltaUpdateTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final long MIB = 1L << 20;
@@ -32,36 +36,56 @@ class PfsDeltaUpdateTest {
     @TempDir
     Path pfs;
 
+    /** A producer and a consumer of model {@code m} over the PFS alone, and the consumer's p.updates(). */
+    private record Pair(ViperProducer producer, ViperConsumer consumer, List<ModelUpdate> updates) {}
+
+    private Pair overThePfs(SdkFixture fx, String name, Map<String, String> config) {
+        Viper.Builder b = Viper.builder()
+                .notifier("mem://" + name + "-" + System.nanoTime())
+                .transports()
+                .pfsRoot(pfs)
+                .consumerPaths("file")
+                .meterRegistry(new SimpleMeterRegistry())
+                .config("viper.consumer.retry.backoff.ms", "20");
+        config.forEach(b::config);
+        Viper v = fx.keep(b.build());
+        ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
+        ViperConsumer consumer = fx.keep(v.consumer("m"));
+        List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
+        consumer.onUpdate(updates::add);
+        return new Pair(producer, consumer, updates);
+    }
+
+    /** A copy of {@code v} with the byte at {@code at} of tensor {@code tensor} inverted. */
+    private static List<MemorySegment> changed(SdkFixture fx, List<MemorySegment> v, int tensor, long at) {
+        List<MemorySegment> next = new ArrayList<>();
+        for (MemorySegment s : v) {
+            next.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
+        }
+        next.get(tensor).set(ValueLayout.JAVA_BYTE, at, (byte) ~next.get(tensor).get(ValueLayout.JAVA_BYTE, at));
+        return next;
+    }
+
     @Test
     void overTheBlockStoreOnlyTheChangedBlockIsRead() throws Exception {
         try (SdkFixture fx = new SdkFixture("pfs-delta-" + System.nanoTime())) {
-            Viper v = fx.keep(Viper.builder()
-                    .notifier("mem://pfs-delta-" + System.nanoTime())
-                    .transports()
-                    .pfsRoot(pfs)
-                    .consumerPaths("file")
-                    .meterRegistry(new SimpleMeterRegistry())
-                    .config("viper.consumer.retry.backoff.ms", "20")
-                    .build());
-            ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
-            ViperConsumer consumer = fx.keep(v.consumer("m"));
-            List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
-            consumer.onUpdate(updates::add);
-            List<MemorySegment> v1 = fx.model(1, 3 * MIB, 5000);
-            producer.publish(snapshot(v1), Map.of()).durable().join();
-            consumer.awaitVersion(1, WAIT);
+            Pair p = overThePfs(fx, "pfs-delta", Map.of());
+            // 5000 bytes first: every block of the large tensor starts mid-page, so the version cannot be mapped
+            List<MemorySegment> v1 = fx.model(1, 5000, 3 * MIB);
+            p.producer().publish(snapshot(v1), Map.of()).durable().join();
+            p.consumer().awaitVersion(1, WAIT);
             List<MemorySegment> v2 = new ArrayList<>();
             for (MemorySegment s : v1) {
                 v2.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
             }
-            v2.getFirst()
-                    .set(ValueLayout.JAVA_BYTE, MIB + 1, (byte) ~v2.getFirst().get(ValueLayout.JAVA_BYTE, MIB + 1));
-            producer.publish(snapshot(v2), Map.of()).durable().join();
-            consumer.awaitVersion(2, WAIT);
-            assertServes(consumer, 2, v2);
-            assertEquals("file", updates.getLast().path());
-            assertEquals(MIB, updates.getLast().bytes(), "only the changed block was read from the block store");
-            assertEquals(2 * MIB + 5000, updates.getLast().reusedBytes());
+            v2.getLast()
+                    .set(ValueLayout.JAVA_BYTE, MIB + 1, (byte) ~v2.getLast().get(ValueLayout.JAVA_BYTE, MIB + 1));
+            p.producer().publish(snapshot(v2), Map.of()).durable().join();
+            p.consumer().awaitVersion(2, WAIT);
+            assertServes(p.consumer(), 2, v2);
+            assertEquals("file", p.updates().getLast().path());
+            assertEquals(MIB, p.updates().getLast().bytes(), "only the changed block was read from the block store");
+            assertEquals(2 * MIB + 5000, p.updates().getLast().reusedBytes());
             assertFalse(Files.exists(pfs.resolve("m/2/model.safetensors")), "the version is kept as blocks");
         }
     }
@@ -73,23 +97,17 @@ class PfsDeltaUpdateTest {
      */
     @Test
     void versionsWithAndWithoutBlockIdsShareOneRepository() throws Exception {
-        long[] sizes = {3 * MIB, 5000};
+        long[] sizes = {5000, 3 * MIB};
         long total = 3 * MIB + 5000;
         try (SdkFixture fx = new SdkFixture("pfs-mixed-" + System.nanoTime())) {
-            Viper v = fx.keep(Viper.builder()
-                    .notifier("mem://pfs-mixed-" + System.nanoTime())
-                    .transports()
-                    .pfsRoot(pfs)
-                    .consumerPaths("file")
-                    .meterRegistry(new SimpleMeterRegistry())
-                    .config("viper.consumer.retry.backoff.ms", "20")
-                    .config("viper.producer.staging.versions", "1")
-                    .config("viper.producer.staging.budget.bytes", Long.toString(2 * total))
-                    .build());
-            ViperProducer producer = fx.keep(v.producer("m", CheckpointPolicy.never()));
-            ViperConsumer consumer = fx.keep(v.consumer("m"));
-            List<ModelUpdate> updates = new CopyOnWriteArrayList<>();
-            consumer.onUpdate(updates::add);
+            Pair p = overThePfs(
+                    fx,
+                    "pfs-mixed",
+                    Map.of(
+                            "viper.producer.staging.versions",
+                            "1",
+                            "viper.producer.staging.budget.bytes",
+                            Long.toString(2 * total)));
             List<List<MemorySegment>> versions = new ArrayList<>();
             versions.add(fx.model(1, sizes));
             versions.add(versions.getFirst());
@@ -99,26 +117,58 @@ class PfsDeltaUpdateTest {
                 for (MemorySegment s : versions.getLast()) {
                     next.add(fx.arena().allocate(s.byteSize()).copyFrom(s));
                 }
-                next.getFirst()
-                        .set(ValueLayout.JAVA_BYTE, at, (byte) ~next.getFirst().get(ValueLayout.JAVA_BYTE, at));
+                next.getLast()
+                        .set(ValueLayout.JAVA_BYTE, at, (byte) ~next.getLast().get(ValueLayout.JAVA_BYTE, at));
                 versions.add(next);
             }
             List<Boolean> asFile = new ArrayList<>();
             for (int i = 0; i < versions.size(); i++) {
                 int version = i + 1;
-                producer.publish(snapshot(versions.get(i)), Map.of()).durable().join();
+                p.producer()
+                        .publish(snapshot(versions.get(i)), Map.of())
+                        .durable()
+                        .join();
                 asFile.add(Files.exists(pfs.resolve("m/" + version + "/model.safetensors")));
-                consumer.awaitVersion(version, WAIT);
-                assertServes(consumer, version, versions.get(i));
+                p.consumer().awaitVersion(version, WAIT);
+                assertServes(p.consumer(), version, versions.get(i));
             }
             // v3 into v1's buffer and v4 into v2's share nothing with what those held; v5 and v6 share.
             assertEquals(
                     List.of(false, false, true, true, false, false),
                     asFile,
                     "kept as a file rather than as blocks, per version");
-            assertEquals(MIB, updates.getLast().bytes(), "v6 read only its changed block from the block store");
+            assertEquals(MIB, p.updates().getLast().bytes(), "v6 read only its changed block from the block store");
+            // retention runs after the announcement (and after durable), on the producer's thread: wait for it
+            long deadline = System.nanoTime() + WAIT.toNanos();
             for (int gone = 1; gone <= 3; gone++) {
+                while (Files.exists(pfs.resolve("m/" + gone)) && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
                 assertFalse(Files.exists(pfs.resolve("m/" + gone)), "retention (3) deleted v" + gone);
+            }
+        }
+    }
+
+    /**
+     * Blocks on page boundaries (the large tensor first): each version is mapped in place, the second too, since the
+     * serving one is a mapping of the same block files; every version serves byte for byte.
+     */
+    @Test
+    void blocksOnPageBoundariesAreMappedInPlace() throws Exception {
+        try (SdkFixture fx = new SdkFixture("pfs-mapped-" + System.nanoTime())) {
+            Pair p = overThePfs(fx, "pfs-mapped", Map.of());
+            List<MemorySegment> v1 = fx.model(1, 3 * MIB, 5000);
+            p.producer().publish(snapshot(v1), Map.of()).durable().join();
+            p.consumer().awaitVersion(1, WAIT);
+            List<MemorySegment> v2 = changed(fx, v1, 0, MIB + 1);
+            p.producer().publish(snapshot(v2), Map.of()).durable().join();
+            p.consumer().awaitVersion(2, WAIT);
+            assertServes(p.consumer(), 2, v2);
+            assertFalse(Files.exists(pfs.resolve("m/2/model.safetensors")), "the version is kept as blocks");
+            assertEquals(2, p.updates().size());
+            for (ModelUpdate u : p.updates()) {
+                assertEquals("file", u.path());
+                assertEquals(0, u.bytes(), "v" + u.version() + " mapped in place: nothing transferred");
             }
         }
     }

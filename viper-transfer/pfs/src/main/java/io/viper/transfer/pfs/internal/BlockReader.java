@@ -138,7 +138,7 @@ final class BlockReader implements AutoCloseable {
     }
 
     private void readBlock(int b, long position, MemorySegment into) {
-        Path file = BlockStore.pathOf(root, id[b]);
+        Path file = file(b);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             ByteBuffer buf = into.asByteBuffer();
             long pos = position;
@@ -159,6 +159,31 @@ final class BlockReader implements AutoCloseable {
             throw new RetriableViperException(
                     ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
         }
+    }
+
+    /** How many blocks the version has, in data order. */
+    int blocks() {
+        return start.length;
+    }
+
+    /** Where block {@code b} starts in the data section. */
+    long start(int b) {
+        return start[b];
+    }
+
+    /** Block {@code b}'s length. */
+    long length(int b) {
+        return length[b];
+    }
+
+    /** Block {@code b}'s file in the block store. */
+    Path file(int b) {
+        return BlockStore.pathOf(root, id[b]);
+    }
+
+    /** What to name in errors: the version and where it is kept. */
+    String describe() {
+        return versionDir + " (" + manifest.model() + " v" + manifest.version() + ")";
     }
 
     /** Nothing to release: each block's file is open only while it is read. */

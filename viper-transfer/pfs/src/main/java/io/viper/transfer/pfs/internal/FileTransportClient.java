@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Reads checkpoints from safetensors files of the PFS repository ({@code file://} locations), or, for a version the
- * repository keeps as blocks (no file at the location), from its block store ({@link BlockReader}; such a version
- * cannot be mapped in place).
+ * repository keeps as blocks (no file at the location), from its block store ({@link BlockReader}; mapped in place by
+ * {@link MappedBlocks}).
  *
  * <p>Every read or map memory-maps the file read-only, validates its header and checks that it describes exactly the
  * manifest's tensors (names, dtypes, shapes, offsets) before any byte is used. For a file, "the producer holds the
@@ -107,8 +107,9 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
     }
 
     /**
-     * Maps a version's safetensors file. A version kept as blocks has none and is not contiguous on disk: empty, and
-     * the consumer reads it (only the blocks it does not hold) with {@link #read}.
+     * Maps a version's safetensors file, or, for a version kept as blocks, its block files in place as one data section
+     * ({@link MappedBlocks}); empty for a version kept as blocks that mostly do not start on page boundaries, which the
+     * consumer reads (only the blocks it does not hold) with {@link #read}.
      */
     @Override
     public Optional<MappedData> map(Manifest manifest, Location location) {
@@ -116,7 +117,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         ensureOpen();
         Path file = PfsRepository.pathOf(location);
         if (keptAsBlocks(manifest, file)) {
-            return Optional.empty();
+            return MappedBlocks.map(new BlockReader(manifest, file), manifest.totalBytes());
         }
         Arena arena = Arena.ofShared();
         FileChannel ch = open(manifest, file);

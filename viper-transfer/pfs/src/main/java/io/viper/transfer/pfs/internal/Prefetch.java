@@ -88,7 +88,8 @@ final class Prefetch {
         }
     }
 
-    private static boolean advise(MemorySegment piece) {
+    /** Whether {@code piece} of a file's mapping is now in memory ({@code MADV_POPULATE_READ}); false if refused. */
+    static boolean advise(MemorySegment piece) {
         if (MADVISE == null) {
             return false;
         }

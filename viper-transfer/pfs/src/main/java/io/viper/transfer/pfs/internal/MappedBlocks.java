@@ -1,0 +1,305 @@
+package io.viper.transfer.pfs.internal;
+
+import io.viper.errors.IoProblems;
+import io.viper.errors.RetriableViperException;
+import io.viper.errors.ViperCorruptDataException;
+import io.viper.errors.ViperException;
+import io.viper.errors.ViperNotFoundException;
+import io.viper.spi.ByteRange;
+import io.viper.spi.TransportClient;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A version the PFS repository keeps as blocks, mapped in place as one contiguous, read-only data section: every page
+ * that lies wholly inside a block starting on a page boundary is that block file's own page ({@code mmap} with
+ * {@code MAP_FIXED} into a reserved range of this process's address space), and the rest (a block's last partial page,
+ * a block that starts mid-page) is anonymous memory filled with reads of the block files when it is mapped. The mapped
+ * pages are the page cache's: nothing is copied, no receive buffer is allocated and first touched, and consumers of one
+ * version on a node hold one copy of it (docs/architecture.md#pfs-io).
+ *
+ * <p>Mapped only when at least {@link #MIN_IN_PLACE} of the data section can be mapped in place (a layout of tensors at
+ * page-aligned offsets, as a model of one or a few large tensors has); else {@link #map} is empty and the consumer
+ * reads the version into a receive buffer. Linux only (elsewhere empty). Block files are written once under their
+ * content's name and renamed into place, never rewritten: a mapping stays valid after retention deletes one (POSIX
+ * unlink semantics). A block file shorter than its block is refused before it is mapped (touching a page past a file's
+ * end would be a fault).
+ *
+ * <p>{@link #populate} may be called once, by the thread that mapped; {@link #close} once by anyone, after which
+ * {@link #data} and every slice of it fail instead of reading unmapped memory.
+ */
+final class MappedBlocks implements TransportClient.MappedData {
+    /** The share of the data section that must map in place for a version to be mapped. */
+    static final double MIN_IN_PLACE = 0.5;
+
+    private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
+    private static final long PAGE = 4096;
+    // mmap(2) flags, the same on Linux's x86-64 and aarch64
+    private static final int PROT_READ = 1;
+    private static final int PROT_WRITE = 2;
+    private static final int MAP_SHARED = 1;
+    private static final int MAP_PRIVATE = 2;
+    private static final int MAP_FIXED = 0x10;
+    private static final int MAP_ANONYMOUS = 0x20;
+    private static final int MAP_NORESERVE = 0x4000;
+    /** {@code O_RDONLY | O_CLOEXEC}. */
+    private static final int OPEN_FLAGS = 0x80000;
+
+    private static final MethodHandle MMAP;
+    private static final MethodHandle MUNMAP;
+    private static final MethodHandle OPEN;
+    private static final MethodHandle CLOSE;
+    /** {@code int posix_fadvise(int fd, off_t offset, off_t len, int advice)}; null where missing. */
+    private static final MethodHandle FADVISE;
+
+    private static final int POSIX_FADV_WILLNEED = 3;
+
+    static {
+        MethodHandle mmap = null;
+        MethodHandle munmap = null;
+        MethodHandle open = null;
+        MethodHandle close = null;
+        MethodHandle fadvise = null;
+        if ("Linux".equals(System.getProperty("os.name"))) {
+            try {
+                Linker linker = Linker.nativeLinker();
+                SymbolLookup libc = linker.defaultLookup();
+                mmap = linker.downcallHandle(
+                        libc.findOrThrow("mmap"),
+                        FunctionDescriptor.of(
+                                ValueLayout.ADDRESS,
+                                ValueLayout.ADDRESS,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_LONG));
+                munmap = linker.downcallHandle(
+                        libc.findOrThrow("munmap"),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+                open = linker.downcallHandle(
+                        libc.findOrThrow("open"),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
+                        Linker.Option.firstVariadicArg(2));
+                close = linker.downcallHandle(
+                        libc.findOrThrow("close"), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            } catch (RuntimeException | LinkageError e) {
+                LOG.log(Level.DEBUG, "mmap is not available; versions kept as blocks are read, not mapped", e);
+                mmap = null;
+            }
+        }
+        MMAP = mmap;
+        MUNMAP = munmap;
+        OPEN = open;
+        CLOSE = close;
+        FADVISE = fadvise;
+    }
+
+    private final BlockReader blocks;
+    private final long address;
+    private final long regionBytes;
+    private final Arena arena;
+    private final MemorySegment data;
+    /** Per block mapped in place: its index, then where and how many bytes it holds in place. */
+    private final List<long[]> inPlace = new ArrayList<>();
+    /** The bytes read into anonymous memory when mapped, as data-section ranges. */
+    private final List<ByteRange> read = new ArrayList<>();
+
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    private MappedBlocks(BlockReader blocks, long address, long regionBytes, long dataBytes) {
+        this.blocks = blocks;
+        this.address = address;
+        this.regionBytes = regionBytes;
+        this.arena = Arena.ofShared();
+        this.data = MemorySegment.ofAddress(address).reinterpret(dataBytes, arena, null);
+    }
+
+    /**
+     * Maps the version {@code blocks} reads ({@code dataBytes} long), or empty where it cannot be mapped in place (not
+     * Linux, or less than {@link #MIN_IN_PLACE} of it on page boundaries).
+     *
+     * @throws ViperNotFoundException when a block file is missing
+     * @throws ViperCorruptDataException when a block file is shorter than its block
+     */
+    static Optional<TransportClient.MappedData> map(BlockReader blocks, long dataBytes) {
+        if (MMAP == null || dataBytes == 0 || inPlaceBytes(blocks) < MIN_IN_PLACE * dataBytes) {
+            return Optional.empty();
+        }
+        long regionBytes = (dataBytes + PAGE - 1) / PAGE * PAGE;
+        long address;
+        try {
+            address = mmap(
+                    0, regionBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, blocks);
+        } catch (RetriableViperException e) {
+            LOG.log(Level.DEBUG, "no address space to map " + blocks.describe() + " in place; it is read instead", e);
+            return Optional.empty();
+        }
+        MappedBlocks mapped = new MappedBlocks(blocks, address, regionBytes, dataBytes);
+        try {
+            mapped.mapInPlace();
+            mapped.readTheRest();
+            return Optional.of(mapped);
+        } catch (RuntimeException | Error e) {
+            mapped.close();
+            throw e;
+        }
+    }
+
+    /** The bytes of whole pages in blocks that start on a page boundary. */
+    private static long inPlaceBytes(BlockReader blocks) {
+        long bytes = 0;
+        for (int b = 0; b < blocks.blocks(); b++) {
+            if (blocks.start(b) % PAGE == 0) {
+                bytes += blocks.length(b) / PAGE * PAGE;
+            }
+        }
+        return bytes;
+    }
+
+    private void mapInPlace() {
+        for (int b = 0; b < blocks.blocks(); b++) {
+            long start = blocks.start(b);
+            long length = blocks.length(b);
+            long whole = start % PAGE == 0 ? length / PAGE * PAGE : 0;
+            if (whole > 0) {
+                mapBlock(b, start, whole);
+                inPlace.add(new long[] {b, start, whole});
+            }
+            if (whole < length) {
+                read.add(new ByteRange(start + whole, length - whole, start + whole));
+            }
+        }
+    }
+
+    /** Maps the first {@code bytes} of block {@code b}'s file over the reserved pages at {@code start}. */
+    private void mapBlock(int b, long start, long bytes) {
+        Path file = blocks.file(b);
+        try {
+            long size = Files.size(file);
+            if (size < blocks.length(b)) {
+                throw new ViperCorruptDataException(file + ": block of " + blocks.describe() + " holds " + size
+                        + " bytes, not its " + blocks.length(b));
+            }
+        } catch (NoSuchFileException e) {
+            throw new ViperNotFoundException(
+                    file + ": a block of " + blocks.describe() + " is missing from the block store", e);
+        } catch (IOException e) {
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
+        }
+        try (Arena path = Arena.ofConfined()) {
+            int fd = (int) OPEN.invokeExact(path.allocateFrom(file.toString()), OPEN_FLAGS);
+            if (fd < 0) {
+                throw new RetriableViperException(
+                        ViperException.Reason.TRANSFER, file + ": cannot open a block of " + blocks.describe());
+            }
+            try {
+                if (FADVISE != null) {
+                    // the read of every block starts now, deep in the device's queue, not when populate faults it in
+                    int _ = (int) FADVISE.invokeExact(fd, 0L, bytes, POSIX_FADV_WILLNEED);
+                }
+                mmap(address + start, bytes, PROT_READ, MAP_SHARED | MAP_FIXED, fd, blocks);
+            } finally {
+                int _ = (int) CLOSE.invokeExact(fd); // the mapping keeps the file; a close failure loses nothing
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) { // invokeExact declares Throwable
+            throw new IllegalStateException("open " + file, e);
+        }
+    }
+
+    /** The pages not mapped in place: read from the block files into the anonymous memory under them. */
+    private void readTheRest() {
+        if (!read.isEmpty()) {
+            blocks.read(read, data, TransportClient.Arrivals.NONE);
+        }
+    }
+
+    private static long mmap(long at, long bytes, int prot, int flags, int fd, BlockReader blocks) {
+        MemorySegment result;
+        try {
+            result = (MemorySegment) MMAP.invokeExact(MemorySegment.ofAddress(at), bytes, prot, flags, fd, 0L);
+        } catch (Throwable e) { // invokeExact declares Throwable
+            throw new IllegalStateException("mmap", e);
+        }
+        if (result.address() == -1L || (at != 0 && result.address() != at)) {
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    "cannot map " + bytes + " bytes of " + blocks.describe() + " (mmap failed: address space or"
+                            + " vm.max_map_count)");
+        }
+        return result.address();
+    }
+
+    @Override
+    public MemorySegment data() {
+        return data.asReadOnly();
+    }
+
+    /**
+     * Reports the pages read when mapped at once, then brings each block's mapped pages into memory
+     * ({@code MADV_POPULATE_READ}, or by touching them where that is refused), {@link DirectIo#READS_IN_FLIGHT} blocks
+     * at once, reporting each as it is in.
+     */
+    @Override
+    public void populate(TransportClient.Arrivals arrivals) {
+        TransportClient.Arrivals serial = ParallelReader.serialized(arrivals);
+        for (ByteRange r : read) {
+            serial.arrived(r.sourceOffset(), r.length());
+        }
+        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
+            for (long[] block : inPlace) {
+                MemorySegment pages = data.asSlice(block[1], block[2]);
+                inFlight.submit(() -> {
+                    if (!Prefetch.advise(pages)) {
+                        for (long at = 0; at < pages.byteSize(); at += PAGE) {
+                            pages.get(ValueLayout.JAVA_BYTE, at);
+                        }
+                    }
+                    serial.arrived(block[1], block[2]);
+                });
+            }
+            inFlight.await();
+        } catch (IOException e) {
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    "cannot read the blocks of " + blocks.describe() + ": " + IoProblems.describe(e),
+                    e);
+        }
+    }
+
+    /** Unmaps the whole range: the block files' pages and the anonymous ones. Idempotent. */
+    @Override
+    public void close() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        arena.close(); // every view of the data fails from here on, before the pages go
+        try {
+            int _ = (int) MUNMAP.invokeExact(MemorySegment.ofAddress(address), regionBytes);
+        } catch (Throwable e) { // invokeExact declares Throwable; the range stays mapped until the process exits
+            LOG.log(Level.WARNING, "munmap of " + blocks.describe() + " failed", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MappedData[" + blocks.describe() + " as blocks, " + data.byteSize() + " bytes]";
+    }
+}

@@ -97,7 +97,11 @@ final class Fetcher implements AutoCloseable {
                 serving::retainCurrent,
                 rt.config().get(ViperConfig.CONSUMER_VERIFY_REUSE_HASHES),
                 new SourcedRead(model, rt, rt.config().get(ViperConfig.CONSUMER_PATHS)));
-        this.mapped = new MappedLoader(verifier, host, serving::retainCurrent);
+        this.mapped = new MappedLoader(
+                verifier,
+                host,
+                serving::retainCurrent,
+                () -> !rt.config().get(ViperConfig.CONSUMER_RELAY_TRANSPORTS).isEmpty());
         this.inline = new InlineLoader(tracker, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);

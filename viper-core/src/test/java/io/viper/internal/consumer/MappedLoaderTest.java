@@ -105,10 +105,16 @@ class MappedLoaderTest {
 
     /** Loads v2 ({@code blocks} or not) while {@code serving} (v1, a block of it changed) serves. */
     private static Case load(boolean blocks, LoadedModel serving, MemorySegment v2) {
+        return load(blocks, serving, v2, false);
+    }
+
+    /** As above, by a consumer that relays versions to others when {@code relaying}. */
+    private static Case load(boolean blocks, LoadedModel serving, MemorySegment v2, boolean relaying) {
         try (ReceiveSlots slots = new ReceiveSlots("m", 1 << 30, 1000)) {
             Verifier verifier = new Verifier("m", POOL, 2);
             Supplier<LoadedModel> current = () -> serving != null && serving.tryRetain() ? serving : null;
-            MappedLoader loader = new MappedLoader(verifier, new HostLoader(slots, verifier, current), current);
+            MappedLoader loader =
+                    new MappedLoader(verifier, new HostLoader(slots, verifier, current), current, () -> relaying);
             AtomicInteger maps = new AtomicInteger();
             AtomicLong read = new AtomicLong();
             Loader.Loaded loaded = loader.load(manifest(2, v2, blocks), LOC, client(v2, maps, read));
@@ -154,6 +160,10 @@ class MappedLoaderTest {
 
             Case file = load(false, own, v2);
             assertEquals(1, file.maps(), "a version without blocks has nothing to reuse: it is mapped");
+
+            Case relayed = load(true, null, v2, true);
+            assertEquals(0, relayed.maps(), "a relaying consumer serves others from a receive buffer");
+            assertEquals(v2.byteSize(), relayed.read());
         }
     }
 }

@@ -253,9 +253,9 @@ final class MappedBlocks implements TransportClient.MappedData {
     }
 
     /**
-     * Reports the pages read when mapped at once, then brings each block's mapped pages into memory
-     * ({@code MADV_POPULATE_READ}, or by touching them where that is refused), {@link DirectIo#READS_IN_FLIGHT} blocks
-     * at once, reporting each as it is in.
+     * Reports the pages read when mapped at once, then brings the blocks mapped in place into memory
+     * ({@code MADV_POPULATE_READ}, or by touching their pages where that is refused) in {@link DirectIo#MAPPED_STREAMS}
+     * streams, each over its own run of blocks in order, reporting each block as it is in.
      */
     @Override
     public void populate(TransportClient.Arrivals arrivals) {
@@ -263,16 +263,21 @@ final class MappedBlocks implements TransportClient.MappedData {
         for (ByteRange r : read) {
             serial.arrived(r.sourceOffset(), r.length());
         }
-        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
-            for (long[] block : inPlace) {
-                MemorySegment pages = data.asSlice(block[1], block[2]);
+        int streams = Math.max(1, Math.min(DirectIo.MAPPED_STREAMS, inPlace.size()));
+        int per = (inPlace.size() + streams - 1) / Math.max(1, streams);
+        try (InFlight inFlight = new InFlight(streams)) {
+            for (int first = 0; first < inPlace.size(); first += per) {
+                List<long[]> run = inPlace.subList(first, Math.min(inPlace.size(), first + per));
                 inFlight.submit(() -> {
-                    if (!Prefetch.advise(pages)) {
-                        for (long at = 0; at < pages.byteSize(); at += PAGE) {
-                            pages.get(ValueLayout.JAVA_BYTE, at);
+                    for (long[] block : run) {
+                        MemorySegment pages = data.asSlice(block[1], block[2]);
+                        if (!Prefetch.advise(pages)) {
+                            for (long at = 0; at < pages.byteSize(); at += PAGE) {
+                                pages.get(ValueLayout.JAVA_BYTE, at);
+                            }
                         }
+                        serial.arrived(block[1], block[2]);
                     }
-                    serial.arrived(block[1], block[2]);
                 });
             }
             inFlight.await();

@@ -46,6 +46,13 @@ final class MappedBlocks implements TransportClient.MappedData {
     /** The share of the data section that must map in place for a version to be mapped. */
     static final double MIN_IN_PLACE = 0.5;
 
+    /**
+     * The most blocks one version maps: each is a mapping of its own, and a process has {@code vm.max_map_count} of
+     * them (65530 by default) for everything, two versions at once included; a quarter of it (16 GiB of 1 MiB blocks by
+     * default). A larger version is read into a receive buffer.
+     */
+    static final int MAX_BLOCKS = maxMapCount() / 4;
+
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
     private static final long PAGE = 4096;
     // mmap(2) flags, the same on Linux's x86-64 and aarch64
@@ -137,7 +144,10 @@ final class MappedBlocks implements TransportClient.MappedData {
      * @throws ViperCorruptDataException when a block file is shorter than its block
      */
     static Optional<TransportClient.MappedData> map(BlockReader blocks, long dataBytes) {
-        if (MMAP == null || dataBytes == 0 || inPlaceBytes(blocks) < MIN_IN_PLACE * dataBytes) {
+        if (MMAP == null
+                || dataBytes == 0
+                || blocks.blocks() > MAX_BLOCKS
+                || inPlaceBytes(blocks) < MIN_IN_PLACE * dataBytes) {
             return Optional.empty();
         }
         long regionBytes = (dataBytes + PAGE - 1) / PAGE * PAGE;
@@ -145,8 +155,8 @@ final class MappedBlocks implements TransportClient.MappedData {
         try {
             address = mmap(
                     0, regionBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, blocks);
-        } catch (RetriableViperException e) {
-            LOG.log(Level.DEBUG, "no address space to map " + blocks.describe() + " in place; it is read instead", e);
+        } catch (MapRefused e) {
+            LOG.log(Level.DEBUG, e.getMessage() + "; it is read instead");
             return Optional.empty();
         }
         MappedBlocks mapped = new MappedBlocks(blocks, address, regionBytes, dataBytes);
@@ -154,9 +164,35 @@ final class MappedBlocks implements TransportClient.MappedData {
             mapped.mapInPlace();
             mapped.readTheRest();
             return Optional.of(mapped);
+        } catch (MapRefused e) {
+            // out of mappings or address space: the version is read into a receive buffer instead
+            LOG.log(Level.WARNING, e.getMessage() + "; it is read instead");
+            mapped.close();
+            return Optional.empty();
         } catch (RuntimeException | Error e) {
             mapped.close();
             throw e;
+        }
+    }
+
+    /** {@code vm.max_map_count}, or Linux's default where it cannot be read. */
+    private static int maxMapCount() {
+        try {
+            // by line: /proc reports a size of 0, and Files.readString then reads a single byte
+            return Integer.parseInt(Files.readAllLines(Path.of("/proc/sys/vm/max_map_count"))
+                    .getFirst()
+                    .strip());
+        } catch (IOException | RuntimeException e) {
+            return 65530;
+        }
+    }
+
+    /** The kernel refused a mapping ({@code mmap} failed): not the version's fault, nor a reason to retry. */
+    private static final class MapRefused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        MapRefused(String message) {
+            super(message, null, false, false);
         }
     }
 
@@ -239,10 +275,8 @@ final class MappedBlocks implements TransportClient.MappedData {
             throw new IllegalStateException("mmap", e);
         }
         if (result.address() == -1L || (at != 0 && result.address() != at)) {
-            throw new RetriableViperException(
-                    ViperException.Reason.TRANSFER,
-                    "cannot map " + bytes + " bytes of " + blocks.describe() + " (mmap failed: address space or"
-                            + " vm.max_map_count)");
+            throw new MapRefused("cannot map " + bytes + " bytes of " + blocks.describe()
+                    + " in place (mmap failed: address space, memory or vm.max_map_count)");
         }
         return result.address();
     }

@@ -136,4 +136,11 @@ class MappedBlocksTest extends PfsRepositoryTestBase {
         ViperNotFoundException e = assertThrows(ViperNotFoundException.class, () -> map(m));
         assertTrue(e.getMessage().contains("missing from the block store"), e.getMessage());
     }
+
+    @Test
+    void aVersionOfMoreBlocksThanItMayMapIsRead() {
+        assertTrue(MappedBlocks.MAX_BLOCKS > 1000, "a quarter of vm.max_map_count: " + MappedBlocks.MAX_BLOCKS);
+        Manifest m = stored((MappedBlocks.MAX_BLOCKS + 1) * BLOCK);
+        assertEquals(Optional.empty(), map(m), "each block would be a mapping of its own");
+    }
 }

@@ -11,7 +11,8 @@ import io.viper.manifest.Tier;
  * @param version the version now serving
  * @param previous the version served before (0 if none)
  * @param location where the bytes came from
- * @param bytes bytes transferred (0 when the PFS file was mapped in place)
+ * @param bytes bytes transferred; for a version mapped in place from the PFS, its data section, less the blocks it
+ *     shares with the version mapped before it (their pages were in memory already)
  * @param latencyMs from the producer's publish call to the swap, by the wall clocks of both sides (meaningful on one
  *     host or with synchronised clocks)
  * @param transferMs time spent reading the bytes (host paths verify hashes batch by batch while later batches arrive,
@@ -19,7 +20,8 @@ import io.viper.manifest.Tier;
  * @param verifyMs time spent checking content hashes after the bytes were in place
  * @param fallbacks locations that failed before this one succeeded
  * @param reusedBytes bytes of unchanged blocks not transferred: left in place in the receive buffer, which still held
- *     them from an older version, or copied from the version served before (0 for a full pull)
+ *     them from an older version, or copied from the version served before, or, mapped in place, shared with the
+ *     version mapped before it (0 for a full pull)
  */
 public record ModelUpdate(
         String model,

@@ -23,10 +23,11 @@ interface Loader {
      * A verified version in memory.
      *
      * @param model the version, holding one reference for the serving slot
-     * @param bytesMoved bytes transferred (0 when mapped in place)
+     * @param bytesMoved bytes transferred; for a version mapped in place, its data section less the blocks it shares
+     *     with a serving version mapped in place (those pages were in memory already)
      * @param transferDoneNs {@link System#nanoTime()} when the bytes were in (verification may follow)
      * @param bytesReused bytes not transferred: left in place in the receive buffer or copied from the version the
-     *     consumer held
+     *     consumer held, or, mapped in place, shared with the serving mapping
      * @param bytesFromRelays of {@code bytesMoved}, those read from relaying consumers rather than the location
      */
     record Loaded(LoadedModel model, long bytesMoved, long transferDoneNs, long bytesReused, long bytesFromRelays) {

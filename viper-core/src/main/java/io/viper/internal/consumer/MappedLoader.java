@@ -50,7 +50,30 @@ final class MappedLoader implements Loader {
             md.close();
             throw e;
         }
-        return new Loaded(new LoadedModel(m, md.data(), md::close, true), 0, transferDone);
+        long shared = sharedWithServingMapping(m);
+        return new Loaded(
+                new LoadedModel(m, md.data(), md::close, true), m.totalBytes() - shared, transferDone, shared);
+    }
+
+    /**
+     * The bytes of {@code m}'s blocks that the serving version, mapped in place too, also has: the same block files,
+     * whose pages its mapping holds, so this load did not read them.
+     */
+    private long sharedWithServingMapping(Manifest m) {
+        if (m.blockBytes() == 0) {
+            return 0;
+        }
+        LoadedModel current = serving.get();
+        if (current == null) {
+            return 0;
+        }
+        try {
+            return current.mappedInPlace()
+                    ? BlockPlan.of(m, current.manifest(), null).reusedBytes()
+                    : 0;
+        } finally {
+            current.releaseRef();
+        }
     }
 
     private boolean servingFromOwnMemory() {

@@ -135,11 +135,13 @@ class MappedLoaderTest {
             assertEquals(1, first.maps());
             assertEquals(0, first.read());
             assertTrue(first.loaded().model().mappedInPlace());
-            assertEquals(0, first.loaded().bytesMoved(), "mapped in place: nothing transferred");
+            assertEquals(v2.byteSize(), first.loaded().bytesMoved(), "mapped cold: every byte read from the location");
 
             LoadedModel mapped = new LoadedModel(manifest(1, v1, true), v1, () -> {}, true);
             Case next = load(true, mapped, v2);
             assertEquals(1, next.maps(), "the serving version is a mapping too: the blocks it shares are in memory");
+            assertEquals(BLOCK, next.loaded().bytesMoved(), "only the changed block's pages were not mapped already");
+            assertEquals(v2.byteSize() - BLOCK, next.loaded().bytesReused());
             assertEquals(1, mapped.references(), "the loader gave its reference on the serving version back");
         }
     }

@@ -166,10 +166,14 @@ class PfsDeltaUpdateTest {
             assertServes(p.consumer(), 2, v2);
             assertFalse(Files.exists(pfs.resolve("m/2/model.safetensors")), "the version is kept as blocks");
             assertEquals(2, p.updates().size());
-            for (ModelUpdate u : p.updates()) {
-                assertEquals("file", u.path());
-                assertEquals(0, u.bytes(), "v" + u.version() + " mapped in place: nothing transferred");
-            }
+            ModelUpdate first = p.updates().getFirst();
+            ModelUpdate second = p.updates().getLast();
+            assertEquals("file", first.path());
+            assertEquals(3 * MIB + 5000, first.bytes(), "v1 mapped cold: all of it read from the PFS");
+            assertEquals(3 * MIB + 5000, first.bytesFromPfs());
+            assertEquals("file", second.path());
+            assertEquals(MIB, second.bytes(), "v2 shares all but one block with the mapping of v1");
+            assertEquals(2 * MIB + 5000, second.reusedBytes());
         }
     }
 }

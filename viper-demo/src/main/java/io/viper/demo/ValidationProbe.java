@@ -10,7 +10,10 @@ import java.util.List;
  * The demo producer's {@link StalenessProbe}: at iteration t it draws a validation batch of held-out images where the
  * stream is at t (never trained on, like the requests, but other draws than theirs) and scores on it the version the
  * consumers hold and the model being trained. The training loop tells it which version it deployed ({@link #deployed}).
- * Owned by the training thread.
+ * It also scores the model being trained on a fixed panel, the same held-out images at every iteration (every other one
+ * of each digit: {@link ContinualDigitsStream#evaluateHalves}), weighted as the requests draw them, where the stream is
+ * now: the online policy follows on it a version's own standing against its neighbours in training. Owned by the
+ * training thread.
  */
 final class ValidationProbe implements StalenessProbe {
     /** Images per validation batch. */
@@ -42,7 +45,8 @@ final class ValidationProbe implements StalenessProbe {
     @Override
     public Measurement measure(long iteration) {
         List<ContinualDigitsStream.Example> batch = batch(iteration);
-        return new Measurement(meanLoss(deployed, batch), meanLoss(current, batch));
+        double panel = stream.evaluateHalves(current, Math.min(iteration, stream.horizon()))[0];
+        return new Measurement(meanLoss(deployed, batch), meanLoss(current, batch), panel);
     }
 
     /**

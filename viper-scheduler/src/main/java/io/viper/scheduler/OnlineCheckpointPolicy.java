@@ -165,12 +165,19 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
      * reaches once in several hundred intervals.
      */
     static final double JUMP_SIGMAS = 3;
+    /**
+     * How far, as a share of the even spacing of the checkpoints left, a checkpoint the measured rate calls for may
+     * move to publish a version at a low of its own ({@link PanelLows}): that far before the rate's age when the panel
+     * shows a low, and at most that far after it waiting for one.
+     */
+    static final double LOW_WINDOW = 0.25;
 
     private final Config cfg;
     private final StalenessProbe probe;
     private final BudgetPacer pacer;
     private final ChangeDetector changes = new ChangeDetector();
     private final GapTrend trend;
+    private final PanelLows lows;
     private final double trendSpan;
     private final OnlineReplanner replanner;
     private long lastIteration = Long.MIN_VALUE;
@@ -183,6 +190,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
     private boolean replanPending;
     private long[] changePoints = new long[0];
     private boolean starting = true;
+    private long triggeredAt = Long.MIN_VALUE;
 
     /** A policy that decides only (no re-planning), e.g. to simulate it on predicted losses. */
     public OnlineCheckpointPolicy(Config config, StalenessProbe probe) {
@@ -210,6 +218,8 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
                 config.gain());
         this.trendSpan = TREND_SPACINGS * (config.end() - config.warmup()) / config.budget();
         this.trend = new GapTrend(trendSpan);
+        this.lows =
+                new PanelLows((int) Math.round(2 * LOW_WINDOW * (config.end() - config.warmup()) / config.budget()));
         this.deployed = config.warmup();
         this.lastReplan = config.warmup();
     }
@@ -227,6 +237,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             changePoints[changePoints.length - 1] = changes.lastChange();
             pacer.hold(iteration + cfg.holdAfterChange());
             trend.reset();
+            lows.reset();
             starting = false;
         }
         if (replanner != null) {
@@ -255,6 +266,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         }
         long age = iteration - deployed;
         trend.observe(age, m.gap());
+        lows.observe(m.panel());
         boolean paceStart = starting(n);
         double gap = gap(iteration, age, n);
         if (!paceStart) {
@@ -262,7 +274,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         }
         boolean wanted = paceStart
                 ? age >= pacer.evenSpacing(deployed, published)
-                : gap >= pacer.threshold() || pacer.due(iteration, deployed, published);
+                : atLow(iteration, age, n, gap) || pacer.due(iteration, deployed, published);
         long spacing = Math.max(cfg.minSpacing(), pacer.quietSpacing(iteration, deployed, published));
         boolean allowed = published < pacer.allowance(iteration);
         boolean publish = wanted && iteration - deployed >= spacing && allowed;
@@ -282,6 +294,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             checkpoints[published++] = iteration;
             deployed = iteration;
             accumulated = 0;
+            triggeredAt = Long.MIN_VALUE;
         }
         // after a change, as soon as the segment has enough losses to fit
         if (replanner != null
@@ -330,6 +343,36 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         double sd = trend.noise();
         double excess = Double.isFinite(sd) ? accumulated - JUMP_SIGMAS * sd * n * Math.sqrt(a) : accumulated;
         return Math.max(predicted, excess);
+    }
+
+    /**
+     * Whether the gap calls for a checkpoint now. Where the gap is the measured rate's prediction (outside a hold, the
+     * rate measured, no jump beyond it) and the probe has a panel: when the panel shows the current model at a low of
+     * its own ({@link PanelLows#turnedUp()}) within {@link #LOW_WINDOW} even spacings {@code w} of the age the rate
+     * calls for, before or after it, else {@code w} iterations after that age. A version that serves an interval of
+     * {@code h} iterations carries its own standing over all of it, while moving a checkpoint {@code w} iterations
+     * costs only the gap that grows in between. Elsewhere, as soon as the gap reaches the threshold.
+     */
+    private boolean atLow(long iteration, long age, double n, double gap) {
+        double threshold = pacer.threshold();
+        boolean reached = gap >= threshold;
+        double a = (double) age;
+        if (!lows.ready()
+                || pacer.held(iteration)
+                || trend.weight() < trendSpan
+                || gap > n * trend.rate() * a * (a + 1) / 2) {
+            return reached;
+        }
+        long w = Math.round(LOW_WINDOW * pacer.evenSpacing(deployed, published));
+        if (reached && triggeredAt == Long.MIN_VALUE) {
+            triggeredAt = iteration;
+        }
+        if (reached && iteration - triggeredAt >= w) {
+            return true;
+        }
+        double soon = a + w;
+        boolean near = reached || n * trend.rate() * soon * (soon + 1) / 2 >= threshold;
+        return near && lows.turnedUp();
     }
 
     /** The iterations it has published at, in order. */

@@ -18,12 +18,20 @@ public interface StalenessProbe {
     Measurement measure(long iteration);
 
     /**
-     * Two losses on the same sample.
+     * Two losses on the same sample, and the current model's loss on a fixed panel.
      *
      * @param deployed the mean loss of the version consumers hold
      * @param current the mean loss of the model as trained now (what publishing would deploy)
+     * @param panel the current model's loss on a panel of requests that stays the same from one iteration to the next
+     *     (the same images, where the stream is now), or NaN: it follows one version's standing against the next, which
+     *     a fresh sample every iteration hardly sees ({@link PanelLows})
      */
-    record Measurement(double deployed, double current) {
+    record Measurement(double deployed, double current, double panel) {
+        /** Two losses, no panel. */
+        public Measurement(double deployed, double current) {
+            this(deployed, current, Double.NaN);
+        }
+
         /** What the deployed version loses per request more than the current model would. */
         public double gap() {
             return deployed - current;

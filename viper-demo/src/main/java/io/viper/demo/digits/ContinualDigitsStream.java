@@ -318,6 +318,38 @@ public final class ContinualDigitsStream {
         return new Evaluation(position, loss, acc);
     }
 
+    /**
+     * {@link #evaluate}'s expected loss on each of two disjoint halves of the held-out images (alternate images of each
+     * digit), each weighted as {@link #evaluate} weights them: two measures of the same model whose agreement says how
+     * much of its standing is its own rather than the images'.
+     *
+     * @return the two halves' mean losses
+     */
+    public double[] evaluateHalves(DigitClassifier model, long position) {
+        double[] probs = classProbabilitiesAt(position);
+        ImageRotation rot = ImageRotation.of(rotationDegreesAt(position));
+        float[] raw = new float[DigitsDataset.PIXELS];
+        float[] x = new float[DigitsDataset.PIXELS];
+        double[] loss = new double[2];
+        double[] weight = new double[2];
+        for (int c = 0; c < DigitsDataset.CLASSES; c++) {
+            int[] rows = requestByClass[c];
+            if (probs[c] == 0 || rows.length < 2) {
+                continue;
+            }
+            for (int k = 0; k < rows.length; k++) {
+                int half = k % 2;
+                int inHalf = half == 0 ? rows.length - rows.length / 2 : rows.length / 2;
+                double w = probs[c] / inHalf;
+                data.copyImage(rows[k], raw, 0);
+                rot.apply(raw, x, 0);
+                loss[half] += w * DigitClassifier.crossEntropy(model.predictProba(x), c);
+                weight[half] += w;
+            }
+        }
+        return new double[] {loss[0] / weight[0], loss[1] / weight[1]};
+    }
+
     private static double[] cdf(double[] p) {
         double[] out = new double[p.length];
         double acc = 0;

@@ -3,6 +3,7 @@ package io.viper.demo.digits;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -107,6 +108,22 @@ class MlpTest {
         ContinualDigitsStream.Evaluation after = stream.evaluate(t.model(), 600);
         assertTrue(after.meanLoss() < 0.25, "held-out loss after training " + after.meanLoss());
         assertTrue(after.accuracy() > 0.93, "held-out accuracy after training " + after.accuracy());
+    }
+
+    @Test
+    void theHeldOutHalvesAverageToTheWholeAndDifferByTheirImages() {
+        ContinualDigitsStream stream = new ContinualDigitsStream(StreamConfig.defaults(2000, 6));
+        Trainer t = new Trainer(stream, new Mlp(Mlp.Config.defaults(6)), 32);
+        for (int i = 0; i < 300; i++) {
+            t.step();
+        }
+        for (long at : new long[] {300, 1800}) { // two digits, then all ten
+            double whole = stream.evaluate(t.model(), at).meanLoss();
+            double[] halves = stream.evaluateHalves(t.model(), at);
+            assertEquals(whole, (halves[0] + halves[1]) / 2, 0.02 * whole, "at " + at);
+            assertNotEquals(halves[0], halves[1], "at " + at + ": other images");
+            assertEquals(halves[0], stream.evaluateHalves(t.model(), at)[0], 0.0, "the same images every time");
+        }
     }
 
     @Test

@@ -29,6 +29,15 @@ public interface ReceiveAllocator {
         void close();
     }
 
+    /**
+     * Whether other processes read the models in these buffers in place (the agent's clients). A consumer then reads a
+     * version the PFS keeps as blocks into one of them, where it would otherwise map the block files in place, which it
+     * would have to copy for those processes. Default: false.
+     */
+    default boolean handsBuffersToOtherProcesses() {
+        return false;
+    }
+
     /** Native memory of this process, freed on close. */
     static ReceiveAllocator offHeap() {
         return bytes -> {

@@ -50,6 +50,11 @@ final class SharedReceiveBuffers implements ReceiveAllocator {
     }
 
     @Override
+    public boolean handsBuffersToOtherProcesses() {
+        return true; // clients map the shared-memory files
+    }
+
+    @Override
     public Buffer allocate(long bytes) {
         ShmFile file;
         try {

@@ -101,7 +101,8 @@ final class Fetcher implements AutoCloseable {
                 verifier,
                 host,
                 serving::retainCurrent,
-                () -> !rt.config().get(ViperConfig.CONSUMER_RELAY_TRANSPORTS).isEmpty());
+                () -> !rt.config().get(ViperConfig.CONSUMER_RELAY_TRANSPORTS).isEmpty()
+                        || rt.receiveAllocator().handsBuffersToOtherProcesses());
         this.inline = new InlineLoader(tracker, host);
         this.allowedSchemes = rt.config().get(ViperConfig.CONSUMER_PATHS);
         this.firstBackoffMs = rt.config().get(ViperConfig.RETRY_BACKOFF_MS);

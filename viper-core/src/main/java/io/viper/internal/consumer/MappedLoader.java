@@ -12,27 +12,32 @@ import java.util.function.Supplier;
  * verifying the mapping; the mapping is closed when the loaded model is released. Where the transport cannot map, the
  * {@link HostLoader} reads the version into a receive buffer instead, and so it does for a version with blocks while
  * the serving version is in a receive buffer of this consumer: then only the blocks that buffer lacks are read (a
- * delta), where a mapping would bring every block of the version into memory; and while this consumer relays
- * ({@code viper.consumer.relay.transports}), which serves what it holds from receive buffers. Fetch thread only.
+ * delta), where a mapping would bring every block of the version into memory; and when its receive buffers serve
+ * others: this consumer relays ({@code viper.consumer.relay.transports}), or its buffers are handed to other processes
+ * ({@link io.viper.spi.ReceiveAllocator#handsBuffersToOtherProcesses}, the agent). Fetch thread only.
  */
 final class MappedLoader implements Loader {
     private final Verifier verifier;
     private final HostLoader unmappable;
     /** The serving version, retained for the caller, or null. */
     private final Supplier<LoadedModel> serving;
-    /** Whether this consumer relays versions to others now. */
-    private final BooleanSupplier relaying;
+    /** Whether this consumer's receive buffers serve others (it relays, or other processes read them). */
+    private final BooleanSupplier buffersServeOthers;
 
-    MappedLoader(Verifier verifier, HostLoader unmappable, Supplier<LoadedModel> serving, BooleanSupplier relaying) {
+    MappedLoader(
+            Verifier verifier,
+            HostLoader unmappable,
+            Supplier<LoadedModel> serving,
+            BooleanSupplier buffersServeOthers) {
         this.verifier = verifier;
         this.unmappable = unmappable;
         this.serving = serving;
-        this.relaying = relaying;
+        this.buffersServeOthers = buffersServeOthers;
     }
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        if (m.blockBytes() > 0 && (relaying.getAsBoolean() || servingFromOwnMemory())) {
+        if (m.blockBytes() > 0 && (buffersServeOthers.getAsBoolean() || servingFromOwnMemory())) {
             return unmappable.load(m, loc, client);
         }
         Optional<TransportClient.MappedData> mapped = client.map(m, loc);

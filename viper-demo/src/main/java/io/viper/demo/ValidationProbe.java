@@ -7,13 +7,13 @@ import io.viper.scheduler.StalenessProbe;
 import java.util.List;
 
 /**
- * The demo producer's {@link StalenessProbe}: at iteration t it draws a validation batch of held-out images where the
- * stream is at t (never trained on, like the requests, but other draws than theirs) and scores on it the version the
- * consumers hold and the model being trained. The training loop tells it which version it deployed ({@link #deployed}).
- * It also scores the model being trained on a fixed panel, the same held-out images at every iteration (every other one
- * of each digit: {@link ContinualDigitsStream#evaluateHalves}), weighted as the requests draw them, where the stream is
- * now: the online policy follows on it a version's own standing against its neighbours in training. Owned by the
- * training thread.
+ * The demo producer's {@link StalenessProbe}: at iteration t it draws a validation batch where the stream is at t, from
+ * the validation half of the held-out split (never trained on, and apart from the images requests are drawn from), and
+ * scores on it the version the consumers hold and the model being trained. The training loop tells it which version it
+ * deployed ({@link #deployed}). It also scores the model being trained on a fixed panel, the whole validation half, the
+ * same images at every iteration ({@link ContinualDigitsStream#evaluateValidation}), weighted as the requests draw
+ * them, where the stream is now: the online policy follows on it a version's own standing against its neighbours in
+ * training. It reads no image of the request half. Owned by the training thread.
  */
 final class ValidationProbe implements StalenessProbe {
     /** Images per validation batch. */
@@ -45,7 +45,8 @@ final class ValidationProbe implements StalenessProbe {
     @Override
     public Measurement measure(long iteration) {
         List<ContinualDigitsStream.Example> batch = batch(iteration);
-        double panel = stream.evaluateHalves(current, Math.min(iteration, stream.horizon()))[0];
+        double panel = stream.evaluateValidation(current, Math.min(iteration, stream.horizon()))
+                .meanLoss();
         return new Measurement(meanLoss(deployed, batch), meanLoss(current, batch), panel);
     }
 
@@ -56,8 +57,9 @@ final class ValidationProbe implements StalenessProbe {
         return meanLoss(current, batch(iteration));
     }
 
-    private List<ContinualDigitsStream.Example> batch(long iteration) {
-        return stream.sampleRequests(
+    /** The validation batch of {@code iteration}, drawn from the validation half. */
+    List<ContinualDigitsStream.Example> batch(long iteration) {
+        return stream.sampleValidations(
                 Math.min(iteration, stream.horizon()), BATCH, Requests.mix(seed ^ SALT, iteration));
     }
 

@@ -33,8 +33,12 @@ import java.util.random.RandomGenerator;
  *       back sees a visibly rotated digit.
  * </ol>
  *
- * A held-out split ({@link StreamConfig#holdOutFraction()} of each class, default 30%) is reserved for requests:
- * training batches only ever use the other images, so the server is judged on images the trainer never saw.
+ * A held-out split ({@link StreamConfig#holdOutFraction()} of each class, default 30%) is never trained on: training
+ * batches only ever use the other images, so the server is judged on images the trainer never saw. It is cut in two
+ * disjoint halves, as a deployment keeps a validation set apart from its live traffic: alternate held-out images of
+ * each digit are the <em>validation</em> half ({@link #sampleValidation}, {@link #evaluateValidation}: all that a
+ * checkpoint policy may score a model on), the others the <em>request</em> half ({@link #sampleRequest},
+ * {@link #evaluate}: what inference requests are drawn from, and what the serving loss is measured on).
  *
  * <p>Determinism: the split is fixed by the seed; {@link #trainingBatch(long, int)} depends only on the seed and the
  * position (random access, no hidden cursor), so the same position always yields the same batch. Requests are drawn
@@ -75,8 +79,8 @@ public final class ContinualDigitsStream {
     public record RequestDistribution(long position, double[] classProbabilities, double rotationDegrees, int stage) {}
 
     /**
-     * Expected quality of a classifier on the request distribution at one position, computed exactly over every
-     * held-out image (weighted by its class probability), not sampled.
+     * Expected quality of a classifier on the request distribution at one position, computed exactly over every image
+     * of one half of the held-out split (weighted by its class probability), not sampled.
      *
      * @param position the stream position
      * @param meanLoss expected cross-entropy per request
@@ -87,7 +91,8 @@ public final class ContinualDigitsStream {
     private final StreamConfig config;
     private final DigitsDataset data;
     private final int[][] trainByClass; // dataset rows per class, training split
-    private final int[][] requestByClass; // dataset rows per class, held-out split
+    private final int[][] validationByClass; // dataset rows per class, validation half of the held-out split
+    private final int[][] requestByClass; // dataset rows per class, request half of the held-out split
     private final int[] stageOfClass;
     private final int stageCount;
 
@@ -113,6 +118,7 @@ public final class ContinualDigitsStream {
             }
         }
         trainByClass = new int[DigitsDataset.CLASSES][];
+        validationByClass = new int[DigitsDataset.CLASSES][];
         requestByClass = new int[DigitsDataset.CLASSES][];
         int[] counts = data.labelCounts();
         Random shuffle = new Random(config.seed() ^ 0x5DEECE66DL);
@@ -131,16 +137,28 @@ public final class ContinualDigitsStream {
                 rows[j] = t;
             }
             int held = (int) Math.round(rows.length * config.holdOutFraction());
-            if (held < 1 || held >= rows.length) {
+            if (held < 2 || held >= rows.length) {
                 throw new ViperConfigException(
                         "stream: digit " + c + " has " + rows.length + " images, too few to hold out "
-                                + config.holdOutFraction() + " of them and train on the rest");
+                                + config.holdOutFraction() + " of them (two at least: validation and requests)"
+                                + " and train on the rest");
             }
-            requestByClass[c] = Arrays.copyOfRange(rows, 0, held);
+            int[] heldOut = Arrays.copyOfRange(rows, 0, held);
             trainByClass[c] = Arrays.copyOfRange(rows, held, rows.length);
-            Arrays.sort(requestByClass[c]);
+            Arrays.sort(heldOut);
             Arrays.sort(trainByClass[c]);
+            validationByClass[c] = alternate(heldOut, 0);
+            requestByClass[c] = alternate(heldOut, 1);
         }
+    }
+
+    /** Every other element of {@code rows} from {@code first} on. */
+    private static int[] alternate(int[] rows, int first) {
+        int[] out = new int[(rows.length - first + 1) / 2];
+        for (int k = 0; k < out.length; k++) {
+            out[k] = rows[first + 2 * k];
+        }
+        return out;
     }
 
     /** The configuration. */
@@ -163,13 +181,27 @@ public final class ContinualDigitsStream {
         return concat(trainByClass);
     }
 
-    /** Dataset rows held out for requests, ascending. */
+    /** Dataset rows never trained on (the validation and the request half), ascending. */
+    public int[] heldOutIndices() {
+        return concat(validationByClass, requestByClass);
+    }
+
+    /** Dataset rows of the validation half of the held-out split, ascending: all a policy may score a model on. */
+    public int[] validationIndices() {
+        return concat(validationByClass);
+    }
+
+    /** Dataset rows of the request half of the held-out split, ascending: what requests are drawn from. */
     public int[] requestIndices() {
         return concat(requestByClass);
     }
 
-    private static int[] concat(int[][] byClass) {
-        return Arrays.stream(byClass).flatMapToInt(Arrays::stream).sorted().toArray();
+    private static int[] concat(int[][]... byClass) {
+        return Arrays.stream(byClass)
+                .flatMap(Arrays::stream)
+                .flatMapToInt(Arrays::stream)
+                .sorted()
+                .toArray();
     }
 
     /** Progress {@code min(1, max(0, position / horizon))}. */
@@ -262,24 +294,45 @@ public final class ContinualDigitsStream {
     }
 
     /**
-     * One inference request drawn from the distribution at {@code position}: a held-out image (never used for
-     * training), rotated by {@link #rotationDegreesAt}.
+     * One inference request drawn from the distribution at {@code position}: an image of the request half of the
+     * held-out split (never trained on, never validated on), rotated by {@link #rotationDegreesAt}.
      */
     public Example sampleRequest(long position, RandomGenerator rng) {
-        int c = drawClass(cdf(classProbabilitiesAt(position)), rng.nextDouble());
-        int[] rows = requestByClass[c];
-        int row = rows[rng.nextInt(rows.length)];
-        return example(row, position);
+        return draw(requestByClass, position, rng);
     }
 
     /** {@code n} requests drawn at {@code position} with a generator seeded by {@code seed}. */
     public List<Example> sampleRequests(long position, int n, long seed) {
+        return draw(requestByClass, position, n, seed);
+    }
+
+    /**
+     * One validation image drawn as {@link #sampleRequest} draws a request (the same digit probabilities and rotation),
+     * from the validation half of the held-out split: never trained on, never requested.
+     */
+    public Example sampleValidation(long position, RandomGenerator rng) {
+        return draw(validationByClass, position, rng);
+    }
+
+    /** {@code n} validation images drawn at {@code position} with a generator seeded by {@code seed}. */
+    public List<Example> sampleValidations(long position, int n, long seed) {
+        return draw(validationByClass, position, n, seed);
+    }
+
+    private List<Example> draw(int[][] byClass, long position, int n, long seed) {
         SplittableRandom rng = new SplittableRandom(seed);
         List<Example> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(sampleRequest(position, rng));
+            out.add(draw(byClass, position, rng));
         }
         return out;
+    }
+
+    private Example draw(int[][] byClass, long position, RandomGenerator rng) {
+        int c = drawClass(cdf(classProbabilitiesAt(position)), rng.nextDouble());
+        int[] rows = byClass[c];
+        int row = rows[rng.nextInt(rows.length)];
+        return example(row, position);
     }
 
     /** Dataset row {@code row} as it looks at {@code position} (rotated). */
@@ -291,10 +344,22 @@ public final class ContinualDigitsStream {
     }
 
     /**
-     * Exact expected loss and accuracy of {@code model} on the requests at {@code position}: every held-out image of
-     * every digit, weighted by its digit's probability divided by the number of held-out images of that digit.
+     * Exact expected loss and accuracy of {@code model} on the requests at {@code position}: every image of the request
+     * half of every digit, weighted by its digit's probability divided by the number of such images of that digit.
      */
     public Evaluation evaluate(DigitClassifier model, long position) {
+        return evaluate(requestByClass, model, position);
+    }
+
+    /**
+     * {@link #evaluate} on the validation half instead of the request half: the same images every time, weighted as the
+     * requests draw their digits, where the stream is at {@code position}.
+     */
+    public Evaluation evaluateValidation(DigitClassifier model, long position) {
+        return evaluate(validationByClass, model, position);
+    }
+
+    private Evaluation evaluate(int[][] byClass, DigitClassifier model, long position) {
         double[] probs = classProbabilitiesAt(position);
         ImageRotation rot = ImageRotation.of(rotationDegreesAt(position));
         float[] raw = new float[DigitsDataset.PIXELS];
@@ -305,7 +370,7 @@ public final class ContinualDigitsStream {
             if (probs[c] == 0) {
                 continue;
             }
-            int[] rows = requestByClass[c];
+            int[] rows = byClass[c];
             double w = probs[c] / rows.length;
             for (int row : rows) {
                 data.copyImage(row, raw, 0);
@@ -316,38 +381,6 @@ public final class ContinualDigitsStream {
             }
         }
         return new Evaluation(position, loss, acc);
-    }
-
-    /**
-     * {@link #evaluate}'s expected loss on each of two disjoint halves of the held-out images (alternate images of each
-     * digit), each weighted as {@link #evaluate} weights them: two measures of the same model whose agreement says how
-     * much of its standing is its own rather than the images'.
-     *
-     * @return the two halves' mean losses
-     */
-    public double[] evaluateHalves(DigitClassifier model, long position) {
-        double[] probs = classProbabilitiesAt(position);
-        ImageRotation rot = ImageRotation.of(rotationDegreesAt(position));
-        float[] raw = new float[DigitsDataset.PIXELS];
-        float[] x = new float[DigitsDataset.PIXELS];
-        double[] loss = new double[2];
-        double[] weight = new double[2];
-        for (int c = 0; c < DigitsDataset.CLASSES; c++) {
-            int[] rows = requestByClass[c];
-            if (probs[c] == 0 || rows.length < 2) {
-                continue;
-            }
-            for (int k = 0; k < rows.length; k++) {
-                int half = k % 2;
-                int inHalf = half == 0 ? rows.length - rows.length / 2 : rows.length / 2;
-                double w = probs[c] / inHalf;
-                data.copyImage(rows[k], raw, 0);
-                rot.apply(raw, x, 0);
-                loss[half] += w * DigitClassifier.crossEntropy(model.predictProba(x), c);
-                weight[half] += w;
-            }
-        }
-        return new double[] {loss[0] / weight[0], loss[1] / weight[1]};
     }
 
     private static double[] cdf(double[] p) {

@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class ContinualDigitsStreamTest {
@@ -21,7 +22,7 @@ class ContinualDigitsStreamTest {
     @Test
     void holdOutSplitIsDisjointStratifiedAndCoversTheDataSet() {
         int[] train = stream.trainingIndices();
-        int[] req = stream.requestIndices();
+        int[] req = stream.heldOutIndices();
         assertEquals(1797, train.length + req.length);
         Set<Integer> all = new HashSet<>();
         for (int i : train) {
@@ -42,8 +43,55 @@ class ContinualDigitsStreamTest {
             assertEquals(Math.round(counts[c] * 0.3), perClass[c], "held-out rows of digit " + c);
         }
         // another seed, another split
-        int[] other = new ContinualDigitsStream(StreamConfig.defaults(E, 12)).requestIndices();
+        int[] other = new ContinualDigitsStream(StreamConfig.defaults(E, 12)).heldOutIndices();
         assertFalse(Arrays.equals(req, other));
+    }
+
+    @Test
+    void theHeldOutSplitIsCutIntoDisjointValidationAndRequestHalves() {
+        int[] validation = stream.validationIndices();
+        int[] requests = stream.requestIndices();
+        Set<Integer> seen = new HashSet<>();
+        for (int i : validation) {
+            seen.add(i);
+        }
+        for (int i : requests) {
+            assertTrue(seen.add(i), "row " + i + " is both a validation and a request image");
+        }
+        assertEquals(
+                Arrays.stream(stream.heldOutIndices()).boxed().collect(Collectors.toSet()),
+                seen,
+                "together the held-out split");
+        DigitsDataset d = DigitsDataset.load();
+        int[] perClass = new int[10];
+        for (int i : validation) {
+            perClass[d.label(i)]++;
+        }
+        for (int i : requests) {
+            perClass[d.label(i)]--;
+        }
+        for (int c = 0; c < 10; c++) {
+            assertTrue(perClass[c] == 0 || perClass[c] == 1, "digit " + c + " split in halves: " + perClass[c]);
+        }
+        // what is drawn from each half stays in it
+        Set<Integer> validationRows = Arrays.stream(validation).boxed().collect(Collectors.toSet());
+        Set<Integer> requestRows = Arrays.stream(requests).boxed().collect(Collectors.toSet());
+        SplittableRandom rng = new SplittableRandom(8);
+        Set<Integer> drawnForValidation = new HashSet<>();
+        for (int k = 0; k < 4000; k++) {
+            long at = rng.nextLong(E + 100);
+            assertTrue(requestRows.contains(stream.sampleRequest(at, rng).sourceIndex()), "a request");
+            int v = stream.sampleValidation(at, rng).sourceIndex();
+            assertTrue(validationRows.contains(v), "a validation image");
+            drawnForValidation.add(v);
+        }
+        for (ContinualDigitsStream.Example e : stream.sampleValidations(E, 500, 3)) {
+            assertTrue(validationRows.contains(e.sourceIndex()));
+        }
+        for (ContinualDigitsStream.Example e : stream.sampleRequests(E, 500, 3)) {
+            assertTrue(requestRows.contains(e.sourceIndex()));
+        }
+        assertTrue(drawnForValidation.size() > 0.9 * validation.length, "the whole half is drawn from");
     }
 
     @Test
@@ -78,8 +126,8 @@ class ContinualDigitsStreamTest {
         assertEquals(0.0, still.rotationDegreesAt(E), 0.0);
         assertEquals(1, still.stageCount());
         assertArrayEquals(
-                stream.requestIndices(),
-                still.requestIndices(),
+                stream.heldOutIndices(),
+                still.heldOutIndices(),
                 "the same held-out split as the staged stream of that seed");
     }
 

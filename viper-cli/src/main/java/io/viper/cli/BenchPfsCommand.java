@@ -73,11 +73,17 @@ final class BenchPfsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object per run instead of the table")
     boolean json;
 
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Log what Viper does on stderr (each load's transfer and verification times among it)")
+    boolean verbose;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
+        CliLogging.configure(verbose);
         List<Long> sizeList = new ArrayList<>();
         for (String s : sizes.split(",")) {
             long bytes = BenchCommand.named("--size", () -> ConfigValues.parseSize(s.strip()));

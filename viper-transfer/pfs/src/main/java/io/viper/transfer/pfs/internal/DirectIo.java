@@ -33,12 +33,6 @@ final class DirectIo {
     static final int BLOCKS_IN_FLIGHT = 16;
     /** Reads a load keeps in flight (buffered: the device sees them as one deep queue). */
     static final int READS_IN_FLIGHT = 8;
-    /**
-     * Sequential streams a mapped cold file is brought in with, each over its own contiguous part: the kernel's
-     * readahead grows its window on a stream read in order, and pieces of one file faulted in from 8 places at once
-     * defeat it (1 GiB here: 0.33-0.39 s with 1 to 4 streams, 0.55 s with 8 pieces in flight anywhere).
-     */
-    static final int MAPPED_STREAMS = 4;
 
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
     private static final AtomicInteger THREADS = new AtomicInteger();

@@ -144,9 +144,14 @@ final class MappedBlocks implements TransportClient.MappedData {
      * @throws ViperCorruptDataException when a block file is shorter than its block
      */
     static Optional<TransportClient.MappedData> map(BlockReader blocks, long dataBytes) {
+        return map(blocks, dataBytes, MAX_BLOCKS);
+    }
+
+    /** As {@link #map(BlockReader, long)}, mapping no version of more than {@code maxBlocks} blocks. */
+    static Optional<TransportClient.MappedData> map(BlockReader blocks, long dataBytes, int maxBlocks) {
         if (MMAP == null
                 || dataBytes == 0
-                || blocks.blocks() > MAX_BLOCKS
+                || blocks.blocks() > maxBlocks
                 || inPlaceBytes(blocks) < MIN_IN_PLACE * dataBytes) {
             return Optional.empty();
         }
@@ -288,8 +293,8 @@ final class MappedBlocks implements TransportClient.MappedData {
 
     /**
      * Reports the pages read when mapped at once, then brings the blocks mapped in place into memory
-     * ({@code MADV_POPULATE_READ}, or by touching their pages where that is refused) in {@link DirectIo#MAPPED_STREAMS}
-     * streams, each over its own run of blocks in order, reporting each block as it is in.
+     * ({@code MADV_POPULATE_READ}, or by touching their pages where that is refused), {@link DirectIo#READS_IN_FLIGHT}
+     * blocks at once in data order, reporting each as it is in.
      */
     @Override
     public void populate(TransportClient.Arrivals arrivals) {
@@ -297,21 +302,16 @@ final class MappedBlocks implements TransportClient.MappedData {
         for (ByteRange r : read) {
             serial.arrived(r.sourceOffset(), r.length());
         }
-        int streams = Math.max(1, Math.min(DirectIo.MAPPED_STREAMS, inPlace.size()));
-        int per = (inPlace.size() + streams - 1) / Math.max(1, streams);
-        try (InFlight inFlight = new InFlight(streams)) {
-            for (int first = 0; first < inPlace.size(); first += per) {
-                List<long[]> run = inPlace.subList(first, Math.min(inPlace.size(), first + per));
+        try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
+            for (long[] block : inPlace) {
+                MemorySegment pages = data.asSlice(block[1], block[2]);
                 inFlight.submit(() -> {
-                    for (long[] block : run) {
-                        MemorySegment pages = data.asSlice(block[1], block[2]);
-                        if (!Prefetch.advise(pages)) {
-                            for (long at = 0; at < pages.byteSize(); at += PAGE) {
-                                pages.get(ValueLayout.JAVA_BYTE, at);
-                            }
+                    if (!Prefetch.advise(pages)) {
+                        for (long at = 0; at < pages.byteSize(); at += PAGE) {
+                            pages.get(ValueLayout.JAVA_BYTE, at);
                         }
-                        serial.arrived(block[1], block[2]);
                     }
+                    serial.arrived(block[1], block[2]);
                 });
             }
             inFlight.await();

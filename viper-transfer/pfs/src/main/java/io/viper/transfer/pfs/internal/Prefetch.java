@@ -11,11 +11,13 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 
 /**
- * Brings a cold file's mapping into memory in {@link DirectIo#MAPPED_STREAMS} sequential streams of
- * {@link DirectIo#IO_CHUNK} pieces, while a consumer verifies each piece as it lands: a verifier touching the mapping
- * itself faults its pages in about one readahead window at a time, far below what the disk gives. Each piece is
+ * Brings a cold file's mapping into memory with {@link DirectIo#READS_IN_FLIGHT} reads of {@link DirectIo#IO_CHUNK} at
+ * once, while a consumer verifies each piece as it lands: a verifier touching the mapping itself faults its pages in
+ * about one readahead window at a time, far below what the disk gives. Each piece is
  * {@code madvise(MADV_POPULATE_READ)} (Linux 5.14 and later, through FFM: the pages land in the page cache and the
  * mapping's page tables), or, where that is refused, a positional read of the file into a scratch buffer (the pages
  * land in the page cache). Static; each call is independent.
@@ -51,35 +53,35 @@ final class Prefetch {
     }
 
     /**
-     * Reads {@code mapping}, all of the file open as {@code ch} mapped from its start, into memory in
-     * {@link DirectIo#MAPPED_STREAMS} sequential streams, each over its own contiguous part in
-     * {@link DirectIo#IO_CHUNK} pieces, telling {@code landed} of each piece once it is in, in file offsets, from the
-     * I/O threads.
+     * Reads {@code mapping}, all of the file open as {@code ch} mapped from its start, into memory in parallel pieces,
+     * telling {@code landed} of each piece once it is in, in file offsets, from the I/O threads.
      */
     static void populate(MemorySegment mapping, FileChannel ch, Path file, TransportClient.Arrivals landed)
             throws IOException {
         long size = mapping.byteSize();
-        int streams = (int) Math.max(1, Math.min(DirectIo.MAPPED_STREAMS, size / (4L * DirectIo.IO_CHUNK)));
-        long part = (size / streams + DirectIo.IO_CHUNK - 1) / DirectIo.IO_CHUNK * DirectIo.IO_CHUNK;
         try (Arena arena = Arena.ofShared();
-                InFlight inFlight = new InFlight(streams)) {
-            for (long lo = 0; lo < size; lo += part) {
-                long from = lo;
-                long to = Math.min(size, lo + part);
+                InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
+            BlockingQueue<MemorySegment> scratch = new ArrayBlockingQueue<>(DirectIo.READS_IN_FLIGHT);
+            for (long at = 0; at < size; at += DirectIo.IO_CHUNK) {
+                long from = at;
+                long length = Math.min(DirectIo.IO_CHUNK, size - at);
                 inFlight.submit(() -> {
-                    MemorySegment scratch = null;
-                    for (long at = from; at < to; at += DirectIo.IO_CHUNK) {
-                        long length = Math.min(DirectIo.IO_CHUNK, to - at);
-                        if (!advise(mapping.asSlice(at, length))) {
-                            if (scratch == null) {
-                                synchronized (arena) {
-                                    scratch = arena.allocate(DirectIo.IO_CHUNK);
-                                }
-                            }
-                            ParallelReader.readFully(ch, file, scratch.asSlice(0, length), at);
-                        }
-                        landed.arrived(at, length);
+                    if (advise(mapping.asSlice(from, length))) {
+                        landed.arrived(from, length);
+                        return;
                     }
+                    MemorySegment buffer = scratch.poll();
+                    if (buffer == null) {
+                        synchronized (arena) {
+                            buffer = arena.allocate(DirectIo.IO_CHUNK);
+                        }
+                    }
+                    try {
+                        ParallelReader.readFully(ch, file, buffer.asSlice(0, length), from);
+                    } finally {
+                        scratch.offer(buffer);
+                    }
+                    landed.arrived(from, length);
                 });
             }
             inFlight.await();

@@ -140,7 +140,12 @@ class MappedBlocksTest extends PfsRepositoryTestBase {
     @Test
     void aVersionOfMoreBlocksThanItMayMapIsRead() {
         assertTrue(MappedBlocks.MAX_BLOCKS > 1000, "a quarter of vm.max_map_count: " + MappedBlocks.MAX_BLOCKS);
-        Manifest m = stored((MappedBlocks.MAX_BLOCKS + 1) * BLOCK);
-        assertEquals(Optional.empty(), map(m), "each block would be a mapping of its own");
+        Manifest m = stored(16 * BLOCK);
+        BlockReader blocks = new BlockReader(m, Path.of(m.locations().getFirst().uri()));
+        assertEquals(Optional.empty(), MappedBlocks.map(blocks, m.totalBytes(), 15), "each block is a mapping");
+        try (TransportClient.MappedData mapped =
+                MappedBlocks.map(blocks, m.totalBytes(), 16).orElseThrow()) {
+            assertEquals(m.totalBytes(), mapped.data().byteSize(), "at the limit it maps");
+        }
     }
 }

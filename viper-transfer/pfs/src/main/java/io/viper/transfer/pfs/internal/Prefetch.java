@@ -24,6 +24,7 @@ import java.util.concurrent.BlockingQueue;
  */
 final class Prefetch {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
+    private static final int MADV_WILLNEED = 3;
     private static final int MADV_POPULATE_READ = 22;
     /** {@code int madvise(void *addr, size_t length, int advice)}; null where the C library lacks it. */
     private static final MethodHandle MADVISE = lookup();
@@ -59,6 +60,7 @@ final class Prefetch {
     static void populate(MemorySegment mapping, FileChannel ch, Path file, TransportClient.Arrivals landed)
             throws IOException {
         long size = mapping.byteSize();
+        willNeed(mapping);
         try (Arena arena = Arena.ofShared();
                 InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
             BlockingQueue<MemorySegment> scratch = new ArrayBlockingQueue<>(DirectIo.READS_IN_FLIGHT);
@@ -85,6 +87,22 @@ final class Prefetch {
                 });
             }
             inFlight.await();
+        }
+    }
+
+    /**
+     * Starts the kernel's read of all of {@code mapping} ({@code MADV_WILLNEED}, asynchronous), so that the device
+     * works ahead of the pieces populated in order (a cold 1 GiB file, six runs each: 0.55-0.97 s with it, 0.78-1.10 s
+     * without). Best effort.
+     */
+    private static void willNeed(MemorySegment mapping) {
+        if (MADVISE == null) {
+            return;
+        }
+        try {
+            int _ = (int) MADVISE.invokeExact(mapping, mapping.byteSize(), MADV_WILLNEED);
+        } catch (Throwable e) { // invokeExact declares Throwable; the pieces are read without it
+            LOG.log(Level.DEBUG, "madvise(MADV_WILLNEED) failed", e);
         }
     }
 

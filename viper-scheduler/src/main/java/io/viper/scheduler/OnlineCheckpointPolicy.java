@@ -21,9 +21,10 @@ import java.util.Locale;
  *       out; or the pacer finds a checkpoint {@linkplain BudgetPacer#due due}: lagging the pace after a long gap), the
  *       last checkpoint is at least {@link Config#minSpacing()} iterations back (the measured update latency: a
  *       checkpoint sooner than the path can deliver one is wasted), outside the hold after a change also
- *       {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left, and the
- *       {@link BudgetPacer} allows one more (never ahead of the elapsed share of the budget by more than
- *       {@link Config#burst()}, never more than {@link Config#budget()} in all); publishing resets the accumulated gap;
+ *       {@linkplain BudgetPacer#quietSpacing half the even spacing} of the checkpoints left (in the hold, the even
+ *       spacing up to its end of those the allowance leaves by then), and the {@link BudgetPacer} allows one more
+ *       (never ahead of the elapsed share of the budget by more than {@link Config#burst()}, never more than
+ *       {@link Config#budget()} in all); publishing resets the accumulated gap;
  *   <li>steers the threshold toward the budget's pace ({@link BudgetPacer});
  *   <li>watches the training loss for a change ({@link ChangeDetector}, a CUSUM); a change holds the threshold for
  *       {@link Config#holdAfterChange()} iterations, so that the burst of checkpoints the change calls for spends

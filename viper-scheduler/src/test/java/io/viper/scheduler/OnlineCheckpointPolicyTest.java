@@ -58,6 +58,12 @@ class OnlineCheckpointPolicyTest {
         }
     }
 
+    /**
+     * 30 checkpoints over 200..2000, minimum spacing 4, a burst of 3, the threshold held 90 iterations after a change.
+     */
+    static final OnlineCheckpointPolicy.Config JUMP =
+            new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
+
     static List<Long> drive(OnlineCheckpointPolicy p, Stream s, long end) {
         List<Long> out = new ArrayList<>();
         for (long i = 1; i <= end; i++) {
@@ -164,8 +170,27 @@ class OnlineCheckpointPolicyTest {
         assertEquals(5, p.quietSpacing(50, 40, 5), "5 left from 40: 0.5 x 60 / 6");
         assertEquals(0, p.quietSpacing(99, 90, 10), "the budget is spent");
         p.hold(60);
-        assertEquals(0, p.quietSpacing(55, 40, 5), "held after a change: the burst may come");
+        assertEquals(6, p.quietSpacing(45, 30, 4), "held: the 4 the allowance leaves by 60 spread over 30..60");
+        assertEquals(0, p.quietSpacing(55, 50, 8), "held, the allowance by the hold's end spent");
         assertEquals(5, p.quietSpacing(61, 40, 5), "the hold is over");
+    }
+
+    @Test
+    void theBurstAfterAChangeIsSpreadOverTheHold() {
+        // The gap jumps at 1000 and stays far above the threshold while the new data is learnt: without a spacing in
+        // the hold, the checkpoints came every minSpacing (4) iterations until the allowance stopped them, and none
+        // was left for the rest of the hold.
+        Stream s = new Stream(3, 2e-5, 200);
+        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(JUMP, s);
+        List<Long> published = drive(p, s, 2000);
+        long change = p.changes()[0];
+        List<Long> held =
+                published.stream().filter(i -> i > change && i <= change + 90).toList();
+        assertTrue(held.size() >= 3, "a burst still: " + published);
+        for (int k = 1; k < held.size(); k++) {
+            assertTrue(held.get(k) - held.get(k - 1) >= 8, "spread over the hold: " + published);
+        }
+        assertTrue(held.getLast() > change + 45, "into the second half of the hold: " + published);
     }
 
     @Test
@@ -198,10 +223,8 @@ class OnlineCheckpointPolicyTest {
 
     @Test
     void spendsTheBudgetSavedInQuietStretchesRightAfterAJump() {
-        OnlineCheckpointPolicy.Config cfg =
-                new OnlineCheckpointPolicy.Config(200, 2000, 30, 2, 4, 0.5, 3, 0.03, 90, 450);
         Stream s = new Stream(3, 2e-5, 200);
-        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(cfg, s);
+        OnlineCheckpointPolicy p = new OnlineCheckpointPolicy(JUMP, s);
         List<Long> published = drive(p, s, 2000);
         assertTrue(published.size() <= 30, published.toString());
         long soonAfter =

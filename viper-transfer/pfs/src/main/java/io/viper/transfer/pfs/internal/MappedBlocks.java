@@ -70,17 +70,12 @@ final class MappedBlocks implements TransportClient.MappedData {
     private static final MethodHandle MUNMAP;
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
-    /** {@code int posix_fadvise(int fd, off_t offset, off_t len, int advice)}; null where missing. */
-    private static final MethodHandle FADVISE;
-
-    private static final int POSIX_FADV_WILLNEED = 3;
 
     static {
         MethodHandle mmap = null;
         MethodHandle munmap = null;
         MethodHandle open = null;
         MethodHandle close = null;
-        MethodHandle fadvise = null;
         if ("Linux".equals(System.getProperty("os.name"))) {
             try {
                 Linker linker = Linker.nativeLinker();
@@ -113,7 +108,6 @@ final class MappedBlocks implements TransportClient.MappedData {
         MUNMAP = munmap;
         OPEN = open;
         CLOSE = close;
-        FADVISE = fadvise;
     }
 
     private final BlockReader blocks;
@@ -121,8 +115,8 @@ final class MappedBlocks implements TransportClient.MappedData {
     private final long regionBytes;
     private final Arena arena;
     private final MemorySegment data;
-    /** Per block mapped in place: its index, then where and how many bytes it holds in place. */
-    private final List<long[]> inPlace = new ArrayList<>();
+    /** The pages mapped in place, one range per block, as data-section ranges. */
+    private final List<ByteRange> inPlace = new ArrayList<>();
     /** The bytes read into anonymous memory when mapped, as data-section ranges. */
     private final List<ByteRange> read = new ArrayList<>();
 
@@ -205,21 +199,24 @@ final class MappedBlocks implements TransportClient.MappedData {
     private static long inPlaceBytes(BlockReader blocks) {
         long bytes = 0;
         for (int b = 0; b < blocks.blocks(); b++) {
-            if (blocks.start(b) % PAGE == 0) {
-                bytes += blocks.length(b) / PAGE * PAGE;
-            }
+            bytes += wholePages(blocks, b);
         }
         return bytes;
+    }
+
+    /** The bytes of block {@code b} that map in place: its whole pages if it starts on a page boundary, else none. */
+    private static long wholePages(BlockReader blocks, int b) {
+        return blocks.start(b) % PAGE == 0 ? blocks.length(b) / PAGE * PAGE : 0;
     }
 
     private void mapInPlace() {
         for (int b = 0; b < blocks.blocks(); b++) {
             long start = blocks.start(b);
             long length = blocks.length(b);
-            long whole = start % PAGE == 0 ? length / PAGE * PAGE : 0;
+            long whole = wholePages(blocks, b);
             if (whole > 0) {
                 mapBlock(b, start, whole);
-                inPlace.add(new long[] {b, start, whole});
+                inPlace.add(new ByteRange(start, whole, start));
             }
             if (whole < length) {
                 read.add(new ByteRange(start + whole, length - whole, start + whole));
@@ -250,10 +247,6 @@ final class MappedBlocks implements TransportClient.MappedData {
                         ViperException.Reason.TRANSFER, file + ": cannot open a block of " + blocks.describe());
             }
             try {
-                if (FADVISE != null) {
-                    // the read of every block starts now, deep in the device's queue, not when populate faults it in
-                    int _ = (int) FADVISE.invokeExact(fd, 0L, bytes, POSIX_FADV_WILLNEED);
-                }
                 mmap(address + start, bytes, PROT_READ, MAP_SHARED | MAP_FIXED, fd, blocks);
             } finally {
                 int _ = (int) CLOSE.invokeExact(fd); // the mapping keeps the file; a close failure loses nothing
@@ -303,15 +296,15 @@ final class MappedBlocks implements TransportClient.MappedData {
             serial.arrived(r.sourceOffset(), r.length());
         }
         try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
-            for (long[] block : inPlace) {
-                MemorySegment pages = data.asSlice(block[1], block[2]);
+            for (ByteRange block : inPlace) {
+                MemorySegment pages = data.asSlice(block.destinationOffset(), block.length());
                 inFlight.submit(() -> {
                     if (!Prefetch.advise(pages)) {
                         for (long at = 0; at < pages.byteSize(); at += PAGE) {
                             pages.get(ValueLayout.JAVA_BYTE, at);
                         }
                     }
-                    serial.arrived(block[1], block[2]);
+                    serial.arrived(block.destinationOffset(), block.length());
                 });
             }
             inFlight.await();

@@ -37,7 +37,20 @@ final class MappedLoader implements Loader {
 
     @Override
     public Loaded load(Manifest m, Location loc, TransportClient client) {
-        if (m.blockBytes() > 0 && (buffersServeOthers.getAsBoolean() || servingFromOwnMemory())) {
+        LoadedModel current = serving.get();
+        try {
+            return load(m, loc, client, current);
+        } finally {
+            if (current != null) {
+                current.releaseRef();
+            }
+        }
+    }
+
+    /** Loads {@code m} while {@code current} (retained, or null) serves. */
+    private Loaded load(Manifest m, Location loc, TransportClient client, LoadedModel current) {
+        boolean servingFromOwnMemory = current != null && current.hostData() != null && !current.mappedInPlace();
+        if (m.blockBytes() > 0 && (buffersServeOthers.getAsBoolean() || servingFromOwnMemory)) {
             return unmappable.load(m, loc, client);
         }
         Optional<TransportClient.MappedData> mapped = client.map(m, loc);
@@ -55,41 +68,11 @@ final class MappedLoader implements Loader {
             md.close();
             throw e;
         }
-        long shared = sharedWithServingMapping(m);
+        // The blocks the serving version, mapped in place too, also has are the same files: its mapping held them.
+        long shared = m.blockBytes() > 0 && current != null && current.mappedInPlace()
+                ? BlockPlan.of(m, current.manifest(), null).reusedBytes()
+                : 0;
         return new Loaded(
                 new LoadedModel(m, md.data(), md::close, true), m.totalBytes() - shared, transferDone, shared);
-    }
-
-    /**
-     * The bytes of {@code m}'s blocks that the serving version, mapped in place too, also has: the same block files,
-     * whose pages its mapping holds, so this load did not read them.
-     */
-    private long sharedWithServingMapping(Manifest m) {
-        if (m.blockBytes() == 0) {
-            return 0;
-        }
-        LoadedModel current = serving.get();
-        if (current == null) {
-            return 0;
-        }
-        try {
-            return current.mappedInPlace()
-                    ? BlockPlan.of(m, current.manifest(), null).reusedBytes()
-                    : 0;
-        } finally {
-            current.releaseRef();
-        }
-    }
-
-    private boolean servingFromOwnMemory() {
-        LoadedModel current = serving.get();
-        if (current == null) {
-            return false;
-        }
-        try {
-            return current.hostData() != null && !current.mappedInPlace();
-        } finally {
-            current.releaseRef();
-        }
     }
 }

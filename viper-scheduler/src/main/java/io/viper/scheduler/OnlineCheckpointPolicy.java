@@ -321,7 +321,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         if (starting && trend.weight() >= trendSpan) {
             starting = false;
             double h = pacer.evenSpacing(deployed, published);
-            pacer.reset(n * trend.rate() * h * (h + 1) / 2);
+            pacer.reset(predictedGap(n, h));
         }
         return starting;
     }
@@ -340,10 +340,18 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             return accumulated;
         }
         double a = (double) age;
-        double predicted = n * trend.rate() * a * (a + 1) / 2;
+        double predicted = predictedGap(n, a);
         double sd = trend.noise();
         double excess = Double.isFinite(sd) ? accumulated - JUMP_SIGMAS * sd * n * Math.sqrt(a) : accumulated;
         return Math.max(predicted, excess);
+    }
+
+    /**
+     * The accumulated gap the measured rate predicts for a version {@code age} iterations old, at {@code n} requests
+     * per iteration: {@code n * rate * age (age + 1) / 2}.
+     */
+    private double predictedGap(double n, double age) {
+        return n * trend.rate() * age * (age + 1) / 2;
     }
 
     /**
@@ -358,10 +366,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
         double threshold = pacer.threshold();
         boolean reached = gap >= threshold;
         double a = (double) age;
-        if (!lows.ready()
-                || pacer.held(iteration)
-                || trend.weight() < trendSpan
-                || gap > n * trend.rate() * a * (a + 1) / 2) {
+        if (!lows.ready() || pacer.held(iteration) || trend.weight() < trendSpan || gap > predictedGap(n, a)) {
             return reached;
         }
         long w = Math.round(LOW_WINDOW * pacer.evenSpacing(deployed, published));
@@ -372,7 +377,7 @@ public final class OnlineCheckpointPolicy implements CheckpointPolicy {
             return true;
         }
         double soon = a + w;
-        boolean near = reached || n * trend.rate() * soon * (soon + 1) / 2 >= threshold;
+        boolean near = reached || predictedGap(n, soon) >= threshold;
         return near && lows.turnedUp();
     }
 

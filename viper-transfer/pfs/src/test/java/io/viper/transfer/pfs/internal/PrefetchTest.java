@@ -1,0 +1,80 @@
+package io.viper.transfer.pfs.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link Prefetch#populate} of a file large enough for all its streams: every byte reported once, each stream's pieces
+ * in file order one after another (the readahead grows on them), and the mapping then holds the file's bytes.
+ */
+class PrefetchTest {
+    @TempDir
+    Path dir;
+
+    private record Piece(String thread, long from, long length) {}
+
+    @Test
+    void streamsReportEveryByteOnceEachInFileOrder() throws Exception {
+        // 70 MiB and 3 bytes: 4 streams of 20 MiB, the last one short and ending mid-piece
+        long size = (70L << 20) + 3;
+        Path file = dir.resolve("model.bin");
+        byte[] chunk = new byte[1 << 20];
+        SplittableRandom rnd = new SplittableRandom(7);
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (long at = 0; at < size; at += chunk.length) {
+                for (int i = 0; i < chunk.length; i++) {
+                    chunk[i] = (byte) rnd.nextInt();
+                }
+                out.write(ByteBuffer.wrap(chunk, 0, (int) Math.min(chunk.length, size - at)), at);
+            }
+        }
+        List<Piece> pieces = new ArrayList<>();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                Arena arena = Arena.ofShared()) {
+            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            Prefetch.populate(mapping, ch, file, (from, length) -> {
+                synchronized (pieces) {
+                    pieces.add(new Piece(Thread.currentThread().getName(), from, length));
+                }
+            });
+            byte[] expected = Files.readAllBytes(file);
+            assertEquals(-1, MemorySegment.ofArray(expected).mismatch(mapping));
+        }
+
+        List<Piece> sorted = new ArrayList<>(pieces);
+        sorted.sort(Comparator.comparingLong(Piece::from));
+        long next = 0;
+        for (Piece p : sorted) {
+            assertEquals(next, p.from(), "pieces meet end to end");
+            assertTrue(p.length() > 0 && p.length() <= DirectIo.IO_CHUNK, "a piece of at most 4 MiB: " + p);
+            next += p.length();
+        }
+        assertEquals(size, next, "every byte reported once");
+
+        // each stream's pieces, in the order it reported them, follow one another in the file
+        Map<String, Long> lastEnd = new HashMap<>();
+        for (Piece p : pieces) {
+            Long end = lastEnd.put(p.thread(), p.from() + p.length());
+            if (end != null) {
+                assertEquals(end, p.from(), p.thread() + " reads its part in order");
+            }
+        }
+        assertEquals(Prefetch.STREAMS, lastEnd.size(), "one stream per part, at once: " + lastEnd.keySet());
+    }
+}

@@ -17,7 +17,6 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,20 +62,14 @@ final class MappedBlocks implements TransportClient.MappedData {
     private static final int MAP_FIXED = 0x10;
     private static final int MAP_ANONYMOUS = 0x20;
     private static final int MAP_NORESERVE = 0x4000;
-    /** {@code O_RDONLY | O_CLOEXEC}. */
-    private static final int OPEN_FLAGS = 0x80000;
 
     private static final MethodHandle MMAP;
     private static final MethodHandle MUNMAP;
-    private static final MethodHandle OPEN;
-    private static final MethodHandle CLOSE;
 
     static {
         MethodHandle mmap = null;
         MethodHandle munmap = null;
-        MethodHandle open = null;
-        MethodHandle close = null;
-        if ("Linux".equals(System.getProperty("os.name"))) {
+        if (FileDescriptors.available()) {
             try {
                 Linker linker = Linker.nativeLinker();
                 SymbolLookup libc = linker.defaultLookup();
@@ -93,12 +86,6 @@ final class MappedBlocks implements TransportClient.MappedData {
                 munmap = linker.downcallHandle(
                         libc.findOrThrow("munmap"),
                         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-                open = linker.downcallHandle(
-                        libc.findOrThrow("open"),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
-                        Linker.Option.firstVariadicArg(2));
-                close = linker.downcallHandle(
-                        libc.findOrThrow("close"), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(Level.DEBUG, "mmap is not available; versions kept as blocks are read, not mapped", e);
                 mmap = null;
@@ -106,8 +93,6 @@ final class MappedBlocks implements TransportClient.MappedData {
         }
         MMAP = mmap;
         MUNMAP = munmap;
-        OPEN = open;
-        CLOSE = close;
     }
 
     private final BlockReader blocks;
@@ -224,37 +209,34 @@ final class MappedBlocks implements TransportClient.MappedData {
         }
     }
 
-    /** Maps the first {@code bytes} of block {@code b}'s file over the reserved pages at {@code start}. */
+    /**
+     * Maps the first {@code bytes} of block {@code b}'s file over the reserved pages at {@code start}, once it is
+     * checked to hold its block (its size from the open file, not a second lookup of its path).
+     */
     private void mapBlock(int b, long start, long bytes) {
         Path file = blocks.file(b);
+        int fd = FileDescriptors.open(file, FileDescriptors.READ);
+        if (fd < 0) {
+            if (!Files.exists(file)) {
+                throw new ViperNotFoundException(
+                        file + ": a block of " + blocks.describe() + " is missing from the block store");
+            }
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER, file + ": cannot open a block of " + blocks.describe());
+        }
         try {
-            long size = Files.size(file);
+            long size = FileDescriptors.size(fd);
+            if (size < 0) {
+                throw new ViperCorruptDataException(
+                        file + ": block of " + blocks.describe() + " has no size (not a regular file)");
+            }
             if (size < blocks.length(b)) {
                 throw new ViperCorruptDataException(file + ": block of " + blocks.describe() + " holds " + size
                         + " bytes, not its " + blocks.length(b));
             }
-        } catch (NoSuchFileException e) {
-            throw new ViperNotFoundException(
-                    file + ": a block of " + blocks.describe() + " is missing from the block store", e);
-        } catch (IOException e) {
-            throw new RetriableViperException(
-                    ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
-        }
-        try (Arena path = Arena.ofConfined()) {
-            int fd = (int) OPEN.invokeExact(path.allocateFrom(file.toString()), OPEN_FLAGS);
-            if (fd < 0) {
-                throw new RetriableViperException(
-                        ViperException.Reason.TRANSFER, file + ": cannot open a block of " + blocks.describe());
-            }
-            try {
-                mmap(address + start, bytes, PROT_READ, MAP_SHARED | MAP_FIXED, fd, blocks);
-            } finally {
-                int _ = (int) CLOSE.invokeExact(fd); // the mapping keeps the file; a close failure loses nothing
-            }
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable e) { // invokeExact declares Throwable
-            throw new IllegalStateException("open " + file, e);
+            mmap(address + start, bytes, PROT_READ, MAP_SHARED | MAP_FIXED, fd, blocks);
+        } finally {
+            FileDescriptors.close(fd); // the mapping keeps the file
         }
     }
 

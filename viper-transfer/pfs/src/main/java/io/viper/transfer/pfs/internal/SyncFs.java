@@ -1,10 +1,8 @@
 package io.viper.transfer.pfs.internal;
 
 import java.lang.System.Logger.Level;
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -19,32 +17,18 @@ import java.nio.file.Path;
  */
 final class SyncFs {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
-    /** {@code O_RDONLY | O_CLOEXEC}, the same on Linux's x86-64 and aarch64. */
-    private static final int OPEN_FLAGS = 0x80000;
-    /** {@code O_WRONLY | O_CLOEXEC}. */
-    private static final int OPEN_WRITE_FLAGS = 0x80001;
 
-    private static final MethodHandle OPEN;
     private static final MethodHandle SYNCFS;
-    private static final MethodHandle CLOSE;
     /** {@code int posix_fallocate(int fd, off_t offset, off_t len)}; null where missing. */
     private static final MethodHandle FALLOCATE;
 
     static {
-        MethodHandle open = null;
         MethodHandle syncfs = null;
-        MethodHandle close = null;
         MethodHandle fallocate = null;
-        if ("Linux".equals(System.getProperty("os.name"))) {
+        if (FileDescriptors.available()) {
             try {
                 Linker linker = Linker.nativeLinker();
                 SymbolLookup libc = linker.defaultLookup();
-                open = libc.find("open")
-                        .map(f -> linker.downcallHandle(
-                                f,
-                                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
-                                Linker.Option.firstVariadicArg(2)))
-                        .orElse(null);
                 syncfs = libc.find("syncfs")
                         .map(f -> linker.downcallHandle(
                                 f, FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT)))
@@ -58,18 +42,12 @@ final class SyncFs {
                                         ValueLayout.JAVA_LONG,
                                         ValueLayout.JAVA_LONG)))
                         .orElse(null);
-                close = libc.find("close")
-                        .map(f -> linker.downcallHandle(
-                                f, FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT)))
-                        .orElse(null);
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(Level.DEBUG, "syncfs is not available; new blocks are fsynced one by one", e);
             }
         }
-        OPEN = open;
-        SYNCFS = open == null || close == null ? null : syncfs;
-        CLOSE = close;
-        FALLOCATE = open == null || close == null ? null : fallocate;
+        SYNCFS = syncfs;
+        FALLOCATE = fallocate;
     }
 
     /** Tests turn it off to exercise the fsync per file that stands in where {@code syncfs} is missing. */
@@ -86,16 +64,15 @@ final class SyncFs {
         if (FALLOCATE == null || length <= 0) {
             return false;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment path = arena.allocateFrom(file.toAbsolutePath().toString());
-            int fd = (int) OPEN.invokeExact(path, OPEN_WRITE_FLAGS);
+        try {
+            int fd = FileDescriptors.open(file, FileDescriptors.WRITE);
             if (fd < 0) {
                 return false;
             }
             try {
                 return (int) FALLOCATE.invokeExact(fd, 0L, length) == 0;
             } finally {
-                int _ = (int) CLOSE.invokeExact(fd);
+                FileDescriptors.close(fd);
             }
         } catch (Throwable e) { // invokeExact declares Throwable; the write goes on without
             return false;
@@ -107,16 +84,15 @@ final class SyncFs {
         if (SYNCFS == null || !enabled) {
             return false;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment path = arena.allocateFrom(dir.toAbsolutePath().toString());
-            int fd = (int) OPEN.invokeExact(path, OPEN_FLAGS);
+        try {
+            int fd = FileDescriptors.open(dir, FileDescriptors.READ);
             if (fd < 0) {
                 return false;
             }
             try {
                 return (int) SYNCFS.invokeExact(fd) == 0;
             } finally {
-                int _ = (int) CLOSE.invokeExact(fd);
+                FileDescriptors.close(fd);
             }
         } catch (Throwable e) { // invokeExact declares Throwable; the caller falls back to fsyncs
             LOG.log(Level.DEBUG, "syncfs failed; new blocks are fsynced one by one", e);

@@ -2,6 +2,7 @@ package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.ViperCorruptDataException;
@@ -17,6 +18,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -135,6 +137,19 @@ class MappedBlocksTest extends PfsRepositoryTestBase {
         }
         ViperNotFoundException e = assertThrows(ViperNotFoundException.class, () -> map(m));
         assertTrue(e.getMessage().contains("missing from the block store"), e.getMessage());
+    }
+
+    @Test
+    void aFifoPlantedForABlockFileIsRefusedWithoutWaitingForAWriter() throws Exception {
+        Manifest m = stored(16 * BLOCK);
+        Path block = blockFiles().getFirst();
+        Files.delete(block);
+        assertEquals(0, new ProcessBuilder("mkfifo", block.toString()).start().waitFor(), "mkfifo");
+        // an open for reading of a FIFO waits for a writer, unless it does not block
+        ViperCorruptDataException e = assertTimeoutPreemptively(
+                Duration.ofSeconds(30), () -> assertThrows(ViperCorruptDataException.class, () -> map(m)));
+        assertTrue(e.getMessage().contains(block + ": block of"), e.getMessage());
+        assertEquals(List.of(), blockMappings(), "nothing left mapped after the failure");
     }
 
     @Test

@@ -119,12 +119,13 @@ final class Prefetch {
     }
 
     /**
-     * Reads a byte of each page of {@code piece}, just populated. In a virtual machine the first access to a page the
-     * host filled costs a fault in the hypervisor; here the streams take those faults in parallel, where otherwise the
-     * verifier's one hashing thread took them all, after the transfer (a cold 1 GiB file, three alternating runs each:
-     * verification ended 0-1 ms after the transfer with it, 250-420 ms without). Pages already mapped cost a read each.
+     * Reads a byte of each page of {@code piece}, just populated (or, where that was refused, faults them in). In a
+     * virtual machine the first access to a page the host filled costs a fault in the hypervisor; the threads that
+     * populate take those faults in parallel, where otherwise the verifier's one hashing thread took them all, after
+     * the transfer (a cold 1 GiB file, three alternating runs each: verification ended 0-1 ms after the transfer with
+     * it, 250-420 ms without). Pages already mapped cost a read each. Any thread.
      */
-    private static void touch(MemorySegment piece) {
+    static void touch(MemorySegment piece) {
         byte seen = 0;
         for (long at = 0; at < piece.byteSize(); at += PAGE) {
             seen |= piece.get(ValueLayout.JAVA_BYTE, at);

@@ -11,6 +11,7 @@ import io.viper.errors.ViperException;
 import io.viper.errors.ViperNotFoundException;
 import io.viper.errors.ViperTimeoutException;
 import io.viper.internal.ConsumerMeters;
+import io.viper.internal.ViperMetrics;
 import io.viper.internal.ViperRuntime;
 import io.viper.internal.memory.MemoryBudget;
 import io.viper.manifest.Manifest;
@@ -65,6 +66,7 @@ public final class ConsumerImpl implements ViperConsumer {
                 .child("consumer " + model, ViperConfig.CONSUMER_BUDGET.name(), c.get(ViperConfig.CONSUMER_BUDGET));
         this.slots = new ReceiveSlots(model, hostBudget, c.get(ViperConfig.LEASE_WAIT_MS), rt.receiveAllocator());
         this.serving = new ServingModel(model, rt.metrics());
+        ViperMetrics.warmUpdateTimers(rt.hashPool()); // idle until the first load arrives
         this.device = new DeviceLoader(model, c, rt.gpuMemory(), verifier, serving::retainCurrent);
         this.fetcher = new Fetcher(model, rt, c.get(ViperConfig.CONSUMER_AUTOLOAD), serving, slots, device, verifier);
         this.tracker = fetcher.tracker();

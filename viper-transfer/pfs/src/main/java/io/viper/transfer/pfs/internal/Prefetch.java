@@ -123,7 +123,7 @@ final class Prefetch {
      * virtual machine the first read of a page the host just filled is slow, though the guest takes no page fault (by
      * all signs a fault in the hypervisor); the threads that populate pay it in parallel, where otherwise the
      * verifier's one hashing thread took them all, after the transfer (a cold 1 GiB file, three alternating runs each:
-     * verification ended 0-1 ms after the transfer with it, 250-420 ms without). Pages already mapped cost a read each.
+     * verification ended 0-1 ms after the transfer with it, 295-375 ms without). Pages already mapped cost a read each.
      * Any thread.
      */
     static void touch(MemorySegment piece) {

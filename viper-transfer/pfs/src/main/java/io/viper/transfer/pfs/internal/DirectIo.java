@@ -27,8 +27,8 @@ final class DirectIo {
     /** Writes a flush of a safetensors file keeps in flight. */
     static final int WRITES_IN_FLIGHT = 4;
     /**
-     * Block files a flush writes at once: each is small (1 MiB by default) and fsynced before its rename, so more of
-     * them overlap, and the file system commits their syncs together.
+     * Block files a flush writes at once: each is small (1 MiB by default) and a new file, so more of them overlap than
+     * pieces of one large file; the batch is synced together before the renames ({@link BlockBatch#commit}).
      */
     static final int BLOCKS_IN_FLIGHT = 16;
     /** Reads a load keeps in flight (buffered: the device sees them as one deep queue). */

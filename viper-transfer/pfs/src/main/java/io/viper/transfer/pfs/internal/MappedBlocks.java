@@ -285,7 +285,7 @@ final class MappedBlocks implements TransportClient.MappedData {
                 inFlight.submit(() -> {
                     // populated where the kernel takes MADV_POPULATE_READ, faulted in by the touch where not
                     boolean _ = Prefetch.advise(pages);
-                    Prefetch.touch(pages);
+                    Prefetch.touch(pages, blocks.describe());
                     serial.arrived(block.destinationOffset(), block.length());
                 });
             }

@@ -1,8 +1,10 @@
 package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.errors.RetriableViperException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -28,6 +30,21 @@ class PrefetchTest {
     Path dir;
 
     private record Piece(String thread, long from, long length) {}
+
+    @Test
+    void touchingAFileTruncatedUnderneathIsARetriableFailureNotACrash() throws Exception {
+        Path file = dir.resolve("short.bin");
+        Files.write(file, new byte[1 << 20]);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                Arena arena = Arena.ofShared()) {
+            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, 1 << 20, arena);
+            Prefetch.touch(mapping, file.toString()); // whole: every page reads
+            ch.truncate(4096);
+            RetriableViperException e =
+                    assertThrows(RetriableViperException.class, () -> Prefetch.touch(mapping, file.toString()));
+            assertTrue(e.getMessage().contains(file + ": the file changed (was truncated)"), e.getMessage());
+        }
+    }
 
     @Test
     void streamsReportEveryByteOnceEachInFileOrder() throws Exception {

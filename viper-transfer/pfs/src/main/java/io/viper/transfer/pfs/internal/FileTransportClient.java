@@ -94,11 +94,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                     arrivals.arrived(r.destinationOffset(), r.length());
                 }
             } catch (InternalError fault) {
-                // An access to a mapping whose file was truncated underneath raises SIGBUS, reported as InternalError.
-                throw new RetriableViperException(
-                        ViperException.Reason.TRANSFER,
-                        file + ": the file changed (was truncated) while it was read",
-                        fault);
+                throw truncatedUnderneath(file, fault);
             }
         } catch (IOException e) {
             throw new RetriableViperException(
@@ -250,11 +246,17 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             ManifestMatch.check(header, manifest, file.toString());
             return new Mapped(segment, header.dataStart());
         } catch (InternalError fault) {
-            throw new RetriableViperException(
-                    ViperException.Reason.TRANSFER,
-                    file + ": the file changed (was truncated) while it was read",
-                    fault);
+            throw truncatedUnderneath(file, fault);
         }
+    }
+
+    /**
+     * The failure of an access to a mapping of {@code what} that raised SIGBUS (reported as {@code InternalError}): its
+     * file was truncated underneath, and a later read may find it whole again.
+     */
+    static RetriableViperException truncatedUnderneath(Object what, InternalError fault) {
+        return new RetriableViperException(
+                ViperException.Reason.TRANSFER, what + ": the file changed (was truncated) while it was read", fault);
     }
 
     private static void checkRanges(Manifest manifest, List<ByteRange> ranges, MemorySegment destination, Path file) {

@@ -1,7 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
 import io.viper.errors.RetriableViperException;
-import io.viper.errors.ViperException;
 import io.viper.spi.TransportClient;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -137,12 +136,8 @@ final class Prefetch {
             for (long at = 0; at < piece.byteSize(); at += PAGE) {
                 seen |= piece.get(ValueLayout.JAVA_BYTE, at);
             }
-        } catch (InternalError fault) {
-            // A page past the end of a file truncated underneath raises SIGBUS, reported as InternalError.
-            throw new RetriableViperException(
-                    ViperException.Reason.TRANSFER,
-                    what + ": the file changed (was truncated) while it was read",
-                    fault);
+        } catch (InternalError fault) { // a page past the end of a file truncated underneath
+            throw FileTransportClient.truncatedUnderneath(what, fault);
         }
         touched = seen; // read, so that the compiler keeps the loop
     }

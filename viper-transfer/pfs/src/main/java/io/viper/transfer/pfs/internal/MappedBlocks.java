@@ -1,5 +1,7 @@
 package io.viper.transfer.pfs.internal;
 
+import static io.viper.transfer.pfs.internal.Residency.PAGE;
+
 import io.viper.errors.IoProblems;
 import io.viper.errors.RetriableViperException;
 import io.viper.errors.ViperCorruptDataException;
@@ -53,7 +55,6 @@ final class MappedBlocks implements TransportClient.MappedData {
     static final int MAX_BLOCKS = maxMapCount() / 4;
 
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
-    private static final long PAGE = 4096;
     // mmap(2) flags, the same on Linux's x86-64 and aarch64
     private static final int PROT_READ = 1;
     private static final int PROT_WRITE = 2;

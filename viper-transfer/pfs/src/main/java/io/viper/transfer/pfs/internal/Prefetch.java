@@ -1,5 +1,7 @@
 package io.viper.transfer.pfs.internal;
 
+import static io.viper.transfer.pfs.internal.Residency.PAGE;
+
 import io.viper.errors.RetriableViperException;
 import io.viper.spi.TransportClient;
 import java.io.IOException;
@@ -23,7 +25,6 @@ import java.nio.file.Path;
  */
 final class Prefetch {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
-    private static final long PAGE = 4096;
     private static final int MADV_WILLNEED = 3;
     private static final int MADV_POPULATE_READ = 22;
     /**

@@ -19,7 +19,8 @@ final class Residency {
     static final double HOT = 0.9;
 
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
-    private static final long PAGE = 4096;
+    /** The page size the PFS code maps, probes and touches files by (4 KiB, as on Linux x86-64 and aarch64). */
+    static final long PAGE = 4096;
     /** {@code int mincore(void *addr, size_t length, unsigned char *vec)}; null where the C library lacks it. */
     private static final MethodHandle MINCORE = lookup();
 

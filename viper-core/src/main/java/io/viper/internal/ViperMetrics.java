@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
 /**
@@ -46,6 +47,8 @@ public final class ViperMetrics {
      * across a fleet, and 21 of them rather than the ~70 of Micrometer's percentile histogram.
      */
     private static final Duration[] BUCKETS = buckets();
+    /** Whether {@link #warmUpdateTimers} ran (or is running) in this process. */
+    private static final AtomicBoolean UPDATE_TIMERS_WARMED = new AtomicBoolean();
 
     private static final Map<String, String> COUNTER_HELP = Map.of(
             "viper.producer.published",
@@ -81,9 +84,12 @@ public final class ViperMetrics {
      * Loads and runs the code of a histogram timer like the update timers, in a registry of its own on
      * {@code executor}, so that a consumer's first swap does not: the first {@link #update} of a process took 35-48 ms
      * of the swap (a cold 1 GiB load took 0.5-1.2 s), the later ones below 1 ms. Nothing is registered in
-     * {@link #registry()}. Best effort.
+     * {@link #registry()}. Once per process (the code, once loaded, stays); best effort.
      */
     public static void warmUpdateTimers(Executor executor) {
+        if (!UPDATE_TIMERS_WARMED.compareAndSet(false, true)) {
+            return;
+        }
         try {
             executor.execute(() -> {
                 SimpleMeterRegistry scratch = new SimpleMeterRegistry();
@@ -94,7 +100,7 @@ public final class ViperMetrics {
                 scratch.close();
             });
         } catch (RejectedExecutionException e) {
-            // shutting down: nothing to warm for
+            UPDATE_TIMERS_WARMED.set(false); // shutting down: the next consumer's runtime may warm them
         }
     }
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BenchPfsCommandTest {
     private static final Pattern SECONDS =
-            Pattern.compile("\"(flush_s|cold_load_s|concurrent_load_s|direct_write_s|direct_read_s|touch_s"
+            Pattern.compile("\"(flush_s|cold_load_s|concurrent_load_s|direct_write_s|direct_read_s|fill_s|touch_s"
                     + "|touch_at_once_s|cold_floor_s|concurrent_floor_s)\":([0-9.]+)");
 
     @TempDir
@@ -58,7 +58,7 @@ class BenchPfsCommandTest {
                 assertTrue(Double.parseDouble(m.group(2)) > 0, m.group(1) + " in " + line);
                 figures++;
             }
-            assertEquals(9, figures, line);
+            assertEquals(10, figures, line);
             assertTrue(line.contains("\"size_bytes\":2097152"), line);
         }
         assertTrue(

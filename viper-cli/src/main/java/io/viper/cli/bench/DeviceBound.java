@@ -19,8 +19,9 @@ import java.util.regex.Pattern;
 /**
  * What the file system under {@code file} gives for the bytes of {@code bytes} (4 KiB-aligned): a plain sequential
  * direct write (4 MiB per call, one in flight, then fsync) and, with the page cache dropped, a sequential direct read
- * the same way; and fio's direct write and read with 4 MiB blocks and 16 in flight where fio is on the PATH. The files
- * are deleted after. The page cache is dropped before each read when {@code dropCache}. One thread.
+ * the same way, then the kernel's fill of its page cache with the file ({@link PageCacheFill}); and fio's direct write
+ * and read with 4 MiB blocks and 16 in flight where fio is on the PATH. The files are deleted after. The page cache is
+ * dropped before each read when {@code dropCache}. One thread.
  */
 public record DeviceBound(Path file, MemorySegment bytes, boolean dropCache) {
     private static final int PIECE = 4 << 20;
@@ -29,10 +30,17 @@ public record DeviceBound(Path file, MemorySegment bytes, boolean dropCache) {
     /**
      * Seconds for each (NaN where not measured: no fio).
      *
+     * @param fillS the file read into the page cache, cold, by {@link PageCacheFill}
      * @param direct whether the file system took O_DIRECT (else the plain figures are buffered I/O)
      */
     public record Figures(
-            double writeS, double readS, double fioWriteS, double fioReadS, boolean direct, boolean cacheDropped) {}
+            double writeS,
+            double readS,
+            double fillS,
+            double fioWriteS,
+            double fioReadS,
+            boolean direct,
+            boolean cacheDropped) {}
 
     public Figures run() throws IOException, InterruptedException {
         OpenOption directOption = directOption();
@@ -60,12 +68,15 @@ public record DeviceBound(Path file, MemorySegment bytes, boolean dropCache) {
             write = PfsBench.seconds(t0);
             boolean dropped = drop();
             read = readBack(directOption);
+            dropped &= drop();
+            double fill = PageCacheFill.fillS(file);
             Files.deleteIfExists(file);
             double[] fio = fio(size);
             dropped &= fio.length == 0 || fio[2] > 0;
             return new Figures(
                     write,
                     read,
+                    fill,
                     fio.length == 0 ? Double.NaN : fio[0],
                     fio.length == 0 ? Double.NaN : fio[1],
                     true,
@@ -88,8 +99,10 @@ public record DeviceBound(Path file, MemorySegment bytes, boolean dropCache) {
         double write = PfsBench.seconds(t0);
         boolean dropped = drop();
         double read = readBack(null);
+        dropped &= drop();
+        double fill = PageCacheFill.fillS(file);
         Files.deleteIfExists(file);
-        return new Figures(write, read, Double.NaN, Double.NaN, false, dropped && size > 0);
+        return new Figures(write, read, fill, Double.NaN, Double.NaN, false, dropped && size > 0);
     }
 
     private boolean drop() {

@@ -29,9 +29,9 @@ import java.util.concurrent.TimeUnit;
  * job allocates once are there, as they are in a run), then, with the page cache dropped, one consumer and then
  * {@code consumers} at once load it cold from there (late joiners: the repository is their only source); in the same
  * run the same bytes are written and read with plain sequential direct I/O ({@link DeviceBound}) on the same file
- * system, and with fio where it is installed, and the first touch of the memory the loads need ({@link MemoryBound}):
- * the floor of a cold load is the slower of the disk's read and that touch. One thread (the consumers' loads on threads
- * of their own); not reusable.
+ * system, and with fio where it is installed, the kernel's own fill of its page cache with the same bytes
+ * ({@link PageCacheFill}), and the first touch of the memory the loads need ({@link MemoryBound}): the floor of a cold
+ * load is the slowest of the three. One thread (the consumers' loads on threads of their own); not reusable.
  *
  * @param size the model's bytes
  * @param blockBytes the producer's {@code viper.block.bytes} (0: a safetensors file)
@@ -67,11 +67,14 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
             double touchAtOnceS) {
 
         /**
-         * The floor of one cold load here: the disk's direct read of the bytes, or the first touch of the memory they
-         * land in, whichever is slower (a loader can overlap the two, not skip either).
+         * The floor of one cold load here: the disk's direct read of the bytes, the kernel's fill of its page cache
+         * with them, or the first touch of the memory they land in, whichever is slowest (a loader can overlap the disk
+         * and the memory, not skip either; a load that shares the page cache, as a mapped one does, waits for the
+         * kernel to fill it). The fill is NaN where it was not measured.
          */
         public double coldFloorS() {
-            return Math.max(bound.readS(), touchS);
+            double floor = Math.max(bound.readS(), touchS);
+            return Double.isNaN(bound.fillS()) ? floor : Math.max(floor, bound.fillS());
         }
 
         /**
@@ -197,6 +200,14 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
+    }
+
+    /**
+     * Whether this machine is a guest that returns its free memory to its host: each cold read then starts once the
+     * memory the page cache's drop freed is returned ({@link PageCache#SETTLE_MS} after it).
+     */
+    public static boolean guestReturnsFreeMemory() {
+        return PageCache.returnsFreeMemory();
     }
 
     static double seconds(long startNanos) {

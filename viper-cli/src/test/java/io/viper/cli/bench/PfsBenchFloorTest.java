@@ -5,12 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import org.junit.jupiter.api.Test;
 
 /**
- * A cold load's floor in {@code viper bench pfs}: the slower of the disk's read and the first touch of the memory the
- * load needs; several consumers at once share one copy of the bytes (the page cache's, mapped by each).
+ * A cold load's floor in {@code viper bench pfs}: the slowest of the disk's read, the kernel's fill of its page cache
+ * and the first touch of the memory the load needs; several consumers at once share one copy of the bytes (the page
+ * cache's, mapped by each).
  */
 class PfsBenchFloorTest {
     private static PfsBench.Result result(long blockBytes, double readS, double touchS, double touchAtOnceS) {
-        DeviceBound.Figures disk = new DeviceBound.Figures(1.0, readS, Double.NaN, Double.NaN, true, true);
+        return result(blockBytes, readS, Double.NaN, touchS, touchAtOnceS);
+    }
+
+    private static PfsBench.Result result(
+            long blockBytes, double readS, double fillS, double touchS, double touchAtOnceS) {
+        DeviceBound.Figures disk = new DeviceBound.Figures(1.0, readS, fillS, Double.NaN, Double.NaN, true, true);
         return new PfsBench.Result(1 << 30, blockBytes, 4, 1.0, 1.0, 2.0, true, disk, touchS, touchAtOnceS);
     }
 
@@ -18,6 +24,14 @@ class PfsBenchFloorTest {
     void oneLoadIsBoundByTheSlowerOfDiskAndMemory() {
         assertEquals(0.5, result(1 << 20, 0.5, 0.3, 1.2).coldFloorS());
         assertEquals(0.4, result(1 << 20, 0.2, 0.4, 1.2).coldFloorS());
+    }
+
+    @Test
+    void theKernelsFillOfItsPageCacheBindsWhenItIsTheSlowest() {
+        assertEquals(0.7, result(1 << 20, 0.5, 0.7, 0.3, 1.2).coldFloorS());
+        assertEquals(0.5, result(1 << 20, 0.5, 0.4, 0.3, 1.2).coldFloorS());
+        assertEquals(0.6, result(0, 0.2, 0.4, 0.6, 1.2).coldFloorS());
+        assertEquals(0.7, result(0, 0.5, 0.7, 0.3, 1.2).concurrentFloorS());
     }
 
     @Test

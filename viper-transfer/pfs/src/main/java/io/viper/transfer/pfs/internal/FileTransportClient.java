@@ -135,7 +135,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
 
     /**
      * A file mapped in place. Cold ({@link Residency}), {@link #populate} brings it in with {@link Prefetch}'s parallel
-     * reads and reports each piece as it is in; hot, at once. The channel stays open for those reads until then.
+     * reads and reports each piece as it is in; hot, at once. The channel it was mapped from stays open until then.
      */
     private static final class MappedFile implements MappedData {
         private final Path file;
@@ -169,7 +169,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                 long start = mapped.dataStart();
                 long end = start + data.byteSize();
                 TransportClient.Arrivals serial = ParallelReader.serialized(arrivals);
-                Prefetch.populate(mapped.file(), ch, file, (from, length) -> {
+                Prefetch.populate(mapped.file(), file, (from, length) -> {
                     long a = Math.max(from, start);
                     long b = Math.min(from + length, end);
                     if (b > a) {

@@ -14,26 +14,28 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * Brings a cold file's mapping into memory in {@link #STREAMS} sequential streams, each over its own contiguous part in
  * pieces of {@link DirectIo#IO_CHUNK}, while a consumer verifies each piece as it lands: a verifier touching the
- * mapping itself faults its pages in about one readahead window at a time, far below what the disk gives. Each piece is
- * {@code madvise(MADV_POPULATE_READ)} (Linux 5.14 and later, through FFM: the pages land in the page cache and the
- * mapping's page tables), or, where that is refused, a positional read of the file into a scratch buffer (the pages
- * land in the page cache). Static; each call is independent.
+ * mapping itself faults its pages in about one readahead window at a time, far below what the disk gives. Each stream
+ * reads its pieces with positional reads, on a channel of its own, into a scratch buffer of its own (the pages land in
+ * the page cache, and the kernel's readahead, growing on each stream read in order, keeps the disk busy ahead of it),
+ * then reads a byte of each page of the piece through the mapping ({@link #touch}), so that the mapping's page tables
+ * hold them before the piece is reported. Static; each call is independent.
  */
 final class Prefetch {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
-    private static final int MADV_WILLNEED = 3;
     private static final int MADV_POPULATE_READ = 22;
     /**
-     * Sequential streams per cold file: the kernel's readahead grows on each, where pieces in flight anywhere defeat
-     * it. {@code viper bench pfs --size 1g --block-bytes 0}, four alternating runs each: one cold load 0.46-1.32 s
-     * (median 0.62 s over all runs) with 4 streams against 0.69-0.82 s with 8 pieces of 4 MiB in flight in file order;
-     * 4 consumers at once 0.45-0.57 s against 0.60-0.74 s.
+     * Sequential streams per cold file. A cold 1 GiB file (written by {@code viper publish}) brought into memory, eight
+     * alternating rounds each, 3 s after the page cache was dropped ({@code viper bench pfs} waits so too): 8 streams
+     * of positional reads 0.32-0.37 s, 16 streams 0.34-0.44 s; 4 streams of {@code MADV_POPULATE_READ} after a
+     * {@code MADV_WILLNEED} of the whole mapping (the way before) 0.63-0.82 s, and 8 streams of reads after that
+     * {@code MADV_WILLNEED} 0.62-0.70 s.
      */
-    static final int STREAMS = 4;
+    static final int STREAMS = 8;
     /** The last byte {@link #touch} read. */
     @SuppressWarnings("unused")
     private static volatile byte touched;
@@ -60,73 +62,75 @@ final class Prefetch {
                                     ValueLayout.JAVA_INT)))
                     .orElse(null);
         } catch (RuntimeException | LinkageError e) {
-            LOG.log(Level.DEBUG, "madvise is not available; cold PFS files are prefetched with reads", e);
+            LOG.log(Level.DEBUG, "madvise is not available; mapped PFS blocks are faulted in by reads", e);
             return null;
         }
     }
 
     /**
-     * Reads {@code mapping}, all of the file open as {@code ch} mapped from its start, into memory in {@link #STREAMS}
-     * sequential streams, each over its own contiguous part, telling {@code landed} of each piece of
-     * {@link DirectIo#IO_CHUNK} once it is in, in file offsets, from the I/O threads.
+     * Reads {@code mapping}, all of {@code file} mapped from its start, into memory in {@link #STREAMS} sequential
+     * streams, each over its own contiguous part, telling {@code landed} of each piece of {@link DirectIo#IO_CHUNK}
+     * once it is in, in file offsets, from the I/O threads.
      */
-    static void populate(MemorySegment mapping, FileChannel ch, Path file, TransportClient.Arrivals landed)
-            throws IOException {
+    static void populate(MemorySegment mapping, Path file, TransportClient.Arrivals landed) throws IOException {
         long size = mapping.byteSize();
-        willNeed(mapping);
         int streams = (int) Math.max(1, Math.min(STREAMS, size / (4L * DirectIo.IO_CHUNK)));
-        long part = (size / streams + DirectIo.IO_CHUNK - 1) / DirectIo.IO_CHUNK * DirectIo.IO_CHUNK;
-        try (Arena arena = Arena.ofShared();
-                InFlight inFlight = new InFlight(streams)) {
+        long part = ((size + streams - 1) / streams + DirectIo.IO_CHUNK - 1) / DirectIo.IO_CHUNK * DirectIo.IO_CHUNK;
+        try (InFlight inFlight = new InFlight(streams)) {
             for (long lo = 0; lo < size; lo += part) {
                 long from = lo;
                 long to = Math.min(size, lo + part);
-                inFlight.submit(() -> {
-                    MemorySegment scratch = null;
-                    for (long at = from; at < to; at += DirectIo.IO_CHUNK) {
-                        long length = Math.min(DirectIo.IO_CHUNK, to - at);
-                        MemorySegment piece = mapping.asSlice(at, length);
-                        if (advise(piece)) {
-                            touch(piece, file.toString());
-                        } else {
-                            if (scratch == null) {
-                                synchronized (arena) {
-                                    scratch = arena.allocate(DirectIo.IO_CHUNK);
-                                }
-                            }
-                            ParallelReader.readFully(ch, file, scratch.asSlice(0, length), at);
-                        }
-                        landed.arrived(at, length);
-                    }
-                });
+                inFlight.submit(() -> stream(mapping, file, from, to, landed));
             }
             inFlight.await();
         }
     }
 
     /**
-     * Starts the kernel's read of all of {@code mapping} ({@code MADV_WILLNEED}, asynchronous), so that the device
-     * works ahead of the streams' pieces (measured with 8 pieces in flight in file order, a cold 1 GiB file, six runs
-     * each: 0.55-0.97 s with it, 0.78-1.10 s without). Best effort.
+     * One stream: {@code [from, to)} of {@code file} read in order on a channel of its own (the kernel's readahead
+     * state is per open file: streams sharing one slowed each other, 0.61-0.78 s against 0.41-0.62 s in the rounds
+     * above), each piece then touched in {@code mapping} and reported. The channel is opened by name: should the name
+     * be gone (retention deleted the version meanwhile), the stream has the kernel populate the mapping instead
+     * ({@code MADV_POPULATE_READ}), and should it name another file now, the reads bring in that file's pages in vain
+     * and the touch faults in the mapping's own; what is verified is always the mapping.
      */
-    private static void willNeed(MemorySegment mapping) {
-        if (MADVISE == null) {
-            return;
-        }
+    private static void stream(MemorySegment mapping, Path file, long from, long to, TransportClient.Arrivals landed)
+            throws IOException {
+        FileChannel ch;
         try {
-            int _ = (int) MADVISE.invokeExact(mapping, mapping.byteSize(), MADV_WILLNEED);
-        } catch (Throwable e) { // invokeExact declares Throwable; the pieces are read without it
-            LOG.log(Level.DEBUG, "madvise(MADV_WILLNEED) failed", e);
+            ch = FileChannel.open(file, StandardOpenOption.READ);
+        } catch (IOException gone) {
+            LOG.log(Level.DEBUG, file + ": cannot reopen to read ahead of the mapping; populating it instead", gone);
+            ch = null;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment scratch = ch == null ? null : arena.allocate(Math.min(DirectIo.IO_CHUNK, to - from));
+            for (long at = from; at < to; at += DirectIo.IO_CHUNK) {
+                long length = Math.min(DirectIo.IO_CHUNK, to - at);
+                MemorySegment piece = mapping.asSlice(at, length);
+                if (ch != null) {
+                    ParallelReader.readFully(ch, file, scratch.asSlice(0, length), at);
+                } else {
+                    boolean _ = advise(piece); // refused: the touch faults the pages in
+                }
+                touch(piece, file.toString());
+                landed.arrived(at, length);
+            }
+        } finally {
+            if (ch != null) {
+                ch.close();
+            }
         }
     }
 
     /**
-     * Reads a byte of each page of {@code piece}, just populated (or, where that was refused, faults them in). In this
-     * virtual machine the first read of a page the host just filled is slow, though the guest takes no page fault (by
-     * all signs a fault in the hypervisor); the threads that populate pay it in parallel, where otherwise the
-     * verifier's one hashing thread took them all, after the transfer (a cold 1 GiB file, three alternating runs each:
-     * verification ended 0-1 ms after the transfer with it, 295-375 ms without). Pages already mapped cost a read each.
-     * Any thread.
+     * Reads a byte of each page of {@code piece}, just read into the page cache or populated (or, where neither was
+     * done, faults them in), so that the mapping's page tables hold them. In this virtual machine the first read of a
+     * page the host just filled is slow, though the guest takes no page fault: the guest reports the memory it frees to
+     * its host (virtio-balloon free page reporting), and the host backs it again when it is filled; the threads that
+     * bring the file in pay it in parallel, where otherwise the verifier's one hashing thread took them all, after the
+     * transfer (a cold 1 GiB file, three alternating runs each: verification ended 0-1 ms after the transfer with it,
+     * 295-375 ms without). Pages already mapped cost a read each. Any thread.
      *
      * @param what the file or version, for the exception
      * @throws RetriableViperException when a page is past the end of its file (truncated underneath)

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link Prefetch#populate} of a file large enough for all its streams: every byte reported once, each stream's pieces
- * in file order one after another (the readahead grows on them), and the mapping then holds the file's bytes.
+ * in file order one after another (the readahead grows on them), and the mapping then holds the file's bytes; a file
+ * deleted by name while it is mapped is still brought in whole (through the mapping).
  */
 class PrefetchTest {
     @TempDir
@@ -48,8 +49,8 @@ class PrefetchTest {
 
     @Test
     void streamsReportEveryByteOnceEachInFileOrder() throws Exception {
-        // 70 MiB and 3 bytes: 4 streams of 20 MiB, the last one short and ending mid-piece
-        long size = (70L << 20) + 3;
+        // 150 MiB and 3 bytes: 8 streams of 20 MiB, the last one short and ending mid-piece
+        long size = (150L << 20) + 3;
         Path file = dir.resolve("model.bin");
         byte[] chunk = new byte[1 << 20];
         SplittableRandom rnd = new SplittableRandom(7);
@@ -65,7 +66,7 @@ class PrefetchTest {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
                 Arena arena = Arena.ofShared()) {
             MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            Prefetch.populate(mapping, ch, file, (from, length) -> {
+            Prefetch.populate(mapping, file, (from, length) -> {
                 synchronized (pieces) {
                     pieces.add(new Piece(Thread.currentThread().getName(), from, length));
                 }
@@ -84,8 +85,8 @@ class PrefetchTest {
         }
         assertEquals(size, next, "every byte reported once");
 
-        // each part (a quarter, rounded up to whole pieces) is read by one stream, its pieces one after another
-        long part = (size / Prefetch.STREAMS + DirectIo.IO_CHUNK - 1) / DirectIo.IO_CHUNK * DirectIo.IO_CHUNK;
+        // each part (an eighth, rounded up to whole pieces: 20 MiB) is read by one stream, its pieces one after another
+        long part = 20L << 20;
         Map<Long, String> reader = new HashMap<>();
         Map<Long, Long> lastEnd = new HashMap<>();
         for (Piece p : pieces) {
@@ -96,5 +97,27 @@ class PrefetchTest {
             assertEquals(end == null ? partStart : end, p.from(), "part " + partStart + " is read in order");
         }
         assertEquals(Prefetch.STREAMS, reader.size(), "parts: " + reader.keySet());
+    }
+
+    @Test
+    void aFileWhoseNameIsGoneIsStillBroughtInThroughItsMapping() throws Exception {
+        long size = (40L << 20) + 5;
+        byte[] bytes = new byte[(int) size];
+        new SplittableRandom(11).nextBytes(bytes);
+        Path file = Files.write(dir.resolve("deleted.bin"), bytes);
+        List<long[]> pieces = new ArrayList<>();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                Arena arena = Arena.ofShared()) {
+            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            Files.delete(file); // retention, between the mapping and the reads: the streams cannot reopen it
+            Prefetch.populate(mapping, file, (from, length) -> {
+                synchronized (pieces) {
+                    pieces.add(new long[] {from, length});
+                }
+            });
+            assertEquals(-1, MemorySegment.ofArray(bytes).mismatch(mapping));
+        }
+        assertEquals(size, pieces.stream().mapToLong(p -> p[1]).sum(), "every byte reported");
+        assertEquals(11, pieces.size(), "in pieces of at most 4 MiB");
     }
 }

@@ -17,14 +17,14 @@ import java.util.concurrent.Future;
  * A third bound of a cold load, beside the disk's direct read and the first touch of fresh memory: the kernel bringing
  * a file into its page cache on its own, the work a load that shares the page cache (a mapped one) cannot skip. Plain
  * buffered reads of 4 MiB into one reused buffer per stream, in {@link #STREAMS} sequential streams each over its own
- * quarter of the file and each with a channel of its own (the kernel's readahead state is per open file); no mapping,
- * no verification. On a virtual machine whose guest returns free memory to its host, the page-cache pages it fills must
- * be backed by the host again, which the disk's direct read into one reused buffer never meets. Static; one call at a
+ * eighth of the file and each with a channel of its own (the kernel's readahead state is per open file); no mapping, no
+ * verification. On a virtual machine whose guest returns free memory to its host, the page-cache pages it fills must be
+ * backed by the host again, which the disk's direct read into one reused buffer never meets. Static; one call at a
  * time.
  */
 final class PageCacheFill {
-    /** Streams, as many as Viper's mapped loads use. */
-    static final int STREAMS = 4;
+    /** Streams, as many as Viper's mapped loads use ({@code Prefetch.STREAMS} in viper-transfer-pfs). */
+    static final int STREAMS = 8;
 
     private static final int PIECE = 4 << 20;
 
@@ -36,7 +36,7 @@ final class PageCacheFill {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             size = ch.size();
         }
-        long part = Math.max(PIECE, (size / STREAMS + PIECE - 1) / PIECE * PIECE);
+        long part = Math.max(PIECE, ((size + STREAMS - 1) / STREAMS + PIECE - 1) / PIECE * PIECE);
         ExecutorService threads = Executors.newFixedThreadPool(STREAMS);
         try {
             List<Future<Long>> streams = new ArrayList<>();

@@ -12,8 +12,9 @@ import java.nio.file.Path;
 /**
  * {@code open(2)}, {@code close(2)} and {@code lseek(2)} through the FFM API, for the calls of the PFS code that take a
  * file descriptor, which Java's channels do not expose: {@code syncfs} and {@code posix_fallocate} ({@link SyncFs}),
- * {@code mmap} of block files ({@link MappedBlocks}). Linux only: elsewhere {@link #available()} is false and
- * {@link #open} returns -1. Static and thread-safe; the caller owns each descriptor it opened and closes it.
+ * {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened again to read ahead of its mapping
+ * ({@link Prefetch}). Linux only: elsewhere {@link #available()} is false and {@link #open} returns -1. Static and
+ * thread-safe; the caller owns each descriptor it opened and closes it.
  */
 final class FileDescriptors {
     /**

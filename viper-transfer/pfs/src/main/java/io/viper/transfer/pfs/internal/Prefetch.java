@@ -89,20 +89,13 @@ final class Prefetch {
     /**
      * One stream: {@code [from, to)} of {@code file} read in order on a channel of its own (the kernel's readahead
      * state is per open file: streams sharing one slowed each other, 0.61-0.78 s against 0.41-0.62 s in the rounds
-     * above), each piece then touched in {@code mapping} and reported. The channel is opened by name: should the name
-     * be gone (retention deleted the version meanwhile), the stream has the kernel populate the mapping instead
-     * ({@code MADV_POPULATE_READ}), and should it name another file now, the reads bring in that file's pages in vain
-     * and the touch faults in the mapping's own; what is verified is always the mapping.
+     * above), each piece then touched in {@code mapping} and reported. Where the file cannot be opened again as the
+     * same size of regular file ({@link #reopen}), the stream has the kernel populate the mapping instead
+     * ({@code MADV_POPULATE_READ}); what is verified is always the mapping.
      */
     private static void stream(MemorySegment mapping, Path file, long from, long to, TransportClient.Arrivals landed)
             throws IOException {
-        FileChannel ch;
-        try {
-            ch = FileChannel.open(file, StandardOpenOption.READ);
-        } catch (IOException gone) {
-            LOG.log(Level.DEBUG, file + ": cannot reopen to read ahead of the mapping; populating it instead", gone);
-            ch = null;
-        }
+        FileChannel ch = reopen(file, mapping.byteSize());
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment scratch = ch == null ? null : arena.allocate(Math.min(DirectIo.IO_CHUNK, to - from));
             for (long at = from; at < to; at += DirectIo.IO_CHUNK) {
@@ -120,6 +113,35 @@ final class Prefetch {
             if (ch != null) {
                 ch.close();
             }
+        }
+    }
+
+    /**
+     * {@code file} open again for reading ahead of its mapping, {@code size} bytes long, or null: its name is gone
+     * (retention deleted the version meanwhile), or names something else now. The name is opened without blocking
+     * ({@link FileDescriptors#READ}: a FIFO planted in its place would otherwise wait for a writer forever) and must
+     * hold as many bytes as the mapping (a FIFO or a device has no such size); then the descriptor's file, not the
+     * name, is opened as a channel of its own. Should the name now hold another file of that size, the reads bring in
+     * that file's pages in vain, and the touch faults in the mapping's own. Null where open(2) is not reachable through
+     * FFM (not Linux) or {@code /proc} is missing.
+     */
+    private static FileChannel reopen(Path file, long size) {
+        int fd = FileDescriptors.open(file, FileDescriptors.READ);
+        if (fd < 0) {
+            LOG.log(Level.DEBUG, file + ": cannot reopen to read ahead of the mapping; populating it instead");
+            return null;
+        }
+        try {
+            if (FileDescriptors.size(fd) != size) {
+                LOG.log(Level.DEBUG, file + ": no longer the mapped file; populating the mapping instead");
+                return null;
+            }
+            return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, file + ": cannot reopen to read ahead of the mapping; populating it instead", e);
+            return null;
+        } finally {
+            FileDescriptors.close(fd);
         }
     }
 

@@ -2,6 +2,7 @@ package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.viper.errors.RetriableViperException;
@@ -12,6 +13,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -24,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@link Prefetch#populate} of a file large enough for all its streams: every byte reported once, each stream's pieces
  * in file order one after another (the readahead grows on them), and the mapping then holds the file's bytes; a file
- * deleted by name while it is mapped is still brought in whole (through the mapping).
+ * deleted by name while it is mapped is still brought in whole (through the mapping), and a FIFO planted under its name
+ * is not opened in a way that waits for a writer.
  */
 class PrefetchTest {
     @TempDir
@@ -119,5 +122,32 @@ class PrefetchTest {
         }
         assertEquals(size, pieces.stream().mapToLong(p -> p[1]).sum(), "every byte reported");
         assertEquals(11, pieces.size(), "in pieces of at most 4 MiB");
+    }
+
+    @Test
+    void aFifoPlantedUnderTheFilesNameIsNotWaitedOn() throws Exception {
+        long size = (40L << 20) + 5;
+        byte[] bytes = new byte[(int) size];
+        new SplittableRandom(13).nextBytes(bytes);
+        Path file = Files.write(dir.resolve("swapped.bin"), bytes);
+        long[] reported = new long[1];
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                Arena arena = Arena.ofShared()) {
+            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            Files.delete(file);
+            Process mkfifo =
+                    new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
+            assertEquals(0, mkfifo.waitFor(), "mkfifo");
+            // a blocking open of the FIFO would wait for a writer that never comes
+            assertTimeoutPreemptively(
+                    Duration.ofSeconds(30),
+                    () -> Prefetch.populate(mapping, file, (from, length) -> {
+                        synchronized (reported) {
+                            reported[0] += length;
+                        }
+                    }));
+            assertEquals(-1, MemorySegment.ofArray(bytes).mismatch(mapping), "the mapping's own bytes");
+        }
+        assertEquals(size, reported[0], "every byte reported");
     }
 }

@@ -104,50 +104,51 @@ class PrefetchTest {
 
     @Test
     void aFileWhoseNameIsGoneIsStillBroughtInThroughItsMapping() throws Exception {
-        long size = (40L << 20) + 5;
-        byte[] bytes = new byte[(int) size];
-        new SplittableRandom(11).nextBytes(bytes);
-        Path file = Files.write(dir.resolve("deleted.bin"), bytes);
-        List<long[]> pieces = new ArrayList<>();
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
-                Arena arena = Arena.ofShared()) {
-            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            Files.delete(file); // retention, between the mapping and the reads: the streams cannot reopen it
-            Prefetch.populate(mapping, file, (from, length) -> {
-                synchronized (pieces) {
-                    pieces.add(new long[] {from, length});
-                }
-            });
-            assertEquals(-1, MemorySegment.ofArray(bytes).mismatch(mapping));
-        }
-        assertEquals(size, pieces.stream().mapToLong(p -> p[1]).sum(), "every byte reported");
+        // retention, between the mapping and the reads: the streams cannot reopen it
+        List<long[]> pieces = populateAfter("deleted.bin", Files::delete);
         assertEquals(11, pieces.size(), "in pieces of at most 4 MiB");
     }
 
     @Test
     void aFifoPlantedUnderTheFilesNameIsNotWaitedOn() throws Exception {
-        long size = (40L << 20) + 5;
-        byte[] bytes = new byte[(int) size];
-        new SplittableRandom(13).nextBytes(bytes);
-        Path file = Files.write(dir.resolve("swapped.bin"), bytes);
-        long[] reported = new long[1];
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
-                Arena arena = Arena.ofShared()) {
-            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+        // a blocking open of the FIFO would wait for a writer that never comes
+        populateAfter("swapped.bin", file -> {
             Files.delete(file);
             Process mkfifo =
                     new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
             assertEquals(0, mkfifo.waitFor(), "mkfifo");
-            // a blocking open of the FIFO would wait for a writer that never comes
+        });
+    }
+
+    /** What happens to a mapped file's name before it is populated. */
+    private interface NameChange {
+        void apply(Path file) throws Exception;
+    }
+
+    /**
+     * Maps a file of 40 MiB and 5 random bytes, applies {@code change} to its name, populates the mapping (within 30 s)
+     * and checks that it holds the file's bytes and that every byte was reported; the pieces reported.
+     */
+    private List<long[]> populateAfter(String name, NameChange change) throws Exception {
+        long size = (40L << 20) + 5;
+        byte[] bytes = new byte[(int) size];
+        new SplittableRandom(11).nextBytes(bytes);
+        Path file = Files.write(dir.resolve(name), bytes);
+        List<long[]> pieces = new ArrayList<>();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                Arena arena = Arena.ofShared()) {
+            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            change.apply(file);
             assertTimeoutPreemptively(
                     Duration.ofSeconds(30),
                     () -> Prefetch.populate(mapping, file, (from, length) -> {
-                        synchronized (reported) {
-                            reported[0] += length;
+                        synchronized (pieces) {
+                            pieces.add(new long[] {from, length});
                         }
                     }));
             assertEquals(-1, MemorySegment.ofArray(bytes).mismatch(mapping), "the mapping's own bytes");
         }
-        assertEquals(size, reported[0], "every byte reported");
+        assertEquals(size, pieces.stream().mapToLong(p -> p[1]).sum(), "every byte reported");
+        return pieces;
     }
 }

@@ -10,11 +10,11 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * {@code open(2)}, {@code close(2)}, {@code lseek(2)} and {@code readahead(2)} through the FFM API, for the calls of
- * the PFS code that take a file descriptor, which Java's channels do not expose: {@code syncfs} and
- * {@code posix_fallocate} ({@link SyncFs}), {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened
- * again to read ahead of its mapping ({@link Prefetch}). Linux only: elsewhere {@link #available()} is false and
- * {@link #open} returns -1. Static and thread-safe; the caller owns each descriptor it opened and closes it.
+ * {@code open(2)}, {@code close(2)} and {@code lseek(2)} through the FFM API, for the calls of the PFS code that take a
+ * file descriptor, which Java's channels do not expose: {@code syncfs} and {@code posix_fallocate} ({@link SyncFs}),
+ * {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened again to read ahead of its mapping
+ * ({@link Prefetch}). Linux only: elsewhere {@link #available()} is false and {@link #open} returns -1. Static and
+ * thread-safe; the caller owns each descriptor it opened and closes it.
  */
 final class FileDescriptors {
     /**
@@ -30,13 +30,11 @@ final class FileDescriptors {
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
     private static final MethodHandle LSEEK;
-    private static final MethodHandle READAHEAD;
 
     static {
         MethodHandle open = null;
         MethodHandle close = null;
         MethodHandle lseek = null;
-        MethodHandle readahead = null;
         if ("Linux".equals(System.getProperty("os.name"))) {
             try {
                 Linker linker = Linker.nativeLinker();
@@ -54,15 +52,6 @@ final class FileDescriptors {
                                 ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_LONG,
                                 ValueLayout.JAVA_INT));
-                readahead = libc.find("readahead") // glibc's; where missing, readers populate their mappings
-                        .map(f -> linker.downcallHandle(
-                                f,
-                                FunctionDescriptor.of(
-                                        ValueLayout.JAVA_LONG,
-                                        ValueLayout.JAVA_INT,
-                                        ValueLayout.JAVA_LONG,
-                                        ValueLayout.JAVA_LONG)))
-                        .orElse(null);
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(Level.DEBUG, "open, close or lseek is not available through FFM", e);
                 open = null;
@@ -71,7 +60,6 @@ final class FileDescriptors {
         OPEN = open;
         CLOSE = close;
         LSEEK = lseek;
-        READAHEAD = readahead;
     }
 
     private FileDescriptors() {}
@@ -118,23 +106,6 @@ final class FileDescriptors {
             throw e;
         } catch (Throwable e) { // invokeExact declares Throwable
             throw new IllegalStateException("lseek", e);
-        }
-    }
-
-    /**
-     * {@code readahead(2)}: has the kernel read {@code [position, position + length)} of {@code fd} into its page
-     * cache, copying nothing; false where it failed or the C library lacks it.
-     */
-    static boolean readahead(int fd, long position, long length) {
-        if (READAHEAD == null) {
-            return false;
-        }
-        try {
-            return (long) READAHEAD.invokeExact(fd, position, length) == 0;
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable e) { // invokeExact declares Throwable
-            throw new IllegalStateException("readahead", e);
         }
     }
 }

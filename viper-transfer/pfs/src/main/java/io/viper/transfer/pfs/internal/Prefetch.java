@@ -6,20 +6,24 @@ import io.viper.errors.RetriableViperException;
 import io.viper.spi.TransportClient;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * Brings a cold file's mapping into memory in {@link #STREAMS} sequential streams, each over its own contiguous part in
  * pieces of {@link DirectIo#IO_CHUNK}, while a consumer verifies each piece as it lands: a verifier touching the
  * mapping itself faults its pages in about one readahead window at a time, far below what the disk gives. Each stream
- * reads its pieces ahead into the page cache ({@code readahead(2)} on a descriptor of its own), then reads a byte of
- * each page of the piece through the mapping ({@link #touch}), which waits for the pages and puts them in the mapping's
- * page tables, before the piece is reported. Static; each call is independent.
+ * reads its pieces with positional reads, on a channel of its own, into a scratch buffer of its own (the pages land in
+ * the page cache, and the kernel's readahead, growing on each stream read in order, keeps the disk busy ahead of it),
+ * then reads a byte of each page of the piece through the mapping ({@link #touch}), so that the mapping's page tables
+ * hold them before the piece is reported. Static; each call is independent.
  */
 final class Prefetch {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
@@ -27,11 +31,9 @@ final class Prefetch {
     /**
      * Sequential streams per cold file. A cold 1 GiB file (written by {@code viper publish}) brought into memory, eight
      * alternating rounds each, 3 s after the page cache was dropped ({@code viper bench pfs} waits so too): 8 streams
-     * of positional reads into scratch buffers 0.32-0.37 s, 16 streams 0.34-0.44 s; 4 streams of
-     * {@code MADV_POPULATE_READ} after a {@code MADV_WILLNEED} of the whole mapping (the way before) 0.63-0.82 s, and 8
-     * streams of reads after that {@code MADV_WILLNEED} 0.62-0.70 s. {@code readahead(2)} instead of the reads copies
-     * nothing: {@code viper bench pfs --size 1g --block-bytes 0}, six alternating pairs, one load (the process's first)
-     * 0.72-0.98 s (median 0.77) against 0.81-1.09 s (median 0.93); 4 at once 0.54-0.81 s against 0.52-0.81 s.
+     * of positional reads 0.32-0.37 s, 16 streams 0.34-0.44 s; 4 streams of {@code MADV_POPULATE_READ} after a
+     * {@code MADV_WILLNEED} of the whole mapping (the way before) 0.63-0.82 s, and 8 streams of reads after that
+     * {@code MADV_WILLNEED} 0.62-0.70 s.
      */
     static final int STREAMS = 8;
     /** The last byte {@link #touch} read. */
@@ -85,50 +87,62 @@ final class Prefetch {
     }
 
     /**
-     * One stream: {@code [from, to)} of {@code file} in order, each piece read ahead into the page cache
-     * ({@code readahead(2)} on a descriptor of the stream's own: the readahead state is per open file, and streams
-     * sharing one channel slowed each other, 0.61-0.78 s against 0.41-0.62 s in the rounds above), then touched in
-     * {@code mapping}, which waits for its pages, and reported. Where the file cannot be opened again as the same size
-     * of regular file ({@link #reopen}) or the kernel refuses the readahead, the stream has the kernel populate the
-     * mapping instead ({@code MADV_POPULATE_READ}); what is verified is always the mapping.
+     * One stream: {@code [from, to)} of {@code file} read in order on a channel of its own (the kernel's readahead
+     * state is per open file: streams sharing one slowed each other, 0.61-0.78 s against 0.41-0.62 s in the rounds
+     * above), each piece then touched in {@code mapping} and reported. Where the file cannot be opened again as the
+     * same size of regular file ({@link #reopen}), the stream has the kernel populate the mapping instead
+     * ({@code MADV_POPULATE_READ}); what is verified is always the mapping.
      */
-    private static void stream(MemorySegment mapping, Path file, long from, long to, TransportClient.Arrivals landed) {
-        int fd = reopen(file, mapping.byteSize());
-        try {
+    private static void stream(MemorySegment mapping, Path file, long from, long to, TransportClient.Arrivals landed)
+            throws IOException {
+        FileChannel ch = reopen(file, mapping.byteSize());
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment scratch = ch == null ? null : arena.allocate(Math.min(DirectIo.IO_CHUNK, to - from));
             for (long at = from; at < to; at += DirectIo.IO_CHUNK) {
                 long length = Math.min(DirectIo.IO_CHUNK, to - at);
                 MemorySegment piece = mapping.asSlice(at, length);
-                if (fd < 0 || !FileDescriptors.readahead(fd, at, length)) {
+                if (ch != null) {
+                    ParallelReader.readFully(ch, file, scratch.asSlice(0, length), at);
+                } else {
                     boolean _ = advise(piece); // refused: the touch faults the pages in
                 }
                 touch(piece, file.toString());
                 landed.arrived(at, length);
             }
         } finally {
-            if (fd >= 0) {
-                FileDescriptors.close(fd);
+            if (ch != null) {
+                ch.close();
             }
         }
     }
 
     /**
-     * {@code file} open again to read ahead of its mapping, {@code size} bytes long: its descriptor, or -1 where its
-     * name is gone (retention deleted the version meanwhile) or names something else now. The name is opened without
-     * blocking ({@link FileDescriptors#READ}: a FIFO planted in its place would otherwise wait for a writer forever)
-     * and must hold as many bytes as the mapping (a FIFO or a device has no such size). Should it hold another file of
-     * that size, the reads ahead bring in that file's pages in vain, and the touch faults in the mapping's own. -1
-     * where open(2) is not reachable through FFM (not Linux).
+     * {@code file} open again for reading ahead of its mapping, {@code size} bytes long, or null: its name is gone
+     * (retention deleted the version meanwhile), or names something else now. The name is opened without blocking
+     * ({@link FileDescriptors#READ}: a FIFO planted in its place would otherwise wait for a writer forever) and must
+     * hold as many bytes as the mapping (a FIFO or a device has no such size); then the descriptor's file, not the
+     * name, is opened as a channel of its own. Should the name now hold another file of that size, the reads bring in
+     * that file's pages in vain, and the touch faults in the mapping's own. Null where open(2) is not reachable through
+     * FFM (not Linux) or {@code /proc} is missing.
      */
-    private static int reopen(Path file, long size) {
+    private static FileChannel reopen(Path file, long size) {
         int fd = FileDescriptors.open(file, FileDescriptors.READ);
-        if (fd >= 0 && FileDescriptors.size(fd) != size) {
-            FileDescriptors.close(fd);
-            fd = -1;
-        }
         if (fd < 0) {
-            LOG.log(Level.DEBUG, file + ": cannot open it again to read ahead of its mapping; populating the mapping");
+            LOG.log(Level.DEBUG, file + ": cannot reopen to read ahead of the mapping; populating it instead");
+            return null;
         }
-        return fd;
+        try {
+            if (FileDescriptors.size(fd) != size) {
+                LOG.log(Level.DEBUG, file + ": no longer the mapped file; populating the mapping instead");
+                return null;
+            }
+            return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, file + ": cannot reopen to read ahead of the mapping; populating it instead", e);
+            return null;
+        } finally {
+            FileDescriptors.close(fd);
+        }
     }
 
     /**

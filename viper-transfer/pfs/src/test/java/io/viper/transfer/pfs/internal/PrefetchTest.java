@@ -1,7 +1,6 @@
 package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -101,25 +100,6 @@ class PrefetchTest {
             assertEquals(end == null ? partStart : end, p.from(), "part " + partStart + " is read in order");
         }
         assertEquals(Prefetch.STREAMS, reader.size(), "parts: " + reader.keySet());
-    }
-
-    @Test
-    void theKernelReadsARegularFileAheadButNotAFifo() throws Exception {
-        Path file = Files.write(dir.resolve("ahead.bin"), new byte[1 << 20]);
-        int fd = FileDescriptors.open(file, FileDescriptors.READ);
-        try {
-            assertTrue(FileDescriptors.readahead(fd, 0, 1 << 20), "readahead(2) of a regular file");
-        } finally {
-            FileDescriptors.close(fd);
-        }
-        Path fifo = dir.resolve("ahead.fifo");
-        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor(), "mkfifo");
-        int pipe = FileDescriptors.open(fifo, FileDescriptors.READ); // O_NONBLOCK: no writer is waited for
-        try {
-            assertFalse(FileDescriptors.readahead(pipe, 0, 4096), "a FIFO cannot be read ahead");
-        } finally {
-            FileDescriptors.close(pipe);
-        }
     }
 
     @Test

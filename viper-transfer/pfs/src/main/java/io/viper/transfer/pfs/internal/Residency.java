@@ -55,8 +55,8 @@ final class Residency {
      * probe stops once the answer is known: a cold file is known to be one after a tenth of its pages. The counts are
      * taken from a heap copy of the vector, a long at a time: a process's first probe runs interpreted, and a page at a
      * time through the segment was slow there. The first probe of a new process, a 1 GiB file, two runs each: cold
-     * 4.5-5.3 ms, against 29-30 ms when every page was probed and counted one by one; hot 19-20 ms, against 35-38 ms.
-     * Any thread.
+     * 4.5-5.3 ms, against 29-30 ms when all pages were probed in one call and counted a byte at a time through the
+     * segment; hot 19-20 ms, against 35-38 ms. Any thread.
      */
     static boolean hot(MemorySegment mapping) {
         long size = mapping.byteSize();

@@ -220,15 +220,10 @@ final class MappedBlocks implements TransportClient.MappedData {
         int perRun = (inPlaceBlocks.size() + runs - 1) / runs;
         try (InFlight inFlight = new InFlight(runs)) {
             for (int from = 0; from < inPlaceBlocks.size(); from += perRun) {
-                int to = Math.min(inPlaceBlocks.size(), from + perRun);
-                List<Integer> run = inPlaceBlocks.subList(from, to);
-                List<ByteRange> pages = inPlace.subList(from, to);
+                List<Integer> run = inPlaceBlocks.subList(from, Math.min(inPlaceBlocks.size(), from + perRun));
                 inFlight.submit(() -> {
-                    for (int i = 0; i < run.size(); i++) {
-                        mapBlock(
-                                run.get(i),
-                                pages.get(i).sourceOffset(),
-                                pages.get(i).length());
+                    for (int b : run) {
+                        mapBlock(b);
                     }
                 });
             }
@@ -242,10 +237,10 @@ final class MappedBlocks implements TransportClient.MappedData {
     }
 
     /**
-     * Maps the first {@code bytes} of block {@code b}'s file over the reserved pages at {@code start}, once it is
-     * checked to hold its block (its size from the open file, not a second lookup of its path).
+     * Maps the whole pages of block {@code b}'s file over the reserved pages at its place, once it is checked to hold
+     * its block (its size from the open file, not a second lookup of its path).
      */
-    private void mapBlock(int b, long start, long bytes) {
+    private void mapBlock(int b) {
         Path file = blocks.file(b);
         int fd = FileDescriptors.open(file, FileDescriptors.READ);
         if (fd < 0) {
@@ -266,7 +261,7 @@ final class MappedBlocks implements TransportClient.MappedData {
                 throw new ViperCorruptDataException(file + ": block of " + blocks.describe() + " holds " + size
                         + " bytes, not its " + blocks.length(b));
             }
-            mmap(address + start, bytes, PROT_READ, MAP_SHARED | MAP_FIXED, fd, blocks);
+            mmap(address + blocks.start(b), wholePages(blocks, b), PROT_READ, MAP_SHARED | MAP_FIXED, fd, blocks);
         } finally {
             FileDescriptors.close(fd); // the mapping keeps the file
         }

@@ -70,11 +70,10 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
          * The floor of one cold load here: the disk's direct read of the bytes, the kernel's fill of its page cache
          * with them, or the first touch of the memory they land in, whichever is slowest (a loader can overlap the disk
          * and the memory, not skip either; a load that shares the page cache, as a mapped one does, waits for the
-         * kernel to fill it). The fill is NaN where it was not measured.
+         * kernel to fill it).
          */
         public double coldFloorS() {
-            double floor = Math.max(bound.readS(), touchS);
-            return Double.isNaN(bound.fillS()) ? floor : Math.max(floor, bound.fillS());
+            return Math.max(Math.max(bound.readS(), bound.fillS()), touchS);
         }
 
         /**

@@ -28,6 +28,7 @@ import java.nio.file.StandardOpenOption;
 final class Prefetch {
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
     private static final int MADV_POPULATE_READ = 22;
+    private static final int MADV_WILLNEED = 3;
     /**
      * Sequential streams per cold file. A cold 1 GiB file (written by {@code viper publish}) brought into memory, eight
      * alternating rounds each, 3 s after the page cache was dropped ({@code viper bench pfs} waits so too): 8 streams
@@ -167,6 +168,22 @@ final class Prefetch {
             throw FileTransportClient.truncatedUnderneath(what, fault);
         }
         touched = seen; // read, so that the compiler keeps the loop
+    }
+
+    /**
+     * Has the kernel start reading {@code piece} of a file's mapping into the page cache and returns at once
+     * ({@code MADV_WILLNEED}: readahead, not waited for), so that the disk works ahead of the threads that populate.
+     * Advice: where it is refused, or {@code madvise} is missing, the populate reads the pages itself.
+     */
+    static void readAhead(MemorySegment piece) {
+        if (MADVISE == null) {
+            return;
+        }
+        try {
+            int _ = (int) MADVISE.invokeExact(piece, piece.byteSize(), MADV_WILLNEED);
+        } catch (Throwable e) { // invokeExact declares Throwable; advice only, the populate reads what it must
+            LOG.log(Level.DEBUG, "madvise(MADV_WILLNEED) failed", e);
+        }
     }
 
     /** Whether {@code piece} of a file's mapping is now in memory ({@code MADV_POPULATE_READ}); false if refused. */

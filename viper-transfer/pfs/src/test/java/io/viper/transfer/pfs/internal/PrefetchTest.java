@@ -1,6 +1,7 @@
 package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link Prefetch#populate} of a file large enough for all its streams: every byte reported once, each stream's pieces
  * in file order one after another (the readahead grows on them), and the mapping then holds the file's bytes; a file
  * deleted by name while it is mapped is still brought in whole (through the mapping), and a FIFO planted under its name
- * is not opened in a way that waits for a writer.
+ * is not opened in a way that waits for a writer; {@link Prefetch#readAhead} of a cold mapping has the kernel read its
+ * pages in with nothing touching them.
  */
 class PrefetchTest {
     @TempDir
@@ -118,6 +120,27 @@ class PrefetchTest {
                     new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
             assertEquals(0, mkfifo.waitFor(), "mkfifo");
         });
+    }
+
+    @Test
+    void readingAheadBringsAColdMappingsPagesInWithoutATouch() throws Throwable {
+        Path file = dir.resolve("ahead.bin");
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            out.write(ByteBuffer.wrap(new byte[8 << 20]));
+            out.force(true); // clean pages: evict drops only those
+        }
+        PageCacheControl.evict(file);
+        assertFalse(PageCacheControl.hot(file), "cold before");
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                Arena arena = Arena.ofShared()) {
+            MemorySegment mapping = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+            Prefetch.readAhead(mapping); // returns before the reads end; nothing here touches the mapping
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (!PageCacheControl.hot(file) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertTrue(PageCacheControl.hot(file), "the kernel read the file ahead into the page cache");
+        }
     }
 
     /** What happens to a mapped file's name before it is populated. */

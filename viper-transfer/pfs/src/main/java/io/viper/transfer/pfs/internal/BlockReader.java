@@ -28,7 +28,8 @@ import java.util.List;
  * Reads byte ranges of a version the PFS repository keeps as blocks ({@link BlockStore}): the version directory holds
  * only its manifest, which must list exactly the tensors and blocks of the manifest asked for; each range is read from
  * the files of the blocks it covers, straight into the destination (positional reads, no intermediate buffer), up to
- * {@link DirectIo#READS_IN_FLIGHT} blocks at once from the I/O threads, each reported to the caller's arrivals as it
+ * {@link DirectIo#READS_IN_FLIGHT} blocks at once from the I/O threads, the kernel reading
+ * {@link DirectIo#READ_AHEAD_BYTES} of the blocks to come ahead of them, each reported to the caller's arrivals as it
  * lands. A missing version or block is a {@link ViperNotFoundException} (the consumer moves to its next location); a
  * block file shorter than its block a {@link ViperCorruptDataException}. One read at a time per instance, from one
  * caller thread.
@@ -97,21 +98,31 @@ final class BlockReader implements AutoCloseable {
      */
     void read(List<ByteRange> ranges, MemorySegment destination, TransportClient.Arrivals arrivals) {
         TransportClient.Arrivals serial = ParallelReader.serialized(arrivals);
+        List<Piece> pieces = new ArrayList<>();
+        for (ByteRange r : ranges) {
+            long end = r.sourceOffset() + r.length();
+            for (int b = firstEndingAfter(r.sourceOffset()); b < start.length && start[b] < end; b++) {
+                long from = Math.max(r.sourceOffset(), start[b]);
+                long to = Math.min(end, start[b] + length[b]);
+                long at = r.destinationOffset() + (from - r.sourceOffset());
+                pieces.add(new Piece(b, from - start[b], destination.asSlice(at, to - from), at));
+            }
+        }
         try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT, InFlight.parallelFor(destination))) {
-            for (ByteRange r : ranges) {
-                long end = r.sourceOffset() + r.length();
-                for (int b = firstEndingAfter(r.sourceOffset()); b < start.length && start[b] < end; b++) {
-                    long from = Math.max(r.sourceOffset(), start[b]);
-                    long to = Math.min(end, start[b] + length[b]);
-                    long at = r.destinationOffset() + (from - r.sourceOffset());
-                    int block = b;
-                    long position = from - start[b];
-                    MemorySegment into = destination.asSlice(at, to - from);
-                    inFlight.submit(() -> {
-                        readBlock(block, position, into);
-                        serial.arrived(at, into.byteSize());
-                    });
+            int ahead = 0; // pieces[0, ahead) are handed to the kernel's readahead
+            long aheadBytes = 0; // their bytes less those of the pieces submitted
+            for (Piece p : pieces) {
+                for (; ahead < pieces.size() && aheadBytes < DirectIo.READ_AHEAD_BYTES; ahead++) {
+                    Piece next = pieces.get(ahead);
+                    FileDescriptors.readAhead(
+                            file(next.block()), next.position(), next.into().byteSize());
+                    aheadBytes += next.into().byteSize();
                 }
+                aheadBytes -= p.into().byteSize();
+                inFlight.submit(() -> {
+                    readBlock(p.block(), p.position(), p.into());
+                    serial.arrived(p.at(), p.into().byteSize());
+                });
             }
             inFlight.await();
         } catch (IOException e) {
@@ -122,6 +133,11 @@ final class BlockReader implements AutoCloseable {
                     e);
         }
     }
+
+    /**
+     * A part of block {@code block} from {@code position}, read into {@code into}, at {@code at} in the destination.
+     */
+    private record Piece(int block, long position, MemorySegment into, long at) {}
 
     private int firstEndingAfter(long pos) {
         int lo = 0;

@@ -10,11 +10,12 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * {@code open(2)}, {@code close(2)} and {@code lseek(2)} through the FFM API, for the calls of the PFS code that take a
- * file descriptor, which Java's channels do not expose: {@code syncfs} and {@code posix_fallocate} ({@link SyncFs}),
- * {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened again to read ahead of its mapping
- * ({@link Prefetch}). Linux only: elsewhere {@link #available()} is false and {@link #open} returns -1. Static and
- * thread-safe; the caller owns each descriptor it opened and closes it.
+ * {@code open(2)}, {@code close(2)}, {@code lseek(2)} and {@code posix_fadvise(2)} through the FFM API, for the calls
+ * of the PFS code that take a file descriptor, which Java's channels do not expose: {@code syncfs} and
+ * {@code posix_fallocate} ({@link SyncFs}), {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened
+ * again to read ahead of its mapping ({@link Prefetch}), block files read ahead ({@link BlockReader}). Linux only:
+ * elsewhere {@link #available()} is false and {@link #open} returns -1. Static and thread-safe; the caller owns each
+ * descriptor it opened and closes it.
  */
 final class FileDescriptors {
     /**
@@ -27,14 +28,22 @@ final class FileDescriptors {
 
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
     private static final int SEEK_END = 2;
+    /** {@code posix_fadvise}'s advice: read ahead. */
+    static final int POSIX_FADV_WILLNEED = 3;
+    /** {@code posix_fadvise}'s advice: drop the clean pages (tests make a file cold with it). */
+    static final int POSIX_FADV_DONTNEED = 4;
+
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
     private static final MethodHandle LSEEK;
+    /** {@code posix_fadvise}; null where it is missing (advice: nothing else depends on it). */
+    private static final MethodHandle FADVISE;
 
     static {
         MethodHandle open = null;
         MethodHandle close = null;
         MethodHandle lseek = null;
+        MethodHandle fadvise = null;
         if ("Linux".equals(System.getProperty("os.name"))) {
             try {
                 Linker linker = Linker.nativeLinker();
@@ -52,6 +61,14 @@ final class FileDescriptors {
                                 ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_LONG,
                                 ValueLayout.JAVA_INT));
+                fadvise = optional(
+                        "posix_fadvise",
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_INT));
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(Level.DEBUG, "open, close or lseek is not available through FFM", e);
                 open = null;
@@ -60,9 +77,25 @@ final class FileDescriptors {
         OPEN = open;
         CLOSE = close;
         LSEEK = lseek;
+        FADVISE = open == null ? null : fadvise;
     }
 
     private FileDescriptors() {}
+
+    /**
+     * The C library's function {@code name} as a downcall of {@code descriptor}, or null where the library lacks it
+     * (the caller then does without).
+     *
+     * @throws LinkageError or a {@link RuntimeException} where the downcall cannot be made (the callers' static
+     *     initialisers catch both)
+     */
+    static MethodHandle optional(String name, FunctionDescriptor descriptor) {
+        Linker linker = Linker.nativeLinker();
+        return linker.defaultLookup()
+                .find(name)
+                .map(f -> linker.downcallHandle(f, descriptor))
+                .orElse(null);
+    }
 
     /** Whether {@link #open} can open files here. */
     static boolean available() {
@@ -95,6 +128,40 @@ final class FileDescriptors {
             throw e;
         } catch (Throwable e) { // invokeExact declares Throwable
             throw new IllegalStateException("close", e);
+        }
+    }
+
+    /**
+     * Has the kernel start reading {@code length} bytes of {@code file} from {@code offset} into the page cache and
+     * returns without waiting ({@code posix_fadvise(POSIX_FADV_WILLNEED)}; the reads go on after the descriptor is
+     * closed). Advice: a file that cannot be opened, or a call refused, is left for the read that follows to find.
+     */
+    static void readAhead(Path file, long offset, long length) {
+        int fd = FADVISE == null ? -1 : open(file, READ);
+        if (fd < 0) {
+            return;
+        }
+        try {
+            int _ = advise(fd, offset, length, POSIX_FADV_WILLNEED);
+        } finally {
+            close(fd);
+        }
+    }
+
+    /**
+     * {@code posix_fadvise(fd, offset, length, advice)}: 0, or the error number; {@code ENOSYS} (38) where the call is
+     * missing.
+     */
+    static int advise(int fd, long offset, long length, int advice) {
+        if (FADVISE == null) {
+            return 38;
+        }
+        try {
+            return (int) FADVISE.invokeExact(fd, offset, length, advice);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) { // invokeExact declares Throwable
+            throw new IllegalStateException("posix_fadvise", e);
         }
     }
 

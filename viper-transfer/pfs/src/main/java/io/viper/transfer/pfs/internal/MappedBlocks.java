@@ -54,17 +54,6 @@ final class MappedBlocks implements TransportClient.MappedData {
      */
     static final int MAX_BLOCKS = maxMapCount() / 4;
 
-    /**
-     * How far ahead of the blocks being populated the kernel is asked to read ({@link Prefetch#readAhead}): each block
-     * file is read on its own, one populate at a time per thread, so without it at most
-     * {@link DirectIo#READS_IN_FLIGHT} blocks are read at once, and a file's readahead never runs past its end into the
-     * next block. A new process bringing in 1 GiB of cold 1 MiB blocks in place, six loads each (free page reporting
-     * off, so that the disk decides): 431-608 ms with none, 389-520 ms with 32 MiB ahead, 380-516 ms with 128 MiB; with
-     * it on, the memory the host backs again decides instead, as for a file (docs/benchmarks.md). Bounded, so that a
-     * large version's pages are not read long before they are used and evicted meanwhile.
-     */
-    static final long READ_AHEAD_BYTES = 64L << 20;
-
     private static final System.Logger LOG = System.getLogger(PfsRepository.class.getName());
     // mmap(2) flags, the same on Linux's x86-64 and aarch64
     private static final int PROT_READ = 1;
@@ -308,8 +297,8 @@ final class MappedBlocks implements TransportClient.MappedData {
      * Reports the pages read when mapped at once, then brings the blocks mapped in place into memory
      * ({@code MADV_POPULATE_READ}, then a read of each page, {@link Prefetch#touch}, which faults them in where that is
      * refused), {@link DirectIo#READS_IN_FLIGHT} blocks at once in data order, the kernel reading
-     * {@link #READ_AHEAD_BYTES} ahead of them, reporting each as it is in. The reads of each page: 4 consumers loading
-     * 1 GiB of cold blocks at once, four alternating runs each, the last done in 0.66-0.75 s with them against
+     * {@link DirectIo#READ_AHEAD_BYTES} ahead of them, reporting each as it is in. The reads of each page: 4 consumers
+     * loading 1 GiB of cold blocks at once, four alternating runs each, the last done in 0.66-0.75 s with them against
      * 0.72-0.90 s without; one consumer alike (0.71-0.89 s, 0.73-0.79 s).
      */
     @Override
@@ -321,7 +310,7 @@ final class MappedBlocks implements TransportClient.MappedData {
         try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
             int ahead = 0; // inPlace[0, ahead) are handed to the kernel's readahead
             for (ByteRange block : inPlace) {
-                long until = block.destinationOffset() + READ_AHEAD_BYTES;
+                long until = block.destinationOffset() + DirectIo.READ_AHEAD_BYTES;
                 for (; ahead < inPlace.size() && inPlace.get(ahead).destinationOffset() < until; ahead++) {
                     ByteRange next = inPlace.get(ahead);
                     Prefetch.readAhead(data.asSlice(next.destinationOffset(), next.length()));

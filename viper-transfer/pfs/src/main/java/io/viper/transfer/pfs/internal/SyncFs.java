@@ -2,8 +2,6 @@ package io.viper.transfer.pfs.internal;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
@@ -27,21 +25,15 @@ final class SyncFs {
         MethodHandle fallocate = null;
         if (FileDescriptors.available()) {
             try {
-                Linker linker = Linker.nativeLinker();
-                SymbolLookup libc = linker.defaultLookup();
-                syncfs = libc.find("syncfs")
-                        .map(f -> linker.downcallHandle(
-                                f, FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT)))
-                        .orElse(null);
-                fallocate = libc.find("posix_fallocate")
-                        .map(f -> linker.downcallHandle(
-                                f,
-                                FunctionDescriptor.of(
-                                        ValueLayout.JAVA_INT,
-                                        ValueLayout.JAVA_INT,
-                                        ValueLayout.JAVA_LONG,
-                                        ValueLayout.JAVA_LONG)))
-                        .orElse(null);
+                syncfs = FileDescriptors.optional(
+                        "syncfs", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+                fallocate = FileDescriptors.optional(
+                        "posix_fallocate",
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG));
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(Level.DEBUG, "syncfs is not available; new blocks are fsynced one by one", e);
             }

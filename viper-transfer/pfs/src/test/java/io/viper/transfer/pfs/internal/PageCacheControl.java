@@ -1,56 +1,57 @@
 package io.viper.transfer.pfs.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 
 /** Tests' hold on a file's pages in the page cache: drops them (no root needed) and asks {@link Residency}. */
 final class PageCacheControl {
-    private static final int POSIX_FADV_DONTNEED = 4;
-
     private PageCacheControl() {}
 
     /** Drops the file's clean pages from the page cache: it is cold again. */
-    static void evict(Path file) throws Throwable {
+    static void evict(Path file) {
         evict(file, 0, 0);
     }
 
     /** Drops the clean pages of {@code length} bytes of {@code file} from {@code offset} (0: to its end). */
-    static void evict(Path file, long offset, long length) throws Throwable {
-        Linker linker = Linker.nativeLinker();
-        var lookup = linker.defaultLookup();
-        MethodHandle open = linker.downcallHandle(
-                lookup.findOrThrow("open"),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
-        MethodHandle fadvise = linker.downcallHandle(
-                lookup.findOrThrow("posix_fadvise"),
-                FunctionDescriptor.of(
-                        ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_INT));
-        MethodHandle close = linker.downcallHandle(
-                lookup.findOrThrow("close"), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = (int) open.invokeExact(arena.allocateFrom(file.toString()), 0);
-            assertTrue(fd >= 0, "open " + file);
-            try {
-                assertEquals(0, (int) fadvise.invokeExact(fd, offset, length, POSIX_FADV_DONTNEED));
-            } finally {
-                int rc = (int) close.invokeExact(fd);
-                assertEquals(0, rc);
-            }
+    static void evict(Path file, long offset, long length) {
+        int fd = FileDescriptors.open(file, FileDescriptors.READ);
+        assertTrue(fd >= 0, "open " + file);
+        try {
+            assertEquals(0, FileDescriptors.advise(fd, offset, length, FileDescriptors.POSIX_FADV_DONTNEED));
+        } finally {
+            FileDescriptors.close(fd);
         }
+    }
+
+    /** A new file of {@code bytes} zeros at {@code file}, synced and dropped from the page cache: cold. */
+    static Path coldFile(Path file, int bytes) throws Throwable {
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            out.write(ByteBuffer.wrap(new byte[bytes]));
+            out.force(true); // clean pages: evict drops only those
+        }
+        evict(file);
+        assertFalse(hot(file), "cold before");
+        return file;
+    }
+
+    /**
+     * Whether {@code file} is {@link #hot} within 20 s, asked every 10 ms (readahead runs after the advice returns).
+     */
+    static boolean becomesHot(Path file) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!hot(file) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        return hot(file);
     }
 
     /** {@link Residency#hot} of the whole file, mapped for the question. */

@@ -38,11 +38,11 @@ final class DirectIo {
      * ({@link MappedBlocks#populate}, {@link BlockReader#read}): each block file is read on its own, so without it at
      * most {@link #READS_IN_FLIGHT} blocks are read at once, and a file's readahead never runs past its end into the
      * next block. Bounded, so that a large version's pages are not read long before they are used and evicted
-     * meanwhile. 1 GiB of cold 1 MiB blocks with free page reporting off (so that the disk decides), each load in a
-     * process after its first: mapped in place and populated, 431-608 ms with none, 389-520 ms with 32 MiB ahead,
-     * 380-516 ms with 128 MiB (six loads each); read into a receive buffer, 747-1021 ms with none (median 811), 709-959
-     * ms with 64 MiB (median 752; nine loads each, three alternating rounds). With reporting on, the memory the host
-     * backs again decides instead, as for a file (docs/benchmarks.md).
+     * meanwhile. 1 GiB of cold 1 MiB blocks with free page reporting off (so that the disk decides): mapped in place
+     * and populated, six loads each, none the first of its process, 431-608 ms with none, 389-520 ms with 32 MiB ahead,
+     * 380-516 ms with 128 MiB; read into a receive buffer, nine loads each in three alternating rounds, 747-1118 ms
+     * with none (median 811), 709-959 ms with 64 MiB (median 752). With reporting on, the memory the host backs again
+     * decides instead, as for a file (docs/benchmarks.md).
      */
     static final long READ_AHEAD_BYTES = 64L << 20;
 

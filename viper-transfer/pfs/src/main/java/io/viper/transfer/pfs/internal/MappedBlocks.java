@@ -101,8 +101,8 @@ final class MappedBlocks implements TransportClient.MappedData {
     private final long regionBytes;
     private final Arena arena;
     private final MemorySegment data;
-    /** The pages mapped in place, one range per block, as data-section ranges. */
-    private final List<ByteRange> inPlace = new ArrayList<>();
+    /** The blocks whose whole pages are mapped in place ({@link #pagesOf}), in data order. */
+    private final List<Integer> inPlace = new ArrayList<>();
     /** The bytes read into anonymous memory when mapped, as data-section ranges. */
     private final List<ByteRange> read = new ArrayList<>();
 
@@ -203,24 +203,22 @@ final class MappedBlocks implements TransportClient.MappedData {
      * ms against 37 ms.
      */
     private void mapInPlace() {
-        List<Integer> inPlaceBlocks = new ArrayList<>();
         for (int b = 0; b < blocks.blocks(); b++) {
             long start = blocks.start(b);
             long length = blocks.length(b);
             long whole = wholePages(blocks, b);
             if (whole > 0) {
-                inPlaceBlocks.add(b);
-                inPlace.add(new ByteRange(start, whole, start));
+                inPlace.add(b);
             }
             if (whole < length) {
                 read.add(new ByteRange(start + whole, length - whole, start + whole));
             }
         }
-        int runs = Math.max(1, Math.min(DirectIo.READS_IN_FLIGHT, inPlaceBlocks.size()));
-        int perRun = (inPlaceBlocks.size() + runs - 1) / runs;
+        int runs = Math.max(1, Math.min(DirectIo.READS_IN_FLIGHT, inPlace.size()));
+        int perRun = (inPlace.size() + runs - 1) / runs;
         try (InFlight inFlight = new InFlight(runs)) {
-            for (int from = 0; from < inPlaceBlocks.size(); from += perRun) {
-                List<Integer> run = inPlaceBlocks.subList(from, Math.min(inPlaceBlocks.size(), from + perRun));
+            for (int from = 0; from < inPlace.size(); from += perRun) {
+                List<Integer> run = inPlace.subList(from, Math.min(inPlace.size(), from + perRun));
                 inFlight.submit(() -> {
                     for (int b : run) {
                         mapBlock(b);
@@ -309,18 +307,17 @@ final class MappedBlocks implements TransportClient.MappedData {
         }
         try (InFlight inFlight = new InFlight(DirectIo.READS_IN_FLIGHT)) {
             int ahead = 0; // inPlace[0, ahead) are handed to the kernel's readahead
-            for (ByteRange block : inPlace) {
-                long until = block.destinationOffset() + DirectIo.READ_AHEAD_BYTES;
-                for (; ahead < inPlace.size() && inPlace.get(ahead).destinationOffset() < until; ahead++) {
-                    ByteRange next = inPlace.get(ahead);
-                    Prefetch.readAhead(data.asSlice(next.destinationOffset(), next.length()));
+            for (int b : inPlace) {
+                long until = blocks.start(b) + DirectIo.READ_AHEAD_BYTES;
+                for (; ahead < inPlace.size() && blocks.start(inPlace.get(ahead)) < until; ahead++) {
+                    Prefetch.readAhead(pagesOf(inPlace.get(ahead)));
                 }
-                MemorySegment pages = data.asSlice(block.destinationOffset(), block.length());
+                MemorySegment pages = pagesOf(b);
                 inFlight.submit(() -> {
                     // populated where the kernel takes MADV_POPULATE_READ, faulted in by the touch where not
                     boolean _ = Prefetch.advise(pages);
                     Prefetch.touch(pages, blocks.describe());
-                    serial.arrived(block.destinationOffset(), block.length());
+                    serial.arrived(blocks.start(b), pages.byteSize());
                 });
             }
             inFlight.await();
@@ -330,6 +327,11 @@ final class MappedBlocks implements TransportClient.MappedData {
                     "cannot read the blocks of " + blocks.describe() + ": " + IoProblems.describe(e),
                     e);
         }
+    }
+
+    /** Block {@code b}'s pages mapped in place, in the data section. */
+    private MemorySegment pagesOf(int b) {
+        return data.asSlice(blocks.start(b), wholePages(blocks, b));
     }
 
     /** Unmaps the whole range: the block files' pages and the anonymous ones. Idempotent. */

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -51,17 +50,10 @@ final class Prefetch {
             return null;
         }
         try {
-            Linker linker = Linker.nativeLinker();
-            return linker.defaultLookup()
-                    .find("madvise")
-                    .map(f -> linker.downcallHandle(
-                            f,
-                            FunctionDescriptor.of(
-                                    ValueLayout.JAVA_INT,
-                                    ValueLayout.ADDRESS,
-                                    ValueLayout.JAVA_LONG,
-                                    ValueLayout.JAVA_INT)))
-                    .orElse(null);
+            return FileDescriptors.optional(
+                    "madvise",
+                    FunctionDescriptor.of(
+                            ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
         } catch (RuntimeException | LinkageError e) {
             LOG.log(Level.DEBUG, "madvise is not available; mapped PFS blocks are faulted in by reads", e);
             return null;
@@ -176,24 +168,23 @@ final class Prefetch {
      * Advice: where it is refused, or {@code madvise} is missing, the populate reads the pages itself.
      */
     static void readAhead(MemorySegment piece) {
-        if (MADVISE == null) {
-            return;
-        }
-        try {
-            int _ = (int) MADVISE.invokeExact(piece, piece.byteSize(), MADV_WILLNEED);
-        } catch (Throwable e) { // invokeExact declares Throwable; advice only, the populate reads what it must
-            LOG.log(Level.DEBUG, "madvise(MADV_WILLNEED) failed", e);
-        }
+        boolean _ = madvise(piece, MADV_WILLNEED);
     }
 
     /** Whether {@code piece} of a file's mapping is now in memory ({@code MADV_POPULATE_READ}); false if refused. */
     static boolean advise(MemorySegment piece) {
+        return madvise(piece, MADV_POPULATE_READ);
+    }
+
+    /** {@code madvise(piece, advice)}: whether the kernel took it; false where refused or missing (advice only). */
+    private static boolean madvise(MemorySegment piece, int advice) {
         if (MADVISE == null) {
             return false;
         }
         try {
-            return (int) MADVISE.invokeExact(piece, piece.byteSize(), MADV_POPULATE_READ) == 0;
-        } catch (Throwable e) { // invokeExact declares Throwable; the read stands in
+            return (int) MADVISE.invokeExact(piece, piece.byteSize(), advice) == 0;
+        } catch (Throwable e) { // invokeExact declares Throwable; the caller's reads stand in
+            LOG.log(Level.DEBUG, "madvise(" + advice + ") failed", e);
             return false;
         }
     }

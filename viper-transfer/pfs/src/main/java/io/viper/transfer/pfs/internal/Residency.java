@@ -3,7 +3,6 @@ package io.viper.transfer.pfs.internal;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -32,17 +31,10 @@ final class Residency {
 
     private static MethodHandle lookup() {
         try {
-            Linker linker = Linker.nativeLinker();
-            return linker.defaultLookup()
-                    .find("mincore")
-                    .map(f -> linker.downcallHandle(
-                            f,
-                            FunctionDescriptor.of(
-                                    ValueLayout.JAVA_INT,
-                                    ValueLayout.ADDRESS,
-                                    ValueLayout.JAVA_LONG,
-                                    ValueLayout.ADDRESS)))
-                    .orElse(null);
+            return FileDescriptors.optional(
+                    "mincore",
+                    FunctionDescriptor.of(
+                            ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
         } catch (RuntimeException | LinkageError e) {
             LOG.log(Level.DEBUG, "mincore is not available; PFS files are read as cold", e);
             return null;

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +62,8 @@ public final class ChildJvm implements AutoCloseable {
 
     /**
      * The command that runs {@code mainClass} with {@code args} in a JVM like this one: the same {@code java}, native
-     * access allowed, {@code jvmOptions}, this JVM's class path.
+     * access allowed, this JVM's AOT cache where it has one ({@link #aotOptions}), {@code jvmOptions}, this JVM's class
+     * path.
      */
     public static List<String> command(List<String> jvmOptions, String mainClass, List<String> args) {
         String java = ProcessHandle.current()
@@ -69,10 +71,23 @@ public final class ChildJvm implements AutoCloseable {
                 .command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED"));
+        cmd.addAll(aotOptions(ManagementFactory.getRuntimeMXBean().getInputArguments()));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
         cmd.addAll(args);
         return cmd;
+    }
+
+    /**
+     * Of a JVM's options {@code jvmArguments}, those of its AOT cache: {@code -XX:AOTCache} (which {@code ./viper}
+     * passes once it trained one for the build) and the {@code -Xlog:aot} settings that keep the JVM's word on it off
+     * standard output. A child on the same class path starts with the same cache; one that cannot use it (other heap
+     * settings, say) runs without it.
+     */
+    static List<String> aotOptions(List<String> jvmArguments) {
+        return jvmArguments.stream()
+                .filter(a -> a.startsWith("-XX:AOTCache=") || a.startsWith("-Xlog:aot"))
+                .toList();
     }
 
     /**

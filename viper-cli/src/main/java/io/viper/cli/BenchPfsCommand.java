@@ -9,9 +9,12 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.ToDoubleFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -72,6 +75,15 @@ final class BenchPfsCommand implements Callable<Integer> {
             description = "Do not drop the page cache before the reads (they are then warm, not cold)")
     boolean keepCache;
 
+    @Option(
+            names = "--repeat",
+            paramLabel = "N",
+            defaultValue = "1",
+            description = "Rounds of every row, one after the other (a disk's speed swings from minute to minute);"
+                    + " with more than one, each ratio's median over the rounds and its range follow the table"
+                    + " (default: ${DEFAULT-VALUE})")
+    int repeat;
+
     @Option(names = "--json", description = "Print one JSON object per run instead of the table")
     boolean json;
 
@@ -102,6 +114,9 @@ final class BenchPfsCommand implements Callable<Integer> {
         if (consumers < 0 || consumers > 16) {
             throw new ViperConfigException("--consumers " + consumers + " must be between 0 and 16");
         }
+        if (repeat < 1 || repeat > 20) {
+            throw new ViperConfigException("--repeat " + repeat + " must be between 1 and 20");
+        }
         Path base = dir != null ? BenchCommand.checkDir(dir) : Files.createTempDirectory("viper-bench-pfs");
         PrintWriter out = spec.commandLine().getOut();
         boolean dropped = true;
@@ -110,18 +125,39 @@ final class BenchPfsCommand implements Callable<Integer> {
                     + "  fio-read s   fill s  vs floor | " + consumers + " at once s  vs one  " + consumers
                     + " touches s  vs floor");
         }
-        for (long size : sizeList) {
-            for (long block : blocks) {
-                Path run = Files.createTempDirectory(Files.createDirectories(base), "run");
-                try {
-                    PfsBench.Result r = new PfsBench(size, block, consumers, run, !keepCache).run();
-                    dropped &= r.cacheDropped();
-                    out.println(json ? json(r) : row(r));
-                    out.flush();
-                } finally {
-                    BenchCommand.deleteTree(run);
+        // per size and block setting, its runs in round order
+        Map<List<Long>, List<PfsBench.Result>> runs = new LinkedHashMap<>();
+        for (int round = 1; round <= repeat; round++) {
+            if (round > 1 && !json) {
+                out.println();
+            }
+            for (long size : sizeList) {
+                for (long block : blocks) {
+                    Path run = Files.createTempDirectory(Files.createDirectories(base), "run");
+                    try {
+                        PfsBench.Result r = new PfsBench(size, block, consumers, run, !keepCache).run();
+                        dropped &= r.cacheDropped();
+                        runs.computeIfAbsent(List.of(size, block), k -> new ArrayList<>())
+                                .add(r);
+                        out.println(json ? json(r, round) : row(r));
+                        out.flush();
+                    } finally {
+                        BenchCommand.deleteTree(run);
+                    }
                 }
             }
+        }
+        if (repeat > 1) {
+            if (!json) {
+                out.println();
+                out.println("size  blocks | flush vs direct-write | cold load vs direct-read | cold load vs floor | "
+                        + consumers + " at once vs one | " + consumers + " at once vs floor   (medians of " + repeat
+                        + " rounds, their range)");
+            }
+            for (List<PfsBench.Result> rs : runs.values()) {
+                out.println(json ? summaryJson(rs) : summaryRow(rs));
+            }
+            out.flush();
         }
         if (dir == null) {
             BenchCommand.deleteTree(base);
@@ -168,6 +204,59 @@ final class BenchPfsCommand implements Callable<Integer> {
                 b.direct() ? "" : "  (no O_DIRECT here: the bound is buffered I/O)");
     }
 
+    /** The ratios a row reports, per run: flush, cold load vs read and vs floor, at once vs one and vs floor. */
+    private static final List<ToDoubleFunction<PfsBench.Result>> RATIOS = List.of(
+            r -> r.flushS() / r.bound().writeS(),
+            r -> r.coldLoadS() / r.bound().readS(),
+            r -> r.coldLoadS() / r.coldFloorS(),
+            r -> r.concurrentLoadS() / r.coldLoadS(),
+            r -> r.concurrentLoadS() / r.concurrentFloorS());
+
+    private static String summaryRow(List<PfsBench.Result> rs) {
+        PfsBench.Result first = rs.getFirst();
+        StringBuilder row = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%-5s %-6s",
+                BenchReport.size(first.size()),
+                first.blockBytes() == 0 ? "off" : BenchReport.size(first.blockBytes())));
+        for (ToDoubleFunction<PfsBench.Result> ratio : RATIOS) {
+            double[] v = rs.stream().mapToDouble(ratio).sorted().toArray();
+            row.append(
+                    Double.isNaN(v[0])
+                            ? String.format(Locale.ROOT, " | %22s", "-")
+                            : String.format(Locale.ROOT, " | %5.2fx (%.2f-%.2fx)", median(v), v[0], v[v.length - 1]));
+        }
+        return row.toString();
+    }
+
+    private static String summaryJson(List<PfsBench.Result> rs) {
+        PfsBench.Result first = rs.getFirst();
+        String[] names = {
+            "flush_vs_direct_write",
+            "cold_load_vs_direct_read",
+            "cold_load_vs_floor",
+            "at_once_vs_one",
+            "at_once_vs_floor"
+        };
+        StringBuilder o = new StringBuilder(String.format(
+                Locale.ROOT,
+                "{\"medians_of_rounds\":%d,\"size_bytes\":%d,\"block_bytes\":%d",
+                rs.size(),
+                first.size(),
+                first.blockBytes()));
+        for (int i = 0; i < names.length; i++) {
+            double[] v = rs.stream().mapToDouble(RATIOS.get(i)).sorted().toArray();
+            o.append(",\"").append(names[i]).append("\":").append(jsonNumber(median(v)));
+        }
+        return o.append('}').toString();
+    }
+
+    /** The median of the sorted {@code v}: its middle value, or the mean of its two middle ones. */
+    static double median(double[] v) {
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+
     private static String ratio(double seconds, double of) {
         return Double.isNaN(seconds) || Double.isNaN(of) ? "-" : String.format(Locale.ROOT, "%.2fx", seconds / of);
     }
@@ -176,14 +265,16 @@ final class BenchPfsCommand implements Callable<Integer> {
         return Double.isNaN(seconds) ? "-" : String.format(Locale.ROOT, "%.2f", seconds);
     }
 
-    private static String json(PfsBench.Result r) {
+    private static String json(PfsBench.Result r, int round) {
         var b = r.bound();
         return String.format(
                 Locale.ROOT,
-                "{\"size_bytes\":%d,\"block_bytes\":%d,\"flush_s\":%.3f,\"direct_write_s\":%.3f,\"fio_write_s\":%s,"
+                "{\"round\":%d,\"size_bytes\":%d,\"block_bytes\":%d,\"flush_s\":%.3f,\"direct_write_s\":%.3f,"
+                        + "\"fio_write_s\":%s,"
                         + "\"cold_load_s\":%.3f,\"direct_read_s\":%.3f,\"fio_read_s\":%s,\"consumers\":%d,"
                         + "\"concurrent_load_s\":%s,\"fill_s\":%s,\"touch_s\":%.6f,\"touch_at_once_s\":%s,"
                         + "\"cold_floor_s\":%.6f,\"concurrent_floor_s\":%s,\"direct\":%b,\"cache_dropped\":%b}",
+                round,
                 r.size(),
                 r.blockBytes(),
                 r.flushS(),

@@ -31,6 +31,49 @@ class BenchPfsCommandTest {
         BenchCommandTest.refused("--size 1000001: at least 1m", "bench", "pfs", "--size", "1000001");
         BenchCommandTest.refused("--consumers 17 must be between 0 and 16", "bench", "pfs", "--consumers", "17");
         BenchCommandTest.refused("--size 1t: the bench needs about", "bench", "pfs", "--size", "1t");
+        BenchCommandTest.refused("--repeat 0 must be between 1 and 20", "bench", "pfs", "--repeat", "0");
+        BenchCommandTest.refused("--repeat 21 must be between 1 and 20", "bench", "pfs", "--repeat", "21");
+    }
+
+    @Test
+    void roundsRunEveryRowInTurnAndEndWithTheMediansOfTheirRatios() {
+        InspectCommandTest.Run r = InspectCommandTest.run(
+                "bench",
+                "pfs",
+                "--size",
+                "1m",
+                "--block-bytes",
+                "1m,0",
+                "--consumers",
+                "0",
+                "--keep-cache",
+                "--repeat",
+                "2",
+                "--json",
+                "--dir",
+                dir.toString());
+        assertEquals(0, r.exit(), r.err());
+        List<String> lines = r.out().lines().toList();
+        assertEquals(6, lines.size(), r.out());
+        for (int i = 0; i < 4; i++) {
+            assertTrue(lines.get(i).startsWith("{\"round\":" + (i / 2 + 1) + ","), lines.get(i));
+            assertTrue(lines.get(i).contains("\"block_bytes\":" + (i % 2 == 0 ? 1048576 : 0)), lines.get(i));
+        }
+        for (int i = 4; i < 6; i++) {
+            String line = lines.get(i);
+            assertTrue(line.startsWith("{\"medians_of_rounds\":2,\"size_bytes\":1048576,"), line);
+            Matcher flush =
+                    Pattern.compile("\"flush_vs_direct_write\":([0-9.]+)").matcher(line);
+            assertTrue(flush.find() && Double.parseDouble(flush.group(1)) > 0, line);
+            assertTrue(line.contains("\"at_once_vs_one\":null"), "no consumers at once: " + line);
+        }
+    }
+
+    @Test
+    void theMedianIsTheMiddleValueOrTheMeanOfTheTwo() {
+        assertEquals(2.0, BenchPfsCommand.median(new double[] {1, 2, 9}));
+        assertEquals(1.5, BenchPfsCommand.median(new double[] {1, 2}));
+        assertEquals(4.0, BenchPfsCommand.median(new double[] {4}));
     }
 
     @Test

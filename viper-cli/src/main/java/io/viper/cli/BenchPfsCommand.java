@@ -204,13 +204,21 @@ final class BenchPfsCommand implements Callable<Integer> {
                 b.direct() ? "" : "  (no O_DIRECT here: the bound is buffered I/O)");
     }
 
-    /** The ratios a row reports, per run: flush, cold load vs read and vs floor, at once vs one and vs floor. */
-    private static final List<ToDoubleFunction<PfsBench.Result>> RATIOS = List.of(
-            r -> r.flushS() / r.bound().writeS(),
-            r -> r.coldLoadS() / r.bound().readS(),
-            r -> r.coldLoadS() / r.coldFloorS(),
-            r -> r.concurrentLoadS() / r.coldLoadS(),
-            r -> r.concurrentLoadS() / r.concurrentFloorS());
+    /** A ratio a row reports, by its name in {@code --json} and how a run's figures give it. */
+    private record Ratio(String name, ToDoubleFunction<PfsBench.Result> of) {
+        /** Its values over {@code runs}, sorted (NaN, where not measured, last). */
+        double[] sorted(List<PfsBench.Result> runs) {
+            return runs.stream().mapToDouble(of).sorted().toArray();
+        }
+    }
+
+    /** The ratios summed up over rounds, in the table's order. */
+    private static final List<Ratio> RATIOS = List.of(
+            new Ratio("flush_vs_direct_write", r -> r.flushS() / r.bound().writeS()),
+            new Ratio("cold_load_vs_direct_read", r -> r.coldLoadS() / r.bound().readS()),
+            new Ratio("cold_load_vs_floor", r -> r.coldLoadS() / r.coldFloorS()),
+            new Ratio("at_once_vs_one", r -> r.concurrentLoadS() / r.coldLoadS()),
+            new Ratio("at_once_vs_floor", r -> r.concurrentLoadS() / r.concurrentFloorS()));
 
     private static String summaryRow(List<PfsBench.Result> rs) {
         PfsBench.Result first = rs.getFirst();
@@ -219,8 +227,8 @@ final class BenchPfsCommand implements Callable<Integer> {
                 "%-5s %-6s",
                 BenchReport.size(first.size()),
                 first.blockBytes() == 0 ? "off" : BenchReport.size(first.blockBytes())));
-        for (ToDoubleFunction<PfsBench.Result> ratio : RATIOS) {
-            double[] v = rs.stream().mapToDouble(ratio).sorted().toArray();
+        for (Ratio ratio : RATIOS) {
+            double[] v = ratio.sorted(rs);
             row.append(
                     Double.isNaN(v[0])
                             ? String.format(Locale.ROOT, " | %22s", "-")
@@ -231,22 +239,14 @@ final class BenchPfsCommand implements Callable<Integer> {
 
     private static String summaryJson(List<PfsBench.Result> rs) {
         PfsBench.Result first = rs.getFirst();
-        String[] names = {
-            "flush_vs_direct_write",
-            "cold_load_vs_direct_read",
-            "cold_load_vs_floor",
-            "at_once_vs_one",
-            "at_once_vs_floor"
-        };
         StringBuilder o = new StringBuilder(String.format(
                 Locale.ROOT,
                 "{\"medians_of_rounds\":%d,\"size_bytes\":%d,\"block_bytes\":%d",
                 rs.size(),
                 first.size(),
                 first.blockBytes()));
-        for (int i = 0; i < names.length; i++) {
-            double[] v = rs.stream().mapToDouble(RATIOS.get(i)).sorted().toArray();
-            o.append(",\"").append(names[i]).append("\":").append(jsonNumber(median(v)));
+        for (Ratio ratio : RATIOS) {
+            o.append(",\"").append(ratio.name()).append("\":").append(jsonNumber(median(ratio.sorted(rs))));
         }
         return o.append('}').toString();
     }

@@ -70,6 +70,29 @@ class BenchPfsCommandTest {
     }
 
     @Test
+    void theTableEndsWithEachRowsMediansAndRanges() {
+        InspectCommandTest.Run r = InspectCommandTest.run(
+                "bench",
+                "pfs",
+                "--size",
+                "1m",
+                "--block-bytes",
+                "1m",
+                "--consumers",
+                "0",
+                "--keep-cache",
+                "--repeat",
+                "2",
+                "--dir",
+                dir.toString());
+        assertEquals(0, r.exit(), r.err());
+        List<String> lines = r.out().lines().toList();
+        assertTrue(lines.get(lines.size() - 2).contains("(medians of 2 rounds, their range)"), r.out());
+        String medians = lines.getLast();
+        assertTrue(medians.matches("1m +1m +\\| +[0-9.]+x \\([0-9.]+-[0-9.]+x\\) \\|.* \\| +- +\\| +- *"), medians);
+    }
+
+    @Test
     void theMedianIsTheMiddleValueOrTheMeanOfTheTwo() {
         assertEquals(2.0, BenchPfsCommand.median(new double[] {1, 2, 9}));
         assertEquals(1.5, BenchPfsCommand.median(new double[] {1, 2}));

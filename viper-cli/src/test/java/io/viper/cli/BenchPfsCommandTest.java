@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,24 +38,8 @@ class BenchPfsCommandTest {
 
     @Test
     void roundsRunEveryRowInTurnAndEndWithTheMediansOfTheirRatios() {
-        InspectCommandTest.Run r = InspectCommandTest.run(
-                "bench",
-                "pfs",
-                "--size",
-                "1m",
-                "--block-bytes",
-                "1m,0",
-                "--consumers",
-                "0",
-                "--keep-cache",
-                "--repeat",
-                "2",
-                "--json",
-                "--dir",
-                dir.toString());
-        assertEquals(0, r.exit(), r.err());
-        List<String> lines = r.out().lines().toList();
-        assertEquals(6, lines.size(), r.out());
+        List<String> lines = twoRounds("1m,0", "--json");
+        assertEquals(6, lines.size(), lines.toString());
         for (int i = 0; i < 4; i++) {
             assertTrue(lines.get(i).startsWith("{\"round\":" + (i / 2 + 1) + ","), lines.get(i));
             assertTrue(lines.get(i).contains("\"block_bytes\":" + (i % 2 == 0 ? 1048576 : 0)), lines.get(i));
@@ -71,25 +56,32 @@ class BenchPfsCommandTest {
 
     @Test
     void theTableEndsWithEachRowsMediansAndRanges() {
-        InspectCommandTest.Run r = InspectCommandTest.run(
+        List<String> lines = twoRounds("1m");
+        assertTrue(lines.get(lines.size() - 2).contains("(medians of 2 rounds, their range)"), lines.toString());
+        String medians = lines.getLast();
+        assertTrue(medians.matches("1m +1m +\\| +[0-9.]+x \\([0-9.]+-[0-9.]+x\\) \\|.* \\| +- +\\| +- *"), medians);
+    }
+
+    /** The output lines of two rounds of 1 MiB with {@code blockBytes}, warm, no consumers at once. */
+    private List<String> twoRounds(String blockBytes, String... more) {
+        List<String> args = new ArrayList<>(List.of(
                 "bench",
                 "pfs",
                 "--size",
                 "1m",
                 "--block-bytes",
-                "1m",
+                blockBytes,
                 "--consumers",
                 "0",
                 "--keep-cache",
                 "--repeat",
                 "2",
                 "--dir",
-                dir.toString());
+                dir.toString()));
+        args.addAll(List.of(more));
+        InspectCommandTest.Run r = InspectCommandTest.run(args.toArray(String[]::new));
         assertEquals(0, r.exit(), r.err());
-        List<String> lines = r.out().lines().toList();
-        assertTrue(lines.get(lines.size() - 2).contains("(medians of 2 rounds, their range)"), r.out());
-        String medians = lines.getLast();
-        assertTrue(medians.matches("1m +1m +\\| +[0-9.]+x \\([0-9.]+-[0-9.]+x\\) \\|.* \\| +- +\\| +- *"), medians);
+        return r.out().lines().toList();
     }
 
     @Test

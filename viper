@@ -27,7 +27,8 @@ train() {
   local dir log
   dir="$(mktemp -d)"
   log="$root/viper-cli/target/aot-training.log"
-  if "$JAVA_HOME/bin/java" -XX:AOTCacheOutput="$aot" --enable-native-access=ALL-UNNAMED -cp "$classpath" \
+  # bounded: every ./viper started meanwhile waits for it (about 7 s here)
+  if timeout 300 "$JAVA_HOME/bin/java" -XX:AOTCacheOutput="$aot" --enable-native-access=ALL-UNNAMED -cp "$classpath" \
       io.viper.cli.ViperMain bench pfs --size 64m --keep-cache --consumers 2 --dir "$dir" >"$log" 2>&1 \
       && [ -s "$aot" ]; then
     rm -f "$log"

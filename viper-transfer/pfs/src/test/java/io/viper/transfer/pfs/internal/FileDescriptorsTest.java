@@ -16,7 +16,7 @@ class FileDescriptorsTest {
     Path dir;
 
     @Test
-    void readingAheadBringsAColdFilesPagesInWithNothingReadingThem() throws Throwable {
+    void readingAheadBringsAColdFilesPagesInWithNothingReadingThem() throws Exception {
         Path file = PageCacheControl.coldFile(dir.resolve("block"), 4 << 20);
         FileDescriptors.readAhead(file, 0, 4 << 20); // returns before the reads end
         assertTrue(PageCacheControl.becomesHot(file), "the kernel read the file ahead into the page cache");

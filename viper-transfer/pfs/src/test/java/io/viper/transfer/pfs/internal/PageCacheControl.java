@@ -33,7 +33,7 @@ final class PageCacheControl {
     }
 
     /** A new file of {@code bytes} zeros at {@code file}, synced and dropped from the page cache: cold. */
-    static Path coldFile(Path file, int bytes) throws Throwable {
+    static Path coldFile(Path file, int bytes) throws IOException {
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             out.write(ByteBuffer.wrap(new byte[bytes]));
             out.force(true); // clean pages: evict drops only those

@@ -122,7 +122,7 @@ class PrefetchTest {
     }
 
     @Test
-    void readingAheadBringsAColdMappingsPagesInWithoutATouch() throws Throwable {
+    void readingAheadBringsAColdMappingsPagesInWithoutATouch() throws Exception {
         Path file = PageCacheControl.coldFile(dir.resolve("ahead.bin"), 8 << 20);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
                 Arena arena = Arena.ofShared()) {

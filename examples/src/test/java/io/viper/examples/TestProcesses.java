@@ -3,11 +3,11 @@ package io.viper.examples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.viper.tensor.Tensor;
+import io.viper.testing.Ports;
 import io.viper.testing.python.PythonRuntime;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -94,7 +94,7 @@ final class TestProcesses implements AutoCloseable {
      * {@code producer-agent.sock} and {@code consumer-agent.sock}; returns the notifier.
      */
     String brokerAndTwoAgents() throws Exception {
-        int port = freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         await(start("broker", viper("broker", "--port", Integer.toString(port))), "viper broker listening on");
         agent("producer-agent", notifier);
@@ -127,12 +127,6 @@ final class TestProcesses implements AutoCloseable {
     /** A {@code viper} command in a JVM of its own, with this test's class path. */
     ProcessBuilder viper(String... args) {
         return new ProcessBuilder(javaCommand("io.viper.cli.ViperMain", args)).directory(dir.toFile());
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     static List<String> javaCommand(String mainClass, String... args) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.testing.Ports;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -66,8 +67,8 @@ class MetricsEndpointIT {
     @Test
     void endpointsServeWhatTheDashboardQueries() throws Exception {
         Path model = CliProcesses.testdata().resolve("safetensors/all_dtypes.safetensors");
-        String notifier = "embedded://127.0.0.1:" + CliProcesses.freePort();
-        int[] ports = {CliProcesses.freePort(), CliProcesses.freePort(), CliProcesses.freePort()};
+        String notifier = "embedded://127.0.0.1:" + Ports.free();
+        int[] ports = {Ports.free(), Ports.free(), Ports.free()};
         Process publisher = start(
                 "publish",
                 "publish",

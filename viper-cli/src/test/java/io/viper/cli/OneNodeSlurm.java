@@ -1,5 +1,6 @@
 package io.viper.cli;
 
+import io.viper.testing.Ports;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -79,8 +80,8 @@ final class OneNodeSlurm implements AutoCloseable {
                     "--seed-file=" + dir.resolve("munged.seed"));
             Files.createDirectories(dir.resolve("state"));
             Files.createDirectories(dir.resolve("spool"));
-            int ctld = CliProcesses.freePort();
-            int slurmd = CliProcesses.freePort();
+            int ctld = Ports.free();
+            int slurmd = Ports.free();
             Files.writeString(
                     s.conf(),
                     String.join(

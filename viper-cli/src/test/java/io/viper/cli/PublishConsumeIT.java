@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.format.SafetensorsFile;
 import io.viper.spi.Providers;
 import io.viper.tensor.Tensor;
+import io.viper.testing.Ports;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,7 @@ class PublishConsumeIT {
                     () -> path + " unavailable: " + p.get().unavailableReason().orElse(""));
         }
         Path source = CliProcesses.testdata().resolve("safetensors/all_dtypes.safetensors");
-        int port = CliProcesses.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path pfs = tmp.resolve("pfs");
         Path out = tmp.resolve("out");

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.testing.Ports;
 import io.viper.testing.python.PythonRuntime;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,8 +92,8 @@ class SlurmRecipeIT {
     @Test
     void theRecipeAsWrittenRunsToCompletionAndLeavesNothingRunning() throws Exception {
         Path run = tmp.resolve("run");
-        int kafka = freePorts(2);
-        int metrics = freePorts(3);
+        int kafka = Ports.freeRun(2);
+        int metrics = Ports.freeRun(3);
         String job = submit(sbatch(run, kafka, metrics));
         String end = slurm.awaitEnd(job, Duration.ofMinutes(6));
         assertEquals(
@@ -117,8 +117,8 @@ class SlurmRecipeIT {
     @Test
     void aCustomProducerGetsTheSettingsAndAnAgentAndScancelStopsEverything() throws Exception {
         Path run = tmp.resolve("run");
-        int kafka = freePorts(2);
-        int metrics = freePorts(3);
+        int kafka = Ports.freeRun(2);
+        int metrics = Ports.freeRun(3);
         Path env = tmp.resolve("producer.env");
         // The trainer, in Python: records what it was given, publishes through the job's agent, then trains on.
         Path trainer = tmp.resolve("trainer.py");
@@ -241,27 +241,6 @@ class SlurmRecipeIT {
     }
 
     /** The first of {@code n} consecutive free ports. */
-    private static int freePorts(int n) throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int first = CliProcesses.freePort();
-            if (first < 1024 || first > 65000) {
-                continue;
-            }
-            boolean free = true;
-            for (int i = 0; i < n && free; i++) {
-                try (ServerSocket s = new ServerSocket(first + i)) {
-                    free = s.isBound();
-                } catch (IOException taken) {
-                    free = false;
-                }
-            }
-            if (free) {
-                return first;
-            }
-        }
-        throw new IOException("no " + n + " consecutive free ports");
-    }
-
     private static String read(Path p) {
         try {
             return Files.readString(p);

@@ -29,6 +29,7 @@ import io.viper.spi.NotifierProvider;
 import io.viper.spi.TransportClient;
 import io.viper.spi.TransportServer;
 import io.viper.testing.HostilePeers;
+import io.viper.testing.Ports;
 import io.viper.testing.RawPeer;
 import io.viper.testing.TestSecrets;
 import io.viper.testing.TestStagedCheckpoint;
@@ -116,7 +117,7 @@ class AttacksIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void hostilePeersOnEveryPortOfARunningProducer() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 4L << 20, 1);
         boolean ucx = new UcxTransportProvider().unavailableReason().isEmpty();
@@ -207,7 +208,7 @@ class AttacksIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void forgedManifestsWithTheKeyDoNoHarmOnLoopback() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path pfs = tmp.resolve("pfs");
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 2L << 20, 11);
@@ -351,7 +352,7 @@ class AttacksIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void withCredentialsNothingIsReadOrForgedWithoutThem() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         TestSecrets secrets = TestSecrets.make(tmp);
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 2L << 20, 21);

@@ -3,6 +3,7 @@ package io.viper.faults;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.testing.Ports;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -123,7 +124,7 @@ class DiskFullIT {
                     "--paths",
                     "file",
                     "--notifier",
-                    "embedded://127.0.0.1:" + Fleet.freePort());
+                    "embedded://127.0.0.1:" + Ports.free());
             System.out.println("fault: after the failed publish the next one stored v" + vc
                     + " and a consumer read it from the PFS byte-identical");
         } finally {

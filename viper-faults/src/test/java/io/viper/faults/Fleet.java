@@ -12,8 +12,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -211,13 +209,6 @@ final class Fleet implements AutoCloseable {
                 assertEquals(
                         -1, t.data().mismatch(b.tensor(t.name()).data()), "bytes of " + t.name() + " in " + written);
             }
-        }
-    }
-
-    /** A free port on loopback, for a broker at a fixed address. */
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 

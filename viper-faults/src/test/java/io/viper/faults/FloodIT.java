@@ -3,6 +3,7 @@ package io.viper.faults;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.testing.Ports;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -34,7 +35,7 @@ class FloodIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void case4AFloodFromManyAddressesLeavesTheBrokerServing() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 1L << 20, 51);
         Path b = Fleet.model(tmp.resolve("b.safetensors"), 1L << 20, 52);

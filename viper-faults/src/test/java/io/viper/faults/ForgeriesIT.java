@@ -14,6 +14,7 @@ import io.viper.auth.Secret;
 import io.viper.manifest.Manifest;
 import io.viper.manifest.ManifestCodec;
 import io.viper.notify.embedded.internal.NotifyProtocol;
+import io.viper.testing.Ports;
 import io.viper.testing.RawPeer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -49,7 +50,7 @@ class ForgeriesIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void case1ForgedManifestsOfHeldVersionsAreRefused() throws Exception {
-        String notifier = "embedded://127.0.0.1:" + Fleet.freePort();
+        String notifier = "embedded://127.0.0.1:" + Ports.free();
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 1L << 20, 31);
         Path b = Fleet.model(tmp.resolve("b.safetensors"), 1L << 20, 32);
         Secret mine = RawPeer.userSecret().orElseThrow();
@@ -108,7 +109,7 @@ class ForgeriesIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void case2AForgedLastVersionLocksNoProducerOut() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 1L << 20, 41);
         Path b = Fleet.model(tmp.resolve("b.safetensors"), 1L << 20, 42);

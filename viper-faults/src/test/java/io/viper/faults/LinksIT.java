@@ -3,6 +3,7 @@ package io.viper.faults;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.testing.Ports;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -81,7 +82,7 @@ class LinksIT {
                         "--paths",
                         "file",
                         "--notifier",
-                        "embedded://127.0.0.1:" + Fleet.freePort());
+                        "embedded://127.0.0.1:" + Ports.free());
                 assertEquals(0, c.exit(WAIT), c.stderr());
                 assertTrue(Files.isRegularFile(planted, LinkOption.NOFOLLOW_LINKS), "the link was replaced");
                 Fleet.assertSameTensors(a, planted);

@@ -7,6 +7,7 @@ import io.viper.ViperConfig;
 import io.viper.notify.embedded.EmbeddedNotifierProvider;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import io.viper.testing.Ports;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -83,7 +84,7 @@ class ProcessFaultsIT {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void aProducerKilledAtEachPointOfItsPipelineIsReplacedAndFollowed() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path pfs = tmp.resolve("pfs");
         Path out = tmp.resolve("out");
@@ -199,7 +200,7 @@ class ProcessFaultsIT {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void aConsumerKilledMidTransferLeavesTheProducerServing() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path big = Fleet.model(tmp.resolve("big.safetensors"), 256L << 20, 4);
         try (Fleet fleet = new Fleet(tmp)) {
@@ -245,7 +246,7 @@ class ProcessFaultsIT {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void aBrokerKilledAndRestartedIsRejoined() throws Exception {
-        int port = Fleet.freePort();
+        int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path a = Fleet.model(tmp.resolve("a.safetensors"), 2L << 20, 5);
         Path b = Fleet.model(tmp.resolve("b.safetensors"), 3L << 20, 6);

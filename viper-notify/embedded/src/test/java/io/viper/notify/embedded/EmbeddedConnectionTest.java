@@ -14,6 +14,7 @@ import io.viper.manifest.ManifestCodec;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider.Role;
 import io.viper.testing.LogCapture;
+import io.viper.testing.Ports;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -153,7 +154,7 @@ class EmbeddedConnectionTest extends EmbeddedNotifierTestBase {
 
     @Test
     void consumerWaitsForABrokerThatIsNotUpYet() throws Exception {
-        int port = freePort();
+        int port = Ports.free();
         URI uri = URI.create("embedded://127.0.0.1:" + port);
         Notifier consumer = own(provider.open(uri, Role.CONSUMER, FAST));
         Collector c = new Collector();

@@ -16,6 +16,7 @@ import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider.Role;
 import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
+import io.viper.testing.Ports;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -111,7 +112,7 @@ class EmbeddedHostingTest extends EmbeddedNotifierTestBase {
         assertEquals(OptionalLong.of(0), other.latestVersion("never"));
 
         Notifier hostOnFixedPort =
-                own(provider.open(URI.create("embedded://127.0.0.1:" + freePort()), Role.PRODUCER, FAST));
+                own(provider.open(URI.create("embedded://127.0.0.1:" + Ports.free()), Role.PRODUCER, FAST));
         assertEquals(
                 OptionalLong.empty(),
                 hostOnFixedPort.latestVersion("lv"),

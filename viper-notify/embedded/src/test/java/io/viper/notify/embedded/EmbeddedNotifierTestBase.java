@@ -14,8 +14,6 @@ import io.viper.tensor.DType;
 import io.viper.tensor.TensorInfo;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -88,12 +86,6 @@ abstract class EmbeddedNotifierTestBase {
             String p = problems.poll(10, TimeUnit.SECONDS);
             assertNotNull(p, "no problem reported within 10 s");
             return p;
-        }
-    }
-
-    static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 

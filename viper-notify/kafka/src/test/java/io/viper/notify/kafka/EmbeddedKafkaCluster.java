@@ -1,11 +1,11 @@
 package io.viper.notify.kafka;
 
+import io.viper.testing.Ports;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -64,9 +64,9 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         this.servers = new KafkaRaftServer[nodes];
         int[] controllerPorts = new int[nodes];
         for (int i = 0; i < nodes; i++) {
-            brokerPorts[i] = freePort();
-            saslPorts[i] = freePort();
-            controllerPorts[i] = freePort();
+            brokerPorts[i] = Ports.free();
+            saslPorts[i] = Ports.free();
+            controllerPorts[i] = Ports.free();
         }
         StringBuilder voters = new StringBuilder();
         for (int i = 0; i < nodes; i++) {
@@ -274,15 +274,6 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
             } catch (IOException e) {
                 // temporary directory; left for the OS to clean
             }
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

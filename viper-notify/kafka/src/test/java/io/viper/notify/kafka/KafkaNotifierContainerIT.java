@@ -1,8 +1,6 @@
 package io.viper.notify.kafka;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
+import io.viper.testing.Ports;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
@@ -40,7 +38,7 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
         if (!docker) {
             return;
         }
-        int port = freePort();
+        int port = Ports.free();
         kafka = new KafkaContainer(DockerImageName.parse(IMAGE)).withEnv("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false");
         kafka.setPortBindings(List.of(port + ":9092"));
         kafka.start();
@@ -95,14 +93,6 @@ class KafkaNotifierContainerIT extends KafkaNotifierITBase {
                     Thread.sleep(500);
                 }
             }
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -8,8 +8,8 @@ import io.viper.ViperConfig;
 import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
+import io.viper.testing.Ports;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,25 +51,6 @@ class KafkaScriptIT {
         return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
     }
 
-    private static int freePortPair() throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int port;
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
-            if (port < 1024 || port > 65000) {
-                continue;
-            }
-            try (ServerSocket next = new ServerSocket(port + 1);
-                    ServerSocket first = new ServerSocket(port)) {
-                return port;
-            } catch (IOException taken) {
-                // try another
-            }
-        }
-        throw new IOException("no two adjacent free ports");
-    }
-
     @Test
     void startsABrokerThatTheNotifierUsesThenStops() throws Exception {
         Path dir = Path.of("").toAbsolutePath();
@@ -79,7 +60,7 @@ class KafkaScriptIT {
         assertNotNull(dir, "deploy/kafka/kafka.sh not found");
         Path script = dir.resolve("deploy/kafka/kafka.sh");
         Path home = Files.createTempDirectory("viper-kafka-sh-");
-        int port = freePortPair();
+        int port = Ports.freeRun(2);
         try {
             Result start = run(script, home, "start", "--port", Integer.toString(port));
             assertEquals(0, start.code(), start.output());

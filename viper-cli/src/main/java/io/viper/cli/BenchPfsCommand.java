@@ -36,7 +36,10 @@ import picocli.CommandLine.Spec;
                     + " the ratios compare Viper with them. The kernel's own fill of its page cache with the same"
                     + " file (8 streams of buffered reads, fill s) and the first touch of as much fresh memory as the"
                     + " loads need are measured too: a cold load's floor is the slowest of the disk's read, that"
-                    + " fill and that touch (vs floor; the touch is in --json). Dropping the page cache needs root:"
+                    + " fill and that touch (vs floor; the touch is in --json). Consumers at once share the disk and"
+                    + " the page cache, not their own work (mapping, page tables, verifying): one more load with the"
+                    + " page cache warm measures its processor time, and N own cpu s is N times that over the cores"
+                    + " (vs cpu: the loads at once against it). Dropping the page cache needs root:"
                     + " the output says when it could not. Where the machine is a guest that returns free memory to"
                     + " its host, each cold read starts 3 s after the drop, once that memory is returned."
         })
@@ -123,7 +126,7 @@ final class BenchPfsCommand implements Callable<Integer> {
         if (!json) {
             out.println("size  blocks  flush s  direct-write s  ratio  fio-write s | cold load s  direct-read s  ratio"
                     + "  fio-read s   fill s  vs floor | " + consumers + " at once s  vs one  " + consumers
-                    + " touches s  vs floor");
+                    + " touches s  vs floor  " + consumers + " own cpu s  vs cpu");
         }
         // per size and block setting, its runs in round order
         Map<List<Long>, List<PfsBench.Result>> runs = new LinkedHashMap<>();
@@ -151,7 +154,8 @@ final class BenchPfsCommand implements Callable<Integer> {
             if (!json) {
                 out.println();
                 out.println("size  blocks | flush vs direct-write | cold load vs direct-read | cold load vs floor | "
-                        + consumers + " at once vs one | " + consumers + " at once vs floor   (medians of " + repeat
+                        + consumers + " at once vs one | " + consumers + " at once vs floor | " + consumers
+                        + " at once vs cpu   (medians of " + repeat
                         + " rounds, their range)");
             }
             for (List<PfsBench.Result> rs : runs.values()) {
@@ -184,7 +188,8 @@ final class BenchPfsCommand implements Callable<Integer> {
         var b = r.bound();
         return String.format(
                 Locale.ROOT,
-                "%-5s %-6s %8.2f %15.2f %6.2fx %12s | %11.2f %14.2f %6.2fx %11s %8.2f %8.2fx | %10s %7s %10s %9s%s",
+                "%-5s %-6s %8.2f %15.2f %6.2fx %12s | %11.2f %14.2f %6.2fx %11s %8.2f %8.2fx | %10s %7s %10s %9s"
+                        + " %12s %7s%s",
                 BenchReport.size(r.size()),
                 r.blockBytes() == 0 ? "off" : BenchReport.size(r.blockBytes()),
                 r.flushS(),
@@ -201,6 +206,8 @@ final class BenchPfsCommand implements Callable<Integer> {
                 ratio(r.concurrentLoadS(), r.coldLoadS()),
                 figure(r.touchAtOnceS()),
                 ratio(r.concurrentLoadS(), r.concurrentFloorS()),
+                figure(r.concurrentCpuS()),
+                ratio(r.concurrentLoadS(), r.concurrentCpuS()),
                 b.direct() ? "" : "  (no O_DIRECT here: the bound is buffered I/O)");
     }
 
@@ -218,7 +225,8 @@ final class BenchPfsCommand implements Callable<Integer> {
             new Ratio("cold_load_vs_direct_read", r -> r.coldLoadS() / r.bound().readS()),
             new Ratio("cold_load_vs_floor", r -> r.coldLoadS() / r.coldFloorS()),
             new Ratio("at_once_vs_one", r -> r.concurrentLoadS() / r.coldLoadS()),
-            new Ratio("at_once_vs_floor", r -> r.concurrentLoadS() / r.concurrentFloorS()));
+            new Ratio("at_once_vs_floor", r -> r.concurrentLoadS() / r.concurrentFloorS()),
+            new Ratio("at_once_vs_cpu", r -> r.concurrentLoadS() / r.concurrentCpuS()));
 
     private static String summaryRow(List<PfsBench.Result> rs) {
         PfsBench.Result first = rs.getFirst();
@@ -273,7 +281,8 @@ final class BenchPfsCommand implements Callable<Integer> {
                         + "\"fio_write_s\":%s,"
                         + "\"cold_load_s\":%.3f,\"direct_read_s\":%.3f,\"fio_read_s\":%s,\"consumers\":%d,"
                         + "\"concurrent_load_s\":%s,\"fill_s\":%s,\"touch_s\":%.6f,\"touch_at_once_s\":%s,"
-                        + "\"cold_floor_s\":%.6f,\"concurrent_floor_s\":%s,\"direct\":%b,\"cache_dropped\":%b}",
+                        + "\"cold_floor_s\":%.6f,\"concurrent_floor_s\":%s,\"warm_load_cpu_s\":%s,\"cores\":%d,"
+                        + "\"concurrent_cpu_s\":%s,\"direct\":%b,\"cache_dropped\":%b}",
                 round,
                 r.size(),
                 r.blockBytes(),
@@ -290,6 +299,9 @@ final class BenchPfsCommand implements Callable<Integer> {
                 jsonNumber(r.touchAtOnceS()),
                 r.coldFloorS(),
                 jsonNumber(r.concurrentFloorS()),
+                jsonNumber(r.warmLoadCpuS()),
+                r.cores(),
+                jsonNumber(r.concurrentCpuS()),
                 b.direct(),
                 r.cacheDropped());
     }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BenchPfsCommandTest {
     private static final Pattern SECONDS =
             Pattern.compile("\"(flush_s|cold_load_s|concurrent_load_s|direct_write_s|direct_read_s|fill_s|touch_s"
-                    + "|touch_at_once_s|cold_floor_s|concurrent_floor_s)\":([0-9.]+)");
+                    + "|touch_at_once_s|cold_floor_s|concurrent_floor_s|warm_load_cpu_s|concurrent_cpu_s)\":([0-9.]+)");
 
     @TempDir
     Path dir;
@@ -51,6 +51,7 @@ class BenchPfsCommandTest {
                     Pattern.compile("\"flush_vs_direct_write\":([0-9.]+)").matcher(line);
             assertTrue(flush.find() && Double.parseDouble(flush.group(1)) > 0, line);
             assertTrue(line.contains("\"at_once_vs_one\":null"), "no consumers at once: " + line);
+            assertTrue(line.contains("\"at_once_vs_cpu\":null"), "no consumers at once: " + line);
         }
     }
 
@@ -59,7 +60,9 @@ class BenchPfsCommandTest {
         List<String> lines = twoRounds("1m");
         assertTrue(lines.get(lines.size() - 2).contains("(medians of 2 rounds, their range)"), lines.toString());
         String medians = lines.getLast();
-        assertTrue(medians.matches("1m +1m +\\| +[0-9.]+x \\([0-9.]+-[0-9.]+x\\) \\|.* \\| +- +\\| +- *"), medians);
+        assertTrue(
+                medians.matches("1m +1m +\\| +[0-9.]+x \\([0-9.]+-[0-9.]+x\\) \\|.* \\| +- +\\| +- +\\| +- *"),
+                medians);
     }
 
     /** The output lines of two rounds of 1 MiB with {@code blockBytes}, warm, no consumers at once. */
@@ -116,7 +119,7 @@ class BenchPfsCommandTest {
                 assertTrue(Double.parseDouble(m.group(2)) > 0, m.group(1) + " in " + line);
                 figures++;
             }
-            assertEquals(10, figures, line);
+            assertEquals(12, figures, line);
             assertTrue(line.contains("\"size_bytes\":2097152"), line);
         }
         assertTrue(

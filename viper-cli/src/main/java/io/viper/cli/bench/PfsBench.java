@@ -1,5 +1,6 @@
 package io.viper.cli.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.viper.CheckpointPolicy;
 import io.viper.Viper;
@@ -10,6 +11,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +33,10 @@ import java.util.concurrent.TimeUnit;
  * run the same bytes are written and read with plain sequential direct I/O ({@link DeviceBound}) on the same file
  * system, and with fio where it is installed, the kernel's own fill of its page cache with the same bytes
  * ({@link PageCacheFill}), and the first touch of the memory the loads need ({@link MemoryBound}): the floor of a cold
- * load is the slowest of the three. One thread (the consumers' loads on threads of their own); not reusable.
+ * load is the slowest of the three. Between the cold loads, one more load with the page cache holding the version
+ * measures the processor time a consumer's own work takes (mapping, its page tables, verifying), which each of the
+ * consumers at once does again: on a machine with few cores that, not the disk, can bind them. One thread (the
+ * consumers' loads on threads of their own); not reusable.
  *
  * @param size the model's bytes
  * @param blockBytes the producer's {@code viper.block.bytes} (0: a safetensors file)
@@ -53,6 +58,10 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
      * @param bound the device, measured in the same run
      * @param touchS the first touch of {@code size} fresh bytes ({@link MemoryBound}), in the same run
      * @param touchAtOnceS {@code consumers} such touches at once, until the last is done (NaN when not measured)
+     * @param warmLoadCpuS the processor time of this process (every thread, user and system) during one load with the
+     *     page cache holding the version: one consumer's own work, which no sharing of the disk or the page cache saves
+     *     (NaN when not measured)
+     * @param cores the processors this process may use
      */
     public record Result(
             long size,
@@ -64,7 +73,9 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
             boolean cacheDropped,
             DeviceBound.Figures bound,
             double touchS,
-            double touchAtOnceS) {
+            double touchAtOnceS,
+            double warmLoadCpuS,
+            int cores) {
 
         /**
          * The floor of one cold load here: the disk's direct read of the bytes, the kernel's fill of its page cache
@@ -84,6 +95,16 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
         public double concurrentFloorS() {
             return Double.isNaN(concurrentLoadS) ? Double.NaN : coldFloorS();
         }
+
+        /**
+         * The processor time {@code consumers} loads at once need at the least, as seconds of this machine's cores:
+         * each consumer's own work ({@link #warmLoadCpuS}) once per consumer, spread over every core. Where it exceeds
+         * the disk's floor, the loads at once are bound by the processors, and their time against one load's grows with
+         * the consumers per core, whatever the disk does.
+         */
+        public double concurrentCpuS() {
+            return Double.isNaN(concurrentLoadS) ? Double.NaN : consumers * warmLoadCpuS / cores;
+        }
     }
 
     public Result run() throws Exception {
@@ -97,6 +118,7 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
         DeviceBound.Figures bound;
         double touch;
         double touchAtOnce = Double.NaN;
+        double warmCpu = Double.NaN;
         try (Viper viper = Viper.builder()
                 .notifier(notifier)
                 .pfsRoot(repo)
@@ -134,11 +156,26 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
             dropped &= drop();
             cold = loadAtOnce(notifier, repo, 1);
             if (consumers > 0) {
+                long cpu0 = processCpuNanos();
+                loadAtOnce(notifier, repo, 1); // the page cache holds what the cold load read
+                warmCpu = (processCpuNanos() - cpu0) / 1e9;
                 dropped &= drop();
                 concurrent = loadAtOnce(notifier, repo, consumers);
             }
         }
-        return new Result(size, blockBytes, consumers, flush, cold, concurrent, dropped, bound, touch, touchAtOnce);
+        return new Result(
+                size,
+                blockBytes,
+                consumers,
+                flush,
+                cold,
+                concurrent,
+                dropped,
+                bound,
+                touch,
+                touchAtOnce,
+                warmCpu,
+                Runtime.getRuntime().availableProcessors());
     }
 
     /** {@code n} consumers join at once, each in its own Viper instance; seconds until the last has version 1. */
@@ -189,6 +226,14 @@ public record PfsBench(long size, long blockBytes, int consumers, Path dir, bool
         for (long i = 0; i + 8 <= model.byteSize(); i += 8) {
             model.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
         }
+    }
+
+    /** This process's processor time so far, every thread, user and system, in nanoseconds. */
+    private static long processCpuNanos() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
+            return os.getProcessCpuTime();
+        }
+        throw new IllegalStateException("this JVM does not report its process's processor time");
     }
 
     private boolean drop() {

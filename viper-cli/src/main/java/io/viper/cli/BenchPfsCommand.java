@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
             "In the same run the same bytes are written and read with plain sequential direct I/O (4 MiB, one in"
                     + " flight) on the same file system, and with fio (4 MiB, 16 in flight) where it is installed;"
                     + " the ratios compare Viper with them. The kernel's own fill of its page cache with the same"
-                    + " file (8 streams of buffered reads, fill s) and the first touch of as much fresh memory as the"
+                    + " file (16 streams of buffered reads, fill s) and the first touch of as much fresh memory as the"
                     + " loads need are measured too: a cold load's floor is the slowest of the disk's read, that"
                     + " fill and that touch (vs floor; the touch is in --json). Consumers at once share the disk and"
                     + " the page cache, not their own work (mapping, page tables, verifying): one more load with the"

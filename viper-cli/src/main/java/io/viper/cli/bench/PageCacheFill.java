@@ -24,7 +24,7 @@ import java.util.concurrent.Future;
  */
 final class PageCacheFill {
     /** Streams, as many as Viper's mapped loads use ({@code Prefetch.STREAMS} in viper-transfer-pfs). */
-    static final int STREAMS = 8;
+    static final int STREAMS = 16;
 
     private static final int PIECE = 4 << 20;
 

@@ -33,9 +33,13 @@ final class Prefetch {
      * alternating rounds each, 3 s after the page cache was dropped ({@code viper bench pfs} waits so too): 8 streams
      * of positional reads 0.32-0.37 s, 16 streams 0.34-0.44 s; 4 streams of {@code MADV_POPULATE_READ} after a
      * {@code MADV_WILLNEED} of the whole mapping (the way before) 0.63-0.82 s, and 8 streams of reads after that
-     * {@code MADV_WILLNEED} 0.62-0.70 s.
+     * {@code MADV_WILLNEED} 0.62-0.70 s. Later, with the disk reading at 2-3 GB/s (the host's cache), a stream was
+     * bound by the pages it brings in, not by the disk: {@code viper bench pfs --size 1g --block-bytes 0}, the cold
+     * load, 8 streams 0.55-0.96 s (median 0.86, six runs), 16 to 64 streams 0.41-0.70 s (median 0.48, twelve runs; 16
+     * alone 0.47-0.70); at 2 GiB, three alternating pairs, 8 streams 1.34-1.44 s and 16 1.14-1.60 s. Each stream holds
+     * a scratch buffer of {@link DirectIo#IO_CHUNK} while it runs.
      */
-    static final int STREAMS = 8;
+    static final int STREAMS = 16;
     /** The last byte {@link #touch} read. */
     @SuppressWarnings("unused")
     private static volatile byte touched;

@@ -53,7 +53,8 @@ class PrefetchTest {
 
     @Test
     void streamsReportEveryByteOnceEachInFileOrder() throws Exception {
-        // 150 MiB and 3 bytes: 8 streams of 20 MiB, the last one short and ending mid-piece
+        // 150 MiB and 3 bytes: a stream per 16 MiB at most (9), each over a ninth rounded up to whole pieces (20 MiB),
+        // so 8 streams of 20 MiB, the last one short and ending mid-piece
         long size = (150L << 20) + 3;
         Path file = dir.resolve("model.bin");
         byte[] chunk = new byte[1 << 20];
@@ -89,7 +90,7 @@ class PrefetchTest {
         }
         assertEquals(size, next, "every byte reported once");
 
-        // each part (an eighth, rounded up to whole pieces: 20 MiB) is read by one stream, its pieces one after another
+        // each part (20 MiB) is read by one stream, its pieces one after another
         long part = 20L << 20;
         Map<Long, String> reader = new HashMap<>();
         Map<Long, Long> lastEnd = new HashMap<>();
@@ -100,7 +101,8 @@ class PrefetchTest {
             Long end = lastEnd.put(partStart, p.from() + p.length());
             assertEquals(end == null ? partStart : end, p.from(), "part " + partStart + " is read in order");
         }
-        assertEquals(Prefetch.STREAMS, reader.size(), "parts: " + reader.keySet());
+        assertEquals(8, reader.size(), "parts: " + reader.keySet());
+        assertTrue(reader.size() <= Prefetch.STREAMS);
     }
 
     @Test

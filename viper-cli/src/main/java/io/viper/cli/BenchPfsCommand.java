@@ -194,39 +194,62 @@ final class BenchPfsCommand implements Callable<Integer> {
                 r.blockBytes() == 0 ? "off" : BenchReport.size(r.blockBytes()),
                 r.flushS(),
                 b.writeS(),
-                r.flushS() / b.writeS(),
+                FLUSH_VS_DIRECT_WRITE.of(r),
                 figure(b.fioWriteS()),
                 r.coldLoadS(),
                 b.readS(),
-                r.coldLoadS() / b.readS(),
+                COLD_LOAD_VS_DIRECT_READ.of(r),
                 figure(b.fioReadS()),
                 b.fillS(),
-                r.coldLoadS() / r.coldFloorS(),
+                COLD_LOAD_VS_FLOOR.of(r),
                 figure(r.concurrentLoadS()),
-                ratio(r.concurrentLoadS(), r.coldLoadS()),
+                AT_ONCE_VS_ONE.times(r),
                 figure(r.touchAtOnceS()),
-                ratio(r.concurrentLoadS(), r.concurrentFloorS()),
+                AT_ONCE_VS_FLOOR.times(r),
                 figure(r.concurrentCpuS()),
-                ratio(r.concurrentLoadS(), r.concurrentCpuS()),
+                AT_ONCE_VS_CPU.times(r),
                 b.direct() ? "" : "  (no O_DIRECT here: the bound is buffered I/O)");
     }
 
     /** A ratio a row reports, by its name in {@code --json} and how a run's figures give it. */
-    private record Ratio(String name, ToDoubleFunction<PfsBench.Result> of) {
+    private record Ratio(String name, ToDoubleFunction<PfsBench.Result> formula) {
+        /** Its value in run {@code r} (NaN where not measured). */
+        double of(PfsBench.Result r) {
+            return formula.applyAsDouble(r);
+        }
+
+        /** Its value in run {@code r} as the table shows it: {@code 1.23x}, or {@code -} where not measured. */
+        String times(PfsBench.Result r) {
+            double v = of(r);
+            return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.2fx", v);
+        }
+
         /** Its values over {@code runs}, sorted (NaN, where not measured, last). */
         double[] sorted(List<PfsBench.Result> runs) {
-            return runs.stream().mapToDouble(of).sorted().toArray();
+            return runs.stream().mapToDouble(formula).sorted().toArray();
         }
     }
 
-    /** The ratios summed up over rounds, in the table's order. */
+    private static final Ratio FLUSH_VS_DIRECT_WRITE =
+            new Ratio("flush_vs_direct_write", r -> r.flushS() / r.bound().writeS());
+    private static final Ratio COLD_LOAD_VS_DIRECT_READ =
+            new Ratio("cold_load_vs_direct_read", r -> r.coldLoadS() / r.bound().readS());
+    private static final Ratio COLD_LOAD_VS_FLOOR =
+            new Ratio("cold_load_vs_floor", r -> r.coldLoadS() / r.coldFloorS());
+    private static final Ratio AT_ONCE_VS_ONE = new Ratio("at_once_vs_one", r -> r.concurrentLoadS() / r.coldLoadS());
+    private static final Ratio AT_ONCE_VS_FLOOR =
+            new Ratio("at_once_vs_floor", r -> r.concurrentLoadS() / r.concurrentFloorS());
+    private static final Ratio AT_ONCE_VS_CPU =
+            new Ratio("at_once_vs_cpu", r -> r.concurrentLoadS() / r.concurrentCpuS());
+
+    /** The ratios each row reports, summed up over rounds in the table's order. */
     private static final List<Ratio> RATIOS = List.of(
-            new Ratio("flush_vs_direct_write", r -> r.flushS() / r.bound().writeS()),
-            new Ratio("cold_load_vs_direct_read", r -> r.coldLoadS() / r.bound().readS()),
-            new Ratio("cold_load_vs_floor", r -> r.coldLoadS() / r.coldFloorS()),
-            new Ratio("at_once_vs_one", r -> r.concurrentLoadS() / r.coldLoadS()),
-            new Ratio("at_once_vs_floor", r -> r.concurrentLoadS() / r.concurrentFloorS()),
-            new Ratio("at_once_vs_cpu", r -> r.concurrentLoadS() / r.concurrentCpuS()));
+            FLUSH_VS_DIRECT_WRITE,
+            COLD_LOAD_VS_DIRECT_READ,
+            COLD_LOAD_VS_FLOOR,
+            AT_ONCE_VS_ONE,
+            AT_ONCE_VS_FLOOR,
+            AT_ONCE_VS_CPU);
 
     private static String summaryRow(List<PfsBench.Result> rs) {
         PfsBench.Result first = rs.getFirst();
@@ -263,10 +286,6 @@ final class BenchPfsCommand implements Callable<Integer> {
     static double median(double[] v) {
         int n = v.length;
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    }
-
-    private static String ratio(double seconds, double of) {
-        return Double.isNaN(seconds) || Double.isNaN(of) ? "-" : String.format(Locale.ROOT, "%.2fx", seconds / of);
     }
 
     private static String figure(double seconds) {

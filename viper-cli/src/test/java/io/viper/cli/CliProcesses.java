@@ -23,21 +23,4 @@ final class CliProcesses {
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd).directory(workDir.toFile());
     }
-
-    /**
-     * The project's {@code testdata} folder: {@code -Dviper.testdata} (the parent pom sets it), else
-     * {@code ../testdata} from the module directory (a run from an IDE).
-     *
-     * @throws IllegalStateException when neither is a folder: the checkout is incomplete
-     */
-    static Path testdata() {
-        Path p = Path.of(System.getProperty("viper.testdata", "../testdata"))
-                .toAbsolutePath()
-                .normalize();
-        if (!p.toFile().isDirectory()) {
-            throw new IllegalStateException(
-                    "test data folder " + p + " does not exist (set -Dviper.testdata to the repository's testdata/)");
-        }
-        return p;
-    }
 }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.viper.testing.TestData;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -56,7 +57,7 @@ class InspectCommandTest {
 
     @TestFactory
     Stream<DynamicTest> jsonStatsReproduceTheExpectedFiles() {
-        List<Path> files = safetensorsIn(CliProcesses.testdata().resolve("safetensors"));
+        List<Path> files = safetensorsIn(TestData.root().resolve("safetensors"));
         assertFalse(files.isEmpty());
         return files.stream()
                 .map(file -> dynamicTest(file.getFileName().toString(), () -> {
@@ -79,7 +80,7 @@ class InspectCommandTest {
 
     @Test
     void withoutStatsThereAreNoStatFields() throws IOException {
-        Path file = CliProcesses.testdata().resolve("safetensors").resolve("small_f32.safetensors");
+        Path file = TestData.root().resolve("safetensors").resolve("small_f32.safetensors");
         Run r = run("inspect", "--json", file.toString());
         assertEquals(0, r.exit(), r.err());
         JsonNode tensors = JSON.readTree(r.out()).get("tensors");
@@ -91,8 +92,7 @@ class InspectCommandTest {
 
     @TestFactory
     Stream<DynamicTest> badFilesExitTwoWithOneLine() {
-        List<Path> files =
-                safetensorsIn(CliProcesses.testdata().resolve("safetensors").resolve("bad"));
+        List<Path> files = safetensorsIn(TestData.root().resolve("safetensors").resolve("bad"));
         assertFalse(files.isEmpty());
         return files.stream()
                 .map(file -> dynamicTest(file.getFileName().toString(), () -> {
@@ -153,7 +153,7 @@ class InspectCommandTest {
 
     @Test
     void tableShowsTensorsAndMetadata() {
-        Path file = CliProcesses.testdata().resolve("safetensors").resolve("with_metadata.safetensors");
+        Path file = TestData.root().resolve("safetensors").resolve("with_metadata.safetensors");
         Run r = run("inspect", file.toString());
         assertEquals(0, r.exit(), r.err());
         List<String> lines = r.out().lines().toList();
@@ -167,7 +167,7 @@ class InspectCommandTest {
         Run stats = run(
                 "inspect",
                 "--stats",
-                CliProcesses.testdata()
+                TestData.root()
                         .resolve("safetensors")
                         .resolve("scalar_and_empty.safetensors")
                         .toString());

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.testing.Ports;
+import io.viper.testing.TestData;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -66,7 +67,7 @@ class MetricsEndpointIT {
 
     @Test
     void endpointsServeWhatTheDashboardQueries() throws Exception {
-        Path model = CliProcesses.testdata().resolve("safetensors/all_dtypes.safetensors");
+        Path model = TestData.root().resolve("safetensors/all_dtypes.safetensors");
         String notifier = "embedded://127.0.0.1:" + Ports.free();
         int[] ports = {Ports.free(), Ports.free(), Ports.free()};
         Process publisher = start(
@@ -123,7 +124,7 @@ class MetricsEndpointIT {
         for (String s : List.of(prod, cons, agnt)) {
             s.lines().filter(l -> !l.startsWith("#")).forEach(l -> served.add(l.split("[{ ]", 2)[0]));
         }
-        Path dashboard = CliProcesses.testdata().resolveSibling("deploy/grafana/viper-dashboard.json");
+        Path dashboard = TestData.root().resolveSibling("deploy/grafana/viper-dashboard.json");
         Set<String> queried = new TreeSet<>();
         new ObjectMapper().readTree(dashboard.toFile()).findValues("expr").forEach(e -> addSeries(e.asText(), queried));
         addSeries(Files.readString(dashboard).replaceAll("(?s).*label_values\\(([a-z_]+).*", "$1"), queried);

@@ -14,6 +14,7 @@ import io.viper.manifest.Manifest;
 import io.viper.spi.Notifier;
 import io.viper.spi.NotifierProvider;
 import io.viper.spi.Providers;
+import io.viper.testing.TestData;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
@@ -289,7 +290,7 @@ class ProbeFailuresTest {
         assertEquals(
                 2_000, CommonOptions.notifyTimeoutMs(Duration.ofSeconds(5), Map.of("viper.notify.timeout.ms", "2000")));
         assertEquals(1, CommonOptions.notifyTimeoutMs(Duration.ZERO, Map.of()));
-        Path model = CliProcesses.testdata().resolve("safetensors").resolve("small_f32.safetensors");
+        Path model = TestData.root().resolve("safetensors").resolve("small_f32.safetensors");
         String line = assertTimeoutPreemptively(
                 NO_HANG,
                 () -> fails(

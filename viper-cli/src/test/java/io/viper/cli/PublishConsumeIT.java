@@ -9,6 +9,7 @@ import io.viper.format.SafetensorsFile;
 import io.viper.spi.Providers;
 import io.viper.tensor.Tensor;
 import io.viper.testing.Ports;
+import io.viper.testing.TestData;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,7 @@ class PublishConsumeIT {
                     p.get().unavailableReason().isEmpty(),
                     () -> path + " unavailable: " + p.get().unavailableReason().orElse(""));
         }
-        Path source = CliProcesses.testdata().resolve("safetensors/all_dtypes.safetensors");
+        Path source = TestData.root().resolve("safetensors/all_dtypes.safetensors");
         int port = Ports.free();
         String notifier = "embedded://127.0.0.1:" + port;
         Path pfs = tmp.resolve("pfs");

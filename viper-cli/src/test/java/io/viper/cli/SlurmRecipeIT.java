@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.viper.testing.Ports;
+import io.viper.testing.TestData;
 import io.viper.testing.python.PythonRuntime;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -46,7 +47,7 @@ class SlurmRecipeIT {
     static void startCluster(@TempDir Path dir) throws Exception {
         Assumptions.assumeTrue(
                 OneNodeSlurm.missing().isEmpty(), () -> OneNodeSlurm.missing().orElse(""));
-        repo = CliProcesses.testdata().getParent();
+        repo = TestData.root().getParent();
         slurm = OneNodeSlurm.start(Files.createDirectory(dir.resolve("slurm")));
     }
 
@@ -240,7 +241,6 @@ class SlurmRecipeIT {
         return ports;
     }
 
-    /** The first of {@code n} consecutive free ports. */
     private static String read(Path p) {
         try {
             return Files.readString(p);

@@ -3,6 +3,7 @@ package io.viper.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.viper.testing.TestData;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,10 +33,7 @@ class ViperWrapperTest {
 
     @BeforeEach
     void layout() throws IOException {
-        Path repo = Path.of(System.getProperty("viper.testdata", "../testdata"))
-                .toAbsolutePath()
-                .normalize()
-                .getParent();
+        Path repo = TestData.root().getParent();
         Files.copy(repo.resolve("viper"), root.resolve("viper"));
         executable(root.resolve("viper"));
         Files.createDirectories(root.resolve("scripts"));

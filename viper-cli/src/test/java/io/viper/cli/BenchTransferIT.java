@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.viper.cli.bench.TransferBench;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,7 +61,7 @@ class BenchTransferIT {
             rows.add(r.get("path").asText() + "/" + r.get("size_bytes").asLong());
             assertEquals(3, r.get("samples_ms").size(), "every measured sample");
             assertEquals(3, r.get("stall_samples_ms").size());
-            assertTrue(r.get("warmup_updates").asInt() >= 4, "warmed up before measuring");
+            assertTrue(r.get("warmup_updates").asInt() >= TransferBench.MIN_WARMUP, "warmed up before measuring");
             assertTrue(r.get("median_ms").asDouble() <= r.get("p99_ms").asDouble());
             assertTrue(r.get("bound_ms").asDouble() > 0, "memcpy measured in the same run");
             assertEquals(3, r.get("bound_samples_ms").size(), "a bound with every measured update");

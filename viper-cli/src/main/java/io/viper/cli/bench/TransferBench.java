@@ -47,8 +47,13 @@ import java.util.function.LongToDoubleFunction;
  * thread; not reusable.
  */
 public final class TransferBench {
-    /** Updates before measuring, at least: every staging and receive buffer is used once. */
-    public static final int MIN_WARMUP = 4;
+    /**
+     * Updates before measuring, at least: every staging and receive buffer is used more than once. Four were too few
+     * for large models: over the PFS, the first 1 GiB updates after a sweep's smaller sizes took 5.3, then 2.9 s, and
+     * only the seventh and later settled at 1.4 s (memory the guest had returned to its host is backed again on first
+     * use, the first two versions' 2048 block files are swept).
+     */
+    public static final int MIN_WARMUP = 8;
     /** Updates before measuring, at most. */
     public static final int MAX_WARMUP = 50_000;
     /** The first size of each path is warmed up this many times longer: it warms up the code of the data path too. */

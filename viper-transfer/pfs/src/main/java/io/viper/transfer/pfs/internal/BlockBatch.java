@@ -38,6 +38,8 @@ final class BlockBatch implements AutoCloseable {
     private final BlockingQueue<MemorySegment> bounces = new ArrayBlockingQueue<>(DirectIo.BLOCKS_IN_FLIGHT);
     /** Blocks written, in the order added; each renamed once committed. */
     private final List<Pending> pending = new ArrayList<>();
+    /** The store's directory and the prefixes known to be directories in this batch ({@link #ensure}). */
+    private final Set<Path> ensured = ConcurrentHashMap.newKeySet();
 
     private record Pending(ContentHash id, Path file, Path tmp) {}
 
@@ -59,9 +61,7 @@ final class BlockBatch implements AutoCloseable {
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
         pending.add(new Pending(id, file, tmp));
         inFlight.submit(() -> {
-            // .blocks and its prefix directory: made here, and refused when planted as links
-            DurableFiles.ensureDirectory(file.getParent().getParent());
-            DurableFiles.ensureDirectory(file.getParent());
+            ensure(file.getParent());
             MemorySegment bounce = bounces.poll(); // one per write in flight: InFlight bounds them
             try (DirectIo.Target target = DirectIo.createNew(tmp)) {
                 ParallelWriter.writeWhole(target, bytes, bounce);
@@ -71,6 +71,27 @@ final class BlockBatch implements AutoCloseable {
                 }
             }
         });
+    }
+
+    /**
+     * Makes {@code prefix} and the store's directory above it directories, once per batch: a {@code mkdir} per block
+     * locks the directory above for every block the I/O threads write. The store's directory, when this makes it, is
+     * marked to spread its prefixes ({@link TopDirectory}) before any is made. Both are refused when planted as links.
+     */
+    private void ensure(Path prefix) throws IOException {
+        if (ensured.contains(prefix)) {
+            return;
+        }
+        synchronized (ensured) {
+            if (!ensured.contains(storeDir)) {
+                if (DurableFiles.ensureDirectory(storeDir)) {
+                    TopDirectory.mark(storeDir);
+                }
+                ensured.add(storeDir);
+            }
+        }
+        DurableFiles.ensureDirectory(prefix);
+        ensured.add(prefix);
     }
 
     /**

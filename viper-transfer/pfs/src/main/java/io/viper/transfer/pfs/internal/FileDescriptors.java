@@ -13,9 +13,9 @@ import java.nio.file.Path;
  * {@code open(2)}, {@code close(2)}, {@code lseek(2)} and {@code posix_fadvise(2)} through the FFM API, for the calls
  * of the PFS code that take a file descriptor, which Java's channels do not expose: {@code syncfs} and
  * {@code posix_fallocate} ({@link SyncFs}), {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened
- * again to read ahead of its mapping ({@link Prefetch}), block files read ahead ({@link BlockReader}). Linux only:
- * elsewhere {@link #available()} is false and {@link #open} returns -1. Static and thread-safe; the caller owns each
- * descriptor it opened and closes it.
+ * again to read ahead of its mapping ({@link Prefetch}), block files read ahead ({@link BlockReader}), a directory's
+ * flags ({@link TopDirectory}). Linux only: elsewhere {@link #available()} is false and {@link #open} returns -1.
+ * Static and thread-safe; the caller owns each descriptor it opened and closes it.
  */
 final class FileDescriptors {
     /**
@@ -83,17 +83,18 @@ final class FileDescriptors {
     private FileDescriptors() {}
 
     /**
-     * The C library's function {@code name} as a downcall of {@code descriptor}, or null where the library lacks it
-     * (the caller then does without).
+     * The C library's function {@code name} as a downcall of {@code descriptor} with {@code options} (a variadic
+     * function's {@link Linker.Option#firstVariadicArg}), or null where the library lacks it (the caller then does
+     * without).
      *
      * @throws LinkageError or a {@link RuntimeException} where the downcall cannot be made (the callers' static
      *     initialisers catch both)
      */
-    static MethodHandle optional(String name, FunctionDescriptor descriptor) {
+    static MethodHandle optional(String name, FunctionDescriptor descriptor, Linker.Option... options) {
         Linker linker = Linker.nativeLinker();
         return linker.defaultLookup()
                 .find(name)
-                .map(f -> linker.downcallHandle(f, descriptor))
+                .map(f -> linker.downcallHandle(f, descriptor, options))
                 .orElse(null);
     }
 

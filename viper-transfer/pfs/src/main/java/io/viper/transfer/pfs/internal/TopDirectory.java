@@ -37,19 +37,11 @@ final class TopDirectory {
         MethodHandle ioctl = null;
         if (FileDescriptors.available()) {
             try {
-                ioctl = Linker.nativeLinker()
-                        .defaultLookup()
-                        .find("ioctl")
-                        .map(f -> Linker.nativeLinker()
-                                .downcallHandle(
-                                        f,
-                                        FunctionDescriptor.of(
-                                                ValueLayout.JAVA_INT,
-                                                ValueLayout.JAVA_INT,
-                                                ValueLayout.JAVA_LONG,
-                                                ValueLayout.ADDRESS),
-                                        Linker.Option.firstVariadicArg(2)))
-                        .orElse(null);
+                ioctl = FileDescriptors.optional(
+                        "ioctl",
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS),
+                        Linker.Option.firstVariadicArg(2));
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(Level.DEBUG, "ioctl is not available; the block store's prefixes are not spread", e);
             }

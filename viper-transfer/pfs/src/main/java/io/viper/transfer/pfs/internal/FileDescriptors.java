@@ -4,18 +4,19 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * {@code open(2)}, {@code close(2)}, {@code lseek(2)} and {@code posix_fadvise(2)} through the FFM API, for the calls
- * of the PFS code that take a file descriptor, which Java's channels do not expose: {@code syncfs} and
- * {@code posix_fallocate} ({@link SyncFs}), {@code mmap} of block files ({@link MappedBlocks}), a mapped file opened
- * again to read ahead of its mapping ({@link Prefetch}), block files read ahead ({@link BlockReader}), a directory's
- * flags ({@link TopDirectory}). Linux only: elsewhere {@link #available()} is false and {@link #open} returns -1.
- * Static and thread-safe; the caller owns each descriptor it opened and closes it.
+ * {@code open(2)}, {@code close(2)}, {@code lseek(2)}, {@code pread(2)} and {@code posix_fadvise(2)} through the FFM
+ * API, for the calls of the PFS code that take a file descriptor, which Java's channels do not expose: {@code syncfs}
+ * and {@code posix_fallocate} ({@link SyncFs}), {@code mmap} of block files ({@link MappedBlocks}), a mapped file
+ * opened again and read in order to bring it in ({@link Prefetch}), block files read ahead ({@link BlockReader}), a
+ * directory's flags ({@link TopDirectory}). Linux only: elsewhere {@link #available()} is false and {@link #open}
+ * returns -1. Static and thread-safe; the caller owns each descriptor it opened and closes it.
  */
 final class FileDescriptors {
     /**
@@ -30,12 +31,15 @@ final class FileDescriptors {
     private static final int SEEK_END = 2;
     /** {@code posix_fadvise}'s advice: read ahead. */
     static final int POSIX_FADV_WILLNEED = 3;
+    /** {@code posix_fadvise}'s advice: read in order (the kernel reads twice as far ahead on this open file). */
+    static final int POSIX_FADV_SEQUENTIAL = 2;
     /** {@code posix_fadvise}'s advice: drop the clean pages (tests make a file cold with it). */
     static final int POSIX_FADV_DONTNEED = 4;
 
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
     private static final MethodHandle LSEEK;
+    private static final MethodHandle PREAD;
     /** {@code posix_fadvise}; null where it is missing (advice: nothing else depends on it). */
     private static final MethodHandle FADVISE;
 
@@ -43,6 +47,7 @@ final class FileDescriptors {
         MethodHandle open = null;
         MethodHandle close = null;
         MethodHandle lseek = null;
+        MethodHandle pread = null;
         MethodHandle fadvise = null;
         if ("Linux".equals(System.getProperty("os.name"))) {
             try {
@@ -61,6 +66,14 @@ final class FileDescriptors {
                                 ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_LONG,
                                 ValueLayout.JAVA_INT));
+                pread = linker.downcallHandle(
+                        libc.findOrThrow("pread"),
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.ADDRESS,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG));
                 fadvise = optional(
                         "posix_fadvise",
                         FunctionDescriptor.of(
@@ -77,6 +90,7 @@ final class FileDescriptors {
         OPEN = open;
         CLOSE = close;
         LSEEK = lseek;
+        PREAD = pread;
         FADVISE = open == null ? null : fadvise;
     }
 
@@ -174,6 +188,20 @@ final class FileDescriptors {
             throw e;
         } catch (Throwable e) { // invokeExact declares Throwable
             throw new IllegalStateException("lseek", e);
+        }
+    }
+
+    /**
+     * Reads up to {@code into.byteSize()} bytes of the file open as {@code fd} from {@code offset} into {@code into}:
+     * how many it read, 0 at the file's end, -1 when the read failed.
+     */
+    static long pread(int fd, MemorySegment into, long offset) {
+        try {
+            return (long) PREAD.invokeExact(fd, into, into.byteSize(), offset);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) { // invokeExact declares Throwable
+            throw new IllegalStateException("pread", e);
         }
     }
 }

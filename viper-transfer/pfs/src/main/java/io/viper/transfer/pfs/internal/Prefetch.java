@@ -24,7 +24,7 @@ import java.nio.file.Path;
  * ({@link #touch}), so that the mapping's page tables hold them before the piece is reported. The advice doubles each
  * stream's readahead window (8 to 16 MiB here): a cold 1 GiB file, {@code viper bench pfs --size 1g --block-bytes 0
  * --consumers 0}, 14 alternating rounds each, the cold load 0.50-0.70 s (median 0.55) with it against 0.47-1.15 s
- * (median 0.62) without; the same 16 streams in C into one reused buffer each, seven alternating rounds, 0.49-0.68 s
+ * (median 0.62) without; the same 16 streams in C into one reused buffer each, seven alternating rounds, 0.51-0.56 s
  * against 0.64-0.82 s. Static; each call is independent.
  */
 final class Prefetch {

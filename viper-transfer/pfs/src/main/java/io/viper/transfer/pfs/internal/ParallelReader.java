@@ -78,11 +78,37 @@ final class ParallelReader {
         while (buf.hasRemaining()) {
             int n = ch.read(buf, pos);
             if (n < 0) {
-                throw new RetriableViperException(
-                        ViperException.Reason.TRANSFER,
-                        file + ": the file changed (was truncated) while it was read: it ends at " + pos);
+                throw truncated(file, pos);
             }
             pos += n;
         }
+    }
+
+    /**
+     * Reads {@code into.byteSize()} bytes of {@code file}, open as {@code fd} ({@link FileDescriptors}), from
+     * {@code position}.
+     *
+     * @throws IOException when a read fails
+     * @throws RetriableViperException when the file ends before (it was truncated meanwhile)
+     */
+    static void readFully(int fd, Path file, MemorySegment into, long position) throws IOException {
+        long done = 0;
+        while (done < into.byteSize()) {
+            long n = FileDescriptors.pread(fd, into.asSlice(done), position + done);
+            if (n < 0) {
+                throw new IOException(file + ": read failed at " + (position + done));
+            }
+            if (n == 0) {
+                throw truncated(file, position + done);
+            }
+            done += n;
+        }
+    }
+
+    /** {@code file} ended at {@code end}, before the bytes asked for: a later read may find it whole again. */
+    private static RetriableViperException truncated(Path file, long end) {
+        return new RetriableViperException(
+                ViperException.Reason.TRANSFER,
+                file + ": the file changed (was truncated) while it was read: it ends at " + end);
     }
 }

@@ -3,7 +3,6 @@ package io.viper.transfer.pfs.internal;
 import static io.viper.transfer.pfs.internal.Residency.PAGE;
 
 import io.viper.errors.RetriableViperException;
-import io.viper.errors.ViperException;
 import io.viper.spi.TransportClient;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -106,7 +105,7 @@ final class Prefetch {
                 long length = Math.min(DirectIo.IO_CHUNK, to - at);
                 MemorySegment piece = mapping.asSlice(at, length);
                 if (fd >= 0) {
-                    readFully(fd, file, scratch.asSlice(0, length), at);
+                    ParallelReader.readFully(fd, file, scratch.asSlice(0, length), at);
                 } else {
                     boolean _ = advise(piece); // refused: the touch faults the pages in
                 }
@@ -117,28 +116,6 @@ final class Prefetch {
             if (fd >= 0) {
                 FileDescriptors.close(fd);
             }
-        }
-    }
-
-    /**
-     * Reads {@code into.byteSize()} bytes of {@code file}, open as {@code fd}, from {@code position}.
-     *
-     * @throws IOException when a read fails
-     * @throws RetriableViperException when the file ends before (it was truncated meanwhile)
-     */
-    static void readFully(int fd, Path file, MemorySegment into, long position) throws IOException {
-        long done = 0;
-        while (done < into.byteSize()) {
-            long n = FileDescriptors.pread(fd, into.asSlice(done), position + done);
-            if (n < 0) {
-                throw new IOException(file + ": read failed at " + (position + done));
-            }
-            if (n == 0) {
-                throw new RetriableViperException(
-                        ViperException.Reason.TRANSFER,
-                        file + ": the file changed (was truncated) while it was read: it ends at " + (position + done));
-            }
-            done += n;
         }
     }
 

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@link FileDescriptors#readAhead} has the kernel read a cold file into the page cache with nothing reading it, and
  * takes a file that is not there as advice it cannot follow, not as a failure; {@link FileDescriptors#pread} reads a
- * file's bytes at an offset, 0 at its end and -1 where the read fails; {@link Prefetch#readFully} turns a file that
- * ends too soon into a retriable failure and a failed read into an {@link IOException}.
+ * file's bytes at an offset, 0 at its end and -1 where the read fails; {@link ParallelReader#readFully(int, Path,
+ * MemorySegment, long)} turns a file that ends too soon into a retriable failure and a failed read into an
+ * {@link IOException}.
  */
 class FileDescriptorsTest {
     @TempDir
@@ -47,9 +48,10 @@ class FileDescriptorsTest {
             assertEquals(0, FileDescriptors.pread(fd, into, 10_000), "nothing past the end");
             assertEquals(0, FileDescriptors.advise(fd, 0, 0, FileDescriptors.POSIX_FADV_SEQUENTIAL));
 
-            Prefetch.readFully(fd, file, into.asSlice(0, 1000), 9000); // exactly to the end
+            ParallelReader.readFully(fd, file, into.asSlice(0, 1000), 9000); // exactly to the end
             RetriableViperException shorter = assertThrows(
-                    RetriableViperException.class, () -> Prefetch.readFully(fd, file, into.asSlice(0, 1001), 9000));
+                    RetriableViperException.class,
+                    () -> ParallelReader.readFully(fd, file, into.asSlice(0, 1001), 9000));
             assertTrue(
                     shorter.getMessage().contains(file + ": the file changed (was truncated) while it was read"),
                     shorter.getMessage());
@@ -65,7 +67,7 @@ class FileDescriptorsTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment into = arena.allocate(4096);
             assertEquals(-1, FileDescriptors.pread(fd, into, 0));
-            IOException e = assertThrows(IOException.class, () -> Prefetch.readFully(fd, dir, into, 0));
+            IOException e = assertThrows(IOException.class, () -> ParallelReader.readFully(fd, dir, into, 0));
             assertTrue(e.getMessage().contains(dir + ": read failed at 0"), e.getMessage());
         } finally {
             FileDescriptors.close(fd);

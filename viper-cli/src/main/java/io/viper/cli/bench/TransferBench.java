@@ -24,8 +24,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.LongToDoubleFunction;
 
 /**
@@ -321,12 +323,37 @@ public final class TransferBench {
                         Runnable change =
                                 gpu || poll ? () -> {} : () -> changes.change(model.asSlice(0, size), changed);
                         rows.add(measureSize(
-                                producer, snapshot, change, child, run.label(), scheme, size, bound, warmup, changed));
+                                producer,
+                                snapshot,
+                                change,
+                                child,
+                                run.label(),
+                                scheme,
+                                size,
+                                bound,
+                                warmup,
+                                changed,
+                                poll ? pollPhase(size, settings.pollInterval()) : () -> 0));
                     }
                 }
             }
         }
         return rows;
+    }
+
+    /**
+     * The pause before each measured update of the polling baseline: uniform over one poll interval (seeded by the
+     * size, so that a run repeats), so that each update is published at a phase of the poller's schedule unrelated to
+     * the last one's, as a training job's are, and the poller waits half an interval on average. Without it the poller,
+     * which sleeps an interval after each load, looked again a fixed time after each swap, and the bench published the
+     * next update right after that swap: at 16 KiB it waited a whole interval every time (a median of 1001.9 ms), and
+     * at 1 GiB, where the flush ends near the poller's next look, its median swung between runs from 1316 to 2235 ms
+     * with whether the flush ended before that look or after.
+     */
+    static LongSupplier pollPhase(long size, Duration pollInterval) {
+        SplittableRandom random = new SplittableRandom(size);
+        long intervalMs = pollInterval.toMillis();
+        return () -> intervalMs > 0 ? random.nextLong(intervalMs) : 0;
     }
 
     private Row measureSize(
@@ -339,7 +366,8 @@ public final class TransferBench {
             long size,
             LongToDoubleFunction bound,
             Duration warmup,
-            double changed)
+            double changed,
+            LongSupplier pauseMs)
             throws Exception {
         settings.progress()
                 .accept("  " + path + " " + size + " bytes, " + Math.round(changed * 1000) / 10.0
@@ -369,6 +397,7 @@ public final class TransferBench {
             if (settings.interval().isPositive()) {
                 Thread.sleep(settings.interval());
             }
+            Thread.sleep(pauseMs.getAsLong());
             change.run();
             double[] one = update(producer, snapshot, child, scheme);
             for (int k = 0; k < m.size(); k++) {
